@@ -1,0 +1,155 @@
+# efplan: one Makefile for the whole tree.
+#
+#   make          build build/efplan
+#   make run      install missing Debian packages, build, run on bundled inputs
+#   make test     install missing Debian packages, build, run every test
+#   make asan     the whole test suite under AddressSanitizer + UBSan
+#   make valgrind the unit tests and a validate run under valgrind
+#   make fuzz     fuzz the CSV and JSON readers (FUZZ_SECONDS, default 60)
+#   make deps     install the Debian packages the project needs (as root),
+#                 or print the command to do so
+#   make V=1 ...  show full compiler command lines
+
+CC       ?= cc
+OPT      ?= -O2
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+            -Wmissing-prototypes -Wno-unused-parameter
+STD      := -std=c11
+DATADIR  := $(CURDIR)/inputs
+DEFS     := -D_POSIX_C_SOURCE=200809L -DEFPLAN_DATADIR='"$(DATADIR)"'
+SAN      ?=
+CFLAGS_ALL = $(STD) $(WARN) $(OPT) -g -fopenmp $(SAN) $(DEFS) -MMD -MP $(CFLAGS)
+LDLIBS_ALL = -fopenmp $(SAN) -ljansson -lglpk -lm $(LDLIBS)
+
+BUILD    ?= build
+OBJ      := $(BUILD)/obj
+
+# Debian packages: build, and tools used by tests and the fuzz target.
+DEB_BUILD := gcc make libc6-dev libglpk-dev libjansson-dev libcmocka-dev
+DEB_FUZZ  := clang libclang-rt-14-dev
+DEB_CHECK := valgrind
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+PLANNER_SRC := $(wildcard planner/*.c)
+CLI_SRC     := $(wildcard cli/*.c)
+UNIT_SRC    := $(wildcard tests/unit/test_*.c)
+
+PLANNER_OBJ := $(PLANNER_SRC:%.c=$(OBJ)/%.o)
+CLI_OBJ     := $(CLI_SRC:%.c=$(OBJ)/%.o)
+UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+LIBPLANNER  := $(BUILD)/libplanner.a
+EFPLAN      := $(BUILD)/efplan
+
+.PHONY: all run test unit e2e asan valgrind fuzz deps deps-fuzz deps-check \
+        clean help
+.DEFAULT_GOAL := all
+
+all: $(EFPLAN) $(UNIT_BIN)
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(LIBPLANNER): $(PLANNER_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(EFPLAN): $(CLI_OBJ) $(LIBPLANNER)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) -o $@ $(CLI_OBJ) $(LIBPLANNER) $(LDLIBS_ALL)
+
+$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBPLANNER)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) -o $@ $< $(LIBPLANNER) $(LDLIBS_ALL) -lcmocka
+
+# ---- setup ------------------------------------------------------------------
+
+# Install what is missing; as non-root print the exact command and fail.
+define install_missing
+	@missing=""; for p in $(1); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+	    grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "efplan: installing Debian packages:$$missing"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	      apt-get install -y -qq --no-install-recommends $$missing) \
+	      >/dev/null || exit 1; \
+	  else \
+	    echo "efplan: missing Debian packages; run as root:"; \
+	    echo "  apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+endef
+
+deps:
+	$(call install_missing,$(DEB_BUILD))
+
+deps-fuzz:
+	$(call install_missing,$(DEB_FUZZ))
+
+deps-check:
+	$(call install_missing,$(DEB_CHECK))
+
+# ---- run and test -------------------------------------------------------------
+
+SAMPLE_JOBS    := inputs/jobs/sample.json
+SAMPLE_CLUSTER := n2g8
+SAMPLE_CURVES  := A100
+
+run:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	$(EFPLAN) validate --jobs $(SAMPLE_JOBS) --cluster $(SAMPLE_CLUSTER) \
+	  --curves $(SAMPLE_CURVES)
+
+test:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	@tests/run.sh $(BUILD)
+
+unit: all
+	@tests/run.sh $(BUILD) unit
+
+e2e: all
+	@tests/run.sh $(BUILD) e2e
+
+asan:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  tests/run.sh build-asan
+
+valgrind:
+	@$(MAKE) --no-print-directory deps deps-check
+	@$(MAKE) --no-print-directory all
+	@VALGRIND="valgrind -q --error-exitcode=99 --leak-check=full \
+	  --errors-for-leak-kinds=definite" tests/run.sh $(BUILD)
+
+FUZZ_SECONDS ?= 60
+FUZZ_SRC := tests/fuzz/fuzz_inputs.c
+fuzz:
+	@$(MAKE) --no-print-directory deps deps-fuzz
+	@mkdir -p $(BUILD)/fuzz
+	clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined $(DEFS) \
+	  -o $(BUILD)/fuzz/fuzz_inputs $(FUZZ_SRC) $(PLANNER_SRC) -ljansson -lm
+	tests/fuzz/run.sh $(BUILD)/fuzz/fuzz_inputs $(FUZZ_SECONDS)
+
+clean:
+	rm -rf build build-asan
+
+help:
+	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

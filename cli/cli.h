@@ -1,0 +1,35 @@
+/*
+ * cli.h: what the efplan subcommands share: exit codes, error printing,
+ * and the command table. The CLI only parses options and prints; all
+ * logic lives in the planner/, solver/ and executor/ libraries.
+ */
+#ifndef EF_CLI_H
+#define EF_CLI_H
+
+#include "../planner/err.h"
+
+/* Exit codes (documented in README.md). */
+#define EXIT_OK_ 0
+#define EXIT_USAGE 2      /* bad command line */
+#define EXIT_INPUT 3      /* an input is missing or invalid */
+#define EXIT_INFEASIBLE 4 /* valid inputs, but no answer exists */
+#define EXIT_INTERNAL 5   /* out of memory, write failure, a bug */
+
+/* Print "efplan: error: <msg>" and return the exit code of e->kind. */
+int cli_fail(const ef_err *e);
+
+/* Print a usage error with a hint to run --help; returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+typedef struct cli_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+    void (*help)(void);
+} cli_command;
+
+int cmd_validate(int argc, char **argv);
+void help_validate(void);
+
+#endif

@@ -1,0 +1,209 @@
+/* cmd_validate.c: "efplan validate": read inputs, check them, summarise. */
+#define _GNU_SOURCE 1
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../planner/cluster.h"
+#include "../planner/curve.h"
+#include "../planner/jobs.h"
+#include "../planner/util.h"
+#include "cli.h"
+
+void help_validate(void)
+{
+    printf(
+        "Usage: efplan validate [--jobs FILE] [--cluster SPEC] [--curves DIR]\n"
+        "\n"
+        "Read each input given, check it strictly, and print what was read.\n"
+        "With --jobs and --curves, every job's model and batch size must have\n"
+        "a curve row. At least one option is required.\n"
+        "\n"
+        "  --jobs FILE      job queue: trace CSV or JSON {\"jobs\": [...]}\n"
+        "  --cluster SPEC   nNgG shorthand (n16g8), or a .csv/.json spec\n"
+        "  --curves DIR     curve directory, or a bundled set: A100, T4\n"
+        "  -h, --help       this text\n"
+        "\n"
+        "Exit codes: 0 valid, 2 usage error, 3 invalid input.\n");
+}
+
+static int cmp_model_batch(const void *a, const void *b, void *ctx)
+{
+    const job *jobs = ctx;
+    const job *x = &jobs[*(const int *)a], *y = &jobs[*(const int *)b];
+    int c = strcmp(x->model, y->model);
+    if (c)
+        return c;
+    if (x->batch != y->batch)
+        return x->batch < y->batch ? -1 : 1;
+    return *(const int *)a - *(const int *)b;
+}
+
+static void print_curves(const curve_set *cs, int cap)
+{
+    int rows = 0;
+    for (int i = 0; i < cs->nmodels; i++)
+        rows += cs->models[i].nrows;
+    printf("curves   %s: %d models, %d batch sizes\n", cs->dir, cs->nmodels,
+           rows);
+    printf("  %-18s %7s  %s\n", "model", "batch", "usable GPU counts (it/s)");
+    for (int i = 0; i < cs->nmodels; i++) {
+        const curve_model *m = &cs->models[i];
+        for (int r = 0; r < m->nrows; r++) {
+            int g[CURVE_MAX_LEVELS];
+            double t[CURVE_MAX_LEVELS];
+            int n = curve_usable(&m->rows[r], cap, g, t);
+            printf("  %-18s %7ld ", m->name, m->rows[r].batch);
+            for (int k = 0; k < n; k++)
+                printf(" %d (%.3g)", g[k], t[k]);
+            if (n == 0)
+                printf(" none within %d GPUs", cap);
+            printf("\n");
+        }
+    }
+}
+
+static void print_jobs(const job_queue *q, int cap, int have_curves)
+{
+    int best = 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int i = 0; i < q->n; i++) {
+        best += !q->jobs[i].has_deadline;
+        if (q->jobs[i].submit < lo)
+            lo = q->jobs[i].submit;
+        if (q->jobs[i].submit > hi)
+            hi = q->jobs[i].submit;
+    }
+    char span[64];
+    printf("jobs     %s: %d jobs (%d with a deadline, %d best-effort)\n",
+           q->path, q->n, q->n - best, best);
+    printf("  submit times  %" PRId64 " .. %" PRId64 " s (span %s)\n", lo, hi,
+           ef_fmt_duration(hi - lo, span, sizeof span));
+    int gpuh = q->has_num_gpu && q->has_duration;
+    double total = 0;
+    int *ix = ef_malloc((size_t)q->n * sizeof *ix);
+    for (int i = 0; i < q->n; i++)
+        ix[i] = i;
+    qsort_r(ix, (size_t)q->n, sizeof *ix, cmp_model_batch, q->jobs);
+    printf("  %-18s %7s %7s %12s", "model", "batch", "jobs",
+           gpuh ? "GPU-hours" : "");
+    if (have_curves)
+        printf(" %9s", "too-tight");
+    printf("\n");
+    int tight_all = 0;
+    for (int a = 0; a < q->n;) {
+        int b = a;
+        double h = 0;
+        int tight = 0;
+        while (b < q->n && strcmp(q->jobs[ix[b]].model, q->jobs[ix[a]].model) == 0 &&
+               q->jobs[ix[b]].batch == q->jobs[ix[a]].batch) {
+            const job *j = &q->jobs[ix[b]];
+            h += (double)j->num_gpu * (double)j->duration / 3600.0;
+            if (have_curves && j->has_deadline) {
+                /* Even alone on the cluster at its fastest usable size,
+                 * can the job make its deadline? */
+                int g = curve_max_usable(j->curve, cap);
+                double t = g ? curve_tput(j->curve, g) : 0;
+                double need = t > 0 ? (double)(j->iterations -
+                                               j->iterations_done) / t : 1e300;
+                if (need > (double)(j->deadline - j->submit))
+                    tight++;
+            }
+            b++;
+        }
+        total += h;
+        tight_all += tight;
+        printf("  %-18s %7ld %7d", q->jobs[ix[a]].model, q->jobs[ix[a]].batch,
+               b - a);
+        if (gpuh)
+            printf(" %12.1f", h);
+        else
+            printf(" %12s", "");
+        if (have_curves)
+            printf(" %9d", tight);
+        printf("\n");
+        a = b;
+    }
+    free(ix);
+    printf("  %-18s %7s %7d", "total", "", q->n);
+    if (gpuh)
+        printf(" %12.1f", total);
+    else
+        printf(" %12s", "");
+    if (have_curves)
+        printf(" %9d", tight_all);
+    printf("\n");
+    if (gpuh)
+        printf("  GPU-hours = requested num_gpu x duration (for reference; "
+               "efplan chooses GPU counts itself)\n");
+    if (have_curves)
+        printf("  too-tight = deadline shorter than the job's run time at its "
+               "fastest usable size%s\n", cap < (1 << 20) ? " on this cluster"
+                                                           : "");
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"jobs", required_argument, NULL, 'j'},
+        {"cluster", required_argument, NULL, 'c'},
+        {"curves", required_argument, NULL, 'u'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *jobs_path = NULL, *cluster_arg = NULL, *curves_arg = NULL;
+    int o;
+    opterr = 0;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (o) {
+        case 'j': jobs_path = optarg; break;
+        case 'c': cluster_arg = optarg; break;
+        case 'u': curves_arg = optarg; break;
+        case 'h': help_validate(); return 0;
+        case ':':
+            return cli_usage_error("validate", "option %s needs a value",
+                                   argv[optind - 1]);
+        default:
+            return cli_usage_error("validate", "unknown option %s",
+                                   argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("validate", "unexpected argument \"%s\"",
+                               argv[optind]);
+    if (!jobs_path && !cluster_arg && !curves_arg)
+        return cli_usage_error("validate", "nothing to validate (give --jobs, "
+                               "--cluster or --curves)");
+    ef_err e = {0};
+    cluster c;
+    curve_set cs = {0};
+    job_queue q = {0};
+    int rc = 0, cap = 1 << 20;
+    if (cluster_arg) {
+        if (cluster_from_arg(&c, cluster_arg, &e) != EF_OK)
+            return cli_fail(&e);
+        cap = c.total_gpus;
+    }
+    if (curves_arg && curve_set_load_arg(&cs, curves_arg, &e) != EF_OK)
+        return cli_fail(&e);
+    if (jobs_path) {
+        if (queue_load(&q, jobs_path, &e) != EF_OK ||
+            (curves_arg && queue_resolve(&q, &cs, &e) != EF_OK)) {
+            rc = cli_fail(&e);
+            goto out;
+        }
+    }
+    if (cluster_arg)
+        printf("cluster  %s: %d node%s x %d GPUs = %d GPUs\n", c.name, c.nodes,
+               c.nodes == 1 ? "" : "s", c.gpus_per_node, c.total_gpus);
+    if (curves_arg)
+        print_curves(&cs, cap);
+    if (jobs_path)
+        print_jobs(&q, cap, curves_arg != NULL);
+    printf("ok: inputs are valid\n");
+out:
+    queue_free(&q);
+    curve_set_free(&cs);
+    return rc;
+}

@@ -1,0 +1,111 @@
+/* efplan.c: the efplan command: dispatch to subcommands, help, errors. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../planner/util.h"
+#include "cli.h"
+
+#ifndef EFPLAN_VERSION
+#define EFPLAN_VERSION "0.1.0"
+#endif
+
+static const cli_command commands[] = {
+    {"validate", "check input files and print what was read", cmd_validate,
+     help_validate},
+};
+#define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+int cli_fail(const ef_err *e)
+{
+    fprintf(stderr, "efplan: error: %s\n", e->msg);
+    switch (e->kind) {
+    case EF_E_USAGE: return EXIT_USAGE;
+    case EF_E_INPUT: return EXIT_INPUT;
+    case EF_E_INFEASIBLE: return EXIT_INFEASIBLE;
+    default: return EXIT_INTERNAL;
+    }
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "efplan: error: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'efplan %s%s--help'.\n", cmd ? cmd : "",
+            cmd ? " " : "");
+    return EXIT_USAGE;
+}
+
+static void help_main(FILE *out)
+{
+    fprintf(out,
+        "efplan %s: deadline-aware planner for elastic GPU training clusters\n"
+        "\n"
+        "Usage: efplan COMMAND [OPTIONS]\n"
+        "       efplan help COMMAND\n"
+        "\n"
+        "Commands:\n", EFPLAN_VERSION);
+    for (int i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+        "\n"
+        "Exit codes: 0 ok, 2 usage error, 3 invalid input, 4 infeasible,\n"
+        "5 internal error. Bundled inputs: %s\n", ef_datadir());
+}
+
+static const cli_command *find(const char *name)
+{
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static int unknown(const char *name)
+{
+    const char *names[NCOMMANDS];
+    for (int i = 0; i < NCOMMANDS; i++)
+        names[i] = commands[i].name;
+    char q[128];
+    const char *s = ef_suggest(name, names, NCOMMANDS);
+    if (s)
+        return cli_usage_error(NULL, "unknown command \"%s\" (did you mean "
+                               "\"%s\"?)", ef_quote(name, q, sizeof q), s);
+    return cli_usage_error(NULL, "unknown command \"%s\"",
+                           ef_quote(name, q, sizeof q));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        help_main(stderr);
+        return EXIT_USAGE;
+    }
+    const char *c = argv[1];
+    if (strcmp(c, "--help") == 0 || strcmp(c, "-h") == 0) {
+        help_main(stdout);
+        return 0;
+    }
+    if (strcmp(c, "--version") == 0) {
+        printf("efplan %s\n", EFPLAN_VERSION);
+        return 0;
+    }
+    if (strcmp(c, "help") == 0) {
+        if (argc < 3) {
+            help_main(stdout);
+            return 0;
+        }
+        const cli_command *cmd = find(argv[2]);
+        if (!cmd)
+            return unknown(argv[2]);
+        cmd->help();
+        return 0;
+    }
+    const cli_command *cmd = find(c);
+    if (!cmd)
+        return unknown(c);
+    return cmd->run(argc - 1, argv + 1);
+}

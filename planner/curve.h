@@ -1,0 +1,98 @@
+/*
+ * curve.h: throughput curves, one per (model, global batch size).
+ *
+ * A curve set is a directory with one file per model, either
+ *   - CSV in the ElasticFlow artifact layout: header
+ *     "global_batch_size,1,2,4,...", one row per global batch size, cells
+ *     = iterations per second of the whole job at that GPU count; or
+ *   - JSON: {"model": "bert", "rows": [{"batch_size": 64,
+ *            "throughput": {"1": 6.03, "2": 8.64, "64": null}}]}
+ *     ("model" is optional and must equal the file name's stem).
+ * The model name is the file name without its extension. Empty cells,
+ * "nan", 0 and JSON null mean "not runnable at that size".
+ *
+ * THE USABLE-SIZE RULE (every planner, solver and simulator module uses
+ * curve_usable() and nothing else to decide which GPU counts a job may get):
+ *
+ *   A GPU count g is usable for a (model, batch) iff g is a power of two,
+ *   its cell is runnable, and its throughput is strictly higher than the
+ *   throughput of every smaller runnable count.
+ *
+ * So the usable sizes form a ladder of strictly increasing throughput that
+ * ends at the curve's peak: efplan never plans a size that is slower than
+ * (or as fast as) a smaller one, never plans past the peak, and skips holes
+ * and dips (T4 ncf: 1 and 4 GPUs are usable, 2 is not). A curve whose row
+ * has no runnable cell is an input error.
+ */
+#ifndef EF_CURVE_H
+#define EF_CURVE_H
+
+#include "err.h"
+
+/* GPU counts are 2^0 .. 2^(CURVE_MAX_LEVELS-1). */
+#define CURVE_MAX_LEVELS 16
+
+typedef struct curve_row {
+    long batch;                         /* global batch size */
+    double cell[CURVE_MAX_LEVELS];      /* it/s at 2^i GPUs; 0 = not runnable */
+    int measured[CURVE_MAX_LEVELS];     /* 1 if the file has a column 2^i */
+    int nusable;                        /* the ladder of usable sizes */
+    int usable_gpus[CURVE_MAX_LEVELS];
+    double usable_tput[CURVE_MAX_LEVELS];
+    long line;                          /* source line (CSV) or row index (JSON) */
+} curve_row;
+
+typedef struct curve_model {
+    char *name;
+    char *path;
+    curve_row *rows; /* sorted by batch */
+    int nrows;
+} curve_model;
+
+typedef struct curve_set {
+    char *dir;
+    curve_model *models; /* sorted by name */
+    int nmodels;
+} curve_set;
+
+/*
+ * curve_usable: the usable sizes of 'row' that are <= max_gpus (pass a
+ * large number for no cap), ascending, written to gpus[] and tput[] (each
+ * CURVE_MAX_LEVELS long; either may be NULL). Returns how many.
+ */
+int curve_usable(const curve_row *row, int max_gpus, int *gpus, double *tput);
+
+/* Throughput of 'row' at a usable size g; 0 if g is not usable. */
+double curve_tput(const curve_row *row, int g);
+
+/* Largest usable size <= max_gpus, or 0 if none. */
+int curve_max_usable(const curve_row *row, int max_gpus);
+
+/* Load every *.csv and *.json file of 'dir' (other files, e.g. LICENSE,
+ * are ignored). Errors: missing directory, no curve file, two files for
+ * one model, and anything curve_parse_* rejects. */
+int curve_set_load(curve_set *cs, const char *dir, ef_err *e);
+void curve_set_free(curve_set *cs);
+
+/* Load curves named on the command line: a directory path, or the name
+ * of a bundled set ("A100", "T4") under ef_datadir()/curves/. */
+int curve_set_load_arg(curve_set *cs, const char *arg, ef_err *e);
+
+/* Parse one model from a buffer (used by curve_set_load and the fuzzer).
+ * 'path' appears in messages; 'model' is the model name. */
+int curve_parse_csv(curve_model *m, const char *model, const char *path,
+                    const char *buf, size_t len, ef_err *e);
+int curve_parse_json(curve_model *m, const char *model, const char *path,
+                     const char *buf, size_t len, ef_err *e);
+void curve_model_free(curve_model *m);
+
+/* Lookups; NULL when absent. */
+const curve_model *curve_find_model(const curve_set *cs, const char *name);
+const curve_row *curve_find_row(const curve_model *m, long batch);
+
+/* Write "a, b, c" (the known model names, or the batch sizes of a model)
+ * into dst, for error messages. */
+const char *curve_list_models(const curve_set *cs, char *dst, size_t len);
+const char *curve_list_batches(const curve_model *m, char *dst, size_t len);
+
+#endif

@@ -1,0 +1,567 @@
+/* jobs.c: job queue readers and checks (see jobs.h). */
+#include "jobs.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "csv.h"
+#include "jsonin.h"
+#include "util.h"
+
+/* JSON key of each field. */
+static const char *const json_key[JF_NFIELDS] = {
+    "id", "submit_time", "iterations", "model", "deadline", "batch_size",
+    "num_gpu", "duration", "best_effort", "iterations_done"};
+
+void queue_free(job_queue *q)
+{
+    for (int i = 0; i < q->n; i++) {
+        free(q->jobs[i].id);
+        free(q->jobs[i].model);
+    }
+    free(q->jobs);
+    free(q->path);
+    for (int f = 0; f < JF_NFIELDS; f++)
+        free(q->colname[f]);
+    memset(q, 0, sizeof *q);
+}
+
+const char *queue_where(const job_queue *q, int i, job_field f, char *dst,
+                        size_t len)
+{
+    const job *j = &q->jobs[i];
+    if (q->is_json)
+        snprintf(dst, len, "%s: jobs[%d].%s", q->path, j->index, json_key[f]);
+    else
+        snprintf(dst, len, "%s:%ld:%d: %s", q->path, j->line,
+                 j->col[f] > 0 ? j->col[f] : 1,
+                 q->colname[f] ? q->colname[f] : json_key[f]);
+    return dst;
+}
+
+static job *push_job(job_queue *q, int *cap)
+{
+    if (q->n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        q->jobs = ef_realloc(q->jobs, (size_t)*cap * sizeof *q->jobs);
+    }
+    job *j = &q->jobs[q->n++];
+    memset(j, 0, sizeof *j);
+    return j;
+}
+
+/* Checks shared by both formats, run once all jobs are read. */
+static int check_jobs(job_queue *q, ef_err *e)
+{
+    char w[600];
+    for (int i = 0; i < q->n; i++) {
+        job *j = &q->jobs[i];
+        if (j->iterations == 0)
+            return ef_fail(e, EF_E_INPUT, "%s: zero iterations (expected a "
+                           "positive number of training iterations)",
+                           queue_where(q, i, JF_ITER, w, sizeof w));
+        if (j->iterations_done >= j->iterations)
+            return ef_fail(e, EF_E_INPUT, "%s: %" PRId64 " iterations done of "
+                           "%" PRId64 " (a finished job does not belong in the "
+                           "queue; expected fewer than iterations)",
+                           queue_where(q, i, JF_DONE, w, sizeof w),
+                           j->iterations_done, j->iterations);
+        if (j->has_deadline && j->deadline <= j->submit)
+            return ef_fail(e, EF_E_INPUT, "%s: deadline %" PRId64 " is %s "
+                           "submit time %" PRId64 " (expected a later time)",
+                           queue_where(q, i, JF_DEADLINE, w, sizeof w),
+                           j->deadline, j->deadline == j->submit ? "equal to"
+                           : "before", j->submit);
+    }
+    /* Duplicate ids: sort indices by id, compare neighbours. */
+    if (q->n < 2)
+        return EF_OK;
+    int *ix = ef_malloc((size_t)q->n * sizeof *ix);
+    for (int i = 0; i < q->n; i++)
+        ix[i] = i;
+    /* Simple merge sort on ids (stable, so the first occurrence comes
+     * first among equals). */
+    int *tmp = ef_malloc((size_t)q->n * sizeof *tmp);
+    for (int width = 1; width < q->n; width *= 2) {
+        for (int lo = 0; lo < q->n; lo += 2 * width) {
+            int mid = lo + width < q->n ? lo + width : q->n;
+            int hi = lo + 2 * width < q->n ? lo + 2 * width : q->n;
+            int a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                tmp[k++] = strcmp(q->jobs[ix[a]].id, q->jobs[ix[b]].id) <= 0
+                               ? ix[a++] : ix[b++];
+            while (a < mid)
+                tmp[k++] = ix[a++];
+            while (b < hi)
+                tmp[k++] = ix[b++];
+        }
+        memcpy(ix, tmp, (size_t)q->n * sizeof *ix);
+    }
+    free(tmp);
+    int rc = EF_OK;
+    int dup_first = -1, dup_second = -1;
+    for (int k = 1; k < q->n; k++)
+        if (strcmp(q->jobs[ix[k - 1]].id, q->jobs[ix[k]].id) == 0 &&
+            (dup_second < 0 || ix[k] < dup_second)) {
+            dup_first = ix[k - 1];
+            dup_second = ix[k];
+        }
+    if (dup_second >= 0) {
+        char qid[128];
+        const job *f = &q->jobs[dup_first];
+        if (q->is_json)
+            rc = ef_fail(e, EF_E_INPUT, "%s: duplicate job id \"%s\" (also "
+                         "jobs[%d])", queue_where(q, dup_second, JF_ID, w,
+                                                  sizeof w),
+                         ef_quote(f->id, qid, sizeof qid), f->index);
+        else
+            rc = ef_fail(e, EF_E_INPUT, "%s: duplicate job id \"%s\" (first "
+                         "on line %ld)", queue_where(q, dup_second, JF_ID, w,
+                                                     sizeof w),
+                         ef_quote(f->id, qid, sizeof qid), f->line);
+    }
+    free(ix);
+    return rc;
+}
+
+/* ---- CSV ---------------------------------------------------------------- */
+
+typedef struct colspec {
+    job_field f;
+    const char *names[2];
+    int required;
+} colspec;
+
+static const colspec csv_cols[] = {
+    {JF_ID, {"job_id", NULL}, 1},
+    {JF_SUBMIT, {"submit_time", "submission_time"}, 1},
+    {JF_ITER, {"iteration", "num_iteration"}, 1},
+    {JF_MODEL, {"model_name", NULL}, 1},
+    {JF_DEADLINE, {"ddl", "deadline"}, 1},
+    {JF_BATCH, {"batch_size", NULL}, 1},
+    {JF_NUMGPU, {"num_gpu", NULL}, 0},
+    {JF_DURATION, {"duration", NULL}, 0},
+    {JF_BEST, {"best_effort", NULL}, 0},
+    {JF_DONE, {"iterations_done", NULL}, 0},
+};
+#define NCOLSPEC ((int)(sizeof csv_cols / sizeof csv_cols[0]))
+
+/* Columns of the artifact traces we know and ignore. */
+static const char *const csv_ignored[] = {"real_iteration", "real_duration"};
+
+static int csv_int(const job_queue *q, const csv_row *row, int fi,
+                   job_field f, int64_t min, int64_t max, int64_t *out,
+                   const char *expect, ef_err *e)
+{
+    char qv[128];
+    const char *s = row->f[fi];
+    ef_numerr ne = ef_parse_i64(s, min, max, out);
+    if (ne == EF_NUM_OK)
+        return EF_OK;
+    const char *what;
+    if (ne == EF_NUM_EMPTY)
+        return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: empty (expected %s)",
+                       q->path, row->line, row->col[fi], q->colname[f], expect);
+    if (ne == EF_NUM_RANGE) {
+        what = s[0] == '-' ? "negative or too small" : "too large";
+        int64_t tmp;
+        if (ef_parse_i64(s, INT64_MIN, INT64_MAX, &tmp) == EF_NUM_OK && tmp < 0)
+            what = "negative";
+        else if (ef_parse_i64(s, INT64_MIN, INT64_MAX, &tmp) == EF_NUM_OK &&
+                 tmp < min)
+            what = "too small";
+        else if (ef_parse_i64(s, INT64_MIN, INT64_MAX, &tmp) != EF_NUM_OK)
+            what = "overflows a 64-bit integer";
+        return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: \"%s\" is %s (expected "
+                       "%s)", q->path, row->line, row->col[fi], q->colname[f],
+                       ef_quote(s, qv, sizeof qv), what, expect);
+    }
+    double d;
+    ef_numerr de = ef_parse_double(s, &d);
+    if (de == EF_NUM_NOTFINITE)
+        what = "not finite";
+    else if (de == EF_NUM_OK)
+        what = "not an integer";
+    else
+        what = "not a number";
+    return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: \"%s\" is %s (expected %s)",
+                   q->path, row->line, row->col[fi], q->colname[f],
+                   ef_quote(s, qv, sizeof qv), what, expect);
+}
+
+int queue_parse_csv(job_queue *q, const char *path, const char *buf,
+                    size_t len, ef_err *e)
+{
+    memset(q, 0, sizeof *q);
+    q->path = ef_strdup(path);
+    csv_reader r;
+    csv_row row = {0};
+    int idx[JF_NFIELDS];
+    int rc, cap = 0, nf;
+    char qv[128];
+    for (int f = 0; f < JF_NFIELDS; f++)
+        idx[f] = -1;
+    csv_open(&r, q->path, buf, len);
+    rc = csv_next(&r, &row, e);
+    if (rc == 0) {
+        rc = ef_fail(e, EF_E_INPUT, "%s: empty file (expected a header line "
+                     "such as \"job_id,submit_time,iteration,model_name,ddl,"
+                     "batch_size\")", path);
+        goto fail;
+    }
+    if (rc < 0)
+        goto fail;
+    nf = row.nf;
+    long hline = row.line;
+    for (int i = 0; i < row.nf; i++) {
+        const colspec *cs = NULL;
+        for (int k = 0; k < NCOLSPEC && !cs; k++)
+            for (int s = 0; s < 2; s++)
+                if (csv_cols[k].names[s] &&
+                    strcmp(row.f[i], csv_cols[k].names[s]) == 0)
+                    cs = &csv_cols[k];
+        if (!cs)
+            continue; /* unknown columns are kept out of the way */
+        if (idx[cs->f] >= 0) {
+            rc = ef_fail(e, EF_E_INPUT, "%s:%ld:%d: duplicated column \"%s\" "
+                         "(column %d is \"%s\"; keep one)", path, row.line,
+                         row.col[i], row.f[i], idx[cs->f] + 1,
+                         q->colname[cs->f]);
+            goto fail;
+        }
+        idx[cs->f] = i;
+        q->colname[cs->f] = ef_strdup(row.f[i]);
+    }
+    for (int k = 0; k < NCOLSPEC; k++) {
+        const colspec *cs = &csv_cols[k];
+        if (!cs->required || idx[cs->f] >= 0)
+            continue;
+        /* Point at a likely misspelling among the unknown columns. */
+        const char *hint = NULL;
+        int hint_col = 1;
+        for (int i = 0; i < row.nf && !hint; i++) {
+            int known = 0;
+            for (int k2 = 0; k2 < NCOLSPEC; k2++)
+                if (idx[csv_cols[k2].f] == i)
+                    known = 1;
+            for (size_t g = 0; g < sizeof csv_ignored / sizeof *csv_ignored; g++)
+                if (strcmp(row.f[i], csv_ignored[g]) == 0)
+                    known = 1;
+            int n = cs->names[1] ? 2 : 1;
+            if (!known && ef_suggest(row.f[i], cs->names, n)) {
+                hint = row.f[i];
+                hint_col = row.col[i];
+            }
+        }
+        char names[96];
+        if (cs->names[1])
+            snprintf(names, sizeof names, "\"%s\" or \"%s\"", cs->names[0],
+                     cs->names[1]);
+        else
+            snprintf(names, sizeof names, "\"%s\"", cs->names[0]);
+        if (hint)
+            rc = ef_fail(e, EF_E_INPUT, "%s:%ld:%d: missing column %s (is "
+                         "\"%s\" a misspelling?)", path, hline, hint_col,
+                         names, ef_quote(hint, qv, sizeof qv));
+        else
+            rc = ef_fail(e, EF_E_INPUT, "%s:%ld:1: missing column %s", path,
+                         hline, names);
+        goto fail;
+    }
+    q->has_num_gpu = idx[JF_NUMGPU] >= 0;
+    q->has_duration = idx[JF_DURATION] >= 0;
+    while ((rc = csv_next(&r, &row, e)) == 1) {
+        if (row.nf != nf) {
+            rc = ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %d fields (expected %d, as "
+                         "in the header)", path, row.line,
+                         row.nf > nf ? row.col[nf] : row.col[row.nf - 1],
+                         row.nf, nf);
+            goto fail;
+        }
+        job *j = push_job(q, &cap);
+        j->line = row.line;
+        j->index = q->n - 1;
+        for (int f = 0; f < JF_NFIELDS; f++)
+            j->col[f] = idx[f] >= 0 ? row.col[idx[f]] : 0;
+        const char *id = row.f[idx[JF_ID]];
+        if (id[0] == '\0' || strlen(id) > 255) {
+            rc = ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: %s (expected 1 to 255 "
+                         "characters)", path, row.line, row.col[idx[JF_ID]],
+                         q->colname[JF_ID], id[0] ? "too long" : "empty");
+            goto fail;
+        }
+        j->id = ef_strdup(id);
+        const char *model = row.f[idx[JF_MODEL]];
+        if (model[0] == '\0') {
+            rc = ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: empty (expected a model "
+                         "name)", path, row.line, row.col[idx[JF_MODEL]],
+                         q->colname[JF_MODEL]);
+            goto fail;
+        }
+        j->model = ef_strndup(model, strlen(model) > 255 ? 255 : strlen(model));
+        int64_t v;
+        if (csv_int(q, &row, idx[JF_SUBMIT], JF_SUBMIT, 0, EF_MAX_I64,
+                    &j->submit, "a time in seconds >= 0", e) != EF_OK ||
+            csv_int(q, &row, idx[JF_ITER], JF_ITER, 0, EF_MAX_I64,
+                    &j->iterations, "a positive integer", e) != EF_OK ||
+            csv_int(q, &row, idx[JF_BATCH], JF_BATCH, 1, INT32_MAX, &v,
+                    "a positive integer", e) != EF_OK)
+            goto fail;
+        j->batch = (long)v;
+        int best = 0;
+        if (idx[JF_BEST] >= 0) {
+            if (csv_int(q, &row, idx[JF_BEST], JF_BEST, 0, 1, &v, "0 or 1",
+                        e) != EF_OK)
+                goto fail;
+            best = (int)v;
+        }
+        const char *ddl = row.f[idx[JF_DEADLINE]];
+        if (!best && ddl[0] != '\0') {
+            if (csv_int(q, &row, idx[JF_DEADLINE], JF_DEADLINE, 0, EF_MAX_I64,
+                        &j->deadline, "a time in seconds, or empty for "
+                        "best-effort", e) != EF_OK)
+                goto fail;
+            j->has_deadline = 1;
+        }
+        if (idx[JF_NUMGPU] >= 0) {
+            if (csv_int(q, &row, idx[JF_NUMGPU], JF_NUMGPU, 0, (1 << 20),
+                        &v, "a GPU count >= 0", e) != EF_OK)
+                goto fail;
+            j->num_gpu = (int)v;
+        }
+        if (idx[JF_DURATION] >= 0 &&
+            csv_int(q, &row, idx[JF_DURATION], JF_DURATION, 0, EF_MAX_I64,
+                    &j->duration, "seconds >= 0", e) != EF_OK)
+            goto fail;
+        if (idx[JF_DONE] >= 0 &&
+            csv_int(q, &row, idx[JF_DONE], JF_DONE, 0, EF_MAX_I64,
+                    &j->iterations_done, "iterations >= 0", e) != EF_OK)
+            goto fail;
+    }
+    if (rc < 0)
+        goto fail;
+    if (q->n == 0) {
+        rc = ef_fail(e, EF_E_INPUT, "%s: no jobs (a header line but no rows)",
+                     path);
+        goto fail;
+    }
+    csv_row_free(&row);
+    if (check_jobs(q, e) != EF_OK) {
+        queue_free(q);
+        return EF_ERR;
+    }
+    return EF_OK;
+fail:
+    csv_row_free(&row);
+    queue_free(q);
+    return EF_ERR;
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+/* A time: integer seconds or an ISO-8601 string. Returns 1 if present,
+ * 0 if absent or null (when allow_null), EF_ERR on error. */
+static int json_time(const json_t *o, const char *key, int required,
+                     int allow_null, int64_t *out, const char *file,
+                     const char *where, ef_err *e)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v || (allow_null && json_is_null(v))) {
+        if (!v && required)
+            return ef_fail(e, EF_E_INPUT, "%s: %s: missing required key \"%s\"",
+                           file, where, key);
+        return 0;
+    }
+    if (json_is_string(v)) {
+        const char *why = NULL;
+        char qv[128];
+        if (ef_parse_iso8601(json_string_value(v), out, &why) != EF_OK)
+            return ef_fail(e, EF_E_INPUT, "%s: %s.%s: \"%s\" is not an "
+                           "ISO-8601 time: %s", file, where, key,
+                           ef_quote(json_string_value(v), qv, sizeof qv), why);
+        if (*out < 0 || *out > EF_MAX_I64)
+            return ef_fail(e, EF_E_INPUT, "%s: %s.%s: time before 1970 (expected "
+                           "a time in seconds >= 0)", file, where, key);
+        return 1;
+    }
+    if (!json_is_integer(v))
+        return ef_fail(e, EF_E_INPUT, "%s: %s.%s: expected seconds (an "
+                       "integer) or an ISO-8601 string%s, got %s", file, where,
+                       key, allow_null ? " or null" : "", jsonin_type(v));
+    return jsonin_int(o, key, 1, 0, EF_MAX_I64, out, file, where, e);
+}
+
+int queue_parse_json(job_queue *q, const char *path, const char *buf,
+                     size_t len, ef_err *e)
+{
+    static const char *const top_keys[] = {"format", "version", "jobs"};
+    memset(q, 0, sizeof *q);
+    q->path = ef_strdup(path);
+    q->is_json = 1;
+    json_t *root = jsonin_parse(path, buf, len, e);
+    int cap = 0;
+    char where[64], qv[128];
+    if (!root)
+        goto fail;
+    if (!json_is_object(root)) {
+        ef_fail(e, EF_E_INPUT, "%s: expected an object {\"jobs\": [...]}, got "
+                "%s", path, jsonin_type(root));
+        goto fail;
+    }
+    if (jsonin_check_keys(root, top_keys, 3, path, "", e) != EF_OK)
+        goto fail;
+    const char *fmt;
+    int has = jsonin_str(root, "format", 0, &fmt, path, "", e);
+    if (has < 0)
+        goto fail;
+    if (has && strcmp(fmt, "efplan-jobs") != 0) {
+        ef_fail(e, EF_E_INPUT, "%s: format: \"%s\" (expected \"efplan-jobs\")",
+                path, ef_quote(fmt, qv, sizeof qv));
+        goto fail;
+    }
+    int64_t ver;
+    if (jsonin_int(root, "version", 0, 1, 1, &ver, path, "", e) < 0)
+        goto fail;
+    json_t *arr = json_object_get(root, "jobs");
+    if (!arr) {
+        ef_fail(e, EF_E_INPUT, "%s: missing required key \"jobs\"", path);
+        goto fail;
+    }
+    if (!json_is_array(arr)) {
+        ef_fail(e, EF_E_INPUT, "%s: jobs: expected an array, got %s", path,
+                jsonin_type(arr));
+        goto fail;
+    }
+    if (json_array_size(arr) == 0) {
+        ef_fail(e, EF_E_INPUT, "%s: jobs: empty (expected at least one job)",
+                path);
+        goto fail;
+    }
+    size_t i;
+    json_t *o;
+    json_array_foreach(arr, i, o) {
+        snprintf(where, sizeof where, "jobs[%zu]", i);
+        if (!json_is_object(o)) {
+            ef_fail(e, EF_E_INPUT, "%s: %s: expected an object, got %s", path,
+                    where, jsonin_type(o));
+            goto fail;
+        }
+        static const char *const keys[] = {
+            "id", "model", "batch_size", "iterations", "submit_time",
+            "deadline", "iterations_done", "num_gpu", "duration"};
+        if (jsonin_check_keys(o, keys, 9, path, where, e) != EF_OK)
+            goto fail;
+        job *j = push_job(q, &cap);
+        j->index = (int)i;
+        j->line = (long)i;
+        json_t *id = json_object_get(o, "id");
+        if (!id) {
+            ef_fail(e, EF_E_INPUT, "%s: %s: missing required key \"id\"", path,
+                    where);
+            goto fail;
+        }
+        if (json_is_integer(id) && json_integer_value(id) >= 0) {
+            char tmp[32];
+            snprintf(tmp, sizeof tmp, "%" JSON_INTEGER_FORMAT,
+                     json_integer_value(id));
+            j->id = ef_strdup(tmp);
+        } else {
+            const char *s;
+            if (!json_is_string(id)) {
+                ef_fail(e, EF_E_INPUT, "%s: %s.id: expected a string or a "
+                        "non-negative integer, got %s", path, where,
+                        jsonin_type(id));
+                goto fail;
+            }
+            if (jsonin_str(o, "id", 1, &s, path, where, e) < 0)
+                goto fail;
+            j->id = ef_strdup(s);
+        }
+        const char *model;
+        if (jsonin_str(o, "model", 1, &model, path, where, e) < 0)
+            goto fail;
+        j->model = ef_strdup(model);
+        int64_t v = 0;
+        if (jsonin_int(o, "batch_size", 1, 1, INT32_MAX, &v, path, where, e) < 0)
+            goto fail;
+        j->batch = (long)v;
+        if (jsonin_int(o, "iterations", 1, 0, EF_MAX_I64, &j->iterations, path,
+                       where, e) < 0 ||
+            jsonin_int(o, "iterations_done", 0, 0, EF_MAX_I64,
+                       &j->iterations_done, path, where, e) < 0 ||
+            json_time(o, "submit_time", 1, 0, &j->submit, path, where, e) < 0)
+            goto fail;
+        int hd = json_time(o, "deadline", 0, 1, &j->deadline, path, where, e);
+        if (hd < 0)
+            goto fail;
+        j->has_deadline = hd;
+        v = 0;
+        int hn = jsonin_int(o, "num_gpu", 0, 0, (1 << 20), &v, path, where, e);
+        int hdur = hn < 0 ? -1 : jsonin_int(o, "duration", 0, 0, EF_MAX_I64,
+                                            &j->duration, path, where, e);
+        if (hn < 0 || hdur < 0)
+            goto fail;
+        j->num_gpu = (int)v;
+        q->has_num_gpu |= hn;
+        q->has_duration |= hdur;
+    }
+    json_decref(root);
+    if (check_jobs(q, e) != EF_OK) {
+        queue_free(q);
+        return EF_ERR;
+    }
+    return EF_OK;
+fail:
+    json_decref(root);
+    queue_free(q);
+    return EF_ERR;
+}
+
+int queue_load(job_queue *q, const char *path, ef_err *e)
+{
+    char *buf;
+    size_t len;
+    memset(q, 0, sizeof *q);
+    if (ef_read_file(path, &buf, &len, e) != EF_OK)
+        return EF_ERR;
+    size_t l = strlen(path);
+    int js;
+    if (l > 5 && strcmp(path + l - 5, ".json") == 0)
+        js = 1;
+    else if (l > 4 && strcmp(path + l - 4, ".csv") == 0)
+        js = 0;
+    else {
+        size_t i = 0;
+        if (len >= 3 && (unsigned char)buf[0] == 0xEF)
+            i = 3;
+        while (i < len && isspace((unsigned char)buf[i]))
+            i++;
+        js = i < len && (buf[i] == '{' || buf[i] == '[');
+    }
+    int rc = js ? queue_parse_json(q, path, buf, len, e)
+                : queue_parse_csv(q, path, buf, len, e);
+    free(buf);
+    return rc;
+}
+
+int queue_resolve(job_queue *q, const curve_set *cs, ef_err *e)
+{
+    char w[600], list[1024], qv[128];
+    for (int i = 0; i < q->n; i++) {
+        job *j = &q->jobs[i];
+        const curve_model *m = curve_find_model(cs, j->model);
+        if (!m)
+            return ef_fail(e, EF_E_INPUT, "%s: unknown model \"%s\" (curves in "
+                           "%s have: %s)", queue_where(q, i, JF_MODEL, w, sizeof w),
+                           ef_quote(j->model, qv, sizeof qv), cs->dir,
+                           curve_list_models(cs, list, sizeof list));
+        j->curve = curve_find_row(m, j->batch);
+        if (!j->curve)
+            return ef_fail(e, EF_E_INPUT, "%s: %s has no curve row for batch "
+                           "size %ld (known batch sizes: %s)",
+                           queue_where(q, i, JF_BATCH, w, sizeof w), m->name,
+                           j->batch, curve_list_batches(m, list, sizeof list));
+    }
+    return EF_OK;
+}

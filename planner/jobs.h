@@ -1,0 +1,84 @@
+/*
+ * jobs.h: the job queue: what users want trained and by when.
+ *
+ * Two formats:
+ *   - the ElasticFlow/ITP trace CSV, columns read by name in either
+ *     spelling: job_id, submit_time|submission_time,
+ *     iteration|num_iteration, model_name, ddl|deadline, batch_size, and
+ *     optional num_gpu, duration, best_effort (1 = no deadline). Other
+ *     columns (real_iteration, ...) are ignored. An empty deadline cell
+ *     also means best-effort.
+ *   - JSON: {"jobs": [{"id", "model", "batch_size", "iterations",
+ *     "submit_time", "deadline" (null or absent: best-effort),
+ *     "iterations_done", "num_gpu", "duration"}]} with optional
+ *     "format": "efplan-jobs" and "version": 1 at the top. Times are
+ *     integer seconds or ISO-8601 strings with a zone (converted to Unix
+ *     seconds; keep every time of one queue on one clock).
+ *
+ * num_gpu and duration (what the user once requested, and how long it ran)
+ * are kept for reports; the planner never uses the requested GPU count.
+ */
+#ifndef EF_JOBS_H
+#define EF_JOBS_H
+
+#include <stdint.h>
+
+#include "curve.h"
+#include "err.h"
+
+/* Fields of a job, for error positions. */
+typedef enum job_field {
+    JF_ID, JF_SUBMIT, JF_ITER, JF_MODEL, JF_DEADLINE, JF_BATCH,
+    JF_NUMGPU, JF_DURATION, JF_BEST, JF_DONE, JF_NFIELDS
+} job_field;
+
+typedef struct job {
+    char *id;
+    char *model;
+    long batch;
+    int64_t iterations;       /* total work at this batch size, > 0 */
+    int64_t iterations_done;  /* progress already made, < iterations */
+    int64_t submit;           /* release time, seconds */
+    int64_t deadline;         /* valid when has_deadline */
+    int has_deadline;         /* 0 = best-effort */
+    int num_gpu;              /* requested GPUs (0 if unknown); never planned on */
+    int64_t duration;         /* requested run time (0 if unknown) */
+    const curve_row *curve;   /* set by queue_resolve */
+    /* where the job came from: CSV line and columns, or JSON index */
+    long line;
+    int col[JF_NFIELDS];
+    int index;
+} job;
+
+typedef struct job_queue {
+    char *path;
+    int is_json;
+    job *jobs;       /* in file order */
+    int n;
+    int has_num_gpu;  /* the input carried requested GPU counts */
+    int has_duration;
+    char *colname[JF_NFIELDS]; /* CSV column names as spelled in the file */
+} job_queue;
+
+/* Load a queue from a .json or .csv file (other extensions: sniffed).
+ * Errors name file:line:col (CSV, JSON syntax) or the JSON path. */
+int queue_load(job_queue *q, const char *path, ef_err *e);
+
+/* Parse from a buffer (used by queue_load and the fuzzer). */
+int queue_parse_csv(job_queue *q, const char *path, const char *buf,
+                    size_t len, ef_err *e);
+int queue_parse_json(job_queue *q, const char *path, const char *buf,
+                     size_t len, ef_err *e);
+
+/* Point every job at its curve row. Fails on an unknown model (listing
+ * the known ones) or a batch size without a row (listing the known rows). */
+int queue_resolve(job_queue *q, const curve_set *cs, ef_err *e);
+
+/* Write where field 'f' of job i came from into dst:
+ * "file:line:col: column" (CSV) or "file: jobs[i].key" (JSON). */
+const char *queue_where(const job_queue *q, int i, job_field f, char *dst,
+                        size_t len);
+
+void queue_free(job_queue *q);
+
+#endif

@@ -1,0 +1,366 @@
+/* util.c: file reading, strict number parsing, timestamps (see util.h). */
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define EF_MAX_FILE (1L << 30)
+
+int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e)
+{
+    *buf = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return ef_fail(e, EF_E_INPUT, "%s: cannot open: %s", path,
+                       strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int err = errno;
+        close(fd);
+        return ef_fail(e, EF_E_INPUT, "%s: cannot stat: %s", path,
+                       strerror(err));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return ef_fail(e, EF_E_INPUT, "%s: is a directory (expected a file)",
+                       path);
+    }
+    size_t cap = S_ISREG(st.st_mode) && st.st_size > 0
+                     ? (size_t)st.st_size + 1 : 4096;
+    if (S_ISREG(st.st_mode) && st.st_size > EF_MAX_FILE) {
+        close(fd);
+        return ef_fail(e, EF_E_INPUT, "%s: file too large (over 1 GiB)", path);
+    }
+    char *b = ef_malloc(cap);
+    size_t n = 0;
+    for (;;) {
+        if (n + 1 >= cap) {
+            if (cap > (size_t)EF_MAX_FILE) {
+                free(b);
+                close(fd);
+                return ef_fail(e, EF_E_INPUT, "%s: file too large (over 1 GiB)",
+                               path);
+            }
+            cap *= 2;
+            b = ef_realloc(b, cap);
+        }
+        ssize_t r = read(fd, b + n, cap - n - 1);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int err = errno;
+            free(b);
+            close(fd);
+            return ef_fail(e, EF_E_INPUT, "%s: cannot read: %s", path,
+                           strerror(err));
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return EF_OK;
+}
+
+int ef_write_file_atomic(const char *path, const char *data, size_t len,
+                         ef_err *e)
+{
+    size_t plen = strlen(path);
+    char *tmp = ef_malloc(plen + 32);
+    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        int err = errno;
+        free(tmp);
+        return ef_fail(e, EF_E_INTERNAL, "%s: cannot write: %s", path,
+                       strerror(err));
+    }
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            int err = errno;
+            close(fd);
+            unlink(tmp);
+            free(tmp);
+            return ef_fail(e, EF_E_INTERNAL, "%s: write failed: %s", path,
+                           strerror(err));
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        int err = errno;
+        unlink(tmp);
+        free(tmp);
+        return ef_fail(e, EF_E_INTERNAL, "%s: write failed: %s", path,
+                       strerror(err));
+    }
+    if (rename(tmp, path) != 0) {
+        int err = errno;
+        unlink(tmp);
+        free(tmp);
+        return ef_fail(e, EF_E_INTERNAL, "%s: cannot rename into place: %s",
+                       path, strerror(err));
+    }
+    free(tmp);
+    return EF_OK;
+}
+
+ef_numerr ef_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+    const char *p = s;
+    int neg = 0;
+    if (*p == '\0')
+        return EF_NUM_EMPTY;
+    if (*p == '+' || *p == '-')
+        neg = (*p++ == '-');
+    if (!isdigit((unsigned char)*p))
+        return EF_NUM_SYNTAX;
+    uint64_t v = 0;
+    int over = 0;
+    for (; isdigit((unsigned char)*p); p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            over = 1;
+        else
+            v = v * 10 + d;
+    }
+    if (*p != '\0')
+        return EF_NUM_SYNTAX;
+    if (over || v > (uint64_t)INT64_MAX)
+        return EF_NUM_RANGE;
+    int64_t x = neg ? -(int64_t)v : (int64_t)v;
+    if (x < min || x > max)
+        return EF_NUM_RANGE;
+    *out = x;
+    return EF_NUM_OK;
+}
+
+ef_numerr ef_parse_double(const char *s, double *out)
+{
+    if (*s == '\0')
+        return EF_NUM_EMPTY;
+    const char *q = s;
+    if (*q == '+' || *q == '-')
+        q++;
+    if (strncasecmp(q, "nan", 3) == 0 || strncasecmp(q, "inf", 3) == 0)
+        return EF_NUM_NOTFINITE;
+    /* Only plain decimal syntax: reject hex floats and stray letters. */
+    for (const char *p = s; *p; p++)
+        if (!isdigit((unsigned char)*p) && !strchr("+-.eE", *p))
+            return EF_NUM_SYNTAX;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0')
+        return EF_NUM_SYNTAX;
+    if (errno == ERANGE || !isfinite(v))
+        return EF_NUM_RANGE;
+    *out = v;
+    return EF_NUM_OK;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date. */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static int digits(const char **p, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)(*p)[i]))
+            return 0;
+        v = v * 10 + ((*p)[i] - '0');
+    }
+    *p += n;
+    *out = v;
+    return 1;
+}
+
+int ef_parse_iso8601(const char *s, int64_t *out, const char **why)
+{
+    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const char *p = s;
+    int y, mo, d, h, mi, se = 0;
+    const char *w = "expected YYYY-MM-DDTHH:MM:SSZ or an offset like +02:00";
+    if (!digits(&p, 4, &y) || *p++ != '-' || !digits(&p, 2, &mo) ||
+        *p++ != '-' || !digits(&p, 2, &d))
+        goto bad;
+    if (*p != 'T' && *p != 't' && *p != ' ') {
+        if (*p == '\0')
+            w = "a date without a time; add a time and zone, e.g. "
+                "T00:00:00Z";
+        goto bad;
+    }
+    p++;
+    if (!digits(&p, 2, &h) || *p++ != ':' || !digits(&p, 2, &mi))
+        goto bad;
+    if (*p == ':') {
+        p++;
+        if (!digits(&p, 2, &se))
+            goto bad;
+        if (*p == '.' || *p == ',') {
+            p++;
+            if (!isdigit((unsigned char)*p))
+                goto bad;
+            while (isdigit((unsigned char)*p))
+                p++;
+        }
+    }
+    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+        (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) ||
+        h > 23 || mi > 59 || se > 60) {
+        w = "date or time out of range";
+        goto bad;
+    }
+    int64_t off = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p++ == '-' ? -1 : 1, oh, om;
+        if (!digits(&p, 2, &oh))
+            goto bad;
+        if (*p == ':')
+            p++;
+        if (!digits(&p, 2, &om) || oh > 23 || om > 59)
+            goto bad;
+        off = sign * (oh * 3600 + om * 60);
+    } else {
+        w = *p == '\0' ? "no time zone; add Z (UTC) or an offset like +02:00"
+                       : "unexpected text after the time";
+        goto bad;
+    }
+    if (*p != '\0') {
+        w = "unexpected text after the time zone";
+        goto bad;
+    }
+    *out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - off;
+    return EF_OK;
+bad:
+    if (why)
+        *why = w;
+    return EF_ERR;
+}
+
+const char *ef_quote(const char *s, char *dst, size_t dstlen)
+{
+    size_t o = 0, i = 0;
+    const size_t limit = 40;
+    if (dstlen < 8) {
+        if (dstlen)
+            dst[0] = '\0';
+        return dst;
+    }
+    for (; s[i] && i < limit && o + 5 < dstlen; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+            dst[o++] = (char)c;
+        } else if (c >= 0x80) {
+            dst[o++] = (char)c; /* keep UTF-8 text readable */
+        } else {
+            o += (size_t)snprintf(dst + o, dstlen - o, "\\x%02x", c);
+        }
+    }
+    if (s[i] && o + 4 < dstlen) {
+        memcpy(dst + o, "...", 3);
+        o += 3;
+    }
+    dst[o < dstlen ? o : dstlen - 1] = '\0';
+    return dst;
+}
+
+int ef_edit_distance(const char *a, const char *b, int cap)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return cap + 1;
+    int row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int sub = diag + (tolower((unsigned char)a[i - 1]) !=
+                              tolower((unsigned char)b[j - 1]));
+            int best = sub;
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb] > cap ? cap + 1 : row[lb];
+}
+
+const char *ef_suggest(const char *word, const char *const *cands, int n)
+{
+    const char *best = NULL;
+    int bestd = 3;
+    size_t lw = strlen(word);
+    for (int i = 0; i < n; i++) {
+        int d = ef_edit_distance(word, cands[i], 2);
+        size_t lc = strlen(cands[i]);
+        if (d > 2 && lw >= 3 && lc >= 3 &&
+            (strncmp(word, cands[i], lw < lc ? lw : lc) == 0))
+            d = 2;
+        if (d < bestd) {
+            bestd = d;
+            best = cands[i];
+        }
+    }
+    return best;
+}
+
+#ifndef EFPLAN_DATADIR
+#define EFPLAN_DATADIR "inputs"
+#endif
+
+const char *ef_datadir(void)
+{
+    const char *d = getenv("EFPLAN_DATA");
+    return d && d[0] ? d : EFPLAN_DATADIR;
+}
+
+int ef_is_pow2(int64_t x)
+{
+    return x > 0 && (x & (x - 1)) == 0;
+}
+
+const char *ef_fmt_duration(int64_t s, char *dst, size_t dstlen)
+{
+    int64_t d = s / 86400, h = s % 86400 / 3600, m = s % 3600 / 60,
+            sec = s % 60;
+    if (d)
+        snprintf(dst, dstlen, "%lldd %lldh %lldm %llds", (long long)d,
+                 (long long)h, (long long)m, (long long)sec);
+    else if (h)
+        snprintf(dst, dstlen, "%lldh %lldm %llds", (long long)h, (long long)m,
+                 (long long)sec);
+    else
+        snprintf(dst, dstlen, "%lldm %llds", (long long)m, (long long)sec);
+    return dst;
+}

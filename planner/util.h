@@ -1,0 +1,76 @@
+/*
+ * util.h: small helpers every input reader uses: reading a whole file,
+ * strict number parsing, ISO-8601 timestamps, quoting user text in error
+ * messages, and "did you mean" suggestions.
+ */
+#ifndef EF_UTIL_H
+#define EF_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* Largest time, iteration count or duration efplan accepts: 10^15 (about
+ * 31 million years in seconds), so sums and products stay far from int64
+ * overflow. */
+#define EF_MAX_I64 1000000000000000LL
+
+/* Read the whole file at 'path' into a NUL-terminated heap buffer. On
+ * success *buf (free with free()) and *len are set. Errors (EF_E_INPUT)
+ * name the path: missing file, a directory, unreadable, over 1 GiB. */
+int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e);
+
+/* Write 'len' bytes to 'path' atomically: a temporary file in the same
+ * directory, fsync, then rename. On failure nothing is left at 'path'
+ * that was not there before. */
+int ef_write_file_atomic(const char *path, const char *data, size_t len,
+                         ef_err *e);
+
+/* Result of the strict number parsers. */
+typedef enum ef_numerr {
+    EF_NUM_OK = 0,
+    EF_NUM_EMPTY,    /* nothing there */
+    EF_NUM_SYNTAX,   /* not a number (or trailing garbage) */
+    EF_NUM_RANGE,    /* a number, but outside [min, max] or overflowing */
+    EF_NUM_NOTFINITE /* nan or inf */
+} ef_numerr;
+
+/* Parse a decimal integer (optional leading '+' or '-', digits only, no
+ * spaces, no exponent) and check min <= value <= max. */
+ef_numerr ef_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
+
+/* Parse a finite decimal floating-point number (digits, '.', exponent;
+ * no hex, no inf/nan: those give EF_NUM_NOTFINITE or EF_NUM_SYNTAX). */
+ef_numerr ef_parse_double(const char *s, double *out);
+
+/* Parse an ISO-8601 UTC date-time "YYYY-MM-DDTHH:MM[:SS[.fff]]" followed by
+ * "Z" or an offset "+HH:MM"/"-HH:MM" into Unix seconds (fractions are
+ * rounded down). A space may stand for 'T'. A time without a zone is
+ * rejected. Returns EF_OK or EF_ERR (with a reason in 'why', if given). */
+int ef_parse_iso8601(const char *s, int64_t *out, const char **why);
+
+/* Copy 's' into 'dst' for use inside an error message: at most ~40
+ * characters, non-printable bytes escaped as \xNN, with "..." when cut. */
+const char *ef_quote(const char *s, char *dst, size_t dstlen);
+
+/* Levenshtein distance of two short strings, capped at 'cap'+1. */
+int ef_edit_distance(const char *a, const char *b, int cap);
+
+/* Among 'n' candidate words, the one closest to 'word' when it is close
+ * enough to be a likely typo (distance <= 2, or one is a prefix of the
+ * other); NULL otherwise. Ties go to the earlier candidate. */
+const char *ef_suggest(const char *word, const char *const *cands, int n);
+
+/* The directory of bundled inputs (curves, clusters, traces): $EFPLAN_DATA
+ * if set, else the inputs/ folder of the source tree the binary was built
+ * from. */
+const char *ef_datadir(void);
+
+/* Return 1 if 'x' is a positive power of two. */
+int ef_is_pow2(int64_t x);
+
+/* Format seconds as e.g. "59d 23h 10m 5s" into dst. */
+const char *ef_fmt_duration(int64_t s, char *dst, size_t dstlen);
+
+#endif

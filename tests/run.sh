@@ -1,0 +1,47 @@
+#!/bin/sh
+# tests/run.sh BUILD [unit|e2e]: run the test suite against the binaries in
+# BUILD (build/ or build-asan/). Unit tests are the cmocka programs in
+# BUILD/tests/; end-to-end tests are the scripts tests/e2e/*.sh, which get
+# EFPLAN (the binary) and EFPLAN_DATA (the bundled inputs) in the
+# environment. $VALGRIND, if set, prefixes every binary that is run.
+# Prints one line per test program and ends with "N passed, N failed".
+set -u
+BUILD=${1:-build}
+WHAT=${2:-all}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+export EFPLAN="$BUILD/efplan"
+export EFPLAN_DATA="$ROOT/inputs"
+export EFPLAN_ROOT="$ROOT"
+export VALGRIND="${VALGRIND:-}"
+pass=0
+fail=0
+failed=""
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+run_one() { # name, command...
+    name=$1; shift
+    if "$@" >"$log/out" 2>&1; then
+        pass=$((pass + 1)); echo "PASS $name"
+    else
+        fail=$((fail + 1)); failed="$failed $name"; echo "FAIL $name"
+        sed 's/^/    /' "$log/out" | tail -40
+    fi
+}
+
+if [ "$WHAT" = all ] || [ "$WHAT" = unit ]; then
+    for t in "$BUILD"/tests/test_*; do
+        [ -x "$t" ] || continue
+        run_one "unit/$(basename "$t")" $VALGRIND "$t"
+    done
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = e2e ]; then
+    for t in "$ROOT"/tests/e2e/*.sh; do
+        [ -f "$t" ] || continue
+        run_one "e2e/$(basename "$t" .sh)" sh "$t"
+    done
+fi
+[ -n "$failed" ] && echo "failed:$failed"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
