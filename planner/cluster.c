@@ -128,8 +128,8 @@ int cluster_parse_csv(cluster *c, const char *path, const char *buf,
     long hline = row.line;
     rc = csv_next(&r, &row, e);
     if (rc == 0) {
-        rc = ef_fail(e, EF_E_INPUT, "%s:%ld: header only (expected one row "
-                     "describing the cluster)", path, hline);
+        rc = ef_fail(e, EF_E_INPUT, "%s:%ld:1: no cluster row (expected one "
+                     "row after the header on line %ld)", path, r.line, hline);
         goto out;
     }
     if (rc < 0)
@@ -149,7 +149,8 @@ int cluster_parse_csv(cluster *c, const char *path, const char *buf,
             rc = ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: \"%s\" is %s (expected "
                          "a non-negative integer)", path, row.line,
                          row.col[idx[j]], cols[j], ef_quote(s, q, sizeof q),
-                         ne == EF_NUM_RANGE ? "out of range" : "not an integer");
+                         ne != EF_NUM_RANGE ? "not an integer"
+                         : s[0] == '-' ? "negative" : "out of range");
             goto out;
         }
     }
@@ -217,6 +218,11 @@ int cluster_parse_json(cluster *c, const char *path, const char *buf,
     if (n < 1) {
         ef_fail(e, EF_E_INPUT, "%s: nodes: %lld (expected at least 1)", path,
                 (long long)n);
+        goto out;
+    }
+    if (g < 1 || g > 64 || !ef_is_pow2(g)) {
+        ef_fail(e, EF_E_INPUT, "%s: gpus_per_node: %lld (expected a power of "
+                "two from 1 to 64)", path, (long long)g);
         goto out;
     }
     rc = cluster_init(c, (int)s, (long)n, (long)g, path, e);

@@ -127,7 +127,8 @@ static int parse_cell(const char *s, double *out, const char **why)
                "for not runnable)";
         return EF_ERR;
     case EF_NUM_RANGE:
-        *why = "number out of range";
+        *why = "number out of range (expected a finite throughput in "
+               "iterations/s)";
         return EF_ERR;
     default:
         *why = "not a number (expected iterations/s, or empty/nan/0 for not "

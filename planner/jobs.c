@@ -164,15 +164,21 @@ static int csv_int(const job_queue *q, const csv_row *row, int fi,
         return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: empty (expected %s)",
                        q->path, row->line, row->col[fi], q->colname[f], expect);
     if (ne == EF_NUM_RANGE) {
-        what = s[0] == '-' ? "negative or too small" : "too large";
+        /* Say which side of the range was missed, and give the bound
+         * when the number is too large (it is not obvious). */
         int64_t tmp;
-        if (ef_parse_i64(s, INT64_MIN, INT64_MAX, &tmp) == EF_NUM_OK && tmp < 0)
+        int fits = ef_parse_i64(s, INT64_MIN, INT64_MAX, &tmp) == EF_NUM_OK;
+        if (fits && tmp < 0 && min >= 0)
             what = "negative";
-        else if (ef_parse_i64(s, INT64_MIN, INT64_MAX, &tmp) == EF_NUM_OK &&
-                 tmp < min)
+        else if (fits && tmp < min)
             what = "too small";
-        else if (ef_parse_i64(s, INT64_MIN, INT64_MAX, &tmp) != EF_NUM_OK)
-            what = "overflows a 64-bit integer";
+        else if (max <= 1)
+            what = "too large"; /* the expectation ("0 or 1") says it all */
+        else
+            return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: \"%s\" is too large "
+                           "(expected %s, at most %" PRId64 ")", q->path,
+                           row->line, row->col[fi], q->colname[f],
+                           ef_quote(s, qv, sizeof qv), expect, max);
         return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: \"%s\" is %s (expected "
                        "%s)", q->path, row->line, row->col[fi], q->colname[f],
                        ef_quote(s, qv, sizeof qv), what, expect);
@@ -486,9 +492,15 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
         if (jsonin_int(o, "batch_size", 1, 1, INT32_MAX, &v, path, where, e) < 0)
             goto fail;
         j->batch = (long)v;
-        if (jsonin_int(o, "iterations", 1, 0, EF_MAX_I64, &j->iterations, path,
-                       where, e) < 0 ||
-            jsonin_int(o, "iterations_done", 0, 0, EF_MAX_I64,
+        /* Zero iterations is left to check_jobs (a clearer message than
+         * a range); anything else must be 1..EF_MAX_I64. */
+        json_t *it = json_object_get(o, "iterations");
+        if (json_is_integer(it) && json_integer_value(it) == 0)
+            j->iterations = 0;
+        else if (jsonin_int(o, "iterations", 1, 1, EF_MAX_I64, &j->iterations,
+                            path, where, e) < 0)
+            goto fail;
+        if (jsonin_int(o, "iterations_done", 0, 0, EF_MAX_I64,
                        &j->iterations_done, path, where, e) < 0 ||
             json_time(o, "submit_time", 1, 0, &j->submit, path, where, e) < 0)
             goto fail;

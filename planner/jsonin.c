@@ -22,10 +22,35 @@ json_t *jsonin_parse(const char *file, const char *buf, size_t len,
                 file);
         return NULL;
     }
+    /* jansson stops at a NUL byte as if the text ended there ("end of
+     * file expected near end of file"); name the byte instead. Columns
+     * count characters, as jansson's do. */
+    const char *nul = memchr(buf + i, '\0', len - i);
+    if (nul) {
+        int line = 1, col = 1;
+        for (const char *p = buf + i; p < nul; p++) {
+            if (*p == '\n') {
+                line++;
+                col = 1;
+            } else if (((unsigned char)*p & 0xC0) != 0x80) {
+                col++;
+            }
+        }
+        ef_fail(e, EF_E_INPUT, "%s:%d:%d: NUL byte in input (is this a text "
+                "file?)", file, line, col);
+        return NULL;
+    }
     json_error_t err;
     json_t *root = json_loadb(buf + i, len - i, JSON_REJECT_DUPLICATES, &err);
     if (!root) {
         int col = err.column > 0 ? err.column : 1;
+        /* jansson names its own flag here; say what is wrong instead. */
+        if (strstr(err.text, "JSON_ALLOW_NUL")) {
+            ef_fail(e, EF_E_INPUT, "%s:%d:%d: JSON syntax: \\u0000 (a NUL "
+                    "character) in a string (expected text without NUL)",
+                    file, err.line > 0 ? err.line : 1, col);
+            return NULL;
+        }
         /* Columns of line 1 count the skipped BOM's absence: same text. */
         ef_fail(e, EF_E_INPUT, "%s:%d:%d: JSON syntax: %s", file,
                 err.line > 0 ? err.line : 1, col, err.text);
