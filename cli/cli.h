@@ -31,5 +31,7 @@ typedef struct cli_command {
 
 int cmd_validate(int argc, char **argv);
 void help_validate(void);
+int cmd_plan(int argc, char **argv);
+void help_plan(void);
 
 #endif

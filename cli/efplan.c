@@ -11,6 +11,8 @@
 #endif
 
 static const cli_command commands[] = {
+    {"plan", "plan a job queue: admission, GPU shares, placement per slot",
+     cmd_plan, help_plan},
     {"validate", "check input files and print what was read", cmd_validate,
      help_validate},
 };

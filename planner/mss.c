@@ -1,0 +1,235 @@
+/* mss.c: Minimum Satisfactory Share with progressive filling (see mss.h). */
+#include "mss.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "err.h"
+
+void resv_clear(resv *r)
+{
+    r->n = 0;
+    r->real_end = r->end = 0;
+}
+
+void resv_free(resv *r)
+{
+    free(r->s);
+    memset(r, 0, sizeof *r);
+}
+
+void resv_copy(resv *dst, const resv *src)
+{
+    if (dst->cap < src->n) {
+        dst->cap = src->n;
+        dst->s = ef_realloc(dst->s, (size_t)dst->cap * sizeof *dst->s);
+    }
+    if (src->n)
+        memcpy(dst->s, src->s, (size_t)src->n * sizeof *src->s);
+    dst->n = src->n;
+    dst->real_end = src->real_end;
+    dst->end = src->end;
+}
+
+static void push(resv *r, int64_t a, int64_t b, int g)
+{
+    if (b <= a || g <= 0)
+        return;
+    if (r->n > 0 && r->s[r->n - 1].end == a && r->s[r->n - 1].gpus == g) {
+        r->s[r->n - 1].end = b;
+        return;
+    }
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 4;
+        r->s = ef_realloc(r->s, (size_t)r->cap * sizeof *r->s);
+    }
+    r->s[r->n].start = a;
+    r->s[r->n].end = b;
+    r->s[r->n].gpus = g;
+    r->n++;
+}
+
+int resv_at(const resv *r, int64_t x)
+{
+    for (int i = 0; i < r->n; i++)
+        if (r->s[i].start <= x && x < r->s[i].end)
+            return r->s[i].gpus;
+    return 0;
+}
+
+void resv_apply(const resv *r, profile *p, int sign)
+{
+    for (int i = 0; i < r->n; i++)
+        profile_add(p, r->s[i].start, r->s[i].end, sign * r->s[i].gpus);
+}
+
+void resv_trim(resv *r, int64_t now)
+{
+    int o = 0;
+    for (int i = 0; i < r->n; i++) {
+        if (r->s[i].end <= now)
+            continue;
+        r->s[o] = r->s[i];
+        if (r->s[o].start < now)
+            r->s[o].start = now;
+        o++;
+    }
+    r->n = o;
+}
+
+/* Largest usable size <= min(q, free), or 0. */
+static int fit(const curve_row *row, int q, int free_gpus)
+{
+    int lim = q < free_gpus ? q : free_gpus;
+    return curve_max_usable(row, lim);
+}
+
+/* The intervals of F from 'now' up to (not including) 'until'. */
+typedef struct ivals {
+    int64_t *a, *b;
+    int *free;
+    int n;
+} ivals;
+
+static void ivals_make(ivals *iv, const profile *F, int64_t now, int64_t until)
+{
+    iv->a = ef_malloc((size_t)(F->n + 1) * sizeof *iv->a);
+    iv->b = ef_malloc((size_t)(F->n + 1) * sizeof *iv->b);
+    iv->free = ef_malloc((size_t)(F->n + 1) * sizeof *iv->free);
+    iv->n = 0;
+    for (int i = 0; i < F->n; i++) {
+        int64_t a = F->t[i], b = i + 1 < F->n ? F->t[i + 1] : INT64_MAX;
+        if (b <= now)
+            continue;
+        if (a < now)
+            a = now;
+        if (a >= until)
+            break;
+        if (b > until)
+            b = until;
+        iv->a[iv->n] = a;
+        iv->b[iv->n] = b;
+        iv->free[iv->n] = F->free[i];
+        iv->n++;
+    }
+}
+
+static void ivals_free(ivals *iv)
+{
+    free(iv->a);
+    free(iv->b);
+    free(iv->free);
+}
+
+static int64_t align_up(int64_t now, int64_t x, int slot)
+{
+    if (x <= now)
+        return now;
+    return now + (x - now + slot - 1) / slot * slot;
+}
+
+/* Completion inside an interval starting at 'a' with 'rem' iterations
+ * left at throughput 'tp': integer real end and slot-aligned end. */
+static void finish_at(int64_t a, double rem, double tp, int slot,
+                      int64_t *real_end, int64_t *end)
+{
+    double secs = ceil(rem / tp);
+    if (secs < 0)
+        secs = 0;
+    *real_end = a + (int64_t)secs;
+    int64_t d = *real_end - a;
+    *end = a + (d + slot - 1) / slot * slot;
+    if (*end == a)
+        *end = a + slot;
+}
+
+int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
+             int64_t deadline, int slot, const profile *F, resv *out)
+{
+    resv_clear(out);
+    if (deadline <= now)
+        return 0;
+    int lv[CURVE_MAX_LEVELS];
+    int nl = curve_usable(row, max_gpus, lv, NULL);
+    if (nl == 0)
+        return 0;
+    double need = work * (1.0 + MSS_MARGIN);
+    int64_t dal = align_up(now, deadline, slot);
+    ivals iv;
+    ivals_make(&iv, F, now, dal);
+    int found = 0, q = 0, prev = 0;
+    int64_t p = now;
+    for (int li = 0; li < nl && !found; li++) {
+        q = lv[li];
+        double acc = 0;
+        for (int k = iv.n - 1; k >= 0; k--) {
+            int a = fit(row, q, iv.free[k]);
+            if (a == 0)
+                continue;
+            int64_t e = iv.b[k] < deadline ? iv.b[k] : deadline;
+            acc += (double)(e - iv.a[k]) * curve_tput(row, a);
+            if (acc >= need) {
+                p = iv.a[k];
+                found = 1;
+                break;
+            }
+        }
+        if (!found)
+            prev = q;
+    }
+    if (!found) {
+        ivals_free(&iv);
+        return 0;
+    }
+    /* Forward: 'prev' before p, 'q' from p on. */
+    double rem = need;
+    for (int k = 0; k < iv.n; k++) {
+        int a = fit(row, iv.a[k] < p ? prev : q, iv.free[k]);
+        if (a == 0)
+            continue;
+        double tp = curve_tput(row, a);
+        double w = (double)(iv.b[k] - iv.a[k]) * tp;
+        if (w >= rem) {
+            int64_t re, e;
+            finish_at(iv.a[k], rem, tp, slot, &re, &e);
+            push(out, iv.a[k], e, a);
+            out->real_end = re;
+            out->end = e;
+            ivals_free(&iv);
+            ef_assert(re <= deadline);
+            return 1;
+        }
+        rem -= w;
+        push(out, iv.a[k], iv.b[k], a);
+    }
+    ivals_free(&iv);
+    ef_panic("mss_plan: backward fill succeeded but forward plan did not");
+}
+
+int64_t mss_earliest_finish(const curve_row *row, int max_gpus, double work,
+                            int64_t now, int slot, const profile *F)
+{
+    int lv[CURVE_MAX_LEVELS];
+    int nl = curve_usable(row, max_gpus, lv, NULL);
+    if (nl == 0)
+        return -1;
+    int top = lv[nl - 1];
+    double rem = work * (1.0 + MSS_MARGIN);
+    ivals iv;
+    ivals_make(&iv, F, now, INT64_MAX);
+    int64_t res = -1;
+    for (int k = 0; k < iv.n; k++) {
+        int a = fit(row, top, iv.free[k]);
+        if (a == 0)
+            continue;
+        double tp = curve_tput(row, a);
+        if (iv.b[k] == INT64_MAX || (double)(iv.b[k] - iv.a[k]) * tp >= rem) {
+            int64_t e;
+            finish_at(iv.a[k], rem, tp, slot, &res, &e);
+            break;
+        }
+        rem -= (double)(iv.b[k] - iv.a[k]) * tp;
+    }
+    ivals_free(&iv);
+    return res;
+}

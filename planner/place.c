@@ -1,0 +1,173 @@
+/* place.c: buddy placement with stickiness (see place.h). */
+#include "place.h"
+
+#include <string.h>
+
+#include "err.h"
+#include "util.h"
+
+void place_set_free(place_set *s)
+{
+    free(s->gpu);
+    s->gpu = NULL;
+    s->g = 0;
+}
+
+int place_is_buddy(const cluster *c, const place_set *s)
+{
+    int G = c->gpus_per_node;
+    if (s->g <= 0 || !ef_is_pow2(s->g))
+        return 0;
+    for (int i = 1; i < s->g; i++)
+        if (s->gpu[i] <= s->gpu[i - 1])
+            return 0;
+    if (s->gpu[0] < 0 || s->gpu[s->g - 1] >= c->total_gpus)
+        return 0;
+    if (s->g <= G) {
+        /* one aligned block inside one node */
+        return s->gpu[0] % s->g == 0 && s->gpu[s->g - 1] == s->gpu[0] + s->g - 1;
+    }
+    /* whole nodes */
+    if (s->g % G)
+        return 0;
+    for (int i = 0; i < s->g; i += G) {
+        if (s->gpu[i] % G)
+            return 0;
+        for (int k = 1; k < G; k++)
+            if (s->gpu[i + k] != s->gpu[i] + k)
+                return 0;
+    }
+    return 1;
+}
+
+typedef struct ord {
+    int i;
+    int want;
+    int kept; /* same size as before: placed first among equals */
+} ord;
+
+static const char *const *g_ids;
+
+static int cmp_ord(const void *a, const void *b)
+{
+    const ord *x = a, *y = b;
+    if (x->want != y->want)
+        return y->want - x->want;
+    if (x->kept != y->kept)
+        return y->kept - x->kept;
+    return strcmp(g_ids[x->i], g_ids[y->i]);
+}
+
+static int block_free(const int *owner, int start, int g)
+{
+    for (int k = 0; k < g; k++)
+        if (owner[start + k] >= 0)
+            return 0;
+    return 1;
+}
+
+static int *g_nodefree;
+static int g_gpn;
+
+static void take(int *owner, place_set *o, int job, int start, int g, int at)
+{
+    g_nodefree[start / g_gpn] -= g;
+    for (int k = 0; k < g; k++) {
+        owner[start + k] = job;
+        o->gpu[at + k] = start + k;
+    }
+}
+
+int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
+               const char *const *ids, place_set *out, int *owner)
+{
+    int G = c->gpus_per_node, N = c->total_gpus;
+    long total = 0;
+    ord *o = ef_malloc((size_t)(n ? n : 1) * sizeof *o);
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        out[i].g = 0;
+        out[i].gpu = NULL;
+        if (want[i] <= 0)
+            continue;
+        if (!ef_is_pow2(want[i]) || (want[i] > G && want[i] % G)) {
+            free(o);
+            return EF_ERR;
+        }
+        total += want[i];
+        o[m].i = i;
+        o[m].want = want[i];
+        o[m].kept = prev && prev[i].g == want[i];
+        m++;
+    }
+    if (total > N) {
+        free(o);
+        return EF_ERR;
+    }
+    g_ids = ids;
+    qsort(o, (size_t)m, sizeof *o, cmp_ord);
+    for (int k = 0; k < N; k++)
+        owner[k] = -1;
+    int *nodefree = ef_malloc((size_t)c->nodes * sizeof *nodefree);
+    for (int k = 0; k < c->nodes; k++)
+        nodefree[k] = G;
+    g_nodefree = nodefree;
+    g_gpn = G;
+    for (int r = 0; r < m; r++) {
+        int i = o[r].i, g = o[r].want;
+        const place_set *pv = prev && prev[i].g > 0 ? &prev[i] : NULL;
+        out[i].g = g;
+        out[i].gpu = ef_malloc((size_t)g * sizeof(int));
+        if (g <= G) {
+            int start = -1;
+            if (pv) {
+                /* the aligned g-block holding the old first GPU: same GPUs
+                 * when unchanged, inside or around the old ones else */
+                int cand = pv->gpu[0] / g * g;
+                if (cand / G == pv->gpu[0] / G && block_free(owner, cand, g))
+                    start = cand;
+            }
+            for (int nd = 0; start < 0 && nd < c->nodes; nd++) {
+                if (g_nodefree[nd] < g)
+                    continue;
+                for (int s = nd * G; start < 0 && s < (nd + 1) * G; s += g)
+                    if (block_free(owner, s, g))
+                        start = s;
+            }
+            if (start < 0)
+                goto fail;
+            take(owner, &out[i], i, start, g, 0);
+        } else {
+            int nodes = g / G, got = 0;
+            if (pv) {
+                for (int k = 0; k < pv->g && got < nodes; k += G) {
+                    int nd = pv->gpu[k] / G;
+                    if (pv->gpu[k] % G == 0 && block_free(owner, nd * G, G))
+                        take(owner, &out[i], i, nd * G, G, got++ * G);
+                }
+            }
+            for (int nd = 0; nd < c->nodes && got < nodes; nd++)
+                if (g_nodefree[nd] == G)
+                    take(owner, &out[i], i, nd * G, G, got++ * G);
+            if (got < nodes)
+                goto fail;
+            /* keep GPU ids ascending */
+            for (int a = 1; a < nodes; a++)
+                for (int b = a; b > 0 && out[i].gpu[b * G] < out[i].gpu[(b - 1) * G]; b--)
+                    for (int k = 0; k < G; k++) {
+                        int t = out[i].gpu[b * G + k];
+                        out[i].gpu[b * G + k] = out[i].gpu[(b - 1) * G + k];
+                        out[i].gpu[(b - 1) * G + k] = t;
+                    }
+        }
+    }
+    free(o);
+    free(nodefree);
+    return EF_OK;
+fail:
+    for (int i = 0; i < n; i++)
+        place_set_free(&out[i]);
+    free(o);
+    free(nodefree);
+    return EF_ERR;
+}

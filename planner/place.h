@@ -1,0 +1,41 @@
+/*
+ * place.h: buddy placement of one slot's allocations on nodes and GPUs.
+ *
+ * Rule: a job of g <= gpus_per_node GPUs sits inside one node on an
+ * aligned block (GPUs [k*g, (k+1)*g) of that node); a larger job takes
+ * g / gpus_per_node whole nodes. Jobs are placed largest first, so every
+ * block already taken is aligned to the current size: the free space of
+ * every node is a union of aligned blocks, and placement never fails
+ * while the total fits (no fragmentation). Within that order each job
+ * prefers the GPUs it held in the previous slot (same GPUs when its size
+ * is unchanged, a block inside or around its old one when it resized),
+ * so jobs move only when they must.
+ */
+#ifndef EF_PLACE_H
+#define EF_PLACE_H
+
+#include "cluster.h"
+
+/* A job's GPUs: global GPU ids node * gpus_per_node + index, ascending. */
+typedef struct place_set {
+    int g;
+    int *gpu; /* g entries */
+} place_set;
+
+/*
+ * place_slot: place n jobs with sizes want[i] (powers of two; 0 = not
+ * running) given their previous sets prev[i] (prev[i].g == 0 if none).
+ * ids[i] breaks ties deterministically. Writes out[i] (allocating
+ * out[i].gpu; free with place_set_free). 'owner' is scratch of
+ * c->total_gpus ints. Returns EF_OK, or EF_ERR when the sizes exceed the
+ * cluster or are not placeable by the rule.
+ */
+int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
+               const char *const *ids, place_set *out, int *owner);
+
+void place_set_free(place_set *s);
+
+/* 1 if 's' follows the buddy rule on cluster c. */
+int place_is_buddy(const cluster *c, const place_set *s);
+
+#endif

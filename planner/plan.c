@@ -1,0 +1,461 @@
+/* plan.c: the planner core loop (see plan.h). */
+#include "plan.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "util.h"
+
+void plan_opts_default(plan_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->slot = 60;
+    o->now = INT64_MIN;
+    o->surplus = SURPLUS_GAIN;
+    o->horizon = 0;
+}
+
+void plan_free(plan *p)
+{
+    for (int i = 0; i < p->njobs; i++) {
+        resv_free(&p->jobs[i].r);
+        place_set_free(&p->jobs[i].pl);
+    }
+    free(p->jobs);
+    for (int s = 0; s < p->nslots; s++) {
+        for (int a = 0; a < p->slots[s].nalloc; a++)
+            free(p->slots[s].a[a].gpu);
+        free(p->slots[s].a);
+    }
+    free(p->slots);
+    memset(p, 0, sizeof *p);
+}
+
+/* ---- ordering helpers ---------------------------------------------------- */
+
+static const plan *g_plan; /* for qsort comparators (planning is serial) */
+
+static int cmp_arrival(const void *a, const void *b)
+{
+    const plan_job *x = &g_plan->jobs[*(const int *)a];
+    const plan_job *y = &g_plan->jobs[*(const int *)b];
+    if (x->release != y->release)
+        return x->release < y->release ? -1 : 1;
+    if (x->in->submit != y->in->submit)
+        return x->in->submit < y->in->submit ? -1 : 1;
+    return strcmp(x->in->id, y->in->id);
+}
+
+/* Deadline order: deadline, then submit time, then id. */
+static int edf_less(const plan_job *x, const plan_job *y)
+{
+    if (x->in->deadline != y->in->deadline)
+        return x->in->deadline < y->in->deadline;
+    if (x->in->submit != y->in->submit)
+        return x->in->submit < y->in->submit;
+    return strcmp(x->in->id, y->in->id) < 0;
+}
+
+static int cmp_edf(const void *a, const void *b)
+{
+    const plan_job *x = &g_plan->jobs[*(const int *)a];
+    const plan_job *y = &g_plan->jobs[*(const int *)b];
+    return edf_less(x, y) ? -1 : edf_less(y, x) ? 1 : 0;
+}
+
+static int64_t align_up(int64_t now, int64_t x, int slot)
+{
+    if (x <= now)
+        return now;
+    return now + (x - now + slot - 1) / slot * slot;
+}
+
+/* ---- slot recording ------------------------------------------------------ */
+
+static int same_run(const plan_slot *s, const plan *p, const int *act, int na)
+{
+    int k = 0;
+    for (int i = 0; i < na; i++) {
+        const plan_job *j = &p->jobs[act[i]];
+        if (j->g == 0)
+            continue;
+        if (k >= s->nalloc || s->a[k].job != act[i] || s->a[k].gpus != j->g ||
+            memcmp(s->a[k].gpu, j->pl.gpu, (size_t)j->g * sizeof(int)))
+            return 0;
+        k++;
+    }
+    return k == s->nalloc;
+}
+
+/* Record [t, t+len) with the current allocations of the active jobs. */
+static void record(plan *p, int *cap, const int *act, int na, int64_t t,
+                   int64_t len)
+{
+    if (p->nslots > 0) {
+        plan_slot *last = &p->slots[p->nslots - 1];
+        if (last->end == t && same_run(last, p, act, na)) {
+            last->end = t + len;
+            return;
+        }
+    }
+    if (p->nslots == *cap) {
+        *cap = *cap ? *cap * 2 : 256;
+        p->slots = ef_realloc(p->slots, (size_t)*cap * sizeof *p->slots);
+    }
+    plan_slot *s = &p->slots[p->nslots++];
+    s->start = t;
+    s->end = t + len;
+    s->nalloc = 0;
+    for (int i = 0; i < na; i++)
+        s->nalloc += p->jobs[act[i]].g > 0;
+    s->a = ef_malloc((size_t)(s->nalloc ? s->nalloc : 1) * sizeof *s->a);
+    int k = 0;
+    for (int i = 0; i < na; i++) {
+        const plan_job *j = &p->jobs[act[i]];
+        if (j->g == 0)
+            continue;
+        s->a[k].job = act[i];
+        s->a[k].gpus = j->g;
+        s->a[k].gpu = ef_malloc((size_t)j->g * sizeof(int));
+        memcpy(s->a[k].gpu, j->pl.gpu, (size_t)j->g * sizeof(int));
+        k++;
+    }
+}
+
+/* ---- one scheduling point ------------------------------------------------ */
+
+/* Re-plan every admitted job by MSS in deadline order from scratch; keep
+ * the old reservations if the fresh plan fails any of them. Rebuilds F. */
+static void replan(plan *p, int *act, int na, int64_t t, profile *F,
+                   resv *tmp, int *ord)
+{
+    int N = p->cl.total_gpus, S = p->opts.slot, m = 0;
+    for (int i = 0; i < na; i++)
+        if (p->jobs[act[i]].decision == PLAN_ADMITTED)
+            ord[m++] = act[i];
+    g_plan = p;
+    qsort(ord, (size_t)m, sizeof *ord, cmp_edf);
+    profile Fn;
+    profile_init(&Fn, t, N);
+    int ok = 1;
+    for (int k = 0; k < m && ok; k++) {
+        plan_job *j = &p->jobs[ord[k]];
+        ok = mss_plan(j->in->curve, N, j->rem, t, j->in->deadline, S, &Fn,
+                      &tmp[k]);
+        if (ok)
+            resv_apply(&tmp[k], &Fn, -1);
+    }
+    if (ok) {
+        for (int k = 0; k < m; k++)
+            resv_copy(&p->jobs[ord[k]].r, &tmp[k]);
+        profile_copy(F, &Fn);
+    } else {
+        p->replan_fallbacks++;
+        profile_free(F);
+        profile_init(F, t, N);
+        for (int k = 0; k < m; k++) {
+            resv_trim(&p->jobs[ord[k]].r, t);
+            resv_apply(&p->jobs[ord[k]].r, F, -1);
+        }
+    }
+    profile_free(&Fn);
+}
+
+/* Decide one released job at t. */
+static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp)
+{
+    int N = p->cl.total_gpus, S = p->opts.slot;
+    const curve_row *row = j->in->curve;
+    int lv[CURVE_MAX_LEVELS];
+    if (curve_usable(row, N, lv, NULL) == 0) {
+        j->decision = PLAN_REJECTED;
+        snprintf(j->reason, sizeof j->reason,
+                 "no usable GPU count fits the cluster (smallest usable size "
+                 "is %d GPUs, cluster has %d)", row->usable_gpus[0], N);
+        p->rejected++;
+        return;
+    }
+    if (!j->in->has_deadline) {
+        j->decision = PLAN_BEST_EFFORT;
+        p->best_effort++;
+        return;
+    }
+    if (mss_plan(row, N, j->rem, t, j->in->deadline, S, F, tmp)) {
+        j->decision = PLAN_ADMITTED;
+        resv_copy(&j->r, tmp);
+        resv_apply(&j->r, F, -1);
+        p->admitted++;
+        return;
+    }
+    j->earliest_feasible_deadline = mss_earliest_finish(row, N, j->rem, t, S, F);
+    profile empty;
+    profile_init(&empty, t, N);
+    int64_t alone = mss_earliest_finish(row, N, j->rem, t, S, &empty);
+    profile_free(&empty);
+    if (j->in->iterations_done > 0) {
+        /* A job already under way is not dropped: it keeps running as
+         * best-effort, and says so. */
+        j->decision = PLAN_BEST_EFFORT;
+        snprintf(j->reason, sizeof j->reason,
+                 "demoted to best-effort: cannot finish by its deadline "
+                 "(earliest guaranteed finish %lld)",
+                 (long long)j->earliest_feasible_deadline);
+        p->best_effort++;
+        return;
+    }
+    j->decision = PLAN_REJECTED;
+    p->rejected++;
+    if (alone > j->in->deadline)
+        snprintf(j->reason, sizeof j->reason,
+                 "deadline too tight even alone on the cluster (fastest finish "
+                 "%lld at %d GPUs)", (long long)alone,
+                 curve_max_usable(row, N));
+    else
+        snprintf(j->reason, sizeof j->reason,
+                 "GPUs before the deadline are promised to admitted jobs");
+}
+
+/* Next usable size above g (<= N), or 0. */
+static int next_size(const curve_row *row, int g, int N)
+{
+    for (int i = 0; i < row->nusable; i++)
+        if (row->usable_gpus[i] > g)
+            return row->usable_gpus[i] <= N ? row->usable_gpus[i] : 0;
+    return 0;
+}
+
+/* Hand out the GPUs free in this slot, one step at a time. */
+static void surplus(plan *p, int *act, int na)
+{
+    int N = p->cl.total_gpus, used = 0;
+    for (int i = 0; i < na; i++)
+        used += p->jobs[act[i]].g;
+    int free_gpus = N - used;
+    ef_assert(free_gpus >= 0);
+    while (free_gpus > 0) {
+        int best = -1;
+        double bs = -DBL_MAX;
+        for (int i = 0; i < na; i++) {
+            plan_job *j = &p->jobs[act[i]];
+            const curve_row *row = j->in->curve;
+            int nx = next_size(row, j->g, N);
+            if (nx == 0 || nx - j->g > free_gpus)
+                continue;
+            double tn = curve_tput(row, nx), tc = j->g ? curve_tput(row, j->g) : 0;
+            double score;
+            if (p->opts.surplus == SURPLUS_GAIN) {
+                double base = row->usable_tput[0] / row->usable_gpus[0];
+                score = (tn - tc) / (nx - j->g) / base;
+            } else if (j->g == 0) {
+                score = DBL_MAX;
+            } else {
+                score = j->rem * ((double)nx / tn - (double)j->g / tc) /
+                        (nx - j->g);
+            }
+            if (best < 0 || score > bs) {
+                best = i;
+                bs = score;
+                continue;
+            }
+            if (score < bs)
+                continue;
+            /* tie: deadline jobs before best-effort, EDF, then id */
+            plan_job *b = &p->jobs[act[best]];
+            int jd = j->in->has_deadline, bd = b->in->has_deadline;
+            if (jd != bd ? jd : (jd ? edf_less(j, b)
+                                     : strcmp(j->in->id, b->in->id) < 0))
+                best = i;
+        }
+        if (best < 0)
+            break;
+        plan_job *j = &p->jobs[act[best]];
+        int nx = next_size(j->in->curve, j->g, N);
+        free_gpus -= nx - j->g;
+        j->g = nx;
+    }
+}
+
+int plan_build(plan *p, const job_queue *q, const cluster *c,
+               const plan_opts *o, ef_err *e)
+{
+    memset(p, 0, sizeof *p);
+    p->opts = *o;
+    p->cl = *c;
+    int S = o->slot, N = c->total_gpus, n = q->n;
+    if (S <= 0)
+        return ef_fail(e, EF_E_USAGE, "slot must be positive");
+    int64_t now = o->now;
+    if (now == INT64_MIN) {
+        now = INT64_MAX;
+        for (int i = 0; i < n; i++)
+            if (q->jobs[i].submit < now)
+                now = q->jobs[i].submit;
+    }
+    p->now = now;
+    p->njobs = n;
+    p->jobs = ef_calloc((size_t)n, sizeof *p->jobs);
+    int *arr = ef_malloc((size_t)n * sizeof *arr);
+    for (int i = 0; i < n; i++) {
+        plan_job *j = &p->jobs[i];
+        ef_assert(q->jobs[i].curve != NULL);
+        j->in = &q->jobs[i];
+        j->rem = (double)(j->in->iterations - j->in->iterations_done);
+        j->iterations_left = j->rem;
+        j->release = align_up(now, j->in->submit, S);
+        j->start = j->planned_end = j->earliest_feasible_deadline = -1;
+        arr[i] = i;
+    }
+    g_plan = p;
+    qsort(arr, (size_t)n, sizeof *arr, cmp_arrival);
+
+    int *act = ef_malloc((size_t)(n ? n : 1) * sizeof *act);
+    int *ord = ef_malloc((size_t)(n ? n : 1) * sizeof *ord);
+    resv *tmp = ef_calloc((size_t)(n ? n : 1), sizeof *tmp);
+    int *want = ef_malloc((size_t)(n ? n : 1) * sizeof *want);
+    int *resg = ef_calloc((size_t)(n ? n : 1), sizeof *resg);
+    place_set *prev = ef_calloc((size_t)(n ? n : 1), sizeof *prev);
+    place_set *out = ef_calloc((size_t)(n ? n : 1), sizeof *out);
+    const char **ids = ef_malloc((size_t)(n ? n : 1) * sizeof *ids);
+    int *owner = ef_malloc((size_t)N * sizeof *owner);
+    int na = 0, ai = 0, cap = 0, need_point = 1;
+    profile F;
+    profile_init(&F, now, N);
+    int64_t t = now;
+    while (ai < n || na > 0) {
+        if (na == 0 && p->jobs[arr[ai]].release > t) {
+            int64_t nt = p->jobs[arr[ai]].release;
+            record(p, &cap, act, 0, t, nt - t);
+            t = nt;
+            need_point = 1;
+        }
+        if (ai < n && p->jobs[arr[ai]].release <= t)
+            need_point = 1;
+        for (int i = 0; i < na && !need_point; i++) {
+            plan_job *j = &p->jobs[act[i]];
+            if (j->decision == PLAN_ADMITTED && resv_at(&j->r, t) != resg[i])
+                need_point = 1;
+        }
+        if (need_point) {
+            p->points++;
+            profile_free(&F);
+            profile_init(&F, t, N);
+            replan(p, act, na, t, &F, tmp, ord);
+            while (ai < n && p->jobs[arr[ai]].release <= t) {
+                plan_job *j = &p->jobs[arr[ai++]];
+                decide(p, j, t, &F, &tmp[0]);
+                if (j->decision == PLAN_ADMITTED || j->decision == PLAN_BEST_EFFORT)
+                    act[na++] = (int)(j - p->jobs);
+            }
+            /* keep the active list in a fixed order: by job index */
+            for (int a = 1; a < na; a++)
+                for (int b = a; b > 0 && act[b] < act[b - 1]; b--) {
+                    int x = act[b]; act[b] = act[b - 1]; act[b - 1] = x;
+                }
+            int changed = 0;
+            for (int i = 0; i < na; i++) {
+                plan_job *j = &p->jobs[act[i]];
+                resg[i] = j->decision == PLAN_ADMITTED ? resv_at(&j->r, t) : 0;
+                want[i] = j->g; /* previous size, for change detection */
+                j->g = resg[i];
+            }
+            surplus(p, act, na);
+            for (int i = 0; i < na; i++) {
+                plan_job *j = &p->jobs[act[i]];
+                if (j->g != want[i] || (j->g && j->pl.g != j->g))
+                    changed = 1;
+            }
+            if (changed) {
+                for (int i = 0; i < na; i++) {
+                    plan_job *j = &p->jobs[act[i]];
+                    want[i] = j->g;
+                    prev[i] = j->pl;
+                    ids[i] = j->in->id;
+                }
+                if (place_slot(c, na, want, prev, ids, out, owner) != EF_OK) {
+                    ef_panic("placement failed with %d jobs on %d GPUs", na, N);
+                }
+                for (int i = 0; i < na; i++) {
+                    plan_job *j = &p->jobs[act[i]];
+                    if (prev[i].g > 0 && out[i].g > 0) {
+                        if (prev[i].g != out[i].g) {
+                            j->resizes++;
+                            p->resizes++;
+                        } else if (memcmp(prev[i].gpu, out[i].gpu,
+                                          (size_t)out[i].g * sizeof(int))) {
+                            j->migrations++;
+                            p->migrations++;
+                        }
+                    }
+                    place_set_free(&j->pl);
+                    j->pl = out[i];
+                }
+            }
+            need_point = 0;
+        }
+        /* run the slot [t, t+S) */
+        record(p, &cap, act, na, t, S);
+        int keep = 0;
+        for (int i = 0; i < na; i++) {
+            plan_job *j = &p->jobs[act[i]];
+            if (j->g > 0) {
+                double tp = curve_tput(j->in->curve, j->g);
+                if (j->start < 0)
+                    j->start = t;
+                j->gpu_seconds += (double)j->g * S;
+                p->used_gpu_seconds += (double)j->g * S;
+                if (j->rem <= tp * S) {
+                    j->planned_end = t + (int64_t)ceil(j->rem / tp);
+                    j->rem = 0;
+                    j->done = 1;
+                    j->g = 0;
+                    place_set_free(&j->pl);
+                    resv_clear(&j->r);
+                    need_point = 1;
+                    continue;
+                }
+                j->rem -= tp * S;
+            }
+            act[keep] = act[i];
+            resg[keep] = resg[i];
+            keep++;
+        }
+        na = keep;
+        t += S;
+    }
+    p->end = t;
+    for (int i = 0; i < n; i++)
+        if (p->jobs[i].decision == PLAN_ADMITTED)
+            p->promised_gpu_seconds += p->jobs[i].gpu_seconds;
+    /* horizon: keep slots that start before now + horizon */
+    if (o->horizon > 0) {
+        int64_t hend = now + o->horizon;
+        int k = 0;
+        for (int s = 0; s < p->nslots; s++) {
+            if (p->slots[s].start >= hend) {
+                for (int a = 0; a < p->slots[s].nalloc; a++)
+                    free(p->slots[s].a[a].gpu);
+                free(p->slots[s].a);
+                continue;
+            }
+            if (p->slots[s].end > hend)
+                p->slots[s].end = hend;
+            p->slots[k++] = p->slots[s];
+        }
+        p->nslots = k;
+    }
+    profile_free(&F);
+    for (int i = 0; i < n; i++)
+        resv_free(&tmp[i]);
+    free(tmp);
+    free(arr);
+    free(act);
+    free(ord);
+    free(want);
+    free(resg);
+    free(prev);
+    free(out);
+    free(ids);
+    free(owner);
+    return EF_OK;
+}

@@ -1,0 +1,144 @@
+/*
+ * plan.h: the planner core: job queue + curves + cluster -> a time-slotted
+ * plan with an admission answer per job and a placement per slot.
+ *
+ * The plan is what the ElasticFlow scheduler does over a known queue when
+ * every job runs exactly at its curve's throughput. Time is cut into slots
+ * of 'slot' seconds from 'now'; decisions happen only at slot boundaries.
+ * At a boundary t that is a scheduling point (arrivals, completions, a
+ * change in some reservation), the planner
+ *   1. re-plans every admitted deadline job by MSS in deadline order
+ *      against an empty cluster (keeping the previous reservations when
+ *      the fresh plan would fail one of them, so promises never break);
+ *   2. decides each job released at t (submit time <= t), in submit
+ *      order: a deadline job is admitted iff its MSS plan fits the
+ *      capacity left by the reservations of already admitted jobs;
+ *      otherwise it is rejected with the earliest deadline that would
+ *      have been accepted; a job without deadline is best-effort;
+ *   3. gives the GPUs free in slot [t, t+slot) away one usable-size step
+ *      at a time to the job with the largest throughput gain per added
+ *      GPU (best-effort jobs included; --surplus reference keeps the
+ *      reference implementation's order instead);
+ *   4. places the slot's allocations by the buddy rule (place.h).
+ * Between points the allocation stays as it is. Jobs complete at the
+ * exact time their work runs out; they hold their GPUs to the end of that
+ * slot.
+ */
+#ifndef EF_PLAN_H
+#define EF_PLAN_H
+
+#include <stdint.h>
+
+#include "cluster.h"
+#include "curve.h"
+#include "err.h"
+#include "jobs.h"
+#include "mss.h"
+#include "place.h"
+
+typedef enum plan_decision {
+    PLAN_PENDING = 0,   /* not yet released (internal) */
+    PLAN_ADMITTED,
+    PLAN_REJECTED,
+    PLAN_BEST_EFFORT
+} plan_decision;
+
+typedef enum plan_surplus {
+    SURPLUS_GAIN = 0,   /* largest throughput gain per added GPU (paper) */
+    SURPLUS_REFERENCE   /* 0-GPU jobs first, then largest GPU-time increase */
+} plan_surplus;
+
+typedef struct plan_opts {
+    int slot;              /* seconds, > 0 */
+    int64_t now;           /* start of the plan; INT64_MIN = earliest submit */
+    plan_surplus surplus;
+    int64_t horizon;       /* seconds of slots to keep; 0 = all */
+} plan_opts;
+
+void plan_opts_default(plan_opts *o);
+
+/* One job's outcome. */
+typedef struct plan_job {
+    const job *in;
+    plan_decision decision;
+    double iterations_left;   /* at 'now' */
+    int64_t release;          /* first slot boundary >= submit time */
+    int64_t start;            /* first time it held GPUs; -1 if never */
+    int64_t planned_end;      /* completion time; -1 if never */
+    int64_t earliest_feasible_deadline; /* rejected: earliest admissible; -1 none */
+    char reason[160];         /* why rejected */
+    int resizes, migrations;
+    double gpu_seconds;
+    /* internal state while planning */
+    double rem;
+    resv r;
+    int g;
+    place_set pl;
+    int done;
+} plan_job;
+
+/* One allocation of one slot. */
+typedef struct plan_alloc {
+    int job;    /* index into plan.jobs */
+    int gpus;
+    int *gpu;   /* 'gpus' global GPU ids, ascending */
+} plan_alloc;
+
+/* A run of identical consecutive slots [start, end). */
+typedef struct plan_slot {
+    int64_t start, end;
+    int nalloc;
+    plan_alloc *a;
+} plan_slot;
+
+typedef struct plan {
+    plan_opts opts;
+    int64_t now;
+    cluster cl;
+    int njobs;
+    plan_job *jobs;          /* in queue (file) order */
+    int nslots;
+    plan_slot *slots;
+    /* totals */
+    int admitted, rejected, best_effort;
+    double promised_gpu_seconds;  /* GPU-seconds of admitted jobs' runs */
+    double used_gpu_seconds;      /* GPU-seconds allocated in all slots */
+    int64_t end;                  /* end of the last slot */
+    int points;                   /* scheduling points evaluated */
+    int replan_fallbacks;         /* fresh re-plan failed, old kept */
+    int migrations, resizes;
+} plan;
+
+/*
+ * plan_build: plan queue 'q' (resolved against curves) on cluster 'c'.
+ * Returns EF_OK or EF_ERR (internal errors only: every valid queue has
+ * a plan, possibly rejecting jobs).
+ */
+int plan_build(plan *p, const job_queue *q, const cluster *c,
+               const plan_opts *o, ef_err *e);
+void plan_free(plan *p);
+
+/*
+ * plan_check: verify a plan against its queue: slots consecutive on the
+ * grid, no slot over capacity, no GPU given twice, every allocation a
+ * usable size placed by the buddy rule, and every admitted job, run as
+ * the slots say at its curve's throughput, done by its deadline (and
+ * planned_end matching). Returns EF_OK or EF_ERR with the first
+ * violation.
+ */
+int plan_check(const plan *p, ef_err *e);
+
+/* Write the plan as JSON (format efplan-plan, version 1, keys sorted) to
+ * 'path' atomically. 'curves' is recorded as given. */
+int plan_write_json(const plan *p, const char *path, const char *jobs_path,
+                    const char *curves, ef_err *e);
+
+/* Render the plan as JSON into a heap string (*out, *len). */
+int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
+                 char **out, size_t *len);
+
+/* Draw the plan as an SVG chart (time across, GPUs up, one colour per
+ * job, deadlines marked) into 'path' atomically. */
+int plan_write_svg(const plan *p, const char *path, ef_err *e);
+
+#endif

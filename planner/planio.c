@@ -1,0 +1,275 @@
+/* planio.c: plan file (JSON) and checker (see plan.h). */
+#include "plan.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "util.h"
+
+/* A growable string. */
+typedef struct sbuf {
+    char *s;
+    size_t n, cap;
+} sbuf;
+
+static void sb_grow(sbuf *b, size_t more)
+{
+    if (b->n + more + 1 <= b->cap)
+        return;
+    while (b->n + more + 1 > b->cap)
+        b->cap = b->cap ? b->cap * 2 : 1 << 16;
+    b->s = ef_realloc(b->s, b->cap);
+}
+
+static void sb_put(sbuf *b, const char *s)
+{
+    size_t l = strlen(s);
+    sb_grow(b, l);
+    memcpy(b->s + b->n, s, l + 1);
+    b->n += l;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int l = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    sb_grow(b, (size_t)l);
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->n, (size_t)l + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)l;
+}
+
+static void sb_str(sbuf *b, const char *s)
+{
+    sb_put(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            sb_printf(b, "\\%c", *p);
+        else if (*p < 0x20)
+            sb_printf(b, "\\u%04x", *p);
+        else {
+            char c[2] = {(char)*p, 0};
+            sb_put(b, c);
+        }
+    }
+    sb_put(b, "\"");
+}
+
+static void sb_time(sbuf *b, int64_t t)
+{
+    if (t < 0)
+        sb_put(b, "null");
+    else
+        sb_printf(b, "%lld", (long long)t);
+}
+
+static const char *decision_name(plan_decision d)
+{
+    switch (d) {
+    case PLAN_ADMITTED: return "admitted";
+    case PLAN_REJECTED: return "rejected";
+    case PLAN_BEST_EFFORT: return "best_effort";
+    default: return "pending";
+    }
+}
+
+int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
+                 char **out, size_t *len)
+{
+    sbuf b = {0};
+    int G = p->cl.gpus_per_node;
+    sb_printf(&b, "{\n  \"cluster\": {\"gpus_per_node\": %d, \"nodes\": %d},\n",
+              G, p->cl.nodes);
+    sb_put(&b, "  \"curves\": ");
+    sb_str(&b, curves ? curves : "");
+    sb_put(&b, ",\n  \"format\": \"efplan-plan\",\n  \"jobs\": [");
+    for (int i = 0; i < p->njobs; i++) {
+        const plan_job *j = &p->jobs[i];
+        sb_put(&b, i ? ",\n    " : "\n    ");
+        sb_printf(&b, "{\"batch_size\": %ld, \"deadline\": ", j->in->batch);
+        sb_time(&b, j->in->has_deadline ? j->in->deadline : -1);
+        sb_printf(&b, ", \"decision\": \"%s\", \"earliest_feasible_deadline\": ",
+                  decision_name(j->decision));
+        sb_time(&b, j->earliest_feasible_deadline);
+        sb_printf(&b, ", \"gpu_seconds\": %.0f, \"id\": ", j->gpu_seconds);
+        sb_str(&b, j->in->id);
+        sb_printf(&b, ", \"iterations\": %lld, \"iterations_left\": %.0f, "
+                  "\"migrations\": %d, \"model\": ",
+                  (long long)j->in->iterations, j->iterations_left,
+                  j->migrations);
+        sb_str(&b, j->in->model);
+        sb_put(&b, ", \"planned_end\": ");
+        sb_time(&b, j->planned_end);
+        if (j->reason[0]) {
+            sb_put(&b, ", \"reason\": ");
+            sb_str(&b, j->reason);
+        }
+        sb_printf(&b, ", \"resizes\": %d, \"slack\": ", j->resizes);
+        if (j->in->has_deadline && j->planned_end >= 0)
+            sb_printf(&b, "%lld", (long long)(j->in->deadline - j->planned_end));
+        else
+            sb_put(&b, "null");
+        sb_put(&b, ", \"start\": ");
+        sb_time(&b, j->start);
+        sb_printf(&b, ", \"submit_time\": %lld}", (long long)j->in->submit);
+    }
+    sb_put(&b, "\n  ],\n  \"jobs_file\": ");
+    sb_str(&b, jobs_path ? jobs_path : "");
+    sb_printf(&b, ",\n  \"now\": %lld,\n  \"slot_seconds\": %d,\n  \"slots\": [",
+              (long long)p->now, p->opts.slot);
+    for (int s = 0; s < p->nslots; s++) {
+        const plan_slot *sl = &p->slots[s];
+        sb_put(&b, s ? ",\n    " : "\n    ");
+        sb_put(&b, "{\"allocations\": [");
+        for (int a = 0; a < sl->nalloc; a++) {
+            const plan_alloc *al = &sl->a[a];
+            sb_printf(&b, "%s{\"gpus\": %d, \"job\": ", a ? ", " : "", al->gpus);
+            sb_str(&b, p->jobs[al->job].in->id);
+            sb_put(&b, ", \"placement\": [");
+            for (int k = 0; k < al->gpus;) {
+                int node = al->gpu[k] / G;
+                sb_printf(&b, "%s{\"gpus\": [", k ? ", " : "");
+                int first = 1;
+                while (k < al->gpus && al->gpu[k] / G == node) {
+                    sb_printf(&b, "%s%d", first ? "" : ", ", al->gpu[k] % G);
+                    first = 0;
+                    k++;
+                }
+                sb_printf(&b, "], \"node\": %d}", node);
+            }
+            sb_put(&b, "]}");
+        }
+        sb_printf(&b, "], \"end\": %lld, \"start\": %lld}",
+                  (long long)sl->end, (long long)sl->start);
+    }
+    double span = (double)(p->end - p->now) * p->cl.total_gpus;
+    sb_printf(&b,
+              "\n  ],\n  \"summary\": {\"admitted\": %d, \"best_effort\": %d, "
+              "\"end\": %lld, \"migrations\": %d, \"promised_gpu_hours\": %.3f, "
+              "\"rejected\": %d, \"replan_fallbacks\": %d, \"resizes\": %d, "
+              "\"scheduling_points\": %d, \"used_gpu_hours\": %.3f, "
+              "\"utilisation\": %.6f},\n",
+              p->admitted, p->best_effort, (long long)p->end, p->migrations,
+              p->promised_gpu_seconds / 3600.0, p->rejected,
+              p->replan_fallbacks, p->resizes, p->points,
+              p->used_gpu_seconds / 3600.0,
+              span > 0 ? p->used_gpu_seconds / span : 0.0);
+    sb_printf(&b, "  \"surplus\": \"%s\",\n  \"version\": 1\n}\n",
+              p->opts.surplus == SURPLUS_GAIN ? "gain" : "reference");
+    *out = b.s;
+    *len = b.n;
+    return EF_OK;
+}
+
+int plan_write_json(const plan *p, const char *path, const char *jobs_path,
+                    const char *curves, ef_err *e)
+{
+    char *s;
+    size_t n;
+    plan_to_json(p, jobs_path, curves, &s, &n);
+    int rc = ef_write_file_atomic(path, s, n, e);
+    free(s);
+    return rc;
+}
+
+/* ---- checker --------------------------------------------------------------- */
+
+int plan_check(const plan *p, ef_err *e)
+{
+    int N = p->cl.total_gpus, S = p->opts.slot;
+    int *owner = ef_malloc((size_t)N * sizeof *owner);
+    double *rem = ef_malloc((size_t)(p->njobs ? p->njobs : 1) * sizeof *rem);
+    int64_t *end = ef_malloc((size_t)(p->njobs ? p->njobs : 1) * sizeof *end);
+    int rc = EF_OK;
+    for (int i = 0; i < p->njobs; i++) {
+        rem[i] = p->jobs[i].iterations_left;
+        end[i] = -1;
+    }
+    int64_t t = p->now;
+    for (int s = 0; s < p->nslots && rc == EF_OK; s++) {
+        const plan_slot *sl = &p->slots[s];
+        if (sl->start != t || sl->end <= sl->start ||
+            (sl->start - p->now) % S) {
+            rc = ef_fail(e, EF_E_INTERNAL, "slot %d: [%lld, %lld) is not the "
+                         "next run of slots after %lld", s,
+                         (long long)sl->start, (long long)sl->end, (long long)t);
+            break;
+        }
+        t = sl->end;
+        int used = 0;
+        for (int k = 0; k < N; k++)
+            owner[k] = -1;
+        for (int a = 0; a < sl->nalloc && rc == EF_OK; a++) {
+            const plan_alloc *al = &sl->a[a];
+            const plan_job *j = &p->jobs[al->job];
+            used += al->gpus;
+            place_set ps = {al->gpus, al->gpu};
+            if (curve_tput(j->in->curve, al->gpus) <= 0)
+                rc = ef_fail(e, EF_E_INTERNAL, "slot %d: job %s gets %d GPUs, "
+                             "not a usable size", s, j->in->id, al->gpus);
+            else if (!place_is_buddy(&p->cl, &ps))
+                rc = ef_fail(e, EF_E_INTERNAL, "slot %d: job %s placement "
+                             "breaks the buddy rule", s, j->in->id);
+            else if (j->decision == PLAN_REJECTED)
+                rc = ef_fail(e, EF_E_INTERNAL, "slot %d: rejected job %s runs",
+                             s, j->in->id);
+            else if (sl->start < j->release)
+                rc = ef_fail(e, EF_E_INTERNAL, "slot %d: job %s runs before its "
+                             "release %lld", s, j->in->id,
+                             (long long)j->release);
+            else if (end[al->job] >= 0)
+                rc = ef_fail(e, EF_E_INTERNAL, "slot %d: job %s runs after it "
+                             "completed", s, j->in->id);
+            for (int k = 0; k < al->gpus && rc == EF_OK; k++) {
+                if (owner[al->gpu[k]] >= 0)
+                    rc = ef_fail(e, EF_E_INTERNAL, "slot %d: GPU %d given to "
+                                 "two jobs", s, al->gpu[k]);
+                owner[al->gpu[k]] = al->job;
+            }
+            if (rc != EF_OK)
+                break;
+            /* progress, slot by slot, as the planner counts it */
+            double tp = curve_tput(j->in->curve, al->gpus);
+            for (int64_t x = sl->start; x < sl->end; x += S) {
+                if (rem[al->job] <= tp * S) {
+                    end[al->job] = x + (int64_t)ceil(rem[al->job] / tp);
+                    rem[al->job] = 0;
+                    if (x + S < sl->end)
+                        rc = ef_fail(e, EF_E_INTERNAL, "slot %d: job %s holds "
+                                     "GPUs past the slot it completes in", s,
+                                     j->in->id);
+                    break;
+                }
+                rem[al->job] -= tp * S;
+            }
+        }
+        if (rc == EF_OK && used > N)
+            rc = ef_fail(e, EF_E_INTERNAL, "slot %d: %d GPUs used of %d", s,
+                         used, N);
+    }
+    int truncated = p->opts.horizon > 0;
+    for (int i = 0; i < p->njobs && rc == EF_OK; i++) {
+        const plan_job *j = &p->jobs[i];
+        if (j->decision == PLAN_REJECTED)
+            continue;
+        if (truncated && end[i] < 0)
+            continue;
+        if (end[i] != j->planned_end)
+            rc = ef_fail(e, EF_E_INTERNAL, "job %s: slots complete it at %lld, "
+                         "planned_end says %lld", j->in->id, (long long)end[i],
+                         (long long)j->planned_end);
+        else if (j->decision == PLAN_ADMITTED && end[i] > j->in->deadline)
+            rc = ef_fail(e, EF_E_INTERNAL, "job %s: admitted but completes at "
+                         "%lld after its deadline %lld", j->in->id,
+                         (long long)end[i], (long long)j->in->deadline);
+    }
+    free(owner);
+    free(rem);
+    free(end);
+    return rc;
+}
