@@ -103,14 +103,15 @@ deps-check:
 # ---- run and test -------------------------------------------------------------
 
 SAMPLE_JOBS    := inputs/jobs/sample.json
-SAMPLE_CLUSTER := n2g8
+SAMPLE_CLUSTER := n4g8
 SAMPLE_CURVES  := A100
 
 run:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
-	$(EFPLAN) validate --jobs $(SAMPLE_JOBS) --cluster $(SAMPLE_CLUSTER) \
-	  --curves $(SAMPLE_CURVES)
+	$(EFPLAN) plan --jobs $(SAMPLE_JOBS) --cluster $(SAMPLE_CLUSTER) \
+	  --curves $(SAMPLE_CURVES) --out $(BUILD)/sample-plan.json \
+	  --svg $(BUILD)/sample-plan.svg
 
 test:
 	@$(MAKE) --no-print-directory deps

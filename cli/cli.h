@@ -33,5 +33,7 @@ int cmd_validate(int argc, char **argv);
 void help_validate(void);
 int cmd_plan(int argc, char **argv);
 void help_plan(void);
+int cmd_submit(int argc, char **argv);
+void help_submit(void);
 
 #endif

@@ -98,9 +98,11 @@ int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
         sb_time(&b, j->earliest_feasible_deadline);
         sb_printf(&b, ", \"gpu_seconds\": %.0f, \"id\": ", j->gpu_seconds);
         sb_str(&b, j->in->id);
-        sb_printf(&b, ", \"iterations\": %lld, \"iterations_left\": %.0f, "
-                  "\"migrations\": %d, \"model\": ",
-                  (long long)j->in->iterations, j->iterations_left,
+        sb_printf(&b, ", \"iterations\": %lld, \"iterations_done\": %lld, "
+                  "\"iterations_left\": %.0f, \"migrations\": %d, "
+                  "\"model\": ",
+                  (long long)j->in->iterations,
+                  (long long)j->in->iterations_done, j->iterations_left,
                   j->migrations);
         sb_str(&b, j->in->model);
         sb_put(&b, ", \"planned_end\": ");
