@@ -1,0 +1,326 @@
+/*
+ * test_plan.c: the planner core: profile, MSS, placement, and property
+ * tests over hundreds of seeded random queues (every plan passes
+ * plan_check; a rejected job's earliest feasible deadline is admitted on
+ * resubmission; same inputs give the same bytes).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../planner/cluster.h"
+#include "../../planner/curve.h"
+#include "../../planner/jobs.h"
+#include "../../planner/mss.h"
+#include "../../planner/place.h"
+#include "../../planner/plan.h"
+#include "../../planner/profile.h"
+
+static curve_set g_curves;
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *root = getenv("EFPLAN_ROOT");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/inputs/curves/A100", root ? root : ".");
+    ef_err e;
+    return curve_set_load(&g_curves, dir, &e) == EF_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    curve_set_free(&g_curves);
+    return 0;
+}
+
+static const curve_row *row_of(const char *model, long batch)
+{
+    const curve_model *m = curve_find_model(&g_curves, model);
+    assert_non_null(m);
+    const curve_row *r = curve_find_row(m, batch);
+    assert_non_null(r);
+    return r;
+}
+
+/* ---- profile -------------------------------------------------------------- */
+
+static void test_profile(void **state)
+{
+    (void)state;
+    profile p;
+    profile_init(&p, 0, 8);
+    profile_add(&p, 60, 120, -4);
+    assert_int_equal(profile_at(&p, 0), 8);
+    assert_int_equal(profile_at(&p, 60), 4);
+    assert_int_equal(profile_at(&p, 119), 4);
+    assert_int_equal(profile_at(&p, 120), 8);
+    assert_int_equal(profile_min(&p, 0, 200), 4);
+    profile_add(&p, 60, 120, 4); /* give back: merges to one step */
+    assert_int_equal(p.n, 1);
+    profile_add(&p, 0, INT64_MAX, -2);
+    assert_int_equal(profile_at(&p, 1000000), 6);
+    profile_free(&p);
+}
+
+/* ---- MSS: the worked examples of the specification ------------------------- */
+
+static void test_mss_examples(void **state)
+{
+    (void)state;
+    const curve_row *r = row_of("resnet50", 128);
+    profile F;
+    resv rv = {0};
+    profile_init(&F, 0, 8);
+    /* lax deadline: one GPU suffices */
+    assert_int_equal(mss_plan(r, 8, 7310, 0, 5000, 240, &F, &rv), 1);
+    assert_int_equal(rv.n, 1);
+    assert_int_equal(rv.s[0].gpus, 1);
+    assert_int_equal(rv.real_end, 2000);
+    assert_int_equal(rv.end, 2160);
+    /* tighter deadline: two GPUs */
+    assert_int_equal(mss_plan(r, 8, 7310, 0, 1500, 240, &F, &rv), 1);
+    assert_int_equal(rv.s[0].gpus, 2);
+    assert_int_equal(rv.real_end, 1105);
+    assert_int_equal(rv.end, 1200);
+    /* impossible even at the peak: rejected, earliest finish reported */
+    assert_int_equal(mss_plan(r, 8, 7310, 0, 300, 240, &F, &rv), 0);
+    int64_t ef = mss_earliest_finish(r, 8, 7310, 0, 240, &F);
+    assert_int_equal(ef, (int64_t)ceil(7310 * (1 + MSS_MARGIN) / 16.53414011075494));
+    assert_int_equal(mss_plan(r, 8, 7310, 0, ef, 240, &F, &rv), 1);
+    /* capacity promised to others: two-level plan around the hole */
+    profile_add(&F, 0, 480, -8);
+    assert_int_equal(mss_plan(r, 8, 7310, 0, 2000, 240, &F, &rv), 1);
+    assert_true(rv.s[0].start >= 480);
+    assert_true(rv.real_end <= 2000);
+    resv_free(&rv);
+    profile_free(&F);
+}
+
+/* ---- placement --------------------------------------------------------------- */
+
+static void test_place_no_fragmentation(void **state)
+{
+    (void)state;
+    srand(7);
+    for (int iter = 0; iter < 300; iter++) {
+        cluster c;
+        int gpn = 1 << (rand() % 4), nodes = 1 + rand() % 6;
+        assert_int_equal(cluster_init(&c, 1, nodes, gpn, "t", NULL), EF_OK);
+        int want[64], n = 0, total = 0;
+        const char *ids[64];
+        char names[64][8];
+        while (n < 64) {
+            int g = 1 << (rand() % 5);
+            if (g > gpn && g % gpn)
+                continue;
+            if (total + g > c.total_gpus)
+                break;
+            want[n] = g;
+            total += g;
+            snprintf(names[n], sizeof names[n], "j%02d", n);
+            ids[n] = names[n];
+            n++;
+        }
+        place_set out[64], prev[64];
+        int owner[512];
+        memset(prev, 0, sizeof prev);
+        assert_int_equal(place_slot(&c, n, want, prev, ids, out, owner), EF_OK);
+        for (int i = 0; i < n; i++)
+            assert_true(place_is_buddy(&c, &out[i]));
+        /* same sizes again: nobody moves */
+        place_set again[64];
+        assert_int_equal(place_slot(&c, n, want, out, ids, again, owner), EF_OK);
+        for (int i = 0; i < n; i++) {
+            assert_memory_equal(again[i].gpu, out[i].gpu, (size_t)want[i] * sizeof(int));
+            place_set_free(&again[i]);
+            place_set_free(&out[i]);
+        }
+    }
+}
+
+static void test_place_over_capacity(void **state)
+{
+    (void)state;
+    cluster c;
+    cluster_init(&c, 1, 1, 8, "t", NULL);
+    int want[2] = {8, 1};
+    const char *ids[2] = {"a", "b"};
+    place_set out[2];
+    int owner[8];
+    assert_int_equal(place_slot(&c, 2, want, NULL, ids, out, owner), EF_ERR);
+}
+
+/* ---- property tests over random queues ---------------------------------------- */
+
+static uint64_t rng_state;
+static uint32_t rnd(void)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(rng_state >> 33);
+}
+
+static void make_queue(job_queue *q, uint64_t seed, int n)
+{
+    rng_state = seed * 2654435761ULL + 1;
+    memset(q, 0, sizeof *q);
+    q->path = strdup("random");
+    q->is_json = 1;
+    q->n = n;
+    q->jobs = calloc((size_t)n, sizeof *q->jobs);
+    for (int i = 0; i < n; i++) {
+        job *j = &q->jobs[i];
+        const curve_model *m = &g_curves.models[rnd() % (uint32_t)g_curves.nmodels];
+        const curve_row *r = &m->rows[rnd() % (uint32_t)m->nrows];
+        char id[16];
+        snprintf(id, sizeof id, "r%03d", i);
+        j->id = strdup(id);
+        j->model = strdup(m->name);
+        j->batch = r->batch;
+        j->curve = r;
+        double secs1 = 300 + rnd() % 12000; /* run time on one GPU */
+        j->iterations = (int64_t)(secs1 * r->usable_tput[0]) + 1;
+        j->submit = rnd() % 14400;
+        j->index = i;
+        if (rnd() % 10 == 0) {
+            j->has_deadline = 0;
+        } else {
+            j->has_deadline = 1;
+            double f = 0.2 + (rnd() % 1000) / 1000.0 * 1.3;
+            j->deadline = j->submit + 1 + (int64_t)(secs1 * f);
+        }
+    }
+}
+
+static void free_queue(job_queue *q)
+{
+    queue_free(q);
+}
+
+static void check_random(uint64_t seed, plan_surplus mode)
+{
+    job_queue q;
+    int n = 3 + (int)(seed % 28);
+    make_queue(&q, seed, n);
+    cluster c;
+    int nodes = 1 + (int)(seed % 4), gpn = 1 << (1 + seed % 3);
+    assert_int_equal(cluster_init(&c, 1, nodes, gpn, "t", NULL), EF_OK);
+    plan_opts o;
+    plan_opts_default(&o);
+    o.slot = seed % 2 ? 60 : 240;
+    o.surplus = mode;
+    plan p;
+    ef_err e = {0};
+    assert_int_equal(plan_build(&p, &q, &c, &o, &e), EF_OK);
+    if (plan_check(&p, &e) != EF_OK)
+        fail_msg("seed %llu: %s", (unsigned long long)seed, e.msg);
+    assert_int_equal(p.admitted + p.rejected + p.best_effort, n);
+    char *j1;
+    size_t l1;
+    plan_to_json(&p, "q", "A100", &j1, &l1);
+    /* resubmitting a rejected job with its earliest feasible deadline is
+     * admitted (check the first rejected job of each queue) */
+    for (int i = 0; i < n; i++) {
+        const plan_job *pj = &p.jobs[i];
+        if (pj->decision != PLAN_REJECTED || pj->earliest_feasible_deadline < 0)
+            continue;
+        int64_t old = q.jobs[i].deadline;
+        q.jobs[i].deadline = pj->earliest_feasible_deadline;
+        plan p2;
+        assert_int_equal(plan_build(&p2, &q, &c, &o, &e), EF_OK);
+        if (p2.jobs[i].decision != PLAN_ADMITTED)
+            fail_msg("seed %llu: job %s resubmitted with deadline %lld not "
+                     "admitted", (unsigned long long)seed, q.jobs[i].id,
+                     (long long)pj->earliest_feasible_deadline);
+        assert_int_equal(plan_check(&p2, &e), EF_OK);
+        plan_free(&p2);
+        q.jobs[i].deadline = old;
+        break;
+    }
+    /* same inputs, same bytes */
+    plan p3;
+    assert_int_equal(plan_build(&p3, &q, &c, &o, &e), EF_OK);
+    char *j3;
+    size_t l3;
+    plan_to_json(&p3, "q", "A100", &j3, &l3);
+    assert_int_equal(l1, l3);
+    assert_memory_equal(j1, j3, l1);
+    free(j1);
+    free(j3);
+    plan_free(&p3);
+    plan_free(&p);
+    free_queue(&q);
+}
+
+static void test_random_gain(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 300; seed++)
+        check_random(seed, SURPLUS_GAIN);
+}
+
+static void test_random_reference(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1001; seed <= 1100; seed++)
+        check_random(seed, SURPLUS_REFERENCE);
+}
+
+/* A job already under way that cannot make its deadline is demoted to
+ * best-effort, not dropped, and does not block a feasible newcomer. */
+static void test_late_job_demoted(void **state)
+{
+    (void)state;
+    job_queue q;
+    make_queue(&q, 5, 2);
+    const curve_row *r = row_of("resnet50", 128);
+    for (int i = 0; i < 2; i++) {
+        q.jobs[i].curve = r;
+        free(q.jobs[i].model);
+        q.jobs[i].model = strdup("resnet50");
+        q.jobs[i].batch = 128;
+        q.jobs[i].submit = 0;
+        q.jobs[i].has_deadline = 1;
+    }
+    q.jobs[0].iterations = 1000000;
+    q.jobs[0].iterations_done = 10;
+    q.jobs[0].deadline = 100;  /* hopeless */
+    q.jobs[1].iterations = 1000;
+    q.jobs[1].deadline = 3600;
+    cluster c;
+    cluster_init(&c, 1, 1, 8, "t", NULL);
+    plan_opts o;
+    plan_opts_default(&o);
+    plan p;
+    ef_err e;
+    assert_int_equal(plan_build(&p, &q, &c, &o, &e), EF_OK);
+    assert_int_equal(plan_check(&p, &e), EF_OK);
+    assert_int_equal(p.jobs[0].decision, PLAN_BEST_EFFORT);
+    assert_non_null(strstr(p.jobs[0].reason, "demoted"));
+    assert_int_equal(p.jobs[1].decision, PLAN_ADMITTED);
+    assert_true(p.jobs[0].planned_end > 0);
+    plan_free(&p);
+    free_queue(&q);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_profile),
+        cmocka_unit_test(test_mss_examples),
+        cmocka_unit_test(test_place_no_fragmentation),
+        cmocka_unit_test(test_place_over_capacity),
+        cmocka_unit_test(test_random_gain),
+        cmocka_unit_test(test_random_reference),
+        cmocka_unit_test(test_late_job_demoted),
+    };
+    return cmocka_run_group_tests_name("plan", tests, setup, teardown);
+}
