@@ -51,9 +51,22 @@ json_t *jsonin_parse(const char *file, const char *buf, size_t len,
                     file, err.line > 0 ? err.line : 1, col);
             return NULL;
         }
+        /* jansson quotes the offending token verbatim ("invalid token
+         * near '\x02'"): escape control bytes so the message stays one
+         * printable line. */
+        char text[4 * JSON_ERROR_TEXT_LENGTH];
+        size_t o = 0;
+        for (const char *p = err.text; *p && o + 5 < sizeof text; p++) {
+            unsigned char c = (unsigned char)*p;
+            if (c < 0x20 || c == 0x7f)
+                o += (size_t)snprintf(text + o, sizeof text - o, "\\x%02x", c);
+            else
+                text[o++] = (char)c;
+        }
+        text[o] = '\0';
         /* Columns of line 1 count the skipped BOM's absence: same text. */
         ef_fail(e, EF_E_INPUT, "%s:%d:%d: JSON syntax: %s", file,
-                err.line > 0 ? err.line : 1, col, err.text);
+                err.line > 0 ? err.line : 1, col, text);
         return NULL;
     }
     return root;
