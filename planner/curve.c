@@ -357,6 +357,13 @@ int curve_parse_json(curve_model *m, const char *model, const char *path,
             int lv = 0;
             while ((1L << lv) < g)
                 lv++;
+            if (cr->measured[lv]) {
+                /* "1" and "01" (or "+1") name the same GPU count */
+                ef_fail(e, EF_E_INPUT, "%s: %s.throughput: key \"%s\" repeats "
+                        "GPU count %lld (keep one key per GPU count)", path,
+                        where, ef_quote(k, q, sizeof q), (long long)g);
+                goto fail;
+            }
             double t;
             if (json_is_null(v)) {
                 t = 0.0;

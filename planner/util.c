@@ -140,9 +140,10 @@ ef_numerr ef_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
     }
     if (*p != '\0')
         return EF_NUM_SYNTAX;
-    if (over || v > (uint64_t)INT64_MAX)
+    /* -9223372036854775808 (INT64_MIN) has no positive counterpart. */
+    if (over || v > (uint64_t)INT64_MAX + (uint64_t)neg)
         return EF_NUM_RANGE;
-    int64_t x = neg ? -(int64_t)v : (int64_t)v;
+    int64_t x = neg ? (int64_t)(0 - v) : (int64_t)v;
     if (x < min || x > max)
         return EF_NUM_RANGE;
     *out = x;

@@ -1,0 +1,486 @@
+/* test_util.c: strict number parsing, ISO-8601 times, quoting,
+ * suggestions and file helpers (planner/util.h). */
+#include "testutil.h"
+
+#include <errno.h>
+#include <limits.h>
+
+#include "../../planner/util.h"
+
+/* ---- ef_parse_i64 ------------------------------------------------------- */
+
+static ef_numerr i64(const char *s, int64_t *out)
+{
+    return ef_parse_i64(s, INT64_MIN, INT64_MAX, out);
+}
+
+static void test_i64_ok(void **state)
+{
+    int64_t v = 0;
+    assert_int_equal(i64("42", &v), EF_NUM_OK);
+    assert_true(v == 42);
+    assert_int_equal(i64("0", &v), EF_NUM_OK);
+    assert_true(v == 0);
+    assert_int_equal(i64("-17", &v), EF_NUM_OK);
+    assert_true(v == -17);
+    assert_int_equal(i64("+5", &v), EF_NUM_OK);
+    assert_true(v == 5);
+    v = 99;
+    assert_int_equal(i64("-0", &v), EF_NUM_OK);
+    assert_true(v == 0);
+}
+
+static void test_i64_empty_and_syntax(void **state)
+{
+    int64_t v = 0;
+    assert_int_equal(i64("", &v), EF_NUM_EMPTY);
+    const char *bad[] = {"12a", "1e3", " 1", "1 ", "+", "-", "1.0", "0x10",
+                         "++1", "+-1", "1,000", "a", "\t3", "1\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        if (i64(bad[i], &v) != EF_NUM_SYNTAX) {
+            print_error("    \"%s\" is not EF_NUM_SYNTAX\n", bad[i]);
+            fail();
+        }
+    }
+}
+
+static void test_i64_int64_limits(void **state)
+{
+    int64_t v = 0;
+    assert_int_equal(i64("9223372036854775807", &v), EF_NUM_OK);
+    assert_true(v == INT64_MAX);
+    assert_int_equal(i64("9223372036854775808", &v), EF_NUM_RANGE);
+    assert_int_equal(i64("99999999999999999999", &v), EF_NUM_RANGE);
+    assert_int_equal(i64("18446744073709551616", &v), EF_NUM_RANGE);
+    assert_int_equal(i64("-9223372036854775807", &v), EF_NUM_OK);
+    assert_true(v == -INT64_MAX);
+    /* INT64_MIN is a valid int64 and inside [INT64_MIN, INT64_MAX]. */
+    assert_int_equal(i64("-9223372036854775808", &v), EF_NUM_OK);
+    assert_true(v == INT64_MIN);
+    assert_int_equal(i64("-9223372036854775809", &v), EF_NUM_RANGE);
+    assert_int_equal(i64("-99999999999999999999", &v), EF_NUM_RANGE);
+}
+
+static void test_i64_bounds(void **state)
+{
+    int64_t v = 0;
+    assert_int_equal(ef_parse_i64("1", 1, 4, &v), EF_NUM_OK);
+    assert_true(v == 1);
+    assert_int_equal(ef_parse_i64("4", 1, 4, &v), EF_NUM_OK);
+    assert_true(v == 4);
+    assert_int_equal(ef_parse_i64("0", 1, 4, &v), EF_NUM_RANGE);
+    assert_int_equal(ef_parse_i64("5", 1, 4, &v), EF_NUM_RANGE);
+    assert_int_equal(ef_parse_i64("-1", 0, 10, &v), EF_NUM_RANGE);
+    assert_int_equal(ef_parse_i64("-0", 0, 10, &v), EF_NUM_OK);
+    assert_int_equal(ef_parse_i64("1000000000000000", 0, EF_MAX_I64, &v),
+                     EF_NUM_OK);
+    assert_true(v == EF_MAX_I64);
+    assert_int_equal(ef_parse_i64("1000000000000001", 0, EF_MAX_I64, &v),
+                     EF_NUM_RANGE);
+    /* Syntax is judged before range. */
+    assert_int_equal(ef_parse_i64("5x", 1, 4, &v), EF_NUM_SYNTAX);
+}
+
+/* ---- ef_parse_double ---------------------------------------------------- */
+
+static void test_double_ok(void **state)
+{
+    struct { const char *s; double v; } ok[] = {
+        {"1.5", 1.5}, {"-2", -2.0}, {"+3.25", 3.25}, {"1e3", 1000.0},
+        {"2.5E-1", 0.25}, {".5", 0.5}, {"5.", 5.0}, {"0", 0.0},
+        {"46.914146350193334", 46.914146350193334}};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        double v = -1;
+        if (ef_parse_double(ok[i].s, &v) != EF_NUM_OK || v != ok[i].v) {
+            print_error("    \"%s\" did not parse to %g\n", ok[i].s, ok[i].v);
+            fail();
+        }
+    }
+}
+
+static void test_double_rejects(void **state)
+{
+    double v = 0;
+    assert_int_equal(ef_parse_double("", &v), EF_NUM_EMPTY);
+    const char *nf[] = {"nan", "NaN", "inf", "-inf", "+inf", "Infinity",
+                        "-nan", "INF"};
+    for (size_t i = 0; i < sizeof nf / sizeof *nf; i++)
+        if (ef_parse_double(nf[i], &v) != EF_NUM_NOTFINITE) {
+            print_error("    \"%s\" is not EF_NUM_NOTFINITE\n", nf[i]);
+            fail();
+        }
+    const char *syn[] = {"0x10", "0x1p3", "  ", " 1", "1 ", "1.2.3", "1e",
+                         "e5", ".", "-", "1,5", "abc", "12a", "1e+", "--1"};
+    for (size_t i = 0; i < sizeof syn / sizeof *syn; i++)
+        if (ef_parse_double(syn[i], &v) != EF_NUM_SYNTAX) {
+            print_error("    \"%s\" is not EF_NUM_SYNTAX\n", syn[i]);
+            fail();
+        }
+    assert_int_equal(ef_parse_double("1e400", &v), EF_NUM_RANGE);
+    assert_int_equal(ef_parse_double("-1e400", &v), EF_NUM_RANGE);
+}
+
+/* ---- ef_parse_iso8601 --------------------------------------------------- */
+
+static void iso_ok(const char *s, int64_t want, const char *file, int line)
+{
+    int64_t v = -1;
+    const char *why = NULL;
+    if (ef_parse_iso8601(s, &v, &why) != EF_OK) {
+        print_error("    \"%s\" rejected: %s\n", s, why ? why : "(no reason)");
+        _fail(file, line);
+    }
+    if (v != want) {
+        print_error("    \"%s\" -> %lld, expected %lld\n", s, (long long)v,
+                    (long long)want);
+        _fail(file, line);
+    }
+}
+#define assert_iso(s, want) iso_ok((s), (want), __FILE__, __LINE__)
+
+static void iso_bad(const char *s, const char *why_sub, const char *file,
+                    int line)
+{
+    int64_t v = 0;
+    const char *why = NULL;
+    if (ef_parse_iso8601(s, &v, &why) != EF_ERR) {
+        print_error("    \"%s\" accepted as %lld\n", s, (long long)v);
+        _fail(file, line);
+    }
+    if (!why || !why[0]) {
+        print_error("    \"%s\" rejected without a reason\n", s);
+        _fail(file, line);
+    }
+    if (why_sub)
+        tu_contains(why, why_sub, file, line);
+}
+#define assert_iso_bad(s, sub) iso_bad((s), (sub), __FILE__, __LINE__)
+
+static void test_iso_values(void **state)
+{
+    assert_iso("1970-01-01T00:00:00Z", 0);
+    assert_iso("2021-03-04T00:00:00Z", 1614816000);
+    assert_iso("2021-03-04t00:00:00z", 1614816000);
+    assert_iso("2021-03-04 00:00:00Z", 1614816000);
+    assert_iso("2021-03-04T00:00Z", 1614816000);
+    assert_iso("2021-03-04T00:00:01Z", 1614816001);
+    assert_iso("2000-02-29T00:00:00Z", 951782400);
+    assert_iso("2024-02-29T12:00:00Z", 1709208000);
+}
+
+static void test_iso_offsets(void **state)
+{
+    assert_iso("2021-03-04T02:00:00+02:00", 1614816000);
+    assert_iso("2021-03-04T02:00:00+0200", 1614816000);
+    assert_iso("2021-03-03T18:30:00-05:30", 1614816000);
+    assert_iso("2021-03-03T18:30:00-0530", 1614816000);
+    assert_iso("2021-03-04T00:00:00+00:00", 1614816000);
+    assert_iso("1970-01-01T01:00:00+01:00", 0);
+}
+
+static void test_iso_fraction(void **state)
+{
+    assert_iso("2021-03-04T00:00:00.999Z", 1614816000);
+    assert_iso("2021-03-04T00:00:07.5Z", 1614816007);
+    assert_iso("2021-03-04T00:00:07,25+00:00", 1614816007);
+    assert_iso_bad("2021-03-04T00:00:00.Z", NULL);
+}
+
+static void test_iso_rejects(void **state)
+{
+    assert_iso_bad("2023-02-29T00:00:00Z", "out of range");
+    assert_iso_bad("1900-02-29T00:00:00Z", "out of range");
+    assert_iso_bad("2021-13-01T00:00:00Z", "out of range");
+    assert_iso_bad("2021-00-10T00:00:00Z", "out of range");
+    assert_iso_bad("2021-04-31T00:00:00Z", "out of range");
+    assert_iso_bad("2021-03-00T00:00:00Z", "out of range");
+    assert_iso_bad("2021-03-04T24:00:00Z", "out of range");
+    assert_iso_bad("2021-03-04T23:60:00Z", "out of range");
+    /* missing zone, with a reason that says so */
+    assert_iso_bad("2021-03-04T00:00:00", "zone");
+    assert_iso_bad("2021-03-04T00:00", "zone");
+    /* date only */
+    assert_iso_bad("2021-03-04", "without a time");
+    assert_iso_bad("", NULL);
+    assert_iso_bad("1614816000", NULL);
+    assert_iso_bad("21-03-04T00:00:00Z", NULL);
+    assert_iso_bad("2021/03/04T00:00:00Z", NULL);
+    assert_iso_bad("2021-03-04T00:00:00Z ", NULL);
+    assert_iso_bad("2021-03-04T00:00:00Zjunk", NULL);
+    assert_iso_bad("2021-03-04T00:00:00+2", NULL);
+    assert_iso_bad("2021-03-04T00:00:00+24:00", NULL);
+    assert_iso_bad("2021-03-04T0:00:00Z", NULL);
+    assert_iso_bad("2021-03-04T00:00:00 UTC", NULL);
+    assert_iso_bad("2021-03-04T", NULL);
+    /* A NULL 'why' is allowed. */
+    int64_t v;
+    assert_int_equal(ef_parse_iso8601("2021-03-04", &v, NULL), EF_ERR);
+}
+
+/* ---- ef_quote ----------------------------------------------------------- */
+
+static void test_quote_plain_and_escapes(void **state)
+{
+    char q[128];
+    assert_string_equal(ef_quote("abc", q, sizeof q), "abc");
+    assert_string_equal(ef_quote("", q, sizeof q), "");
+    assert_string_equal(ef_quote("a\nb\tc\x01", q, sizeof q),
+                        "a\\x0ab\\x09c\\x01");
+    assert_string_equal(ef_quote("\x7f", q, sizeof q), "\\x7f");
+    /* No raw quote characters end up inside a "quoted" message part. */
+    ef_quote("say \"hi\"", q, sizeof q);
+    assert_not_contains(q, "\"");
+    assert_prefix(q, "say ");
+    /* UTF-8 text stays readable. */
+    assert_string_equal(ef_quote("r\xc3\xa9sum\xc3\xa9", q, sizeof q),
+                        "r\xc3\xa9sum\xc3\xa9");
+}
+
+static void test_quote_truncates(void **state)
+{
+    char q[128], in[101], want[64];
+    memset(in, 'x', 100);
+    in[100] = '\0';
+    ef_quote(in, q, sizeof q);
+    assert_true(strlen(q) < 60);
+    size_t n = strlen(q);
+    assert_true(n > 3);
+    assert_string_equal(q + n - 3, "...");
+    /* what comes before the dots is the start of the text */
+    assert_true(strspn(q, "x") == n - 3);
+    assert_true(n - 3 >= 20);
+    /* text of exactly 40 characters is not cut */
+    memset(want, 'y', 40);
+    want[40] = '\0';
+    assert_string_equal(ef_quote(want, q, sizeof q), want);
+    /* a short destination is never overrun and stays terminated */
+    char small[16];
+    memset(small, '#', sizeof small);
+    ef_quote(in, small, sizeof small);
+    assert_true(memchr(small, '\0', sizeof small) != NULL);
+    assert_prefix(small, "xxxx");
+    /* escapes are not split at the end of a short destination */
+    char tiny[12];
+    ef_quote("\n\n\n\n\n\n\n\n", tiny, sizeof tiny);
+    assert_true(memchr(tiny, '\0', sizeof tiny) != NULL);
+    size_t tl = strlen(tiny);
+    if (tl >= 3 && strcmp(tiny + tl - 3, "...") == 0)
+        tl -= 3;
+    assert_true(tl > 0 && tl % 4 == 0);
+    for (size_t i = 0; i < tl; i += 4)
+        assert_memory_equal(tiny + i, "\\x0a", 4);
+}
+
+/* ---- ef_suggest, ef_edit_distance --------------------------------------- */
+
+static void test_suggest(void **state)
+{
+    static const char *const keys[] = {
+        "id", "model", "batch_size", "iterations", "submit_time",
+        "deadline", "iterations_done", "num_gpu", "duration"};
+    int n = (int)(sizeof keys / sizeof *keys);
+    const char *s = ef_suggest("iteration", keys, n);
+    assert_non_null(s);
+    assert_string_equal(s, "iterations");
+    s = ef_suggest("modle", keys, n);
+    assert_non_null(s);
+    assert_string_equal(s, "model");
+    s = ef_suggest("dedline", keys, n);
+    assert_non_null(s);
+    assert_string_equal(s, "deadline");
+    s = ef_suggest("Deadline", keys, n);
+    assert_non_null(s);
+    assert_string_equal(s, "deadline");
+    assert_null(ef_suggest("banana", keys, n));
+    assert_null(ef_suggest("priority", keys, n));
+    assert_null(ef_suggest("x", keys, 0));
+}
+
+static void test_edit_distance(void **state)
+{
+    assert_int_equal(ef_edit_distance("kitten", "sitting", 10), 3);
+    assert_int_equal(ef_edit_distance("", "abc", 10), 3);
+    assert_int_equal(ef_edit_distance("same", "same", 10), 0);
+    /* capped at cap + 1 */
+    assert_int_equal(ef_edit_distance("kitten", "sitting", 1), 2);
+}
+
+/* ---- ef_is_pow2, ef_fmt_duration ---------------------------------------- */
+
+static void test_is_pow2(void **state)
+{
+    int64_t yes[] = {1, 2, 4, 8, 64, 1024, 1LL << 40, 1LL << 62};
+    int64_t no[] = {0, -1, -2, -8, 3, 6, 12, 1000, INT64_MIN, INT64_MAX,
+                    (1LL << 40) + 1};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+        assert_true(ef_is_pow2(yes[i]));
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        assert_false(ef_is_pow2(no[i]));
+}
+
+static void test_fmt_duration(void **state)
+{
+    char d[64];
+    assert_string_equal(
+        ef_fmt_duration(59 * 86400 + 23 * 3600 + 10 * 60 + 5, d, sizeof d),
+        "59d 23h 10m 5s");
+    assert_string_equal(ef_fmt_duration(3661, d, sizeof d), "1h 1m 1s");
+    assert_string_equal(ef_fmt_duration(59, d, sizeof d), "0m 59s");
+    assert_string_equal(ef_fmt_duration(0, d, sizeof d), "0m 0s");
+}
+
+/* ---- files -------------------------------------------------------------- */
+
+static void test_write_atomic(void **state)
+{
+    char dir[256], path[512];
+    tu_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    ef_err e = {0};
+    const char *text = "{\"a\": 1}\n";
+    assert_ok(ef_write_file_atomic(path, text, strlen(text), &e), e);
+    char *buf;
+    size_t len;
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_int_equal(len, strlen(text));
+    assert_string_equal(buf, text);
+    free(buf);
+    /* only the target is left: no temporary file */
+    assert_int_equal(tu_count_entries(dir), 1);
+    /* replacing an existing file */
+    assert_ok(ef_write_file_atomic(path, "xy", 2, &e), e);
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_int_equal(len, 2);
+    assert_string_equal(buf, "xy");
+    free(buf);
+    assert_int_equal(tu_count_entries(dir), 1);
+    /* an empty file, and bytes with NULs */
+    assert_ok(ef_write_file_atomic(path, "a\0b", 3, &e), e);
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_int_equal(len, 3);
+    assert_memory_equal(buf, "a\0b", 3);
+    free(buf);
+    assert_ok(ef_write_file_atomic(path, "", 0, &e), e);
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_int_equal(len, 0);
+    free(buf);
+    assert_int_equal(tu_count_entries(dir), 1);
+    tu_rmtree(dir);
+}
+
+static void test_write_atomic_missing_dir(void **state)
+{
+    char dir[256], sub[512], path[600];
+    tu_tmpdir(dir, sizeof dir);
+    snprintf(sub, sizeof sub, "%s/nope", dir);
+    snprintf(path, sizeof path, "%s/out.csv", sub);
+    ef_err e = {0};
+    int rc = ef_write_file_atomic(path, "x\n", 2, &e);
+    assert_int_equal(rc, EF_ERR);
+    assert_int_not_equal(e.kind, EF_E_NONE);
+    assert_prefix(e.msg, path);
+    /* nothing was created anywhere */
+    struct stat st;
+    assert_int_not_equal(stat(sub, &st), 0);
+    assert_int_equal(tu_count_entries(dir), 0);
+    tu_rmtree(dir);
+}
+
+static void test_write_atomic_onto_directory(void **state)
+{
+    /* the final rename fails: an error, and no temporary file is left */
+    char dir[256], sub[512];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(sub, sizeof sub, dir, "out");
+    assert_int_equal(mkdir(sub, 0755), 0);
+    ef_err e = {0};
+    assert_int_equal(ef_write_file_atomic(sub, "x\n", 2, &e), EF_ERR);
+    assert_int_not_equal(e.kind, EF_E_NONE);
+    assert_prefix(e.msg, sub);
+    assert_int_equal(tu_count_entries(dir), 1);
+    assert_int_equal(tu_count_entries(sub), 0);
+    tu_rmtree(dir);
+}
+
+static void test_read_file_errors(void **state)
+{
+    char dir[256], path[512], pre[600];
+    tu_tmpdir(dir, sizeof dir);
+    char *buf = (char *)1;
+    size_t len = 7;
+    ef_err e = {0};
+
+    snprintf(path, sizeof path, "%s/missing.csv", dir);
+    snprintf(pre, sizeof pre, "%s: ", path);
+    assert_err(ef_read_file(path, &buf, &len, &e), e, pre, NULL);
+    assert_null(buf);
+
+    snprintf(pre, sizeof pre, "%s: ", dir);
+    assert_err(ef_read_file(dir, &buf, &len, &e), e, pre, "directory");
+    assert_null(buf);
+
+    tu_write(dir, "empty.csv", "", path, sizeof path);
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_non_null(buf);
+    assert_int_equal(len, 0);
+    assert_int_equal(buf[0], '\0');
+    free(buf);
+
+    tu_write(dir, "a.txt", "hello", path, sizeof path);
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_int_equal(len, 5);
+    assert_string_equal(buf, "hello");
+    free(buf);
+    tu_rmtree(dir);
+}
+
+static void test_read_file_large(void **state)
+{
+    /* bigger than any initial buffer guess, from a pipe-like source size */
+    char dir[256], path[512];
+    tu_tmpdir(dir, sizeof dir);
+    size_t n = 300000;
+    char *big = malloc(n + 1);
+    for (size_t i = 0; i < n; i++)
+        big[i] = (char)('a' + i % 26);
+    big[n] = '\0';
+    tu_write(dir, "big.txt", big, path, sizeof path);
+    char *buf;
+    size_t len;
+    ef_err e = {0};
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_int_equal(len, n);
+    assert_memory_equal(buf, big, n);
+    assert_int_equal(buf[n], '\0');
+    free(buf);
+    free(big);
+    tu_rmtree(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_i64_ok),
+        cmocka_unit_test(test_i64_empty_and_syntax),
+        cmocka_unit_test(test_i64_int64_limits),
+        cmocka_unit_test(test_i64_bounds),
+        cmocka_unit_test(test_double_ok),
+        cmocka_unit_test(test_double_rejects),
+        cmocka_unit_test(test_iso_values),
+        cmocka_unit_test(test_iso_offsets),
+        cmocka_unit_test(test_iso_fraction),
+        cmocka_unit_test(test_iso_rejects),
+        cmocka_unit_test(test_quote_plain_and_escapes),
+        cmocka_unit_test(test_quote_truncates),
+        cmocka_unit_test(test_suggest),
+        cmocka_unit_test(test_edit_distance),
+        cmocka_unit_test(test_is_pow2),
+        cmocka_unit_test(test_fmt_duration),
+        cmocka_unit_test(test_write_atomic),
+        cmocka_unit_test(test_write_atomic_missing_dir),
+        cmocka_unit_test(test_write_atomic_onto_directory),
+        cmocka_unit_test(test_read_file_errors),
+        cmocka_unit_test(test_read_file_large),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
