@@ -23,8 +23,10 @@ void help_submit(void)
         "Ask whether one new job can be admitted into an existing plan. The\n"
         "plan's queue plus the new job is planned again with the plan's\n"
         "cluster, curves, slot and surplus mode. The job is admitted only if\n"
-        "its deadline is guaranteed and every job the plan admitted stays\n"
-        "admitted; then the plan file is rewritten atomically. Otherwise the\n"
+        "its deadline is guaranteed and every job admitted before it arrives\n"
+        "stays admitted; then the plan file is rewritten atomically (jobs\n"
+        "submitted later are decided when they arrive; changes to their\n"
+        "decisions are listed). Otherwise the\n"
         "answer says why, with the earliest deadline that could be\n"
         "guaranteed, and the plan file is left untouched.\n"
         "\n"
@@ -41,6 +43,44 @@ void help_submit(void)
 static const char *const copy_keys[] = {"id", "model", "batch_size",
                                         "iterations", "iterations_done",
                                         "submit_time", "deadline"};
+
+/* The id of a job that had been admitted by the time the new job arrives
+ * (submitted no later than it) and that the new plan no longer admits;
+ * NULL when every promise holds. Jobs submitted after the new job were
+ * promised nothing yet: they are decided when they arrive. */
+static const char *broken_promise(const plan *p, json_t *old_jobs)
+{
+    size_t i;
+    json_t *pj;
+    const job *nw = p->jobs[p->njobs - 1].in;
+    json_array_foreach(old_jobs, i, pj) {
+        json_t *d = json_object_get(pj, "decision");
+        if (p->jobs[i].in->submit <= nw->submit && json_is_string(d) &&
+            strcmp(json_string_value(d), "admitted") == 0 &&
+            p->jobs[i].decision != PLAN_ADMITTED)
+            return p->jobs[i].in->id;
+    }
+    return NULL;
+}
+
+/* Print the later jobs whose decision the new job changes. */
+static void print_changes(const plan *p, json_t *old_jobs)
+{
+    size_t i;
+    json_t *pj;
+    int k = 0;
+    json_array_foreach(old_jobs, i, pj) {
+        const char *d = json_string_value(json_object_get(pj, "decision"));
+        const char *nd = p->jobs[i].decision == PLAN_ADMITTED ? "admitted"
+                         : p->jobs[i].decision == PLAN_REJECTED ? "rejected"
+                                                                : "best_effort";
+        if (d && strcmp(d, nd) != 0) {
+            if (k++ == 0)
+                printf("note: jobs submitted later change decision:\n");
+            printf("  %s: %s -> %s\n", p->jobs[i].in->id, d, nd);
+        }
+    }
+}
 
 int cmd_submit(int argc, char **argv)
 {
@@ -181,25 +221,44 @@ int cmd_submit(int argc, char **argv)
         goto out;
     }
     const plan_job *nw = &p.jobs[p.njobs - 1];
-    /* Promises already made must hold. */
-    const char *broken = NULL;
-    json_array_foreach(jobs, i, pj) {
-        json_t *d = json_object_get(pj, "decision");
-        if (json_is_string(d) && strcmp(json_string_value(d), "admitted") == 0 &&
-            p.jobs[i].decision != PLAN_ADMITTED) {
-            broken = p.jobs[i].in->id;
-            break;
-        }
-    }
+    const char *broken = broken_promise(&p, jobs);
     if (nw->decision == PLAN_REJECTED || broken) {
         if (broken)
             printf("rejected: %s would break the promise made to job %s\n",
                    nw->in->id, broken);
         else
             printf("rejected: %s: %s\n", nw->in->id, nw->reason);
-        if (nw->earliest_feasible_deadline >= 0 && !broken)
+        /* The earliest deadline that is admitted without breaking any
+         * promise: start from the planner's answer and step forward,
+         * doubling the step, until a deadline is accepted. */
+        job *qj = &q.jobs[q.n - 1];
+        int64_t cand = nw->earliest_feasible_deadline, step = po.slot;
+        if (qj->has_deadline && cand < 0 && broken)
+            cand = qj->deadline + step;
+        int found = 0;
+        for (int tries = 0; tries < 40 && cand >= 0 && !found; tries++) {
+            plan p2;
+            qj->deadline = cand;
+            qj->has_deadline = 1;
+            if (plan_build(&p2, &q, &c, &po, &e) != EF_OK) {
+                rc = cli_fail(&e);
+                goto out;
+            }
+            if (p2.jobs[p2.njobs - 1].decision == PLAN_ADMITTED &&
+                !broken_promise(&p2, jobs))
+                found = 1;
+            else {
+                int64_t hint = p2.jobs[p2.njobs - 1].earliest_feasible_deadline;
+                cand = hint > cand ? hint : cand + step;
+                step *= 2;
+            }
+            plan_free(&p2);
+        }
+        if (found)
             printf("earliest deadline that can be guaranteed: %" PRId64 "\n",
-                   nw->earliest_feasible_deadline);
+                   cand);
+        else
+            printf("no deadline can be guaranteed for this job\n");
         rc = EXIT_INFEASIBLE;
         goto out;
     }
@@ -211,6 +270,7 @@ int cmd_submit(int argc, char **argv)
         rc = cli_fail(&e);
         goto out;
     }
+    print_changes(&p, jobs);
     if (nw->decision == PLAN_ADMITTED)
         printf("admitted: %s, planned end %" PRId64 " (slack %" PRId64 " s); "
                "%s rewritten\n", nw->in->id, nw->planned_end,

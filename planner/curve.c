@@ -115,7 +115,8 @@ static int finish_model(curve_model *m, int is_json, ef_err *e)
 static int parse_cell(const char *s, double *out, const char **why)
 {
     double v;
-    if (s[0] == '\0' || strcasecmp(s, "nan") == 0) {
+    if (s[0] == '\0' || strcasecmp(s, "nan") == 0 ||
+        strcasecmp(s, "-nan") == 0 || strcasecmp(s, "+nan") == 0) {
         *out = 0.0;
         return EF_OK;
     }

@@ -316,7 +316,9 @@ int queue_parse_csv(job_queue *q, const char *path, const char *buf,
             goto fail;
         j->batch = (long)v;
         int best = 0;
-        if (idx[JF_BEST] >= 0) {
+        /* Optional columns may be empty (pandas writes missing values
+         * that way): empty means unknown, or 0 for best_effort. */
+        if (idx[JF_BEST] >= 0 && row.f[idx[JF_BEST]][0] != '\0') {
             if (csv_int(q, &row, idx[JF_BEST], JF_BEST, 0, 1, &v, "0 or 1",
                         e) != EF_OK)
                 goto fail;
@@ -330,17 +332,17 @@ int queue_parse_csv(job_queue *q, const char *path, const char *buf,
                 goto fail;
             j->has_deadline = 1;
         }
-        if (idx[JF_NUMGPU] >= 0) {
+        if (idx[JF_NUMGPU] >= 0 && row.f[idx[JF_NUMGPU]][0] != '\0') {
             if (csv_int(q, &row, idx[JF_NUMGPU], JF_NUMGPU, 0, (1 << 20),
                         &v, "a GPU count >= 0", e) != EF_OK)
                 goto fail;
             j->num_gpu = (int)v;
         }
-        if (idx[JF_DURATION] >= 0 &&
+        if (idx[JF_DURATION] >= 0 && row.f[idx[JF_DURATION]][0] != '\0' &&
             csv_int(q, &row, idx[JF_DURATION], JF_DURATION, 0, EF_MAX_I64,
                     &j->duration, "seconds >= 0", e) != EF_OK)
             goto fail;
-        if (idx[JF_DONE] >= 0 &&
+        if (idx[JF_DONE] >= 0 && row.f[idx[JF_DONE]][0] != '\0' &&
             csv_int(q, &row, idx[JF_DONE], JF_DONE, 0, EF_MAX_I64,
                     &j->iterations_done, "iterations >= 0", e) != EF_OK)
             goto fail;

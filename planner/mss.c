@@ -167,12 +167,20 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
             if (a == 0)
                 continue;
             int64_t e = iv.b[k] < deadline ? iv.b[k] : deadline;
-            acc += (double)(e - iv.a[k]) * curve_tput(row, a);
-            if (acc >= need) {
-                p = iv.a[k];
+            double tp = curve_tput(row, a);
+            if (acc + (double)(e - iv.a[k]) * tp >= need) {
+                /* As late as possible: the latest slot boundary in this
+                 * interval from which level q alone still suffices. */
+                double secs = (need - acc) / tp;
+                int64_t late = e - (int64_t)ceil(secs);
+                p = late <= iv.a[k] ? iv.a[k]
+                                    : now + (late - now) / slot * slot;
+                if (p < iv.a[k])
+                    p = iv.a[k];
                 found = 1;
                 break;
             }
+            acc += (double)(e - iv.a[k]) * tp;
         }
         if (!found)
             prev = q;
@@ -184,23 +192,35 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
     /* Forward: 'prev' before p, 'q' from p on. */
     double rem = need;
     for (int k = 0; k < iv.n; k++) {
-        int a = fit(row, iv.a[k] < p ? prev : q, iv.free[k]);
-        if (a == 0)
-            continue;
-        double tp = curve_tput(row, a);
-        double w = (double)(iv.b[k] - iv.a[k]) * tp;
-        if (w >= rem) {
-            int64_t re, e;
-            finish_at(iv.a[k], rem, tp, slot, &re, &e);
-            push(out, iv.a[k], e, a);
-            out->real_end = re;
-            out->end = e;
-            ivals_free(&iv);
-            ef_assert(re <= deadline);
-            return 1;
+        /* an interval that holds p is run as two pieces */
+        for (int piece = 0; piece < 2; piece++) {
+            int64_t a0 = iv.a[k], b0 = iv.b[k];
+            if (p > a0 && p < b0) {
+                if (piece == 0)
+                    b0 = p;
+                else
+                    a0 = p;
+            } else if (piece == 1) {
+                break;
+            }
+            int a = fit(row, a0 < p ? prev : q, iv.free[k]);
+            if (a == 0)
+                continue;
+            double tp = curve_tput(row, a);
+            double w = (double)(b0 - a0) * tp;
+            if (w >= rem) {
+                int64_t re, e;
+                finish_at(a0, rem, tp, slot, &re, &e);
+                push(out, a0, e, a);
+                out->real_end = re;
+                out->end = e;
+                ivals_free(&iv);
+                ef_assert(re <= deadline);
+                return 1;
+            }
+            rem -= w;
+            push(out, a0, b0, a);
         }
-        rem -= w;
-        push(out, iv.a[k], iv.b[k], a);
     }
     ivals_free(&iv);
     ef_panic("mss_plan: backward fill succeeded but forward plan did not");

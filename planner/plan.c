@@ -44,7 +44,9 @@ static int cmp_arrival(const void *a, const void *b)
         return x->release < y->release ? -1 : 1;
     if (x->in->submit != y->in->submit)
         return x->in->submit < y->in->submit ? -1 : 1;
-    return strcmp(x->in->id, y->in->id);
+    /* same submit time: queue order, so a job added at the end of a queue
+     * (efplan submit) never jumps ahead of promises already made */
+    return x->in->index - y->in->index;
 }
 
 /* Deadline order: deadline, then submit time, then id. */

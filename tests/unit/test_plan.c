@@ -80,17 +80,23 @@ static void test_mss_examples(void **state)
     profile F;
     resv rv = {0};
     profile_init(&F, 0, 8);
-    /* lax deadline: one GPU suffices */
+    /* lax deadline: one GPU suffices (2000 s of work), reserved as late
+     * as possible: from the last slot boundary that still makes it */
     assert_int_equal(mss_plan(r, 8, 7310, 0, 5000, 240, &F, &rv), 1);
     assert_int_equal(rv.n, 1);
     assert_int_equal(rv.s[0].gpus, 1);
-    assert_int_equal(rv.real_end, 2000);
-    assert_int_equal(rv.end, 2160);
-    /* tighter deadline: two GPUs */
+    assert_int_equal(rv.s[0].start, 2880);
+    assert_int_equal(rv.real_end, 4880);
+    assert_int_equal(rv.end, 5040);
+    /* tighter deadline: level 2 is the share; the two-level plan runs
+     * one GPU until the latest boundary from which two GPUs suffice */
     assert_int_equal(mss_plan(r, 8, 7310, 0, 1500, 240, &F, &rv), 1);
-    assert_int_equal(rv.s[0].gpus, 2);
-    assert_int_equal(rv.real_end, 1105);
-    assert_int_equal(rv.end, 1200);
+    assert_int_equal(rv.n, 2);
+    assert_int_equal(rv.s[0].gpus, 1);
+    assert_int_equal(rv.s[0].end, 240);
+    assert_int_equal(rv.s[1].gpus, 2);
+    assert_int_equal(rv.real_end, 1212);
+    assert_int_equal(rv.end, 1440);
     /* impossible even at the peak: rejected, earliest finish reported */
     assert_int_equal(mss_plan(r, 8, 7310, 0, 300, 240, &F, &rv), 0);
     int64_t ef = mss_earliest_finish(r, 8, 7310, 0, 240, &F);
@@ -117,7 +123,7 @@ static void test_place_no_fragmentation(void **state)
         assert_int_equal(cluster_init(&c, 1, nodes, gpn, "t", NULL), EF_OK);
         int want[64], n = 0, total = 0;
         const char *ids[64];
-        char names[64][8];
+        char names[64][16];
         while (n < 64) {
             int g = 1 << (rand() % 5);
             if (g > gpn && g % gpn)

@@ -1,0 +1,73 @@
+#!/bin/sh
+# End-to-end: efplan plan and submit on real files.
+# - the bundled sample and the cluster10 / philly traces give valid plans
+#   (the binary runs its own checker before writing), byte-identical for
+#   OMP_NUM_THREADS=1 and 4, with the required top-level keys;
+# - submit admits a feasible job (rewriting the plan) and rejects an
+#   infeasible one (exit 4, plan untouched, earliest deadline given);
+# - --horizon limits the slots written.
+set -eu
+: "${EFPLAN:?}" "${EFPLAN_DATA:?}"
+V=${VALGRIND:-}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+D=$EFPLAN_DATA
+fail() { echo "FAIL: $*"; exit 1; }
+
+plan_twice() { # name jobs cluster curves
+    OMP_NUM_THREADS=1 $V "$EFPLAN" plan --jobs "$2" --cluster "$3" \
+        --curves "$4" --out "$T/$1.1.json" >"$T/$1.out" || fail "$1: plan failed"
+    OMP_NUM_THREADS=4 $V "$EFPLAN" plan --jobs "$2" --cluster "$3" \
+        --curves "$4" --out "$T/$1.4.json" >/dev/null || fail "$1: plan failed (4 threads)"
+    cmp -s "$T/$1.1.json" "$T/$1.4.json" || fail "$1: plan differs between 1 and 4 threads"
+    for k in '"format": "efplan-plan"' '"version": 1' '"slot_seconds": 60' \
+             '"slots": [' '"allocations": [' '"placement": [' \
+             '"earliest_feasible_deadline"' '"planned_end"' '"decision"'; do
+        grep -qF "$k" "$T/$1.1.json" || fail "$1: plan lacks $k"
+    done
+    grep -q '^  admitted [0-9]*, rejected [0-9]*, best-effort [0-9]*$' \
+        "$T/$1.out" || fail "$1: summary line missing"
+}
+
+plan_twice sample "$D/jobs/sample.json" n4g8 A100
+plan_twice c10 "$D/traces/itp/cluster10.csv" n32g8 A100
+plan_twice philly "$D/traces/artifact/philly_103959.csv" n32g8 A100
+grep -q 'admitted 257, rejected 3, best-effort 0' "$T/c10.out" || {
+    cat "$T/c10.out"; fail "cluster10: admission counts changed"; }
+
+# submit: feasible job admitted, plan rewritten
+cp "$T/sample.1.json" "$T/s.json"
+$V "$EFPLAN" submit --plan "$T/s.json" --job \
+    '{"id":"new","model":"resnet50","batch_size":128,"iterations":2000,"deadline":30000}' \
+    >"$T/sub.out" || fail "submit of a feasible job failed"
+grep -q '^admitted: new' "$T/sub.out" || fail "submit: expected admitted"
+grep -q '"id": "new"' "$T/s.json" || fail "submit: plan not rewritten"
+# submit: infeasible job rejected with exit 4, plan untouched
+cp "$T/s.json" "$T/s.before"
+set +e
+$V "$EFPLAN" submit --plan "$T/s.json" --job \
+    '{"id":"huge","model":"vgg16","batch_size":256,"iterations":200000,"deadline":5000}' \
+    >"$T/rej.out"
+rc=$?
+set -e
+[ $rc -eq 4 ] || fail "submit of an infeasible job: exit $rc, expected 4"
+grep -q '^earliest deadline that can be guaranteed: [0-9]*$' "$T/rej.out" || fail "no earliest deadline"
+cmp -s "$T/s.json" "$T/s.before" || fail "rejected submit changed the plan file"
+# the earliest deadline is admissible
+E=$(sed -n 's/^earliest deadline that can be guaranteed: //p' "$T/rej.out")
+$V "$EFPLAN" submit --plan "$T/s.json" --job \
+    "{\"id\":\"huge\",\"model\":\"vgg16\",\"batch_size\":256,\"iterations\":200000,\"deadline\":$E}" \
+    >"$T/acc.out" || fail "resubmission with the earliest deadline $E was not admitted"
+
+# horizon: no slot ends after now + 1h
+$V "$EFPLAN" plan --jobs "$D/jobs/sample.json" --cluster n4g8 --curves A100 \
+    --horizon 1h --out "$T/h.json" >/dev/null || fail "horizon plan failed"
+last=$(grep -o '"end": [0-9]*, "start"' "$T/h.json" | tail -1 | grep -o '[0-9]*')
+[ "$last" -le 3600 ] || fail "horizon: last slot ends at $last"
+
+# svg is written and well formed enough to open
+$V "$EFPLAN" plan --jobs "$D/jobs/sample.json" --cluster n4g8 --curves A100 \
+    --svg "$T/p.svg" >/dev/null || fail "svg plan failed"
+head -c 4 "$T/p.svg" | grep -q '<svg' || fail "svg: not an svg"
+tail -1 "$T/p.svg" | grep -q '</svg>' || fail "svg: truncated"
+echo "plan e2e ok"
