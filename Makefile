@@ -49,6 +49,7 @@ EFPLAN      := $(BUILD)/efplan
 .PHONY: all run test unit e2e asan valgrind fuzz deps deps-fuzz deps-check \
         clean help
 .DEFAULT_GOAL := all
+.SECONDARY:
 
 all: $(EFPLAN) $(UNIT_BIN)
 
