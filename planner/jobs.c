@@ -19,6 +19,8 @@ void queue_free(job_queue *q)
     for (int i = 0; i < q->n; i++) {
         free(q->jobs[i].id);
         free(q->jobs[i].model);
+        free(q->jobs[i].cur_node);
+        free(q->jobs[i].cur_gpu);
     }
     free(q->jobs);
     free(q->path);
@@ -400,6 +402,64 @@ static int json_time(const json_t *o, const char *key, int required,
     return jsonin_int(o, key, 1, 0, EF_MAX_I64, out, file, where, e);
 }
 
+/* "placement": [{"node": n, "gpus": [i, ...]}, ...]: where the job runs
+ * now. Checked against the cluster later, by the planner. */
+static int json_placement(job *j, const json_t *pl, const char *file,
+                          const char *where, ef_err *e)
+{
+    static const char *const keys[] = {"node", "gpus"};
+    if (!pl || json_is_null(pl))
+        return EF_OK;
+    if (!json_is_array(pl))
+        return ef_fail(e, EF_E_INPUT, "%s: %s.placement: expected an array "
+                       "[{\"node\": n, \"gpus\": [i, ...]}], got %s", file,
+                       where, jsonin_type(pl));
+    size_t k, total = 0;
+    json_t *el;
+    json_array_foreach(pl, k, el) {
+        char w[96];
+        snprintf(w, sizeof w, "%s.placement[%zu]", where, k);
+        if (!json_is_object(el))
+            return ef_fail(e, EF_E_INPUT, "%s: %s: expected an object, got %s",
+                           file, w, jsonin_type(el));
+        int64_t node;
+        if (jsonin_check_keys(el, keys, 2, file, w, e) != EF_OK ||
+            jsonin_int(el, "node", 1, 0, 1 << 20, &node, file, w, e) < 0)
+            return EF_ERR;
+        json_t *g = json_object_get(el, "gpus");
+        if (!json_is_array(g) || json_array_size(g) == 0)
+            return ef_fail(e, EF_E_INPUT, "%s: %s.gpus: expected a non-empty "
+                           "array of GPU indices", file, w);
+        if (json_array_size(g) > 64)
+            return ef_fail(e, EF_E_INPUT, "%s: %s.gpus: more than 64 GPUs on "
+                           "one node", file, w);
+        total += json_array_size(g);
+    }
+    if (total == 0)
+        return EF_OK;
+    if (total > (1 << 20))
+        return ef_fail(e, EF_E_INPUT, "%s: %s.placement: too many GPUs", file,
+                       where);
+    j->cur_node = ef_malloc(total * sizeof(int));
+    j->cur_gpu = ef_malloc(total * sizeof(int));
+    json_array_foreach(pl, k, el) {
+        int node = (int)json_integer_value(json_object_get(el, "node"));
+        size_t m;
+        json_t *x;
+        json_array_foreach(json_object_get(el, "gpus"), m, x) {
+            if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+                json_integer_value(x) > 63)
+                return ef_fail(e, EF_E_INPUT, "%s: %s.placement[%zu].gpus[%zu]: "
+                               "expected a GPU index from 0 to 63", file, where,
+                               k, m);
+            j->cur_node[j->ncur] = node;
+            j->cur_gpu[j->ncur] = (int)json_integer_value(x);
+            j->ncur++;
+        }
+    }
+    return EF_OK;
+}
+
 int queue_parse_json(job_queue *q, const char *path, const char *buf,
                      size_t len, ef_err *e)
 {
@@ -457,8 +517,9 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
         }
         static const char *const keys[] = {
             "id", "model", "batch_size", "iterations", "submit_time",
-            "deadline", "iterations_done", "num_gpu", "duration"};
-        if (jsonin_check_keys(o, keys, 9, path, where, e) != EF_OK)
+            "deadline", "iterations_done", "num_gpu", "duration",
+            "placement"};
+        if (jsonin_check_keys(o, keys, 10, path, where, e) != EF_OK)
             goto fail;
         job *j = push_job(q, &cap);
         j->index = (int)i;
@@ -518,6 +579,9 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
             goto fail;
         j->num_gpu = (int)v;
         q->has_num_gpu |= hn;
+        if (json_placement(j, json_object_get(o, "placement"), path, where,
+                           e) != EF_OK)
+            goto fail;
         q->has_duration |= hdur;
     }
     json_decref(root);

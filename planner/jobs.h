@@ -10,7 +10,8 @@
  *     also means best-effort.
  *   - JSON: {"jobs": [{"id", "model", "batch_size", "iterations",
  *     "submit_time", "deadline" (null or absent: best-effort),
- *     "iterations_done", "num_gpu", "duration"}]} with optional
+ *     "iterations_done", "num_gpu", "duration", "placement":
+ *     [{"node": n, "gpus": [i, ...]}] (where the job runs now)}]} with optional
  *     "format": "efplan-jobs" and "version": 1 at the top. Times are
  *     integer seconds or ISO-8601 strings with a zone (converted to Unix
  *     seconds; keep every time of one queue on one clock).
@@ -44,6 +45,11 @@ typedef struct job {
     int num_gpu;              /* requested GPUs (0 if unknown); never planned on */
     int64_t duration;         /* requested run time (0 if unknown) */
     const curve_row *curve;   /* set by queue_resolve */
+    /* where the job runs now (JSON "placement"), for a re-plan that
+     * continues from reality: ncur (node, gpu) pairs, gpu local to node */
+    int ncur;
+    int *cur_node;
+    int *cur_gpu;
     /* where the job came from: CSV line and columns, or JSON index */
     long line;
     int col[JF_NFIELDS];

@@ -278,6 +278,65 @@ static void surplus(plan *p, int *act, int na)
     }
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Take the jobs' current placements (from the queue) as the placement
+ * before the first slot, so jobs that keep their size stay where they
+ * are. Each must fit the cluster, follow the buddy rule, and not share a
+ * GPU with another job. */
+static int current_placements(plan *p, const job_queue *q, ef_err *e)
+{
+    int G = p->cl.gpus_per_node, N = p->cl.total_gpus;
+    int *owner = NULL;
+    for (int i = 0; i < p->njobs; i++) {
+        const job *jb = p->jobs[i].in;
+        if (jb->ncur == 0)
+            continue;
+        if (!owner) {
+            owner = ef_malloc((size_t)N * sizeof *owner);
+            for (int k = 0; k < N; k++)
+                owner[k] = -1;
+        }
+        place_set *ps = &p->jobs[i].pl;
+        ps->g = jb->ncur;
+        ps->gpu = ef_malloc((size_t)jb->ncur * sizeof(int));
+        for (int k = 0; k < jb->ncur; k++) {
+            if (jb->cur_node[k] >= p->cl.nodes || jb->cur_gpu[k] >= G) {
+                free(owner);
+                return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].placement: node %d "
+                               "GPU %d is not in the cluster (%d nodes x %d "
+                               "GPUs)", q->path, jb->index, jb->cur_node[k],
+                               jb->cur_gpu[k], p->cl.nodes, G);
+            }
+            ps->gpu[k] = jb->cur_node[k] * G + jb->cur_gpu[k];
+        }
+        qsort(ps->gpu, (size_t)ps->g, sizeof(int), cmp_int);
+        for (int k = 0; k < ps->g; k++) {
+            int other = owner[ps->gpu[k]];
+            if (other >= 0) {
+                free(owner);
+                return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].placement: node %d "
+                               "GPU %d is also held by job %s", q->path,
+                               jb->index, ps->gpu[k] / G, ps->gpu[k] % G,
+                               p->jobs[other].in->id);
+            }
+            owner[ps->gpu[k]] = i;
+        }
+        if (!place_is_buddy(&p->cl, ps)) {
+            free(owner);
+            return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].placement: %d GPUs not "
+                           "placed by the buddy rule (a power of two, one "
+                           "aligned block inside a node, or whole nodes)",
+                           q->path, jb->index, ps->g);
+        }
+    }
+    free(owner);
+    return EF_OK;
+}
+
 int plan_build(plan *p, const job_queue *q, const cluster *c,
                const plan_opts *o, ef_err *e)
 {
@@ -307,6 +366,11 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
         j->release = align_up(now, j->in->submit, S);
         j->start = j->planned_end = j->earliest_feasible_deadline = -1;
         arr[i] = i;
+    }
+    if (current_placements(p, q, e) != EF_OK) {
+        free(arr);
+        plan_free(p);
+        return EF_ERR;
     }
     g_plan = p;
     qsort(arr, (size_t)n, sizeof *arr, cmp_arrival);

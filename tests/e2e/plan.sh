@@ -70,4 +70,32 @@ $V "$EFPLAN" plan --jobs "$D/jobs/sample.json" --cluster n4g8 --curves A100 \
     --svg "$T/p.svg" >/dev/null || fail "svg plan failed"
 head -c 4 "$T/p.svg" | grep -q '<svg' || fail "svg: not an svg"
 tail -1 "$T/p.svg" | grep -q '</svg>' || fail "svg: truncated"
+# current placements: a job that keeps its size stays on its GPUs; a
+# placement that breaks the buddy rule is an input error naming the job
+cat > "$T/cur.json" <<'JSON'
+{"jobs": [
+ {"id": "a", "model": "resnet50", "batch_size": 128, "iterations": 100000,
+  "iterations_done": 5000, "submit_time": 0, "deadline": 20000,
+  "placement": [{"node": 1, "gpus": [4, 5, 6, 7]}]},
+ {"id": "b", "model": "bert", "batch_size": 64, "iterations": 20000,
+  "submit_time": 0, "deadline": 9000,
+  "placement": [{"node": 0, "gpus": [0, 1]}]}]}
+JSON
+$V "$EFPLAN" plan --jobs "$T/cur.json" --cluster n2g8 --curves A100 \
+    --out "$T/cur-plan.json" >/dev/null || fail "plan with placements failed"
+grep -q '"id": "b", .*"migrations": 0,' "$T/cur-plan.json" || fail "job b migrated"
+sed 's/"gpus": \[0, 1\]/"gpus": [1, 2]/' "$T/cur.json" > "$T/bad.json"
+set +e
+$V "$EFPLAN" plan --jobs "$T/bad.json" --cluster n2g8 --curves A100 \
+    >/dev/null 2>"$T/bad.err"
+rc=$?
+set -e
+[ $rc -eq 3 ] || fail "bad placement: exit $rc, expected 3"
+grep -q 'bad.json: jobs\[1\].placement: 2 GPUs not placed by the buddy rule' \
+    "$T/bad.err" || { cat "$T/bad.err"; fail "bad placement: wrong message"; }
+
+# the whole of cluster09 (11,134 jobs, 1,024 GPUs) gives a valid plan
+$V "$EFPLAN" plan --jobs "$D/traces/itp/cluster09.csv" --cluster n128g8 \
+    --curves A100 --out "$T/c09.json" >"$T/c09.out" || fail "cluster09: plan failed"
+grep -q '^plan     11134 jobs on n128g8' "$T/c09.out" || fail "cluster09: summary"
 echo "plan e2e ok"
