@@ -63,6 +63,28 @@ static const char *broken_promise(const plan *p, json_t *old_jobs)
     return NULL;
 }
 
+/* Plan the queue with the new (last) job's deadline set to 'deadline':
+ * 1 if it is admitted and no promise breaks, 0 if not (*hint = the
+ * planner's earliest feasible deadline then), -1 on an internal error. */
+static int admissible(job_queue *q, const cluster *c, const plan_opts *po,
+                      json_t *old_jobs, int64_t deadline, int64_t *hint)
+{
+    plan p2;
+    ef_err e = {0};
+    job *qj = &q->jobs[q->n - 1];
+    qj->deadline = deadline;
+    qj->has_deadline = 1;
+    if (plan_build(&p2, q, c, po, &e) != EF_OK) {
+        cli_fail(&e);
+        return -1;
+    }
+    int ok = p2.jobs[p2.njobs - 1].decision == PLAN_ADMITTED &&
+             !broken_promise(&p2, old_jobs);
+    *hint = p2.jobs[p2.njobs - 1].earliest_feasible_deadline;
+    plan_free(&p2);
+    return ok;
+}
+
 /* Print the later jobs whose decision the new job changes. */
 static void print_changes(const plan *p, json_t *old_jobs)
 {
@@ -236,23 +258,35 @@ int cmd_submit(int argc, char **argv)
         if (qj->has_deadline && cand < 0 && broken)
             cand = qj->deadline + step;
         int found = 0;
+        int64_t lo = -1; /* largest deadline known to fail */
         for (int tries = 0; tries < 40 && cand >= 0 && !found; tries++) {
-            plan p2;
-            qj->deadline = cand;
-            qj->has_deadline = 1;
-            if (plan_build(&p2, &q, &c, &po, &e) != EF_OK) {
-                rc = cli_fail(&e);
+            int64_t hint;
+            int ok = admissible(&q, &c, &po, jobs, cand, &hint);
+            if (ok < 0) {
+                rc = EXIT_INTERNAL;
                 goto out;
             }
-            if (p2.jobs[p2.njobs - 1].decision == PLAN_ADMITTED &&
-                !broken_promise(&p2, jobs))
+            if (ok) {
                 found = 1;
-            else {
-                int64_t hint = p2.jobs[p2.njobs - 1].earliest_feasible_deadline;
+            } else {
+                lo = cand;
                 cand = hint > cand ? hint : cand + step;
                 step *= 2;
             }
-            plan_free(&p2);
+        }
+        /* Narrow down between the last failure and the first success. */
+        for (int tries = 0; found && lo >= 0 && cand - lo > 1 && tries < 24;
+             tries++) {
+            int64_t mid = lo + (cand - lo) / 2, hint;
+            int ok = admissible(&q, &c, &po, jobs, mid, &hint);
+            if (ok < 0) {
+                rc = EXIT_INTERNAL;
+                goto out;
+            }
+            if (ok)
+                cand = mid;
+            else
+                lo = mid;
         }
         if (found)
             printf("earliest deadline that can be guaranteed: %" PRId64 "\n",
