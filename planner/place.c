@@ -66,6 +66,16 @@ static int block_free(const int *owner, int start, int g)
     return 1;
 }
 
+/* 1 if no GPU of the block was held in the previous slot by a job other
+ * than 'job' (taking such a block would make that job move). */
+static int block_unclaimed(const int *claim, int start, int g, int job)
+{
+    for (int k = 0; k < g; k++)
+        if (claim[start + k] >= 0 && claim[start + k] != job)
+            return 0;
+    return 1;
+}
+
 static int *g_nodefree;
 static int g_gpn;
 
@@ -113,6 +123,13 @@ int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
         nodefree[k] = G;
     g_nodefree = nodefree;
     g_gpn = G;
+    /* who held each GPU in the previous slot */
+    int *claim = ef_malloc((size_t)N * sizeof *claim);
+    for (int k = 0; k < N; k++)
+        claim[k] = -1;
+    for (int i = 0; prev && i < n; i++)
+        for (int k = 0; k < prev[i].g && want[i] > 0; k++)
+            claim[prev[i].gpu[k]] = i;
     for (int r = 0; r < m; r++) {
         int i = o[r].i, g = o[r].want;
         const place_set *pv = prev && prev[i].g > 0 ? &prev[i] : NULL;
@@ -127,13 +144,16 @@ int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
                 if (cand / G == pv->gpu[0] / G && block_free(owner, cand, g))
                     start = cand;
             }
-            for (int nd = 0; start < 0 && nd < c->nodes; nd++) {
-                if (g_nodefree[nd] < g)
-                    continue;
-                for (int s = nd * G; start < 0 && s < (nd + 1) * G; s += g)
-                    if (block_free(owner, s, g))
-                        start = s;
-            }
+            /* first a block nobody held before, then any free block */
+            for (int pass = 0; pass < 2 && start < 0; pass++)
+                for (int nd = 0; start < 0 && nd < c->nodes; nd++) {
+                    if (g_nodefree[nd] < g)
+                        continue;
+                    for (int s = nd * G; start < 0 && s < (nd + 1) * G; s += g)
+                        if (block_free(owner, s, g) &&
+                            (pass || block_unclaimed(claim, s, g, i)))
+                            start = s;
+                }
             if (start < 0)
                 goto fail;
             take(owner, &out[i], i, start, g, 0);
@@ -146,9 +166,11 @@ int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
                         take(owner, &out[i], i, nd * G, G, got++ * G);
                 }
             }
-            for (int nd = 0; nd < c->nodes && got < nodes; nd++)
-                if (g_nodefree[nd] == G)
-                    take(owner, &out[i], i, nd * G, G, got++ * G);
+            for (int pass = 0; pass < 2; pass++)
+                for (int nd = 0; nd < c->nodes && got < nodes; nd++)
+                    if (g_nodefree[nd] == G &&
+                        (pass || block_unclaimed(claim, nd * G, G, i)))
+                        take(owner, &out[i], i, nd * G, G, got++ * G);
             if (got < nodes)
                 goto fail;
             /* keep GPU ids ascending */
@@ -163,11 +185,13 @@ int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
     }
     free(o);
     free(nodefree);
+    free(claim);
     return EF_OK;
 fail:
     for (int i = 0; i < n; i++)
         place_set_free(&out[i]);
     free(o);
     free(nodefree);
+    free(claim);
     return EF_ERR;
 }
