@@ -53,7 +53,13 @@ execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]*\).*DONE.*/\1/p' "$log" | tail -1)
 [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' "$log" | tail -1)
 after=$(ls "$FINDINGS" | wc -l)
-echo "fuzz: ran $((end - start))s (exit $rc), ${execs:-?} executions, corpus now $(ls "$CORPUS" | wc -l) inputs"
+# The fuzzer's own corpus (units/size) and coverage, from its last status.
+last=$(grep -E '^#[0-9]+' "$log" | tail -1)
+corp=$(echo "$last" | sed -n 's/.* corp: \([^ ]*\).*/\1/p')
+cov=$(echo "$last" | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
+echo "fuzz: ran $((end - start))s (exit $rc), ${execs:-?} executions," \
+    "coverage ${cov:-?} edges, corpus ${corp:-?} (units/size);" \
+    "$(ls "$CORPUS" | wc -l) files in $CORPUS"
 echo "fuzz: log in $log"
 if [ "$rc" -ne 0 ] || [ "$after" -gt "$before" ]; then
     echo "fuzz: FOUND something:"
