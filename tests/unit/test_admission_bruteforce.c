@@ -46,7 +46,7 @@
 #define BF_SLOT 60
 #define BF_MAXJ 4
 #define BF_MAXS 8
-#define BF_SEEDS 300
+#define BF_SEEDS 1000
 #define BF_NODE_LIMIT 2000000L
 #define BF_SHOW 2 /* examples printed per kind of miss */
 
@@ -277,10 +277,32 @@ static int bf_dfs(bf *b, int s, const double *rem, int lo)
     return unknown ? -1 : 0;
 }
 
+/* Re-check a schedule the search found: capacity and work. */
+static void bf_verify(const bf *b)
+{
+    double work[BF_MAXJ] = {0};
+    for (int s = 0; s < b->nslots; s++) {
+        int c = b->found_path[s], used = 0;
+        if (c < 0)
+            break;
+        for (int k = 0; k < b->m; k++) {
+            int l = b->cfg[s][c][k];
+            used += b->g[k][l];
+            work[k] += b->tp[k][l] * b->len[s][k];
+        }
+        assert_true(used <= b->N);
+    }
+    for (int k = 0; k < b->m; k++)
+        assert_true(work[k] >= b->need[k]);
+}
+
 static int bf_feasible(bf *b)
 {
     b->nodes = 0;
-    return bf_dfs(b, 0, b->need, 0);
+    int v = bf_dfs(b, 0, b->need, 0);
+    if (v == 1)
+        bf_verify(b);
+    return v;
 }
 
 /* ---- MSS side ----------------------------------------------------------------- */
@@ -461,6 +483,11 @@ static void test_admission_bruteforce(void **state)
             bf_init(&b, &q, &only, 1, N);
             int v = bf_feasible(&b);
             bf_free(&b);
+            /* one job: the largest size in every slot is optimal */
+            profile empty;
+            profile_init(&empty, 0, N);
+            assert_int_equal(v, greedy_fits(j, &empty, N));
+            profile_free(&empty);
             if (v == 0) {
                 alone++;
                 profile_free(&Fbefore);
