@@ -142,7 +142,10 @@ run_case() { # path of a .case file
         O) printf '%s\n' "$v" >>"$dir/.run/want_out" ;;
         D) mkdir -p "$dir/t/$v" ;;
         F)
+            set -f
+            # shellcheck disable=SC2086 # split "FIRST LAST NOEOL NAME"
             set -- $v
+            set +f
             first=$1 last=$2 noeol=$3 f=$4
             mkdir -p "$(dirname "$dir/t/$f")"
             if [ "$last" -ge "$first" ]; then
@@ -162,6 +165,7 @@ run_case() { # path of a .case file
     done <"$dir/.run/plan"
     # Arguments are split on blanks; @DATA@ stands for $EFPLAN_DATA.
     set -f
+    # shellcheck disable=SC2086 # args: are split on blanks on purpose
     set -- $args
     set +f
     n=$#
