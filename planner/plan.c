@@ -127,15 +127,13 @@ static void record(plan *p, int *cap, const int *act, int na, int64_t t,
 
 /* ---- one scheduling point ------------------------------------------------ */
 
-/* Re-plan every admitted job by MSS in deadline order from scratch; keep
- * the old reservations if the fresh plan fails any of them. Rebuilds F. */
-static void replan(plan *p, int *act, int na, int64_t t, profile *F,
-                   resv *tmp, int *ord)
+/* Plan the jobs ord[0..m-1] by MSS in deadline order from scratch at t.
+ * If every one is feasible, commit their reservations, set F to the
+ * resulting profile and return 1; otherwise change nothing, return 0. */
+static int edf_plan(plan *p, int *ord, int m, int64_t t, profile *F,
+                    resv *tmp)
 {
-    int N = p->cl.total_gpus, S = p->opts.slot, m = 0;
-    for (int i = 0; i < na; i++)
-        if (p->jobs[act[i]].decision == PLAN_ADMITTED)
-            ord[m++] = act[i];
+    int N = p->cl.total_gpus, S = p->opts.slot;
     g_plan = p;
     qsort(ord, (size_t)m, sizeof *ord, cmp_edf);
     profile Fn;
@@ -152,20 +150,34 @@ static void replan(plan *p, int *act, int na, int64_t t, profile *F,
         for (int k = 0; k < m; k++)
             resv_copy(&p->jobs[ord[k]].r, &tmp[k]);
         profile_copy(F, &Fn);
-    } else {
-        p->replan_fallbacks++;
-        profile_free(F);
-        profile_init(F, t, N);
-        for (int k = 0; k < m; k++) {
-            resv_trim(&p->jobs[ord[k]].r, t);
-            resv_apply(&p->jobs[ord[k]].r, F, -1);
-        }
     }
     profile_free(&Fn);
+    return ok;
+}
+
+/* Re-plan every admitted job by MSS in deadline order from scratch; keep
+ * the old reservations if the fresh plan fails any of them. Rebuilds F. */
+static void replan(plan *p, int *act, int na, int64_t t, profile *F,
+                   resv *tmp, int *ord)
+{
+    int N = p->cl.total_gpus, m = 0;
+    for (int i = 0; i < na; i++)
+        if (p->jobs[act[i]].decision == PLAN_ADMITTED)
+            ord[m++] = act[i];
+    if (edf_plan(p, ord, m, t, F, tmp))
+        return;
+    p->replan_fallbacks++;
+    profile_free(F);
+    profile_init(F, t, N);
+    for (int k = 0; k < m; k++) {
+        resv_trim(&p->jobs[ord[k]].r, t);
+        resv_apply(&p->jobs[ord[k]].r, F, -1);
+    }
 }
 
 /* Decide one released job at t. */
-static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp)
+static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp,
+                   const int *act, int na, int *ord)
 {
     int N = p->cl.total_gpus, S = p->opts.slot;
     const curve_row *row = j->in->curve;
@@ -183,6 +195,7 @@ static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp)
         p->best_effort++;
         return;
     }
+    /* Admitted if its MSS plan fits what the admitted jobs left free ... */
     if (mss_plan(row, N, j->rem, t, j->in->deadline, S, F, tmp)) {
         j->decision = PLAN_ADMITTED;
         resv_copy(&j->r, tmp);
@@ -190,6 +203,21 @@ static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp)
         p->admitted++;
         return;
     }
+    /* ... or if the admitted jobs and this one, planned afresh by MSS in
+     * deadline order, all still make their deadlines (a job with an
+     * earlier deadline comes before later-deadline promises, which are
+     * re-planned around it). */
+    int m = 0;
+    for (int i = 0; i < na; i++)
+        if (p->jobs[act[i]].decision == PLAN_ADMITTED)
+            ord[m++] = act[i];
+    ord[m++] = (int)(j - p->jobs);
+    j->decision = PLAN_ADMITTED;
+    if (edf_plan(p, ord, m, t, F, tmp)) {
+        p->admitted++;
+        return;
+    }
+    j->decision = PLAN_PENDING;
     j->earliest_feasible_deadline = mss_earliest_finish(row, N, j->rem, t, S, F);
     profile empty;
     profile_init(&empty, t, N);
@@ -409,7 +437,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
             replan(p, act, na, t, &F, tmp, ord);
             while (ai < n && p->jobs[arr[ai]].release <= t) {
                 plan_job *j = &p->jobs[arr[ai++]];
-                decide(p, j, t, &F, &tmp[0]);
+                decide(p, j, t, &F, tmp, act, na, ord);
                 if (j->decision == PLAN_ADMITTED || j->decision == PLAN_BEST_EFFORT)
                     act[na++] = (int)(j - p->jobs);
             }

@@ -12,9 +12,12 @@
  *      the fresh plan would fail one of them, so promises never break);
  *   2. decides each job released at t (submit time <= t), in submit
  *      order: a deadline job is admitted iff its MSS plan fits the
- *      capacity left by the reservations of already admitted jobs;
- *      otherwise it is rejected with the earliest deadline that would
- *      have been accepted; a job without deadline is best-effort;
+ *      capacity left by the reservations of already admitted jobs, or
+ *      the admitted jobs and this one, re-planned afresh by MSS in
+ *      deadline order, all make their deadlines (then those new
+ *      reservations are kept); otherwise it is rejected with the earliest
+ *      deadline that would have been accepted; a job without deadline is
+ *      best-effort;
  *   3. gives the GPUs free in slot [t, t+slot) away one usable-size step
  *      at a time to the job with the largest throughput gain per added
  *      GPU (best-effort jobs included; --surplus reference keeps the
