@@ -145,7 +145,7 @@ fuzz:
 	@$(MAKE) --no-print-directory deps deps-fuzz
 	@mkdir -p $(BUILD)/fuzz
 	clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined $(DEFS) \
-	  -o $(BUILD)/fuzz/fuzz_inputs $(FUZZ_SRC) $(PLANNER_SRC) -ljansson -lm
+	  -o $(BUILD)/fuzz/fuzz_inputs $(FUZZ_SRC) $(PLANNER_SRC) -fopenmp -ljansson -lglpk -lm
 	tests/fuzz/run.sh $(BUILD)/fuzz/fuzz_inputs $(FUZZ_SECONDS)
 
 clean:
