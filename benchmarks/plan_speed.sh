@@ -5,7 +5,7 @@
 # trace and cluster where one was measured
 # (../shared/reference/reference-runs.md). Run from the repository root
 # after `make`: sh benchmarks/plan_speed.sh [REPEATS]. Times are wall seconds
-# (best of REPEATS, plan file written), single-threaded.
+# (best of REPEATS, plan file written, default OpenMP threads).
 #
 # The planner's plan is the fluid, overhead-free schedule; the reference
 # number is a full simulation. The ratio says how much faster efplan

@@ -78,6 +78,37 @@ static const char *decision_name(plan_decision d)
     }
 }
 
+#define SLOT_CHUNK 512
+
+/* One entry of "slots", with its leading separator. */
+static void slot_json(sbuf *b, const plan *p, int s)
+{
+    int G = p->cl.gpus_per_node;
+    const plan_slot *sl = &p->slots[s];
+    sb_put(b, s ? ",\n    " : "\n    ");
+    sb_put(b, "{\"allocations\": [");
+    for (int a = 0; a < sl->nalloc; a++) {
+        const plan_alloc *al = &sl->a[a];
+        sb_printf(b, "%s{\"gpus\": %d, \"job\": ", a ? ", " : "", al->gpus);
+        sb_str(b, p->jobs[al->job].in->id);
+        sb_put(b, ", \"placement\": [");
+        for (int k = 0; k < al->gpus;) {
+            int node = al->gpu[k] / G;
+            sb_printf(b, "%s{\"gpus\": [", k ? ", " : "");
+            int first = 1;
+            while (k < al->gpus && al->gpu[k] / G == node) {
+                sb_printf(b, "%s%d", first ? "" : ", ", al->gpu[k] % G);
+                first = 0;
+                k++;
+            }
+            sb_printf(b, "], \"node\": %d}", node);
+        }
+        sb_put(b, "]}");
+    }
+    sb_printf(b, "], \"end\": %lld, \"start\": %lld}", (long long)sl->end,
+              (long long)sl->start);
+}
+
 int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
                  char **out, size_t *len)
 {
@@ -124,31 +155,27 @@ int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
     sb_str(&b, jobs_path ? jobs_path : "");
     sb_printf(&b, ",\n  \"now\": %lld,\n  \"slot_seconds\": %d,\n  \"slots\": [",
               (long long)p->now, p->opts.slot);
-    for (int s = 0; s < p->nslots; s++) {
-        const plan_slot *sl = &p->slots[s];
-        sb_put(&b, s ? ",\n    " : "\n    ");
-        sb_put(&b, "{\"allocations\": [");
-        for (int a = 0; a < sl->nalloc; a++) {
-            const plan_alloc *al = &sl->a[a];
-            sb_printf(&b, "%s{\"gpus\": %d, \"job\": ", a ? ", " : "", al->gpus);
-            sb_str(&b, p->jobs[al->job].in->id);
-            sb_put(&b, ", \"placement\": [");
-            for (int k = 0; k < al->gpus;) {
-                int node = al->gpu[k] / G;
-                sb_printf(&b, "%s{\"gpus\": [", k ? ", " : "");
-                int first = 1;
-                while (k < al->gpus && al->gpu[k] / G == node) {
-                    sb_printf(&b, "%s%d", first ? "" : ", ", al->gpu[k] % G);
-                    first = 0;
-                    k++;
-                }
-                sb_printf(&b, "], \"node\": %d}", node);
-            }
-            sb_put(&b, "]}");
-        }
-        sb_printf(&b, "], \"end\": %lld, \"start\": %lld}",
-                  (long long)sl->end, (long long)sl->start);
+    /* The slots are most of the file on a long trace: render chunks of
+     * them in parallel, each into its own buffer, and join the buffers in
+     * slot order, so the bytes do not depend on the thread count. */
+    int nchunk = (p->nslots + SLOT_CHUNK - 1) / SLOT_CHUNK;
+    sbuf *part = ef_calloc((size_t)(nchunk ? nchunk : 1), sizeof *part);
+    #pragma omp parallel for schedule(static)
+    for (int c = 0; c < nchunk; c++) {
+        int hi = (c + 1) * SLOT_CHUNK < p->nslots ? (c + 1) * SLOT_CHUNK
+                                                  : p->nslots;
+        for (int s = c * SLOT_CHUNK; s < hi; s++)
+            slot_json(&part[c], p, s);
     }
+    for (int c = 0; c < nchunk; c++) {
+        if (part[c].n) {
+            sb_grow(&b, part[c].n);
+            memcpy(b.s + b.n, part[c].s, part[c].n + 1);
+            b.n += part[c].n;
+        }
+        free(part[c].s);
+    }
+    free(part);
     double span = (double)(p->end - p->now) * p->cl.total_gpus;
     sb_printf(&b,
               "\n  ],\n  \"summary\": {\"admitted\": %d, \"best_effort\": %d, "
