@@ -114,8 +114,12 @@ typedef struct plan {
 
 /*
  * plan_build: plan queue 'q' (resolved against curves) on cluster 'c'.
- * Returns EF_OK or EF_ERR (internal errors only: every valid queue has
- * a plan, possibly rejecting jobs).
+ * Returns EF_OK or EF_ERR: an invalid current placement in the queue
+ * (EF_E_INPUT), else internal errors only (every valid queue has a plan,
+ * possibly rejecting jobs). Not reentrant: its sort comparators and
+ * place_slot use file-level state, so do not run two plan_build calls at
+ * once in one process (the simulator must make this state per call before
+ * it plans in parallel).
  */
 int plan_build(plan *p, const job_queue *q, const cluster *c,
                const plan_opts *o, ef_err *e);
