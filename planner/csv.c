@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "util.h"
+
 void csv_open(csv_reader *r, const char *name, const char *buf, size_t len)
 {
     r->name = name;
@@ -11,9 +13,7 @@ void csv_open(csv_reader *r, const char *name, const char *buf, size_t len)
     r->len = len;
     r->pos = 0;
     r->line = 1;
-    if (len >= 3 && (unsigned char)buf[0] == 0xEF &&
-        (unsigned char)buf[1] == 0xBB && (unsigned char)buf[2] == 0xBF)
-        r->pos = 3;
+    r->pos = ef_bom_len(buf, len);
     r->line_start = r->pos;
 }
 

@@ -610,9 +610,7 @@ int queue_load(job_queue *q, const char *path, ef_err *e)
     else if (l > 4 && strcmp(path + l - 4, ".csv") == 0)
         js = 0;
     else {
-        size_t i = 0;
-        if (len >= 3 && (unsigned char)buf[0] == 0xEF)
-            i = 3;
+        size_t i = ef_bom_len(buf, len);
         while (i < len && isspace((unsigned char)buf[i]))
             i++;
         js = i < len && (buf[i] == '{' || buf[i] == '[');

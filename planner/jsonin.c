@@ -9,10 +9,7 @@
 json_t *jsonin_parse(const char *file, const char *buf, size_t len,
                      ef_err *e)
 {
-    size_t i = 0;
-    if (len >= 3 && (unsigned char)buf[0] == 0xEF &&
-        (unsigned char)buf[1] == 0xBB && (unsigned char)buf[2] == 0xBF)
-        i = 3; /* a UTF-8 byte order mark is harmless: skip it */
+    size_t i = ef_bom_len(buf, len); /* a byte order mark is harmless */
     size_t j = i;
     while (j < len && (buf[j] == ' ' || buf[j] == '\t' || buf[j] == '\n' ||
                        buf[j] == '\r'))

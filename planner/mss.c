@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "util.h"
 
 void resv_clear(resv *r)
 {
@@ -121,13 +122,6 @@ static void ivals_free(ivals *iv)
     free(iv->free);
 }
 
-static int64_t align_up(int64_t now, int64_t x, int slot)
-{
-    if (x <= now)
-        return now;
-    return now + (x - now + slot - 1) / slot * slot;
-}
-
 /* Completion inside an interval starting at 'a' with 'rem' iterations
  * left at throughput 'tp': integer real end and slot-aligned end. */
 static void finish_at(int64_t a, double rem, double tp, int slot,
@@ -154,7 +148,7 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
     if (nl == 0)
         return 0;
     double need = work * (1.0 + MSS_MARGIN);
-    int64_t dal = align_up(now, deadline, slot);
+    int64_t dal = ef_align_up(now, deadline, slot);
     ivals iv;
     ivals_make(&iv, F, now, dal);
     int found = 0, q = 0, prev = 0;

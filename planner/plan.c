@@ -66,13 +66,6 @@ static int cmp_edf(const void *a, const void *b)
     return edf_less(x, y) ? -1 : edf_less(y, x) ? 1 : 0;
 }
 
-static int64_t align_up(int64_t now, int64_t x, int slot)
-{
-    if (x <= now)
-        return now;
-    return now + (x - now + slot - 1) / slot * slot;
-}
-
 /* ---- slot recording ------------------------------------------------------ */
 
 static int same_run(const plan_slot *s, const plan *p, const int *act, int na)
@@ -391,7 +384,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
         j->in = &q->jobs[i];
         j->rem = (double)(j->in->iterations - j->in->iterations_done);
         j->iterations_left = j->rem;
-        j->release = align_up(now, j->in->submit, S);
+        j->release = ef_align_up(now, j->in->submit, S);
         j->start = j->planned_end = j->earliest_feasible_deadline = -1;
         arr[i] = i;
     }

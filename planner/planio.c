@@ -2,70 +2,32 @@
 #include "plan.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "util.h"
 
-/* A growable string. */
-typedef struct sbuf {
-    char *s;
-    size_t n, cap;
-} sbuf;
-
-static void sb_grow(sbuf *b, size_t more)
+static void sb_str(ef_buf *b, const char *s)
 {
-    if (b->n + more + 1 <= b->cap)
-        return;
-    while (b->n + more + 1 > b->cap)
-        b->cap = b->cap ? b->cap * 2 : 1 << 16;
-    b->s = ef_realloc(b->s, b->cap);
-}
-
-static void sb_put(sbuf *b, const char *s)
-{
-    size_t l = strlen(s);
-    sb_grow(b, l);
-    memcpy(b->s + b->n, s, l + 1);
-    b->n += l;
-}
-
-__attribute__((format(printf, 2, 3)))
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int l = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    sb_grow(b, (size_t)l);
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->n, (size_t)l + 1, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)l;
-}
-
-static void sb_str(sbuf *b, const char *s)
-{
-    sb_put(b, "\"");
+    ef_buf_put(b, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
-            sb_printf(b, "\\%c", *p);
+            ef_buf_printf(b, "\\%c", *p);
         else if (*p < 0x20)
-            sb_printf(b, "\\u%04x", *p);
+            ef_buf_printf(b, "\\u%04x", *p);
         else {
             char c[2] = {(char)*p, 0};
-            sb_put(b, c);
+            ef_buf_put(b, c);
         }
     }
-    sb_put(b, "\"");
+    ef_buf_put(b, "\"");
 }
 
-static void sb_time(sbuf *b, int64_t t)
+static void sb_time(ef_buf *b, int64_t t)
 {
     if (t < 0)
-        sb_put(b, "null");
+        ef_buf_put(b, "null");
     else
-        sb_printf(b, "%lld", (long long)t);
+        ef_buf_printf(b, "%lld", (long long)t);
 }
 
 static const char *decision_name(plan_decision d)
@@ -81,85 +43,85 @@ static const char *decision_name(plan_decision d)
 #define SLOT_CHUNK 512
 
 /* One entry of "slots", with its leading separator. */
-static void slot_json(sbuf *b, const plan *p, int s)
+static void slot_json(ef_buf *b, const plan *p, int s)
 {
     int G = p->cl.gpus_per_node;
     const plan_slot *sl = &p->slots[s];
-    sb_put(b, s ? ",\n    " : "\n    ");
-    sb_put(b, "{\"allocations\": [");
+    ef_buf_put(b, s ? ",\n    " : "\n    ");
+    ef_buf_put(b, "{\"allocations\": [");
     for (int a = 0; a < sl->nalloc; a++) {
         const plan_alloc *al = &sl->a[a];
-        sb_printf(b, "%s{\"gpus\": %d, \"job\": ", a ? ", " : "", al->gpus);
+        ef_buf_printf(b, "%s{\"gpus\": %d, \"job\": ", a ? ", " : "", al->gpus);
         sb_str(b, p->jobs[al->job].in->id);
-        sb_put(b, ", \"placement\": [");
+        ef_buf_put(b, ", \"placement\": [");
         for (int k = 0; k < al->gpus;) {
             int node = al->gpu[k] / G;
-            sb_printf(b, "%s{\"gpus\": [", k ? ", " : "");
+            ef_buf_printf(b, "%s{\"gpus\": [", k ? ", " : "");
             int first = 1;
             while (k < al->gpus && al->gpu[k] / G == node) {
-                sb_printf(b, "%s%d", first ? "" : ", ", al->gpu[k] % G);
+                ef_buf_printf(b, "%s%d", first ? "" : ", ", al->gpu[k] % G);
                 first = 0;
                 k++;
             }
-            sb_printf(b, "], \"node\": %d}", node);
+            ef_buf_printf(b, "], \"node\": %d}", node);
         }
-        sb_put(b, "]}");
+        ef_buf_put(b, "]}");
     }
-    sb_printf(b, "], \"end\": %lld, \"start\": %lld}", (long long)sl->end,
+    ef_buf_printf(b, "], \"end\": %lld, \"start\": %lld}", (long long)sl->end,
               (long long)sl->start);
 }
 
 int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
                  char **out, size_t *len)
 {
-    sbuf b = {0};
+    ef_buf b = {0};
     int G = p->cl.gpus_per_node;
-    sb_printf(&b, "{\n  \"cluster\": {\"gpus_per_node\": %d, \"nodes\": %d},\n",
+    ef_buf_printf(&b, "{\n  \"cluster\": {\"gpus_per_node\": %d, \"nodes\": %d},\n",
               G, p->cl.nodes);
-    sb_put(&b, "  \"curves\": ");
+    ef_buf_put(&b, "  \"curves\": ");
     sb_str(&b, curves ? curves : "");
-    sb_put(&b, ",\n  \"format\": \"efplan-plan\",\n  \"jobs\": [");
+    ef_buf_put(&b, ",\n  \"format\": \"efplan-plan\",\n  \"jobs\": [");
     for (int i = 0; i < p->njobs; i++) {
         const plan_job *j = &p->jobs[i];
-        sb_put(&b, i ? ",\n    " : "\n    ");
-        sb_printf(&b, "{\"batch_size\": %ld, \"deadline\": ", j->in->batch);
+        ef_buf_put(&b, i ? ",\n    " : "\n    ");
+        ef_buf_printf(&b, "{\"batch_size\": %ld, \"deadline\": ", j->in->batch);
         sb_time(&b, j->in->has_deadline ? j->in->deadline : -1);
-        sb_printf(&b, ", \"decision\": \"%s\", \"earliest_feasible_deadline\": ",
+        ef_buf_printf(&b, ", \"decision\": \"%s\", \"earliest_feasible_deadline\": ",
                   decision_name(j->decision));
         sb_time(&b, j->earliest_feasible_deadline);
-        sb_printf(&b, ", \"gpu_seconds\": %.0f, \"id\": ", j->gpu_seconds);
+        ef_buf_printf(&b, ", \"gpu_seconds\": %.0f, \"id\": ", j->gpu_seconds);
         sb_str(&b, j->in->id);
-        sb_printf(&b, ", \"iterations\": %lld, \"iterations_done\": %lld, "
+        ef_buf_printf(&b, ", \"iterations\": %lld, \"iterations_done\": %lld, "
                   "\"iterations_left\": %.0f, \"migrations\": %d, "
                   "\"model\": ",
                   (long long)j->in->iterations,
                   (long long)j->in->iterations_done, j->iterations_left,
                   j->migrations);
         sb_str(&b, j->in->model);
-        sb_put(&b, ", \"planned_end\": ");
+        ef_buf_put(&b, ", \"planned_end\": ");
         sb_time(&b, j->planned_end);
         if (j->reason[0]) {
-            sb_put(&b, ", \"reason\": ");
+            ef_buf_put(&b, ", \"reason\": ");
             sb_str(&b, j->reason);
         }
-        sb_printf(&b, ", \"resizes\": %d, \"slack\": ", j->resizes);
+        ef_buf_printf(&b, ", \"resizes\": %d, \"slack\": ", j->resizes);
         if (j->in->has_deadline && j->planned_end >= 0)
-            sb_printf(&b, "%lld", (long long)(j->in->deadline - j->planned_end));
+            ef_buf_printf(&b, "%lld", (long long)(j->in->deadline - j->planned_end));
         else
-            sb_put(&b, "null");
-        sb_put(&b, ", \"start\": ");
+            ef_buf_put(&b, "null");
+        ef_buf_put(&b, ", \"start\": ");
         sb_time(&b, j->start);
-        sb_printf(&b, ", \"submit_time\": %lld}", (long long)j->in->submit);
+        ef_buf_printf(&b, ", \"submit_time\": %lld}", (long long)j->in->submit);
     }
-    sb_put(&b, "\n  ],\n  \"jobs_file\": ");
+    ef_buf_put(&b, "\n  ],\n  \"jobs_file\": ");
     sb_str(&b, jobs_path ? jobs_path : "");
-    sb_printf(&b, ",\n  \"now\": %lld,\n  \"slot_seconds\": %d,\n  \"slots\": [",
+    ef_buf_printf(&b, ",\n  \"now\": %lld,\n  \"slot_seconds\": %d,\n  \"slots\": [",
               (long long)p->now, p->opts.slot);
     /* The slots are most of the file on a long trace: render chunks of
      * them in parallel, each into its own buffer, and join the buffers in
      * slot order, so the bytes do not depend on the thread count. */
     int nchunk = (p->nslots + SLOT_CHUNK - 1) / SLOT_CHUNK;
-    sbuf *part = ef_calloc((size_t)(nchunk ? nchunk : 1), sizeof *part);
+    ef_buf *part = ef_calloc((size_t)(nchunk ? nchunk : 1), sizeof *part);
     #pragma omp parallel for schedule(static)
     for (int c = 0; c < nchunk; c++) {
         int hi = (c + 1) * SLOT_CHUNK < p->nslots ? (c + 1) * SLOT_CHUNK
@@ -169,7 +131,7 @@ int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
     }
     for (int c = 0; c < nchunk; c++) {
         if (part[c].n) {
-            sb_grow(&b, part[c].n);
+            ef_buf_grow(&b, part[c].n);
             memcpy(b.s + b.n, part[c].s, part[c].n + 1);
             b.n += part[c].n;
         }
@@ -177,7 +139,7 @@ int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
     }
     free(part);
     double span = (double)(p->end - p->now) * p->cl.total_gpus;
-    sb_printf(&b,
+    ef_buf_printf(&b,
               "\n  ],\n  \"summary\": {\"admitted\": %d, \"best_effort\": %d, "
               "\"end\": %lld, \"migrations\": %d, \"promised_gpu_hours\": %.3f, "
               "\"rejected\": %d, \"replan_fallbacks\": %d, \"resizes\": %d, "
@@ -188,7 +150,7 @@ int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
               p->replan_fallbacks, p->resizes, p->points,
               p->used_gpu_seconds / 3600.0,
               span > 0 ? p->used_gpu_seconds / span : 0.0);
-    sb_printf(&b, "  \"surplus\": \"%s\",\n  \"version\": 1\n}\n",
+    ef_buf_printf(&b, "  \"surplus\": \"%s\",\n  \"version\": 1\n}\n",
               p->opts.surplus == SURPLUS_GAIN ? "gain" : "reference");
     *out = b.s;
     *len = b.n;

@@ -1,7 +1,6 @@
 /* plansvg.c: draw a plan as an SVG chart (see plan.h). */
 #include "plan.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 #include "util.h"
@@ -13,29 +12,6 @@
 #define SVG_MB 40
 #define SVG_MAX_RECTS 40000
 
-typedef struct obuf {
-    char *s;
-    size_t n, cap;
-} obuf;
-
-__attribute__((format(printf, 2, 3)))
-static void ob_printf(obuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int l = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (b->n + (size_t)l + 1 > b->cap) {
-        while (b->n + (size_t)l + 1 > b->cap)
-            b->cap = b->cap ? b->cap * 2 : 1 << 16;
-        b->s = ef_realloc(b->s, b->cap);
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->n, (size_t)l + 1, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)l;
-}
-
 /* A distinct colour per job index (golden-angle hues). */
 static void colour(int i, char *dst, size_t len)
 {
@@ -43,20 +19,20 @@ static void colour(int i, char *dst, size_t len)
     snprintf(dst, len, "hsl(%d,65%%,%d%%)", hue, 45 + (i % 3) * 8);
 }
 
-static void xml_text(obuf *b, const char *s)
+static void xml_text(ef_buf *b, const char *s)
 {
     for (; *s; s++) {
-        if (*s == '<') ob_printf(b, "&lt;");
-        else if (*s == '>') ob_printf(b, "&gt;");
-        else if (*s == '&') ob_printf(b, "&amp;");
-        else if (*s == '"') ob_printf(b, "&quot;");
-        else if ((unsigned char)*s >= 0x20) ob_printf(b, "%c", *s);
+        if (*s == '<') ef_buf_printf(b, "&lt;");
+        else if (*s == '>') ef_buf_printf(b, "&gt;");
+        else if (*s == '&') ef_buf_printf(b, "&amp;");
+        else if (*s == '"') ef_buf_printf(b, "&quot;");
+        else if ((unsigned char)*s >= 0x20) ef_buf_printf(b, "%c", *s);
     }
 }
 
 int plan_write_svg(const plan *p, const char *path, ef_err *e)
 {
-    obuf b = {0};
+    ef_buf b = {0};
     int N = p->cl.total_gpus, G = p->cl.gpus_per_node;
     int64_t t0 = p->now, t1 = p->nslots ? p->slots[p->nslots - 1].end : t0 + 1;
     /* Cut the time axis when the chart would get too many rectangles. */
@@ -74,18 +50,18 @@ int plan_write_svg(const plan *p, const char *path, ef_err *e)
         t1 = t0 + 1;
     double pw = SVG_W - SVG_ML - 20, ph = SVG_H - SVG_MT - SVG_MB;
     double xs = pw / (double)(t1 - t0), ys = ph / N;
-    ob_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+    ef_buf_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
               "height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
               SVG_W, SVG_H);
-    ob_printf(&b, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-    ob_printf(&b, "<text x=\"%d\" y=\"18\" font-size=\"14\">efplan plan: %d "
+    ef_buf_printf(&b, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    ef_buf_printf(&b, "<text x=\"%d\" y=\"18\" font-size=\"14\">efplan plan: %d "
               "jobs on %s, %d admitted, %d rejected, %d best-effort%s</text>\n",
               SVG_ML, p->njobs, p->cl.name, p->admitted, p->rejected,
               p->best_effort, last < p->nslots ? " (first part of the plan)" : "");
     /* node bands */
     for (int nd = 0; nd < p->cl.nodes; nd++)
         if (nd % 2)
-            ob_printf(&b, "<rect x=\"%d\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+            ef_buf_printf(&b, "<rect x=\"%d\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
                       "fill=\"#f2f2f2\"/>\n", SVG_ML,
                       SVG_MT + ph - (nd + 1) * G * ys, pw, G * ys);
     for (int s = 0; s < last; s++) {
@@ -101,11 +77,11 @@ int plan_write_svg(const plan *p, const char *path, ef_err *e)
                 while (k2 + 1 < al->gpus && al->gpu[k2 + 1] == al->gpu[k2] + 1)
                     k2++;
                 double y = SVG_MT + ph - (al->gpu[k2] + 1) * ys;
-                ob_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+                ef_buf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
                           "height=\"%.2f\" fill=\"%s\"><title>", x, y, w,
                           (k2 - k + 1) * ys, col);
                 xml_text(&b, p->jobs[al->job].in->id);
-                ob_printf(&b, " (%s, %d GPUs)</title></rect>\n",
+                ef_buf_printf(&b, " (%s, %d GPUs)</title></rect>\n",
                           p->jobs[al->job].in->model, al->gpus);
                 k = k2 + 1;
             }
@@ -119,32 +95,32 @@ int plan_write_svg(const plan *p, const char *path, ef_err *e)
         char col[40];
         colour(i, col, sizeof col);
         double x = SVG_ML + (double)(j->in->deadline - t0) * xs;
-        ob_printf(&b, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%.2f\" "
+        ef_buf_printf(&b, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%.2f\" "
                   "stroke=\"%s\" stroke-dasharray=\"3,3\"><title>deadline of ",
                   x, SVG_MT - 8, x, SVG_MT + ph, col);
         xml_text(&b, j->in->id);
-        ob_printf(&b, "</title></line>\n");
+        ef_buf_printf(&b, "</title></line>\n");
     }
     /* axes */
-    ob_printf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%.2f\" "
+    ef_buf_printf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%.2f\" "
               "fill=\"none\" stroke=\"black\"/>\n", SVG_ML, SVG_MT, pw, ph);
     for (int k = 0; k <= 5; k++) {
         int64_t tt = t0 + (t1 - t0) * k / 5;
         double x = SVG_ML + (double)(tt - t0) * xs;
-        ob_printf(&b, "<text x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%lld"
+        ef_buf_printf(&b, "<text x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%lld"
                   "</text>\n", x, SVG_H - SVG_MB + 16, (long long)tt);
     }
-    ob_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time (s)"
+    ef_buf_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time (s)"
               "</text>\n", SVG_ML + (int)pw / 2, SVG_H - 6);
     for (int k = 0; k <= 4; k++) {
         int g = N * k / 4;
-        ob_printf(&b, "<text x=\"%d\" y=\"%.2f\" text-anchor=\"end\">%d</text>\n",
+        ef_buf_printf(&b, "<text x=\"%d\" y=\"%.2f\" text-anchor=\"end\">%d</text>\n",
                   SVG_ML - 6, SVG_MT + ph - g * ys + 4, g);
     }
-    ob_printf(&b, "<text x=\"14\" y=\"%d\" transform=\"rotate(-90 14 %d)\" "
+    ef_buf_printf(&b, "<text x=\"14\" y=\"%d\" transform=\"rotate(-90 14 %d)\" "
               "text-anchor=\"middle\">GPU</text>\n", SVG_MT + (int)ph / 2,
               SVG_MT + (int)ph / 2);
-    ob_printf(&b, "</svg>\n");
+    ef_buf_printf(&b, "</svg>\n");
     int rc = ef_write_file_atomic(path, b.s, b.n, e);
     free(b.s);
     return rc;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -364,4 +365,49 @@ const char *ef_fmt_duration(int64_t s, char *dst, size_t dstlen)
     else
         snprintf(dst, dstlen, "%lldm %llds", (long long)m, (long long)sec);
     return dst;
+}
+
+void ef_buf_grow(ef_buf *b, size_t more)
+{
+    if (b->n + more + 1 <= b->cap)
+        return;
+    while (b->n + more + 1 > b->cap)
+        b->cap = b->cap ? b->cap * 2 : 1 << 16;
+    b->s = ef_realloc(b->s, b->cap);
+}
+
+void ef_buf_put(ef_buf *b, const char *s)
+{
+    size_t l = strlen(s);
+    ef_buf_grow(b, l);
+    memcpy(b->s + b->n, s, l + 1);
+    b->n += l;
+}
+
+void ef_buf_printf(ef_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int l = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    ef_buf_grow(b, (size_t)l);
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->n, (size_t)l + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)l;
+}
+
+int64_t ef_align_up(int64_t now, int64_t x, int slot)
+{
+    if (x <= now)
+        return now;
+    return now + (x - now + slot - 1) / slot * slot;
+}
+
+size_t ef_bom_len(const char *buf, size_t len)
+{
+    return len >= 3 && (unsigned char)buf[0] == 0xEF &&
+                   (unsigned char)buf[1] == 0xBB &&
+                   (unsigned char)buf[2] == 0xBF
+               ? 3 : 0;
 }

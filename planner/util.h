@@ -67,6 +67,26 @@ const char *ef_suggest(const char *word, const char *const *cands, int n);
  * from. */
 const char *ef_datadir(void);
 
+/* A growable NUL-terminated string for writing output files. Start with
+ * {0}; free b->s when done. */
+typedef struct ef_buf {
+    char *s;
+    size_t n, cap;
+} ef_buf;
+
+/* Make room for 'more' bytes (plus the NUL) after b->n. */
+void ef_buf_grow(ef_buf *b, size_t more);
+/* Append a string; append printf-style text. */
+void ef_buf_put(ef_buf *b, const char *s);
+void ef_buf_printf(ef_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The first grid point now + k*slot (k >= 0) that is >= x; now if x <= now. */
+int64_t ef_align_up(int64_t now, int64_t x, int slot);
+
+/* 3 if buf starts with a UTF-8 byte order mark, else 0. */
+size_t ef_bom_len(const char *buf, size_t len);
+
 /* Return 1 if 'x' is a positive power of two. */
 int ef_is_pow2(int64_t x);
 
