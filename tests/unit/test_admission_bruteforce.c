@@ -42,6 +42,7 @@
 #include "../../planner/mss.h"
 #include "../../planner/plan.h"
 #include "../../planner/profile.h"
+#include "testplan.h"
 
 #define BF_SLOT 60
 #define BF_MAXJ 4
@@ -50,38 +51,12 @@
 #define BF_NODE_LIMIT 2000000L
 #define BF_SHOW 2 /* examples printed per kind of miss */
 
-static curve_set g_curves;
-
-static int setup(void **state)
-{
-    (void)state;
-    const char *root = getenv("EFPLAN_ROOT");
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/inputs/curves/A100", root ? root : ".");
-    ef_err e;
-    return curve_set_load(&g_curves, dir, &e) == EF_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    curve_set_free(&g_curves);
-    return 0;
-}
-
-static uint64_t rng_state;
-static uint32_t rnd(void)
-{
-    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (uint32_t)(rng_state >> 33);
-}
-
 /* ---- instances ------------------------------------------------------------ */
 
 static void make_instance(job_queue *q, uint64_t seed, int N)
 {
-    rng_state = seed * 2654435761ULL + 12345;
-    int n = 2 + (int)(rnd() % 3);
+    tp_seed(seed * 2654435761ULL + 12345);
+    int n = 2 + (int)(tp_rnd() % 3);
     memset(q, 0, sizeof *q);
     q->path = strdup("bruteforce");
     q->is_json = 1;
@@ -90,8 +65,8 @@ static void make_instance(job_queue *q, uint64_t seed, int N)
     for (int i = 0; i < n; i++) {
         job *j = &q->jobs[i];
         const curve_model *m =
-            &g_curves.models[rnd() % (uint32_t)g_curves.nmodels];
-        const curve_row *r = &m->rows[rnd() % (uint32_t)m->nrows];
+            &g_curves.models[tp_rnd() % (uint32_t)g_curves.nmodels];
+        const curve_row *r = &m->rows[tp_rnd() % (uint32_t)m->nrows];
         char id[16];
         snprintf(id, sizeof id, "j%d", i);
         j->id = strdup(id);
@@ -101,13 +76,13 @@ static void make_instance(job_queue *q, uint64_t seed, int N)
         j->submit = 0;
         j->index = i;
         j->has_deadline = 1;
-        j->deadline = 60 + (int64_t)(rnd() % 421); /* 60 .. 480 s */
+        j->deadline = 60 + (int64_t)(tp_rnd() % 421); /* 60 .. 480 s */
         /* work: a fraction of what a random usable size does by then */
         int gs[CURVE_MAX_LEVELS];
         double tp[CURVE_MAX_LEVELS];
         int nu = curve_usable(r, N, gs, tp);
-        double t = tp[rnd() % (uint32_t)nu];
-        double f = 0.25 + (rnd() % 1000) / 1000.0 * 0.85;
+        double t = tp[tp_rnd() % (uint32_t)nu];
+        double f = 0.25 + (tp_rnd() % 1000) / 1000.0 * 0.85;
         j->iterations = (int64_t)(f * (double)j->deadline * t) + 1;
     }
 }
@@ -629,6 +604,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_admission_bruteforce),
     };
-    return cmocka_run_group_tests_name("admission_bruteforce", tests, setup,
-                                       teardown);
+    return cmocka_run_group_tests_name("admission_bruteforce", tests, tp_setup,
+                                       tp_teardown);
 }

@@ -22,25 +22,7 @@
 #include "../../planner/place.h"
 #include "../../planner/plan.h"
 #include "../../planner/profile.h"
-
-static curve_set g_curves;
-
-static int setup(void **state)
-{
-    (void)state;
-    const char *root = getenv("EFPLAN_ROOT");
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/inputs/curves/A100", root ? root : ".");
-    ef_err e;
-    return curve_set_load(&g_curves, dir, &e) == EF_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    curve_set_free(&g_curves);
-    return 0;
-}
+#include "testplan.h"
 
 static const curve_row *row_of(const char *model, long batch)
 {
@@ -167,16 +149,9 @@ static void test_place_over_capacity(void **state)
 
 /* ---- property tests over random queues ---------------------------------------- */
 
-static uint64_t rng_state;
-static uint32_t rnd(void)
-{
-    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (uint32_t)(rng_state >> 33);
-}
-
 static void make_queue(job_queue *q, uint64_t seed, int n)
 {
-    rng_state = seed * 2654435761ULL + 1;
+    tp_seed(seed * 2654435761ULL + 1);
     memset(q, 0, sizeof *q);
     q->path = strdup("random");
     q->is_json = 1;
@@ -184,23 +159,23 @@ static void make_queue(job_queue *q, uint64_t seed, int n)
     q->jobs = calloc((size_t)n, sizeof *q->jobs);
     for (int i = 0; i < n; i++) {
         job *j = &q->jobs[i];
-        const curve_model *m = &g_curves.models[rnd() % (uint32_t)g_curves.nmodels];
-        const curve_row *r = &m->rows[rnd() % (uint32_t)m->nrows];
+        const curve_model *m = &g_curves.models[tp_rnd() % (uint32_t)g_curves.nmodels];
+        const curve_row *r = &m->rows[tp_rnd() % (uint32_t)m->nrows];
         char id[16];
         snprintf(id, sizeof id, "r%03d", i);
         j->id = strdup(id);
         j->model = strdup(m->name);
         j->batch = r->batch;
         j->curve = r;
-        double secs1 = 300 + rnd() % 12000; /* run time on one GPU */
+        double secs1 = 300 + tp_rnd() % 12000; /* run time on one GPU */
         j->iterations = (int64_t)(secs1 * r->usable_tput[0]) + 1;
-        j->submit = rnd() % 14400;
+        j->submit = tp_rnd() % 14400;
         j->index = i;
-        if (rnd() % 10 == 0) {
+        if (tp_rnd() % 10 == 0) {
             j->has_deadline = 0;
         } else {
             j->has_deadline = 1;
-            double f = 0.2 + (rnd() % 1000) / 1000.0 * 1.3;
+            double f = 0.2 + (tp_rnd() % 1000) / 1000.0 * 1.3;
             j->deadline = j->submit + 1 + (int64_t)(secs1 * f);
         }
     }
@@ -328,5 +303,5 @@ int main(void)
         cmocka_unit_test(test_random_reference),
         cmocka_unit_test(test_late_job_demoted),
     };
-    return cmocka_run_group_tests_name("plan", tests, setup, teardown);
+    return cmocka_run_group_tests_name("plan", tests, tp_setup, tp_teardown);
 }
