@@ -22,6 +22,10 @@ int cli_fail(const ef_err *e);
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The usage error for getopt_long's answer 'o' (':' missing value, else
+ * unknown option) about argument 'arg'; returns EXIT_USAGE. */
+int cli_option_error(const char *cmd, int o, const char *arg);
+
 typedef struct cli_command {
     const char *name;
     const char *summary;

@@ -169,12 +169,8 @@ int cmd_plan(int argc, char **argv)
                                        "gain or reference)", optarg);
             break;
         case 'h': help_plan(); return 0;
-        case ':':
-            return cli_usage_error("plan", "option %s needs a value",
-                                   argv[optind - 1]);
         default:
-            return cli_usage_error("plan", "unknown option %s",
-                                   argv[optind - 1]);
+            return cli_option_error("plan", o, argv[optind - 1]);
         }
     }
     if (optind < argc)

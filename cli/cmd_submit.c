@@ -122,12 +122,8 @@ int cmd_submit(int argc, char **argv)
         case 'j': job_arg = optarg; break;
         case 'u': curves_arg = optarg; break;
         case 'h': help_submit(); return 0;
-        case ':':
-            return cli_usage_error("submit", "option %s needs a value",
-                                   argv[optind - 1]);
         default:
-            return cli_usage_error("submit", "unknown option %s",
-                                   argv[optind - 1]);
+            return cli_option_error("submit", o, argv[optind - 1]);
         }
     }
     if (optind < argc)

@@ -161,12 +161,8 @@ int cmd_validate(int argc, char **argv)
         case 'c': cluster_arg = optarg; break;
         case 'u': curves_arg = optarg; break;
         case 'h': help_validate(); return 0;
-        case ':':
-            return cli_usage_error("validate", "option %s needs a value",
-                                   argv[optind - 1]);
         default:
-            return cli_usage_error("validate", "unknown option %s",
-                                   argv[optind - 1]);
+            return cli_option_error("validate", o, argv[optind - 1]);
         }
     }
     if (optind < argc)

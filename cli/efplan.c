@@ -43,6 +43,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+int cli_option_error(const char *cmd, int o, const char *arg)
+{
+    if (o == ':')
+        return cli_usage_error(cmd, "option %s needs a value", arg);
+    return cli_usage_error(cmd, "unknown option %s", arg);
+}
+
 static void help_main(FILE *out)
 {
     fprintf(out,
