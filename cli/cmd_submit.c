@@ -292,11 +292,10 @@ int cmd_submit(int argc, char **argv)
         rc = EXIT_INFEASIBLE;
         goto out;
     }
-    if (plan_write_json(&p, plan_path, json_string_value(
-                            json_object_get(root, "jobs_file")) ?
-                            json_string_value(json_object_get(root, "jobs_file"))
-                            : "", curves_arg ? curves_arg
-                                             : json_string_value(jcur), &e) != EF_OK) {
+    const char *jobs_file = json_string_value(json_object_get(root, "jobs_file"));
+    if (plan_write_json(&p, plan_path, jobs_file ? jobs_file : "",
+                        curves_arg ? curves_arg : json_string_value(jcur),
+                        &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }
