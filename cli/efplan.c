@@ -11,6 +11,8 @@
 #endif
 
 static const cli_command commands[] = {
+    {"gen-trace", "write a synthetic job trace (the artifact's distributions)",
+     cmd_gentrace, help_gentrace},
     {"plan", "plan a job queue: admission, GPU shares, placement per slot",
      cmd_plan, help_plan},
     {"submit", "ask whether one new job fits an existing plan", cmd_submit,
