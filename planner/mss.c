@@ -220,9 +220,11 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
     ef_panic("mss_plan: backward fill succeeded but forward plan did not");
 }
 
-int64_t mss_earliest_finish(const curve_row *row, int max_gpus, double work,
-                            int64_t now, int slot, const profile *F)
+int64_t mss_fastest(const curve_row *row, int max_gpus, double work,
+                    int64_t now, int slot, const profile *F, resv *out)
 {
+    if (out)
+        resv_clear(out);
     int lv[CURVE_MAX_LEVELS];
     int nl = curve_usable(row, max_gpus, lv, NULL);
     if (nl == 0)
@@ -240,10 +242,25 @@ int64_t mss_earliest_finish(const curve_row *row, int max_gpus, double work,
         if (iv.b[k] == INT64_MAX || (double)(iv.b[k] - iv.a[k]) * tp >= rem) {
             int64_t e;
             finish_at(iv.a[k], rem, tp, slot, &res, &e);
+            if (out) {
+                push(out, iv.a[k], e, a);
+                out->real_end = res;
+                out->end = e;
+            }
             break;
         }
         rem -= (double)(iv.b[k] - iv.a[k]) * tp;
+        if (out)
+            push(out, iv.a[k], iv.b[k], a);
     }
     ivals_free(&iv);
+    if (res < 0 && out)
+        resv_clear(out);
     return res;
+}
+
+int64_t mss_earliest_finish(const curve_row *row, int max_gpus, double work,
+                            int64_t now, int slot, const profile *F)
+{
+    return mss_fastest(row, max_gpus, work, now, slot, F, NULL);
 }

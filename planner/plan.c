@@ -1,4 +1,5 @@
 /* plan.c: the planner core loop (see plan.h). */
+#define _GNU_SOURCE 1 /* qsort_r */
 #include "plan.h"
 
 #include <float.h>
@@ -29,17 +30,26 @@ void plan_free(plan *p)
         free(p->slots[s].a);
     }
     free(p->slots);
+    for (int i = 0; i < p->njobs; i++)
+        resv_free(&p->tmp[i]);
+    free(p->tmp);
+    free(p->ord);
     memset(p, 0, sizeof *p);
 }
 
 /* ---- ordering helpers ---------------------------------------------------- */
 
-static const plan *g_plan; /* for qsort comparators (planning is serial) */
-
-static int cmp_arrival(const void *a, const void *b)
+static int cmp_int(const void *a, const void *b)
 {
-    const plan_job *x = &g_plan->jobs[*(const int *)a];
-    const plan_job *y = &g_plan->jobs[*(const int *)b];
+    return *(const int *)a - *(const int *)b;
+}
+
+
+static int cmp_arrival(const void *a, const void *b, void *ctx)
+{
+    const plan *p = ctx;
+    const plan_job *x = &p->jobs[*(const int *)a];
+    const plan_job *y = &p->jobs[*(const int *)b];
     if (x->release != y->release)
         return x->release < y->release ? -1 : 1;
     if (x->in->submit != y->in->submit)
@@ -52,17 +62,18 @@ static int cmp_arrival(const void *a, const void *b)
 /* Deadline order: deadline, then submit time, then id. */
 static int edf_less(const plan_job *x, const plan_job *y)
 {
-    if (x->in->deadline != y->in->deadline)
-        return x->in->deadline < y->in->deadline;
+    if (x->deadline != y->deadline)
+        return x->deadline < y->deadline;
     if (x->in->submit != y->in->submit)
         return x->in->submit < y->in->submit;
     return strcmp(x->in->id, y->in->id) < 0;
 }
 
-static int cmp_edf(const void *a, const void *b)
+static int cmp_edf(const void *a, const void *b, void *ctx)
 {
-    const plan_job *x = &g_plan->jobs[*(const int *)a];
-    const plan_job *y = &g_plan->jobs[*(const int *)b];
+    const plan *p = ctx;
+    const plan_job *x = &p->jobs[*(const int *)a];
+    const plan_job *y = &p->jobs[*(const int *)b];
     return edf_less(x, y) ? -1 : edf_less(y, x) ? 1 : 0;
 }
 
@@ -127,14 +138,13 @@ static int edf_plan(plan *p, int *ord, int m, int64_t t, profile *F,
                     resv *tmp)
 {
     int N = p->cl.total_gpus, S = p->opts.slot;
-    g_plan = p;
-    qsort(ord, (size_t)m, sizeof *ord, cmp_edf);
+    qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, p);
     profile Fn;
     profile_init(&Fn, t, N);
     int ok = 1;
     for (int k = 0; k < m && ok; k++) {
         plan_job *j = &p->jobs[ord[k]];
-        ok = mss_plan(j->in->curve, N, j->rem, t, j->in->deadline, S, &Fn,
+        ok = mss_plan(j->in->curve, N, j->rem, t, j->deadline, S, &Fn,
                       &tmp[k]);
         if (ok)
             resv_apply(&tmp[k], &Fn, -1);
@@ -189,7 +199,7 @@ static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp,
         return;
     }
     /* Admitted if its MSS plan fits what the admitted jobs left free ... */
-    if (mss_plan(row, N, j->rem, t, j->in->deadline, S, F, tmp)) {
+    if (mss_plan(row, N, j->rem, t, j->deadline, S, F, tmp)) {
         j->decision = PLAN_ADMITTED;
         resv_copy(&j->r, tmp);
         resv_apply(&j->r, F, -1);
@@ -229,7 +239,7 @@ static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp,
     }
     j->decision = PLAN_REJECTED;
     p->rejected++;
-    if (alone > j->in->deadline)
+    if (alone > j->deadline)
         snprintf(j->reason, sizeof j->reason,
                  "deadline too tight even alone on the cluster (fastest finish "
                  "%lld at %d GPUs)", (long long)alone,
@@ -299,11 +309,6 @@ static void surplus(plan *p, int *act, int na)
     }
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    return *(const int *)a - *(const int *)b;
-}
-
 /* Take the jobs' current placements (from the queue) as the placement
  * before the first slot, so jobs that keep their size stay where they
  * are. Each must fit the cluster, follow the buddy rule, and not share a
@@ -358,13 +363,74 @@ static int current_placements(plan *p, const job_queue *q, ef_err *e)
     return EF_OK;
 }
 
-int plan_build(plan *p, const job_queue *q, const cluster *c,
-               const plan_opts *o, ef_err *e)
+/* Without admission control: every deadline job is planned in deadline
+ * order by MSS; one that cannot make its deadline gets the fastest plan
+ * the capacity left allows (and takes it from later jobs). */
+static void replan_noac(plan *p, const int *act, int na, int64_t t,
+                        profile *F)
+{
+    int N = p->cl.total_gpus, S = p->opts.slot, m = 0;
+    for (int i = 0; i < na; i++)
+        if (p->jobs[act[i]].decision == PLAN_ADMITTED)
+            p->ord[m++] = act[i];
+    qsort_r(p->ord, (size_t)m, sizeof *p->ord, cmp_edf, p);
+    for (int k = 0; k < m; k++) {
+        plan_job *j = &p->jobs[p->ord[k]];
+        if (!mss_plan(j->in->curve, N, j->rem, t, j->deadline, S, F, &j->r))
+            (void)mss_fastest(j->in->curve, N, j->rem, t, S, F, &j->r);
+        resv_apply(&j->r, F, -1);
+    }
+}
+
+void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
+                int nrel)
+{
+    int N = p->cl.total_gpus;
+    profile F;
+    profile_init(&F, t, N);
+    p->points++;
+    if (p->opts.no_admission) {
+        for (int r = 0; r < nrel; r++) {
+            plan_job *j = &p->jobs[rel[r]];
+            if (curve_usable(j->in->curve, N, NULL, NULL) == 0 ||
+                !j->in->has_deadline) {
+                decide(p, j, t, &F, p->tmp, act, *na, p->ord);
+            } else {
+                j->decision = PLAN_ADMITTED;
+                p->admitted++;
+            }
+            if (j->decision == PLAN_ADMITTED ||
+                j->decision == PLAN_BEST_EFFORT)
+                act[(*na)++] = rel[r];
+        }
+        replan_noac(p, act, *na, t, &F);
+    } else {
+        replan(p, act, *na, t, &F, p->tmp, p->ord);
+        for (int r = 0; r < nrel; r++) {
+            plan_job *j = &p->jobs[rel[r]];
+            decide(p, j, t, &F, p->tmp, act, *na, p->ord);
+            if (j->decision == PLAN_ADMITTED ||
+                j->decision == PLAN_BEST_EFFORT)
+                act[(*na)++] = rel[r];
+        }
+    }
+    profile_free(&F);
+    /* keep the active list in a fixed order: by job index */
+    qsort(act, (size_t)*na, sizeof *act, cmp_int);
+    for (int i = 0; i < *na; i++) {
+        plan_job *j = &p->jobs[act[i]];
+        j->g = j->decision == PLAN_ADMITTED ? resv_at(&j->r, t) : 0;
+    }
+    surplus(p, act, *na);
+}
+
+int plan_init(plan *p, const job_queue *q, const cluster *c,
+              const plan_opts *o, ef_err *e)
 {
     memset(p, 0, sizeof *p);
     p->opts = *o;
     p->cl = *c;
-    int S = o->slot, N = c->total_gpus, n = q->n;
+    int S = o->slot, n = q->n;
     if (S <= 0)
         return ef_fail(e, EF_E_USAGE, "slot must be positive");
     int64_t now = o->now;
@@ -373,41 +439,53 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
         for (int i = 0; i < n; i++)
             if (q->jobs[i].submit < now)
                 now = q->jobs[i].submit;
+        if (n == 0)
+            now = 0;
     }
     p->now = now;
     p->njobs = n;
-    p->jobs = ef_calloc((size_t)n, sizeof *p->jobs);
-    int *arr = ef_malloc((size_t)n * sizeof *arr);
+    p->jobs = ef_calloc((size_t)(n ? n : 1), sizeof *p->jobs);
+    p->tmp = ef_calloc((size_t)(n ? n : 1), sizeof *p->tmp);
+    p->ord = ef_malloc((size_t)(n ? n : 1) * sizeof *p->ord);
     for (int i = 0; i < n; i++) {
         plan_job *j = &p->jobs[i];
         ef_assert(q->jobs[i].curve != NULL);
         j->in = &q->jobs[i];
         j->rem = (double)(j->in->iterations - j->in->iterations_done);
         j->iterations_left = j->rem;
+        j->deadline = j->in->has_deadline ? j->in->deadline : INT64_MAX;
         j->release = ef_align_up(now, j->in->submit, S);
         j->start = j->planned_end = j->earliest_feasible_deadline = -1;
-        arr[i] = i;
     }
+    return EF_OK;
+}
+
+int plan_build(plan *p, const job_queue *q, const cluster *c,
+               const plan_opts *o, ef_err *e)
+{
+    if (plan_init(p, q, c, o, e) != EF_OK)
+        return EF_ERR;
+    int S = o->slot, N = c->total_gpus, n = q->n;
+    int64_t now = p->now;
+    int *arr = ef_malloc((size_t)(n ? n : 1) * sizeof *arr);
+    for (int i = 0; i < n; i++)
+        arr[i] = i;
     if (current_placements(p, q, e) != EF_OK) {
         free(arr);
         plan_free(p);
         return EF_ERR;
     }
-    g_plan = p;
-    qsort(arr, (size_t)n, sizeof *arr, cmp_arrival);
+    qsort_r(arr, (size_t)n, sizeof *arr, cmp_arrival, p);
 
     int *act = ef_malloc((size_t)(n ? n : 1) * sizeof *act);
-    int *ord = ef_malloc((size_t)(n ? n : 1) * sizeof *ord);
-    resv *tmp = ef_calloc((size_t)(n ? n : 1), sizeof *tmp);
     int *want = ef_malloc((size_t)(n ? n : 1) * sizeof *want);
     int *resg = ef_calloc((size_t)(n ? n : 1), sizeof *resg);
+    int *prevg = ef_calloc((size_t)(n ? n : 1), sizeof *prevg);
     place_set *prev = ef_calloc((size_t)(n ? n : 1), sizeof *prev);
     place_set *out = ef_calloc((size_t)(n ? n : 1), sizeof *out);
     const char **ids = ef_malloc((size_t)(n ? n : 1) * sizeof *ids);
     int *owner = ef_malloc((size_t)N * sizeof *owner);
     int na = 0, ai = 0, cap = 0, need_point = 1;
-    profile F;
-    profile_init(&F, now, N);
     int64_t t = now;
     while (ai < n || na > 0) {
         if (na == 0 && p->jobs[arr[ai]].release > t) {
@@ -424,32 +502,17 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
                 need_point = 1;
         }
         if (need_point) {
-            p->points++;
-            profile_free(&F);
-            profile_init(&F, t, N);
-            replan(p, act, na, t, &F, tmp, ord);
-            while (ai < n && p->jobs[arr[ai]].release <= t) {
-                plan_job *j = &p->jobs[arr[ai++]];
-                decide(p, j, t, &F, tmp, act, na, ord);
-                if (j->decision == PLAN_ADMITTED || j->decision == PLAN_BEST_EFFORT)
-                    act[na++] = (int)(j - p->jobs);
-            }
-            /* keep the active list in a fixed order: by job index */
-            for (int a = 1; a < na; a++)
-                for (int b = a; b > 0 && act[b] < act[b - 1]; b--) {
-                    int x = act[b]; act[b] = act[b - 1]; act[b - 1] = x;
-                }
+            int a0 = ai;
+            while (ai < n && p->jobs[arr[ai]].release <= t)
+                ai++;
+            for (int i = 0; i < n; i++)
+                prevg[i] = p->jobs[i].g;
+            plan_point(p, t, act, &na, arr + a0, ai - a0);
             int changed = 0;
             for (int i = 0; i < na; i++) {
                 plan_job *j = &p->jobs[act[i]];
                 resg[i] = j->decision == PLAN_ADMITTED ? resv_at(&j->r, t) : 0;
-                want[i] = j->g; /* previous size, for change detection */
-                j->g = resg[i];
-            }
-            surplus(p, act, na);
-            for (int i = 0; i < na; i++) {
-                plan_job *j = &p->jobs[act[i]];
-                if (j->g != want[i] || (j->g && j->pl.g != j->g))
+                if (j->g != prevg[act[i]] || (j->g && j->pl.g != j->g))
                     changed = 1;
             }
             if (changed) {
@@ -480,7 +543,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
             }
             need_point = 0;
         }
-        /* run the slot [t, t+S) */
+    /* run the slot [t, t+S) */
         record(p, &cap, act, na, t, S);
         int keep = 0;
         for (int i = 0; i < na; i++) {
@@ -531,15 +594,11 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
         }
         p->nslots = k;
     }
-    profile_free(&F);
-    for (int i = 0; i < n; i++)
-        resv_free(&tmp[i]);
-    free(tmp);
     free(arr);
     free(act);
-    free(ord);
     free(want);
     free(resg);
+    free(prevg);
     free(prev);
     free(out);
     free(ids);

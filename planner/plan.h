@@ -56,6 +56,9 @@ typedef struct plan_opts {
     int64_t now;           /* start of the plan; INT64_MIN = earliest submit */
     plan_surplus surplus;
     int64_t horizon;       /* seconds of slots to keep; 0 = all */
+    int no_admission;      /* admit every job; late ones get the fastest
+                              plan left (ElasticFlow without admission
+                              control, for the simulator's ablation) */
 } plan_opts;
 
 void plan_opts_default(plan_opts *o);
@@ -65,6 +68,8 @@ typedef struct plan_job {
     const job *in;
     plan_decision decision;
     double iterations_left;   /* at 'now' */
+    int64_t deadline;         /* deadline planned against (INT64_MAX: none);
+                                 the queue's, or earlier (simulator) */
     int64_t release;          /* first slot boundary >= submit time */
     int64_t start;            /* first time it held GPUs; -1 if never */
     int64_t planned_end;      /* completion time; -1 if never */
@@ -110,19 +115,42 @@ typedef struct plan {
     int points;                   /* scheduling points evaluated */
     int replan_fallbacks;         /* fresh re-plan failed, old kept */
     int migrations, resizes;
+    /* scratch for plan_point: one entry per job */
+    resv *tmp;
+    int *ord;
 } plan;
 
 /*
  * plan_build: plan queue 'q' (resolved against curves) on cluster 'c'.
  * Returns EF_OK or EF_ERR: an invalid current placement in the queue
  * (EF_E_INPUT), else internal errors only (every valid queue has a plan,
- * possibly rejecting jobs). Not reentrant: its sort comparators and
- * place_slot use file-level state, so do not run two plan_build calls at
- * once in one process (the simulator must make this state per call before
- * it plans in parallel).
+ * possibly rejecting jobs). Reentrant: plans of different 'p' may be built
+ * in parallel.
  */
 int plan_build(plan *p, const job_queue *q, const cluster *c,
                const plan_opts *o, ef_err *e);
+
+/*
+ * plan_init: set up 'p' for queue 'q' (resolved) on cluster 'c' without
+ * planning: jobs (remaining work, release, deadline), 'now' and scratch.
+ * plan_build starts with it; the simulator uses it with plan_point.
+ * Errors: slot <= 0 (EF_E_USAGE). Free with plan_free.
+ */
+int plan_init(plan *p, const job_queue *q, const cluster *c,
+              const plan_opts *o, ef_err *e);
+
+/*
+ * plan_point: the ElasticFlow decision at one scheduling point t (on the
+ * slot grid). act[0..*na-1] are the jobs in play (admitted or best-effort,
+ * not finished), as indices into p->jobs; rel[0..nrel-1] the jobs released
+ * at t, in submit order. Each job's 'rem' must be its remaining work at t.
+ * Steps 1-3 of the header comment: re-plan the admitted jobs, decide the
+ * released ones (appending the admitted and best-effort ones to act), then
+ * set every 'g' in act to its reservation at t plus its surplus share.
+ * act comes back sorted by index. Placement is the caller's.
+ */
+void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
+                int nrel);
 void plan_free(plan *p);
 
 /*
