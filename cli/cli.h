@@ -41,5 +41,13 @@ int cmd_submit(int argc, char **argv);
 void help_submit(void);
 int cmd_gentrace(int argc, char **argv);
 void help_gentrace(void);
+int cmd_simulate(int argc, char **argv);
+void help_simulate(void);
+int cmd_compare(int argc, char **argv);
+void help_compare(void);
+
+/* The simulator's metrics table (cmd_simulate.c), shared with compare. */
+struct sim;
+void cli_print_sim(const struct sim *s, const char *trace);
 
 #endif

@@ -11,10 +11,14 @@
 #endif
 
 static const cli_command commands[] = {
+    {"compare", "simulate traces x policies in parallel; one table",
+     cmd_compare, help_compare},
     {"gen-trace", "write a synthetic job trace (the artifact's distributions)",
      cmd_gentrace, help_gentrace},
     {"plan", "plan a job queue: admission, GPU shares, placement per slot",
      cmd_plan, help_plan},
+    {"simulate", "replay a trace through a policy; deadlines met, metrics",
+     cmd_simulate, help_simulate},
     {"submit", "ask whether one new job fits an existing plan", cmd_submit,
      help_submit},
     {"validate", "check input files and print what was read", cmd_validate,

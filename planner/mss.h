@@ -78,4 +78,13 @@ int64_t mss_earliest_finish(const curve_row *row, int max_gpus, double work,
 int64_t mss_fastest(const curve_row *row, int max_gpus, double work,
                     int64_t now, int slot, const profile *F, resv *out);
 
+/*
+ * mss_fastest_runnable: the same over every runnable power of two up to
+ * 'cap' (a cell with throughput > 0), past the curve's peak too: the
+ * reference implementation's EDF, kept to compare numbers with it.
+ */
+int64_t mss_fastest_runnable(const curve_row *row, int cap, double work,
+                             int64_t now, int slot, const profile *F,
+                             resv *out);
+
 #endif

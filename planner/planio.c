@@ -6,22 +6,6 @@
 
 #include "util.h"
 
-static void sb_str(ef_buf *b, const char *s)
-{
-    ef_buf_put(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            ef_buf_printf(b, "\\%c", *p);
-        else if (*p < 0x20)
-            ef_buf_printf(b, "\\u%04x", *p);
-        else {
-            char c[2] = {(char)*p, 0};
-            ef_buf_put(b, c);
-        }
-    }
-    ef_buf_put(b, "\"");
-}
-
 static void sb_time(ef_buf *b, int64_t t)
 {
     if (t < 0)
@@ -52,7 +36,7 @@ static void slot_json(ef_buf *b, const plan *p, int s)
     for (int a = 0; a < sl->nalloc; a++) {
         const plan_alloc *al = &sl->a[a];
         ef_buf_printf(b, "%s{\"gpus\": %d, \"job\": ", a ? ", " : "", al->gpus);
-        sb_str(b, p->jobs[al->job].in->id);
+        ef_buf_json_str(b, p->jobs[al->job].in->id);
         ef_buf_put(b, ", \"placement\": [");
         for (int k = 0; k < al->gpus;) {
             int node = al->gpu[k] / G;
@@ -79,7 +63,7 @@ int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
     ef_buf_printf(&b, "{\n  \"cluster\": {\"gpus_per_node\": %d, \"nodes\": %d},\n",
               G, p->cl.nodes);
     ef_buf_put(&b, "  \"curves\": ");
-    sb_str(&b, curves ? curves : "");
+    ef_buf_json_str(&b, curves ? curves : "");
     ef_buf_put(&b, ",\n  \"format\": \"efplan-plan\",\n  \"jobs\": [");
     for (int i = 0; i < p->njobs; i++) {
         const plan_job *j = &p->jobs[i];
@@ -90,19 +74,19 @@ int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
                   decision_name(j->decision));
         sb_time(&b, j->earliest_feasible_deadline);
         ef_buf_printf(&b, ", \"gpu_seconds\": %.0f, \"id\": ", j->gpu_seconds);
-        sb_str(&b, j->in->id);
+        ef_buf_json_str(&b, j->in->id);
         ef_buf_printf(&b, ", \"iterations\": %lld, \"iterations_done\": %lld, "
                   "\"iterations_left\": %.0f, \"migrations\": %d, "
                   "\"model\": ",
                   (long long)j->in->iterations,
                   (long long)j->in->iterations_done, j->iterations_left,
                   j->migrations);
-        sb_str(&b, j->in->model);
+        ef_buf_json_str(&b, j->in->model);
         ef_buf_put(&b, ", \"planned_end\": ");
         sb_time(&b, j->planned_end);
         if (j->reason[0]) {
             ef_buf_put(&b, ", \"reason\": ");
-            sb_str(&b, j->reason);
+            ef_buf_json_str(&b, j->reason);
         }
         ef_buf_printf(&b, ", \"resizes\": %d, \"slack\": ", j->resizes);
         if (j->in->has_deadline && j->planned_end >= 0)
@@ -114,7 +98,7 @@ int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
         ef_buf_printf(&b, ", \"submit_time\": %lld}", (long long)j->in->submit);
     }
     ef_buf_put(&b, "\n  ],\n  \"jobs_file\": ");
-    sb_str(&b, jobs_path ? jobs_path : "");
+    ef_buf_json_str(&b, jobs_path ? jobs_path : "");
     ef_buf_printf(&b, ",\n  \"now\": %lld,\n  \"slot_seconds\": %d,\n  \"slots\": [",
               (long long)p->now, p->opts.slot);
     /* The slots are most of the file on a long trace: render chunks of
