@@ -21,7 +21,7 @@
 #include "sim.h"
 
 typedef struct edf_state {
-    int ac;
+    int ac, n;
     resv *r;      /* per job: its plan from the last point */
     int *ord;
     int *meets;   /* scratch: 1 if planned to meet its deadline */
@@ -33,6 +33,7 @@ static void *init_common(sim *s, int ac)
     edf_state *st = ef_calloc(1, sizeof *st);
     int n = s->n ? s->n : 1;
     st->ac = ac;
+    st->n = s->n;
     st->r = ef_calloc((size_t)n, sizeof *st->r);
     st->ord = ef_malloc((size_t)(n + 1) * sizeof *st->ord);
     st->meets = ef_calloc((size_t)n, sizeof *st->meets);
@@ -55,6 +56,8 @@ static void *init_ac(sim *s, ef_err *e)
 static void fini(void *v)
 {
     edf_state *st = v;
+    for (int i = 0; i < st->n; i++)
+        resv_free(&st->r[i]);
     free(st->r);
     free(st->ord);
     free(st->meets);
