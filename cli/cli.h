@@ -39,5 +39,11 @@ int cmd_plan(int argc, char **argv);
 void help_plan(void);
 int cmd_submit(int argc, char **argv);
 void help_submit(void);
+int cmd_profile(int argc, char **argv);
+void help_profile(void);
+
+/* Exit codes of "efplan profile" when it cannot measure (README.md). */
+#define EXIT_NO_CUDA 6    /* built without CUDA/NCCL */
+#define EXIT_NO_GPU 7     /* CUDA built in, but no driver or no GPU */
 
 #endif

@@ -13,6 +13,8 @@
 static const cli_command commands[] = {
     {"plan", "plan a job queue: admission, GPU shares, placement per slot",
      cmd_plan, help_plan},
+    {"profile", "measure throughput curves on GPUs, or fit the model to a "
+     "table", cmd_profile, help_profile},
     {"submit", "ask whether one new job fits an existing plan", cmd_submit,
      help_submit},
     {"validate", "check input files and print what was read", cmd_validate,
