@@ -28,6 +28,7 @@ void help_profile(void)
         "                      [--repeats R] [--warmup W] [--steps N]\n"
         "                      [--gpus-per-node G] [--inter-node-gbps X]\n"
         "                      [--intra-node-gbps X] [--latency-us X]\n"
+        "                      [--latency-model tree|ring]\n"
         "                      [--max-gpus N] [--max-fit-error E]\n"
         "                      [--out DIR|FILE.csv|FILE.json] [--json FILE]\n"
         "       efplan profile --fit-only --curves DIR|A100|T4 --model NAME\n"
@@ -57,12 +58,14 @@ void help_profile(void)
         "  --inter-node-gbps X   inter-node bus bandwidth, Gbit/s (needed for\n"
         "                        columns beyond one node unless measured)\n"
         "  --intra-node-gbps X   intra-node bandwidth if no cell measures it\n"
-        "  --latency-us X        all-reduce latency per ring step if no cells\n"
+        "  --latency-us X        all-reduce latency per step if no cells\n"
         "                        measure it (default 0)\n"
+        "  --latency-model M     tree: log2(k) latency steps (default); ring:\n"
+        "                        2(k-1) steps\n"
         "  --max-gpus N          last column of the curve (default 64)\n"
         "  --max-fit-error E     refuse modelled cells when the fit is off by\n"
         "                        more than E (relative) on any measured cell\n"
-        "                        (default 0.15)\n"
+        "                        (default 0.10)\n"
         "  --out PATH            curve: a directory (PATH/MODEL.csv), .csv or\n"
         "                        .json file, in the format the planner reads\n"
         "  --json FILE           provenance: GPU, versions, repeats, spread,\n"
@@ -86,6 +89,7 @@ typedef struct popts {
     int gpus, repeats, warmup, steps, gpus_per_node, max_gpus, fit_gpus;
     double inter_gbps, intra_gbps, latency_us, max_err;
     int fit_only, probe;
+    prof_latency latency;
 } popts;
 
 static int gpu_exit(prof_gpu_status st, const ef_err *e)
@@ -236,7 +240,8 @@ static void print_bw(const prof_model *m, const prof_fit_info *info)
     else if (!info->missing[PROF_P_INTER])
         snprintf(b, sizeof b, "unlimited");
     printf("         bus bandwidth intra-node %s Gbit/s, inter-node %s "
-           "Gbit/s; %.1f us per ring step\n", a, b, 1e6 * m->p[PROF_P_HOP]);
+           "Gbit/s; latency %.1f us x %s\n", a, b, 1e6 * m->p[PROF_P_HOP],
+           m->latency == PROF_LAT_RING ? "2(k-1)" : "log2(k)");
     printf("fit      %d cells, median error %.1f%%, worst %.1f%%\n",
            info->nobs, 100 * info->median_rel_err, 100 * info->max_rel_err);
 }
@@ -301,6 +306,7 @@ static void model_init(prof_model *m, int given[PROF_NPARAMS], const popts *o)
     memset(given, 0, PROF_NPARAMS * sizeof *given);
     m->bytes = o->params * o->bytes_per_param;
     m->gpus_per_node = o->gpus_per_node;
+    m->latency = o->latency;
     if (o->inter_gbps > 0) {
         m->p[PROF_P_INTER] = 8.0 / (o->inter_gbps * 1e9);
         given[PROF_P_INTER] = 1;
@@ -525,6 +531,7 @@ int cmd_profile(int argc, char **argv)
         {"inter-node-gbps", required_argument, NULL, 'I'},
         {"intra-node-gbps", required_argument, NULL, 'i'},
         {"latency-us", required_argument, NULL, 'L'},
+        {"latency-model", required_argument, NULL, 'A'},
         {"max-gpus", required_argument, NULL, 'M'},
         {"max-fit-error", required_argument, NULL, 'E'},
         {"out", required_argument, NULL, 'o'},
@@ -545,7 +552,7 @@ int cmd_profile(int argc, char **argv)
     o.gpus_per_node = 8;
     o.fit_gpus = INT_MAX;
     o.latency_us = -1;
-    o.max_err = 0.15;
+    o.max_err = 0.10;
     int c, rc = 0;
     int64_t v;
     double d;
@@ -573,6 +580,15 @@ int cmd_profile(int argc, char **argv)
                 return cli_usage_error("profile", "--latency-us: \"%s\" is "
                                        "not a number >= 0", optarg);
             o.latency_us = d;
+            break;
+        case 'A':
+            if (strcmp(optarg, "tree") == 0)
+                o.latency = PROF_LAT_TREE;
+            else if (strcmp(optarg, "ring") == 0)
+                o.latency = PROF_LAT_RING;
+            else
+                return cli_usage_error("profile", "--latency-model: \"%s\" "
+                                       "(expected tree or ring)", optarg);
             break;
         case 'b':
             if (ef_parse_i64(optarg, 1, 1L << 30, &v) != EF_NUM_OK)

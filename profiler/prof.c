@@ -73,7 +73,7 @@ const char *prof_param_name(int p)
 {
     static const char *const names[PROF_NPARAMS] = {
         "step_overhead_s", "compute_s_per_sample", "intra_node_s_per_byte",
-        "inter_node_s_per_byte", "allreduce_hop_latency_s"};
+        "inter_node_s_per_byte", "allreduce_latency_s_per_step"};
     ef_assert(p >= 0 && p < PROF_NPARAMS);
     return names[p];
 }
@@ -98,7 +98,9 @@ static void design(const prof_model *m, long batch, int k,
     x[PROF_P_SAMPLE] = (double)batch / k;
     x[PROF_P_INTRA] = inside ? ring : 0.0;
     x[PROF_P_INTER] = inside ? 0.0 : ring;
-    x[PROF_P_HOP] = k > 1 ? 2.0 * (k - 1) : 0.0;
+    x[PROF_P_HOP] = k <= 1 ? 0.0
+                   : m->latency == PROF_LAT_RING ? 2.0 * (k - 1)
+                                                 : log2((double)k);
 }
 
 double prof_step_time(const prof_model *m, long batch, int gpus)

@@ -9,15 +9,20 @@
  *
  *   time(B, k) = step_s + sample_s * B / k                (compute)
  *              + [k > 1] * ( 2 (k-1) / k * bytes * s_per_byte(k)
- *                          + 2 (k-1) * hop_s )           (ring all-reduce)
+ *                          + steps(k) * hop_s )          (all-reduce)
  *
  * seconds, and its throughput is 1 / time iterations per second. 'bytes'
  * are the gradient bytes (parameters x bytes per parameter); s_per_byte(k)
- * is the inverse bus bandwidth of the slowest link the ring crosses. The
+ * is the inverse bus bandwidth of the slowest link the ring crosses: the
+ * bandwidth term is the ring all-reduce's 2(k-1)/k x bytes. The
  * placement is the buddy rule's: k <= gpus_per_node GPUs sit inside one
  * node (intra-node bandwidth), a larger k takes k / gpus_per_node whole
- * nodes (inter-node bandwidth). hop_s is the latency of one of the ring's
- * 2(k-1) steps.
+ * nodes (inter-node bandwidth). hop_s is a latency per step of the
+ * all-reduce: steps(k) = log2(k) by default (tree-like latency, as NCCL's
+ * trees have for small messages), or 2(k-1) for a pure ring
+ * (PROF_LAT_RING). benchmarks/results/profiler.md shows why log2: fitted
+ * to 1..8 GPUs of the published A100 tables, the ring's linear latency
+ * predicts the 16..64-GPU cells far worse.
  *
  * THE FIT. time is linear in the five parameters, so they are fitted by
  * non-negative least squares on relative time errors (each cell weighs
@@ -54,15 +59,22 @@ enum {
     PROF_P_SAMPLE,    /* sample_s: compute seconds per sample, one GPU */
     PROF_P_INTRA,     /* s_per_byte inside a node (1 / bus bandwidth) */
     PROF_P_INTER,     /* s_per_byte across nodes */
-    PROF_P_HOP,       /* hop_s: latency of one ring step */
+    PROF_P_HOP,       /* hop_s: latency per all-reduce step */
     PROF_NPARAMS
 };
 
 /* Names of the parameters as written in the provenance JSON. */
 const char *prof_param_name(int p);
 
+/* How the all-reduce latency grows with k. */
+typedef enum prof_latency {
+    PROF_LAT_TREE = 0,  /* log2(k) steps */
+    PROF_LAT_RING       /* 2(k-1) steps */
+} prof_latency;
+
 typedef struct prof_model {
     double p[PROF_NPARAMS];
+    prof_latency latency;
     double bytes;        /* gradient bytes all-reduced per step */
     int gpus_per_node;   /* a power of two */
 } prof_model;

@@ -122,6 +122,9 @@ int prof_write_json(const prof_curve *c, const prof_model *m,
     json_object_set_new(par, "intra_node_gbps", num(gbps(m->p[PROF_P_INTRA])));
     json_object_set_new(par, "inter_node_gbps", num(gbps(m->p[PROF_P_INTER])));
     json_object_set_new(fit, "parameters", par);
+    json_object_set_new(fit, "latency_steps",
+                        json_string(m->latency == PROF_LAT_RING ? "2(k-1)"
+                                                                : "log2(k)"));
     json_object_set_new(fit, "fitted", param_list(info->fitted));
     json_object_set_new(fit, "given", param_list(info->given));
     json_object_set_new(fit, "missing", param_list(info->missing));
