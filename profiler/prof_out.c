@@ -69,10 +69,10 @@ static json_t *param_list(const int *flags)
     return a;
 }
 
-/* Gbit/s from seconds per byte (0 when unknown). */
-static double gbps(double s_per_byte)
+/* Gbit/s from seconds per byte; null when 0 s/byte (no limit found). */
+static json_t *gbps(double s_per_byte)
 {
-    return s_per_byte > 0 ? 8.0 / s_per_byte / 1e9 : 0.0;
+    return s_per_byte > 0 ? num(8.0 / s_per_byte / 1e9) : json_null();
 }
 
 int prof_write_json(const prof_curve *c, const prof_model *m,
@@ -119,8 +119,8 @@ int prof_write_json(const prof_curve *c, const prof_model *m,
     json_t *par = json_object();
     for (int j = 0; j < PROF_NPARAMS; j++)
         json_object_set_new(par, prof_param_name(j), num(m->p[j]));
-    json_object_set_new(par, "intra_node_gbps", num(gbps(m->p[PROF_P_INTRA])));
-    json_object_set_new(par, "inter_node_gbps", num(gbps(m->p[PROF_P_INTER])));
+    json_object_set_new(par, "intra_node_gbps", gbps(m->p[PROF_P_INTRA]));
+    json_object_set_new(par, "inter_node_gbps", gbps(m->p[PROF_P_INTER]));
     json_object_set_new(fit, "parameters", par);
     json_object_set_new(fit, "latency_steps",
                         json_string(m->latency == PROF_LAT_RING ? "2(k-1)"
