@@ -32,7 +32,7 @@ void help_profile(void)
         "                      [--max-gpus N] [--max-fit-error E]\n"
         "                      [--out DIR|FILE.csv|FILE.json] [--json FILE]\n"
         "       efplan profile --fit-only --curves DIR|A100|T4 --model NAME\n"
-        "                      [--fit-gpus N] [same model options, --out, --json]\n"
+        "                      [--fit-gpus N] [model options, --out, --json]\n"
         "       efplan profile --probe\n"
         "\n"
         "Measure a synthetic data-parallel training step on 1, 2, 4, ... GPUs\n"
@@ -43,10 +43,11 @@ void help_profile(void)
         "--fit-only fits the same model to a published table instead and\n"
         "prints modelled against published cells.\n"
         "\n"
-        "  --model NAME          a preset (bert, deepspeech2, gpt2, inception3,\n"
-        "                        resnet50, resnet50_cifar10, vgg16) or any name\n"
-        "                        with --params and --flops-per-sample\n"
-        "  --params P            trainable parameters (gradient = P x 4 bytes)\n"
+        "  --model NAME          a preset (bert, deepspeech2, gpt2,\n"
+        "                        inception3, resnet50, resnet50_cifar10,\n"
+        "                        vgg16) or any name with --params and\n"
+        "                        --flops-per-sample\n"
+        "  --params P            trainable parameters (gradient: P x 4 B)\n"
         "  --flops-per-sample F  forward FLOPs per sample\n"
         "  --bytes-per-param N   gradient bytes per parameter (default 4)\n"
         "  --batch B             a global batch size (repeatable)\n"
@@ -72,7 +73,7 @@ void help_profile(void)
         "                        fit, and for each cell measured or modelled\n"
         "  --fit-only            fit to --curves instead of measuring\n"
         "  --curves DIR          the table for --fit-only\n"
-        "  --fit-gpus N          --fit-only: fit cells with <= N GPUs only and\n"
+        "  --fit-gpus N          --fit-only: fit cells with <= N GPUs and\n"
         "                        predict the others (default: all cells)\n"
         "  --probe               print the CUDA runtime, driver, NCCL, GPUs\n"
         "\n"
@@ -635,7 +636,8 @@ int cmd_profile(int argc, char **argv)
     if (!good_name(o.model))
         return cli_usage_error("profile", "--model: \"%s\" is not a model "
                                "name (letters, digits, _ - .)", o.model);
-    if (o.json && (is_suffix(o.json, ".csv") || (o.out && strcmp(o.out, o.json) == 0)))
+    if (o.json && (is_suffix(o.json, ".csv") ||
+                   (o.out && strcmp(o.out, o.json) == 0)))
         return cli_usage_error("profile", "--json: \"%s\" would overwrite or "
                                "look like a curve file", o.json);
     if (o.json && o.out && is_suffix(o.json, ".json") &&

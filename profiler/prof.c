@@ -334,7 +334,8 @@ void prof_fill(prof_curve *c, const prof_model *m, const prof_fit_info *info,
     c->src = ef_calloc((size_t)nbatch, sizeof *c->src);
     c->spread = ef_calloc((size_t)nbatch, sizeof *c->spread);
     c->threshold = threshold;
-    c->accepted = info->max_rel_err <= threshold && !info->missing[PROF_P_SAMPLE];
+    c->accepted = info->max_rel_err <= threshold &&
+                  !info->missing[PROF_P_SAMPLE];
     if (!c->accepted)
         snprintf(c->reason, sizeof c->reason,
                  "the fitted model is off by up to %.1f%% on the measured "

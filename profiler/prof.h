@@ -136,10 +136,11 @@ typedef struct prof_spread {
     int repeats;
     double min, max;     /* iterations/s */
     double rel_spread;   /* (max - min) / median */
-    double busbw_gbps;   /* all-reduce bus bandwidth measured, Gbit/s (0: none) */
+    double busbw_gbps;   /* all-reduce bus bandwidth, Gbit/s (0: none) */
 } prof_spread;
 
-/* A filled curve for one model: rows of batch sizes, columns 2^0 .. 2^(nlevels-1). */
+/* A filled curve for one model: rows of batch sizes, columns of 2^0 ..
+ * 2^(nlevels-1) GPUs. */
 typedef struct prof_curve {
     int nrows, nlevels;
     long *batch;                       /* [nrows], ascending */

@@ -105,6 +105,30 @@ extern "C" void prof_gpu_close(prof_gpu_ctx *c)
     free(c);
 }
 
+/* Stream, zeroed gradient buffer and sink of GPU i; the kernel's grid
+ * from GPU 0's multiprocessors. */
+static cudaError_t setup_gpu(prof_gpu_ctx *c, int i)
+{
+    size_t bytes = c->count * sizeof(float);
+    cudaDeviceProp p;
+    cudaError_t rc = cudaSetDevice(i);
+    if (rc == cudaSuccess)
+        rc = cudaGetDeviceProperties(&p, i);
+    if (rc == cudaSuccess && i == 0)
+        c->blocks = p.multiProcessorCount * 8;
+    if (rc == cudaSuccess)
+        rc = cudaStreamCreateWithFlags(&c->stream[i], cudaStreamNonBlocking);
+    if (rc == cudaSuccess)
+        rc = cudaMalloc((void **)&c->grad[i], bytes);
+    if (rc == cudaSuccess)
+        rc = cudaMemset(c->grad[i], 0, bytes);
+    if (rc == cudaSuccess)
+        rc = cudaMalloc((void **)&c->sink[i], sizeof(float));
+    if (rc == cudaSuccess)
+        rc = cudaDeviceSynchronize();
+    return rc;
+}
+
 extern "C" prof_gpu_status prof_gpu_open(prof_gpu_ctx **ctx, int k,
                                          size_t grad_bytes, ef_err *e)
 {
@@ -125,30 +149,13 @@ extern "C" prof_gpu_status prof_gpu_open(prof_gpu_ctx **ctx, int k,
     }
     c->k = k;
     c->count = (grad_bytes + sizeof(float) - 1) / sizeof(float);
-    cudaError_t rc = cudaSuccess;
     for (int i = 0; i < k; i++) {
-        cudaDeviceProp p;
-        if ((rc = cudaSetDevice(i)) != cudaSuccess ||
-            (rc = cudaGetDeviceProperties(&p, i)) != cudaSuccess ||
-            (rc = cudaStreamCreateWithFlags(&c->stream[i],
-                                            cudaStreamNonBlocking)) !=
-                cudaSuccess ||
-            (rc = cudaMalloc((void **)&c->grad[i],
-                             c->count * sizeof(float))) != cudaSuccess ||
-            (rc = cudaMemset(c->grad[i], 0, c->count * sizeof(float))) !=
-                cudaSuccess ||
-            (rc = cudaMalloc((void **)&c->sink[i], sizeof(float))) !=
-                cudaSuccess) {
+        cudaError_t rc = setup_gpu(c, i);
+        if (rc != cudaSuccess) {
             prof_gpu_close(c);
             return cuda_failed(e, "setting up a GPU (stream, gradient "
                                "buffer)", rc);
         }
-        if (i == 0)
-            c->blocks = p.multiProcessorCount * 8;
-    }
-    if ((rc = cudaDeviceSynchronize()) != cudaSuccess) {
-        prof_gpu_close(c);
-        return cuda_failed(e, "cudaDeviceSynchronize", rc);
     }
     if (k > 1) {
         int devs[64];
@@ -192,7 +199,8 @@ extern "C" prof_gpu_status prof_gpu_time(prof_gpu_ctx *c, prof_gpu_what what,
                 cudaSetDevice(i);
                 prof_burn<<<c->blocks, THREADS, 0, c->stream[i]>>>(
                     c->sink[i], iters, (float)s);
-                if ((rc = cudaGetLastError()) != cudaSuccess)
+                rc = cudaGetLastError();
+                if (rc != cudaSuccess)
                     return cuda_failed(e, "launching the compute kernel", rc);
             }
         if (what != PROF_GPU_COMPUTE && c->k > 1) {
@@ -213,7 +221,8 @@ extern "C" prof_gpu_status prof_gpu_time(prof_gpu_ctx *c, prof_gpu_what what,
     }
     for (int i = 0; i < c->k; i++) {
         cudaSetDevice(i);
-        if ((rc = cudaStreamSynchronize(c->stream[i])) != cudaSuccess)
+        rc = cudaStreamSynchronize(c->stream[i]);
+        if (rc != cudaSuccess)
             return cuda_failed(e, "cudaStreamSynchronize", rc);
     }
     *seconds = now_s() - t0;
