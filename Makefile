@@ -96,8 +96,9 @@ PROF_OBJ      := $(PROF_SRC:%.c=$(OBJ)/%.o)
 LIBPROFILER   := $(BUILD)/libprofiler.a
 PROF_GPU_NONE := $(OBJ)/profiler/prof_gpu_none.o
 ifeq ($(HAVE_CUDA),1)
-ifeq ($(and $(NCCL_H),$(LIBNCCL)),)
-$(error HAVE_CUDA=1 but nvcc, nccl.h or libnccl.so not found (CUDA_HOME=$(CUDA_HOME)))
+ifeq ($(and $(wildcard $(NVCC)),$(NCCL_H),$(LIBNCCL)),)
+$(error HAVE_CUDA=1 but nvcc, nccl.h or libnccl.so not found \
+        (CUDA_HOME=$(CUDA_HOME)))
 endif
 PROF_GPU_OBJ  := $(OBJ)/profiler/prof_gpu.o
 CUDA_LIBDIRS  := $(sort $(CUDA_HOME)/lib64 $(patsubst %/,%,$(dir $(LIBNCCL))))
