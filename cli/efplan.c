@@ -17,6 +17,8 @@ static const cli_command commands[] = {
      cmd_gentrace, help_gentrace},
     {"plan", "plan a job queue: admission, GPU shares, placement per slot",
      cmd_plan, help_plan},
+    {"profile", "measure throughput curves on GPUs, or fit the model to a "
+     "table", cmd_profile, help_profile},
     {"simulate", "replay a trace through a policy; deadlines met, metrics",
      cmd_simulate, help_simulate},
     {"submit", "ask whether one new job fits an existing plan", cmd_submit,
