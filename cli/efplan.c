@@ -72,7 +72,8 @@ static void help_main(FILE *out)
     fprintf(out,
         "\n"
         "Exit codes: 0 ok, 2 usage error, 3 invalid input, 4 infeasible,\n"
-        "5 internal error. Bundled inputs: %s\n", ef_datadir());
+        "5 internal error, 6 profile built without CUDA, 7 no GPU.\n"
+        "Bundled inputs: %s\n", ef_datadir());
 }
 
 static const cli_command *find(const char *name)
