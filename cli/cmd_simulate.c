@@ -195,6 +195,11 @@ int cmd_simulate(int argc, char **argv)
     if (!trace || !cluster_arg || !curves_arg || !pol)
         return cli_usage_error("simulate", "--trace, --cluster, --curves and "
                                "--policy are required");
+    if (so.elastic_batch && strcmp(pol->name, "ef") != 0 &&
+        strcmp(pol->name, "ef-noac") != 0 && strcmp(pol->name, "saxena") != 0)
+        return cli_usage_error("simulate", "--elastic-batch: policy %s keeps "
+                               "every job's batch size (expected ef, ef-noac "
+                               "or saxena)", pol->name);
     ef_err e = {0};
     cluster c;
     curve_set cs = {0};
