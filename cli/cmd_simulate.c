@@ -20,6 +20,7 @@ void help_simulate(void)
         "                       [--surplus gain|reference] [--cap usable|reference]\n"
         "                       [--out result.json]\n"
         "                       [--jobs-out jobs.csv] [--svg timeline.svg]\n"
+        "                       [--elastic-batch]\n"
         "\n"
         "Replay a job trace through a scheduling policy, with reconfiguration\n"
         "overheads and exact work accounting, and report how many deadlines\n"
@@ -48,6 +49,9 @@ void help_simulate(void)
         "  --out FILE          write the result (JSON, efplan-sim v1)\n"
         "  --jobs-out FILE     write one CSV row per job\n"
         "  --svg FILE          draw GPUs in use and deadlines met over time\n"
+        "  --elastic-batch     ef, ef-noac: jobs with batch_sizes may change\n"
+        "                      batch size (work counted in samples); saxena\n"
+        "                      always does\n"
         "\n"
         "Exit codes: 0 simulated, 2 usage error, 3 invalid input,\n"
         "5 internal error or an output that cannot be written.\n");
@@ -79,6 +83,11 @@ void cli_print_sim(const sim *s, const char *trace)
     printf("  %-34s %d rescales, %d migrations, %d preemptions\n",
            "reconfigurations", m.rescales, m.migrations, m.preemptions);
     printf("  %-34s %.3f\n", "mean cluster efficiency", m.mean_efficiency);
+    if (s->elastic)
+        printf("  %-34s %d batch changes; policy %.1f us per point "
+               "(max %.1f us)\n", "elastic batch", m.batch_changes,
+               s->points ? s->point_seconds_sum * 1e6 / s->points : 0.0,
+               s->point_seconds_max * 1e6);
     printf("  %-34s %d over %s; %.2f s wall\n", "scheduling points", s->points,
            ef_fmt_duration(s->end - s->now, span, sizeof span),
            s->wall_seconds);
@@ -99,6 +108,7 @@ int cmd_simulate(int argc, char **argv)
         {"out", required_argument, NULL, 'o'},
         {"jobs-out", required_argument, NULL, 'J'},
         {"svg", required_argument, NULL, 'g'},
+        {"elastic-batch", no_argument, NULL, 'E'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *trace = NULL, *cluster_arg = NULL, *curves_arg = NULL;
@@ -173,6 +183,7 @@ int cmd_simulate(int argc, char **argv)
                 return cli_usage_error("simulate", "--cap: \"%s\" (expected "
                                        "usable or reference)", optarg);
             break;
+        case 'E': so.elastic_batch = 1; break;
         case 'h': help_simulate(); return 0;
         default:
             return cli_option_error("simulate", o, argv[optind - 1]);
@@ -184,6 +195,11 @@ int cmd_simulate(int argc, char **argv)
     if (!trace || !cluster_arg || !curves_arg || !pol)
         return cli_usage_error("simulate", "--trace, --cluster, --curves and "
                                "--policy are required");
+    if (so.elastic_batch && strcmp(pol->name, "ef") != 0 &&
+        strcmp(pol->name, "ef-noac") != 0 && strcmp(pol->name, "saxena") != 0)
+        return cli_usage_error("simulate", "--elastic-batch: policy %s keeps "
+                               "every job's batch size (expected ef, ef-noac "
+                               "or saxena)", pol->name);
     ef_err e = {0};
     cluster c;
     curve_set cs = {0};

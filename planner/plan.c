@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ebatch.h"
 #include "util.h"
 
 void plan_opts_default(plan_opts *o)
@@ -34,6 +35,8 @@ void plan_free(plan *p)
         resv_free(&p->tmp[i]);
     free(p->tmp);
     free(p->ord);
+    free(p->tmprow);
+    resv_free(&p->ebtmp);
     memset(p, 0, sizeof *p);
 }
 
@@ -87,6 +90,7 @@ static int same_run(const plan_slot *s, const plan *p, const int *act, int na)
         if (j->g == 0)
             continue;
         if (k >= s->nalloc || s->a[k].job != act[i] || s->a[k].gpus != j->g ||
+            s->a[k].batch != (j->eb ? j->row->batch : 0) ||
             memcmp(s->a[k].gpu, j->pl.gpu, (size_t)j->g * sizeof(int)))
             return 0;
         k++;
@@ -123,6 +127,7 @@ static void record(plan *p, int *cap, const int *act, int na, int64_t t,
             continue;
         s->a[k].job = act[i];
         s->a[k].gpus = j->g;
+        s->a[k].batch = j->eb ? j->row->batch : 0;
         s->a[k].gpu = ef_malloc((size_t)j->g * sizeof(int));
         memcpy(s->a[k].gpu, j->pl.gpu, (size_t)j->g * sizeof(int));
         k++;
@@ -144,14 +149,23 @@ static int edf_plan(plan *p, int *ord, int m, int64_t t, profile *F,
     int ok = 1;
     for (int k = 0; k < m && ok; k++) {
         plan_job *j = &p->jobs[ord[k]];
-        ok = mss_plan(j->in->curve, N, j->rem, t, j->deadline, S, &Fn,
-                      &tmp[k]);
+        if (j->eb) {
+            p->tmprow[k] = eb_mss(j->in, 1, N, j->rem, t, j->deadline, S,
+                                  &Fn, &tmp[k], &p->ebtmp);
+            ok = p->tmprow[k] != NULL;
+        } else {
+            ok = mss_plan(j->in->curve, N, j->rem, t, j->deadline, S, &Fn,
+                          &tmp[k]);
+        }
         if (ok)
             resv_apply(&tmp[k], &Fn, -1);
     }
     if (ok) {
-        for (int k = 0; k < m; k++)
+        for (int k = 0; k < m; k++) {
             resv_copy(&p->jobs[ord[k]].r, &tmp[k]);
+            if (p->jobs[ord[k]].eb)
+                p->jobs[ord[k]].rrow = p->tmprow[k];
+        }
         profile_copy(F, &Fn);
     }
     profile_free(&Fn);
@@ -184,12 +198,17 @@ static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp,
 {
     int N = p->cl.total_gpus, S = p->opts.slot;
     const curve_row *row = j->in->curve;
-    int lv[CURVE_MAX_LEVELS];
-    if (curve_usable(row, N, lv, NULL) == 0) {
+    int lv[CURVE_MAX_LEVELS], g0;
+    if (j->eb ? eb_min_config(j->in, 1, N, &g0) == NULL
+              : curve_usable(row, N, lv, NULL) == 0) {
+        int smallest = row->usable_gpus[0];
+        for (int b = 0; j->eb && b < j->in->nbatch; b++)
+            if (j->in->rows[b]->usable_gpus[0] < smallest)
+                smallest = j->in->rows[b]->usable_gpus[0];
         j->decision = PLAN_REJECTED;
         snprintf(j->reason, sizeof j->reason,
                  "no usable GPU count fits the cluster (smallest usable size "
-                 "is %d GPUs, cluster has %d)", row->usable_gpus[0], N);
+                 "is %d GPUs, cluster has %d)", smallest, N);
         p->rejected++;
         return;
     }
@@ -199,7 +218,14 @@ static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp,
         return;
     }
     /* Admitted if its MSS plan fits what the admitted jobs left free ... */
-    if (mss_plan(row, N, j->rem, t, j->deadline, S, F, tmp)) {
+    const curve_row *er = NULL;
+    if (j->eb)
+        er = eb_mss(j->in, 1, N, j->rem, t, j->deadline, S, F, tmp,
+                    &p->ebtmp);
+    if (j->eb ? er != NULL
+              : mss_plan(row, N, j->rem, t, j->deadline, S, F, tmp)) {
+        if (j->eb)
+            j->rrow = er;
         j->decision = PLAN_ADMITTED;
         resv_copy(&j->r, tmp);
         resv_apply(&j->r, F, -1);
@@ -221,12 +247,21 @@ static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp,
         return;
     }
     j->decision = PLAN_PENDING;
-    j->earliest_feasible_deadline = mss_earliest_finish(row, N, j->rem, t, S, F);
     profile empty;
     profile_init(&empty, t, N);
-    int64_t alone = mss_earliest_finish(row, N, j->rem, t, S, &empty);
+    int64_t alone;
+    if (j->eb) {
+        j->earliest_feasible_deadline = eb_fastest(j->in, 1, N, j->rem, t, S,
+                                                   F, NULL, NULL, &er);
+        alone = eb_fastest(j->in, 1, N, j->rem, t, S, &empty, NULL, NULL,
+                           &er);
+    } else {
+        j->earliest_feasible_deadline = mss_earliest_finish(row, N, j->rem,
+                                                            t, S, F);
+        alone = mss_earliest_finish(row, N, j->rem, t, S, &empty);
+    }
     profile_free(&empty);
-    if (j->in->iterations_done > 0) {
+    if (j->in->iterations_done > 0 || j->in->samples_done > 0) {
         /* A job already under way is not dropped: it keeps running as
          * best-effort, and says so. */
         j->decision = PLAN_BEST_EFFORT;
@@ -243,7 +278,7 @@ static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp,
         snprintf(j->reason, sizeof j->reason,
                  "deadline too tight even alone on the cluster (fastest finish "
                  "%lld at %d GPUs)", (long long)alone,
-                 curve_max_usable(row, N));
+                 curve_max_usable(j->eb && er ? er : row, N));
     else
         snprintf(j->reason, sizeof j->reason,
                  "GPUs before the deadline are promised to admitted jobs");
@@ -258,6 +293,49 @@ static int next_size(const curve_row *row, int g, int N)
     return 0;
 }
 
+/* The surplus step of an elastic-batch job with free_gpus free: the
+ * next usable size at its batch, or the smallest usable size >= its GPUs
+ * at a larger batch (any batch when it has none) that raises its
+ * samples/s. Picks the step with the most samples/s gained per added GPU
+ * (a step that adds none: DBL_MAX), in units of the job's per-GPU
+ * samples/s at its smallest configuration; ties: fewer GPUs, smaller
+ * batch. Returns 0 when no step fits. */
+static int eb_step(const plan_job *j, int N, int free_gpus, int *ng,
+                   const curve_row **nrow, double *score)
+{
+    const curve_row *const *rows;
+    int nr = eb_rows(j->in, 1, &rows), gmin, found = 0;
+    const curve_row *mr = eb_min_config(j->in, 1, N, &gmin);
+    double base = eb_tput(mr, gmin, 1) / gmin;
+    double cur = j->g ? eb_tput(j->row, j->g, 1) : 0;
+    for (int b = 0; b < nr; b++) {
+        const curve_row *r = rows[b];
+        if (j->g > 0 && r->batch < j->row->batch)
+            continue;
+        int lv[CURVE_MAX_LEVELS];
+        int nl = curve_usable(r, N, lv, NULL);
+        for (int k = 0; k < nl; k++) {
+            if (lv[k] < j->g || (r == j->row && lv[k] == j->g))
+                continue;
+            if (lv[k] - j->g > free_gpus)
+                break;
+            double tp = eb_tput(r, lv[k], 1);
+            if (tp <= cur)
+                continue;
+            double sc = lv[k] == j->g ? DBL_MAX
+                                      : (tp - cur) / (lv[k] - j->g) / base;
+            if (!found || sc > *score || (sc == *score && lv[k] < *ng)) {
+                found = 1;
+                *score = sc;
+                *ng = lv[k];
+                *nrow = r;
+            }
+            break;
+        }
+    }
+    return found;
+}
+
 /* Hand out the GPUs free in this slot, one step at a time. */
 static void surplus(plan *p, int *act, int na)
 {
@@ -266,29 +344,43 @@ static void surplus(plan *p, int *act, int na)
         used += p->jobs[act[i]].g;
     int free_gpus = N - used;
     ef_assert(free_gpus >= 0);
-    while (free_gpus > 0) {
+    /* (an elastic-batch step may add no GPU, so the loop runs until no
+     * job has a step; for the others that is when no GPU is left) */
+    int best_ng = 0;
+    const curve_row *best_row = NULL;
+    while (free_gpus > 0 || p->opts.elastic_batch) {
         int best = -1;
         double bs = -DBL_MAX;
         for (int i = 0; i < na; i++) {
             plan_job *j = &p->jobs[act[i]];
             const curve_row *row = j->in->curve;
-            int nx = next_size(row, j->g, N);
-            if (nx == 0 || nx - j->g > free_gpus)
-                continue;
-            double tn = curve_tput(row, nx), tc = j->g ? curve_tput(row, j->g) : 0;
-            double score;
-            if (p->opts.surplus == SURPLUS_GAIN) {
-                double base = row->usable_tput[0] / row->usable_gpus[0];
-                score = (tn - tc) / (nx - j->g) / base;
-            } else if (j->g == 0) {
-                score = DBL_MAX;
+            int nx = 0;
+            double score = 0;
+            const curve_row *nrow = row;
+            if (j->eb) {
+                if (!eb_step(j, N, free_gpus, &nx, &nrow, &score))
+                    continue;
             } else {
-                score = j->rem * ((double)nx / tn - (double)j->g / tc) /
-                        (nx - j->g);
+                nx = next_size(row, j->g, N);
+                if (nx == 0 || nx - j->g > free_gpus)
+                    continue;
+                double tn = curve_tput(row, nx);
+                double tc = j->g ? curve_tput(row, j->g) : 0;
+                if (p->opts.surplus == SURPLUS_GAIN) {
+                    double base = row->usable_tput[0] / row->usable_gpus[0];
+                    score = (tn - tc) / (nx - j->g) / base;
+                } else if (j->g == 0) {
+                    score = DBL_MAX;
+                } else {
+                    score = j->rem * ((double)nx / tn - (double)j->g / tc) /
+                            (nx - j->g);
+                }
             }
             if (best < 0 || score > bs) {
                 best = i;
                 bs = score;
+                best_ng = nx;
+                best_row = nrow;
                 continue;
             }
             if (score < bs)
@@ -297,15 +389,21 @@ static void surplus(plan *p, int *act, int na)
             plan_job *b = &p->jobs[act[best]];
             int jd = j->in->has_deadline, bd = b->in->has_deadline;
             if (jd != bd ? jd : (jd ? edf_less(j, b)
-                                     : strcmp(j->in->id, b->in->id) < 0))
+                                     : strcmp(j->in->id, b->in->id) < 0)) {
                 best = i;
+                best_ng = nx;
+                best_row = nrow;
+            }
         }
         if (best < 0)
             break;
         plan_job *j = &p->jobs[act[best]];
-        int nx = next_size(j->in->curve, j->g, N);
+        int nx = best_ng;
+        ef_assert(j->eb || nx == next_size(j->in->curve, j->g, N));
         free_gpus -= nx - j->g;
         j->g = nx;
+        if (j->eb)
+            j->row = best_row;
     }
 }
 
@@ -376,8 +474,18 @@ static void replan_noac(plan *p, const int *act, int na, int64_t t,
     qsort_r(p->ord, (size_t)m, sizeof *p->ord, cmp_edf, p);
     for (int k = 0; k < m; k++) {
         plan_job *j = &p->jobs[p->ord[k]];
-        if (!mss_plan(j->in->curve, N, j->rem, t, j->deadline, S, F, &j->r))
+        if (j->eb) {
+            const curve_row *r = eb_mss(j->in, 1, N, j->rem, t, j->deadline,
+                                        S, F, &j->r, &p->ebtmp);
+            if (!r)
+                (void)eb_fastest(j->in, 1, N, j->rem, t, S, F, &j->r,
+                                 &p->ebtmp, &r);
+            if (r)
+                j->rrow = r;
+        } else if (!mss_plan(j->in->curve, N, j->rem, t, j->deadline, S, F,
+                             &j->r)) {
             (void)mss_fastest(j->in->curve, N, j->rem, t, S, F, &j->r);
+        }
         resv_apply(&j->r, F, -1);
     }
 }
@@ -420,6 +528,7 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
     for (int i = 0; i < *na; i++) {
         plan_job *j = &p->jobs[act[i]];
         j->g = j->decision == PLAN_ADMITTED ? resv_at(&j->r, t) : 0;
+        j->row = j->rrow;
     }
     surplus(p, act, *na);
 }
@@ -447,11 +556,16 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
     p->jobs = ef_calloc((size_t)(n ? n : 1), sizeof *p->jobs);
     p->tmp = ef_calloc((size_t)(n ? n : 1), sizeof *p->tmp);
     p->ord = ef_malloc((size_t)(n ? n : 1) * sizeof *p->ord);
+    p->tmprow = ef_calloc((size_t)(n ? n : 1), sizeof *p->tmprow);
     for (int i = 0; i < n; i++) {
         plan_job *j = &p->jobs[i];
         ef_assert(q->jobs[i].curve != NULL);
         j->in = &q->jobs[i];
         j->rem = (double)(j->in->iterations - j->in->iterations_done);
+        j->row = j->rrow = j->in->curve;
+        j->eb = o->elastic_batch && job_elastic(j->in);
+        if (j->eb)
+            j->rem = job_samples_left(j->in);
         j->iterations_left = j->rem;
         j->deadline = j->in->has_deadline ? j->in->deadline : INT64_MAX;
         j->release = ef_align_up(now, j->in->submit, S);
@@ -549,7 +663,8 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
         for (int i = 0; i < na; i++) {
             plan_job *j = &p->jobs[act[i]];
             if (j->g > 0) {
-                double tp = curve_tput(j->in->curve, j->g);
+                double tp = j->eb ? eb_tput(j->row, j->g, 1)
+                                  : curve_tput(j->in->curve, j->g);
                 if (j->start < 0)
                     j->start = t;
                 j->gpu_seconds += (double)j->g * S;

@@ -59,6 +59,8 @@ typedef struct plan_opts {
     int no_admission;      /* admit every job; late ones get the fastest
                               plan left (ElasticFlow without admission
                               control, for the simulator's ablation) */
+    int elastic_batch;     /* jobs with batch_sizes: MSS and the surplus
+                              step choose the batch too (see plan_point) */
 } plan_opts;
 
 void plan_opts_default(plan_opts *o);
@@ -83,6 +85,12 @@ typedef struct plan_job {
     int g;
     place_set pl;
     int done;
+    /* elastic batch: 'eb' = the job may change batch in this plan; then
+     * 'rem' and 'iterations_left' count samples, 'rrow' is the batch of
+     * its reservation and 'row' the batch it runs at now (both its own
+     * row otherwise) */
+    int eb;
+    const curve_row *rrow, *row;
 } plan_job;
 
 /* One allocation of one slot. */
@@ -90,6 +98,7 @@ typedef struct plan_alloc {
     int job;    /* index into plan.jobs */
     int gpus;
     int *gpu;   /* 'gpus' global GPU ids, ascending */
+    long batch; /* elastic-batch job: its batch size here; else 0 */
 } plan_alloc;
 
 /* A run of identical consecutive slots [start, end). */
@@ -118,6 +127,8 @@ typedef struct plan {
     /* scratch for plan_point: one entry per job */
     resv *tmp;
     int *ord;
+    const curve_row **tmprow; /* batch of each tmp (elastic batch) */
+    resv ebtmp;
 } plan;
 
 /*
@@ -148,6 +159,15 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
  * released ones (appending the admitted and best-effort ones to act), then
  * set every 'g' in act to its reservation at t plus its surplus share.
  * act comes back sorted by index. Placement is the caller's.
+ *
+ * With opts.elastic_batch, a job that accepts several batch sizes is
+ * planned in samples: MSS tries each of its batch sizes and keeps the
+ * feasible reservation with the fewest GPU-seconds (eb_mss); 'rrow' is
+ * that batch and 'row' starts there; the surplus step may, besides adding
+ * GPUs at the job's batch, move it to a larger batch at as many GPUs or
+ * more (one with 0 GPUs now: to any batch) when that gains more
+ * samples/s per added GPU (a move that adds no GPU and gains goes first).
+ * Throughput never falls below the reservation's, so promises hold.
  */
 void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
                 int nrel);

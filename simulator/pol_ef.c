@@ -35,6 +35,9 @@ static void *init_common(sim *s, int noac, ef_err *e)
     po.now = s->now;
     po.no_admission = noac;
     po.surplus = s->opts.surplus_reference ? SURPLUS_REFERENCE : SURPLUS_GAIN;
+    po.elastic_batch = s->opts.elastic_batch;
+    if (po.elastic_batch)
+        sim_use_elastic_batch(s); /* work of such jobs in samples */
     if (plan_init(&st->p, s->q, &s->cl, &po, e) != EF_OK) {
         free(st);
         return NULL;
@@ -106,6 +109,8 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
     for (int k = 0; k < st->na; k++) {
         const plan_job *j = &p->jobs[st->act[k]];
         s->jobs[st->act[k]].want = j->g;
+        if (j->eb)
+            s->jobs[st->act[k]].want_row = j->row;
         if (j->decision == PLAN_ADMITTED) {
             int64_t w = next_change(&j->r, t);
             if (w < wake)

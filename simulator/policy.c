@@ -6,9 +6,11 @@
 
 extern const sim_policy sim_policy_ef, sim_policy_ef_noac, sim_policy_edf,
     sim_policy_edf_ac;
+extern const sim_policy sim_policy_saxena;
 
 static const sim_policy *const policies[] = {
     &sim_policy_ef, &sim_policy_ef_noac, &sim_policy_edf, &sim_policy_edf_ac,
+    &sim_policy_saxena,
 };
 #define NPOL ((int)(sizeof policies / sizeof policies[0]))
 

@@ -46,12 +46,30 @@ void sim_reject(sim *s, int i, int64_t earliest, const char *why)
     snprintf(j->reason, sizeof j->reason, "%s", why ? why : "");
 }
 
-double sim_tput(const sim_job *j, int g)
+void sim_use_elastic_batch(sim *s)
+{
+    s->elastic = 1;
+    for (int i = 0; i < s->n; i++) {
+        sim_job *j = &s->jobs[i];
+        if (!job_elastic(j->in))
+            continue;
+        j->eb = 1;
+        j->rem = job_samples_left(j->in);
+    }
+}
+
+/* Throughput of job j at row r and g GPUs, in the job's work unit. */
+static double tput_at(const sim_job *j, const curve_row *r, int g)
 {
     for (int l = 0; l < CURVE_MAX_LEVELS; l++)
         if ((1 << l) == g)
-            return j->in->curve->cell[l];
+            return j->eb ? r->cell[l] * (double)r->batch : r->cell[l];
     return 0;
+}
+
+double sim_tput(const sim_job *j, int g)
+{
+    return tput_at(j, j->row ? j->row : j->in->curve, g);
 }
 
 double sim_speedup(const sim_job *j, int g)
@@ -61,6 +79,8 @@ double sim_speedup(const sim_job *j, int g)
         return 0;
     double one = r->cell[0] > 0 ? r->cell[0]
                                 : r->usable_tput[0] / r->usable_gpus[0];
+    if (j->eb)
+        one *= (double)r->batch;
     return sim_tput(j, g) / one;
 }
 
@@ -115,7 +135,15 @@ static int apply_point(sim *s, place_set *prev, place_set *out, int *want,
     for (int k = 0; k < s->nact; k++) {
         sim_job *j = &s->jobs[s->act[k]];
         int w = j->want;
-        if (w < 0 || (w > 0 && sim_tput(j, w) <= 0))
+        const curve_row *r = j->want_row ? j->want_row : j->row;
+        int ok_row = r == j->in->curve;
+        for (int b = 0; j->eb && b < j->in->nbatch; b++)
+            ok_row |= r == j->in->rows[b];
+        if (!ok_row)
+            return ef_fail(e, EF_E_INTERNAL, "policy %s gave job %s batch "
+                           "size %ld, not one it accepts", s->pol->name,
+                           j->in->id, r->batch);
+        if (w < 0 || (w > 0 && tput_at(j, r, w) <= 0))
             return ef_fail(e, EF_E_INTERNAL, "policy %s gave job %s %d GPUs, "
                            "not a runnable size of its curve", s->pol->name,
                            j->in->id, w);
@@ -143,9 +171,15 @@ static int apply_point(sim *s, place_set *prev, place_set *out, int *want,
             j->migrations++;
         if (g0 > 0 && g1 == 0)
             j->preemptions++;
+        const curve_row *r1 = j->want_row ? j->want_row : j->row;
+        int rebatch = g0 > 0 && g1 > 0 && r1 != j->row;
+        j->batch_changes += rebatch;
+        j->row = r1;
         double c = 0;
         if (s->opts.overhead == OVH_FIG12 && (g0 != g1 || moved))
             c = ovh_change(j->in->model, g0, g1, moved);
+        else if (s->opts.overhead == OVH_FIG12 && rebatch)
+            c = ovh_change(j->in->model, g0, g1, 1); /* a restart */
         else if (s->opts.overhead == OVH_REFERENCE && g1 > 0)
             c = ovh_reference(g1, ovh_cache_seen(&s->cache, out[k].gpu, g1),
                               restart, N);
@@ -192,6 +226,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         j->best_effort = !j->in->has_deadline;
         j->release = ef_align_up(now, j->in->submit, S);
         j->rem = (double)(j->in->iterations - j->in->iterations_done);
+        j->row = j->in->curve;
         j->start = -1;
         j->end = -1;
         j->earliest_deadline = -1;
@@ -220,7 +255,15 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         int a0 = ai;
         while (ai < n && s->jobs[arr[ai]].release <= t)
             ai++;
+        struct timespec p0, p1;
+        clock_gettime(CLOCK_MONOTONIC, &p0);
         int64_t wake = pol->point(s, st, t, arr + a0, ai - a0);
+        clock_gettime(CLOCK_MONOTONIC, &p1);
+        double ps = (double)(p1.tv_sec - p0.tv_sec) +
+                    (double)(p1.tv_nsec - p0.tv_nsec) * 1e-9;
+        s->point_seconds_sum += ps;
+        if (ps > s->point_seconds_max)
+            s->point_seconds_max = ps;
         for (int k = a0; k < ai; k++)
             if (s->jobs[arr[k]].state == SJ_WAITING) {
                 rc = ef_fail(e, EF_E_INTERNAL, "policy %s left job %s "
@@ -346,6 +389,7 @@ void sim_metrics_compute(const sim *s, sim_metrics *m)
         }
         gs += j->gpu_seconds;
         m->rescales += j->rescales;
+        m->batch_changes += j->batch_changes;
         m->migrations += j->migrations;
         m->preemptions += j->preemptions;
     }

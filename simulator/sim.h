@@ -61,6 +61,14 @@ typedef struct sim_job {
     double overhead_seconds;
     int64_t earliest_deadline; /* rejected: earliest admissible; -1 none */
     char reason[120];
+    /* elastic batch (see sim_use_elastic_batch): 'eb' = this job's work
+     * is counted in samples ('rem') and it may change batch; 'row' is the
+     * batch it runs at (its own row otherwise); 'want_row' the policy's
+     * choice at the current point (NULL: keep 'row') */
+    int eb;
+    const curve_row *row;
+    const curve_row *want_row;
+    int batch_changes;    /* batch changed while it held GPUs */
 } sim_job;
 
 /* One scheduling point, for the timeline. */
@@ -103,6 +111,7 @@ typedef struct sim_opts {
                              min(64, batch, largest runnable column), past
                              the curve's peak (default: usable sizes) */
     int timeline;         /* keep the per-point timeline */
+    int elastic_batch;    /* ef: choose among the jobs' batch sizes too */
 } sim_opts;
 
 void sim_opts_default(sim_opts *o);
@@ -127,7 +136,20 @@ struct sim {
     double wall_seconds;
     int64_t end;          /* time of the last point */
     ovh_cache cache;      /* OVH_REFERENCE */
+    int elastic;          /* sim_use_elastic_batch was called */
+    double point_seconds_sum, point_seconds_max; /* time in policy->point */
 };
+
+/*
+ * sim_use_elastic_batch: for policies that change batch sizes; call from
+ * init. Every job that accepts two or more batch sizes (job_elastic) then
+ * counts its work in samples (job_samples_left), runs at cell(b, g) x b
+ * samples/s at the batch b of its 'row', and the policy may set
+ * 'want_row' to one of its rows (j->in->rows) along with 'want'. A batch
+ * change at an unchanged GPU count costs a restart (the overhead model's
+ * migration cost). Other jobs are unaffected.
+ */
+void sim_use_elastic_batch(sim *s);
 
 /* Admit released job i (deadline or best-effort). */
 void sim_admit(sim *s, int i);
@@ -160,6 +182,7 @@ typedef struct sim_metrics {
     double mean_jct;             /* completed jobs; < 0 if none */
     int rescales, migrations, preemptions;
     double mean_efficiency;      /* time-weighted over the timeline */
+    int batch_changes;           /* elastic batch: batch changed while running */
 } sim_metrics;
 
 void sim_metrics_compute(const sim *s, sim_metrics *m);

@@ -23,6 +23,9 @@ int sim_write_json(const sim *s, const char *trace, const char *path,
     ef_buf b = {0};
     ef_buf_put(&b, "{\n  \"admitted\": ");
     ef_buf_printf(&b, "%d", m.admitted);
+    /* elastic batch runs only, so other results keep their bytes */
+    if (s->elastic)
+        ef_buf_printf(&b, ",\n  \"batch_changes\": %d", m.batch_changes);
     ef_buf_printf(&b, ",\n  \"best_effort_jobs\": %d", m.best_effort_jobs);
     ef_buf_put(&b, ",\n  \"best_effort_mean_jct\": ");
     if (m.best_effort_mean_jct < 0)
@@ -35,6 +38,8 @@ int sim_write_json(const sim *s, const char *trace, const char *path,
     ef_buf_printf(&b, ",\n  \"deadline_jobs\": %d", m.deadline_jobs);
     ef_buf_put(&b, ",\n  \"deadline_ratio\": ");
     num(&b, m.deadline_ratio);
+    if (s->elastic)
+        ef_buf_put(&b, ",\n  \"elastic_batch\": true");
     ef_buf_put(&b, ",\n  \"format\": \"efplan-sim\",\n  \"gpu_hours\": ");
     num(&b, m.gpu_hours);
     ef_buf_put(&b, ",\n  \"idle_gpu_hours_after_completion\": ");
@@ -52,6 +57,12 @@ int sim_write_json(const sim *s, const char *trace, const char *path,
                   m.migrations, m.missed, ovh_name(s->opts.overhead));
     ef_buf_put(&b, ",\n  \"overhead_gpu_hours\": ");
     num(&b, m.overhead_gpu_hours);
+    /* the policy's time per scheduling point (varies between runs, like
+     * wall_seconds) */
+    if (s->elastic)
+        ef_buf_printf(&b, ",\n  \"point_us_max\": %.1f,\n  "
+                      "\"point_us_mean\": %.1f", s->point_seconds_max * 1e6,
+                      s->points ? s->point_seconds_sum * 1e6 / s->points : 0);
     ef_buf_printf(&b, ",\n  \"points\": %d,\n  \"policy\": ", s->points);
     ef_buf_json_str(&b, s->pol->name);
     ef_buf_printf(&b, ",\n  \"preemptions\": %d,\n  \"rejected\": %d,\n  "
