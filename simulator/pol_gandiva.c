@@ -26,7 +26,14 @@
  * (the reference notices them only at arrivals or ticks); a size that is
  * not runnable is rejected rather than aborting; the class rebalancing by
  * demand is replaced by the packing and relief moves above.
+ * --baselines reference (opts.baselines_reference) restores the
+ * reference's behaviour that changes numbers: the strict test; at every
+ * point with arrivals (the reference's rounds) each class is resized to
+ * its share of the demand (rebalance below), which shrinks classes into
+ * oversubscribed sets; and in an oversubscribed slot only the job that
+ * joined it first runs (the reference's rotation almost never happens).
  */
+#include <math.h>
 #include <string.h>
 
 #include "../planner/util.h"
@@ -50,6 +57,8 @@ typedef struct gst {
     int nset, capset;
     int *set_of;   /* job -> set or -1 */
     int *slot_of;
+    int64_t *seq;  /* job -> when it joined its slot */
+    int64_t nseq;
     int *g;        /* job -> requested size */
     int **pin;     /* job -> its GPU ids */
     int *pend;     /* waiting jobs, FIFO */
@@ -69,6 +78,7 @@ static void *init(sim *s, ef_err *e)
     memset(st->free_node, 1, (size_t)st->nodes);
     st->set_of = ef_malloc((size_t)n * sizeof *st->set_of);
     st->slot_of = ef_calloc((size_t)n, sizeof *st->slot_of);
+    st->seq = ef_calloc((size_t)n, sizeof *st->seq);
     st->g = ef_calloc((size_t)n, sizeof *st->g);
     st->pin = ef_calloc((size_t)n, sizeof *st->pin);
     st->pend = ef_malloc((size_t)n * sizeof *st->pend);
@@ -90,6 +100,7 @@ static void fini(void *v)
     free(st->free_node);
     free(st->set_of);
     free(st->slot_of);
+    free(st->seq);
     free(st->g);
     free(st->pin);
     free(st->pend);
@@ -155,6 +166,7 @@ static void join(gst *st, int i, int k)
     x->nj++;
     st->set_of[i] = k;
     st->slot_of[i] = best;
+    st->seq[i] = st->nseq++;
 }
 
 static void leave(gst *st, int i)
@@ -165,10 +177,12 @@ static void leave(gst *st, int i)
     st->set_of[i] = -1;
 }
 
-/* The least-used live set of class g (with a free slot if 'room'). */
+/* The least-used live set of class g other than 'skip'; room 1: with a
+ * slot free for a newcomer (under the reference's strict test if set),
+ * 2: with a free slot. */
 static int least_used(const gst *st, int g, int room, int skip)
 {
-    int strict = room && st->strict;
+    int strict = room == 1 && st->strict;
     int best = -1;
     for (int k = 0; k < st->nset; k++) {
         const gset *x = &st->set[k];
@@ -236,7 +250,7 @@ static void pack(gst *st, int *scratch)
             int c = jobs_of(st, k, scratch);
             for (int u = 0; u < c; u++) {
                 leave(st, scratch[u]);
-                join(st, scratch[u], least_used(st, x->cls, 1, k));
+                join(st, scratch[u], least_used(st, x->cls, 2, k));
             }
             close_set(st, k);
             moved = 1;
@@ -267,6 +281,70 @@ static void relieve(gst *st, int *scratch)
             }
         }
     }
+}
+
+/* The reference's rebalancing (--baselines reference): each class gets
+ * GPUs in proportion to its demand (jobs x size), capped at the demand;
+ * a class over its target loses ceil(excess / size) sets (keeping one),
+ * whose jobs join the least-used remaining set; one under it gains
+ * ceil(deficit / size) sets while nodes last and its jobs are spread. */
+static void rebalance(gst *st, int N, int *scratch)
+{
+    double total = 0;
+    int *dem = ef_calloc(32, sizeof *dem);
+    for (int i = 0; i < st->n; i++)
+        if (st->set_of[i] >= 0) {
+            int l = 0;
+            while ((1 << l) < st->g[i])
+                l++;
+            dem[l] += st->g[i];
+            total += st->g[i];
+        }
+    for (int l = 0; l < 31 && total > 0; l++) {
+        if (dem[l] == 0)
+            continue;
+        int g = 1 << l;
+        double tg = floor(dem[l] / total * N);
+        int target = tg < dem[l] ? (int)tg : dem[l];
+        int cur = 0, nsets = 0;
+        for (int k = 0; k < st->nset; k++)
+            if (st->set[k].alive && st->set[k].cls == g) {
+                cur += st->set[k].nn * st->gpn;
+                nsets++;
+            }
+        int diff = target - cur;
+        if (diff < 0) {
+            int drop = (-diff + g - 1) / g;
+            for (; drop > 0 && nsets > 1; drop--, nsets--) {
+                int k = least_used(st, g, 0, -1);
+                int c = jobs_of(st, k, scratch);
+                close_set(st, k);
+                for (int u = 0; u < c; u++) {
+                    leave(st, scratch[u]);
+                    join(st, scratch[u], least_used(st, g, 0, k));
+                }
+            }
+        } else if (diff > 0) {
+            int add = (diff + g - 1) / g, added = 0;
+            for (; add > 0 && open_set(st, g) >= 0; add--)
+                added++;
+            if (!added)
+                continue;
+            int c = 0;
+            for (int i = 0; i < st->n; i++)
+                if (st->set_of[i] >= 0 && st->g[i] == g)
+                    scratch[c++] = i;
+            for (int u = 0; u < c; u++)
+                leave(st, scratch[u]);
+            for (int u = 0; u < c; u++)
+                join(st, scratch[u], least_used(st, g, 0, -1));
+            for (int k = 0; k < st->nset; k++)
+                if (st->set[k].alive && st->set[k].cls == g &&
+                    st->set[k].nj == 0)
+                    close_set(st, k);
+        }
+    }
+    free(dem);
 }
 
 static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
@@ -300,9 +378,27 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         pack(st, scratch);
         place_pending(st);
     }
-    relieve(st, scratch);
+    if (st->strict) {
+        if (nrel > 0)
+            rebalance(st, s->cl.total_gpus, scratch);
+    }
+    else
+        relieve(st, scratch);
     free(scratch);
     int G = st->gpn;
+    /* reference time slicing: the earliest job of a slot runs alone */
+    int64_t *first = NULL;
+    if (st->strict) {
+        first = ef_malloc((size_t)(st->nset ? st->nset : 1) * G *
+                          sizeof *first);
+        for (int k = 0; k < st->nset * G; k++)
+            first[k] = INT64_MAX;
+        for (int k = 0; k < s->nact; k++) {
+            int i = s->act[k], q = st->set_of[i];
+            if (q >= 0 && st->seq[i] < first[q * G + st->slot_of[i]])
+                first[q * G + st->slot_of[i]] = st->seq[i];
+        }
+    }
     for (int k = 0; k < s->nact; k++) {
         int i = s->act[k];
         sim_job *j = &s->jobs[i];
@@ -326,7 +422,15 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         j->want = g;
         j->pin = st->pin[i];
         j->share = 1.0 / x->load[sl];
+        if (first) {
+            j->share = 1;
+            if (first[q * G + sl] != st->seq[i]) {
+                j->want = 0;
+                j->pin = NULL;
+            }
+        }
     }
+    free(first);
     return INT64_MAX;
 }
 
