@@ -26,10 +26,11 @@
  *     the node budget (--mip-nodes) the greedy answers, and the fallback
  *     is counted (solver_fallbacks). A job the selection cannot grant is
  *     demoted to unaccepted.
- *   - Filling, at every point: GPUs left idle go to unaccepted jobs (those
- *     that can still make their deadline first, then the least remaining
- *     GPU-time, then submit time), then to accepted jobs ahead of their
- *     leases. Between lease starts running jobs keep running.
+ *   - Filling, at every point: GPUs left idle go to the jobs not
+ *     selected: those that can still make their deadline first, within
+ *     them unaccepted jobs before accepted ones (ahead of their leases),
+ *     then the least remaining GPU-time, then submit time. Between lease
+ *     starts running jobs keep running.
  * Deviations from the reference (algorithms.md 6.6, 8.12, 8.16): the
  * filling step runs (the reference's guard never holds, so it fills only
  * every 240 s; --baselines reference restores that); the released ITP
@@ -161,8 +162,10 @@ static int cmp_lease_asc(const void *a, const void *b)
 static int leases_needed(const sim *s, const chst *st, int i)
 {
     const sim_job *j = &s->jobs[i];
-    double est = 1.1 * bl_seconds_left(j, st->g[i]) +
-                 ovh_change(j->in->model, 0, st->g[i], 0);
+    double start = s->opts.overhead == OVH_FIG12
+                       ? ovh_change(j->in->model, 0, st->g[i], 0)
+                       : 0;
+    double est = 1.1 * bl_seconds_left(j, st->g[i]) + start;
     return (int)ceil(est / (double)st->L - 1e-9);
 }
 
@@ -209,16 +212,16 @@ static int cmp_fill(const void *a, const void *b, void *ctx)
     const fill_ctx *c = ctx;
     int x = *(const int *)a, y = *(const int *)b;
     const sim_job *jx = &c->s->jobs[x], *jy = &c->s->jobs[y];
-    int ux = c->st->cls[x] == CH_UNACCEPTED, uy = c->st->cls[y] ==
-                                                 CH_UNACCEPTED;
-    if (ux != uy)
-        return uy - ux;
     double lx = bl_seconds_left(jx, c->st->g[x]);
     double ly = bl_seconds_left(jy, c->st->g[y]);
     int fx = jx->best_effort || (double)c->t + lx <= (double)jx->in->deadline;
     int fy = jy->best_effort || (double)c->t + ly <= (double)jy->in->deadline;
     if (fx != fy)
         return fy - fx;
+    int ux = c->st->cls[x] == CH_UNACCEPTED, uy = c->st->cls[y] ==
+                                                 CH_UNACCEPTED;
+    if (ux != uy)
+        return uy - ux;
     double wx = lx * c->st->g[x], wy = ly * c->st->g[y];
     if (wx != wy)
         return wx < wy ? -1 : 1;
