@@ -63,6 +63,10 @@ typedef struct gst {
     int **pin;     /* job -> its GPU ids */
     int *pend;     /* waiting jobs, FIFO */
     int npend;
+    int *mem;      /* admitted jobs not yet seen finished */
+    int nmem;
+    const int *act; /* the simulation's active jobs at this point */
+    int nact;
 } gst;
 
 static void *init(sim *s, ef_err *e)
@@ -82,6 +86,7 @@ static void *init(sim *s, ef_err *e)
     st->g = ef_calloc((size_t)n, sizeof *st->g);
     st->pin = ef_calloc((size_t)n, sizeof *st->pin);
     st->pend = ef_malloc((size_t)n * sizeof *st->pend);
+    st->mem = ef_malloc((size_t)n * sizeof *st->mem);
     for (int i = 0; i < s->n; i++)
         st->set_of[i] = -1;
     return st;
@@ -104,6 +109,7 @@ static void fini(void *v)
     free(st->g);
     free(st->pin);
     free(st->pend);
+    free(st->mem);
     free(st);
 }
 
@@ -126,24 +132,34 @@ static int open_set(gst *st, int g)
     int need = nodes_for(st, g);
     if (free_nodes(st) < need)
         return -1;
-    if (st->nset == st->capset) {
-        st->capset = st->capset ? 2 * st->capset : 16;
-        st->set = ef_realloc(st->set, (size_t)st->capset * sizeof *st->set);
+    int k = 0;
+    while (k < st->nset && st->set[k].alive)
+        k++;
+    if (k == st->nset) {
+        if (st->nset == st->capset) {
+            st->capset = st->capset ? 2 * st->capset : 16;
+            st->set = ef_realloc(st->set, (size_t)st->capset *
+                                              sizeof *st->set);
+        }
+        st->nset++;
+    } else {
+        free(st->set[k].node);
+        free(st->set[k].load);
     }
-    gset *x = &st->set[st->nset];
+    gset *x = &st->set[k];
     memset(x, 0, sizeof *x);
     x->cls = g;
     x->nn = need;
     x->node = ef_malloc((size_t)need * sizeof *x->node);
-    for (int k = 0, c = 0; k < st->nodes && c < need; k++)
-        if (st->free_node[k]) {
-            st->free_node[k] = 0;
-            x->node[c++] = k;
+    for (int u = 0, c = 0; u < st->nodes && c < need; u++)
+        if (st->free_node[u]) {
+            st->free_node[u] = 0;
+            x->node[c++] = u;
         }
     x->slots = g < st->gpn ? st->gpn / g : 1;
     x->load = ef_calloc((size_t)x->slots, sizeof *x->load);
     x->alive = 1;
-    return st->nset++;
+    return k;
 }
 
 static void close_set(gst *st, int k)
@@ -219,13 +235,14 @@ static void place_pending(gst *st)
     st->npend = keep;
 }
 
-/* Jobs of set k, ascending index (the order moves happen in). */
+/* Jobs of set k, in the order of the active list (the order moves
+ * happen in). */
 static int jobs_of(const gst *st, int k, int *out)
 {
     int c = 0;
-    for (int i = 0; i < st->n; i++)
-        if (st->set_of[i] == k)
-            out[c++] = i;
+    for (int a = 0; a < st->nact; a++)
+        if (st->set_of[st->act[a]] == k)
+            out[c++] = st->act[a];
     return c;
 }
 
@@ -292,7 +309,8 @@ static void rebalance(gst *st, int N, int *scratch)
 {
     double total = 0;
     int *dem = ef_calloc(32, sizeof *dem);
-    for (int i = 0; i < st->n; i++)
+    for (int a = 0; a < st->nact; a++) {
+        int i = st->act[a];
         if (st->set_of[i] >= 0) {
             int l = 0;
             while ((1 << l) < st->g[i])
@@ -300,6 +318,7 @@ static void rebalance(gst *st, int N, int *scratch)
             dem[l] += st->g[i];
             total += st->g[i];
         }
+    }
     for (int l = 0; l < 31 && total > 0; l++) {
         if (dem[l] == 0)
             continue;
@@ -331,9 +350,11 @@ static void rebalance(gst *st, int N, int *scratch)
             if (!added)
                 continue;
             int c = 0;
-            for (int i = 0; i < st->n; i++)
+            for (int a = 0; a < st->nact; a++) {
+                int i = st->act[a];
                 if (st->set_of[i] >= 0 && st->g[i] == g)
                     scratch[c++] = i;
+            }
             for (int u = 0; u < c; u++)
                 leave(st, scratch[u]);
             for (int u = 0; u < c; u++)
@@ -352,13 +373,21 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
     (void)t;
     gst *st = v;
     /* finished jobs leave their sets; empty sets free their nodes */
-    for (int i = 0; i < st->n; i++)
-        if (st->set_of[i] >= 0 && s->jobs[i].state != SJ_ACTIVE) {
-            int k = st->set_of[i];
+    int keep = 0;
+    for (int a = 0; a < st->nmem; a++) {
+        int i = st->mem[a];
+        if (s->jobs[i].state == SJ_ACTIVE) {
+            st->mem[keep++] = i;
+            continue;
+        }
+        int k = st->set_of[i];
+        if (k >= 0) {
             leave(st, i);
             if (st->set[k].nj == 0)
                 close_set(st, k);
         }
+    }
+    st->nmem = keep;
     for (int r = 0; r < nrel; r++) {
         int i = rel[r];
         const char *why;
@@ -371,7 +400,10 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         st->g[i] = g;
         st->pin[i] = ef_malloc((size_t)g * sizeof(int));
         st->pend[st->npend++] = i;
+        st->mem[st->nmem++] = i;
     }
+    st->act = s->act;
+    st->nact = s->nact;
     int *scratch = ef_malloc((size_t)(st->n ? st->n : 1) * sizeof(int));
     place_pending(st);
     if (st->npend > 0) {
