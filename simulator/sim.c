@@ -95,7 +95,8 @@ static void timeline_add(sim *s, int64_t t, int met)
     for (int k = 0; k < s->nact; k++) {
         const sim_job *j = &s->jobs[s->act[k]];
         if (j->g > 0) {
-            used += j->g;
+            used += j->share > 0 && j->share < 1
+                        ? (int)lround(j->g * j->share) : j->g;
             running++;
             eff += sim_speedup(j, j->g) * share_of(j);
         }
