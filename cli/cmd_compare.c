@@ -23,6 +23,7 @@ void help_compare(void)
         "                      [--curves DIR|A100|T4] [--slot SECONDS]\n"
         "                      [--overhead fig12|reference|none]\n"
         "                      [--cap usable|reference] [--surplus gain|reference]\n"
+        "                      [--baselines fixed|reference] [--mip-nodes N]\n"
         "                      [--out results.json] [--markdown table.md]\n"
         "\n"
         "Simulate every trace with every policy (in parallel: OMP_NUM_THREADS;\n"
@@ -37,7 +38,7 @@ void help_compare(void)
         "                      paper's size for its traces: cluster01 n64g8...)\n"
         "  --cluster-for T=S   cluster S for the trace whose file stem is T\n"
         "  --curves DIR        curves (default A100)\n"
-        "  --slot, --overhead, --cap, --surplus\n"
+        "  --slot, --overhead, --cap, --surplus, --baselines, --mip-nodes\n"
         "                      as for efplan simulate\n"
         "  --out FILE          every cell's metrics as JSON (efplan-compare v1)\n"
         "  --markdown FILE     the tables as Markdown\n"
@@ -87,6 +88,8 @@ int cmd_compare(int argc, char **argv)
         {"slot", required_argument, NULL, 's'},
         {"overhead", required_argument, NULL, 'O'},
         {"cap", required_argument, NULL, 'C'},
+        {"baselines", required_argument, NULL, 'B'},
+        {"mip-nodes", required_argument, NULL, 'M'},
         {"surplus", required_argument, NULL, 'S'},
         {"out", required_argument, NULL, 'o'},
         {"markdown", required_argument, NULL, 'm'},
@@ -160,6 +163,19 @@ int cmd_compare(int argc, char **argv)
                 return cli_usage_error("compare", "--surplus: \"%s\" "
                                        "(expected gain or reference)", optarg);
             so.surplus_reference = strcmp(optarg, "reference") == 0;
+            break;
+        case 'B':
+            if (strcmp(optarg, "fixed") != 0 && strcmp(optarg, "reference"))
+                return cli_usage_error("compare", "--baselines: \"%s\" "
+                                       "(expected fixed or reference)",
+                                       optarg);
+            so.baselines_reference = strcmp(optarg, "reference") == 0;
+            break;
+        case 'M':
+            if (ef_parse_i64(optarg, 1, 100000000, &v) != EF_NUM_OK)
+                return cli_usage_error("compare", "--mip-nodes: \"%s\" is not "
+                                       "a positive number of nodes", optarg);
+            so.mip_nodes = (int)v;
             break;
         case 'h': help_compare(); return 0;
         default:
@@ -235,10 +251,14 @@ int cmd_compare(int argc, char **argv)
     ef_buf md = {0};
     ef_buf_printf(&md, "Deadline ratio (met / jobs with a deadline); in "
                   "parentheses the ElasticFlow paper's number where it has "
-                  "one. Slot %d s, overhead %s, baseline cap %s, surplus %s.\n\n"
-                  "| trace | cluster |", so.slot, ovh_name(so.overhead),
+                  "one. Slot %d s, overhead %s, baseline cap %s, surplus %s.",
+                  so.slot, ovh_name(so.overhead),
                   so.cap_reference ? "reference" : "usable",
                   so.surplus_reference ? "reference" : "gain");
+    if (so.baselines_reference)
+        ef_buf_put(&md, " Fixed-size baselines keep the reference's defects "
+                        "(--baselines reference).");
+    ef_buf_put(&md, "\n\n| trace | cluster |");
     for (int p = 0; p < np; p++)
         ef_buf_printf(&md, " %s |", po[p]);
     ef_buf_put(&md, "\n|---|---|");
@@ -275,6 +295,17 @@ int cmd_compare(int argc, char **argv)
         }
         ef_buf_put(&md, "\n");
     }
+    int nfb = 0;
+    for (int k = 0; k < nt * np; k++)
+        if (cells[k].m.solver_fallbacks > 0) {
+            ef_buf_printf(&md, "%s%s on %s: %d", nfb ? "; " :
+                          "\nSolver fallbacks (MIP node budget reached, "
+                          "greedy answer used): ", po[k % np],
+                          stems[k / np], cells[k].m.solver_fallbacks);
+            nfb++;
+        }
+    if (nfb)
+        ef_buf_put(&md, ".\n");
     fputs(md.s, stdout);
     if (md_path && ef_write_file_atomic(md_path, md.s, md.n, &e) != EF_OK)
         rc = cli_fail(&e);
@@ -301,7 +332,8 @@ int cmd_compare(int argc, char **argv)
             else
                 ef_buf_put(&b, "null");
             ef_buf_printf(&b, ", \"rejected\": %d, \"rescales\": %d, "
-                          "\"trace\": ", m->rejected, m->rescales);
+                          "\"solver_fallbacks\": %d, \"trace\": ",
+                          m->rejected, m->rescales, m->solver_fallbacks);
             ef_buf_json_str(&b, tr[i]);
             ef_buf_printf(&b, ", \"wall_seconds\": %.3f}", cells[k].wall);
         }

@@ -18,6 +18,7 @@ void help_simulate(void)
         "                       --policy P [--slot SECONDS] [--tick SECONDS]\n"
         "                       [--overhead fig12|reference|none]\n"
         "                       [--surplus gain|reference] [--cap usable|reference]\n"
+        "                       [--baselines fixed|reference] [--mip-nodes N]\n"
         "                       [--out result.json]\n"
         "                       [--jobs-out jobs.csv] [--svg timeline.svg]\n"
         "                       [--elastic-batch]\n"
@@ -46,6 +47,12 @@ void help_simulate(void)
         "                      curve's usable sizes, never past its peak) or\n"
         "                      reference (up to min(64, batch), past the peak,\n"
         "                      as the reference implementation does)\n"
+        "  --baselines MODE    gandiva, tiresias, themis, chronus: fixed\n"
+        "                      (default: the reference's defects fixed) or\n"
+        "                      reference (keep those that change numbers)\n"
+        "  --mip-nodes N       chronus: branch-and-bound node budget of each\n"
+        "                      MIP solve (default 500); past it a greedy\n"
+        "                      answers (counted: solver fallbacks)\n"
         "  --out FILE          write the result (JSON, efplan-sim v1)\n"
         "  --jobs-out FILE     write one CSV row per job\n"
         "  --svg FILE          draw GPUs in use and deadlines met over time\n"
@@ -88,6 +95,9 @@ void cli_print_sim(const sim *s, const char *trace)
                "(max %.1f us)\n", "elastic batch", m.batch_changes,
                s->points ? s->point_seconds_sum * 1e6 / s->points : 0.0,
                s->point_seconds_max * 1e6);
+    if (s->solver_fallbacks > 0)
+        printf("  %-34s %d\n", "solver fallbacks (greedy answers)",
+               s->solver_fallbacks);
     printf("  %-34s %d over %s; %.2f s wall\n", "scheduling points", s->points,
            ef_fmt_duration(s->end - s->now, span, sizeof span),
            s->wall_seconds);
@@ -105,6 +115,8 @@ int cmd_simulate(int argc, char **argv)
         {"overhead", required_argument, NULL, 'O'},
         {"surplus", required_argument, NULL, 'S'},
         {"cap", required_argument, NULL, 'C'},
+        {"baselines", required_argument, NULL, 'B'},
+        {"mip-nodes", required_argument, NULL, 'M'},
         {"out", required_argument, NULL, 'o'},
         {"jobs-out", required_argument, NULL, 'J'},
         {"svg", required_argument, NULL, 'g'},
@@ -184,6 +196,19 @@ int cmd_simulate(int argc, char **argv)
                                        "usable or reference)", optarg);
             break;
         case 'E': so.elastic_batch = 1; break;
+        case 'B':
+            if (strcmp(optarg, "fixed") != 0 && strcmp(optarg, "reference"))
+                return cli_usage_error("simulate", "--baselines: \"%s\" "
+                                       "(expected fixed or reference)",
+                                       optarg);
+            so.baselines_reference = strcmp(optarg, "reference") == 0;
+            break;
+        case 'M':
+            if (ef_parse_i64(optarg, 1, 100000000, &v) != EF_NUM_OK)
+                return cli_usage_error("simulate", "--mip-nodes: \"%s\" is not "
+                                       "a positive number of nodes", optarg);
+            so.mip_nodes = (int)v;
+            break;
         case 'h': help_simulate(); return 0;
         default:
             return cli_option_error("simulate", o, argv[optind - 1]);

@@ -101,6 +101,11 @@ static int cmp_int(const void *a, const void *b)
     return *(const int *)a - *(const int *)b;
 }
 
+static double share_of(const sim_job *j)
+{
+    return j->share > 0 ? j->share : 1;
+}
+
 static void timeline_add(sim *s, int64_t t, int met)
 {
     if (!s->opts.timeline)
@@ -110,9 +115,10 @@ static void timeline_add(sim *s, int64_t t, int met)
     for (int k = 0; k < s->nact; k++) {
         const sim_job *j = &s->jobs[s->act[k]];
         if (j->g > 0) {
-            used += j->g;
+            used += j->share > 0 && j->share < 1
+                        ? (int)lround(j->g * j->share) : j->g;
             running++;
-            eff += sim_speedup(j, j->g);
+            eff += sim_speedup(j, j->g) * share_of(j);
         }
     }
     if (s->ntl == s->captl) {
@@ -125,6 +131,52 @@ static void timeline_add(sim *s, int64_t t, int met)
     p->running = running;
     p->met_so_far = met;
     p->efficiency = eff / s->cl.total_gpus;
+}
+
+/* The policy's own placement (sim.h): copy the pins, check them. */
+static int place_pinned(sim *s, const int *want, place_set *out, ef_err *e)
+{
+    int N = s->cl.total_gpus;
+    double *load = ef_calloc((size_t)N, sizeof *load);
+    int rc = EF_OK;
+    for (int k = 0; k < s->nact; k++) {
+        const sim_job *j = &s->jobs[s->act[k]];
+        out[k].g = want[k];
+        out[k].gpu = NULL;
+        if (want[k] == 0)
+            continue;
+        double sh = share_of(j);
+        if (!j->pin || sh > 1) {
+            rc = ef_fail(e, EF_E_INTERNAL, "policy %s: job %s runs without "
+                         "its GPUs or with a share over 1", s->pol->name,
+                         j->in->id);
+            continue;
+        }
+        out[k].gpu = ef_malloc((size_t)want[k] * sizeof(int));
+        for (int u = 0; u < want[k]; u++) {
+            int id = j->pin[u];
+            out[k].gpu[u] = id;
+            if (id < 0 || id >= N || (u > 0 && id <= j->pin[u - 1])) {
+                rc = ef_fail(e, EF_E_INTERNAL, "policy %s: job %s: GPU ids "
+                             "out of range or not ascending", s->pol->name,
+                             j->in->id);
+                break;
+            }
+            load[id] += sh;
+            if (load[id] > 1 + 1e-9)
+                rc = ef_fail(e, EF_E_INTERNAL, "policy %s: GPU %d is shared "
+                             "over 100%% at t=%lld", s->pol->name, id,
+                             (long long)s->t);
+        }
+    }
+    free(load);
+    if (rc != EF_OK)
+        for (int k = 0; k < s->nact; k++) {
+            free(out[k].gpu);
+            out[k].gpu = NULL;
+            out[k].g = 0;
+        }
+    return rc;
 }
 
 /* Check the policy's answers, place them, charge overheads. */
@@ -149,15 +201,26 @@ static int apply_point(sim *s, place_set *prev, place_set *out, int *want,
                            j->in->id, w);
         total += w;
         want[k] = w;
+
         prev[k] = j->pl;
         ids[k] = j->in->id;
     }
-    if (total > N)
-        return ef_fail(e, EF_E_INTERNAL, "policy %s gave out %d GPUs of %d at "
-                       "t=%lld", s->pol->name, total, N, (long long)s->t);
-    if (place_slot(&s->cl, s->nact, want, prev, ids, out, owner) != EF_OK)
-        return ef_fail(e, EF_E_INTERNAL, "placement of %d GPUs failed at "
-                       "t=%lld", total, (long long)s->t);
+    int pinned = 0;
+    for (int k = 0; k < s->nact; k++)
+        if (s->jobs[s->act[k]].pin && want[k] > 0)
+            pinned = 1;
+    if (pinned) {
+        if (place_pinned(s, want, out, e) != EF_OK)
+            return EF_ERR;
+    } else {
+        if (total > N)
+            return ef_fail(e, EF_E_INTERNAL, "policy %s gave out %d GPUs of "
+                           "%d at t=%lld", s->pol->name, total, N,
+                           (long long)s->t);
+        if (place_slot(&s->cl, s->nact, want, prev, ids, out, owner) != EF_OK)
+            return ef_fail(e, EF_E_INTERNAL, "placement of %d GPUs failed at "
+                           "t=%lld", total, (long long)s->t);
+    }
     int restart = s->opts.overhead == OVH_REFERENCE && s->points > 0 &&
                   s->points % s->opts.slot == 0;
     for (int k = 0; k < s->nact; k++) {
@@ -291,7 +354,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
             if (j->g == 0)
                 continue;
             double fin = (double)t + j->ovh_left +
-                         j->rem / sim_tput(j, j->g);
+                         j->rem / (sim_tput(j, j->g) * share_of(j));
             int64_t f = fin >= 9e15 ? INT64_MAX : (int64_t)ceil(fin);
             if (f < next)
                 next = ef_align_up(now, f, S);
@@ -309,7 +372,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         for (int k = 0; k < s->nact; k++) {
             sim_job *j = &s->jobs[s->act[k]];
             if (j->g > 0) {
-                double tp = sim_tput(j, j->g);
+                double tp = sim_tput(j, j->g) * share_of(j);
                 double ov = j->ovh_left < dt ? j->ovh_left : dt;
                 double prod = dt - ov;
                 s->overhead_gpu_seconds += j->g * ov;
@@ -407,4 +470,5 @@ void sim_metrics_compute(const sim *s, sim_metrics *m)
         span += (double)(b - s->tl[k].t);
     }
     m->mean_efficiency = span > 0 ? area / span : 0;
+    m->solver_fallbacks = s->solver_fallbacks;
 }

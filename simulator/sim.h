@@ -23,6 +23,19 @@
  *     reach zero, and its deadline is met iff that time <= its deadline.
  *     Its GPUs stay idle until the next point (reported as idle GPU-hours
  *     after completion, not hidden).
+ *
+ * Two optional extensions for policies that do not fit the buddy model
+ * (the fixed-size baselines, see README "Simulating policies"):
+ *   - time share: a policy may set a job's 'share' in (0,1]: the fraction
+ *     of wall time the job computes on its GPUs (time slicing: several
+ *     jobs take turns on the same GPUs). Progress and the completion time
+ *     scale by it; 0 (the default) means 1. Capacity counts want x share.
+ *   - own placement: a policy may set 'pin' of every job it runs to the
+ *     GPU ids it chose (ascending, 'want' of them, valid until the next
+ *     point). Then the loop does not place by the buddy rule; it checks
+ *     that every GPU's shares sum to at most 1. Either every running job
+ *     is pinned or none.
+ * Policies that set neither behave exactly as before (share 1, buddy).
  */
 #ifndef EF_SIM_H
 #define EF_SIM_H
@@ -50,6 +63,8 @@ typedef struct sim_job {
     int64_t release;      /* first point at or after submit */
     double rem;           /* iterations left */
     int want;             /* the policy's answer at the current point */
+    double share;         /* time share in (0,1] of 'want' (0: 1) */
+    const int *pin;       /* the policy's own GPU ids for 'want', or NULL */
     int g;                /* GPUs held now */
     place_set pl;         /* which ones */
     double ovh_left;      /* unproductive seconds left of this config */
@@ -92,7 +107,8 @@ typedef struct sim sim;
  *   fini: free the state.
  * Policies read s->jobs, s->act (the active jobs, ascending index),
  * s->cl, s->opts; they never write anything but states via sim_admit /
- * sim_reject and the 'want' fields.
+ * sim_reject, the 'want' fields, optionally 'share' and 'pin' (see the
+ * extensions above) and s->solver_fallbacks.
  */
 typedef struct sim_policy {
     const char *name;
@@ -112,6 +128,13 @@ typedef struct sim_opts {
                              the curve's peak (default: usable sizes) */
     int timeline;         /* keep the per-point timeline */
     int elastic_batch;    /* ef: choose among the jobs' batch sizes too */
+    int baselines_reference; /* fixed-size baselines: keep the reference's
+                             defects that change numbers (README:
+                             gandiva, tiresias, themis, chronus) */
+    int mip_nodes;        /* policies that solve a MIP (chronus): branch-
+                             and-bound node budget per solve; past it the
+                             policy falls back to a greedy answer
+                             (counted in solver_fallbacks); 0: default */
 } sim_opts;
 
 void sim_opts_default(sim_opts *o);
@@ -138,6 +161,8 @@ struct sim {
     ovh_cache cache;      /* OVH_REFERENCE */
     int elastic;          /* sim_use_elastic_batch was called */
     double point_seconds_sum, point_seconds_max; /* time in policy->point */
+    int solver_fallbacks; /* decisions where a policy's exact solver did
+                             not finish and its greedy answer was used */
 };
 
 /*
@@ -183,6 +208,7 @@ typedef struct sim_metrics {
     int rescales, migrations, preemptions;
     double mean_efficiency;      /* time-weighted over the timeline */
     int batch_changes;           /* elastic batch: batch changed while running */
+    int solver_fallbacks;        /* see sim.solver_fallbacks */
 } sim_metrics;
 
 void sim_metrics_compute(const sim *s, sim_metrics *m);

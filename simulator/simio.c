@@ -66,9 +66,11 @@ int sim_write_json(const sim *s, const char *trace, const char *path,
     ef_buf_printf(&b, ",\n  \"points\": %d,\n  \"policy\": ", s->points);
     ef_buf_json_str(&b, s->pol->name);
     ef_buf_printf(&b, ",\n  \"preemptions\": %d,\n  \"rejected\": %d,\n  "
-                  "\"rescales\": %d,\n  \"slot_seconds\": %d,\n  \"tick_seconds"
+                  "\"rescales\": %d,\n  \"slot_seconds\": %d,\n  "
+                  "\"solver_fallbacks\": %d,\n  \"tick_seconds"
                   "\": %lld,\n  \"timeline\": [", m.preemptions, m.rejected,
-                  m.rescales, s->opts.slot, (long long)s->opts.tick);
+                  m.rescales, s->opts.slot, m.solver_fallbacks,
+                  (long long)s->opts.tick);
     for (int k = 0; k < s->ntl; k++) {
         const sim_point *p = &s->tl[k];
         ef_buf_put(&b, k ? ",\n    " : "\n    ");
