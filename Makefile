@@ -39,11 +39,14 @@ PLANNER_SRC := $(wildcard planner/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 
+EXEC_SRC    := $(wildcard executor/*.c)
 PLANNER_OBJ := $(PLANNER_SRC:%.c=$(OBJ)/%.o)
+EXEC_OBJ    := $(EXEC_SRC:%.c=$(OBJ)/%.o)
 CLI_OBJ     := $(CLI_SRC:%.c=$(OBJ)/%.o)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 LIBPLANNER  := $(BUILD)/libplanner.a
+LIBEXEC     := $(BUILD)/libexecutor.a
 EFPLAN      := $(BUILD)/efplan
 
 .PHONY: all run test unit e2e asan valgrind fuzz deps deps-fuzz deps-check \
@@ -62,14 +65,18 @@ $(LIBPLANNER): $(PLANNER_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(EFPLAN): $(CLI_OBJ) $(LIBPLANNER)
-	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $(CLI_OBJ) $(LIBPLANNER) $(LDLIBS_ALL)
+$(LIBEXEC): $(EXEC_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBPLANNER)
+$(EFPLAN): $(CLI_OBJ) $(LIBEXEC) $(LIBPLANNER)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) -o $@ $(CLI_OBJ) $(LIBEXEC) $(LIBPLANNER) $(LDLIBS_ALL)
+
+$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBEXEC) $(LIBPLANNER)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $< $(LIBPLANNER) $(LDLIBS_ALL) -lcmocka
+	$(Q)$(CC) -o $@ $< $(LIBEXEC) $(LIBPLANNER) $(LDLIBS_ALL) -lcmocka
 
 # ---- setup ------------------------------------------------------------------
 
@@ -113,6 +120,7 @@ run:
 	$(EFPLAN) plan --jobs $(SAMPLE_JOBS) --cluster $(SAMPLE_CLUSTER) \
 	  --curves $(SAMPLE_CURVES) --out $(BUILD)/sample-plan.json \
 	  --svg $(BUILD)/sample-plan.svg
+	$(EFPLAN) apply $(BUILD)/sample-plan.json --backend dry-run --slots 4
 
 test:
 	@$(MAKE) --no-print-directory deps

@@ -39,5 +39,7 @@ int cmd_plan(int argc, char **argv);
 void help_plan(void);
 int cmd_submit(int argc, char **argv);
 void help_submit(void);
+int cmd_apply(int argc, char **argv);
+void help_apply(void);
 
 #endif

@@ -11,6 +11,8 @@
 #endif
 
 static const cli_command commands[] = {
+    {"apply", "run a plan on a cluster, slot by slot (local, slurm, dry-run)",
+     cmd_apply, help_apply},
     {"plan", "plan a job queue: admission, GPU shares, placement per slot",
      cmd_plan, help_plan},
     {"submit", "ask whether one new job fits an existing plan", cmd_submit,
