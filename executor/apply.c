@@ -398,8 +398,8 @@ static int apply_slot(apply *A, int s, ef_err *e)
             stops[nstop++] = j;
     }
     if (o)
-        say(A, "slot %d [%" PRId64 ", %" PRId64 "): %s", s, sl->start,
-            sl->end, line);
+        say(A, "slot %d of %d [%" PRId64 ", %" PRId64 "): %s", s + 1,
+            p->nslots, sl->start, sl->end, line);
     if (stop_jobs(A, stops, nstop, nstop ? "plan" : "", e) != EF_OK)
         rc = EF_ERR;
     for (int k = 0; k < n && rc == EF_OK; k++) {
@@ -417,8 +417,8 @@ static int apply_slot(apply *A, int s, ef_err *e)
             running += A->r.jobs[j].running;
         rc = put(A, json_pack("{s:s,s:I,s:i}", "ev", "slot", "start",
                               (json_int_t)sl->start, "running", running), e);
-        say(A, "slot %d/%d [%" PRId64 ", %" PRId64 "): %d job(s) running", s,
-            p->nslots, sl->start, sl->end, running);
+        say(A, "slot %d of %d [%" PRId64 ", %" PRId64 "): %d job(s) running",
+            s + 1, p->nslots, sl->start, sl->end, running);
     }
     return rc;
 }

@@ -182,8 +182,11 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
         return ef_fail(e, EF_E_INTERNAL, "fork: %s", strerror(err));
     }
     if (pid == 0) {
-        /* the monitor */
+        /* the monitor: keep no descriptor of the executor (its journal,
+         * its lock on the state directory) */
         setpgid(0, 0);
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
         char txt[128], st = 0;
         unsigned long long start = 0;
         proc_stat((long)getpid(), &st, &start);
