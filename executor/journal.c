@@ -86,9 +86,10 @@ int exec_replay_record(exec_replay *r, const exec_plan *p, const char *line,
     if (id) {
         int j = exec_plan_find(p, id);
         if (j < 0) {
+            ef_fail(e, EF_E_INPUT, "job \"%.200s\" is not in the plan (a "
+                    "journal of another plan?)", id);
             json_decref(o);
-            return ef_fail(e, EF_E_INPUT, "job \"%.200s\" is not in the plan "
-                           "(a journal of another plan?)", id);
+            return EF_ERR;
         }
         jj = &r->jobs[j];
     }
