@@ -416,6 +416,24 @@ static int slurm_poll(exec_ctx *x, const exec_run *r, exec_pstatus *st,
     }
     if (read_rc(x, r, st))
         return EF_OK;
+    /* Not listed as active: ask for this job alone before calling it
+     * gone (a controller shutting down may answer squeue with less). */
+    char out[8192], idarg[160];
+    snprintf(idarg, sizeof idarg, "%s", r->handle);
+    char *argv[] = {"scontrol", "show", "job", "-o", idarg, NULL};
+    int rc = exec_run_cmd(argv, out, sizeof out, 1);
+    if (rc != 0 && !strstr(out, "Invalid job id"))
+        return cmd_fail(e, "scontrol show job", rc, out);
+    const char *js = rc == 0 ? strstr(out, "JobState=") : NULL;
+    char state[32] = "";
+    if (js)
+        sscanf(js + 9, "%31[A-Z_]", state);
+    if (state[0] && active(state)) {
+        st->state = EXEC_P_RUNNING;
+        return EF_OK;
+    }
+    if (read_rc(x, r, st))
+        return EF_OK;
     st->state = EXEC_P_GONE;
     return EF_OK;
 }
@@ -440,7 +458,20 @@ static int scancel(const exec_run *r, const char *sigopt, ef_err *e)
 
 static int slurm_signal(exec_ctx *x, const exec_run *r, int sig, ef_err *e)
 {
-    if (strtol(r->handle, NULL, 10) <= 0)
+    long id = strtol(r->handle, NULL, 10);
+    if (id <= 0)
+        return EF_OK;
+    /* Only a running job can take a checkpoint signal: a pending one is
+     * cancelled, and one in transition (CONFIGURING, COMPLETING), which
+     * scancel would retry on for minutes, is left to the forced stop. */
+    if (sq_refresh(x, 1, e) != EF_OK)
+        return EF_ERR;
+    const sq_job *q = sq_find_id(x->priv, id);
+    if (!q)
+        return EF_OK;
+    if (strcmp(q->state, "PENDING") == 0)
+        return scancel(r, NULL, e);
+    if (strcmp(q->state, "RUNNING") != 0)
         return EF_OK;
     char s[16];
     const char *name = job_signal_name(sig);
