@@ -270,9 +270,10 @@ static int launch(apply *A, int j, int s, const exec_place *pl, ef_err *e)
     const exec_job *jb = &A->p->jobs[j];
     int a = A->r.jobs[j].attempt + 1;
     int64_t until = shape_end(A->p, j, s, pl);
-    json_t *o = json_pack("{s:s,s:s,s:i,s:o,s:I}", "ev", "start", "job",
+    json_t *o = json_pack("{s:s,s:s,s:i,s:o,s:I,s:f}", "ev", "start", "job",
                           jb->id, "attempt", a, "place", place_json(pl),
-                          "slot", (json_int_t)A->p->slots[s].start);
+                          "slot", (json_int_t)A->p->slots[s].start, "at",
+                          wall_now());
     if (put(A, o, e) != EF_OK)
         return EF_ERR;
     exec_run run = run_of(A, j);
@@ -301,6 +302,11 @@ static int settle(apply *A, ef_err *e)
     for (int j = 0; j < A->p->njobs; j++) {
         exec_jjob *jj = &A->r.jobs[j];
         if (jj->start_in_doubt) {
+            /* a launch forked just before the executor died leaves its
+             * trace (pid file, Slurm job) within moments: give it 0.25 s
+             * from the intent before looking */
+            sleep_s(jj->start_at + 0.25 - wall_now() < 0.25
+                    ? jj->start_at + 0.25 - wall_now() : 0.25);
             exec_run run = run_of(A, j);
             int f = A->x.b->find(&A->x, &run, e);
             if (f < 0)

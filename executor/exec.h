@@ -161,6 +161,7 @@ typedef struct exec_jjob {
     int exit_code;        /* failed: the exit status text's number */
     char why[160];        /* failed: "exit 3" / "signal 9" / "lost" */
     int had_place;        /* was running when the last apply ended */
+    double start_at;      /* wall clock of the last launch intent */
 } exec_jjob;
 
 typedef struct exec_replay {

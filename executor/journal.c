@@ -120,6 +120,8 @@ int exec_replay_record(exec_replay *r, const exec_plan *p, const char *line,
         jj->running = 0;
         jj->had_place = 0;
         jj->handle[0] = '\0';
+        json_t *at = json_object_get(o, "at");
+        jj->start_at = json_is_number(at) ? json_number_value(at) : 0;
         if (read_place(json_object_get(o, "place"), &jj->place) != 0)
             rc = ef_fail(e, EF_E_INPUT, "start: bad \"place\"");
     } else if (strcmp(ev, "started") == 0) {

@@ -288,25 +288,18 @@ static int local_find(exec_ctx *x, exec_run *r, ef_err *e)
 {
     char pidp[4096], buf[128];
     exec_path_run(x, r->job, r->attempt, "pid", pidp, sizeof pidp);
-    for (int tries = 0; tries < 2; tries++) {
-        int fd = open(pidp, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            ssize_t n = read(fd, buf, sizeof buf - 1);
-            close(fd);
-            long pid;
-            unsigned long long st;
-            buf[n > 0 ? n : 0] = '\0';
-            if (sscanf(buf, "%ld %llu", &pid, &st) == 2) {
-                snprintf(r->handle, sizeof r->handle, "%ld:%llu", pid, st);
-                return 1;
-            }
-        }
-        /* a monitor forked just before the executor died writes its pid
-         * file at once: look again after a moment */
-        struct timespec ts = {0, 200 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    return 0;
+    int fd = open(pidp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    long pid;
+    unsigned long long st;
+    buf[n > 0 ? n : 0] = '\0';
+    if (sscanf(buf, "%ld %llu", &pid, &st) != 2)
+        return 0;
+    snprintf(r->handle, sizeof r->handle, "%ld:%llu", pid, st);
+    return 1;
 }
 
 static void local_release(exec_ctx *x)

@@ -6,7 +6,7 @@
 # it starts and "end JOB ATTEMPT HOW" just before it exits. Continues from
 # the iterations in $EFPLAN_PROGRESS_FILE (its checkpoint) and adds one
 # every 0.05 s. On SIGTERM or SIGUSR1 (checkpoint) it saves its progress
-# and exits 0. FINISH says when it completes: on attempt FINISH it writes
+# and exits 0. FINISH says when it completes: from attempt FINISH on it writes
 # $EFPLAN_ITERATIONS and exits 0; FINISH=fail exits 3 at once.
 ev=$1
 fin=$2
@@ -20,8 +20,8 @@ if [ "$fin" = fail ]; then
     echo "dummy_train: failing on purpose" >&2
     exit 3
 fi
-if [ "$EFPLAN_ATTEMPT" = "$fin" ]; then
-    sleep 0.1
+if [ "$EFPLAN_ATTEMPT" -ge "$fin" ]; then
+    sleep 0.05
     save "$EFPLAN_ITERATIONS"
     echo "end $EFPLAN_JOB_ID $EFPLAN_ATTEMPT done" >> "$ev"
     exit 0
