@@ -819,6 +819,7 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
         goto backend_error;
     }
     /* the window is over: checkpoint and stop what still runs */
+    A.t = end_t;
     {
         int *left = ef_calloc((size_t)p->njobs + 1, sizeof *left), n = 0;
         for (int j = 0; j < p->njobs; j++)
