@@ -110,8 +110,9 @@ int cmd_apply(int argc, char **argv)
         case 'f': {
             double d;
             if (ef_parse_double(optarg, &d) != EF_NUM_OK || d <= 0 || d > 1e6)
-                return cli_usage_error("apply", "--time-scale: \"%s\" (expected "
-                                       "a number > 0 and <= 1000000)", optarg);
+                return cli_usage_error("apply", "--time-scale: \"%s\" "
+                                       "(expected a number > 0 and <= "
+                                       "1000000)", optarg);
             eo.scale = d;
             break;
         }

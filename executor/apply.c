@@ -98,7 +98,7 @@ static int signal_of(const exec_plan *p, int j)
     return s ? s : SIGTERM;
 }
 
-/* ---- journal records ------------------------------------------------------ */
+/* ---- journal records ----------------------------------------------------- */
 
 static int put(apply *A, json_t *o, ef_err *e)
 {
@@ -130,7 +130,7 @@ static exec_run run_of(const apply *A, int j)
     return run;
 }
 
-/* ---- job events ---------------------------------------------------------------- */
+/* ---- job events ---------------------------------------------------------- */
 
 /* The attempt of job j ended by itself with status st. */
 static int job_exited(apply *A, int j, const exec_pstatus *st, ef_err *e)
@@ -489,7 +489,7 @@ static int64_t window_end(const exec_plan *p, const exec_opts *o)
     return end_t;
 }
 
-/* ---- the dry run ------------------------------------------------------------ */
+/* ---- the dry run --------------------------------------------------------- */
 
 static void outf(const exec_opts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -574,7 +574,8 @@ static void dry_launch(exec_ctx *x, const exec_opts *o, int j, int a,
     }
     free(nodes);
     char line[16384];
-    outf(o, "    slurm: %s", exec_slurm_sbatch_line(x, &run, line, sizeof line));
+    outf(o, "    slurm: %s",
+         exec_slurm_sbatch_line(x, &run, line, sizeof line));
 }
 
 static int dry_run(exec_plan *p, const exec_opts *o, exec_report *rep,
@@ -681,7 +682,7 @@ static int dry_run(exec_plan *p, const exec_opts *o, exec_report *rep,
     return rc;
 }
 
-/* ---- apply ---------------------------------------------------------------- */
+/* ---- apply --------------------------------------------------------------- */
 
 static int run_loop(apply *A, int64_t end_t, ef_err *e)
 {

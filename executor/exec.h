@@ -110,7 +110,7 @@ const char *exec_place_str(const exec_place *pl, char *dst, size_t len);
 const char *exec_place_gpus(const exec_place *pl, int node, char *dst,
                             size_t len);
 
-/* ---- the slot diff --------------------------------------------------------- */
+/* ---- the slot diff ------------------------------------------------------- */
 
 typedef enum exec_act {
     EXEC_KEEP = 0,  /* runs, and the slot keeps it where it is */
@@ -306,7 +306,7 @@ int exec_run_cmd(char *const *argv, char *out, size_t outlen, int merge);
 const char *exec_slurm_sbatch_line(exec_ctx *x, const exec_run *r, char *dst,
                                    size_t len);
 
-/* ---- the apply loop ---------------------------------------------------------- */
+/* ---- the apply loop ------------------------------------------------------ */
 
 typedef struct exec_opts {
     const char *backend;      /* "local", "slurm" or "dry-run" */
@@ -326,7 +326,7 @@ void exec_opts_default(exec_opts *o);
 
 /* What one apply did, for the caller's summary and exit code. */
 typedef struct exec_report {
-    int already_done;   /* the journal says the plan was applied: nothing done */
+    int already_done;   /* the journal says it was applied: nothing done */
     int complete;       /* reached the plan's end */
     int launched;       /* launches by this run */
     int done, failed, pending;  /* jobs, at exit */
@@ -348,7 +348,7 @@ typedef struct exec_report {
 int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
                ef_err *e);
 
-/* ---- the state file -------------------------------------------------------- */
+/* ---- the state file ------------------------------------------------------ */
 
 /*
  * exec_state_json: the state file text (heap, keys sorted): the jobs file

@@ -148,7 +148,8 @@ static char **merged_env(char **add)
         size_t kl = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
         int replaced = 0;
         for (int a = 0; a < na && !replaced; a++)
-            replaced = strncmp(add[a], environ[i], kl) == 0 && add[a][kl] == '=';
+            replaced = strncmp(add[a], environ[i], kl) == 0 &&
+                       add[a][kl] == '=';
         if (!replaced)
             v[k++] = environ[i];
     }

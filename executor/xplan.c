@@ -165,7 +165,8 @@ static void safe_name(const char *id, char *dst, size_t len)
     }
     dst[o] = '\0';
     if (changed)
-        snprintf(dst + o, len - o, "~%08x", (unsigned)(fnv1a(id, n) & 0xffffffffu));
+        snprintf(dst + o, len - o, "~%08x",
+                 (unsigned)(fnv1a(id, n) & 0xffffffffu));
 }
 
 /* A placement [{"gpus": [...], "node": n}] into pl (sorted), checked. */
@@ -304,7 +305,8 @@ static int parse_slots(exec_plan *p, json_t *arr, const char *file,
             return ef_fail(e, EF_E_INPUT, "%s: %s: expected {\"allocations\": "
                            "[...], \"end\": T, \"start\": T}", file, w);
         }
-        if (jsonin_int(o, "start", 1, 0, EF_MAX_I64, &sl->start, file, w, e) < 0 ||
+        if (jsonin_int(o, "start", 1, 0, EF_MAX_I64, &sl->start, file, w,
+                       e) < 0 ||
             jsonin_int(o, "end", 1, 0, EF_MAX_I64, &sl->end, file, w, e) < 0) {
             free(owner);
             return EF_ERR;

@@ -470,7 +470,7 @@ static int json_placement(job *j, const json_t *pl, const char *file,
     return EF_OK;
 }
 
-/* ---- how to run a job (for efplan apply) ---------------------------------- */
+/* ---- how to run a job (for efplan apply) --------------------------------- */
 
 static const struct {
     const char *name;
@@ -575,9 +575,9 @@ static int json_run(job *j, const json_t *o, const char *file,
             for (size_t k = 0; k < sizeof reserved_env / sizeof *reserved_env;
                  k++)
                 if (strcmp(key, reserved_env[k]) == 0)
-                    return ef_fail(e, EF_E_INPUT, "%s: %s.env.%s: set by efplan "
-                                   "apply for each launch (remove it)", file,
-                                   where, key);
+                    return ef_fail(e, EF_E_INPUT, "%s: %s.env.%s: set by "
+                                   "efplan apply for each launch (remove "
+                                   "it)", file, where, key);
             snprintf(w, sizeof w, "%s.env.%s", where, key);
             if (!json_is_string(x))
                 return ef_fail(e, EF_E_INPUT, "%s: %s: expected a string, got "
