@@ -40,13 +40,16 @@ SIM_SRC     := $(wildcard simulator/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 
+EXEC_SRC    := $(wildcard executor/*.c)
 PLANNER_OBJ := $(PLANNER_SRC:%.c=$(OBJ)/%.o)
 SIM_OBJ     := $(SIM_SRC:%.c=$(OBJ)/%.o)
+EXEC_OBJ    := $(EXEC_SRC:%.c=$(OBJ)/%.o)
 CLI_OBJ     := $(CLI_SRC:%.c=$(OBJ)/%.o)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 LIBPLANNER  := $(BUILD)/libplanner.a
 LIBSIM      := $(BUILD)/libsim.a
+LIBEXEC     := $(BUILD)/libexecutor.a
 EFPLAN      := $(BUILD)/efplan
 
 .PHONY: all run test unit e2e asan valgrind fuzz deps deps-fuzz deps-check \
@@ -69,15 +72,19 @@ $(LIBSIM): $(SIM_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(EFPLAN): $(CLI_OBJ) $(LIBSIM) $(LIBPLANNER)
+$(LIBEXEC): $(EXEC_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(EFPLAN): $(CLI_OBJ) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $(CLI_OBJ) $(PROF_LINK) $(LIBSIM) $(LIBPLANNER) \
+	$(Q)$(CC) -o $@ $(CLI_OBJ) $(PROF_LINK) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER) \
 	  $(LDLIBS_ALL) $(CUDA_LIBS)
 
-$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBSIM) $(LIBPLANNER)
+$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBEXEC) $(LIBSIM) $(LIBPLANNER)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $< $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL) -lcmocka
+	$(Q)$(CC) -o $@ $< $(LIBEXEC) $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL) -lcmocka
 
 # ---- profiler (efplan profile) ---------------------------------------------
 #
@@ -135,12 +142,12 @@ $(OBJ)/%.o: %.cu
 
 $(EFPLAN): $(PROF_LINK)
 
-$(PROF_NOCUDA): $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBSIM) \
-                $(LIBPLANNER)
+$(PROF_NOCUDA): $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBEXEC) \
+                $(LIBSIM) $(LIBPLANNER)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBSIM) \
-	  $(LIBPLANNER) $(LDLIBS_ALL)
+	$(Q)$(CC) -o $@ $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBEXEC) \
+	  $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL)
 
 $(BUILD)/tests/test_prof: $(OBJ)/tests/unit/test_prof.o $(LIBPROFILER) \
                           $(PROF_GPU_NONE) $(LIBPLANNER)
@@ -191,6 +198,7 @@ run:
 	$(EFPLAN) plan --jobs $(SAMPLE_JOBS) --cluster $(SAMPLE_CLUSTER) \
 	  --curves $(SAMPLE_CURVES) --out $(BUILD)/sample-plan.json \
 	  --svg $(BUILD)/sample-plan.svg
+	$(EFPLAN) apply $(BUILD)/sample-plan.json --backend dry-run --slots 4
 
 test:
 	@$(MAKE) --no-print-directory deps

@@ -55,5 +55,7 @@ void help_profile(void);
 /* Exit codes of "efplan profile" when it cannot measure (README.md). */
 #define EXIT_NO_CUDA 6    /* built without CUDA/NCCL */
 #define EXIT_NO_GPU 7     /* CUDA built in, but no driver or no GPU */
+int cmd_apply(int argc, char **argv);
+void help_apply(void);
 
 #endif

@@ -11,6 +11,8 @@
 #endif
 
 static const cli_command commands[] = {
+    {"apply", "run a plan on a cluster, slot by slot (local, slurm, dry-run)",
+     cmd_apply, help_apply},
     {"compare", "simulate traces x policies in parallel; one table",
      cmd_compare, help_compare},
     {"gen-trace", "write a synthetic job trace (the artifact's distributions)",

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <string.h>
 
 #include "csv.h"
@@ -24,6 +25,14 @@ void queue_free(job_queue *q)
         free(q->jobs[i].cur_gpu);
         free(q->jobs[i].batches);
         free(q->jobs[i].rows);
+        job_run *r = &q->jobs[i].run;
+        for (int k = 0; r->argv && k < r->argc; k++)
+            free(r->argv[k]);
+        free(r->argv);
+        for (int k = 0; k < r->nenv; k++)
+            free(r->env[k]);
+        free(r->env);
+        free(r->workdir);
     }
     free(q->jobs);
     free(q->path);
@@ -151,6 +160,7 @@ static job *push_job(job_queue *q, int *cap)
     }
     job *j = &q->jobs[q->n++];
     memset(j, 0, sizeof *j);
+    j->run.grace = -1;
     return j;
 }
 
@@ -692,10 +702,180 @@ static int json_batches(job *j, const json_t *o, const char *file,
     return 1;
 }
 
+/* ---- how to run a job (for efplan apply) --------------------------------- */
+
+static const struct {
+    const char *name;
+    int sig;
+} signals[] = {
+    {"SIGHUP", SIGHUP}, {"SIGINT", SIGINT}, {"SIGQUIT", SIGQUIT},
+    {"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGALRM", SIGALRM},
+    {"SIGTERM", SIGTERM}, {"SIGCONT", SIGCONT}, {"SIGWINCH", SIGWINCH},
+};
+#define NSIGNALS ((int)(sizeof signals / sizeof signals[0]))
+
+const char *job_signal_name(int sig)
+{
+    for (int i = 0; i < NSIGNALS; i++)
+        if (signals[i].sig == sig)
+            return signals[i].name;
+    return NULL;
+}
+
+/* Variables efplan apply sets itself: a job may not set them in "env". */
+static const char *const reserved_env[] = {
+    "NNODES", "NODE_RANK", "NPROC_PER_NODE", "WORLD_SIZE", "MASTER_ADDR",
+    "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "EFPLAN_JOB_ID",
+    "EFPLAN_PROGRESS_FILE", "EFPLAN_ATTEMPT", "EFPLAN_ITERATIONS"};
+
+/* A string of 1..4095 bytes without NUL bytes; 'what' is its path. */
+static int run_string(const json_t *v, const char *file, const char *what,
+                      const char **out, ef_err *e)
+{
+    if (!json_is_string(v))
+        return ef_fail(e, EF_E_INPUT, "%s: %s: expected a string, got %s",
+                       file, what, jsonin_type(v));
+    size_t n = json_string_length(v);
+    if (n == 0 || n > 4095)
+        return ef_fail(e, EF_E_INPUT, "%s: %s: %s (expected 1 to 4095 bytes)",
+                       file, what, n ? "too long" : "empty");
+    if (strlen(json_string_value(v)) != n)
+        return ef_fail(e, EF_E_INPUT, "%s: %s: contains a NUL byte", file,
+                       what);
+    *out = json_string_value(v);
+    return EF_OK;
+}
+
+static int cmp_env(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "command", "workdir", "env", "checkpoint_signal", "grace_seconds". */
+static int json_run(job *j, const json_t *o, const char *file,
+                    const char *where, ef_err *e)
+{
+    job_run *r = &j->run;
+    char w[512], qv[128];
+    const char *s;
+    json_t *v = json_object_get(o, "command");
+    if (v) {
+        if (!json_is_array(v) || json_array_size(v) == 0 ||
+            json_array_size(v) > 4096)
+            return ef_fail(e, EF_E_INPUT, "%s: %s.command: expected a "
+                           "non-empty array of strings (the program and its "
+                           "arguments), got %s", file, where,
+                           json_is_array(v) ? (json_array_size(v)
+                                               ? "too many" : "an empty array")
+                                            : jsonin_type(v));
+        r->argv = ef_calloc(json_array_size(v) + 1, sizeof *r->argv);
+        size_t k;
+        json_t *x;
+        json_array_foreach(v, k, x) {
+            snprintf(w, sizeof w, "%s.command[%zu]", where, k);
+            if (run_string(x, file, w, &s, e) != EF_OK)
+                return EF_ERR;
+            r->argv[r->argc++] = ef_strdup(s);
+        }
+    }
+    v = json_object_get(o, "workdir");
+    if (v) {
+        snprintf(w, sizeof w, "%s.workdir", where);
+        if (run_string(v, file, w, &s, e) != EF_OK)
+            return EF_ERR;
+        r->workdir = ef_strdup(s);
+    }
+    v = json_object_get(o, "env");
+    if (v) {
+        if (!json_is_object(v))
+            return ef_fail(e, EF_E_INPUT, "%s: %s.env: expected an object of "
+                           "strings {\"NAME\": \"value\"}, got %s", file,
+                           where, jsonin_type(v));
+        r->env = ef_calloc(json_object_size(v) + 1, sizeof *r->env);
+        const char *key;
+        json_t *x;
+        json_object_foreach(v, key, x) {
+            int ok = key[0] != '\0' && !isdigit((unsigned char)key[0]) &&
+                     strlen(key) <= 255;
+            for (const char *c = key; *c && ok; c++)
+                ok = isalnum((unsigned char)*c) || *c == '_';
+            if (!ok)
+                return ef_fail(e, EF_E_INPUT, "%s: %s.env: \"%s\" is not a "
+                               "variable name (expected letters, digits and "
+                               "_, not starting with a digit)", file, where,
+                               ef_quote(key, qv, sizeof qv));
+            for (size_t k = 0; k < sizeof reserved_env / sizeof *reserved_env;
+                 k++)
+                if (strcmp(key, reserved_env[k]) == 0)
+                    return ef_fail(e, EF_E_INPUT, "%s: %s.env.%s: set by "
+                                   "efplan apply for each launch (remove "
+                                   "it)", file, where, key);
+            snprintf(w, sizeof w, "%s.env.%s", where, key);
+            if (!json_is_string(x))
+                return ef_fail(e, EF_E_INPUT, "%s: %s: expected a string, got "
+                               "%s", file, w, jsonin_type(x));
+            if (strlen(json_string_value(x)) != json_string_length(x))
+                return ef_fail(e, EF_E_INPUT, "%s: %s: contains a NUL byte",
+                               file, w);
+            size_t n = strlen(key) + json_string_length(x) + 2;
+            r->env[r->nenv] = ef_malloc(n);
+            snprintf(r->env[r->nenv++], n, "%s=%s", key, json_string_value(x));
+        }
+        qsort(r->env, (size_t)r->nenv, sizeof *r->env, cmp_env);
+    }
+    v = json_object_get(o, "checkpoint_signal");
+    if (v) {
+        if (json_is_integer(v)) {
+            json_int_t n = json_integer_value(v);
+            if (n < 1 || n > 64 || n == SIGKILL || n == SIGSTOP)
+                return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: %"
+                               JSON_INTEGER_FORMAT " (expected a signal number "
+                               "from 1 to 64 other than KILL (9) and STOP "
+                               "(19))", file, where, n);
+            r->signal = (int)n;
+        } else if (json_is_string(v)) {
+            const char *name = json_string_value(v);
+            char full[64];
+            snprintf(full, sizeof full, "%s%s",
+                     strncmp(name, "SIG", 3) == 0 ? "" : "SIG", name);
+            for (int i = 0; i < NSIGNALS && !r->signal; i++)
+                if (strcmp(full, signals[i].name) == 0)
+                    r->signal = signals[i].sig;
+            if (!r->signal) {
+                const char *names[NSIGNALS];
+                for (int i = 0; i < NSIGNALS; i++)
+                    names[i] = signals[i].name;
+                const char *sug = ef_suggest(full, names, NSIGNALS);
+                if (sug)
+                    return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: "
+                                   "unknown signal \"%s\" (did you mean "
+                                   "\"%s\"?)", file, where,
+                                   ef_quote(name, qv, sizeof qv), sug);
+                return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: "
+                               "unknown signal \"%s\" (expected SIGTERM, "
+                               "SIGUSR1, SIGUSR2, SIGINT, SIGHUP, SIGQUIT, "
+                               "SIGALRM, SIGCONT, SIGWINCH or a number)", file,
+                               where, ef_quote(name, qv, sizeof qv));
+            }
+        } else
+            return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: expected "
+                           "a signal name or number, got %s", file, where,
+                           jsonin_type(v));
+    }
+    int64_t g;
+    int hg = jsonin_int(o, "grace_seconds", 0, 0, 86400, &g, file, where, e);
+    if (hg < 0)
+        return EF_ERR;
+    if (hg)
+        r->grace = (int)g;
+    return EF_OK;
+}
+
 int queue_parse_json(job_queue *q, const char *path, const char *buf,
                      size_t len, ef_err *e)
 {
-    static const char *const top_keys[] = {"format", "version", "jobs"};
+    static const char *const top_keys[] = {"format", "version", "jobs",
+                                           "apply"};
     memset(q, 0, sizeof *q);
     q->path = ef_strdup(path);
     q->is_json = 1;
@@ -709,8 +889,16 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
                 "%s", path, jsonin_type(root));
         goto fail;
     }
-    if (jsonin_check_keys(root, top_keys, 3, path, "", e) != EF_OK)
+    if (jsonin_check_keys(root, top_keys, 4, path, "", e) != EF_OK)
         goto fail;
+    /* "apply": the report efplan apply adds to the state file it writes
+     * (finished and failed jobs); the planner does not read it. */
+    json_t *ap = json_object_get(root, "apply");
+    if (ap && !json_is_object(ap)) {
+        ef_fail(e, EF_E_INPUT, "%s: apply: expected an object (written by "
+                "efplan apply), got %s", path, jsonin_type(ap));
+        goto fail;
+    }
     const char *fmt;
     int has = jsonin_str(root, "format", 0, &fmt, path, "", e);
     if (has < 0)
@@ -751,8 +939,9 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
             "id", "model", "batch_size", "iterations", "submit_time",
             "deadline", "iterations_done", "num_gpu", "duration",
             "placement", "batch_sizes", "samples", "epochs", "dataset_size",
-            "samples_done"};
-        if (jsonin_check_keys(o, keys, 15, path, where, e) != EF_OK)
+            "samples_done", "command", "workdir", "env", "checkpoint_signal",
+            "grace_seconds"};
+        if (jsonin_check_keys(o, keys, 20, path, where, e) != EF_OK)
             goto fail;
         job *j = push_job(q, &cap);
         j->index = (int)i;
@@ -839,6 +1028,8 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
                            e) != EF_OK)
             goto fail;
         q->has_duration |= hdur;
+        if (json_run(j, o, path, where, e) != EF_OK)
+            goto fail;
     }
     json_decref(root);
     if (check_jobs(q, e) != EF_OK) {

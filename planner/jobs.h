@@ -11,7 +11,9 @@
  *   - JSON: {"jobs": [{"id", "model", "batch_size", "iterations",
  *     "submit_time", "deadline" (null or absent: best-effort),
  *     "iterations_done", "num_gpu", "duration", "placement":
- *     [{"node": n, "gpus": [i, ...]}] (where the job runs now)}]} with optional
+ *     [{"node": n, "gpus": [i, ...]}] (where the job runs now), and how
+ *     to run it: "command", "workdir", "env", "checkpoint_signal",
+ *     "grace_seconds" (job_run below)}]} with optional
  *     "format": "efplan-jobs" and "version": 1 at the top. Times are
  *     integer seconds or ISO-8601 strings with a zone (converted to Unix
  *     seconds; keep every time of one queue on one clock).
@@ -42,6 +44,21 @@ typedef enum job_field {
     JF_BATCHES, JF_SAMPLES, JF_EPOCHS, JF_DATASET, JF_SAMPLES_DONE,
     JF_NFIELDS
 } job_field;
+
+/* How to run a job, for efplan apply (executor/): JSON keys "command"
+ * (argv array of strings), "workdir" (string), "env" (object of string
+ * values), "checkpoint_signal" (a name such as "SIGUSR1" or "USR1", or a
+ * number; not KILL or STOP) and "grace_seconds" (0..86400). All optional;
+ * the planner ignores them. */
+typedef struct job_run {
+    char **argv;      /* argc strings then NULL; NULL when no "command" */
+    int argc;
+    char *workdir;    /* NULL when absent */
+    char **env;       /* nenv "KEY=VALUE" strings, sorted by key */
+    int nenv;
+    int signal;       /* checkpoint signal number; 0 when absent (SIGTERM) */
+    int grace;        /* seconds from the signal to SIGKILL; -1 when absent */
+} job_run;
 
 typedef struct job {
     char *id;
@@ -74,6 +91,7 @@ typedef struct job {
      * batch), so fixed-batch consumers keep working. */
     int in_samples;
     int64_t samples, samples_done;
+    job_run run;              /* how to run it (JSON only) */
     /* where the job came from: CSV line and columns, or JSON index */
     long line;
     int col[JF_NFIELDS];
@@ -108,6 +126,10 @@ int queue_resolve(job_queue *q, const curve_set *cs, ef_err *e);
  * "file:line:col: column" (CSV) or "file: jobs[i].key" (JSON). */
 const char *queue_where(const job_queue *q, int i, job_field f, char *dst,
                         size_t len);
+
+/* The name of signal number 'sig' as apply accepts it ("SIGTERM"), or
+ * NULL for a number without a name. */
+const char *job_signal_name(int sig);
 
 void queue_free(job_queue *q);
 
