@@ -6,8 +6,10 @@
 # it starts and "end JOB ATTEMPT HOW" just before it exits. Continues from
 # the iterations in $EFPLAN_PROGRESS_FILE (its checkpoint) and adds one
 # every 0.05 s. On SIGTERM or SIGUSR1 (checkpoint) it saves its progress
-# and exits 0. FINISH says when it completes: from attempt FINISH on it writes
-# $EFPLAN_ITERATIONS and exits 0; FINISH=fail exits 3 at once.
+# and exits 0. FINISH says when it completes: from its FINISH-th start on it writes
+# $EFPLAN_ITERATIONS and exits 0; FINISH=fail exits 3 at once. FINISH counts
+# the job's real starts in EVENTS, not $EFPLAN_ATTEMPT, which also counts
+# launches a killed executor never made.
 ev=$1
 fin=$2
 pf=$EFPLAN_PROGRESS_FILE
@@ -20,7 +22,10 @@ if [ "$fin" = fail ]; then
     echo "dummy_train: failing on purpose" >&2
     exit 3
 fi
-if [ "$EFPLAN_ATTEMPT" -ge "$fin" ]; then
+# the how-manieth time this job really started (an attempt the executor
+# recorded as never launched, after a kill -9, does not count)
+n=$(grep -c "^start $EFPLAN_JOB_ID " "$ev")
+if [ "$n" -ge "$fin" ]; then
     sleep 0.05
     save "$EFPLAN_ITERATIONS"
     echo "end $EFPLAN_JOB_ID $EFPLAN_ATTEMPT done" >> "$ev"
