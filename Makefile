@@ -37,16 +37,19 @@ endif
 
 PLANNER_SRC := $(wildcard planner/*.c)
 SIM_SRC     := $(wildcard simulator/*.c)
+SOLVER_SRC  := $(wildcard solver/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 
 PLANNER_OBJ := $(PLANNER_SRC:%.c=$(OBJ)/%.o)
 SIM_OBJ     := $(SIM_SRC:%.c=$(OBJ)/%.o)
+SOLVER_OBJ  := $(SOLVER_SRC:%.c=$(OBJ)/%.o)
 CLI_OBJ     := $(CLI_SRC:%.c=$(OBJ)/%.o)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 LIBPLANNER  := $(BUILD)/libplanner.a
 LIBSIM      := $(BUILD)/libsim.a
+LIBSOLVER   := $(BUILD)/libsolver.a
 EFPLAN      := $(BUILD)/efplan
 
 .PHONY: all run test unit e2e asan valgrind fuzz deps deps-fuzz deps-check \
@@ -69,14 +72,18 @@ $(LIBSIM): $(SIM_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(EFPLAN): $(CLI_OBJ) $(LIBSIM) $(LIBPLANNER)
-	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $(CLI_OBJ) $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL)
+$(LIBSOLVER): $(SOLVER_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBSIM) $(LIBPLANNER)
+$(EFPLAN): $(CLI_OBJ) $(LIBSOLVER) $(LIBSIM) $(LIBPLANNER)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) -o $@ $(CLI_OBJ) $(LIBSOLVER) $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL)
+
+$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBSOLVER) $(LIBSIM) $(LIBPLANNER)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $< $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL) -lcmocka
+	$(Q)$(CC) -o $@ $< $(LIBSOLVER) $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL) -lcmocka
 
 # ---- setup ------------------------------------------------------------------
 

@@ -1,0 +1,818 @@
+/* ilp.c: the exact ILP oracle in GLPK (see ilp.h). */
+#include "ilp.h"
+
+#include <glpk.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../planner/mss.h"
+#include "../planner/util.h"
+
+/* Refuse to build models larger than this many binaries: memory grows
+ * with it and GLPK would not get far anyway. */
+#define ILP_MAX_BINARIES 2000000L
+
+/* Tolerance when reading bounds and 0/1 values back from GLPK. */
+#define ILP_EPS 1e-6
+
+void ilp_opts_default(ilp_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->slot = 60;
+    o->now = INT64_MIN;
+}
+
+const char *ilp_status_name(ilp_status s)
+{
+    switch (s) {
+    case ILP_OPTIMAL: return "optimal";
+    case ILP_FEASIBLE: return "feasible";
+    case ILP_NO_INCUMBENT: return "no_incumbent";
+    default: return "infeasible";
+    }
+}
+
+void ilp_result_free(ilp_result *r)
+{
+    free(r->admit);
+    free(r->size);
+    memset(r, 0, sizeof *r);
+}
+
+/* Everything one solve needs. GLPK may longjmp out of any glp_* call, so
+ * all state lives here (not in locals of the guarded functions) and is
+ * freed by the caller of the guarded region. */
+typedef struct ctx {
+    const job_queue *q;
+    const cluster *c;
+    const ilp_opts *o;
+    ilp_result *r;
+    int S, N, T, n;
+    int64_t now;
+    /* per job */
+    int *in_model;   /* has a deadline */
+    int *hopeless;   /* cannot finish even alone */
+    int *t0, *t1;    /* allowed slots [t0, t1) */
+    int *nk;         /* usable sizes */
+    int (*kg)[CURVE_MAX_LEVELS];
+    double (*kt)[CURVE_MAX_LEVELS];
+    double *rem;     /* remaining iterations */
+    int *acol;       /* column of a[j], 0 if none */
+    int *xcol;       /* first x column of j: + (t - t0) * nk + k */
+    /* scratch */
+    int *ind;
+    double *val;
+    double *warm;    /* warm start, cols + 1 entries, or NULL */
+    /* GLPK */
+    glp_prob *P;
+    jmp_buf *jb;
+    char msg[512];
+    /* search state */
+    double t_start;
+    int have_open_bound;
+    double open_bound;
+    int warm_offered;
+} ctx;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void ctx_free(ctx *x)
+{
+    free(x->in_model);
+    free(x->hopeless);
+    free(x->t0);
+    free(x->t1);
+    free(x->nk);
+    free(x->kg);
+    free(x->kt);
+    free(x->rem);
+    free(x->acol);
+    free(x->xcol);
+    free(x->ind);
+    free(x->val);
+    free(x->warm);
+}
+
+/* ---- GLPK hooks ------------------------------------------------------------ */
+
+/* Keep GLPK's terminal output (only its error report, since term_out is
+ * off otherwise) as the first line of text, for the error message. */
+static int term_hook(void *info, const char *s)
+{
+    ctx *x = info;
+    size_t l = strlen(x->msg);
+    if (l == 0 || x->msg[l - 1] != '\n') {
+        size_t k = 0;
+        while (s[k] && l + 1 < sizeof x->msg) {
+            x->msg[l++] = s[k];
+            if (s[k++] == '\n')
+                break;
+        }
+        x->msg[l] = 0;
+    }
+    return 1; /* never print */
+}
+
+/* A GLPK fatal error: free GLPK's whole environment (our problem object
+ * with it) and jump back to the guarded entry point. */
+static void error_hook(void *info)
+{
+    ctx *x = info;
+    glp_free_env();
+    longjmp(*x->jb, 1);
+}
+
+/* ---- model ----------------------------------------------------------------- */
+
+static int x_col(const ctx *x, int j, int t, int k)
+{
+    return x->xcol[j] + (t - x->t0[j]) * x->nk[j] + k;
+}
+
+/* Slot lengths, shapes and which jobs can run at all: no GLPK yet. */
+static int plan_shape(ctx *x, ef_err *e)
+{
+    const job_queue *q = x->q;
+    int n = q->n, S = x->S, N = x->N;
+    int64_t now = x->o->now;
+    if (now == INT64_MIN) {
+        now = n ? INT64_MAX : 0;
+        for (int i = 0; i < n; i++)
+            if (q->jobs[i].submit < now)
+                now = q->jobs[i].submit;
+    }
+    x->now = now;
+    x->in_model = ef_calloc((size_t)n + 1, sizeof(int));
+    x->hopeless = ef_calloc((size_t)n + 1, sizeof(int));
+    x->t0 = ef_calloc((size_t)n + 1, sizeof(int));
+    x->t1 = ef_calloc((size_t)n + 1, sizeof(int));
+    x->nk = ef_calloc((size_t)n + 1, sizeof(int));
+    x->kg = ef_calloc((size_t)n + 1, sizeof *x->kg);
+    x->kt = ef_calloc((size_t)n + 1, sizeof *x->kt);
+    x->rem = ef_calloc((size_t)n + 1, sizeof(double));
+    x->acol = ef_calloc((size_t)n + 1, sizeof(int));
+    x->xcol = ef_calloc((size_t)n + 1, sizeof(int));
+    int64_t T = 0;
+    long long bins = 0;
+    for (int j = 0; j < n; j++) {
+        const job *jb = &q->jobs[j];
+        x->rem[j] = (double)(jb->iterations - jb->iterations_done);
+        if (x->o->must && x->o->must[j] && !jb->has_deadline)
+            return ef_fail(e, EF_E_USAGE, "job %s must be admitted but has no "
+                           "deadline (best-effort jobs are outside the ILP)",
+                           jb->id);
+        if (!jb->has_deadline)
+            continue;
+        x->in_model[j] = 1;
+        x->r->deadline_jobs++;
+        int64_t rel = ef_align_up(now, jb->submit, S);
+        int64_t a = (rel - now) / S;
+        int64_t b = jb->deadline > now ? (jb->deadline - now + S - 1) / S : 0;
+        if (b > T)
+            T = b;
+        if ((b - a) * CURVE_MAX_LEVELS > ILP_MAX_BINARIES * 8LL)
+            return ef_fail(e, EF_E_USAGE, "job %s spans %lld slots of %d s: "
+                           "the model would be too large (use a longer "
+                           "--slot)", jb->id, (long long)(b - a), S);
+        x->nk[j] = curve_usable(jb->curve, N, x->kg[j], x->kt[j]);
+        x->t0[j] = (int)a;
+        x->t1[j] = (int)(b > a ? b : a);
+        /* the most work it can do: its largest size in every slot */
+        double most = 0;
+        if (x->nk[j] > 0)
+            for (int64_t t = a; t < b; t++) {
+                int64_t st = now + t * S;
+                int64_t len = jb->deadline - st < S ? jb->deadline - st : S;
+                most += x->kt[j][x->nk[j] - 1] * (double)len;
+            }
+        if (x->nk[j] == 0 || b <= a || most < x->rem[j] * (1.0 + MSS_MARGIN)) {
+            x->hopeless[j] = 1;
+            x->r->hopeless++;
+            x->nk[j] = 0;
+            x->t1[j] = x->t0[j];
+            continue;
+        }
+        bins += (long long)(b - a) * x->nk[j];
+    }
+    if (bins > ILP_MAX_BINARIES)
+        return ef_fail(e, EF_E_USAGE, "the model would have %lld binaries "
+                       "(limit %ld): use a longer --slot or fewer jobs", bins,
+                       ILP_MAX_BINARIES);
+    x->T = (int)T;
+    return EF_OK;
+}
+
+/* Build the GLPK problem. Guarded: may longjmp. */
+static void build(ctx *x)
+{
+    const job_queue *q = x->q;
+    int n = q->n, S = x->S, T = x->T;
+    glp_prob *P = x->P;
+    char name[96];
+    glp_set_prob_name(P, "efplan_oracle");
+    glp_set_obj_name(P, "admitted_minus_gpu_time");
+    glp_set_obj_dir(P, GLP_MAX);
+    double pen = 1.0 / ((double)x->N * T + 1.0);
+    /* columns: per job a[j], then x[j,t,k] by slot then size */
+    int col = 0;
+    for (int j = 0; j < n; j++) {
+        if (!x->in_model[j])
+            continue;
+        x->acol[j] = ++col;
+        x->xcol[j] = col + 1;
+        col += (x->t1[j] - x->t0[j]) * x->nk[j];
+    }
+    x->r->cols = col;
+    if (col > 0)
+        glp_add_cols(P, col);
+    for (int j = 0; j < n; j++) {
+        if (!x->in_model[j])
+            continue;
+        int a = x->acol[j];
+        snprintf(name, sizeof name, "a_%d", j);
+        glp_set_col_name(P, a, name);
+        glp_set_col_kind(P, a, GLP_BV);
+        if (x->o->must && x->o->must[j])
+            glp_set_col_bnds(P, a, GLP_FX, 1.0, 1.0);
+        else if (x->hopeless[j])
+            glp_set_col_bnds(P, a, GLP_FX, 0.0, 0.0);
+        glp_set_obj_coef(P, a, 1.0);
+        x->r->binaries++;
+        for (int t = x->t0[j]; t < x->t1[j]; t++)
+            for (int k = 0; k < x->nk[j]; k++) {
+                int c = x_col(x, j, t, k);
+                snprintf(name, sizeof name, "x_%d_%d_%d", j, t, x->kg[j][k]);
+                glp_set_col_name(P, c, name);
+                glp_set_col_kind(P, c, GLP_BV);
+                glp_set_obj_coef(P, c, -pen * x->kg[j][k]);
+                x->r->binaries++;
+            }
+    }
+    if (x->o->fault == ILP_FAULT_GLPK) /* test hook: a column out of range */
+        glp_set_col_bnds(P, col + 1, GLP_FX, 0.0, 0.0);
+    x->ind = ef_malloc(((size_t)col + 2) * sizeof(int));
+    x->val = ef_malloc(((size_t)col + 2) * sizeof(double));
+    int *ind = x->ind;
+    double *val = x->val;
+    /* one[j,t]: sum_k x - a <= 0 */
+    for (int j = 0; j < n; j++)
+        for (int t = x->t0[j]; t < x->t1[j]; t++) {
+            int row = glp_add_rows(P, 1), m = 0;
+            snprintf(name, sizeof name, "one_%d_%d", j, t);
+            glp_set_row_name(P, row, name);
+            glp_set_row_bnds(P, row, GLP_UP, 0.0, 0.0);
+            for (int k = 0; k < x->nk[j]; k++) {
+                ind[++m] = x_col(x, j, t, k);
+                val[m] = 1.0;
+            }
+            ind[++m] = x->acol[j];
+            val[m] = -1.0;
+            glp_set_mat_row(P, row, m, ind, val);
+        }
+    /* cap[t]: sum k x <= N */
+    for (int t = 0; t < T; t++) {
+        int m = 0;
+        for (int j = 0; j < n; j++)
+            if (t >= x->t0[j] && t < x->t1[j])
+                for (int k = 0; k < x->nk[j]; k++) {
+                    ind[++m] = x_col(x, j, t, k);
+                    val[m] = x->kg[j][k];
+                }
+        if (m == 0)
+            continue;
+        int row = glp_add_rows(P, 1);
+        snprintf(name, sizeof name, "cap_%d", t);
+        glp_set_row_name(P, row, name);
+        glp_set_row_bnds(P, row, GLP_UP, 0.0, (double)x->N);
+        glp_set_mat_row(P, row, m, ind, val);
+    }
+    /* work[j]: sum min(1, tput * len / W) x - a >= 0 */
+    for (int j = 0; j < n; j++) {
+        if (!x->in_model[j])
+            continue;
+        const job *jb = &q->jobs[j];
+        double W = x->rem[j] * (1.0 + MSS_MARGIN);
+        int m = 0;
+        for (int t = x->t0[j]; t < x->t1[j]; t++) {
+            int64_t st = x->now + (int64_t)t * S;
+            int64_t len = jb->deadline - st < S ? jb->deadline - st : S;
+            for (int k = 0; k < x->nk[j]; k++) {
+                double cf = x->kt[j][k] * (double)len / W;
+                ind[++m] = x_col(x, j, t, k);
+                val[m] = cf < 1.0 ? cf : 1.0;
+            }
+        }
+        ind[++m] = x->acol[j];
+        val[m] = -1.0;
+        int row = glp_add_rows(P, 1);
+        snprintf(name, sizeof name, "work_%d", j);
+        glp_set_row_name(P, row, name);
+        glp_set_row_bnds(P, row, GLP_LO, 0.0, 0.0);
+        glp_set_mat_row(P, row, m, ind, val);
+    }
+    x->r->rows = glp_get_num_rows(P);
+}
+
+/* The greedy plan's admitted jobs as a start vector (x->warm, 1-based);
+ * left NULL when the plan is on another grid or has nothing to offer. A
+ * job whose greedy slots do not map onto columns is left out. */
+static void warm_vector(ctx *x)
+{
+    const plan *w = x->o->warm;
+    int n = x->q->n, S = x->S;
+    if (!w || w->njobs != n || w->now != x->now || w->opts.slot != S ||
+        x->r->cols == 0)
+        return;
+    int *bad = ef_calloc((size_t)n + 1, sizeof(int));
+    for (int pass = 0; pass < 2; pass++) {
+        for (int s = 0; s < w->nslots; s++) {
+            const plan_slot *sl = &w->slots[s];
+            for (int a = 0; a < sl->nalloc; a++) {
+                int j = sl->a[a].job, g = sl->a[a].gpus;
+                if (w->jobs[j].decision != PLAN_ADMITTED || bad[j])
+                    continue;
+                int k = 0;
+                while (k < x->nk[j] && x->kg[j][k] != g)
+                    k++;
+                for (int64_t st = sl->start; st < sl->end; st += S) {
+                    int64_t t = (st - x->now) / S;
+                    if (!x->in_model[j] || k == x->nk[j] || t < x->t0[j] ||
+                        t >= x->t1[j]) {
+                        bad[j] = 1;
+                        break;
+                    }
+                    if (pass == 1)
+                        x->warm[x_col(x, j, (int)t, k)] = 1.0;
+                }
+            }
+        }
+        if (pass == 0) {
+            int any = 0;
+            for (int j = 0; j < n; j++)
+                any |= w->jobs[j].decision == PLAN_ADMITTED && !bad[j];
+            if (!any)
+                break;
+            x->warm = ef_calloc((size_t)x->r->cols + 1, sizeof(double));
+            for (int j = 0; j < n; j++)
+                if (w->jobs[j].decision == PLAN_ADMITTED && !bad[j])
+                    x->warm[x->acol[j]] = 1.0;
+        }
+    }
+    free(bad);
+}
+
+static void callback(glp_tree *tree, void *info)
+{
+    ctx *x = info;
+    switch (glp_ios_reason(tree)) {
+    case GLP_IHEUR:
+        if (x->warm && !x->warm_offered) {
+            x->warm_offered = 1;
+            x->r->warm_start = glp_ios_heur_sol(tree, x->warm) == 0 ? 1 : -1;
+        }
+        break;
+    case GLP_ISELECT: {
+        int p = glp_ios_best_node(tree);
+        if (p) {
+            x->open_bound = glp_ios_node_bound(tree, p);
+            x->have_open_bound = 1;
+        }
+        if (x->o->node_limit > 0 && x->r->nodes >= x->o->node_limit) {
+            x->r->limit_hit = 2;
+            glp_ios_terminate(tree);
+            break;
+        }
+        x->r->nodes++;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* Milliseconds left of the time limit (INT_MAX when none); 0 if spent. */
+static int ms_left(const ctx *x)
+{
+    if (x->o->time_limit <= 0)
+        return 0x7fffffff;
+    double left = x->o->time_limit - (now_seconds() - x->t_start);
+    if (left <= 0)
+        return 0;
+    return left * 1000 > 2e9 ? 2000000000 : (int)(left * 1000) + 1;
+}
+
+/* Bound on admitted jobs from a bound on the weighted objective. */
+static int adm_bound(const ctx *x, double b)
+{
+    int cand = x->r->deadline_jobs - x->r->hopeless;
+    for (int j = 0; j < x->n; j++)
+        if (x->hopeless[j] && x->o->must && x->o->must[j])
+            cand++;
+    double c = ceil(b - ILP_EPS);
+    if (c < 0)
+        c = 0;
+    return c < cand ? (int)c : cand;
+}
+
+/* Write the model in CPLEX LP format through a temporary file. */
+static int write_lp(ctx *x, ef_err *e)
+{
+    const char *path = x->o->write_lp;
+    size_t l = strlen(path);
+    char *tmp = ef_malloc(l + 16);
+    memcpy(tmp, path, l);
+    memcpy(tmp + l, ".tmp.XXXXXX", 12);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        free(tmp);
+        return ef_fail(e, EF_E_INTERNAL, "%s: cannot write the model "
+                       "(cannot create a file there)", path);
+    }
+    close(fd);
+    if (glp_write_lp(x->P, NULL, tmp) != 0 || rename(tmp, path) != 0) {
+        unlink(tmp);
+        free(tmp);
+        return ef_fail(e, EF_E_INTERNAL, "%s: cannot write the model", path);
+    }
+    free(tmp);
+    return EF_OK;
+}
+
+/* Solve. Guarded: may longjmp. Returns EF_OK or EF_ERR (not via GLPK's
+ * fatal path). */
+static int solve(ctx *x, ef_err *e)
+{
+    ilp_result *r = x->r;
+    glp_prob *P = x->P;
+    r->lp_bound = -1;
+    r->lp_obj = NAN;
+    r->bound = adm_bound(x, (double)x->n);
+    if (x->o->write_lp && write_lp(x, e) != EF_OK)
+        return EF_ERR;
+    if (r->cols == 0) { /* nothing can run: the empty schedule is optimal */
+        r->status = ILP_OPTIMAL;
+        r->lp_bound = r->bound = 0;
+        r->lp_obj = r->obj = r->obj_bound = 0;
+        for (int j = 0; j < x->n; j++)
+            if (x->o->must && x->o->must[j])
+                r->status = ILP_INFEASIBLE;
+        return EF_OK;
+    }
+    glp_smcp sm;
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    sm.presolve = GLP_OFF;
+    sm.tm_lim = ms_left(x);
+    glp_scale_prob(P, GLP_SF_AUTO);
+    glp_adv_basis(P, 0);
+    int rc = sm.tm_lim > 0 ? glp_simplex(P, &sm) : GLP_ETMLIM;
+    if (rc == GLP_ETMLIM) {
+        r->status = ILP_NO_INCUMBENT;
+        r->limit_hit = 1;
+        return EF_OK;
+    }
+    if (rc != 0)
+        return ef_fail(e, EF_E_INTERNAL, "GLPK: the LP relaxation failed "
+                       "(glp_simplex code %d)", rc);
+    int st = glp_get_status(P);
+    if (st == GLP_NOFEAS) {
+        r->status = ILP_INFEASIBLE;
+        r->bound = -1;
+        return EF_OK;
+    }
+    if (st != GLP_OPT)
+        return ef_fail(e, EF_E_INTERNAL, "GLPK: the LP relaxation ended with "
+                       "status %d", st);
+    r->lp_obj = glp_get_obj_val(P);
+    r->lp_bound = r->bound = adm_bound(x, r->lp_obj);
+    r->obj_bound = r->lp_obj;
+
+    warm_vector(x);
+    glp_iocp io;
+    glp_init_iocp(&io);
+    io.msg_lev = GLP_MSG_OFF;
+    io.presolve = GLP_OFF;
+    io.mip_gap = 0.0;
+    io.cb_func = callback;
+    io.cb_info = x;
+    io.tm_lim = ms_left(x);
+    rc = io.tm_lim > 0 ? glp_intopt(P, &io) : GLP_ETMLIM;
+    if (rc == GLP_ETMLIM)
+        r->limit_hit = 1;
+    else if (rc != 0 && rc != GLP_ESTOP)
+        return ef_fail(e, EF_E_INTERNAL, "GLPK: branch-and-cut failed "
+                       "(glp_intopt code %d)", rc);
+    st = io.tm_lim > 0 ? glp_mip_status(P) : GLP_UNDEF;
+    if (st == GLP_NOFEAS) {
+        r->status = ILP_INFEASIBLE;
+        r->bound = -1;
+        return EF_OK;
+    }
+    if (st != GLP_OPT && st != GLP_FEAS) {
+        r->status = ILP_NO_INCUMBENT;
+        if (x->have_open_bound && x->open_bound < r->obj_bound)
+            r->obj_bound = x->open_bound;
+        r->bound = adm_bound(x, r->obj_bound);
+        return EF_OK;
+    }
+    r->obj = glp_mip_obj_val(P);
+    r->status = rc == 0 && st == GLP_OPT ? ILP_OPTIMAL : ILP_FEASIBLE;
+    if (r->status == ILP_OPTIMAL) {
+        r->obj_bound = r->obj;
+    } else {
+        if (x->have_open_bound && x->open_bound < r->obj_bound)
+            r->obj_bound = x->open_bound;
+        if (r->obj_bound < r->obj)
+            r->obj_bound = r->obj;
+    }
+    int n = x->n, T = x->T;
+    r->admit = ef_calloc((size_t)n + 1, sizeof(int));
+    r->size = ef_calloc((size_t)n * (size_t)T + 1, sizeof(int));
+    for (int j = 0; j < n; j++) {
+        if (!x->in_model[j])
+            continue;
+        r->admit[j] = glp_mip_col_val(P, x->acol[j]) > 0.5;
+        for (int t = x->t0[j]; t < x->t1[j]; t++)
+            for (int k = 0; k < x->nk[j]; k++)
+                if (glp_mip_col_val(P, x_col(x, j, t, k)) > 0.5)
+                    r->size[(size_t)j * T + t] = x->kg[j][k];
+    }
+    return EF_OK;
+}
+
+/* Re-check the incumbent exactly, as plan_check counts progress: every
+ * admitted job completes by its deadline; slots after completion (only a
+ * non-optimal incumbent can have them) are dropped. Sets the totals. */
+static int recheck(ctx *x, ef_err *e)
+{
+    ilp_result *r = x->r;
+    int S = x->S, T = x->T;
+    r->admitted = 0;
+    r->gpu_seconds = 0;
+    for (int j = 0; j < x->n; j++) {
+        int *sz = &r->size[(size_t)j * T];
+        if (!r->admit[j]) {
+            for (int t = 0; t < T; t++)
+                ef_assert(sz[t] == 0);
+            continue;
+        }
+        const job *jb = &x->q->jobs[j];
+        double rem = x->rem[j];
+        int64_t end = -1;
+        for (int t = 0; t < T; t++) {
+            if (sz[t] == 0)
+                continue;
+            if (end >= 0) {
+                sz[t] = 0;
+                continue;
+            }
+            double tp = curve_tput(jb->curve, sz[t]);
+            r->gpu_seconds += (double)sz[t] * S;
+            if (rem <= tp * S) {
+                end = x->now + (int64_t)t * S + (int64_t)ceil(rem / tp);
+                rem = 0;
+            } else {
+                rem -= tp * S;
+            }
+        }
+        if (end < 0 || end > jb->deadline)
+            return ef_fail(e, EF_E_INTERNAL, "the ILP solution misses the "
+                           "deadline of job %s by a solver tolerance "
+                           "(%.6g iterations short)", jb->id, rem);
+        r->admitted++;
+    }
+    if (r->bound < r->admitted)
+        r->bound = r->admitted;
+    if (r->status == ILP_OPTIMAL)
+        r->bound = r->admitted;
+    return EF_OK;
+}
+
+/* The guarded region: every GLPK call happens below a setjmp. */
+static int guarded(ctx *x, ef_err *e)
+{
+    jmp_buf jb;
+    x->jb = &jb;
+    x->msg[0] = 0;
+    if (setjmp(jb) != 0) {
+        /* GLPK's environment is gone (error_hook freed it) */
+        x->P = NULL;
+        size_t l = strlen(x->msg);
+        while (l && (x->msg[l - 1] == '\n' || x->msg[l - 1] == '\r'))
+            x->msg[--l] = 0;
+        return ef_fail(e, EF_E_INTERNAL, "GLPK failed: %s",
+                       x->msg[0] ? x->msg : "fatal error");
+    }
+    glp_error_hook(error_hook, x);
+    glp_term_hook(term_hook, x);
+    glp_term_out(GLP_OFF);
+    x->P = glp_create_prob();
+    build(x);
+    int rc = solve(x, e);
+    glp_delete_prob(x->P);
+    x->P = NULL;
+    glp_error_hook(NULL, NULL);
+    glp_term_hook(NULL, NULL);
+    glp_free_env();
+    return rc;
+}
+
+int ilp_solve(const job_queue *q, const cluster *c, const ilp_opts *o,
+              ilp_result *r, ef_err *e)
+{
+    memset(r, 0, sizeof *r);
+    if (o->slot <= 0)
+        return ef_fail(e, EF_E_USAGE, "slot must be positive");
+    ctx x;
+    memset(&x, 0, sizeof x);
+    x.q = q;
+    x.c = c;
+    x.o = o;
+    x.r = r;
+    x.S = o->slot;
+    x.N = c->total_gpus;
+    x.n = q->n;
+    x.t_start = now_seconds();
+    r->slot = o->slot;
+    r->njobs = q->n;
+    int rc = plan_shape(&x, e);
+    if (rc == EF_OK) {
+        r->now = x.now;
+        r->nslots = x.T;
+        rc = guarded(&x, e);
+    }
+    if (rc == EF_OK && r->admit)
+        rc = recheck(&x, e);
+    r->seconds = now_seconds() - x.t_start;
+    ctx_free(&x);
+    if (rc != EF_OK)
+        ilp_result_free(r);
+    return rc;
+}
+
+/* ---- the incumbent as a plan ------------------------------------------------ */
+
+static int same_allocs(const plan_slot *s, const plan *p, const int *sz,
+                       int n)
+{
+    int k = 0;
+    for (int j = 0; j < n; j++) {
+        if (sz[j] == 0)
+            continue;
+        if (k >= s->nalloc || s->a[k].job != j || s->a[k].gpus != sz[j] ||
+            memcmp(s->a[k].gpu, p->jobs[j].pl.gpu, (size_t)sz[j] * sizeof(int)))
+            return 0;
+        k++;
+    }
+    return k == s->nalloc;
+}
+
+int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
+                plan *p, ef_err *e)
+{
+    memset(p, 0, sizeof *p);
+    if (!r->admit || (r->status != ILP_OPTIMAL && r->status != ILP_FEASIBLE))
+        return ef_fail(e, EF_E_INFEASIBLE, "the ILP has no solution to write "
+                       "(status %s)", ilp_status_name(r->status));
+    int n = q->n, T = r->nslots, S = r->slot;
+    plan_opts_default(&p->opts);
+    p->opts.slot = S;
+    p->opts.now = r->now;
+    p->now = r->now;
+    p->cl = *c;
+    p->njobs = n;
+    p->jobs = ef_calloc((size_t)n + 1, sizeof *p->jobs);
+    for (int j = 0; j < n; j++) {
+        plan_job *pj = &p->jobs[j];
+        pj->in = &q->jobs[j];
+        pj->rem = pj->iterations_left =
+            (double)(pj->in->iterations - pj->in->iterations_done);
+        pj->release = ef_align_up(r->now, pj->in->submit, S);
+        pj->start = pj->planned_end = pj->earliest_feasible_deadline = -1;
+        if (!pj->in->has_deadline) {
+            pj->decision = PLAN_BEST_EFFORT;
+            p->best_effort++;
+        } else if (r->admit[j]) {
+            pj->decision = PLAN_ADMITTED;
+            p->admitted++;
+        } else {
+            pj->decision = PLAN_REJECTED;
+            snprintf(pj->reason, sizeof pj->reason, "not admitted in the "
+                     "ILP's %s solution", r->status == ILP_OPTIMAL
+                     ? "optimal" : "best found");
+            p->rejected++;
+        }
+    }
+    int last = -1;
+    for (int j = 0; j < n; j++)
+        for (int t = 0; t < T; t++)
+            if (r->size[(size_t)j * T + t] && t > last)
+                last = t;
+    int *want = ef_calloc((size_t)n + 1, sizeof(int));
+    place_set *prev = ef_calloc((size_t)n + 1, sizeof *prev);
+    place_set *out = ef_calloc((size_t)n + 1, sizeof *out);
+    const char **ids = ef_calloc((size_t)n + 1, sizeof *ids);
+    int *owner = ef_malloc((size_t)c->total_gpus * sizeof(int));
+    int cap = 0, rc = EF_OK;
+    for (int j = 0; j < n; j++)
+        ids[j] = q->jobs[j].id;
+    for (int t = 0; t <= last && rc == EF_OK; t++) {
+        int64_t st = r->now + (int64_t)t * S;
+        int changed = 0;
+        for (int j = 0; j < n; j++) {
+            want[j] = r->size[(size_t)j * T + t];
+            prev[j] = p->jobs[j].pl;
+            changed |= want[j] != prev[j].g;
+        }
+        if (changed || t == 0) {
+            if (place_slot(c, n, want, prev, ids, out, owner) != EF_OK) {
+                rc = ef_fail(e, EF_E_INTERNAL, "slot %d: the ILP's sizes "
+                             "cannot be placed", t);
+                break;
+            }
+            p->points++;
+            for (int j = 0; j < n; j++) {
+                plan_job *pj = &p->jobs[j];
+                if (prev[j].g > 0 && out[j].g > 0) {
+                    if (prev[j].g != out[j].g) {
+                        pj->resizes++;
+                        p->resizes++;
+                    } else if (memcmp(prev[j].gpu, out[j].gpu,
+                                      (size_t)out[j].g * sizeof(int))) {
+                        pj->migrations++;
+                        p->migrations++;
+                    }
+                }
+                place_set_free(&pj->pl);
+                pj->pl = out[j];
+            }
+        }
+        /* record the slot, merged with the previous run when equal */
+        plan_slot *ls = p->nslots ? &p->slots[p->nslots - 1] : NULL;
+        if (ls && ls->end == st && same_allocs(ls, p, want, n)) {
+            ls->end = st + S;
+        } else {
+            if (p->nslots == cap) {
+                cap = cap ? cap * 2 : 64;
+                p->slots = ef_realloc(p->slots, (size_t)cap * sizeof *p->slots);
+            }
+            plan_slot *s = &p->slots[p->nslots++];
+            s->start = st;
+            s->end = st + S;
+            s->nalloc = 0;
+            for (int j = 0; j < n; j++)
+                s->nalloc += want[j] > 0;
+            s->a = ef_malloc((size_t)(s->nalloc ? s->nalloc : 1) * sizeof *s->a);
+            int k = 0;
+            for (int j = 0; j < n; j++) {
+                if (!want[j])
+                    continue;
+                s->a[k].job = j;
+                s->a[k].gpus = want[j];
+                s->a[k].gpu = ef_malloc((size_t)want[j] * sizeof(int));
+                memcpy(s->a[k].gpu, p->jobs[j].pl.gpu,
+                       (size_t)want[j] * sizeof(int));
+                k++;
+            }
+        }
+        /* progress, as the planner and plan_check count it */
+        for (int j = 0; j < n; j++) {
+            plan_job *pj = &p->jobs[j];
+            if (!want[j])
+                continue;
+            double tp = curve_tput(pj->in->curve, want[j]);
+            if (pj->start < 0)
+                pj->start = st;
+            pj->gpu_seconds += (double)want[j] * S;
+            p->used_gpu_seconds += (double)want[j] * S;
+            if (pj->rem <= tp * S) {
+                pj->planned_end = st + (int64_t)ceil(pj->rem / tp);
+                pj->rem = 0;
+                pj->done = 1;
+            } else {
+                pj->rem -= tp * S;
+            }
+        }
+    }
+    p->end = r->now + (int64_t)(last + 1) * S;
+    for (int j = 0; j < n; j++)
+        if (p->jobs[j].decision == PLAN_ADMITTED)
+            p->promised_gpu_seconds += p->jobs[j].gpu_seconds;
+    free(want);
+    free(prev);
+    free(out);
+    free(ids);
+    free(owner);
+    if (rc != EF_OK)
+        plan_free(p);
+    return rc;
+}
