@@ -13,6 +13,8 @@
 static const cli_command commands[] = {
     {"gen-trace", "write a synthetic job trace (the artifact's distributions)",
      cmd_gentrace, help_gentrace},
+    {"oracle", "compare the greedy plan with the exact ILP optimum (GLPK)",
+     cmd_oracle, help_oracle},
     {"plan", "plan a job queue: admission, GPU shares, placement per slot",
      cmd_plan, help_plan},
     {"submit", "ask whether one new job fits an existing plan", cmd_submit,

@@ -75,7 +75,7 @@ typedef struct ctx {
     double t_start;
     int have_open_bound;
     double open_bound;
-    int warm_offered;
+    int warm_offered, warm_ok;
 } ctx;
 
 static double now_seconds(void)
@@ -219,9 +219,6 @@ static void build(ctx *x)
     glp_prob *P = x->P;
     char name[96];
     glp_set_prob_name(P, "efplan_oracle");
-    glp_set_obj_name(P, "admitted_minus_gpu_time");
-    glp_set_obj_dir(P, GLP_MAX);
-    double pen = 1.0 / ((double)x->N * T + 1.0);
     /* columns: per job a[j], then x[j,t,k] by slot then size */
     int col = 0;
     for (int j = 0; j < n; j++) {
@@ -245,7 +242,6 @@ static void build(ctx *x)
             glp_set_col_bnds(P, a, GLP_FX, 1.0, 1.0);
         else if (x->hopeless[j])
             glp_set_col_bnds(P, a, GLP_FX, 0.0, 0.0);
-        glp_set_obj_coef(P, a, 1.0);
         x->r->binaries++;
         for (int t = x->t0[j]; t < x->t1[j]; t++)
             for (int k = 0; k < x->nk[j]; k++) {
@@ -253,7 +249,6 @@ static void build(ctx *x)
                 snprintf(name, sizeof name, "x_%d_%d_%d", j, t, x->kg[j][k]);
                 glp_set_col_name(P, c, name);
                 glp_set_col_kind(P, c, GLP_BV);
-                glp_set_obj_coef(P, c, -pen * x->kg[j][k]);
                 x->r->binaries++;
             }
     }
@@ -322,6 +317,32 @@ static void build(ctx *x)
     x->r->rows = glp_get_num_rows(P);
 }
 
+typedef enum objective {
+    OBJ_WEIGHTED, /* max sum a - sum k x / (N T + 1): both orders in one */
+    OBJ_ADMITTED, /* phase 1: max sum a */
+    OBJ_GPU       /* phase 2: min sum k x */
+} objective;
+
+static void set_objective(ctx *x, objective w)
+{
+    glp_prob *P = x->P;
+    double pen = 1.0 / ((double)x->N * x->T + 1.0);
+    glp_set_obj_name(P, w == OBJ_WEIGHTED ? "admitted_minus_gpu_time"
+                        : w == OBJ_ADMITTED ? "admitted" : "gpu_slots");
+    glp_set_obj_dir(P, w == OBJ_GPU ? GLP_MIN : GLP_MAX);
+    for (int j = 0; j < x->n; j++) {
+        if (!x->in_model[j])
+            continue;
+        glp_set_obj_coef(P, x->acol[j], w == OBJ_GPU ? 0.0 : 1.0);
+        for (int t = x->t0[j]; t < x->t1[j]; t++)
+            for (int k = 0; k < x->nk[j]; k++)
+                glp_set_obj_coef(P, x_col(x, j, t, k),
+                                 w == OBJ_ADMITTED ? 0.0
+                                 : w == OBJ_GPU ? x->kg[j][k]
+                                                : -pen * x->kg[j][k]);
+    }
+}
+
 /* The greedy plan's admitted jobs as a start vector (x->warm, 1-based);
  * left NULL when the plan is on another grid or has nothing to offer. A
  * job whose greedy slots do not map onto columns is left out. */
@@ -377,7 +398,7 @@ static void callback(glp_tree *tree, void *info)
     case GLP_IHEUR:
         if (x->warm && !x->warm_offered) {
             x->warm_offered = 1;
-            x->r->warm_start = glp_ios_heur_sol(tree, x->warm) == 0 ? 1 : -1;
+            x->warm_ok = glp_ios_heur_sol(tree, x->warm) == 0 ? 1 : -1;
         }
         break;
     case GLP_ISELECT: {
@@ -410,19 +431,6 @@ static int ms_left(const ctx *x)
     return left * 1000 > 2e9 ? 2000000000 : (int)(left * 1000) + 1;
 }
 
-/* Bound on admitted jobs from a bound on the weighted objective. */
-static int adm_bound(const ctx *x, double b)
-{
-    int cand = x->r->deadline_jobs - x->r->hopeless;
-    for (int j = 0; j < x->n; j++)
-        if (x->hopeless[j] && x->o->must && x->o->must[j])
-            cand++;
-    double c = ceil(b - ILP_EPS);
-    if (c < 0)
-        c = 0;
-    return c < cand ? (int)c : cand;
-}
-
 /* Write the model in CPLEX LP format through a temporary file. */
 static int write_lp(ctx *x, ef_err *e)
 {
@@ -434,119 +442,241 @@ static int write_lp(ctx *x, ef_err *e)
     int fd = mkstemp(tmp);
     if (fd < 0) {
         free(tmp);
-        return ef_fail(e, EF_E_INTERNAL, "%s: cannot write the model "
-                       "(cannot create a file there)", path);
+        return ef_fail(e, EF_E_INPUT, "%s: cannot write the model (cannot "
+                       "create a file in that directory)", path);
     }
     close(fd);
     if (glp_write_lp(x->P, NULL, tmp) != 0 || rename(tmp, path) != 0) {
         unlink(tmp);
         free(tmp);
-        return ef_fail(e, EF_E_INTERNAL, "%s: cannot write the model", path);
+        return ef_fail(e, EF_E_INPUT, "%s: cannot write the model", path);
     }
     free(tmp);
     return EF_OK;
 }
 
-/* Solve. Guarded: may longjmp. Returns EF_OK or EF_ERR (not via GLPK's
- * fatal path). */
-static int solve(ctx *x, ef_err *e)
+/* Outcome of one LP or branch-and-cut run. */
+enum { RUN_DONE, RUN_LIMIT, RUN_NOFEAS };
+
+/* The LP relaxation from the current basis. Guarded. */
+static int run_lp(ctx *x, double *obj, ef_err *e)
 {
-    ilp_result *r = x->r;
-    glp_prob *P = x->P;
-    r->lp_bound = -1;
-    r->lp_obj = NAN;
-    r->bound = adm_bound(x, (double)x->n);
-    if (x->o->write_lp && write_lp(x, e) != EF_OK)
-        return EF_ERR;
-    if (r->cols == 0) { /* nothing can run: the empty schedule is optimal */
-        r->status = ILP_OPTIMAL;
-        r->lp_bound = r->bound = 0;
-        r->lp_obj = r->obj = r->obj_bound = 0;
-        for (int j = 0; j < x->n; j++)
-            if (x->o->must && x->o->must[j])
-                r->status = ILP_INFEASIBLE;
-        return EF_OK;
-    }
     glp_smcp sm;
     glp_init_smcp(&sm);
     sm.msg_lev = GLP_MSG_OFF;
     sm.presolve = GLP_OFF;
     sm.tm_lim = ms_left(x);
-    glp_scale_prob(P, GLP_SF_AUTO);
-    glp_adv_basis(P, 0);
-    int rc = sm.tm_lim > 0 ? glp_simplex(P, &sm) : GLP_ETMLIM;
+    if (sm.tm_lim == 0) {
+        x->r->limit_hit = 1;
+        return RUN_LIMIT;
+    }
+    int rc = glp_simplex(x->P, &sm);
     if (rc == GLP_ETMLIM) {
-        r->status = ILP_NO_INCUMBENT;
-        r->limit_hit = 1;
-        return EF_OK;
+        x->r->limit_hit = 1;
+        return RUN_LIMIT;
     }
     if (rc != 0)
         return ef_fail(e, EF_E_INTERNAL, "GLPK: the LP relaxation failed "
                        "(glp_simplex code %d)", rc);
-    int st = glp_get_status(P);
-    if (st == GLP_NOFEAS) {
-        r->status = ILP_INFEASIBLE;
-        r->bound = -1;
-        return EF_OK;
-    }
+    int st = glp_get_status(x->P);
+    if (st == GLP_NOFEAS)
+        return RUN_NOFEAS;
     if (st != GLP_OPT)
         return ef_fail(e, EF_E_INTERNAL, "GLPK: the LP relaxation ended with "
                        "status %d", st);
-    r->lp_obj = glp_get_obj_val(P);
-    r->lp_bound = r->bound = adm_bound(x, r->lp_obj);
-    r->obj_bound = r->lp_obj;
+    *obj = glp_get_obj_val(x->P);
+    return RUN_DONE;
+}
 
-    warm_vector(x);
+/* Branch-and-cut from the optimal LP basis, offering x->warm. Sets
+ * *proven (search finished) and *have (an incumbent exists) and, when
+ * the search stopped early, tightens *bound (the LP's) by the best open
+ * node. Returns RUN_* or EF_ERR. Guarded. */
+static int run_mip(ctx *x, int *proven, int *have, double *bound, ef_err *e)
+{
     glp_iocp io;
     glp_init_iocp(&io);
     io.msg_lev = GLP_MSG_OFF;
     io.presolve = GLP_OFF;
     io.mip_gap = 0.0;
+    io.gmi_cuts = GLP_ON; /* Gomory cuts: far fewer nodes in phase 2 */
     io.cb_func = callback;
     io.cb_info = x;
     io.tm_lim = ms_left(x);
-    rc = io.tm_lim > 0 ? glp_intopt(P, &io) : GLP_ETMLIM;
+    x->warm_offered = 0;
+    x->warm_ok = 0;
+    x->have_open_bound = 0;
+    *proven = *have = 0;
+    if (io.tm_lim == 0 ||
+        (x->o->node_limit > 0 && x->r->nodes >= x->o->node_limit)) {
+        x->r->limit_hit = io.tm_lim == 0 ? 1 : 2;
+        return RUN_LIMIT;
+    }
+    int rc = glp_intopt(x->P, &io);
     if (rc == GLP_ETMLIM)
-        r->limit_hit = 1;
+        x->r->limit_hit = 1;
     else if (rc != 0 && rc != GLP_ESTOP)
         return ef_fail(e, EF_E_INTERNAL, "GLPK: branch-and-cut failed "
                        "(glp_intopt code %d)", rc);
-    st = io.tm_lim > 0 ? glp_mip_status(P) : GLP_UNDEF;
-    if (st == GLP_NOFEAS) {
+    int st = glp_mip_status(x->P);
+    if (st == GLP_NOFEAS)
+        return RUN_NOFEAS;
+    *have = st == GLP_OPT || st == GLP_FEAS;
+    *proven = rc == 0 && st == GLP_OPT;
+    if (!*proven && x->have_open_bound) {
+        int max = glp_get_obj_dir(x->P) == GLP_MAX;
+        if (max ? x->open_bound < *bound : x->open_bound > *bound)
+            *bound = x->open_bound;
+    }
+    return *proven ? RUN_DONE : RUN_LIMIT;
+}
+
+/* Copy the incumbent into r->admit / r->size. */
+static void take_solution(ctx *x)
+{
+    ilp_result *r = x->r;
+    int n = x->n, T = x->T;
+    if (!r->admit) {
+        r->admit = ef_calloc((size_t)n + 1, sizeof(int));
+        r->size = ef_calloc((size_t)n * (size_t)T + 1, sizeof(int));
+    }
+    memset(r->size, 0, ((size_t)n * (size_t)T + 1) * sizeof(int));
+    r->admitted = 0;
+    for (int j = 0; j < n; j++) {
+        r->admit[j] = 0;
+        if (!x->in_model[j])
+            continue;
+        r->admit[j] = glp_mip_col_val(x->P, x->acol[j]) > 0.5;
+        r->admitted += r->admit[j];
+        for (int t = x->t0[j]; t < x->t1[j]; t++)
+            for (int k = 0; k < x->nk[j]; k++)
+                if (glp_mip_col_val(x->P, x_col(x, j, t, k)) > 0.5)
+                    r->size[(size_t)j * T + t] = x->kg[j][k];
+    }
+}
+
+/* Phase 2: among schedules admitting r->admitted jobs, the least
+ * GPU-time; starts from the phase-1 incumbent. Guarded. */
+static int phase_gpu(ctx *x, ef_err *e)
+{
+    ilp_result *r = x->r;
+    glp_prob *P = x->P;
+    int cols = r->cols;
+    free(x->warm);
+    x->warm = ef_calloc((size_t)cols + 1, sizeof(double));
+    for (int c = 1; c <= cols; c++)
+        x->warm[c] = glp_mip_col_val(P, c) > 0.5 ? 1.0 : 0.0;
+    int m = 0;
+    for (int j = 0; j < x->n; j++)
+        if (x->in_model[j]) {
+            x->ind[++m] = x->acol[j];
+            x->val[m] = 1.0;
+        }
+    int row = glp_add_rows(P, 1);
+    glp_set_row_name(P, row, "admitted");
+    glp_set_row_bnds(P, row, GLP_LO, (double)r->admitted, 0.0);
+    glp_set_mat_row(P, row, m, x->ind, x->val);
+    r->rows++;
+    set_objective(x, OBJ_GPU);
+    double lp;
+    int k = run_lp(x, &lp, e);
+    if (k == EF_ERR)
+        return EF_ERR;
+    if (k != RUN_DONE) /* time limit, or (impossible) infeasible */
+        return EF_OK;
+    r->gpu_status = ILP_FEASIBLE;
+    r->gpu_seconds_bound = ceil(lp - ILP_EPS) * x->S;
+    int proven, have;
+    double bound = lp;
+    k = run_mip(x, &proven, &have, &bound, e);
+    if (k == EF_ERR)
+        return EF_ERR;
+    if (have)
+        take_solution(x);
+    r->gpu_seconds_bound = ceil(bound - ILP_EPS) * x->S;
+    if (proven) {
+        r->gpu_status = ILP_OPTIMAL;
+        r->status = ILP_OPTIMAL;
+        r->gpu_seconds_bound = floor(glp_mip_obj_val(P) + 0.5) * x->S;
+    }
+    return EF_OK;
+}
+
+/* Solve: phase 1 (most admitted), then phase 2 (least GPU-time). Returns
+ * EF_OK or EF_ERR (not via GLPK's fatal path). Guarded: may longjmp. */
+static int solve(ctx *x, ef_err *e)
+{
+    ilp_result *r = x->r;
+    int cand = 0;
+    for (int j = 0; j < x->n; j++)
+        cand += x->in_model[j] &&
+                (!x->hopeless[j] || (x->o->must && x->o->must[j]));
+    r->lp_bound = -1;
+    r->bound = cand;
+    r->gpu_status = ILP_NO_INCUMBENT;
+    r->gpu_seconds_bound = -1;
+    if (x->o->write_lp) {
+        set_objective(x, OBJ_WEIGHTED);
+        if (write_lp(x, e) != EF_OK)
+            return EF_ERR;
+    }
+    if (r->cols == 0) { /* no deadline job at all: nothing to decide */
+        r->status = r->gpu_status = ILP_OPTIMAL;
+        r->lp_bound = r->bound = 0;
+        r->gpu_seconds_bound = 0;
+        r->admit = ef_calloc((size_t)x->n + 1, sizeof(int));
+        r->size = ef_calloc((size_t)x->n * (size_t)x->T + 1, sizeof(int));
+        return EF_OK;
+    }
+    set_objective(x, OBJ_ADMITTED);
+    glp_scale_prob(x->P, GLP_SF_AUTO);
+    glp_adv_basis(x->P, 0);
+    double lp;
+    int k = run_lp(x, &lp, e);
+    if (k == EF_ERR)
+        return EF_ERR;
+    if (k == RUN_NOFEAS) {
         r->status = ILP_INFEASIBLE;
         r->bound = -1;
         return EF_OK;
     }
-    if (st != GLP_OPT && st != GLP_FEAS) {
+    if (k == RUN_LIMIT) {
         r->status = ILP_NO_INCUMBENT;
-        if (x->have_open_bound && x->open_bound < r->obj_bound)
-            r->obj_bound = x->open_bound;
-        r->bound = adm_bound(x, r->obj_bound);
         return EF_OK;
     }
-    r->obj = glp_mip_obj_val(P);
-    r->status = rc == 0 && st == GLP_OPT ? ILP_OPTIMAL : ILP_FEASIBLE;
-    if (r->status == ILP_OPTIMAL) {
-        r->obj_bound = r->obj;
-    } else {
-        if (x->have_open_bound && x->open_bound < r->obj_bound)
-            r->obj_bound = x->open_bound;
-        if (r->obj_bound < r->obj)
-            r->obj_bound = r->obj;
+    /* the objective counts jobs: no schedule admits more than floor(lp) */
+    r->lp_bound = r->bound = (int)floor(lp + ILP_EPS);
+    warm_vector(x);
+    int proven, have;
+    double bound = lp;
+    k = run_mip(x, &proven, &have, &bound, e);
+    r->warm_start = x->warm_ok;
+    if (k == EF_ERR)
+        return EF_ERR;
+    if (k == RUN_NOFEAS) {
+        r->status = ILP_INFEASIBLE;
+        r->bound = -1;
+        return EF_OK;
     }
-    int n = x->n, T = x->T;
-    r->admit = ef_calloc((size_t)n + 1, sizeof(int));
-    r->size = ef_calloc((size_t)n * (size_t)T + 1, sizeof(int));
-    for (int j = 0; j < n; j++) {
-        if (!x->in_model[j])
-            continue;
-        r->admit[j] = glp_mip_col_val(P, x->acol[j]) > 0.5;
-        for (int t = x->t0[j]; t < x->t1[j]; t++)
-            for (int k = 0; k < x->nk[j]; k++)
-                if (glp_mip_col_val(P, x_col(x, j, t, k)) > 0.5)
-                    r->size[(size_t)j * T + t] = x->kg[j][k];
+    r->bound = (int)floor(bound + ILP_EPS);
+    if (!have) {
+        r->status = ILP_NO_INCUMBENT;
+        return EF_OK;
     }
-    return EF_OK;
+    take_solution(x);
+    if (!proven) {
+        r->status = ILP_FEASIBLE;
+        return EF_OK;
+    }
+    r->bound = r->admitted;
+    /* admitted count proven; optimal once GPU-time is too */
+    r->status = ILP_FEASIBLE;
+    if (r->admitted == 0) {
+        r->status = r->gpu_status = ILP_OPTIMAL;
+        r->gpu_seconds_bound = 0;
+        return EF_OK;
+    }
+    return phase_gpu(x, e);
 }
 
 /* Re-check the incumbent exactly, as plan_check counts progress: every
@@ -815,4 +945,103 @@ int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
     if (rc != EF_OK)
         plan_free(p);
     return rc;
+}
+
+/* ---- the oracle's report ------------------------------------------------------ */
+
+static void json_str(ef_buf *b, const char *s)
+{
+    ef_buf_put(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            ef_buf_printf(b, "\\%c", *p);
+        else if (*p < 0x20)
+            ef_buf_printf(b, "\\u%04x", *p);
+        else
+            ef_buf_printf(b, "%c", *p);
+    }
+    ef_buf_put(b, "\"");
+}
+
+/* ["id", ...] of the jobs with flag[j] (or decision admitted). */
+static void json_ids(ef_buf *b, const job_queue *q, const int *flag,
+                     const plan *p)
+{
+    int first = 1;
+    ef_buf_put(b, "[");
+    for (int j = 0; j < q->n; j++) {
+        int on = flag ? flag[j] : p->jobs[j].decision == PLAN_ADMITTED;
+        if (!on)
+            continue;
+        ef_buf_put(b, first ? "" : ", ");
+        json_str(b, q->jobs[j].id);
+        first = 0;
+    }
+    ef_buf_put(b, "]");
+}
+
+void ilp_report_json(const ilp_result *r, const plan *greedy,
+                     const job_queue *q, const char *jobs_path, ef_buf *b)
+{
+    int inc = r->admit != NULL;
+    int infeasible = r->status == ILP_INFEASIBLE;
+    ef_buf_printf(b, "{\n  \"cluster\": {\"gpus\": %d, \"gpus_per_node\": %d, "
+                  "\"nodes\": %d},\n", greedy->cl.total_gpus,
+                  greedy->cl.gpus_per_node, greedy->cl.nodes);
+    ef_buf_put(b, "  \"format\": \"efplan-oracle\",\n  \"gap_jobs\": ");
+    if (infeasible)
+        ef_buf_put(b, "null");
+    else
+        ef_buf_printf(b, "%d", r->bound - greedy->admitted);
+    ef_buf_printf(b, ",\n  \"greedy\": {\"admitted\": %d, \"admitted_jobs\": ",
+                  greedy->admitted);
+    json_ids(b, q, NULL, greedy);
+    ef_buf_printf(b, ", \"gpu_seconds\": %.0f},\n", greedy->promised_gpu_seconds);
+    ef_buf_put(b, "  \"ilp\": {\"admitted\": ");
+    if (inc) {
+        ef_buf_printf(b, "%d, \"admitted_jobs\": ", r->admitted);
+        json_ids(b, q, r->admit, NULL);
+    } else {
+        ef_buf_put(b, "null, \"admitted_jobs\": null");
+    }
+    ef_buf_printf(b, ", \"binaries\": %d, \"bound\": ", r->binaries);
+    if (infeasible)
+        ef_buf_put(b, "null");
+    else
+        ef_buf_printf(b, "%d", r->bound);
+    ef_buf_printf(b, ", \"deadline_jobs\": %d, \"gap_jobs\": ", r->deadline_jobs);
+    if (inc)
+        ef_buf_printf(b, "%d", r->bound - r->admitted);
+    else
+        ef_buf_put(b, "null");
+    ef_buf_put(b, ", \"gpu_seconds\": ");
+    if (inc)
+        ef_buf_printf(b, "%.0f", r->gpu_seconds);
+    else
+        ef_buf_put(b, "null");
+    ef_buf_put(b, ", \"gpu_seconds_bound\": ");
+    if (r->gpu_seconds_bound >= 0)
+        ef_buf_printf(b, "%.0f", r->gpu_seconds_bound);
+    else
+        ef_buf_put(b, "null");
+    ef_buf_printf(b, ", \"gpu_status\": \"%s\"",
+                  r->gpu_status == ILP_OPTIMAL ? "optimal"
+                  : r->gpu_status == ILP_FEASIBLE ? "feasible" : "not_run");
+    ef_buf_printf(b, ", \"hopeless\": %d, \"limit\": \"%s\", \"lp_bound\": ",
+                  r->hopeless, r->limit_hit == 1 ? "time"
+                  : r->limit_hit == 2 ? "nodes" : "none");
+    if (r->lp_bound >= 0)
+        ef_buf_printf(b, "%d", r->lp_bound);
+    else
+        ef_buf_put(b, "null");
+    ef_buf_printf(b, ", \"nodes\": %ld, \"rows\": %d, \"seconds\": %.3f, "
+                  "\"status\": \"%s\", \"warm_start\": \"%s\"},\n", r->nodes,
+                  r->rows, r->seconds, ilp_status_name(r->status),
+                  r->warm_start > 0 ? "accepted"
+                  : r->warm_start < 0 ? "rejected" : "none");
+    ef_buf_put(b, "  \"jobs_file\": ");
+    json_str(b, jobs_path ? jobs_path : "");
+    ef_buf_printf(b, ",\n  \"now\": %lld,\n  \"slot_seconds\": %d,\n"
+                  "  \"slots\": %d,\n  \"version\": 1\n}\n",
+                  (long long)r->now, r->slot, r->nslots);
 }

@@ -23,24 +23,31 @@
  *              and capping a coefficient at 1 keeps the same integer
  *              points (any x = 1 with c >= 1 alone covers a[j] <= 1) while
  *              tightening the LP relaxation.
- * Objective (maximised): sum_j a[j] - sum_{j,k,t} k * x[j,k,t] / (N*T + 1).
- *   Why this weight keeps "most admitted jobs first, then least GPU-time":
- *   the GPU-slots U = sum k*x of any feasible point are at most N*T (the
- *   cap rows), so the penalty U/(N*T+1) lies in [0, 1). Admitted counts
- *   are integers: if solution A admits more jobs than B, then
- *   obj(A) > adm(A) - 1 >= adm(B) >= obj(B), so no saving in GPU-time
- *   ever buys back a job; between equal counts the objective is exactly
- *   "least GPU-time". For the same reason any upper bound B on the
- *   objective bounds the admitted count by ceil(B) (adm < B + 1).
+ * Objective, lexicographic, in two solves:
+ *   phase 1: maximise sum_j a[j] (the admitted count);
+ *   phase 2: with the row sum_j a[j] >= (phase 1's proven optimum),
+ *            minimise the GPU-slots sum_{j,k,t} k * x[j,k,t] (GPU-seconds
+ *            = GPU-slots * S: a job holds its GPUs to the end of a slot,
+ *            as in the planner).
+ *   Phase 2 runs only when phase 1 is proven optimal, from phase 1's
+ *   solution. --write-lp writes ONE model with the weighted objective
+ *       max sum_j a[j] - sum_{j,k,t} k * x[j,k,t] / (N*T + 1)
+ *   whose optimum is the same lexicographic optimum, so other solvers can
+ *   cross-check it in one run. Proof: the GPU-slots U of any feasible
+ *   point are at most N*T (the cap rows), so the penalty U/(N*T+1) lies
+ *   in [0, 1). Admitted counts are integers: if solution A admits more
+ *   jobs than B, then obj(A) > adm(A) - 1 >= adm(B) >= obj(B), so no
+ *   saving in GPU-time ever buys back a job; between equal counts the
+ *   objective orders by GPU-time alone.
  * Jobs that cannot finish by their deadline even alone on the cluster at
  * their largest size in every allowed slot keep a[j] fixed at 0 (no
  * x columns). Best-effort jobs are outside the model: they are neither
  * counted nor given GPUs (at run time they only take GPUs nobody was
  * promised, so they never change what can be admitted).
  *
- * SOLVING. The LP relaxation is solved first (glp_simplex): its value is
- * a bound that exists even when branch-and-cut finds nothing in time.
- * Then glp_intopt runs from that basis with a callback that offers the
+ * SOLVING. Phase 1's LP relaxation is solved first (glp_simplex): its
+ * value bounds the admitted count (floor of it) even when branch-and-cut
+ * finds nothing in time. Then glp_intopt runs from that basis with a callback that offers the
  * warm start (the greedy plan's schedule of its admitted jobs, if given)
  * as the first incumbent, counts subproblem selections for a
  * deterministic node budget (glp_ios_terminate), and tracks the best
@@ -57,10 +64,13 @@
 #include "../planner/err.h"
 #include "../planner/jobs.h"
 #include "../planner/plan.h"
+#include "../planner/util.h"
 
 typedef enum ilp_status {
     ILP_OPTIMAL = 0,  /* proven optimum (admitted count, then GPU-time) */
-    ILP_FEASIBLE,     /* a limit was reached with an incumbent: see bound */
+    ILP_FEASIBLE,     /* a limit was reached with an incumbent: see bound
+                         (bound == admitted: the count is proven, the
+                         GPU-time is not) */
     ILP_NO_INCUMBENT, /* a limit was reached before any integer solution */
     ILP_INFEASIBLE    /* no schedule admits the --must-admit jobs */
 } ilp_status;
@@ -104,8 +114,10 @@ typedef struct ilp_result {
                            better is known */
     int lp_bound;       /* the LP relaxation's bound on admitted; -1 if the
                            LP did not finish */
-    double lp_obj;      /* LP relaxation objective (NaN if none) */
-    double obj, obj_bound; /* weighted objective of incumbent and bound */
+    ilp_status gpu_status; /* phase 2: ILP_OPTIMAL (least GPU-time for this
+                           count proven), ILP_FEASIBLE (stopped by a
+                           limit), ILP_NO_INCUMBENT (did not run) */
+    double gpu_seconds_bound; /* phase 2's lower bound on GPU-seconds; -1 */
     long nodes;         /* subproblems selected */
     int warm_start;     /* 1 accepted, 0 not offered, -1 rejected by GLPK */
     int limit_hit;      /* 1 time limit, 2 node limit, 0 none */
@@ -138,5 +150,17 @@ const char *ilp_status_name(ilp_status s);
  */
 int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
                 plan *p, ef_err *e);
+
+/*
+ * ilp_report_json: the oracle's answer as JSON (format efplan-oracle,
+ * version 1, keys sorted) appended to 'out': the greedy plan 'greedy'
+ * (admitted count, ids, GPU-seconds of its admitted jobs) beside the ILP
+ * result 'r' (status, admitted or null, bound, LP bound, GPU-seconds,
+ * nodes, seconds, warm start, model size) and "gap_jobs" = bound -
+ * greedy admitted (null when infeasible). 'greedy' must be the plan of
+ * the same queue and grid. Every value but "seconds" is reproducible.
+ */
+void ilp_report_json(const ilp_result *r, const plan *greedy,
+                     const job_queue *q, const char *jobs_path, ef_buf *out);
 
 #endif
