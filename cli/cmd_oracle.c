@@ -38,7 +38,7 @@ void help_oracle(void)
         "  --curves DIR        curve directory, or a bundled set: A100, T4\n"
         "  --slot SECONDS      slot length (default 60)\n"
         "  --now T             start (default: earliest submit time)\n"
-        "  --time-limit SEC    stop the solver after SEC seconds (default 60;\n"
+        "  --time-limit SEC    stop the solver after SEC seconds (default 10;\n"
         "                      0 = none); results then depend on the machine\n"
         "  --node-limit N      stop after N branch-and-cut subproblems\n"
         "                      (reproducible; default none)\n"
@@ -161,7 +161,7 @@ int cmd_oracle(int argc, char **argv)
     ilp_opts io;
     plan_opts_default(&po);
     ilp_opts_default(&io);
-    io.time_limit = 60;
+    io.time_limit = 10;
     opterr = 0;
     optind = 1;
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {

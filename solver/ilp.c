@@ -211,6 +211,37 @@ static int plan_shape(ctx *x, ef_err *e)
     return EF_OK;
 }
 
+/* The fewest GPU-slots with which job j can do its work, whatever the
+ * mix of sizes and ignoring capacity and the deadline: the least g with
+ * best[g] >= W, where best[g] is the most work of g GPU-slots (an
+ * unbounded covering knapsack over the usable sizes, full slots). Every
+ * schedule of j uses at least that many, so sum k x >= L a is a valid
+ * cut; it rounds up what the LP relaxation would spread fractionally.
+ * Returns 0 when j has no columns. */
+static long min_gpu_slots(const ctx *x, int j)
+{
+    int K = x->nk[j];
+    if (K == 0)
+        return 0;
+    double W = x->rem[j] * (1.0 + MSS_MARGIN);
+    long cap = (long)(x->t1[j] - x->t0[j]) * x->kg[j][K - 1];
+    double *best = ef_calloc((size_t)cap + 1, sizeof(double));
+    long g;
+    for (g = 1; g <= cap; g++) {
+        best[g] = best[g - 1];
+        for (int k = 0; k < K; k++)
+            if (x->kg[j][k] <= g) {
+                double w = best[g - x->kg[j][k]] + x->kt[j][k] * x->S;
+                if (w > best[g])
+                    best[g] = w;
+            }
+        if (best[g] >= W)
+            break;
+    }
+    free(best);
+    return g <= cap ? g : 0;
+}
+
 /* Build the GLPK problem. Guarded: may longjmp. */
 static void build(ctx *x)
 {
@@ -310,6 +341,24 @@ static void build(ctx *x)
         val[m] = -1.0;
         int row = glp_add_rows(P, 1);
         snprintf(name, sizeof name, "work_%d", j);
+        glp_set_row_name(P, row, name);
+        glp_set_row_bnds(P, row, GLP_LO, 0.0, 0.0);
+        glp_set_mat_row(P, row, m, ind, val);
+        /* gpu[j]: sum k x - L_j a >= 0, L_j the fewest GPU-slots of any
+         * mix of sizes that does the work (a valid cut) */
+        long L = min_gpu_slots(x, j);
+        if (L <= 0)
+            continue;
+        m = 0;
+        for (int t = x->t0[j]; t < x->t1[j]; t++)
+            for (int k = 0; k < x->nk[j]; k++) {
+                ind[++m] = x_col(x, j, t, k);
+                val[m] = x->kg[j][k];
+            }
+        ind[++m] = x->acol[j];
+        val[m] = -(double)L;
+        row = glp_add_rows(P, 1);
+        snprintf(name, sizeof name, "gpu_%d", j);
         glp_set_row_name(P, row, name);
         glp_set_row_bnds(P, row, GLP_LO, 0.0, 0.0);
         glp_set_mat_row(P, row, m, ind, val);
@@ -499,7 +548,8 @@ static int run_mip(ctx *x, int *proven, int *have, double *bound, ef_err *e)
     io.msg_lev = GLP_MSG_OFF;
     io.presolve = GLP_OFF;
     io.mip_gap = 0.0;
-    io.gmi_cuts = GLP_ON; /* Gomory cuts: far fewer nodes in phase 2 */
+    io.gmi_cuts = GLP_ON; /* Gomory cuts: far fewer nodes in phase 2, */
+    io.mir_cuts = GLP_ON; /* MIR cuts: closes the last GPU-slots of phase 2 */
     io.cb_func = callback;
     io.cb_info = x;
     io.tm_lim = ms_left(x);
