@@ -15,6 +15,7 @@
 /* Refuse to build models larger than this many binaries: memory grows
  * with it and GLPK would not get far anyway. */
 #define ILP_MAX_BINARIES 2000000L
+#define ILP_MAX_SLOTS 1000000
 
 /* Tolerance when reading bounds and 0/1 values back from GLPK. */
 #define ILP_EPS 1e-6
@@ -177,23 +178,23 @@ static int plan_shape(ctx *x, ef_err *e)
         int64_t rel = ef_align_up(now, jb->submit, S);
         int64_t a = (rel - now) / S;
         int64_t b = jb->deadline > now ? (jb->deadline - now + S - 1) / S : 0;
+        if (b > ILP_MAX_SLOTS)
+            return ef_fail(e, EF_E_USAGE, "job %s: its deadline is %lld slots "
+                           "of %d s after the start (limit %d): use a longer "
+                           "--slot", jb->id, (long long)b, S, ILP_MAX_SLOTS);
         if (b > T)
             T = b;
-        if ((b - a) * CURVE_MAX_LEVELS > ILP_MAX_BINARIES * 8LL)
-            return ef_fail(e, EF_E_USAGE, "job %s spans %lld slots of %d s: "
-                           "the model would be too large (use a longer "
-                           "--slot)", jb->id, (long long)(b - a), S);
         x->nk[j] = curve_usable(jb->curve, N, x->kg[j], x->kt[j]);
-        x->t0[j] = (int)a;
-        x->t1[j] = (int)(b > a ? b : a);
-        /* the most work it can do: its largest size in every slot */
+        x->t0[j] = (int)(a < b ? a : b);
+        x->t1[j] = (int)b;
+        /* the most work it can do: its largest size in every slot, the
+         * last one up to the deadline */
         double most = 0;
-        if (x->nk[j] > 0)
-            for (int64_t t = a; t < b; t++) {
-                int64_t st = now + t * S;
-                int64_t len = jb->deadline - st < S ? jb->deadline - st : S;
-                most += x->kt[j][x->nk[j] - 1] * (double)len;
-            }
+        if (x->nk[j] > 0 && b > a) {
+            int64_t last = now + (b - 1) * S;
+            most = x->kt[j][x->nk[j] - 1] *
+                   ((double)(b - 1 - a) * S + (double)(jb->deadline - last));
+        }
         if (x->nk[j] == 0 || b <= a || most < x->rem[j] * (1.0 + MSS_MARGIN)) {
             x->hopeless[j] = 1;
             x->r->hopeless++;
@@ -207,6 +208,10 @@ static int plan_shape(ctx *x, ef_err *e)
         return ef_fail(e, EF_E_USAGE, "the model would have %lld binaries "
                        "(limit %ld): use a longer --slot or fewer jobs", bins,
                        ILP_MAX_BINARIES);
+    if ((long long)n * T > 25LL * ILP_MAX_BINARIES)
+        return ef_fail(e, EF_E_USAGE, "%d jobs x %lld slots is too large for "
+                       "the ILP: use a longer --slot or fewer jobs", n,
+                       (long long)T);
     x->T = (int)T;
     return EF_OK;
 }
