@@ -63,7 +63,8 @@ static int parse_must(const char *list, const job_queue *q, int *must)
         size_t l = c ? (size_t)(c - s) : strlen(s);
         int found = 0;
         for (int j = 0; j < q->n; j++)
-            if (strlen(q->jobs[j].id) == l && memcmp(q->jobs[j].id, s, l) == 0) {
+            if (strlen(q->jobs[j].id) == l &&
+                memcmp(q->jobs[j].id, s, l) == 0) {
                 must[j] = 1;
                 found = 1;
             }
@@ -110,7 +111,8 @@ static void print_result(const plan *g, const ilp_result *r, const job_queue *q)
         printf("  GPU-time not proven least: at least %.2f GPU-hours for %d "
                "jobs\n", r->gpu_seconds_bound / 3600.0, r->admitted);
     if (r->limit_hit)
-        printf("  stopped by the %s limit\n", r->limit_hit == 1 ? "time" : "node");
+        printf("  stopped by the %s limit\n",
+               r->limit_hit == 1 ? "time" : "node");
     switch (r->status) {
     case ILP_OPTIMAL:
         printf("  gap: the optimum admits %d, greedy %d (%d more)\n",
@@ -260,7 +262,8 @@ int cmd_oracle(int argc, char **argv)
             rc = cli_fail(&e);
             goto out;
         }
-        if (plan_write_json(&ip, plan_path, jobs_path, curves_arg, &e) != EF_OK) {
+        if (plan_write_json(&ip, plan_path, jobs_path, curves_arg, &e) !=
+            EF_OK) {
             rc = cli_fail(&e);
             goto out;
         }

@@ -103,7 +103,7 @@ static void ctx_free(ctx *x)
     free(x->warm);
 }
 
-/* ---- GLPK hooks ------------------------------------------------------------ */
+/* ---- GLPK hooks ---------------------------------------------------------- */
 
 /* Keep GLPK's terminal output (only its error report, since term_out is
  * off otherwise) as the first line of text, for the error message. */
@@ -132,7 +132,7 @@ static void error_hook(void *info)
     longjmp(*x->jb, 1);
 }
 
-/* ---- model ----------------------------------------------------------------- */
+/* ---- model --------------------------------------------------------------- */
 
 static int x_col(const ctx *x, int j, int t, int k)
 {
@@ -844,7 +844,7 @@ int ilp_solve(const job_queue *q, const cluster *c, const ilp_opts *o,
     return rc;
 }
 
-/* ---- the incumbent as a plan ------------------------------------------------ */
+/* ---- the incumbent as a plan --------------------------------------------- */
 
 static int same_allocs(const plan_slot *s, const plan *p, const int *sz,
                        int n)
@@ -956,7 +956,8 @@ int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
             s->nalloc = 0;
             for (int j = 0; j < n; j++)
                 s->nalloc += want[j] > 0;
-            s->a = ef_malloc((size_t)(s->nalloc ? s->nalloc : 1) * sizeof *s->a);
+            s->a = ef_malloc((size_t)(s->nalloc ? s->nalloc : 1) *
+                             sizeof *s->a);
             int k = 0;
             for (int j = 0; j < n; j++) {
                 if (!want[j])
@@ -1002,7 +1003,7 @@ int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
     return rc;
 }
 
-/* ---- the oracle's report ------------------------------------------------------ */
+/* ---- the oracle's report ------------------------------------------------- */
 
 static void json_str(ef_buf *b, const char *s)
 {
@@ -1051,7 +1052,8 @@ void ilp_report_json(const ilp_result *r, const plan *greedy,
     ef_buf_printf(b, ",\n  \"greedy\": {\"admitted\": %d, \"admitted_jobs\": ",
                   greedy->admitted);
     json_ids(b, q, NULL, greedy);
-    ef_buf_printf(b, ", \"gpu_seconds\": %.0f},\n", greedy->promised_gpu_seconds);
+    ef_buf_printf(b, ", \"gpu_seconds\": %.0f},\n",
+                  greedy->promised_gpu_seconds);
     ef_buf_put(b, "  \"ilp\": {\"admitted\": ");
     if (inc) {
         ef_buf_printf(b, "%d, \"admitted_jobs\": ", r->admitted);
@@ -1064,7 +1066,8 @@ void ilp_report_json(const ilp_result *r, const plan *greedy,
         ef_buf_put(b, "null");
     else
         ef_buf_printf(b, "%d", r->bound);
-    ef_buf_printf(b, ", \"deadline_jobs\": %d, \"gap_jobs\": ", r->deadline_jobs);
+    ef_buf_printf(b, ", \"deadline_jobs\": %d, \"gap_jobs\": ",
+                  r->deadline_jobs);
     if (inc)
         ef_buf_printf(b, "%d", r->bound - r->admitted);
     else

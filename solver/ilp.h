@@ -23,6 +23,9 @@
  *              and capping a coefficient at 1 keeps the same integer
  *              points (any x = 1 with c >= 1 alone covers a[j] <= 1) while
  *              tightening the LP relaxation.
+ *   gpu[j]:    sum_{k,t} k * x[j,k,t] - L_j * a[j] >= 0, L_j the fewest
+ *              GPU-slots of any mix of sizes that does the work (a valid
+ *              cut that rounds up the LP's fractional GPU-time).
  * Objective, lexicographic, in two solves:
  *   phase 1: maximise sum_j a[j] (the admitted count);
  *   phase 2: with the row sum_j a[j] >= (phase 1's proven optimum),
@@ -47,13 +50,15 @@
  *
  * SOLVING. Phase 1's LP relaxation is solved first (glp_simplex): its
  * value bounds the admitted count (floor of it) even when branch-and-cut
- * finds nothing in time. Then glp_intopt runs from that basis with a callback that offers the
- * warm start (the greedy plan's schedule of its admitted jobs, if given)
- * as the first incumbent, counts subproblem selections for a
- * deterministic node budget (glp_ios_terminate), and tracks the best
- * open bound. A GLPK fatal error is caught (glp_error_hook + longjmp) and
- * returned as an internal error; GLPK never prints and never aborts.
- * GLPK keeps process-wide state: run one ilp_solve at a time.
+ * finds nothing in time. Then glp_intopt (Gomory and MIR cuts on) runs
+ * from that basis with a callback that offers the warm start (the greedy
+ * plan's schedule of its admitted jobs, if given; phase 1's solution in
+ * phase 2) as an incumbent, counts subproblem selections for a
+ * deterministic node budget shared by both phases (glp_ios_terminate),
+ * and tracks the best open bound. A GLPK fatal error is caught
+ * (glp_error_hook + longjmp) and returned as an internal error; GLPK
+ * never prints and never aborts. GLPK keeps process-wide state: run one
+ * ilp_solve at a time; it frees GLPK's environment when done.
  */
 #ifndef EF_ILP_H
 #define EF_ILP_H

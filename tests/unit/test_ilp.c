@@ -42,7 +42,8 @@ static int setup(void **state)
 {
     static const char csv[] = "global_batch_size,1,2\n1,1.0,1.8\n";
     ef_err e;
-    if (curve_parse_csv(&g_toy, "toy", "toy.csv", csv, strlen(csv), &e) != EF_OK)
+    if (curve_parse_csv(&g_toy, "toy", "toy.csv", csv, strlen(csv), &e) !=
+        EF_OK)
         return -1;
     g_toyset.models = &g_toy;
     g_toyset.nmodels = 1;
@@ -347,7 +348,7 @@ static void test_written_lp(void **state)
                      JOB("J2", 150, 0, 200) "]}", "n1g2", 100);
 }
 
-/* ---- seeded random instances from the trace generator ---------------------- */
+/* ---- seeded random instances from the trace generator -------------------- */
 
 /* A generated queue of n jobs, cut to ~24 slots on the returned slot. */
 static int gen_queue(job_queue *q, uint64_t seed, int n, double gap,
