@@ -41,14 +41,17 @@ SOLVER_SRC  := $(wildcard solver/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 
+EXEC_SRC    := $(wildcard executor/*.c)
 PLANNER_OBJ := $(PLANNER_SRC:%.c=$(OBJ)/%.o)
 SIM_OBJ     := $(SIM_SRC:%.c=$(OBJ)/%.o)
+EXEC_OBJ    := $(EXEC_SRC:%.c=$(OBJ)/%.o)
 SOLVER_OBJ  := $(SOLVER_SRC:%.c=$(OBJ)/%.o)
 CLI_OBJ     := $(CLI_SRC:%.c=$(OBJ)/%.o)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 LIBPLANNER  := $(BUILD)/libplanner.a
 LIBSIM      := $(BUILD)/libsim.a
+LIBEXEC     := $(BUILD)/libexecutor.a
 LIBSOLVER   := $(BUILD)/libsolver.a
 EFPLAN      := $(BUILD)/efplan
 
@@ -72,18 +75,93 @@ $(LIBSIM): $(SIM_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(LIBEXEC): $(EXEC_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(LIBSOLVER): $(SOLVER_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(EFPLAN): $(CLI_OBJ) $(LIBSOLVER) $(LIBSIM) $(LIBPLANNER)
+$(EFPLAN): $(CLI_OBJ) $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $(CLI_OBJ) $(LIBSOLVER) $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL)
+	$(Q)$(CC) -o $@ $(CLI_OBJ) $(PROF_LINK) $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER) \
+	  $(LDLIBS_ALL) $(CUDA_LIBS)
 
-$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBSOLVER) $(LIBSIM) $(LIBPLANNER)
+$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $< $(LIBSOLVER) $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL) -lcmocka
+	$(Q)$(CC) -o $@ $< $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL) -lcmocka
+
+# ---- profiler (efplan profile) ---------------------------------------------
+#
+# HAVE_CUDA=1 builds the GPU side of `efplan profile` (profiler/prof_gpu.cu)
+# with nvcc against the CUDA runtime and NCCL; HAVE_CUDA=0 builds without
+# it (`efplan profile` then says so). The default is detected: nvcc on PATH
+# or /usr/local/cuda/bin/nvcc, plus nccl.h and libnccl beside it or in the
+# system directories. CUDA is never installed by `make deps`.
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(firstword \
+             $(shell command -v nvcc 2>/dev/null) \
+             $(wildcard /usr/local/cuda/bin/nvcc)))
+CUDA_HOME := $(CUDA_HOME)
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 \
+             -gencode arch=compute_90,code=[sm_90,compute_90]
+NCCL_H    := $(firstword $(wildcard $(CUDA_HOME)/include/nccl.h \
+             /usr/include/nccl.h))
+LIBNCCL   := $(firstword $(wildcard $(CUDA_HOME)/lib64/libnccl.so \
+             $(CUDA_HOME)/lib/libnccl.so /usr/lib/*/libnccl.so))
+HAVE_CUDA ?= $(if $(and $(CUDA_HOME),$(NCCL_H),$(LIBNCCL)),1,0)
+
+PROF_SRC      := $(filter-out profiler/prof_gpu_none.c,$(wildcard profiler/*.c))
+PROF_OBJ      := $(PROF_SRC:%.c=$(OBJ)/%.o)
+LIBPROFILER   := $(BUILD)/libprofiler.a
+PROF_GPU_NONE := $(OBJ)/profiler/prof_gpu_none.o
+ifeq ($(HAVE_CUDA),1)
+ifeq ($(and $(wildcard $(NVCC)),$(NCCL_H),$(LIBNCCL)),)
+$(error HAVE_CUDA=1 but nvcc, nccl.h or libnccl.so not found \
+        (CUDA_HOME=$(CUDA_HOME)))
+endif
+PROF_GPU_OBJ  := $(OBJ)/profiler/prof_gpu.o
+CUDA_LIBDIRS  := $(sort $(CUDA_HOME)/lib64 $(patsubst %/,%,$(dir $(LIBNCCL))))
+CUDA_LIBS     := $(CUDA_LIBDIRS:%=-L%) $(CUDA_LIBDIRS:%=-Wl,-rpath,%) \
+                 -lcudart -lnccl -lstdc++
+# the same efplan without the GPU side, for the test of that build
+PROF_NOCUDA   := $(BUILD)/tests/efplan-nocuda
+else
+PROF_GPU_OBJ  := $(PROF_GPU_NONE)
+CUDA_LIBS     :=
+PROF_NOCUDA   :=
+endif
+PROF_LINK     := $(LIBPROFILER) $(PROF_GPU_OBJ)
+
+all: $(PROF_NOCUDA)
+
+$(LIBPROFILER): $(PROF_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(OBJ)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) -O2 -std=c++17 $(NVCC_ARCH) -Xcompiler -Wall,-Wextra,-Werror \
+	  -MMD -MP -c $< -o $@
+
+$(EFPLAN): $(PROF_LINK)
+
+$(PROF_NOCUDA): $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBSOLVER) \
+                $(LIBEXEC) $(LIBSIM) $(LIBPLANNER)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) -o $@ $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBSOLVER) \
+	  $(LIBEXEC) $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL)
+
+$(BUILD)/tests/test_prof: $(OBJ)/tests/unit/test_prof.o $(LIBPROFILER) \
+                          $(PROF_GPU_NONE) $(LIBPLANNER)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) -o $@ $< $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBPLANNER) \
+	  $(LDLIBS_ALL) -lcmocka
 
 # ---- setup ------------------------------------------------------------------
 
@@ -127,6 +205,7 @@ run:
 	$(EFPLAN) plan --jobs $(SAMPLE_JOBS) --cluster $(SAMPLE_CLUSTER) \
 	  --curves $(SAMPLE_CURVES) --out $(BUILD)/sample-plan.json \
 	  --svg $(BUILD)/sample-plan.svg
+	$(EFPLAN) apply $(BUILD)/sample-plan.json --backend dry-run --slots 4
 
 test:
 	@$(MAKE) --no-print-directory deps

@@ -43,5 +43,21 @@ int cmd_oracle(int argc, char **argv);
 void help_oracle(void);
 int cmd_gentrace(int argc, char **argv);
 void help_gentrace(void);
+int cmd_simulate(int argc, char **argv);
+void help_simulate(void);
+int cmd_compare(int argc, char **argv);
+void help_compare(void);
+
+/* The simulator's metrics table (cmd_simulate.c), shared with compare. */
+struct sim;
+void cli_print_sim(const struct sim *s, const char *trace);
+int cmd_profile(int argc, char **argv);
+void help_profile(void);
+
+/* Exit codes of "efplan profile" when it cannot measure (README.md). */
+#define EXIT_NO_CUDA 6    /* built without CUDA/NCCL */
+#define EXIT_NO_GPU 7     /* CUDA built in, but no driver or no GPU */
+int cmd_apply(int argc, char **argv);
+void help_apply(void);
 
 #endif

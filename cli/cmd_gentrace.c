@@ -15,6 +15,7 @@ void help_gentrace(void)
         "Usage: efplan gen-trace --jobs N --mean-interarrival SECONDS\n"
         "                        --deadline-factor LO HI --seed K\n"
         "                        [--best-effort P] [--duration-scale F]\n"
+        "                        [--elastic-batch P]\n"
         "                        [--curves DIR|A100] [--out FILE]\n"
         "\n"
         "Write a synthetic job trace (CSV, the artifact's columns) with the\n"
@@ -31,6 +32,10 @@ void help_gentrace(void)
         "  --best-effort P           share of jobs without deadline, 0..1\n"
         "                            (default 0)\n"
         "  --duration-scale F        multiply every duration by F (default 1)\n"
+        "  --elastic-batch P         share of jobs, 0..1, that accept every\n"
+        "                            batch size of their model's templates\n"
+        "                            within 2x of the drawn one (a batch_sizes\n"
+        "                            column, e.g. 64;128;256; default: none)\n"
         "  --curves DIR              throughputs for iterations (default A100)\n"
         "  --out FILE                write there (default: standard output)\n"
         "\n"
@@ -51,6 +56,7 @@ int cmd_gentrace(int argc, char **argv)
         {"seed", required_argument, NULL, 's'},
         {"best-effort", required_argument, NULL, 'b'},
         {"duration-scale", required_argument, NULL, 'D'},
+        {"elastic-batch", required_argument, NULL, 'E'},
         {"curves", required_argument, NULL, 'u'},
         {"out", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
@@ -104,6 +110,11 @@ int cmd_gentrace(int argc, char **argv)
             if (!parse_pos(optarg, 1e-6, 1e6, &go.duration_scale))
                 return cli_usage_error("gen-trace", "--duration-scale: \"%s\" "
                                        "is not a positive factor", optarg);
+            break;
+        case 'E':
+            if (!parse_pos(optarg, 0, 1, &go.elastic_batch))
+                return cli_usage_error("gen-trace", "--elastic-batch: \"%s\" "
+                                       "is not a share from 0 to 1", optarg);
             break;
         case 'u': curves_arg = optarg; break;
         case 'o': out_path = optarg; break;

@@ -19,6 +19,7 @@ void help_plan(void)
         "                   [--slot SECONDS] [--now T] [--horizon DURATION]\n"
         "                   [--out plan.json] [--svg plan.svg]\n"
         "                   [--surplus gain|reference] [--all]\n"
+        "                   [--elastic-batch]\n"
         "\n"
         "Plan a job queue: admit each job whose deadline can be guaranteed by\n"
         "its minimum satisfactory share (in submit order, against the GPUs\n"
@@ -39,6 +40,9 @@ void help_plan(void)
         "                      (default); reference: the reference\n"
         "                      implementation's order, to compare numbers\n"
         "  --all               list every job in the summary (default: 20)\n"
+        "  --elastic-batch     jobs with batch_sizes: choose the batch size\n"
+        "                      too (least GPU-time share; surplus may move a\n"
+        "                      job to a larger batch); work in samples\n"
         "\n"
         "Exit codes: 0 planned (some jobs may be rejected: see the summary),\n"
         "2 usage error, 3 invalid input, 5 internal error.\n");
@@ -122,6 +126,7 @@ int cmd_plan(int argc, char **argv)
         {"svg", required_argument, NULL, 'g'},
         {"surplus", required_argument, NULL, 'S'},
         {"all", no_argument, NULL, 'a'},
+        {"elastic-batch", no_argument, NULL, 'E'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *jobs_path = NULL, *cluster_arg = NULL, *curves_arg = NULL;
@@ -168,6 +173,7 @@ int cmd_plan(int argc, char **argv)
                 return cli_usage_error("plan", "--surplus: \"%s\" (expected "
                                        "gain or reference)", optarg);
             break;
+        case 'E': po.elastic_batch = 1; break;
         case 'h': help_plan(); return 0;
         default:
             return cli_option_error("plan", o, argv[optind - 1]);

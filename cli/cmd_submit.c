@@ -233,6 +233,7 @@ int cmd_submit(int argc, char **argv)
     po.slot = (int)json_integer_value(jslot);
     po.surplus = strcmp(json_string_value(jsur), "reference") == 0
                      ? SURPLUS_REFERENCE : SURPLUS_GAIN;
+    po.elastic_batch = json_is_true(json_object_get(root, "elastic_batch"));
     if (plan_build(&p, &q, &c, &po, &e) != EF_OK ||
         plan_check(&p, &e) != EF_OK) {
         rc = cli_fail(&e);

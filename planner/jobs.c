@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <string.h>
 
 #include "csv.h"
@@ -12,7 +13,8 @@
 /* JSON key of each field. */
 static const char *const json_key[JF_NFIELDS] = {
     "id", "submit_time", "iterations", "model", "deadline", "batch_size",
-    "num_gpu", "duration", "best_effort", "iterations_done"};
+    "num_gpu", "duration", "best_effort", "iterations_done", "batch_sizes",
+    "samples", "epochs", "dataset_size", "samples_done"};
 
 void queue_free(job_queue *q)
 {
@@ -21,6 +23,16 @@ void queue_free(job_queue *q)
         free(q->jobs[i].model);
         free(q->jobs[i].cur_node);
         free(q->jobs[i].cur_gpu);
+        free(q->jobs[i].batches);
+        free(q->jobs[i].rows);
+        job_run *r = &q->jobs[i].run;
+        for (int k = 0; r->argv && k < r->argc; k++)
+            free(r->argv[k]);
+        free(r->argv);
+        for (int k = 0; k < r->nenv; k++)
+            free(r->env[k]);
+        free(r->env);
+        free(r->workdir);
     }
     free(q->jobs);
     free(q->path);
@@ -42,6 +54,104 @@ const char *queue_where(const job_queue *q, int i, job_field f, char *dst,
     return dst;
 }
 
+int job_elastic(const job *j)
+{
+    return j->nbatch >= 2;
+}
+
+double job_samples_left(const job *j)
+{
+    if (j->in_samples)
+        return (double)(j->samples - j->samples_done);
+    return (double)(j->iterations - j->iterations_done) * (double)j->batch;
+}
+
+/* Most batch sizes one job may list. */
+#define MAX_BATCHES 64
+
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The elastic-batch and work-form rules shared by both formats, for job
+ * i once its fields are read. has_*: which fields the job gave; epochs
+ * and dataset: their values (0 = absent). */
+static int job_finish(job_queue *q, int i, int has_batch, int has_iter,
+                      int has_samples, int64_t epochs, int64_t dataset,
+                      int has_done, int has_sdone, ef_err *e)
+{
+    job *j = &q->jobs[i];
+    int has_epochs = epochs > 0, has_dataset = dataset > 0;
+    char w[600];
+    if (j->nbatch > 0) {
+        int found = 0;
+        for (int k = 0; k < j->nbatch; k++)
+            found |= j->batches[k] == j->batch;
+        if (has_batch && !found) {
+            char list[512];
+            size_t n = 0;
+            list[0] = 0;
+            for (int k = 0; k < j->nbatch && n + 24 < sizeof list; k++)
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%ld",
+                                      k ? ", " : "", j->batches[k]);
+            return ef_fail(e, EF_E_INPUT, "%s: batch size %ld is not among "
+                           "batch_sizes (%s; expected one of them, the size "
+                           "the work in iterations is counted at)",
+                           queue_where(q, i, JF_BATCH, w, sizeof w), j->batch,
+                           list);
+        }
+        qsort(j->batches, (size_t)j->nbatch, sizeof *j->batches, cmp_long);
+        if (!has_batch)
+            j->batch = j->batches[0];
+    }
+    if (has_epochs != has_dataset)
+        return ef_fail(e, EF_E_INPUT, "%s: %s without %s (the work in samples "
+                       "is epochs x dataset_size)",
+                       queue_where(q, i, has_epochs ? JF_EPOCHS : JF_DATASET,
+                                   w, sizeof w),
+                       has_epochs ? "epochs" : "dataset_size",
+                       has_epochs ? "dataset_size" : "epochs");
+    if (has_iter + has_samples + has_epochs > 1)
+        return ef_fail(e, EF_E_INPUT, "%s: the work is given twice (%s and "
+                       "%s; expected one of iterations, samples, or epochs "
+                       "with dataset_size)",
+                       queue_where(q, i, has_epochs ? JF_EPOCHS : JF_SAMPLES,
+                                   w, sizeof w),
+                       has_iter ? "iterations" : "samples",
+                       has_epochs ? "epochs" : "samples");
+    if (has_epochs) {
+        if (epochs > EF_MAX_I64 / dataset)
+            return ef_fail(e, EF_E_INPUT, "%s: epochs x dataset_size is too "
+                           "large (expected at most %lld samples)",
+                           queue_where(q, i, JF_DATASET, w, sizeof w),
+                           (long long)EF_MAX_I64);
+        j->samples = epochs * dataset;
+        has_samples = 1;
+    }
+    j->in_samples = has_samples;
+    if (has_samples && has_done)
+        return ef_fail(e, EF_E_INPUT, "%s: iterations_done with the work in "
+                       "samples (expected samples_done)",
+                       queue_where(q, i, JF_DONE, w, sizeof w));
+    if (!has_samples && has_sdone)
+        return ef_fail(e, EF_E_INPUT, "%s: samples_done with the work in "
+                       "iterations (expected iterations_done)",
+                       queue_where(q, i, JF_SAMPLES_DONE, w, sizeof w));
+    if (has_samples) {
+        if (j->samples_done >= j->samples)
+            return ef_fail(e, EF_E_INPUT, "%s: %lld samples done of %lld (a "
+                           "finished job does not belong in the queue; "
+                           "expected fewer than samples)",
+                           queue_where(q, i, JF_SAMPLES_DONE, w, sizeof w),
+                           (long long)j->samples_done, (long long)j->samples);
+        j->iterations = (j->samples + j->batch - 1) / j->batch;
+        j->iterations_done = j->samples_done / j->batch;
+    }
+    return EF_OK;
+}
+
 static job *push_job(job_queue *q, int *cap)
 {
     if (q->n == *cap) {
@@ -50,6 +160,7 @@ static job *push_job(job_queue *q, int *cap)
     }
     job *j = &q->jobs[q->n++];
     memset(j, 0, sizeof *j);
+    j->run.grace = -1;
     return j;
 }
 
@@ -146,6 +257,11 @@ static const colspec csv_cols[] = {
     {JF_DURATION, {"duration", NULL}, 0},
     {JF_BEST, {"best_effort", NULL}, 0},
     {JF_DONE, {"iterations_done", NULL}, 0},
+    {JF_BATCHES, {"batch_sizes", NULL}, 0},
+    {JF_SAMPLES, {"samples", NULL}, 0},
+    {JF_EPOCHS, {"epochs", NULL}, 0},
+    {JF_DATASET, {"dataset_size", NULL}, 0},
+    {JF_SAMPLES_DONE, {"samples_done", NULL}, 0},
 };
 #define NCOLSPEC ((int)(sizeof csv_cols / sizeof csv_cols[0]))
 
@@ -198,6 +314,51 @@ static int csv_int(const job_queue *q, const csv_row *row, int fi,
                    ef_quote(s, qv, sizeof qv), what, expect);
 }
 
+/* A batch_sizes cell: sizes joined by ';' ("64;128;256"); empty = none. */
+static int csv_batches(const job_queue *q, job *j, const csv_row *row,
+                       int fi, ef_err *e)
+{
+    const char *s = row->f[fi];
+    char qv[128], tok[64];
+    if (s[0] == '\0')
+        return EF_OK;
+    int n = 1;
+    for (const char *c = s; *c; c++)
+        n += *c == ';';
+    if (n > MAX_BATCHES)
+        return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: %d batch sizes "
+                       "(expected at most %d)", q->path, row->line,
+                       row->col[fi], q->colname[JF_BATCHES], n, MAX_BATCHES);
+    j->batches = ef_malloc((size_t)n * sizeof *j->batches);
+    const char *c = s;
+    for (int k = 0; k < n; k++) {
+        size_t l = strcspn(c, ";");
+        snprintf(tok, sizeof tok, "%.*s", (int)(l < 63 ? l : 63), c);
+        int64_t v;
+        if (l > 63 || ef_parse_i64(tok, 1, INT32_MAX, &v) != EF_NUM_OK)
+            return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: item %d \"%s\" is "
+                           "not a positive integer (expected batch sizes "
+                           "joined by ';', e.g. 64;128;256)", q->path,
+                           row->line, row->col[fi], q->colname[JF_BATCHES],
+                           k + 1, ef_quote(tok, qv, sizeof qv));
+        for (int m = 0; m < j->nbatch; m++)
+            if (j->batches[m] == (long)v)
+                return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: %ld appears "
+                               "twice (expected distinct batch sizes)",
+                               q->path, row->line, row->col[fi],
+                               q->colname[JF_BATCHES], (long)v);
+        j->batches[j->nbatch++] = (long)v;
+        c += l + (c[l] == ';');
+    }
+    return EF_OK;
+}
+
+/* Non-empty cell of optional column f? */
+static int csv_has(const int *idx, const csv_row *row, job_field f)
+{
+    return idx[f] >= 0 && row->f[idx[f]][0] != '\0';
+}
+
 int queue_parse_csv(job_queue *q, const char *path, const char *buf,
                     size_t len, ef_err *e)
 {
@@ -245,6 +406,8 @@ int queue_parse_csv(job_queue *q, const char *path, const char *buf,
         const colspec *cs = &csv_cols[k];
         if (!cs->required || idx[cs->f] >= 0)
             continue;
+        if (cs->f == JF_ITER && (idx[JF_SAMPLES] >= 0 || idx[JF_EPOCHS] >= 0))
+            continue; /* the work is in samples */
         /* Point at a likely misspelling among the unknown columns. */
         const char *hint = NULL;
         int hint_col = 1;
@@ -309,14 +472,40 @@ int queue_parse_csv(job_queue *q, const char *path, const char *buf,
         }
         j->model = ef_strndup(model, strlen(model) > 255 ? 255 : strlen(model));
         int64_t v;
+        /* the work: iterations, or samples, or epochs x dataset_size */
+        int hs = csv_has(idx, &row, JF_SAMPLES);
+        int64_t ep = 0, ds = 0;
+        int hi = idx[JF_ITER] >= 0 &&
+                 (row.f[idx[JF_ITER]][0] != '\0' ||
+                  !(hs || csv_has(idx, &row, JF_EPOCHS) ||
+                    csv_has(idx, &row, JF_DATASET)));
         if (csv_int(q, &row, idx[JF_SUBMIT], JF_SUBMIT, 0, EF_MAX_I64,
                     &j->submit, "a time in seconds >= 0", e) != EF_OK ||
-            csv_int(q, &row, idx[JF_ITER], JF_ITER, 0, EF_MAX_I64,
-                    &j->iterations, "a positive integer", e) != EF_OK ||
+            (hi && csv_int(q, &row, idx[JF_ITER], JF_ITER, 0, EF_MAX_I64,
+                           &j->iterations, "a positive integer", e) != EF_OK) ||
+            (hs && csv_int(q, &row, idx[JF_SAMPLES], JF_SAMPLES, 1,
+                           EF_MAX_I64, &j->samples, "a positive number of "
+                           "samples", e) != EF_OK) ||
+            (csv_has(idx, &row, JF_EPOCHS) &&
+             csv_int(q, &row, idx[JF_EPOCHS], JF_EPOCHS, 1, 1000000, &ep,
+                     "a positive number of epochs", e) != EF_OK) ||
+            (csv_has(idx, &row, JF_DATASET) &&
+             csv_int(q, &row, idx[JF_DATASET], JF_DATASET, 1, EF_MAX_I64, &ds,
+                     "a positive number of samples per epoch", e) != EF_OK) ||
             csv_int(q, &row, idx[JF_BATCH], JF_BATCH, 1, INT32_MAX, &v,
                     "a positive integer", e) != EF_OK)
             goto fail;
         j->batch = (long)v;
+        if (idx[JF_BATCHES] >= 0 &&
+            csv_batches(q, j, &row, idx[JF_BATCHES], e) != EF_OK)
+            goto fail;
+        if (!hi && !hs && ep == 0 && ds == 0) {
+            rc = ef_fail(e, EF_E_INPUT, "%s:%ld:1: no work given (expected "
+                         "%s, samples, or epochs with dataset_size)", path,
+                         row.line, q->colname[JF_ITER] ? q->colname[JF_ITER]
+                                                       : "iteration");
+            goto fail;
+        }
         int best = 0;
         /* Optional columns may be empty (pandas writes missing values
          * that way): empty means unknown, or 0 for best_effort. */
@@ -348,6 +537,16 @@ int queue_parse_csv(job_queue *q, const char *path, const char *buf,
             csv_int(q, &row, idx[JF_DONE], JF_DONE, 0, EF_MAX_I64,
                     &j->iterations_done, "iterations >= 0", e) != EF_OK)
             goto fail;
+        if (csv_has(idx, &row, JF_SAMPLES_DONE) &&
+            csv_int(q, &row, idx[JF_SAMPLES_DONE], JF_SAMPLES_DONE, 0,
+                    EF_MAX_I64, &j->samples_done, "samples >= 0", e) != EF_OK)
+            goto fail;
+        if (job_finish(q, q->n - 1, 1, hi, hs, ep, ds,
+                       csv_has(idx, &row, JF_DONE),
+                       csv_has(idx, &row, JF_SAMPLES_DONE), e) != EF_OK) {
+            rc = EF_ERR;
+            goto fail;
+        }
     }
     if (rc < 0)
         goto fail;
@@ -460,10 +659,223 @@ static int json_placement(job *j, const json_t *pl, const char *file,
     return EF_OK;
 }
 
+/* "batch_sizes": [64, 128, ...]. Returns 1 if present, 0 if absent or
+ * null, EF_ERR on error. */
+static int json_batches(job *j, const json_t *o, const char *file,
+                        const char *where, ef_err *e)
+{
+    const json_t *a = json_object_get(o, "batch_sizes");
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) == 0)
+        return ef_fail(e, EF_E_INPUT, "%s: %s.batch_sizes: expected a "
+                       "non-empty array of batch sizes such as [64, 128, "
+                       "256], got %s", file, where,
+                       json_is_array(a) ? "an empty array" : jsonin_type(a));
+    if (json_array_size(a) > MAX_BATCHES)
+        return ef_fail(e, EF_E_INPUT, "%s: %s.batch_sizes: %zu batch sizes "
+                       "(expected at most %d)", file, where,
+                       json_array_size(a), MAX_BATCHES);
+    j->batches = ef_malloc(json_array_size(a) * sizeof *j->batches);
+    size_t k;
+    json_t *x;
+    json_array_foreach(a, k, x) {
+        json_int_t v = json_is_integer(x) ? json_integer_value(x) : 0;
+        if (!json_is_integer(x) || v < 1 || v > INT32_MAX) {
+            char got[48];
+            if (json_is_integer(x))
+                snprintf(got, sizeof got, "%" JSON_INTEGER_FORMAT, v);
+            else
+                snprintf(got, sizeof got, "%s", jsonin_type(x));
+            return ef_fail(e, EF_E_INPUT, "%s: %s.batch_sizes[%zu]: expected "
+                           "a positive integer batch size, got %s", file,
+                           where, k, got);
+        }
+        for (int m = 0; m < j->nbatch; m++)
+            if (j->batches[m] == (long)v)
+                return ef_fail(e, EF_E_INPUT, "%s: %s.batch_sizes[%zu]: %ld "
+                               "appears twice (also batch_sizes[%d]; "
+                               "expected distinct batch sizes)", file, where,
+                               k, (long)v, m);
+        j->batches[j->nbatch++] = (long)v;
+    }
+    return 1;
+}
+
+/* ---- how to run a job (for efplan apply) --------------------------------- */
+
+static const struct {
+    const char *name;
+    int sig;
+} signals[] = {
+    {"SIGHUP", SIGHUP}, {"SIGINT", SIGINT}, {"SIGQUIT", SIGQUIT},
+    {"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGALRM", SIGALRM},
+    {"SIGTERM", SIGTERM}, {"SIGCONT", SIGCONT}, {"SIGWINCH", SIGWINCH},
+};
+#define NSIGNALS ((int)(sizeof signals / sizeof signals[0]))
+
+const char *job_signal_name(int sig)
+{
+    for (int i = 0; i < NSIGNALS; i++)
+        if (signals[i].sig == sig)
+            return signals[i].name;
+    return NULL;
+}
+
+/* Variables efplan apply sets itself: a job may not set them in "env". */
+static const char *const reserved_env[] = {
+    "NNODES", "NODE_RANK", "NPROC_PER_NODE", "WORLD_SIZE", "MASTER_ADDR",
+    "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "EFPLAN_JOB_ID",
+    "EFPLAN_PROGRESS_FILE", "EFPLAN_ATTEMPT", "EFPLAN_ITERATIONS"};
+
+/* A string of 1..4095 bytes without NUL bytes; 'what' is its path. */
+static int run_string(const json_t *v, const char *file, const char *what,
+                      const char **out, ef_err *e)
+{
+    if (!json_is_string(v))
+        return ef_fail(e, EF_E_INPUT, "%s: %s: expected a string, got %s",
+                       file, what, jsonin_type(v));
+    size_t n = json_string_length(v);
+    if (n == 0 || n > 4095)
+        return ef_fail(e, EF_E_INPUT, "%s: %s: %s (expected 1 to 4095 bytes)",
+                       file, what, n ? "too long" : "empty");
+    if (strlen(json_string_value(v)) != n)
+        return ef_fail(e, EF_E_INPUT, "%s: %s: contains a NUL byte", file,
+                       what);
+    *out = json_string_value(v);
+    return EF_OK;
+}
+
+static int cmp_env(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "command", "workdir", "env", "checkpoint_signal", "grace_seconds". */
+static int json_run(job *j, const json_t *o, const char *file,
+                    const char *where, ef_err *e)
+{
+    job_run *r = &j->run;
+    char w[512], qv[128];
+    const char *s;
+    json_t *v = json_object_get(o, "command");
+    if (v) {
+        if (!json_is_array(v) || json_array_size(v) == 0 ||
+            json_array_size(v) > 4096)
+            return ef_fail(e, EF_E_INPUT, "%s: %s.command: expected a "
+                           "non-empty array of strings (the program and its "
+                           "arguments), got %s", file, where,
+                           json_is_array(v) ? (json_array_size(v)
+                                               ? "too many" : "an empty array")
+                                            : jsonin_type(v));
+        r->argv = ef_calloc(json_array_size(v) + 1, sizeof *r->argv);
+        size_t k;
+        json_t *x;
+        json_array_foreach(v, k, x) {
+            snprintf(w, sizeof w, "%s.command[%zu]", where, k);
+            if (run_string(x, file, w, &s, e) != EF_OK)
+                return EF_ERR;
+            r->argv[r->argc++] = ef_strdup(s);
+        }
+    }
+    v = json_object_get(o, "workdir");
+    if (v) {
+        snprintf(w, sizeof w, "%s.workdir", where);
+        if (run_string(v, file, w, &s, e) != EF_OK)
+            return EF_ERR;
+        r->workdir = ef_strdup(s);
+    }
+    v = json_object_get(o, "env");
+    if (v) {
+        if (!json_is_object(v))
+            return ef_fail(e, EF_E_INPUT, "%s: %s.env: expected an object of "
+                           "strings {\"NAME\": \"value\"}, got %s", file,
+                           where, jsonin_type(v));
+        r->env = ef_calloc(json_object_size(v) + 1, sizeof *r->env);
+        const char *key;
+        json_t *x;
+        json_object_foreach(v, key, x) {
+            int ok = key[0] != '\0' && !isdigit((unsigned char)key[0]) &&
+                     strlen(key) <= 255;
+            for (const char *c = key; *c && ok; c++)
+                ok = isalnum((unsigned char)*c) || *c == '_';
+            if (!ok)
+                return ef_fail(e, EF_E_INPUT, "%s: %s.env: \"%s\" is not a "
+                               "variable name (expected letters, digits and "
+                               "_, not starting with a digit)", file, where,
+                               ef_quote(key, qv, sizeof qv));
+            for (size_t k = 0; k < sizeof reserved_env / sizeof *reserved_env;
+                 k++)
+                if (strcmp(key, reserved_env[k]) == 0)
+                    return ef_fail(e, EF_E_INPUT, "%s: %s.env.%s: set by "
+                                   "efplan apply for each launch (remove "
+                                   "it)", file, where, key);
+            snprintf(w, sizeof w, "%s.env.%s", where, key);
+            if (!json_is_string(x))
+                return ef_fail(e, EF_E_INPUT, "%s: %s: expected a string, got "
+                               "%s", file, w, jsonin_type(x));
+            if (strlen(json_string_value(x)) != json_string_length(x))
+                return ef_fail(e, EF_E_INPUT, "%s: %s: contains a NUL byte",
+                               file, w);
+            size_t n = strlen(key) + json_string_length(x) + 2;
+            r->env[r->nenv] = ef_malloc(n);
+            snprintf(r->env[r->nenv++], n, "%s=%s", key, json_string_value(x));
+        }
+        qsort(r->env, (size_t)r->nenv, sizeof *r->env, cmp_env);
+    }
+    v = json_object_get(o, "checkpoint_signal");
+    if (v) {
+        if (json_is_integer(v)) {
+            json_int_t n = json_integer_value(v);
+            if (n < 1 || n > 64 || n == SIGKILL || n == SIGSTOP)
+                return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: %"
+                               JSON_INTEGER_FORMAT " (expected a signal number "
+                               "from 1 to 64 other than KILL (9) and STOP "
+                               "(19))", file, where, n);
+            r->signal = (int)n;
+        } else if (json_is_string(v)) {
+            const char *name = json_string_value(v);
+            char full[64];
+            snprintf(full, sizeof full, "%s%s",
+                     strncmp(name, "SIG", 3) == 0 ? "" : "SIG", name);
+            for (int i = 0; i < NSIGNALS && !r->signal; i++)
+                if (strcmp(full, signals[i].name) == 0)
+                    r->signal = signals[i].sig;
+            if (!r->signal) {
+                const char *names[NSIGNALS];
+                for (int i = 0; i < NSIGNALS; i++)
+                    names[i] = signals[i].name;
+                const char *sug = ef_suggest(full, names, NSIGNALS);
+                if (sug)
+                    return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: "
+                                   "unknown signal \"%s\" (did you mean "
+                                   "\"%s\"?)", file, where,
+                                   ef_quote(name, qv, sizeof qv), sug);
+                return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: "
+                               "unknown signal \"%s\" (expected SIGTERM, "
+                               "SIGUSR1, SIGUSR2, SIGINT, SIGHUP, SIGQUIT, "
+                               "SIGALRM, SIGCONT, SIGWINCH or a number)", file,
+                               where, ef_quote(name, qv, sizeof qv));
+            }
+        } else
+            return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: expected "
+                           "a signal name or number, got %s", file, where,
+                           jsonin_type(v));
+    }
+    int64_t g;
+    int hg = jsonin_int(o, "grace_seconds", 0, 0, 86400, &g, file, where, e);
+    if (hg < 0)
+        return EF_ERR;
+    if (hg)
+        r->grace = (int)g;
+    return EF_OK;
+}
+
 int queue_parse_json(job_queue *q, const char *path, const char *buf,
                      size_t len, ef_err *e)
 {
-    static const char *const top_keys[] = {"format", "version", "jobs"};
+    static const char *const top_keys[] = {"format", "version", "jobs",
+                                           "apply"};
     memset(q, 0, sizeof *q);
     q->path = ef_strdup(path);
     q->is_json = 1;
@@ -477,8 +889,16 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
                 "%s", path, jsonin_type(root));
         goto fail;
     }
-    if (jsonin_check_keys(root, top_keys, 3, path, "", e) != EF_OK)
+    if (jsonin_check_keys(root, top_keys, 4, path, "", e) != EF_OK)
         goto fail;
+    /* "apply": the report efplan apply adds to the state file it writes
+     * (finished and failed jobs); the planner does not read it. */
+    json_t *ap = json_object_get(root, "apply");
+    if (ap && !json_is_object(ap)) {
+        ef_fail(e, EF_E_INPUT, "%s: apply: expected an object (written by "
+                "efplan apply), got %s", path, jsonin_type(ap));
+        goto fail;
+    }
     const char *fmt;
     int has = jsonin_str(root, "format", 0, &fmt, path, "", e);
     if (has < 0)
@@ -518,8 +938,10 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
         static const char *const keys[] = {
             "id", "model", "batch_size", "iterations", "submit_time",
             "deadline", "iterations_done", "num_gpu", "duration",
-            "placement"};
-        if (jsonin_check_keys(o, keys, 10, path, where, e) != EF_OK)
+            "placement", "batch_sizes", "samples", "epochs", "dataset_size",
+            "samples_done", "command", "workdir", "env", "checkpoint_signal",
+            "grace_seconds"};
+        if (jsonin_check_keys(o, keys, 20, path, where, e) != EF_OK)
             goto fail;
         job *j = push_job(q, &cap);
         j->index = (int)i;
@@ -552,19 +974,42 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
             goto fail;
         j->model = ef_strdup(model);
         int64_t v = 0;
-        if (jsonin_int(o, "batch_size", 1, 1, INT32_MAX, &v, path, where, e) < 0)
+        int hbs = json_batches(j, o, path, where, e);
+        if (hbs < 0)
+            goto fail;
+        int hb = jsonin_int(o, "batch_size", !hbs, 1, INT32_MAX, &v, path,
+                            where, e);
+        if (hb < 0)
             goto fail;
         j->batch = (long)v;
+        /* The work: iterations, samples, or epochs x dataset_size. */
+        int64_t ep = 0, ds = 0;
+        int hs = jsonin_int(o, "samples", 0, 1, EF_MAX_I64, &j->samples, path,
+                            where, e);
+        int he = hs < 0 ? -1 : jsonin_int(o, "epochs", 0, 1, 1000000, &ep,
+                                          path, where, e);
+        int hd2 = he < 0 ? -1 : jsonin_int(o, "dataset_size", 0, 1,
+                                           EF_MAX_I64, &ds, path, where, e);
+        if (hs < 0 || he < 0 || hd2 < 0)
+            goto fail;
         /* Zero iterations is left to check_jobs (a clearer message than
          * a range); anything else must be 1..EF_MAX_I64. */
         json_t *it = json_object_get(o, "iterations");
+        int hi = it != NULL;
         if (json_is_integer(it) && json_integer_value(it) == 0)
             j->iterations = 0;
-        else if (jsonin_int(o, "iterations", 1, 1, EF_MAX_I64, &j->iterations,
+        else if ((hi || !(hs || he || hd2)) &&
+                 jsonin_int(o, "iterations", 1, 1, EF_MAX_I64, &j->iterations,
                             path, where, e) < 0)
             goto fail;
-        if (jsonin_int(o, "iterations_done", 0, 0, EF_MAX_I64,
-                       &j->iterations_done, path, where, e) < 0 ||
+        int hdone = jsonin_int(o, "iterations_done", 0, 0, EF_MAX_I64,
+                               &j->iterations_done, path, where, e);
+        int hsd = hdone < 0 ? -1 : jsonin_int(o, "samples_done", 0, 0,
+                                              EF_MAX_I64, &j->samples_done,
+                                              path, where, e);
+        if (hdone < 0 || hsd < 0 ||
+            job_finish(q, q->n - 1, hb, hi, hs, ep, ds, hdone, hsd, e) !=
+                EF_OK ||
             json_time(o, "submit_time", 1, 0, &j->submit, path, where, e) < 0)
             goto fail;
         int hd = json_time(o, "deadline", 0, 1, &j->deadline, path, where, e);
@@ -583,6 +1028,8 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
                            e) != EF_OK)
             goto fail;
         q->has_duration |= hdur;
+        if (json_run(j, o, path, where, e) != EF_OK)
+            goto fail;
     }
     json_decref(root);
     if (check_jobs(q, e) != EF_OK) {
@@ -638,6 +1085,19 @@ int queue_resolve(job_queue *q, const curve_set *cs, ef_err *e)
                            "size %ld (known batch sizes: %s)",
                            queue_where(q, i, JF_BATCH, w, sizeof w), m->name,
                            j->batch, curve_list_batches(m, list, sizeof list));
+        if (j->nbatch == 0)
+            continue;
+        free(j->rows);
+        j->rows = ef_malloc((size_t)j->nbatch * sizeof *j->rows);
+        for (int k = 0; k < j->nbatch; k++) {
+            j->rows[k] = curve_find_row(m, j->batches[k]);
+            if (!j->rows[k])
+                return ef_fail(e, EF_E_INPUT, "%s: %s has no curve row for "
+                               "batch size %ld (known batch sizes: %s)",
+                               queue_where(q, i, JF_BATCHES, w, sizeof w),
+                               m->name, j->batches[k],
+                               curve_list_batches(m, list, sizeof list));
+        }
     }
     return EF_OK;
 }

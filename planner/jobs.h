@@ -11,10 +11,19 @@
  *   - JSON: {"jobs": [{"id", "model", "batch_size", "iterations",
  *     "submit_time", "deadline" (null or absent: best-effort),
  *     "iterations_done", "num_gpu", "duration", "placement":
- *     [{"node": n, "gpus": [i, ...]}] (where the job runs now)}]} with optional
+ *     [{"node": n, "gpus": [i, ...]}] (where the job runs now), and how
+ *     to run it: "command", "workdir", "env", "checkpoint_signal",
+ *     "grace_seconds" (job_run below)}]} with optional
  *     "format": "efplan-jobs" and "version": 1 at the top. Times are
  *     integer seconds or ISO-8601 strings with a zone (converted to Unix
  *     seconds; keep every time of one queue on one clock).
+ *
+ * Elastic batch (optional, both formats): "batch_sizes" (JSON array; CSV
+ * column of sizes joined by ';', e.g. "64;128;256", empty = none) lists
+ * the global batch sizes a job accepts; the work may be given as
+ * "samples" or "epochs" x "dataset_size" instead of iterations (one form
+ * only), with "samples_done" for progress. In JSON "batch_size" may then
+ * be left out (the smallest accepted size is taken).
  *
  * num_gpu and duration (what the user once requested, and how long it ran)
  * are kept for reports; the planner never uses the requested GPU count.
@@ -30,8 +39,26 @@
 /* Fields of a job, for error positions. */
 typedef enum job_field {
     JF_ID, JF_SUBMIT, JF_ITER, JF_MODEL, JF_DEADLINE, JF_BATCH,
-    JF_NUMGPU, JF_DURATION, JF_BEST, JF_DONE, JF_NFIELDS
+    JF_NUMGPU, JF_DURATION, JF_BEST, JF_DONE,
+    /* elastic batch (see below) */
+    JF_BATCHES, JF_SAMPLES, JF_EPOCHS, JF_DATASET, JF_SAMPLES_DONE,
+    JF_NFIELDS
 } job_field;
+
+/* How to run a job, for efplan apply (executor/): JSON keys "command"
+ * (argv array of strings), "workdir" (string), "env" (object of string
+ * values), "checkpoint_signal" (a name such as "SIGUSR1" or "USR1", or a
+ * number; not KILL or STOP) and "grace_seconds" (0..86400). All optional;
+ * the planner ignores them. */
+typedef struct job_run {
+    char **argv;      /* argc strings then NULL; NULL when no "command" */
+    int argc;
+    char *workdir;    /* NULL when absent */
+    char **env;       /* nenv "KEY=VALUE" strings, sorted by key */
+    int nenv;
+    int signal;       /* checkpoint signal number; 0 when absent (SIGTERM) */
+    int grace;        /* seconds from the signal to SIGKILL; -1 when absent */
+} job_run;
 
 typedef struct job {
     char *id;
@@ -50,6 +77,21 @@ typedef struct job {
     int ncur;
     int *cur_node;
     int *cur_gpu;
+    /* Elastic batch: the global batch sizes the job accepts (ascending,
+     * 'batch' among them; nbatch == 0 when it gives none) and their curve
+     * rows (set by queue_resolve). A job with two or more is elastic when
+     * a run enables it (plan/simulate --elastic-batch, policy saxena);
+     * otherwise it runs at 'batch'. */
+    int nbatch;
+    long *batches;
+    const curve_row **rows;
+    /* Work in samples: declared ('in_samples': samples, or epochs x
+     * dataset_size), else iterations x batch. 'iterations' is then
+     * ceil(samples / batch) and 'iterations_done' floor(samples_done /
+     * batch), so fixed-batch consumers keep working. */
+    int in_samples;
+    int64_t samples, samples_done;
+    job_run run;              /* how to run it (JSON only) */
     /* where the job came from: CSV line and columns, or JSON index */
     long line;
     int col[JF_NFIELDS];
@@ -85,6 +127,18 @@ int queue_resolve(job_queue *q, const curve_set *cs, ef_err *e);
 const char *queue_where(const job_queue *q, int i, job_field f, char *dst,
                         size_t len);
 
+/* The name of signal number 'sig' as apply accepts it ("SIGTERM"), or
+ * NULL for a number without a name. */
+const char *job_signal_name(int sig);
+
 void queue_free(job_queue *q);
+
+/* 1 iff job j may change its batch size (accepts two or more). */
+int job_elastic(const job *j);
+
+/* Work left of job j in samples (elastic accounting): samples -
+ * samples_done when declared in samples, else (iterations -
+ * iterations_done) x batch. */
+double job_samples_left(const job *j);
 
 #endif

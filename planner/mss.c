@@ -220,30 +220,78 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
     ef_panic("mss_plan: backward fill succeeded but forward plan did not");
 }
 
-int64_t mss_earliest_finish(const curve_row *row, int max_gpus, double work,
-                            int64_t now, int slot, const profile *F)
+/* Largest runnable power of two <= min(q, free) (past the peak too). */
+static int fit_runnable(const curve_row *row, int q, int free_gpus)
 {
-    int lv[CURVE_MAX_LEVELS];
-    int nl = curve_usable(row, max_gpus, lv, NULL);
-    if (nl == 0)
+    int lim = q < free_gpus ? q : free_gpus;
+    for (int l = CURVE_MAX_LEVELS - 1; l >= 0; l--)
+        if ((1 << l) <= lim && row->cell[l] > 0)
+            return 1 << l;
+    return 0;
+}
+
+static double tput_runnable(const curve_row *row, int g)
+{
+    for (int l = 0; l < CURVE_MAX_LEVELS; l++)
+        if ((1 << l) == g)
+            return row->cell[l];
+    return 0;
+}
+
+static int64_t fastest(const curve_row *row, int top, int runnable,
+                       double work, int64_t now, int slot, const profile *F,
+                       resv *out)
+{
+    if (out)
+        resv_clear(out);
+    if (top <= 0)
         return -1;
-    int top = lv[nl - 1];
     double rem = work * (1.0 + MSS_MARGIN);
     ivals iv;
     ivals_make(&iv, F, now, INT64_MAX);
     int64_t res = -1;
     for (int k = 0; k < iv.n; k++) {
-        int a = fit(row, top, iv.free[k]);
+        int a = runnable ? fit_runnable(row, top, iv.free[k])
+                         : fit(row, top, iv.free[k]);
         if (a == 0)
             continue;
-        double tp = curve_tput(row, a);
+        double tp = runnable ? tput_runnable(row, a) : curve_tput(row, a);
         if (iv.b[k] == INT64_MAX || (double)(iv.b[k] - iv.a[k]) * tp >= rem) {
             int64_t e;
             finish_at(iv.a[k], rem, tp, slot, &res, &e);
+            if (out) {
+                push(out, iv.a[k], e, a);
+                out->real_end = res;
+                out->end = e;
+            }
             break;
         }
         rem -= (double)(iv.b[k] - iv.a[k]) * tp;
+        if (out)
+            push(out, iv.a[k], iv.b[k], a);
     }
     ivals_free(&iv);
+    if (res < 0 && out)
+        resv_clear(out);
     return res;
+}
+
+int64_t mss_fastest(const curve_row *row, int max_gpus, double work,
+                    int64_t now, int slot, const profile *F, resv *out)
+{
+    return fastest(row, curve_max_usable(row, max_gpus), 0, work, now, slot,
+                   F, out);
+}
+
+int64_t mss_fastest_runnable(const curve_row *row, int cap, double work,
+                             int64_t now, int slot, const profile *F,
+                             resv *out)
+{
+    return fastest(row, cap, 1, work, now, slot, F, out);
+}
+
+int64_t mss_earliest_finish(const curve_row *row, int max_gpus, double work,
+                            int64_t now, int slot, const profile *F)
+{
+    return mss_fastest(row, max_gpus, work, now, slot, F, NULL);
 }

@@ -68,4 +68,23 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
 int64_t mss_earliest_finish(const curve_row *row, int max_gpus, double work,
                             int64_t now, int slot, const profile *F);
 
+/*
+ * mss_fastest: the plan behind mss_earliest_finish: in every interval of F
+ * from 'now' the largest usable size that fits, until the work is done.
+ * Fills 'out' (if not NULL) and returns the completion time, or -1 (and
+ * 'out' cleared) when the job cannot run at all. Elastic EDF plans every
+ * job this way, and late jobs without admission control get this plan.
+ */
+int64_t mss_fastest(const curve_row *row, int max_gpus, double work,
+                    int64_t now, int slot, const profile *F, resv *out);
+
+/*
+ * mss_fastest_runnable: the same over every runnable power of two up to
+ * 'cap' (a cell with throughput > 0), past the curve's peak too: the
+ * reference implementation's EDF, kept to compare numbers with it.
+ */
+int64_t mss_fastest_runnable(const curve_row *row, int cap, double work,
+                             int64_t now, int slot, const profile *F,
+                             resv *out);
+
 #endif

@@ -1,4 +1,5 @@
 /* place.c: buddy placement with stickiness (see place.h). */
+#define _GNU_SOURCE 1 /* qsort_r */
 #include "place.h"
 
 #include <string.h>
@@ -46,16 +47,15 @@ typedef struct ord {
     int kept; /* same size as before: placed first among equals */
 } ord;
 
-static const char *const *g_ids;
-
-static int cmp_ord(const void *a, const void *b)
+static int cmp_ord(const void *a, const void *b, void *ctx)
 {
+    const char *const *ids = ctx;
     const ord *x = a, *y = b;
     if (x->want != y->want)
         return y->want - x->want;
     if (x->kept != y->kept)
         return y->kept - x->kept;
-    return strcmp(g_ids[x->i], g_ids[y->i]);
+    return strcmp(ids[x->i], ids[y->i]);
 }
 
 static int block_free(const int *owner, int start, int g)
@@ -76,12 +76,10 @@ static int block_unclaimed(const int *claim, int start, int g, int job)
     return 1;
 }
 
-static int *g_nodefree;
-static int g_gpn;
-
-static void take(int *owner, place_set *o, int job, int start, int g, int at)
+static void take(int *owner, int *nodefree, int G, place_set *o, int job,
+                 int start, int g, int at)
 {
-    g_nodefree[start / g_gpn] -= g;
+    nodefree[start / G] -= g;
     for (int k = 0; k < g; k++) {
         owner[start + k] = job;
         o->gpu[at + k] = start + k;
@@ -114,15 +112,12 @@ int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
         free(o);
         return EF_ERR;
     }
-    g_ids = ids;
-    qsort(o, (size_t)m, sizeof *o, cmp_ord);
+    qsort_r(o, (size_t)m, sizeof *o, cmp_ord, (void *)ids);
     for (int k = 0; k < N; k++)
         owner[k] = -1;
     int *nodefree = ef_malloc((size_t)c->nodes * sizeof *nodefree);
     for (int k = 0; k < c->nodes; k++)
         nodefree[k] = G;
-    g_nodefree = nodefree;
-    g_gpn = G;
     /* who held each GPU in the previous slot */
     int *claim = ef_malloc((size_t)N * sizeof *claim);
     for (int k = 0; k < N; k++)
@@ -147,7 +142,7 @@ int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
             /* first a block nobody held before, then any free block */
             for (int pass = 0; pass < 2 && start < 0; pass++)
                 for (int nd = 0; start < 0 && nd < c->nodes; nd++) {
-                    if (g_nodefree[nd] < g)
+                    if (nodefree[nd] < g)
                         continue;
                     for (int s = nd * G; start < 0 && s < (nd + 1) * G; s += g)
                         if (block_free(owner, s, g) &&
@@ -156,21 +151,21 @@ int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
                 }
             if (start < 0)
                 goto fail;
-            take(owner, &out[i], i, start, g, 0);
+            take(owner, nodefree, G, &out[i], i, start, g, 0);
         } else {
             int nodes = g / G, got = 0;
             if (pv) {
                 for (int k = 0; k < pv->g && got < nodes; k += G) {
                     int nd = pv->gpu[k] / G;
                     if (pv->gpu[k] % G == 0 && block_free(owner, nd * G, G))
-                        take(owner, &out[i], i, nd * G, G, got++ * G);
+                        take(owner, nodefree, G, &out[i], i, nd * G, G, got++ * G);
                 }
             }
             for (int pass = 0; pass < 2; pass++)
                 for (int nd = 0; nd < c->nodes && got < nodes; nd++)
-                    if (g_nodefree[nd] == G &&
+                    if (nodefree[nd] == G &&
                         (pass || block_unclaimed(claim, nd * G, G, i)))
-                        take(owner, &out[i], i, nd * G, G, got++ * G);
+                        take(owner, nodefree, G, &out[i], i, nd * G, G, got++ * G);
             if (got < nodes)
                 goto fail;
             /* keep GPU ids ascending */

@@ -28,8 +28,7 @@ typedef struct place_set {
  * ids[i] breaks ties deterministically. Writes out[i] (allocating
  * out[i].gpu; free with place_set_free). 'owner' is scratch of
  * c->total_gpus ints. Returns EF_OK, or EF_ERR when the sizes exceed the
- * cluster or are not placeable by the rule. Not reentrant (file-level
- * state for the sort).
+ * cluster or are not placeable by the rule. Reentrant.
  */
 int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
                const char *const *ids, place_set *out, int *owner);

@@ -1,10 +1,12 @@
 /* plan.c: the planner core loop (see plan.h). */
+#define _GNU_SOURCE 1 /* qsort_r */
 #include "plan.h"
 
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
+#include "ebatch.h"
 #include "util.h"
 
 void plan_opts_default(plan_opts *o)
@@ -29,17 +31,28 @@ void plan_free(plan *p)
         free(p->slots[s].a);
     }
     free(p->slots);
+    for (int i = 0; i < p->njobs; i++)
+        resv_free(&p->tmp[i]);
+    free(p->tmp);
+    free(p->ord);
+    free(p->tmprow);
+    resv_free(&p->ebtmp);
     memset(p, 0, sizeof *p);
 }
 
 /* ---- ordering helpers ---------------------------------------------------- */
 
-static const plan *g_plan; /* for qsort comparators (planning is serial) */
-
-static int cmp_arrival(const void *a, const void *b)
+static int cmp_int(const void *a, const void *b)
 {
-    const plan_job *x = &g_plan->jobs[*(const int *)a];
-    const plan_job *y = &g_plan->jobs[*(const int *)b];
+    return *(const int *)a - *(const int *)b;
+}
+
+
+static int cmp_arrival(const void *a, const void *b, void *ctx)
+{
+    const plan *p = ctx;
+    const plan_job *x = &p->jobs[*(const int *)a];
+    const plan_job *y = &p->jobs[*(const int *)b];
     if (x->release != y->release)
         return x->release < y->release ? -1 : 1;
     if (x->in->submit != y->in->submit)
@@ -52,17 +65,18 @@ static int cmp_arrival(const void *a, const void *b)
 /* Deadline order: deadline, then submit time, then id. */
 static int edf_less(const plan_job *x, const plan_job *y)
 {
-    if (x->in->deadline != y->in->deadline)
-        return x->in->deadline < y->in->deadline;
+    if (x->deadline != y->deadline)
+        return x->deadline < y->deadline;
     if (x->in->submit != y->in->submit)
         return x->in->submit < y->in->submit;
     return strcmp(x->in->id, y->in->id) < 0;
 }
 
-static int cmp_edf(const void *a, const void *b)
+static int cmp_edf(const void *a, const void *b, void *ctx)
 {
-    const plan_job *x = &g_plan->jobs[*(const int *)a];
-    const plan_job *y = &g_plan->jobs[*(const int *)b];
+    const plan *p = ctx;
+    const plan_job *x = &p->jobs[*(const int *)a];
+    const plan_job *y = &p->jobs[*(const int *)b];
     return edf_less(x, y) ? -1 : edf_less(y, x) ? 1 : 0;
 }
 
@@ -76,6 +90,7 @@ static int same_run(const plan_slot *s, const plan *p, const int *act, int na)
         if (j->g == 0)
             continue;
         if (k >= s->nalloc || s->a[k].job != act[i] || s->a[k].gpus != j->g ||
+            s->a[k].batch != (j->eb ? j->row->batch : 0) ||
             memcmp(s->a[k].gpu, j->pl.gpu, (size_t)j->g * sizeof(int)))
             return 0;
         k++;
@@ -112,6 +127,7 @@ static void record(plan *p, int *cap, const int *act, int na, int64_t t,
             continue;
         s->a[k].job = act[i];
         s->a[k].gpus = j->g;
+        s->a[k].batch = j->eb ? j->row->batch : 0;
         s->a[k].gpu = ef_malloc((size_t)j->g * sizeof(int));
         memcpy(s->a[k].gpu, j->pl.gpu, (size_t)j->g * sizeof(int));
         k++;
@@ -127,21 +143,29 @@ static int edf_plan(plan *p, int *ord, int m, int64_t t, profile *F,
                     resv *tmp)
 {
     int N = p->cl.total_gpus, S = p->opts.slot;
-    g_plan = p;
-    qsort(ord, (size_t)m, sizeof *ord, cmp_edf);
+    qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, p);
     profile Fn;
     profile_init(&Fn, t, N);
     int ok = 1;
     for (int k = 0; k < m && ok; k++) {
         plan_job *j = &p->jobs[ord[k]];
-        ok = mss_plan(j->in->curve, N, j->rem, t, j->in->deadline, S, &Fn,
-                      &tmp[k]);
+        if (j->eb) {
+            p->tmprow[k] = eb_mss(j->in, 1, N, j->rem, t, j->deadline, S,
+                                  &Fn, &tmp[k], &p->ebtmp);
+            ok = p->tmprow[k] != NULL;
+        } else {
+            ok = mss_plan(j->in->curve, N, j->rem, t, j->deadline, S, &Fn,
+                          &tmp[k]);
+        }
         if (ok)
             resv_apply(&tmp[k], &Fn, -1);
     }
     if (ok) {
-        for (int k = 0; k < m; k++)
+        for (int k = 0; k < m; k++) {
             resv_copy(&p->jobs[ord[k]].r, &tmp[k]);
+            if (p->jobs[ord[k]].eb)
+                p->jobs[ord[k]].rrow = p->tmprow[k];
+        }
         profile_copy(F, &Fn);
     }
     profile_free(&Fn);
@@ -174,12 +198,17 @@ static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp,
 {
     int N = p->cl.total_gpus, S = p->opts.slot;
     const curve_row *row = j->in->curve;
-    int lv[CURVE_MAX_LEVELS];
-    if (curve_usable(row, N, lv, NULL) == 0) {
+    int lv[CURVE_MAX_LEVELS], g0;
+    if (j->eb ? eb_min_config(j->in, 1, N, &g0) == NULL
+              : curve_usable(row, N, lv, NULL) == 0) {
+        int smallest = row->usable_gpus[0];
+        for (int b = 0; j->eb && b < j->in->nbatch; b++)
+            if (j->in->rows[b]->usable_gpus[0] < smallest)
+                smallest = j->in->rows[b]->usable_gpus[0];
         j->decision = PLAN_REJECTED;
         snprintf(j->reason, sizeof j->reason,
                  "no usable GPU count fits the cluster (smallest usable size "
-                 "is %d GPUs, cluster has %d)", row->usable_gpus[0], N);
+                 "is %d GPUs, cluster has %d)", smallest, N);
         p->rejected++;
         return;
     }
@@ -189,7 +218,14 @@ static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp,
         return;
     }
     /* Admitted if its MSS plan fits what the admitted jobs left free ... */
-    if (mss_plan(row, N, j->rem, t, j->in->deadline, S, F, tmp)) {
+    const curve_row *er = NULL;
+    if (j->eb)
+        er = eb_mss(j->in, 1, N, j->rem, t, j->deadline, S, F, tmp,
+                    &p->ebtmp);
+    if (j->eb ? er != NULL
+              : mss_plan(row, N, j->rem, t, j->deadline, S, F, tmp)) {
+        if (j->eb)
+            j->rrow = er;
         j->decision = PLAN_ADMITTED;
         resv_copy(&j->r, tmp);
         resv_apply(&j->r, F, -1);
@@ -211,12 +247,21 @@ static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp,
         return;
     }
     j->decision = PLAN_PENDING;
-    j->earliest_feasible_deadline = mss_earliest_finish(row, N, j->rem, t, S, F);
     profile empty;
     profile_init(&empty, t, N);
-    int64_t alone = mss_earliest_finish(row, N, j->rem, t, S, &empty);
+    int64_t alone;
+    if (j->eb) {
+        j->earliest_feasible_deadline = eb_fastest(j->in, 1, N, j->rem, t, S,
+                                                   F, NULL, NULL, &er);
+        alone = eb_fastest(j->in, 1, N, j->rem, t, S, &empty, NULL, NULL,
+                           &er);
+    } else {
+        j->earliest_feasible_deadline = mss_earliest_finish(row, N, j->rem,
+                                                            t, S, F);
+        alone = mss_earliest_finish(row, N, j->rem, t, S, &empty);
+    }
     profile_free(&empty);
-    if (j->in->iterations_done > 0) {
+    if (j->in->iterations_done > 0 || j->in->samples_done > 0) {
         /* A job already under way is not dropped: it keeps running as
          * best-effort, and says so. */
         j->decision = PLAN_BEST_EFFORT;
@@ -229,11 +274,11 @@ static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp,
     }
     j->decision = PLAN_REJECTED;
     p->rejected++;
-    if (alone > j->in->deadline)
+    if (alone > j->deadline)
         snprintf(j->reason, sizeof j->reason,
                  "deadline too tight even alone on the cluster (fastest finish "
                  "%lld at %d GPUs)", (long long)alone,
-                 curve_max_usable(row, N));
+                 curve_max_usable(j->eb && er ? er : row, N));
     else
         snprintf(j->reason, sizeof j->reason,
                  "GPUs before the deadline are promised to admitted jobs");
@@ -248,6 +293,49 @@ static int next_size(const curve_row *row, int g, int N)
     return 0;
 }
 
+/* The surplus step of an elastic-batch job with free_gpus free: the
+ * next usable size at its batch, or the smallest usable size >= its GPUs
+ * at a larger batch (any batch when it has none) that raises its
+ * samples/s. Picks the step with the most samples/s gained per added GPU
+ * (a step that adds none: DBL_MAX), in units of the job's per-GPU
+ * samples/s at its smallest configuration; ties: fewer GPUs, smaller
+ * batch. Returns 0 when no step fits. */
+static int eb_step(const plan_job *j, int N, int free_gpus, int *ng,
+                   const curve_row **nrow, double *score)
+{
+    const curve_row *const *rows;
+    int nr = eb_rows(j->in, 1, &rows), gmin, found = 0;
+    const curve_row *mr = eb_min_config(j->in, 1, N, &gmin);
+    double base = eb_tput(mr, gmin, 1) / gmin;
+    double cur = j->g ? eb_tput(j->row, j->g, 1) : 0;
+    for (int b = 0; b < nr; b++) {
+        const curve_row *r = rows[b];
+        if (j->g > 0 && r->batch < j->row->batch)
+            continue;
+        int lv[CURVE_MAX_LEVELS];
+        int nl = curve_usable(r, N, lv, NULL);
+        for (int k = 0; k < nl; k++) {
+            if (lv[k] < j->g || (r == j->row && lv[k] == j->g))
+                continue;
+            if (lv[k] - j->g > free_gpus)
+                break;
+            double tp = eb_tput(r, lv[k], 1);
+            if (tp <= cur)
+                continue;
+            double sc = lv[k] == j->g ? DBL_MAX
+                                      : (tp - cur) / (lv[k] - j->g) / base;
+            if (!found || sc > *score || (sc == *score && lv[k] < *ng)) {
+                found = 1;
+                *score = sc;
+                *ng = lv[k];
+                *nrow = r;
+            }
+            break;
+        }
+    }
+    return found;
+}
+
 /* Hand out the GPUs free in this slot, one step at a time. */
 static void surplus(plan *p, int *act, int na)
 {
@@ -256,29 +344,43 @@ static void surplus(plan *p, int *act, int na)
         used += p->jobs[act[i]].g;
     int free_gpus = N - used;
     ef_assert(free_gpus >= 0);
-    while (free_gpus > 0) {
+    /* (an elastic-batch step may add no GPU, so the loop runs until no
+     * job has a step; for the others that is when no GPU is left) */
+    int best_ng = 0;
+    const curve_row *best_row = NULL;
+    while (free_gpus > 0 || p->opts.elastic_batch) {
         int best = -1;
         double bs = -DBL_MAX;
         for (int i = 0; i < na; i++) {
             plan_job *j = &p->jobs[act[i]];
             const curve_row *row = j->in->curve;
-            int nx = next_size(row, j->g, N);
-            if (nx == 0 || nx - j->g > free_gpus)
-                continue;
-            double tn = curve_tput(row, nx), tc = j->g ? curve_tput(row, j->g) : 0;
-            double score;
-            if (p->opts.surplus == SURPLUS_GAIN) {
-                double base = row->usable_tput[0] / row->usable_gpus[0];
-                score = (tn - tc) / (nx - j->g) / base;
-            } else if (j->g == 0) {
-                score = DBL_MAX;
+            int nx = 0;
+            double score = 0;
+            const curve_row *nrow = row;
+            if (j->eb) {
+                if (!eb_step(j, N, free_gpus, &nx, &nrow, &score))
+                    continue;
             } else {
-                score = j->rem * ((double)nx / tn - (double)j->g / tc) /
-                        (nx - j->g);
+                nx = next_size(row, j->g, N);
+                if (nx == 0 || nx - j->g > free_gpus)
+                    continue;
+                double tn = curve_tput(row, nx);
+                double tc = j->g ? curve_tput(row, j->g) : 0;
+                if (p->opts.surplus == SURPLUS_GAIN) {
+                    double base = row->usable_tput[0] / row->usable_gpus[0];
+                    score = (tn - tc) / (nx - j->g) / base;
+                } else if (j->g == 0) {
+                    score = DBL_MAX;
+                } else {
+                    score = j->rem * ((double)nx / tn - (double)j->g / tc) /
+                            (nx - j->g);
+                }
             }
             if (best < 0 || score > bs) {
                 best = i;
                 bs = score;
+                best_ng = nx;
+                best_row = nrow;
                 continue;
             }
             if (score < bs)
@@ -287,21 +389,22 @@ static void surplus(plan *p, int *act, int na)
             plan_job *b = &p->jobs[act[best]];
             int jd = j->in->has_deadline, bd = b->in->has_deadline;
             if (jd != bd ? jd : (jd ? edf_less(j, b)
-                                     : strcmp(j->in->id, b->in->id) < 0))
+                                     : strcmp(j->in->id, b->in->id) < 0)) {
                 best = i;
+                best_ng = nx;
+                best_row = nrow;
+            }
         }
         if (best < 0)
             break;
         plan_job *j = &p->jobs[act[best]];
-        int nx = next_size(j->in->curve, j->g, N);
+        int nx = best_ng;
+        ef_assert(j->eb || nx == next_size(j->in->curve, j->g, N));
         free_gpus -= nx - j->g;
         j->g = nx;
+        if (j->eb)
+            j->row = best_row;
     }
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-    return *(const int *)a - *(const int *)b;
 }
 
 /* Take the jobs' current placements (from the queue) as the placement
@@ -358,13 +461,85 @@ static int current_placements(plan *p, const job_queue *q, ef_err *e)
     return EF_OK;
 }
 
-int plan_build(plan *p, const job_queue *q, const cluster *c,
-               const plan_opts *o, ef_err *e)
+/* Without admission control: every deadline job is planned in deadline
+ * order by MSS; one that cannot make its deadline gets the fastest plan
+ * the capacity left allows (and takes it from later jobs). */
+static void replan_noac(plan *p, const int *act, int na, int64_t t,
+                        profile *F)
+{
+    int N = p->cl.total_gpus, S = p->opts.slot, m = 0;
+    for (int i = 0; i < na; i++)
+        if (p->jobs[act[i]].decision == PLAN_ADMITTED)
+            p->ord[m++] = act[i];
+    qsort_r(p->ord, (size_t)m, sizeof *p->ord, cmp_edf, p);
+    for (int k = 0; k < m; k++) {
+        plan_job *j = &p->jobs[p->ord[k]];
+        if (j->eb) {
+            const curve_row *r = eb_mss(j->in, 1, N, j->rem, t, j->deadline,
+                                        S, F, &j->r, &p->ebtmp);
+            if (!r)
+                (void)eb_fastest(j->in, 1, N, j->rem, t, S, F, &j->r,
+                                 &p->ebtmp, &r);
+            if (r)
+                j->rrow = r;
+        } else if (!mss_plan(j->in->curve, N, j->rem, t, j->deadline, S, F,
+                             &j->r)) {
+            (void)mss_fastest(j->in->curve, N, j->rem, t, S, F, &j->r);
+        }
+        resv_apply(&j->r, F, -1);
+    }
+}
+
+void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
+                int nrel)
+{
+    int N = p->cl.total_gpus;
+    profile F;
+    profile_init(&F, t, N);
+    p->points++;
+    if (p->opts.no_admission) {
+        for (int r = 0; r < nrel; r++) {
+            plan_job *j = &p->jobs[rel[r]];
+            if (curve_usable(j->in->curve, N, NULL, NULL) == 0 ||
+                !j->in->has_deadline) {
+                decide(p, j, t, &F, p->tmp, act, *na, p->ord);
+            } else {
+                j->decision = PLAN_ADMITTED;
+                p->admitted++;
+            }
+            if (j->decision == PLAN_ADMITTED ||
+                j->decision == PLAN_BEST_EFFORT)
+                act[(*na)++] = rel[r];
+        }
+        replan_noac(p, act, *na, t, &F);
+    } else {
+        replan(p, act, *na, t, &F, p->tmp, p->ord);
+        for (int r = 0; r < nrel; r++) {
+            plan_job *j = &p->jobs[rel[r]];
+            decide(p, j, t, &F, p->tmp, act, *na, p->ord);
+            if (j->decision == PLAN_ADMITTED ||
+                j->decision == PLAN_BEST_EFFORT)
+                act[(*na)++] = rel[r];
+        }
+    }
+    profile_free(&F);
+    /* keep the active list in a fixed order: by job index */
+    qsort(act, (size_t)*na, sizeof *act, cmp_int);
+    for (int i = 0; i < *na; i++) {
+        plan_job *j = &p->jobs[act[i]];
+        j->g = j->decision == PLAN_ADMITTED ? resv_at(&j->r, t) : 0;
+        j->row = j->rrow;
+    }
+    surplus(p, act, *na);
+}
+
+int plan_init(plan *p, const job_queue *q, const cluster *c,
+              const plan_opts *o, ef_err *e)
 {
     memset(p, 0, sizeof *p);
     p->opts = *o;
     p->cl = *c;
-    int S = o->slot, N = c->total_gpus, n = q->n;
+    int S = o->slot, n = q->n;
     if (S <= 0)
         return ef_fail(e, EF_E_USAGE, "slot must be positive");
     int64_t now = o->now;
@@ -373,41 +548,58 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
         for (int i = 0; i < n; i++)
             if (q->jobs[i].submit < now)
                 now = q->jobs[i].submit;
+        if (n == 0)
+            now = 0;
     }
     p->now = now;
     p->njobs = n;
-    p->jobs = ef_calloc((size_t)n, sizeof *p->jobs);
-    int *arr = ef_malloc((size_t)n * sizeof *arr);
+    p->jobs = ef_calloc((size_t)(n ? n : 1), sizeof *p->jobs);
+    p->tmp = ef_calloc((size_t)(n ? n : 1), sizeof *p->tmp);
+    p->ord = ef_malloc((size_t)(n ? n : 1) * sizeof *p->ord);
+    p->tmprow = ef_calloc((size_t)(n ? n : 1), sizeof *p->tmprow);
     for (int i = 0; i < n; i++) {
         plan_job *j = &p->jobs[i];
         ef_assert(q->jobs[i].curve != NULL);
         j->in = &q->jobs[i];
         j->rem = (double)(j->in->iterations - j->in->iterations_done);
+        j->row = j->rrow = j->in->curve;
+        j->eb = o->elastic_batch && job_elastic(j->in);
+        if (j->eb)
+            j->rem = job_samples_left(j->in);
         j->iterations_left = j->rem;
+        j->deadline = j->in->has_deadline ? j->in->deadline : INT64_MAX;
         j->release = ef_align_up(now, j->in->submit, S);
         j->start = j->planned_end = j->earliest_feasible_deadline = -1;
-        arr[i] = i;
     }
+    return EF_OK;
+}
+
+int plan_build(plan *p, const job_queue *q, const cluster *c,
+               const plan_opts *o, ef_err *e)
+{
+    if (plan_init(p, q, c, o, e) != EF_OK)
+        return EF_ERR;
+    int S = o->slot, N = c->total_gpus, n = q->n;
+    int64_t now = p->now;
+    int *arr = ef_malloc((size_t)(n ? n : 1) * sizeof *arr);
+    for (int i = 0; i < n; i++)
+        arr[i] = i;
     if (current_placements(p, q, e) != EF_OK) {
         free(arr);
         plan_free(p);
         return EF_ERR;
     }
-    g_plan = p;
-    qsort(arr, (size_t)n, sizeof *arr, cmp_arrival);
+    qsort_r(arr, (size_t)n, sizeof *arr, cmp_arrival, p);
 
     int *act = ef_malloc((size_t)(n ? n : 1) * sizeof *act);
-    int *ord = ef_malloc((size_t)(n ? n : 1) * sizeof *ord);
-    resv *tmp = ef_calloc((size_t)(n ? n : 1), sizeof *tmp);
     int *want = ef_malloc((size_t)(n ? n : 1) * sizeof *want);
     int *resg = ef_calloc((size_t)(n ? n : 1), sizeof *resg);
+    int *prevg = ef_calloc((size_t)(n ? n : 1), sizeof *prevg);
     place_set *prev = ef_calloc((size_t)(n ? n : 1), sizeof *prev);
     place_set *out = ef_calloc((size_t)(n ? n : 1), sizeof *out);
     const char **ids = ef_malloc((size_t)(n ? n : 1) * sizeof *ids);
     int *owner = ef_malloc((size_t)N * sizeof *owner);
     int na = 0, ai = 0, cap = 0, need_point = 1;
-    profile F;
-    profile_init(&F, now, N);
     int64_t t = now;
     while (ai < n || na > 0) {
         if (na == 0 && p->jobs[arr[ai]].release > t) {
@@ -424,32 +616,17 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
                 need_point = 1;
         }
         if (need_point) {
-            p->points++;
-            profile_free(&F);
-            profile_init(&F, t, N);
-            replan(p, act, na, t, &F, tmp, ord);
-            while (ai < n && p->jobs[arr[ai]].release <= t) {
-                plan_job *j = &p->jobs[arr[ai++]];
-                decide(p, j, t, &F, tmp, act, na, ord);
-                if (j->decision == PLAN_ADMITTED || j->decision == PLAN_BEST_EFFORT)
-                    act[na++] = (int)(j - p->jobs);
-            }
-            /* keep the active list in a fixed order: by job index */
-            for (int a = 1; a < na; a++)
-                for (int b = a; b > 0 && act[b] < act[b - 1]; b--) {
-                    int x = act[b]; act[b] = act[b - 1]; act[b - 1] = x;
-                }
+            int a0 = ai;
+            while (ai < n && p->jobs[arr[ai]].release <= t)
+                ai++;
+            for (int i = 0; i < n; i++)
+                prevg[i] = p->jobs[i].g;
+            plan_point(p, t, act, &na, arr + a0, ai - a0);
             int changed = 0;
             for (int i = 0; i < na; i++) {
                 plan_job *j = &p->jobs[act[i]];
                 resg[i] = j->decision == PLAN_ADMITTED ? resv_at(&j->r, t) : 0;
-                want[i] = j->g; /* previous size, for change detection */
-                j->g = resg[i];
-            }
-            surplus(p, act, na);
-            for (int i = 0; i < na; i++) {
-                plan_job *j = &p->jobs[act[i]];
-                if (j->g != want[i] || (j->g && j->pl.g != j->g))
+                if (j->g != prevg[act[i]] || (j->g && j->pl.g != j->g))
                     changed = 1;
             }
             if (changed) {
@@ -480,13 +657,14 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
             }
             need_point = 0;
         }
-        /* run the slot [t, t+S) */
+    /* run the slot [t, t+S) */
         record(p, &cap, act, na, t, S);
         int keep = 0;
         for (int i = 0; i < na; i++) {
             plan_job *j = &p->jobs[act[i]];
             if (j->g > 0) {
-                double tp = curve_tput(j->in->curve, j->g);
+                double tp = j->eb ? eb_tput(j->row, j->g, 1)
+                                  : curve_tput(j->in->curve, j->g);
                 if (j->start < 0)
                     j->start = t;
                 j->gpu_seconds += (double)j->g * S;
@@ -531,15 +709,11 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
         }
         p->nslots = k;
     }
-    profile_free(&F);
-    for (int i = 0; i < n; i++)
-        resv_free(&tmp[i]);
-    free(tmp);
     free(arr);
     free(act);
-    free(ord);
     free(want);
     free(resg);
+    free(prevg);
     free(prev);
     free(out);
     free(ids);

@@ -56,6 +56,11 @@ typedef struct plan_opts {
     int64_t now;           /* start of the plan; INT64_MIN = earliest submit */
     plan_surplus surplus;
     int64_t horizon;       /* seconds of slots to keep; 0 = all */
+    int no_admission;      /* admit every job; late ones get the fastest
+                              plan left (ElasticFlow without admission
+                              control, for the simulator's ablation) */
+    int elastic_batch;     /* jobs with batch_sizes: MSS and the surplus
+                              step choose the batch too (see plan_point) */
 } plan_opts;
 
 void plan_opts_default(plan_opts *o);
@@ -65,6 +70,8 @@ typedef struct plan_job {
     const job *in;
     plan_decision decision;
     double iterations_left;   /* at 'now' */
+    int64_t deadline;         /* deadline planned against (INT64_MAX: none);
+                                 the queue's, or earlier (simulator) */
     int64_t release;          /* first slot boundary >= submit time */
     int64_t start;            /* first time it held GPUs; -1 if never */
     int64_t planned_end;      /* completion time; -1 if never */
@@ -78,6 +85,12 @@ typedef struct plan_job {
     int g;
     place_set pl;
     int done;
+    /* elastic batch: 'eb' = the job may change batch in this plan; then
+     * 'rem' and 'iterations_left' count samples, 'rrow' is the batch of
+     * its reservation and 'row' the batch it runs at now (both its own
+     * row otherwise) */
+    int eb;
+    const curve_row *rrow, *row;
 } plan_job;
 
 /* One allocation of one slot. */
@@ -85,6 +98,7 @@ typedef struct plan_alloc {
     int job;    /* index into plan.jobs */
     int gpus;
     int *gpu;   /* 'gpus' global GPU ids, ascending */
+    long batch; /* elastic-batch job: its batch size here; else 0 */
 } plan_alloc;
 
 /* A run of identical consecutive slots [start, end). */
@@ -110,19 +124,53 @@ typedef struct plan {
     int points;                   /* scheduling points evaluated */
     int replan_fallbacks;         /* fresh re-plan failed, old kept */
     int migrations, resizes;
+    /* scratch for plan_point: one entry per job */
+    resv *tmp;
+    int *ord;
+    const curve_row **tmprow; /* batch of each tmp (elastic batch) */
+    resv ebtmp;
 } plan;
 
 /*
  * plan_build: plan queue 'q' (resolved against curves) on cluster 'c'.
  * Returns EF_OK or EF_ERR: an invalid current placement in the queue
  * (EF_E_INPUT), else internal errors only (every valid queue has a plan,
- * possibly rejecting jobs). Not reentrant: its sort comparators and
- * place_slot use file-level state, so do not run two plan_build calls at
- * once in one process (the simulator must make this state per call before
- * it plans in parallel).
+ * possibly rejecting jobs). Reentrant: plans of different 'p' may be built
+ * in parallel.
  */
 int plan_build(plan *p, const job_queue *q, const cluster *c,
                const plan_opts *o, ef_err *e);
+
+/*
+ * plan_init: set up 'p' for queue 'q' (resolved) on cluster 'c' without
+ * planning: jobs (remaining work, release, deadline), 'now' and scratch.
+ * plan_build starts with it; the simulator uses it with plan_point.
+ * Errors: slot <= 0 (EF_E_USAGE). Free with plan_free.
+ */
+int plan_init(plan *p, const job_queue *q, const cluster *c,
+              const plan_opts *o, ef_err *e);
+
+/*
+ * plan_point: the ElasticFlow decision at one scheduling point t (on the
+ * slot grid). act[0..*na-1] are the jobs in play (admitted or best-effort,
+ * not finished), as indices into p->jobs; rel[0..nrel-1] the jobs released
+ * at t, in submit order. Each job's 'rem' must be its remaining work at t.
+ * Steps 1-3 of the header comment: re-plan the admitted jobs, decide the
+ * released ones (appending the admitted and best-effort ones to act), then
+ * set every 'g' in act to its reservation at t plus its surplus share.
+ * act comes back sorted by index. Placement is the caller's.
+ *
+ * With opts.elastic_batch, a job that accepts several batch sizes is
+ * planned in samples: MSS tries each of its batch sizes and keeps the
+ * feasible reservation with the fewest GPU-seconds (eb_mss); 'rrow' is
+ * that batch and 'row' starts there; the surplus step may, besides adding
+ * GPUs at the job's batch, move it to a larger batch at as many GPUs or
+ * more (one with 0 GPUs now: to any batch) when that gains more
+ * samples/s per added GPU (a move that adds no GPU and gains goes first).
+ * Throughput never falls below the reservation's, so promises hold.
+ */
+void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
+                int nrel);
 void plan_free(plan *p);
 
 /*

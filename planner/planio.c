@@ -4,23 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "ebatch.h"
 #include "util.h"
-
-static void sb_str(ef_buf *b, const char *s)
-{
-    ef_buf_put(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            ef_buf_printf(b, "\\%c", *p);
-        else if (*p < 0x20)
-            ef_buf_printf(b, "\\u%04x", *p);
-        else {
-            char c[2] = {(char)*p, 0};
-            ef_buf_put(b, c);
-        }
-    }
-    ef_buf_put(b, "\"");
-}
 
 static void sb_time(ef_buf *b, int64_t t)
 {
@@ -51,8 +36,11 @@ static void slot_json(ef_buf *b, const plan *p, int s)
     ef_buf_put(b, "{\"allocations\": [");
     for (int a = 0; a < sl->nalloc; a++) {
         const plan_alloc *al = &sl->a[a];
-        ef_buf_printf(b, "%s{\"gpus\": %d, \"job\": ", a ? ", " : "", al->gpus);
-        sb_str(b, p->jobs[al->job].in->id);
+        ef_buf_put(b, a ? ", {" : "{");
+        if (al->batch)
+            ef_buf_printf(b, "\"batch_size\": %ld, ", al->batch);
+        ef_buf_printf(b, "\"gpus\": %d, \"job\": ", al->gpus);
+        ef_buf_json_str(b, p->jobs[al->job].in->id);
         ef_buf_put(b, ", \"placement\": [");
         for (int k = 0; k < al->gpus;) {
             int node = al->gpu[k] / G;
@@ -79,32 +67,54 @@ int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
     ef_buf_printf(&b, "{\n  \"cluster\": {\"gpus_per_node\": %d, \"nodes\": %d},\n",
               G, p->cl.nodes);
     ef_buf_put(&b, "  \"curves\": ");
-    sb_str(&b, curves ? curves : "");
+    ef_buf_json_str(&b, curves ? curves : "");
+    if (p->opts.elastic_batch)
+        ef_buf_put(&b, ",\n  \"elastic_batch\": true");
     ef_buf_put(&b, ",\n  \"format\": \"efplan-plan\",\n  \"jobs\": [");
     for (int i = 0; i < p->njobs; i++) {
         const plan_job *j = &p->jobs[i];
         ef_buf_put(&b, i ? ",\n    " : "\n    ");
-        ef_buf_printf(&b, "{\"batch_size\": %ld, \"deadline\": ", j->in->batch);
+        ef_buf_printf(&b, "{\"batch_size\": %ld, ", j->in->batch);
+        if (j->eb) {
+            ef_buf_put(&b, "\"batch_sizes\": [");
+            for (int k = 0; k < j->in->nbatch; k++)
+                ef_buf_printf(&b, "%s%ld", k ? ", " : "", j->in->batches[k]);
+            ef_buf_put(&b, "], ");
+        }
+        ef_buf_put(&b, "\"deadline\": ");
         sb_time(&b, j->in->has_deadline ? j->in->deadline : -1);
         ef_buf_printf(&b, ", \"decision\": \"%s\", \"earliest_feasible_deadline\": ",
                   decision_name(j->decision));
         sb_time(&b, j->earliest_feasible_deadline);
         ef_buf_printf(&b, ", \"gpu_seconds\": %.0f, \"id\": ", j->gpu_seconds);
-        sb_str(&b, j->in->id);
+        ef_buf_json_str(&b, j->in->id);
+        /* an elastic-batch job counts samples; its iterations are at
+         * batch_size */
+        double il = j->eb ? ceil(j->iterations_left / (double)j->in->batch)
+                          : j->iterations_left;
         ef_buf_printf(&b, ", \"iterations\": %lld, \"iterations_done\": %lld, "
                   "\"iterations_left\": %.0f, \"migrations\": %d, "
                   "\"model\": ",
                   (long long)j->in->iterations,
-                  (long long)j->in->iterations_done, j->iterations_left,
+                  (long long)j->in->iterations_done, il,
                   j->migrations);
-        sb_str(&b, j->in->model);
+        ef_buf_json_str(&b, j->in->model);
         ef_buf_put(&b, ", \"planned_end\": ");
         sb_time(&b, j->planned_end);
         if (j->reason[0]) {
             ef_buf_put(&b, ", \"reason\": ");
-            sb_str(&b, j->reason);
+            ef_buf_json_str(&b, j->reason);
         }
-        ef_buf_printf(&b, ", \"resizes\": %d, \"slack\": ", j->resizes);
+        ef_buf_printf(&b, ", \"resizes\": %d, ", j->resizes);
+        if (j->eb)
+            ef_buf_printf(&b, "\"samples\": %.0f, \"samples_done\": %.0f, "
+                          "\"samples_left\": %.0f, ",
+                          j->in->in_samples ? (double)j->in->samples
+                              : (double)j->in->iterations * j->in->batch,
+                          j->in->in_samples ? (double)j->in->samples_done
+                              : (double)j->in->iterations_done * j->in->batch,
+                          j->iterations_left);
+        ef_buf_put(&b, "\"slack\": ");
         if (j->in->has_deadline && j->planned_end >= 0)
             ef_buf_printf(&b, "%lld", (long long)(j->in->deadline - j->planned_end));
         else
@@ -114,7 +124,7 @@ int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
         ef_buf_printf(&b, ", \"submit_time\": %lld}", (long long)j->in->submit);
     }
     ef_buf_put(&b, "\n  ],\n  \"jobs_file\": ");
-    sb_str(&b, jobs_path ? jobs_path : "");
+    ef_buf_json_str(&b, jobs_path ? jobs_path : "");
     ef_buf_printf(&b, ",\n  \"now\": %lld,\n  \"slot_seconds\": %d,\n  \"slots\": [",
               (long long)p->now, p->opts.slot);
     /* The slots are most of the file on a long trace: render chunks of
@@ -200,7 +210,16 @@ int plan_check(const plan *p, ef_err *e)
             const plan_job *j = &p->jobs[al->job];
             used += al->gpus;
             place_set ps = {al->gpus, al->gpu};
-            if (curve_tput(j->in->curve, al->gpus) <= 0)
+            /* the batch the allocation runs at (elastic batch) */
+            const curve_row *row = j->in->curve;
+            for (int b = 0; al->batch && b < j->in->nbatch; b++)
+                if (j->in->batches[b] == al->batch)
+                    row = j->in->rows[b];
+            if (al->batch && (!j->eb || row->batch != al->batch))
+                rc = ef_fail(e, EF_E_INTERNAL, "slot %d: job %s runs at batch "
+                             "size %ld, not one it accepts", s, j->in->id,
+                             al->batch);
+            else if (curve_tput(row, al->gpus) <= 0)
                 rc = ef_fail(e, EF_E_INTERNAL, "slot %d: job %s gets %d GPUs, "
                              "not a usable size", s, j->in->id, al->gpus);
             else if (!place_is_buddy(&p->cl, &ps))
@@ -225,7 +244,8 @@ int plan_check(const plan *p, ef_err *e)
             if (rc != EF_OK)
                 break;
             /* progress, slot by slot, as the planner counts it */
-            double tp = curve_tput(j->in->curve, al->gpus);
+            double tp = al->batch ? eb_tput(row, al->gpus, 1)
+                                  : curve_tput(j->in->curve, al->gpus);
             for (int64_t x = sl->start; x < sl->end; x += S) {
                 if (rem[al->job] <= tp * S) {
                     end[al->job] = x + (int64_t)ceil(rem[al->job] / tp);

@@ -411,3 +411,19 @@ size_t ef_bom_len(const char *buf, size_t len)
                    (unsigned char)buf[2] == 0xBF
                ? 3 : 0;
 }
+
+void ef_buf_json_str(ef_buf *b, const char *s)
+{
+    ef_buf_put(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            ef_buf_printf(b, "\\%c", *p);
+        else if (*p < 0x20)
+            ef_buf_printf(b, "\\u%04x", *p);
+        else {
+            char c[2] = {(char)*p, 0};
+            ef_buf_put(b, c);
+        }
+    }
+    ef_buf_put(b, "\"");
+}

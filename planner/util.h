@@ -81,6 +81,9 @@ void ef_buf_put(ef_buf *b, const char *s);
 void ef_buf_printf(ef_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Append 's' as a JSON string literal (quotes, escapes). */
+void ef_buf_json_str(ef_buf *b, const char *s);
+
 /* The first grid point now + k*slot (k >= 0) that is >= x; now if x <= now. */
 int64_t ef_align_up(int64_t now, int64_t x, int slot);
 

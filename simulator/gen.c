@@ -50,7 +50,8 @@ static const struct {
 };
 #define NTEMPLATES ((int)(sizeof templates / sizeof templates[0]))
 
-enum { S_TEMPLATE, S_GAP, S_DURATION, S_SCALE, S_DEADLINE, S_BEST };
+enum { S_TEMPLATE, S_GAP, S_DURATION, S_SCALE, S_DEADLINE, S_BEST, S_EBATCH,
+       S_NSTREAMS };
 
 static int scale_factor(double u)
 {
@@ -84,11 +85,12 @@ int gen_trace(const gen_opts *o, const curve_set *cs, ef_buf *out, ef_err *e)
                            "generator's templates need the A100 models)",
                            cs->dir, templates[k].model, templates[k].batch);
     }
-    gen_rng r[6];
-    for (int s = 0; s < 6; s++)
+    gen_rng r[S_NSTREAMS];
+    for (int s = 0; s < S_NSTREAMS; s++)
         gen_rng_init(&r[s], o->seed, (uint64_t)s);
     ef_buf_put(out, "job_id,submit_time,iteration,model_name,ddl,batch_size,"
-                    "num_gpu,duration,best_effort\n");
+                    "num_gpu,duration,best_effort");
+    ef_buf_put(out, o->elastic_batch > 0 ? ",batch_sizes\n" : "\n");
     double arrival = 0;
     for (int i = 0; i < o->jobs; i++) {
         int g = scale_factor(gen_uniform(&r[S_SCALE]));
@@ -118,10 +120,32 @@ int gen_trace(const gen_opts *o, const curve_set *cs, ef_buf *out, ef_err *e)
                                    gen_uniform(&r[S_DEADLINE]);
         int64_t ddl = submit + (int64_t)(f * (double)duration);
         int best = gen_uniform(&r[S_BEST]) < o->best_effort;
-        ef_buf_printf(out, "%d,%lld,%lld,%s,%lld,%ld,%d,%lld,%d\n", i,
+        ef_buf_printf(out, "%d,%lld,%lld,%s,%lld,%ld,%d,%lld,%d", i,
                       (long long)submit, (long long)iters, templates[k].model,
                       (long long)ddl, templates[k].batch, g,
                       (long long)duration, best);
+        if (o->elastic_batch > 0) {
+            /* the model's template batch sizes within 2x of the drawn one,
+             * ascending; a single size is written as none */
+            int eb = gen_uniform(&r[S_EBATCH]) < o->elastic_batch, n = 0;
+            long bs[NTEMPLATES];
+            for (int t = 0; eb && t < NTEMPLATES; t++) {
+                long b = templates[t].batch, d = templates[k].batch;
+                if (strcmp(templates[t].model, templates[k].model) == 0 &&
+                    b * 2 >= d && b <= d * 2)
+                    bs[n++] = b;
+            }
+            for (int a = 1; a < n; a++) /* insertion sort, n <= 3 */
+                for (int c = a; c > 0 && bs[c - 1] > bs[c]; c--) {
+                    long tmp = bs[c];
+                    bs[c] = bs[c - 1];
+                    bs[c - 1] = tmp;
+                }
+            ef_buf_put(out, ",");
+            for (int a = 0; n > 1 && a < n; a++)
+                ef_buf_printf(out, "%s%ld", a ? ";" : "", bs[a]);
+        }
+        ef_buf_put(out, "\n");
     }
     return EF_OK;
 }

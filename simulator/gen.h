@@ -9,7 +9,12 @@
  *   - iterations = floor(duration * throughput(model, batch, GPUs));
  *   - arrivals: job 0 at 0, then exponential gaps of mean 'mean_gap';
  *   - deadline = submit + floor(U(lo, hi) * duration);
- *   - best-effort with probability 'best_effort'.
+ *   - best-effort with probability 'best_effort';
+ *   - with probability 'elastic_batch' (when > 0) the job accepts every
+ *     batch size of its model's templates within 2x of the drawn one
+ *     (written as a "batch_sizes" column, sizes joined by ';'; the column
+ *     appears only when elastic_batch > 0, so other traces keep their
+ *     bytes; its iterations stay counted at the drawn batch size).
  * Each quantity has its own random stream derived from the seed, so the
  * same seed always gives the same trace (and, e.g., changing the deadline
  * factor leaves arrivals and durations unchanged).
@@ -30,6 +35,7 @@ typedef struct gen_opts {
     double best_effort;  /* share of best-effort jobs, [0, 1] */
     uint64_t seed;
     double duration_scale; /* multiply durations (1 = artifact's) */
+    double elastic_batch;  /* share of jobs with a batch-size range, [0, 1] */
 } gen_opts;
 
 void gen_opts_default(gen_opts *o);

@@ -869,20 +869,14 @@ int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
         return ef_fail(e, EF_E_INFEASIBLE, "the ILP has no solution to write "
                        "(status %s)", ilp_status_name(r->status));
     int n = q->n, T = r->nslots, S = r->slot;
-    plan_opts_default(&p->opts);
-    p->opts.slot = S;
-    p->opts.now = r->now;
-    p->now = r->now;
-    p->cl = *c;
-    p->njobs = n;
-    p->jobs = ef_calloc((size_t)n + 1, sizeof *p->jobs);
+    plan_opts po;
+    plan_opts_default(&po);
+    po.slot = S;
+    po.now = r->now;
+    if (plan_init(p, q, c, &po, e) != EF_OK)
+        return EF_ERR;
     for (int j = 0; j < n; j++) {
         plan_job *pj = &p->jobs[j];
-        pj->in = &q->jobs[j];
-        pj->rem = pj->iterations_left =
-            (double)(pj->in->iterations - pj->in->iterations_done);
-        pj->release = ef_align_up(r->now, pj->in->submit, S);
-        pj->start = pj->planned_end = pj->earliest_feasible_deadline = -1;
         if (!pj->in->has_deadline) {
             pj->decision = PLAN_BEST_EFFORT;
             p->best_effort++;
@@ -964,6 +958,7 @@ int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
                     continue;
                 s->a[k].job = j;
                 s->a[k].gpus = want[j];
+                s->a[k].batch = 0; /* fixed batch: the job's own */
                 s->a[k].gpu = ef_malloc((size_t)want[j] * sizeof(int));
                 memcpy(s->a[k].gpu, p->jobs[j].pl.gpu,
                        (size_t)want[j] * sizeof(int));

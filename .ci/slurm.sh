@@ -1,0 +1,252 @@
+#!/bin/sh
+# .ci/slurm.sh: end-to-end test of `efplan apply --backend slurm` against a
+# real single-node Slurm (Debian's slurmctld, slurmd, munge), started here
+# as root without systemd, cgroups or GPUs: the node's 8 GPUs are faked
+# as GRES gpu backed by /dev/tty0..7 (Slurm drops File-less GPUs; see
+# ../shared/reference/ecosystem.md §1).
+#
+# Runs when CI=true, or as root with EFPLAN_SLURM_TEST=1; otherwise it
+# says it skipped. Needs build/efplan (run after `make test`). It
+#   1. installs the packages if missing, starts munged, slurmctld, slurmd;
+#   2. plans the 3-job queue of tests/e2e/apply.sh on n1g8 and applies it
+#      with --backend slurm; checks from Slurm's own answers (scontrol
+#      show job: name, state, GPUs per node) that every attempt ran with
+#      the planned GPU count, and from the job logs that each process saw
+#      that many GPUs, none held twice;
+#   3. applies it again, stops slurmctld mid-plan: apply fails with a
+#      clear error (exit 5), the journal stays readable, a rerun while the
+#      controller is down fails the same way; slurmctld restarted, a rerun
+#      finishes the plan with nothing lost;
+#   4. stops the daemons it started (by their pid files) and removes its
+#      scratch directory. Packages it installed stay installed.
+set -eu
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+if [ "${CI:-}" != true ] && [ "${EFPLAN_SLURM_TEST:-}" != 1 ]; then
+    echo "slurm e2e: skipped (set CI=true or EFPLAN_SLURM_TEST=1; needs root)"
+    exit 0
+fi
+[ "$(id -u)" = 0 ] || { echo "slurm e2e: must run as root"; exit 1; }
+[ -c /dev/null ] || { echo "slurm e2e: /dev/null is not a character device (munged needs it)"; exit 1; }
+for n in 0 1 2 3 4 5 6 7; do
+    [ -c /dev/tty$n ] || { echo "slurm e2e: /dev/tty$n missing (faked GPU devices)"; exit 1; }
+done
+EFPLAN=$ROOT/build/efplan
+[ -x "$EFPLAN" ] || { echo "slurm e2e: build/efplan missing (run make first)"; exit 1; }
+
+missing=""
+for p in slurmctld slurmd slurm-client munge; do
+    dpkg-query -W -f='${Status}\n' $p 2>/dev/null | grep -q 'install ok installed' ||
+        missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "slurm e2e: installing$missing"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends $missing) >/dev/null
+fi
+
+R=$(mktemp -d /tmp/efplan-slurm.XXXXXX)
+H=$(hostname -s)
+mkdir -p "$R/etc" "$R/state" "$R/spool" "$R/log" "$R/run"
+export SLURM_CONF=$R/etc/slurm.conf
+started=""
+stop_daemons() {
+    scancel --user=root >/dev/null 2>&1 || true
+    for f in "$R/run/slurmd.pid" "$R/run/slurmctld.pid" "$R/run/munged.pid"; do
+        [ -s "$f" ] || continue
+        pid=$(cat "$f")
+        kill "$pid" 2>/dev/null || true
+        # killed daemons may linger as zombies (PID 1 may not reap them)
+        for _ in $(seq 1 50); do
+            st=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo gone)
+            case $st in gone|Z|X) break ;; esac
+            sleep 0.1
+        done
+        rm -f "$f"
+    done
+}
+cleanup() {
+    rc=$?
+    if [ $rc -ne 0 ] && [ -d "$R/log" ]; then
+        for f in "$R"/s*/journal.jsonl "$R"/err*; do
+            [ -f "$f" ] && { echo "--- $f"; cat "$f"; }
+        done
+        echo "--- slurmctld.log (tail)"; tail -20 "$R/log/slurmctld.log" 2>/dev/null || true
+        echo "--- slurmd.log (tail)"; tail -20 "$R/log/slurmd.log" 2>/dev/null || true
+    fi
+    [ -n "$started" ] && stop_daemons
+    rm -rf "$R"
+    exit $rc
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+cat > "$R/etc/slurm.conf" <<CONF
+ClusterName=efplanci
+SlurmctldHost=$H
+SlurmUser=root
+AuthType=auth/munge
+CredType=cred/munge
+MpiDefault=none
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=2
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmdParameters=config_overrides
+ReturnToService=2
+MinJobAge=600
+StateSaveLocation=$R/state
+SlurmdSpoolDir=$R/spool
+SlurmctldPidFile=$R/run/slurmctld.pid
+SlurmdPidFile=$R/run/slurmd.pid
+SlurmctldLogFile=$R/log/slurmctld.log
+SlurmdLogFile=$R/log/slurmd.log
+GresTypes=gpu
+NodeName=$H CPUs=16 RealMemory=1000 Gres=gpu:8 State=UNKNOWN
+PartitionName=ci Nodes=$H Default=YES MaxTime=INFINITE State=UP
+CONF
+cat > "$R/etc/gres.conf" <<CONF
+NodeName=$H Name=gpu File=/dev/tty[0-7]
+CONF
+install -d -o munge -g munge -m 0755 /run/munge
+if [ ! -s /etc/munge/munge.key ]; then
+    dd if=/dev/urandom of=/etc/munge/munge.key bs=1 count=128 2>/dev/null
+    chown munge:munge /etc/munge/munge.key
+    chmod 0400 /etc/munge/munge.key
+fi
+started=1
+if [ -s /run/munge/munged.pid ] && kill -0 "$(cat /run/munge/munged.pid)" 2>/dev/null; then
+    echo "slurm e2e: using the munged already running"
+else
+    runuser -u munge -- /usr/sbin/munged --pid-file=/run/munge/munged.pid
+    cp /run/munge/munged.pid "$R/run/munged.pid"
+fi
+/usr/sbin/slurmctld -i
+/usr/sbin/slurmd
+idle=""
+for _ in $(seq 1 150); do
+    case "$(sinfo -h -o %T 2>/dev/null)" in idle*) idle=1; break ;; esac
+    sleep 0.2
+done
+[ -n "$idle" ] || fail "the Slurm node did not become idle: $(sinfo 2>&1)"
+echo "slurm e2e: Slurm $(sinfo --version) up on $H with 8 faked GPUs"
+
+# the queue of tests/e2e/apply.sh: resizes, a migration, completions
+DUMMY=$ROOT/tests/data/dummy_train.sh
+cd "$R"
+jobs() { # events-file
+    cat <<JSON
+{"jobs": [
+ {"id": "a", "model": "bert", "batch_size": 64, "iterations": 4000,
+  "submit_time": 0, "deadline": 600, "grace_seconds": 10,
+  "command": ["sh", "$DUMMY", "$1", "3"]},
+ {"id": "b", "model": "deepspeech2", "batch_size": 32, "iterations": 8000,
+  "submit_time": 120, "deadline": 1320, "grace_seconds": 10,
+  "checkpoint_signal": "SIGUSR1", "command": ["sh", "$DUMMY", "$1", "4"]},
+ {"id": "c", "model": "deepspeech2", "batch_size": 32, "iterations": 8000,
+  "submit_time": 0, "deadline": 1200, "grace_seconds": 10,
+  "command": ["sh", "$DUMMY", "$1", "3"]}]}
+JSON
+}
+jobs "$R/ev1" > jobs.json
+"$EFPLAN" plan --jobs jobs.json --cluster n1g8 --curves A100 --out plan.json >/dev/null
+SCALE=30
+
+# 2. apply on Slurm
+set +e
+"$EFPLAN" apply plan.json --backend slurm --time-scale $SCALE --state s1 >out1 2>err1
+rc=$?
+set -e
+[ $rc -eq 0 ] || { cat err1; fail "apply --backend slurm: exit $rc"; }
+cat err1
+grep -q 'jobs: 3 done, 0 failed, 0 not done' out1 || { cat out1; fail "outcome"; }
+# every attempt, as Slurm saw it: job name, state, GPUs per node
+n=0
+grep '"ev":"start",' s1/journal.jsonl |
+    sed 's/.*"attempt":\([0-9]*\),"ev":"start","job":"\([^"]*\)","place":\[\(.*\)\],"slot".*/\2 \1 \3/' |
+    while read -r job att place; do
+        gpus=$(echo "$place" | grep -o '\[0,[0-9]*\]' | wc -l)
+        id=$(grep "\"attempt\":$att,\"ev\":\"started\",\"handle\":\"[0-9]*\",\"job\":\"$job\"" s1/journal.jsonl |
+             sed 's/.*"handle":"\([0-9]*\)".*/\1/')
+        [ -n "$id" ] || fail "$job attempt $att: no Slurm job id in the journal"
+        info=$(scontrol show job -o "$id") || fail "scontrol show job $id"
+        echo "$info" | grep -q "JobName=efp-[0-9a-f]*-$job-$att " || fail "job $id: name ($info)"
+        echo "$info" | grep -Eq "JobState=(COMPLETED|CANCELLED)" || fail "job $id: state ($info)"
+        echo "$info" | grep -Eq "TresPerNode=(gres:)?gpu:$gpus( |$)" ||
+            fail "job $id ($job attempt $att): planned $gpus GPUs, Slurm says: $info"
+        echo "slurm e2e: $job attempt $att = Slurm job $id with gpu:$gpus"
+    done
+[ "$(grep -c '"ev":"start",' s1/journal.jsonl)" -eq 10 ] || fail "expected 10 launches"
+# the processes saw as many GPUs as planned (Slurm chooses which), and no
+# GPU was held by two at once
+grep '^start ' ev1 | while read -r _ job att cvd world; do
+    n=$(echo "$cvd" | tr ',' '\n' | grep -c .)
+    [ "$n" = "$world" ] || fail "$job attempt $att saw CUDA_VISIBLE_DEVICES=$cvd for $world GPUs"
+done
+awk '$1 == "start" { n = split($4, g, ",");
+        for (i = 1; i <= n; i++) { if (g[i] in held) bad = 1; held[g[i]] = 1 }
+        gpus[$2 "." $3] = $4 }
+     $1 == "end" { n = split(gpus[$2 "." $3], g, ","); for (i = 1; i <= n; i++) delete held[g[i]] }
+     END { exit bad }' ev1 || fail "two processes held one GPU"
+
+# 3. slurmctld down mid-plan: clear error, journal intact, nothing lost
+jobs "$R/ev2" > jobs.json
+"$EFPLAN" apply plan.json --backend slurm --time-scale $SCALE --state s2 >out2 2>err2 &
+pid=$!
+for _ in $(seq 1 100); do
+    grep -q '"ev":"started"' s2/journal.jsonl 2>/dev/null && break
+    sleep 0.1
+done
+sleep 1
+kill "$(cat "$R/run/slurmctld.pid")"
+set +e
+wait $pid
+rc=$?
+set -e
+[ $rc -eq 5 ] || { cat err2; fail "slurmctld down: exit $rc, expected 5"; }
+grep -q 'efplan: error: slurm: .*failed' err2 || { cat err2; fail "no clear error"; }
+grep -q 'journal .* is intact: run the same command again to resume' err2 || fail "no resume hint"
+grep -q '"ev":"error"' s2/journal.jsonl || fail "error not journalled"
+cp s2/journal.jsonl j2.before
+set +e
+"$EFPLAN" apply plan.json --backend slurm --time-scale $SCALE --state s2 >/dev/null 2>err3
+rc=$?
+set -e
+[ $rc -eq 5 ] || { cat err3; fail "rerun with slurmctld down: exit $rc, expected 5"; }
+head -c "$(wc -c < j2.before)" s2/journal.jsonl | cmp -s - j2.before || fail "journal rewritten"
+# the controller back (with its saved state): the rerun finishes the plan
+sleep 0.5
+/usr/sbin/slurmctld
+# wait until the controller answers and the node has registered again
+# (sinfo marks a node that does not respond yet with '*')
+for _ in $(seq 1 300); do
+    st=$(sinfo -h -o %t 2>/dev/null || true)
+    case $st in ''|*'*'*) sleep 0.2 ;; *) break ;; esac
+done
+set +e
+"$EFPLAN" apply plan.json --backend slurm --time-scale $SCALE --state s2 >out4 2>err4
+rc=$?
+set -e
+[ $rc -eq 0 ] || { cat err4; fail "rerun after slurmctld restart: exit $rc"; }
+cat err4
+# the plan clock ran on while the controller was down, so the jobs may not
+# have finished; nothing is lost: every job is finished or back in the
+# queue with its progress, none failed, none launched twice, none of ours
+# left in Slurm, and the journal closed the plan
+grep -q 'jobs: [0-3] done, 0 failed, [0-3] not done' out4 || { cat out4; fail "outcome after restart"; }
+for j in a b c; do
+    grep -q "\"$j\"" s2/state.json || fail "job $j missing from the state file"
+done
+grep -q '"failed": \[\]' s2/state.json || fail "a job failed"
+dups=$(grep '^start ' ev2 | awk '{print $2, $3}' | sort | uniq -d)
+[ -z "$dups" ] || fail "launched twice: $dups"
+left=$(squeue -h -o '%j %T' | grep '^efp-' || true)
+[ -z "$left" ] || fail "jobs left in Slurm: $left"
+tail -1 s2/journal.jsonl | grep -q '"ev":"end"' || fail "journal not closed"
+"$EFPLAN" plan --jobs s2/state.json --cluster n1g8 --curves A100 >/dev/null 2>&1 ||
+    grep -q '"jobs": \[\]' s2/state.json || fail "the state file does not re-plan"
+echo "slurm e2e ok"

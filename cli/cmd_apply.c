@@ -1,0 +1,173 @@
+/* cmd_apply.c: "efplan apply": run a plan on a cluster, slot by slot. */
+#define _GNU_SOURCE 1
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../executor/exec.h"
+#include "../planner/util.h"
+#include "cli.h"
+
+void help_apply(void)
+{
+    printf(
+        "Usage: efplan apply PLAN [--backend local|slurm|dry-run]\n"
+        "                    [--until TIME | --slots K] [--time-scale F]\n"
+        "                    [--state DIR] [--jobs FILE] [--nodes FILE]\n"
+        "\n"
+        "Apply a plan file (efplan plan --out): at each slot boundary start,\n"
+        "keep, resize, migrate or stop jobs so that what runs matches the\n"
+        "slot. A resize or migration is a checkpoint (the job's\n"
+        "checkpoint_signal, SIGTERM by default, then grace_seconds) and a\n"
+        "restart with the new GPUs. Every action is journalled in the state\n"
+        "directory before and after it happens: run the same command again\n"
+        "after a crash or kill and it resumes (nothing launched twice).\n"
+        "\n"
+        "  --backend B       local: processes on this host (one-node plans,\n"
+        "                    default); slurm: sbatch/scancel/squeue;\n"
+        "                    dry-run: print each slot's actions and the exact\n"
+        "                    launches, run nothing\n"
+        "  --until TIME      stop applying at plan time TIME (seconds or\n"
+        "                    ISO-8601); what still runs is checkpointed\n"
+        "  --slots K         stop after the first K slots of the plan file\n"
+        "  --time-scale F    run the plan clock F times faster (tests, demos)\n"
+        "  --state DIR       journal, logs, progress files and state.json\n"
+        "                    (default: PLAN without .json, plus .state)\n"
+        "  --jobs FILE       the jobs file, if not where the plan says\n"
+        "  --nodes FILE      Slurm: node names, line k = plan node k-1\n"
+        "                    (default: sinfo's nodes, sorted)\n"
+        "\n"
+        "Each launch gets NNODES, NODE_RANK, NPROC_PER_NODE, WORLD_SIZE,\n"
+        "MASTER_ADDR, MASTER_PORT, CUDA_VISIBLE_DEVICES, EFPLAN_JOB_ID,\n"
+        "EFPLAN_PROGRESS_FILE (write completed iterations there),\n"
+        "EFPLAN_ATTEMPT and EFPLAN_ITERATIONS. At the end, DIR/state.json is\n"
+        "a job queue for the next 'efplan plan --jobs'.\n"
+        "\n"
+        "Exit codes: 0 applied (or already applied), 2 usage error, 3 invalid\n"
+        "plan, jobs or state directory, 4 applied but some job failed (see\n"
+        "state.json), 5 the cluster failed or cannot be reached (the journal\n"
+        "is intact: run again to resume).\n");
+}
+
+static void say_err(void *arg, const char *line)
+{
+    (void)arg;
+    fprintf(stderr, "%s\n", line);
+}
+
+static void say_out(void *arg, const char *line)
+{
+    (void)arg;
+    printf("%s\n", line);
+}
+
+int cmd_apply(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"backend", required_argument, NULL, 'b'},
+        {"until", required_argument, NULL, 'u'},
+        {"slots", required_argument, NULL, 'k'},
+        {"time-scale", required_argument, NULL, 'f'},
+        {"state", required_argument, NULL, 's'},
+        {"jobs", required_argument, NULL, 'j'},
+        {"nodes", required_argument, NULL, 'n'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    exec_opts eo;
+    exec_opts_default(&eo);
+    eo.say = say_err;
+    eo.out = say_out;
+    const char *jobs_path = NULL;
+    int o, has_until = 0;
+    opterr = 0;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        int64_t v;
+        switch (o) {
+        case 'b':
+            if (strcmp(optarg, "local") && strcmp(optarg, "slurm") &&
+                strcmp(optarg, "dry-run"))
+                return cli_usage_error("apply", "--backend: \"%s\" (expected "
+                                       "local, slurm or dry-run)", optarg);
+            eo.backend = optarg;
+            break;
+        case 'u':
+            if (ef_parse_i64(optarg, 0, EF_MAX_I64, &v) != EF_NUM_OK &&
+                ef_parse_iso8601(optarg, &v, NULL) != EF_OK)
+                return cli_usage_error("apply", "--until: \"%s\" is not a time "
+                                       "(seconds or ISO-8601)", optarg);
+            eo.until = v;
+            has_until = 1;
+            break;
+        case 'k':
+            if (ef_parse_i64(optarg, 1, 1 << 30, &v) != EF_NUM_OK)
+                return cli_usage_error("apply", "--slots: \"%s\" is not a "
+                                       "positive number of slots", optarg);
+            eo.slots = (int)v;
+            break;
+        case 'f': {
+            double d;
+            if (ef_parse_double(optarg, &d) != EF_NUM_OK || d <= 0 || d > 1e6)
+                return cli_usage_error("apply", "--time-scale: \"%s\" "
+                                       "(expected a number > 0 and <= "
+                                       "1000000)", optarg);
+            eo.scale = d;
+            break;
+        }
+        case 's': eo.state = optarg; break;
+        case 'j': jobs_path = optarg; break;
+        case 'n': eo.nodes_file = optarg; break;
+        case 'h': help_apply(); return 0;
+        default:
+            return cli_option_error("apply", o, argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("apply", "a plan file is required");
+    if (optind + 1 < argc)
+        return cli_usage_error("apply", "unexpected argument \"%s\"",
+                               argv[optind + 1]);
+    if (has_until && eo.slots)
+        return cli_usage_error("apply", "--until and --slots exclude each "
+                               "other");
+    const char *plan_path = argv[optind];
+    char state[4096];
+    if (!eo.state) {
+        size_t l = strlen(plan_path);
+        if (l > 5 && strcmp(plan_path + l - 5, ".json") == 0)
+            l -= 5;
+        snprintf(state, sizeof state, "%.*s.state", (int)l, plan_path);
+        eo.state = state;
+    }
+    ef_err e = {0};
+    exec_plan p;
+    if (exec_plan_load(&p, plan_path, jobs_path, &e) != EF_OK)
+        return cli_fail(&e);
+    exec_report rep;
+    int rc = 0;
+    if (exec_apply(&p, &eo, &rep, &e) != EF_OK) {
+        rc = cli_fail(&e);
+        if (rc == EXIT_INTERNAL && strcmp(eo.backend, "dry-run") != 0)
+            fprintf(stderr, "efplan: the journal %s is intact: run the same "
+                    "command again to resume\n", rep.journal);
+        exec_plan_free(&p);
+        return rc;
+    }
+    if (strcmp(eo.backend, "dry-run") != 0) {
+        if (rep.already_done)
+            printf("%s: already applied (journal %s): nothing to do\n",
+                   plan_path, rep.journal);
+        else
+            printf("%s: %s; %d launch(es); jobs: %d done, %d failed, %d not "
+                   "done\nwrote %s\n", plan_path,
+                   rep.complete ? "applied to its end" : "window applied",
+                   rep.launched, rep.done, rep.failed, rep.pending,
+                   rep.state_file);
+        if (rep.failed)
+            rc = EXIT_INFEASIBLE;
+    }
+    exec_plan_free(&p);
+    return rc;
+}

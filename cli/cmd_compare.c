@@ -1,0 +1,353 @@
+/* cmd_compare.c: "efplan compare": a grid of simulations, one table. */
+#define _GNU_SOURCE 1
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../planner/cluster.h"
+#include "../planner/curve.h"
+#include "../planner/jobs.h"
+#include "../planner/util.h"
+#include "../simulator/published.h"
+#include "../simulator/sim.h"
+#include "cli.h"
+
+#define MAX_ITEMS 64
+
+void help_compare(void)
+{
+    printf(
+        "Usage: efplan compare --traces A,B,... --policies P,Q,...\n"
+        "                      [--cluster SPEC|artifact]\n"
+        "                      [--cluster-for TRACE=SPEC ...]\n"
+        "                      [--curves DIR|A100|T4] [--slot SECONDS]\n"
+        "                      [--overhead fig12|reference|none]\n"
+        "                      [--cap usable|reference] [--surplus gain|reference]\n"
+        "                      [--baselines fixed|reference] [--mip-nodes N]\n"
+        "                      [--out results.json] [--markdown table.md]\n"
+        "\n"
+        "Simulate every trace with every policy (in parallel: OMP_NUM_THREADS;\n"
+        "results do not depend on the thread count) and print one table: rows\n"
+        "traces, columns policies, cells deadline ratios, with the number the\n"
+        "ElasticFlow paper publishes for that trace, cluster size and policy\n"
+        "in parentheses where it has one. A second table gives wall seconds.\n"
+        "\n"
+        "  --traces LIST       comma-separated trace files\n"
+        "  --policies LIST     comma-separated policies (efplan simulate --help)\n"
+        "  --cluster SPEC      cluster for every trace (default: artifact, the\n"
+        "                      paper's size for its traces: cluster01 n64g8...)\n"
+        "  --cluster-for T=S   cluster S for the trace whose file stem is T\n"
+        "  --curves DIR        curves (default A100)\n"
+        "  --slot, --overhead, --cap, --surplus, --baselines, --mip-nodes\n"
+        "                      as for efplan simulate\n"
+        "  --out FILE          every cell's metrics as JSON (efplan-compare v1)\n"
+        "  --markdown FILE     the tables as Markdown\n"
+        "\n"
+        "Exit codes: 0 done, 2 usage error, 3 invalid input, 5 internal error.\n");
+}
+
+/* Split a comma list in place. */
+static int split(char *s, char **out, int max)
+{
+    int n = 0;
+    for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+        if (n == max)
+            return -1;
+        out[n++] = tok;
+    }
+    return n;
+}
+
+/* File name without directory and extension, into dst. */
+static const char *stem(const char *path, char *dst, size_t len)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    snprintf(dst, len, "%s", b);
+    char *dot = strrchr(dst, '.');
+    if (dot && dot != dst)
+        *dot = 0;
+    return dst;
+}
+
+typedef struct cell {
+    sim_metrics m;
+    double wall;
+    int rc;
+    ef_err e;
+} cell;
+
+int cmd_compare(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"traces", required_argument, NULL, 't'},
+        {"policies", required_argument, NULL, 'p'},
+        {"cluster", required_argument, NULL, 'c'},
+        {"cluster-for", required_argument, NULL, 'f'},
+        {"curves", required_argument, NULL, 'u'},
+        {"slot", required_argument, NULL, 's'},
+        {"overhead", required_argument, NULL, 'O'},
+        {"cap", required_argument, NULL, 'C'},
+        {"baselines", required_argument, NULL, 'B'},
+        {"mip-nodes", required_argument, NULL, 'M'},
+        {"surplus", required_argument, NULL, 'S'},
+        {"out", required_argument, NULL, 'o'},
+        {"markdown", required_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    char *tr[MAX_ITEMS], *po[MAX_ITEMS], *fk[MAX_ITEMS], *fv[MAX_ITEMS];
+    char tbuf[4096] = "", pbuf[1024] = "";
+    int nt = 0, np = 0, nf = 0, o;
+    const char *cluster_arg = "artifact", *curves_arg = "A100";
+    const char *out_path = NULL, *md_path = NULL;
+    sim_opts so;
+    sim_opts_default(&so);
+    so.timeline = 1;
+    opterr = 0;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        int64_t v;
+        switch (o) {
+        case 't':
+            snprintf(tbuf, sizeof tbuf, "%s", optarg);
+            nt = split(tbuf, tr, MAX_ITEMS);
+            if (nt <= 0)
+                return cli_usage_error("compare", "--traces: 1 to %d files, "
+                                       "comma-separated", MAX_ITEMS);
+            break;
+        case 'p':
+            snprintf(pbuf, sizeof pbuf, "%s", optarg);
+            np = split(pbuf, po, MAX_ITEMS);
+            if (np <= 0)
+                return cli_usage_error("compare", "--policies: 1 to %d "
+                                       "policies, comma-separated", MAX_ITEMS);
+            break;
+        case 'c': cluster_arg = optarg; break;
+        case 'f': {
+            char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg || !eq[1] || nf == MAX_ITEMS)
+                return cli_usage_error("compare", "--cluster-for: \"%s\" is "
+                                       "not TRACE=SPEC", optarg);
+            *eq = 0;
+            fk[nf] = optarg;
+            fv[nf++] = eq + 1;
+            break;
+        }
+        case 'u': curves_arg = optarg; break;
+        case 'o': out_path = optarg; break;
+        case 'm': md_path = optarg; break;
+        case 's':
+            if (ef_parse_i64(optarg, 1, 86400, &v) != EF_NUM_OK)
+                return cli_usage_error("compare", "--slot: \"%s\" is not a "
+                                       "number of seconds from 1 to 86400",
+                                       optarg);
+            so.slot = (int)v;
+            break;
+        case 'O': {
+            int m = ovh_parse(optarg);
+            if (m < 0)
+                return cli_usage_error("compare", "--overhead: \"%s\" "
+                                       "(expected fig12, reference or none)",
+                                       optarg);
+            so.overhead = (ovh_mode)m;
+            break;
+        }
+        case 'C':
+            if (strcmp(optarg, "usable") != 0 && strcmp(optarg, "reference"))
+                return cli_usage_error("compare", "--cap: \"%s\" (expected "
+                                       "usable or reference)", optarg);
+            so.cap_reference = strcmp(optarg, "reference") == 0;
+            break;
+        case 'S':
+            if (strcmp(optarg, "gain") != 0 && strcmp(optarg, "reference"))
+                return cli_usage_error("compare", "--surplus: \"%s\" "
+                                       "(expected gain or reference)", optarg);
+            so.surplus_reference = strcmp(optarg, "reference") == 0;
+            break;
+        case 'B':
+            if (strcmp(optarg, "fixed") != 0 && strcmp(optarg, "reference"))
+                return cli_usage_error("compare", "--baselines: \"%s\" "
+                                       "(expected fixed or reference)",
+                                       optarg);
+            so.baselines_reference = strcmp(optarg, "reference") == 0;
+            break;
+        case 'M':
+            if (ef_parse_i64(optarg, 1, 100000000, &v) != EF_NUM_OK)
+                return cli_usage_error("compare", "--mip-nodes: \"%s\" is not "
+                                       "a positive number of nodes", optarg);
+            so.mip_nodes = (int)v;
+            break;
+        case 'h': help_compare(); return 0;
+        default:
+            return cli_option_error("compare", o, argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("compare", "unexpected argument \"%s\"",
+                               argv[optind]);
+    if (nt <= 0 || np <= 0)
+        return cli_usage_error("compare", "--traces and --policies are "
+                               "required");
+    const sim_policy *pols[MAX_ITEMS];
+    for (int k = 0; k < np; k++) {
+        pols[k] = sim_policy_find(po[k]);
+        if (!pols[k])
+            return cli_usage_error("compare", "--policies: unknown policy "
+                                   "\"%s\" (see efplan simulate --help)",
+                                   po[k]);
+    }
+    ef_err e = {0};
+    curve_set cs = {0};
+    job_queue q[MAX_ITEMS];
+    cluster cl[MAX_ITEMS];
+    char stems[MAX_ITEMS][128];
+    cell *cells = ef_calloc((size_t)(nt * np), sizeof *cells);
+    memset(q, 0, sizeof q);
+    int rc = 0;
+    if (curve_set_load_arg(&cs, curves_arg, &e) != EF_OK) {
+        rc = cli_fail(&e);
+        goto out;
+    }
+    for (int i = 0; i < nt; i++) {
+        stem(tr[i], stems[i], sizeof stems[i]);
+        const char *spec = cluster_arg;
+        for (int k = 0; k < nf; k++)
+            if (strcmp(fk[k], stems[i]) == 0)
+                spec = fv[k];
+        if (strcmp(spec, "artifact") == 0) {
+            spec = pub_cluster(stems[i]);
+            if (!spec) {
+                rc = cli_usage_error("compare", "no artifact cluster size is "
+                                     "known for %s: give --cluster or "
+                                     "--cluster-for %s=SPEC", tr[i],
+                                     stems[i]);
+                goto out;
+            }
+        }
+        if (cluster_from_arg(&cl[i], spec, &e) != EF_OK ||
+            queue_load(&q[i], tr[i], &e) != EF_OK ||
+            queue_resolve(&q[i], &cs, &e) != EF_OK) {
+            rc = cli_fail(&e);
+            goto out;
+        }
+    }
+    /* the grid: each cell is independent; results land in their own slot */
+    #pragma omp parallel for schedule(dynamic, 1)
+    for (int k = 0; k < nt * np; k++) {
+        int i = k / np, p = k % np;
+        sim s;
+        cells[k].rc = sim_run(&s, &q[i], &cl[i], pols[p], &so, &cells[k].e);
+        if (cells[k].rc == EF_OK) {
+            sim_metrics_compute(&s, &cells[k].m);
+            cells[k].wall = s.wall_seconds;
+        }
+        sim_free(&s);
+    }
+    for (int k = 0; k < nt * np; k++)
+        if (cells[k].rc != EF_OK) {
+            rc = cli_fail(&cells[k].e);
+            goto out;
+        }
+    ef_buf md = {0};
+    ef_buf_printf(&md, "Deadline ratio (met / jobs with a deadline); in "
+                  "parentheses the ElasticFlow paper's number where it has "
+                  "one. Slot %d s, overhead %s, baseline cap %s, surplus %s.",
+                  so.slot, ovh_name(so.overhead),
+                  so.cap_reference ? "reference" : "usable",
+                  so.surplus_reference ? "reference" : "gain");
+    if (so.baselines_reference)
+        ef_buf_put(&md, " Fixed-size baselines keep the reference's defects "
+                        "(--baselines reference).");
+    ef_buf_put(&md, "\n\n| trace | cluster |");
+    for (int p = 0; p < np; p++)
+        ef_buf_printf(&md, " %s |", po[p]);
+    ef_buf_put(&md, "\n|---|---|");
+    for (int p = 0; p < np; p++)
+        ef_buf_put(&md, "---|");
+    ef_buf_put(&md, "\n");
+    for (int i = 0; i < nt; i++) {
+        ef_buf_printf(&md, "| %s | %s (%d GPUs) |", stems[i], cl[i].name,
+                      cl[i].total_gpus);
+        for (int p = 0; p < np; p++) {
+            const sim_metrics *m = &cells[i * np + p].m;
+            double pub = pub_ratio(stems[i], cl[i].total_gpus, po[p], NULL);
+            ef_buf_printf(&md, " %.3f", m->deadline_ratio);
+            if (pub >= 0)
+                ef_buf_printf(&md, " (%.3f)", pub);
+            ef_buf_put(&md, " |");
+        }
+        ef_buf_put(&md, "\n");
+    }
+    ef_buf_put(&md, "\nWall seconds per run (admitted / rejected jobs).\n\n"
+                    "| trace |");
+    for (int p = 0; p < np; p++)
+        ef_buf_printf(&md, " %s |", po[p]);
+    ef_buf_put(&md, "\n|---|");
+    for (int p = 0; p < np; p++)
+        ef_buf_put(&md, "---|");
+    ef_buf_put(&md, "\n");
+    for (int i = 0; i < nt; i++) {
+        ef_buf_printf(&md, "| %s |", stems[i]);
+        for (int p = 0; p < np; p++) {
+            const cell *c = &cells[i * np + p];
+            ef_buf_printf(&md, " %.2f (%d / %d) |", c->wall, c->m.admitted,
+                          c->m.rejected);
+        }
+        ef_buf_put(&md, "\n");
+    }
+    int nfb = 0;
+    for (int k = 0; k < nt * np; k++)
+        if (cells[k].m.solver_fallbacks > 0) {
+            ef_buf_printf(&md, "%s%s on %s: %d", nfb ? "; " :
+                          "\nSolver fallbacks (MIP node budget reached, "
+                          "greedy answer used): ", po[k % np],
+                          stems[k / np], cells[k].m.solver_fallbacks);
+            nfb++;
+        }
+    if (nfb)
+        ef_buf_put(&md, ".\n");
+    fputs(md.s, stdout);
+    if (md_path && ef_write_file_atomic(md_path, md.s, md.n, &e) != EF_OK)
+        rc = cli_fail(&e);
+    free(md.s);
+    if (rc == 0 && out_path) {
+        ef_buf b = {0};
+        ef_buf_printf(&b, "{\n  \"cells\": [");
+        for (int k = 0; k < nt * np; k++) {
+            int i = k / np, p = k % np;
+            const sim_metrics *m = &cells[k].m;
+            double pub = pub_ratio(stems[i], cl[i].total_gpus, po[p], NULL);
+            ef_buf_put(&b, k ? ",\n    {" : "\n    {");
+            ef_buf_printf(&b, "\"admitted\": %d, \"cluster\": ", m->admitted);
+            ef_buf_json_str(&b, cl[i].name);
+            ef_buf_printf(&b, ", \"deadline_jobs\": %d, \"deadline_ratio\": "
+                          "%.10g, \"gpus\": %d, \"met\": %d, \"migrations\": "
+                          "%d, \"policy\": ", m->deadline_jobs,
+                          m->deadline_ratio, cl[i].total_gpus, m->met,
+                          m->migrations);
+            ef_buf_json_str(&b, po[p]);
+            ef_buf_put(&b, ", \"published\": ");
+            if (pub >= 0)
+                ef_buf_printf(&b, "%.3f", pub);
+            else
+                ef_buf_put(&b, "null");
+            ef_buf_printf(&b, ", \"rejected\": %d, \"rescales\": %d, "
+                          "\"solver_fallbacks\": %d, \"trace\": ",
+                          m->rejected, m->rescales, m->solver_fallbacks);
+            ef_buf_json_str(&b, tr[i]);
+            ef_buf_printf(&b, ", \"wall_seconds\": %.3f}", cells[k].wall);
+        }
+        ef_buf_printf(&b, "\n  ],\n  \"format\": \"efplan-compare\",\n  "
+                      "\"overhead\": \"%s\",\n  \"slot_seconds\": %d,\n  "
+                      "\"version\": 1\n}\n", ovh_name(so.overhead), so.slot);
+        if (ef_write_file_atomic(out_path, b.s, b.n, &e) != EF_OK)
+            rc = cli_fail(&e);
+        free(b.s);
+    }
+out:
+    for (int i = 0; i < nt; i++)
+        queue_free(&q[i]);
+    curve_set_free(&cs);
+    free(cells);
+    return rc;
+}

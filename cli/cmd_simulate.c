@@ -1,0 +1,257 @@
+/* cmd_simulate.c: "efplan simulate": replay a trace through a policy. */
+#define _GNU_SOURCE 1
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../planner/cluster.h"
+#include "../planner/curve.h"
+#include "../planner/jobs.h"
+#include "../planner/util.h"
+#include "../simulator/sim.h"
+#include "cli.h"
+
+void help_simulate(void)
+{
+    printf(
+        "Usage: efplan simulate --trace FILE --cluster SPEC --curves DIR|A100|T4\n"
+        "                       --policy P [--slot SECONDS] [--tick SECONDS]\n"
+        "                       [--overhead fig12|reference|none]\n"
+        "                       [--surplus gain|reference] [--cap usable|reference]\n"
+        "                       [--baselines fixed|reference] [--mip-nodes N]\n"
+        "                       [--out result.json]\n"
+        "                       [--jobs-out jobs.csv] [--svg timeline.svg]\n"
+        "                       [--elastic-batch]\n"
+        "\n"
+        "Replay a job trace through a scheduling policy, with reconfiguration\n"
+        "overheads and exact work accounting, and report how many deadlines\n"
+        "were met. Policies:\n");
+    for (int i = 0; i < sim_policy_count(); i++)
+        printf("  %-10s %s\n", sim_policy_at(i)->name,
+               sim_policy_at(i)->summary);
+    printf(
+        "\n"
+        "  --trace FILE        job trace: CSV (ITP/artifact columns) or JSON\n"
+        "  --cluster SPEC      nNgG shorthand (n16g8), or a .csv/.json spec\n"
+        "  --curves DIR        curve directory, or a bundled set: A100, T4\n"
+        "  --policy P          one of the policies above\n"
+        "  --slot SECONDS      slot length: scheduling points fall on slot\n"
+        "                      boundaries, at most one per slot (default 60)\n"
+        "  --tick SECONDS      also a point every SECONDS (default: only at\n"
+        "                      arrivals, completions and plan changes)\n"
+        "  --overhead MODEL    fig12 (default): per-model measured costs of\n"
+        "                      a resize or migration; reference: the\n"
+        "                      reference simulator's generic formula; none\n"
+        "  --surplus MODE      ef policies: gain (default) or reference\n"
+        "  --cap MODE          baselines' GPU sizes: usable (default: the\n"
+        "                      curve's usable sizes, never past its peak) or\n"
+        "                      reference (up to min(64, batch), past the peak,\n"
+        "                      as the reference implementation does)\n"
+        "  --baselines MODE    gandiva, tiresias, themis, chronus: fixed\n"
+        "                      (default: the reference's defects fixed) or\n"
+        "                      reference (keep those that change numbers)\n"
+        "  --mip-nodes N       chronus: branch-and-bound node budget of each\n"
+        "                      MIP solve (default 500); past it a greedy\n"
+        "                      answers (counted: solver fallbacks)\n"
+        "  --out FILE          write the result (JSON, efplan-sim v1)\n"
+        "  --jobs-out FILE     write one CSV row per job\n"
+        "  --svg FILE          draw GPUs in use and deadlines met over time\n"
+        "  --elastic-batch     ef, ef-noac: jobs with batch_sizes may change\n"
+        "                      batch size (work counted in samples); saxena\n"
+        "                      always does\n"
+        "\n"
+        "Exit codes: 0 simulated, 2 usage error, 3 invalid input,\n"
+        "5 internal error or an output that cannot be written.\n");
+}
+
+void cli_print_sim(const sim *s, const char *trace)
+{
+    sim_metrics m;
+    sim_metrics_compute(s, &m);
+    char span[64];
+    printf("simulate %s: %d jobs on %s (%d GPUs), policy %s, slot %d s, "
+           "overhead %s\n", trace, m.jobs, s->cl.name, s->cl.total_gpus,
+           s->pol->name, s->opts.slot, ovh_name(s->opts.overhead));
+    printf("  %-34s %d (%d with a deadline, %d best-effort)\n", "jobs",
+           m.jobs, m.deadline_jobs, m.best_effort_jobs);
+    printf("  %-34s %d admitted, %d rejected\n", "admission", m.admitted,
+           m.rejected);
+    printf("  %-34s %d met, %d missed (%d unfinished)\n", "deadlines", m.met,
+           m.missed, m.unfinished);
+    printf("  %-34s %.4f\n", "deadline ratio (met / deadline jobs)",
+           m.deadline_ratio);
+    printf("  %-34s %.1f (overheads %.1f, idle after completion %.1f)\n",
+           "GPU-hours held", m.gpu_hours, m.overhead_gpu_hours,
+           m.idle_gpu_hours_after_completion);
+    if (m.best_effort_mean_jct >= 0)
+        printf("  %-34s %s\n", "best-effort mean JCT",
+               ef_fmt_duration((int64_t)m.best_effort_mean_jct, span,
+                               sizeof span));
+    printf("  %-34s %d rescales, %d migrations, %d preemptions\n",
+           "reconfigurations", m.rescales, m.migrations, m.preemptions);
+    printf("  %-34s %.3f\n", "mean cluster efficiency", m.mean_efficiency);
+    if (s->elastic)
+        printf("  %-34s %d batch changes; policy %.1f us per point "
+               "(max %.1f us)\n", "elastic batch", m.batch_changes,
+               s->points ? s->point_seconds_sum * 1e6 / s->points : 0.0,
+               s->point_seconds_max * 1e6);
+    if (s->solver_fallbacks > 0)
+        printf("  %-34s %d\n", "solver fallbacks (greedy answers)",
+               s->solver_fallbacks);
+    printf("  %-34s %d over %s; %.2f s wall\n", "scheduling points", s->points,
+           ef_fmt_duration(s->end - s->now, span, sizeof span),
+           s->wall_seconds);
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"trace", required_argument, NULL, 't'},
+        {"cluster", required_argument, NULL, 'c'},
+        {"curves", required_argument, NULL, 'u'},
+        {"policy", required_argument, NULL, 'p'},
+        {"slot", required_argument, NULL, 's'},
+        {"tick", required_argument, NULL, 'k'},
+        {"overhead", required_argument, NULL, 'O'},
+        {"surplus", required_argument, NULL, 'S'},
+        {"cap", required_argument, NULL, 'C'},
+        {"baselines", required_argument, NULL, 'B'},
+        {"mip-nodes", required_argument, NULL, 'M'},
+        {"out", required_argument, NULL, 'o'},
+        {"jobs-out", required_argument, NULL, 'J'},
+        {"svg", required_argument, NULL, 'g'},
+        {"elastic-batch", no_argument, NULL, 'E'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *trace = NULL, *cluster_arg = NULL, *curves_arg = NULL;
+    const char *out_path = NULL, *jobs_out = NULL, *svg_path = NULL;
+    const sim_policy *pol = NULL;
+    sim_opts so;
+    sim_opts_default(&so);
+    int o;
+    opterr = 0;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        int64_t v;
+        switch (o) {
+        case 't': trace = optarg; break;
+        case 'c': cluster_arg = optarg; break;
+        case 'u': curves_arg = optarg; break;
+        case 'o': out_path = optarg; break;
+        case 'J': jobs_out = optarg; break;
+        case 'g': svg_path = optarg; break;
+        case 'p': {
+            pol = sim_policy_find(optarg);
+            if (!pol) {
+                const char *names[32];
+                int n = sim_policy_count();
+                for (int i = 0; i < n && i < 32; i++)
+                    names[i] = sim_policy_at(i)->name;
+                const char *sug = ef_suggest(optarg, names, n < 32 ? n : 32);
+                return cli_usage_error("simulate", "--policy: unknown policy "
+                                       "\"%s\"%s%s%s (see --help)", optarg,
+                                       sug ? "; did you mean \"" : "",
+                                       sug ? sug : "", sug ? "\"?" : "");
+            }
+            break;
+        }
+        case 's':
+            if (ef_parse_i64(optarg, 1, 86400, &v) != EF_NUM_OK)
+                return cli_usage_error("simulate", "--slot: \"%s\" is not a "
+                                       "number of seconds from 1 to 86400",
+                                       optarg);
+            so.slot = (int)v;
+            break;
+        case 'k':
+            if (ef_parse_i64(optarg, 1, 86400 * 365, &v) != EF_NUM_OK)
+                return cli_usage_error("simulate", "--tick: \"%s\" is not a "
+                                       "positive number of seconds", optarg);
+            so.tick = v;
+            break;
+        case 'O': {
+            int m = ovh_parse(optarg);
+            if (m < 0)
+                return cli_usage_error("simulate", "--overhead: \"%s\" "
+                                       "(expected fig12, reference or none)",
+                                       optarg);
+            so.overhead = (ovh_mode)m;
+            break;
+        }
+        case 'S':
+            if (strcmp(optarg, "gain") == 0)
+                so.surplus_reference = 0;
+            else if (strcmp(optarg, "reference") == 0)
+                so.surplus_reference = 1;
+            else
+                return cli_usage_error("simulate", "--surplus: \"%s\" "
+                                       "(expected gain or reference)", optarg);
+            break;
+        case 'C':
+            if (strcmp(optarg, "usable") == 0)
+                so.cap_reference = 0;
+            else if (strcmp(optarg, "reference") == 0)
+                so.cap_reference = 1;
+            else
+                return cli_usage_error("simulate", "--cap: \"%s\" (expected "
+                                       "usable or reference)", optarg);
+            break;
+        case 'E': so.elastic_batch = 1; break;
+        case 'B':
+            if (strcmp(optarg, "fixed") != 0 && strcmp(optarg, "reference"))
+                return cli_usage_error("simulate", "--baselines: \"%s\" "
+                                       "(expected fixed or reference)",
+                                       optarg);
+            so.baselines_reference = strcmp(optarg, "reference") == 0;
+            break;
+        case 'M':
+            if (ef_parse_i64(optarg, 1, 100000000, &v) != EF_NUM_OK)
+                return cli_usage_error("simulate", "--mip-nodes: \"%s\" is not "
+                                       "a positive number of nodes", optarg);
+            so.mip_nodes = (int)v;
+            break;
+        case 'h': help_simulate(); return 0;
+        default:
+            return cli_option_error("simulate", o, argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("simulate", "unexpected argument \"%s\"",
+                               argv[optind]);
+    if (!trace || !cluster_arg || !curves_arg || !pol)
+        return cli_usage_error("simulate", "--trace, --cluster, --curves and "
+                               "--policy are required");
+    if (so.elastic_batch && strcmp(pol->name, "ef") != 0 &&
+        strcmp(pol->name, "ef-noac") != 0 && strcmp(pol->name, "saxena") != 0)
+        return cli_usage_error("simulate", "--elastic-batch: policy %s keeps "
+                               "every job's batch size (expected ef, ef-noac "
+                               "or saxena)", pol->name);
+    ef_err e = {0};
+    cluster c;
+    curve_set cs = {0};
+    job_queue q = {0};
+    sim s = {0};
+    int rc = 0;
+    if (cluster_from_arg(&c, cluster_arg, &e) != EF_OK ||
+        curve_set_load_arg(&cs, curves_arg, &e) != EF_OK ||
+        queue_load(&q, trace, &e) != EF_OK ||
+        queue_resolve(&q, &cs, &e) != EF_OK ||
+        sim_run(&s, &q, &c, pol, &so, &e) != EF_OK ||
+        (out_path && sim_write_json(&s, trace, out_path, &e) != EF_OK) ||
+        (jobs_out && sim_write_jobs_csv(&s, jobs_out, &e) != EF_OK) ||
+        (svg_path && sim_write_svg(&s, trace, svg_path, &e) != EF_OK)) {
+        rc = cli_fail(&e);
+        goto out;
+    }
+    cli_print_sim(&s, trace);
+    if (out_path)
+        printf("wrote %s\n", out_path);
+    if (jobs_out)
+        printf("wrote %s\n", jobs_out);
+    if (svg_path)
+        printf("wrote %s\n", svg_path);
+out:
+    sim_free(&s);
+    queue_free(&q);
+    curve_set_free(&cs);
+    return rc;
+}

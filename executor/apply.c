@@ -1,0 +1,869 @@
+/* apply.c: the apply loop and the dry run (see exec.h). */
+#define _GNU_SOURCE 1
+#include "exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "../planner/util.h"
+
+void exec_opts_default(exec_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->backend = "local";
+    o->until = -1;
+    o->scale = 1;
+    o->poll = 0.2;
+}
+
+typedef struct apply {
+    exec_plan *p;
+    const exec_opts *o;
+    exec_ctx x;
+    exec_replay r;
+    exec_journal jn;
+    exec_report *rep;
+    int64_t t;        /* plan time of the current tick */
+} apply;
+
+static void say(const apply *A, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void say(const apply *A, const char *fmt, ...)
+{
+    if (!A->o->say)
+        return;
+    char buf[2048];
+    int n = snprintf(buf, sizeof buf, "apply: t=%" PRId64 " ", A->t);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+    va_end(ap);
+    A->o->say(A->o->arg, buf);
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_s(double s)
+{
+    if (s <= 0)
+        return;
+    struct timespec ts;
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* Plan time now, as a real number. */
+static double plan_clock(const exec_replay *r)
+{
+    return (double)r->anchor_plan + (wall_now() - r->anchor_wall) * r->scale;
+}
+
+static void reap(void)
+{
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+}
+
+static int grace_of(const exec_plan *p, int j)
+{
+    int g = p->jobs[j].in ? p->jobs[j].in->run.grace : -1;
+    return g >= 0 ? g : 30;
+}
+
+static int signal_of(const exec_plan *p, int j)
+{
+    int s = p->jobs[j].in ? p->jobs[j].in->run.signal : 0;
+    return s ? s : SIGTERM;
+}
+
+/* ---- journal records ----------------------------------------------------- */
+
+static int put(apply *A, json_t *o, ef_err *e)
+{
+    if (!o)
+        return ef_fail(e, EF_E_INTERNAL, "journal: cannot build a record");
+    char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(o);
+    int rc = exec_journal_append(&A->jn, &A->r, A->p, s, e);
+    free(s);
+    return rc;
+}
+
+static json_t *place_json(const exec_place *pl)
+{
+    json_t *a = json_array();
+    for (int k = 0; k < pl->n; k++)
+        json_array_append_new(a, json_pack("[i,i]", pl->node[k], pl->gpu[k]));
+    return a;
+}
+
+static exec_run run_of(const apply *A, int j)
+{
+    exec_run run;
+    memset(&run, 0, sizeof run);
+    run.job = j;
+    run.attempt = A->r.jobs[j].attempt;
+    run.place = &A->r.jobs[j].place;
+    snprintf(run.handle, sizeof run.handle, "%s", A->r.jobs[j].handle);
+    return run;
+}
+
+/* ---- job events ---------------------------------------------------------- */
+
+/* The attempt of job j ended by itself with status st. */
+static int job_exited(apply *A, int j, const exec_pstatus *st, ef_err *e)
+{
+    const exec_job *jb = &A->p->jobs[j];
+    int a = A->r.jobs[j].attempt;
+    int64_t prog = exec_read_progress(&A->x, j);
+    char why[64], logp[4096];
+    exec_path_log(&A->x, j, a, logp, sizeof logp);
+    if (st->state == EXEC_P_GONE)
+        snprintf(why, sizeof why, "lost (no exit status)");
+    else if (st->sig)
+        snprintf(why, sizeof why, "signal %d", st->sig);
+    else
+        snprintf(why, sizeof why, "exit %d", st->code);
+    int ok = st->state == EXEC_P_EXITED && st->code == 0;
+    json_t *o = json_pack("{s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:I}", "ev", "exit",
+                          "job", jb->id, "attempt", a, "code",
+                          st->state == EXEC_P_GONE ? -1 : st->code, "why", why,
+                          "result", ok ? "done" : "failed", "log", logp,
+                          "progress", (json_int_t)prog);
+    if (put(A, o, e) != EF_OK)
+        return EF_ERR;
+    if (ok)
+        say(A, "done %s (attempt %d exited 0)", jb->id, a);
+    else
+        say(A, "FAILED %s attempt %d: %s; log %s (not relaunched)", jb->id, a,
+            why, logp);
+    return EF_OK;
+}
+
+/* Checkpoint and stop the running attempts of jobs[0..n-1]: send each its
+ * checkpoint signal, wait up to its grace for it to exit, then stop what
+ * is left by force. 'why' goes to the journal. */
+static int stop_jobs(apply *A, const int *jobs, int n, const char *why,
+                     ef_err *e)
+{
+    if (n == 0)
+        return EF_OK;
+    int *left = ef_malloc((size_t)n * sizeof *left);
+    double start = wall_now(), grace = 0;
+    int rc = EF_OK;
+    for (int k = 0; k < n && rc == EF_OK; k++) {
+        int j = jobs[k];
+        exec_run run = run_of(A, j);
+        json_t *o = json_pack("{s:s,s:s,s:i,s:s}", "ev", "stop", "job",
+                              A->p->jobs[j].id, "attempt", run.attempt, "why",
+                              why);
+        if (put(A, o, e) != EF_OK ||
+            A->x.b->signal(&A->x, &run, signal_of(A->p, j), e) != EF_OK)
+            rc = EF_ERR;
+        left[k] = 1;
+        if (grace_of(A->p, j) > grace)
+            grace = grace_of(A->p, j);
+    }
+    int forced = 0, remaining = n;
+    while (rc == EF_OK && remaining > 0) {
+        reap();
+        for (int k = 0; k < n && rc == EF_OK; k++) {
+            if (!left[k])
+                continue;
+            exec_run run = run_of(A, jobs[k]);
+            exec_pstatus st;
+            if (A->x.b->poll(&A->x, &run, &st, e) != EF_OK) {
+                rc = EF_ERR;
+                break;
+            }
+            if (st.state == EXEC_P_RUNNING)
+                continue;
+            left[k] = 0;
+            remaining--;
+            int j = jobs[k];
+            int64_t prog = exec_read_progress(&A->x, j);
+            char how[64];
+            if (st.state == EXEC_P_GONE)
+                snprintf(how, sizeof how, "killed");
+            else if (st.sig)
+                snprintf(how, sizeof how, "signal %d", st.sig);
+            else
+                snprintf(how, sizeof how, "exit %d", st.code);
+            json_t *o = json_pack("{s:s,s:s,s:i,s:s,s:s,s:I}", "ev", "stopped",
+                                  "job", A->p->jobs[j].id, "attempt",
+                                  run.attempt, "why", why, "how", how,
+                                  "progress", (json_int_t)prog);
+            if (put(A, o, e) != EF_OK)
+                rc = EF_ERR;
+            else if (prog >= A->p->jobs[j].iterations &&
+                     put(A, json_pack("{s:s,s:s,s:I}", "ev", "done", "job",
+                                      A->p->jobs[j].id, "progress",
+                                      (json_int_t)prog), e) != EF_OK)
+                rc = EF_ERR;
+        }
+        if (rc != EF_OK || remaining == 0)
+            break;
+        double waited = wall_now() - start;
+        if (!forced && waited >= grace) {
+            for (int k = 0; k < n && rc == EF_OK; k++)
+                if (left[k]) {
+                    exec_run run = run_of(A, jobs[k]);
+                    say(A, "%s did not stop within %g s of its checkpoint "
+                        "signal: killing it", A->p->jobs[jobs[k]].id, grace);
+                    rc = A->x.b->stop(&A->x, &run, e);
+                }
+            forced = 1;
+        } else if (forced && waited >= grace + 60) {
+            rc = ef_fail(e, EF_E_INTERNAL, "%d job(s) still running 60 s after "
+                         "being stopped (first: %s)", remaining,
+                         A->p->jobs[jobs[0]].id);
+        }
+        sleep_s(0.02);
+    }
+    free(left);
+    return rc;
+}
+
+/* End of the run of slots from s in which job j keeps placement pl: how
+ * long a launch lasts in the plan (the Slurm --time). */
+static int64_t shape_end(const exec_plan *p, int j, int s,
+                         const exec_place *pl)
+{
+    int k = s;
+    for (int m = s + 1; m < p->nslots; m++) {
+        int same = 0;
+        for (int q = 0; q < p->slots[m].nalloc && !same; q++)
+            same = p->slots[m].a[q].job == j &&
+                   exec_place_equal(&p->slots[m].a[q].place, pl);
+        if (!same)
+            break;
+        k = m;
+    }
+    return p->slots[k].end;
+}
+
+/* Launch the next attempt of job j where slot s places it. */
+static int launch(apply *A, int j, int s, const exec_place *pl, ef_err *e)
+{
+    const exec_job *jb = &A->p->jobs[j];
+    int a = A->r.jobs[j].attempt + 1;
+    int64_t until = shape_end(A->p, j, s, pl);
+    json_t *o = json_pack("{s:s,s:s,s:i,s:o,s:I,s:f}", "ev", "start", "job",
+                          jb->id, "attempt", a, "place", place_json(pl),
+                          "slot", (json_int_t)A->p->slots[s].start, "at",
+                          wall_now());
+    if (put(A, o, e) != EF_OK)
+        return EF_ERR;
+    exec_run run = run_of(A, j);
+    run.wall_limit = (double)(until - A->t) / A->r.scale +
+                     grace_of(A->p, j) + 60;
+    if (A->x.b->launch(&A->x, &run, e) != EF_OK) {
+        ef_err e2 = {0};
+        put(A, json_pack("{s:s,s:s,s:i,s:s}", "ev", "start_failed", "job",
+                         jb->id, "attempt", a, "why", e->msg), &e2);
+        return EF_ERR;
+    }
+    o = json_pack("{s:s,s:s,s:i,s:s}", "ev", "started", "job", jb->id,
+                  "attempt", a, "handle", run.handle);
+    if (put(A, o, e) != EF_OK)
+        return EF_ERR;
+    char where[512];
+    say(A, "start %s attempt %d on %s", jb->id, a,
+        exec_place_str(pl, where, sizeof where));
+    A->rep->launched++;
+    return EF_OK;
+}
+
+/* After a crash: settle launches and stops whose outcome is unknown. */
+static int settle(apply *A, ef_err *e)
+{
+    for (int j = 0; j < A->p->njobs; j++) {
+        exec_jjob *jj = &A->r.jobs[j];
+        if (jj->start_in_doubt) {
+            /* a launch forked just before the executor died leaves its
+             * trace (pid file, Slurm job) within moments: give it 0.25 s
+             * from the intent before looking */
+            sleep_s(jj->start_at + 0.25 - wall_now() < 0.25
+                    ? jj->start_at + 0.25 - wall_now() : 0.25);
+            exec_run run = run_of(A, j);
+            int f = A->x.b->find(&A->x, &run, e);
+            if (f < 0)
+                return EF_ERR;
+            json_t *o;
+            if (f) {
+                o = json_pack("{s:s,s:s,s:i,s:s,s:b}", "ev", "started", "job",
+                              A->p->jobs[j].id, "attempt", run.attempt,
+                              "handle", run.handle, "adopted", 1);
+                say(A, "adopt %s attempt %d (launched before a restart)",
+                    A->p->jobs[j].id, run.attempt);
+            } else
+                o = json_pack("{s:s,s:s,s:i,s:s}", "ev", "start_failed", "job",
+                              A->p->jobs[j].id, "attempt", run.attempt, "why",
+                              "not launched: the executor stopped first");
+            if (put(A, o, e) != EF_OK)
+                return EF_ERR;
+        }
+        if (jj->stop_in_doubt) {
+            int one = j;
+            if (stop_jobs(A, &one, 1, "resume", e) != EF_OK)
+                return EF_ERR;
+        }
+    }
+    return EF_OK;
+}
+
+/* Poll every running attempt; record exits; stop jobs whose progress file
+ * says their work is done. */
+static int poll_all(apply *A, ef_err *e)
+{
+    reap();
+    for (int j = 0; j < A->p->njobs; j++) {
+        if (!A->r.jobs[j].running)
+            continue;
+        exec_run run = run_of(A, j);
+        exec_pstatus st;
+        if (A->x.b->poll(&A->x, &run, &st, e) != EF_OK)
+            return EF_ERR;
+        if (st.state != EXEC_P_RUNNING) {
+            if (job_exited(A, j, &st, e) != EF_OK)
+                return EF_ERR;
+            continue;
+        }
+        int64_t prog = exec_read_progress(&A->x, j);
+        if (prog >= A->p->jobs[j].iterations) {
+            say(A, "%s reports %" PRId64 " of %" PRId64 " iterations: "
+                "stopping it", A->p->jobs[j].id, prog,
+                A->p->jobs[j].iterations);
+            int one = j;
+            if (stop_jobs(A, &one, 1, "done", e) != EF_OK)
+                return EF_ERR;
+            if (A->r.jobs[j].status != EXEC_J_DONE &&
+                put(A, json_pack("{s:s,s:s,s:I}", "ev", "done", "job",
+                                 A->p->jobs[j].id, "progress",
+                                 (json_int_t)prog), e) != EF_OK)
+                return EF_ERR;
+        }
+    }
+    return EF_OK;
+}
+
+/* Make the cluster match slot s. */
+static int apply_slot(apply *A, int s, ef_err *e)
+{
+    const exec_plan *p = A->p;
+    const exec_slot *sl = &p->slots[s];
+    exec_place *cur = ef_calloc((size_t)p->njobs + 1, sizeof *cur);
+    exec_place *want = ef_calloc((size_t)p->njobs + 1, sizeof *want);
+    exec_action *act = ef_calloc((size_t)p->njobs + 1, sizeof *act);
+    int *stops = ef_calloc((size_t)p->njobs + 1, sizeof *stops);
+    for (int j = 0; j < p->njobs; j++)
+        if (A->r.jobs[j].running)
+            cur[j] = A->r.jobs[j].place; /* shallow: not freed here */
+    for (int a = 0; a < sl->nalloc; a++) {
+        int j = sl->a[a].job;
+        if (A->r.jobs[j].status == EXEC_J_PENDING)
+            want[j] = sl->a[a].place;
+    }
+    int n = exec_diff(cur, want, p->njobs, act), nstop = 0, rc = EF_OK;
+    char line[2048];
+    size_t o = 0;
+    line[0] = '\0';
+    for (int k = 0; k < n; k++) {
+        if (act[k].act == EXEC_KEEP)
+            continue;
+        int j = act[k].job;
+        o += (size_t)snprintf(line + o, o < sizeof line ? sizeof line - o : 0,
+                              "%s%s %s", o ? ", " : "",
+                              exec_act_name(act[k].act), p->jobs[j].id);
+        if (act[k].act == EXEC_RESIZE && o < sizeof line)
+            o += (size_t)snprintf(line + o, sizeof line - o, " %d->%d GPUs",
+                                  cur[j].n, want[j].n);
+        if (act[k].act != EXEC_START)
+            stops[nstop++] = j;
+    }
+    if (o)
+        say(A, "slot %d of %d [%" PRId64 ", %" PRId64 "): %s", s + 1,
+            p->nslots, sl->start, sl->end, line);
+    if (stop_jobs(A, stops, nstop, nstop ? "plan" : "", e) != EF_OK)
+        rc = EF_ERR;
+    for (int k = 0; k < n && rc == EF_OK; k++) {
+        exec_act a = act[k].act;
+        if (a == EXEC_START || a == EXEC_RESIZE || a == EXEC_MIGRATE)
+            rc = launch(A, act[k].job, s, &want[act[k].job], e);
+    }
+    free(cur);
+    free(want);
+    free(act);
+    free(stops);
+    if (rc == EF_OK && A->r.last_slot != sl->start) {
+        int running = 0;
+        for (int j = 0; j < p->njobs; j++)
+            running += A->r.jobs[j].running;
+        rc = put(A, json_pack("{s:s,s:I,s:i}", "ev", "slot", "start",
+                              (json_int_t)sl->start, "running", running), e);
+        say(A, "slot %d of %d [%" PRId64 ", %" PRId64 "): %d job(s) running",
+            s + 1, p->nslots, sl->start, sl->end, running);
+    }
+    return rc;
+}
+
+static int make_dir(const char *path, ef_err *e)
+{
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return ef_fail(e, EF_E_INPUT, "%s: cannot create the directory: %s",
+                       path, strerror(errno));
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return ef_fail(e, EF_E_INPUT, "%s: not a directory", path);
+    return EF_OK;
+}
+
+static int write_state(apply *A, int complete, ef_err *e)
+{
+    char *s = exec_state_json(&A->x, &A->r, complete, A->t);
+    int rc = ef_write_file_atomic(A->rep->state_file, s, strlen(s), e);
+    free(s);
+    return rc;
+}
+
+static void count(apply *A)
+{
+    A->rep->done = A->rep->failed = A->rep->pending = 0;
+    for (int j = 0; j < A->p->njobs; j++) {
+        exec_jstatus st = A->r.jobs[j].status;
+        if (st == EXEC_J_DONE)
+            A->rep->done++;
+        else if (st == EXEC_J_FAILED)
+            A->rep->failed++;
+        else
+            A->rep->pending++;
+    }
+}
+
+/* Check before anything runs: every job the window gives GPUs has a
+ * command. */
+static int check_commands(const exec_plan *p, int64_t end_t, ef_err *e)
+{
+    for (int s = 0; s < p->nslots && p->slots[s].start < end_t; s++)
+        for (int a = 0; a < p->slots[s].nalloc; a++) {
+            const exec_job *jb = &p->jobs[p->slots[s].a[a].job];
+            if (!jb->in->run.argv)
+                return ef_fail(e, EF_E_INPUT, "%s: job \"%s\" has no "
+                               "\"command\" (the plan runs it from %" PRId64
+                               "; add a command array to the job)",
+                               p->q.path, jb->id, p->slots[s].start);
+        }
+    return EF_OK;
+}
+
+static int64_t window_end(const exec_plan *p, const exec_opts *o)
+{
+    int64_t end_t = p->end;
+    if (o->until >= 0 && o->until < end_t)
+        end_t = o->until;
+    if (o->slots > 0 && o->slots < p->nslots &&
+        p->slots[o->slots - 1].end < end_t)
+        end_t = p->slots[o->slots - 1].end;
+    return end_t;
+}
+
+/* ---- the dry run --------------------------------------------------------- */
+
+static void outf(const exec_opts *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void outf(const exec_opts *o, const char *fmt, ...)
+{
+    if (!o->out)
+        return;
+    char buf[16384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    o->out(o->arg, buf);
+}
+
+static void sh_word(ef_buf *b, const char *s)
+{
+    int plain = s[0] != '\0';
+    for (const char *c = s; *c && plain; c++)
+        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                       "0123456789_-./=:,+@%", *c) != NULL;
+    if (plain) {
+        ef_buf_put(b, s);
+        return;
+    }
+    ef_buf_put(b, "'");
+    for (; *s; s++) {
+        if (*s == '\'')
+            ef_buf_put(b, "'\\''");
+        else {
+            char c[2] = {*s, 0};
+            ef_buf_put(b, c);
+        }
+    }
+    ef_buf_put(b, "'");
+}
+
+static void dry_launch(exec_ctx *x, const exec_opts *o, int j, int a,
+                       const exec_place *pl, double limit)
+{
+    const exec_job *jb = &x->p->jobs[j];
+    char where[512];
+    exec_run run;
+    memset(&run, 0, sizeof run);
+    run.job = j;
+    run.attempt = a;
+    run.place = pl;
+    run.wall_limit = limit;
+    outf(o, "  start %s attempt %d on %s", jb->id, a,
+         exec_place_str(pl, where, sizeof where));
+    int *nodes = ef_malloc((size_t)(pl->n + 1) * sizeof *nodes);
+    int nn = exec_place_nodes(pl, nodes);
+    char tmp[64];
+    const char *master = x->node_names ? x->node_names[nodes[0]] : NULL;
+    if (!master) {
+        snprintf(tmp, sizeof tmp, nn > 1 ? "node%d" : "127.0.0.1", nodes[0]);
+        master = tmp;
+    }
+    for (int r = 0; r < nn; r++) {
+        ef_buf b = {0};
+        char **env = exec_launch_env(x, &run, r, master, 1);
+        for (int k = 0; env[k]; k++) {
+            ef_buf_put(&b, k ? " " : "");
+            sh_word(&b, env[k]);
+        }
+        exec_strv_free(env);
+        if (jb->in->run.workdir) {
+            ef_buf_put(&b, " (in ");
+            sh_word(&b, jb->in->run.workdir);
+            ef_buf_put(&b, ")");
+        }
+        ef_buf_put(&b, " --");
+        if (!jb->in->run.argv)
+            ef_buf_put(&b, " (no command: add \"command\" to the job)");
+        for (int k = 0; k < jb->in->run.argc; k++) {
+            ef_buf_put(&b, " ");
+            sh_word(&b, jb->in->run.argv[k]);
+        }
+        outf(o, "    node %d: %s", nodes[r], b.s);
+        free(b.s);
+    }
+    free(nodes);
+    char line[16384];
+    outf(o, "    slurm: %s",
+         exec_slurm_sbatch_line(x, &run, line, sizeof line));
+}
+
+static int dry_run(exec_plan *p, const exec_opts *o, exec_report *rep,
+                   ef_err *e)
+{
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.p = p;
+    x.scale = o->scale;
+    x.state = ef_strdup(o->state);
+    x.nodes_file = o->nodes_file;
+    int rc = EF_OK;
+    if (o->nodes_file) {
+        /* only the names: read them the way the Slurm backend does */
+        char *buf;
+        size_t len;
+        if (ef_read_file(o->nodes_file, &buf, &len, e) != EF_OK) {
+            free(x.state);
+            return EF_ERR;
+        }
+        for (char *line = buf, *next; line && *line; line = next) {
+            next = strchr(line, '\n');
+            if (next)
+                *next++ = '\0';
+            if (!line[0] || line[0] == '#')
+                continue;
+            x.node_names = ef_realloc(x.node_names, (size_t)(x.nnames + 1) *
+                                      sizeof(char *));
+            x.node_names[x.nnames++] = ef_strdup(line);
+        }
+        free(buf);
+    }
+    int64_t end_t = window_end(p, o);
+    exec_place *cur = ef_calloc((size_t)p->njobs + 1, sizeof *cur);
+    exec_place *want = ef_calloc((size_t)p->njobs + 1, sizeof *want);
+    exec_action *act = ef_calloc((size_t)p->njobs + 1, sizeof *act);
+    int *attempt = ef_calloc((size_t)p->njobs + 1, sizeof *attempt);
+    int *done = ef_calloc((size_t)p->njobs + 1, sizeof *done);
+    outf(o, "dry-run of %s: %d jobs, %d slots from %" PRId64 " to %" PRId64
+         " (applying until %" PRId64 "); nothing is run", p->path, p->njobs,
+         p->nslots, p->now, p->end, end_t);
+    for (int s = 0; s < p->nslots && p->slots[s].start < end_t; s++) {
+        const exec_slot *sl = &p->slots[s];
+        for (int j = 0; j < p->njobs; j++)
+            want[j].n = 0;
+        for (int a = 0; a < sl->nalloc; a++)
+            if (!done[sl->a[a].job])
+                want[sl->a[a].job] = sl->a[a].place;
+        int n = exec_diff(cur, want, p->njobs, act), shown = 0;
+        for (int k = 0; k < n; k++) {
+            int j = act[k].job;
+            exec_act a = act[k].act;
+            if (a == EXEC_KEEP)
+                continue;
+            if (!shown++)
+                outf(o, "slot %d [%" PRId64 ", %" PRId64 ")", s, sl->start,
+                     sl->end);
+            if (a != EXEC_START) {
+                char h[160];
+                outf(o, "  %s %s%s", exec_act_name(a), p->jobs[j].id,
+                     a == EXEC_STOP ? "" : ": checkpoint, stop, start again");
+                snprintf(h, sizeof h, "<id of %.8s-%s-%d>", p->hash,
+                         p->jobs[j].safe, attempt[j]);
+                const char *sn = job_signal_name(signal_of(p, j));
+                outf(o, "    local: kill -%s -PGID; after %d s kill -KILL "
+                     "-PGID", sn ? sn + 3 : "?", grace_of(p, j));
+                outf(o, "    slurm: scancel --batch --signal=%s %s; after %d s "
+                     "scancel %s", sn ? sn + 3 : "?", h, grace_of(p, j), h);
+                cur[j].n = 0;
+            }
+        }
+        for (int k = 0; k < n; k++) {
+            int j = act[k].job;
+            exec_act a = act[k].act;
+            if (a == EXEC_START || a == EXEC_RESIZE || a == EXEC_MIGRATE) {
+                attempt[j]++;
+                dry_launch(&x, o, j, attempt[j], &want[j],
+                           (double)(shape_end(p, j, s, &want[j]) - sl->start) /
+                           o->scale + grace_of(p, j) + 60);
+                cur[j] = want[j];
+            }
+        }
+        for (int j = 0; j < p->njobs; j++)
+            if (cur[j].n && p->jobs[j].planned_end >= 0 &&
+                p->jobs[j].planned_end <= sl->end) {
+                outf(o, "  (%s completes at %" PRId64 " as planned: it exits "
+                     "and its GPUs stay idle to the slot's end)",
+                     p->jobs[j].id, p->jobs[j].planned_end);
+                cur[j].n = 0;
+                done[j] = 1;
+            }
+    }
+    outf(o, "end of dry-run at %" PRId64, end_t);
+    rep->complete = end_t == p->end;
+    free(cur);
+    free(want);
+    free(act);
+    free(attempt);
+    free(done);
+    for (int k = 0; k < x.nnames; k++)
+        free(x.node_names[k]);
+    free(x.node_names);
+    free(x.state);
+    return rc;
+}
+
+/* ---- apply --------------------------------------------------------------- */
+
+static int run_loop(apply *A, int64_t end_t, ef_err *e)
+{
+    const exec_plan *p = A->p;
+    for (;;) {
+        double now = plan_clock(&A->r);
+        A->t = (int64_t)floor(now);
+        if (poll_all(A, e) != EF_OK)
+            return EF_ERR;
+        if (A->t >= end_t)
+            return EF_OK;
+        int s = exec_plan_slot_at(p, A->t);
+        int64_t next = end_t;
+        if (s >= 0) {
+            if (apply_slot(A, s, e) != EF_OK)
+                return EF_ERR;
+            if (p->slots[s].end < next)
+                next = p->slots[s].end;
+        } else if (p->nslots && A->t < p->slots[0].start) {
+            next = p->slots[0].start;
+        }
+        double wait = ((double)next - plan_clock(&A->r)) / A->r.scale;
+        if (wait > A->o->poll)
+            wait = A->o->poll;
+        sleep_s(wait > 0.005 ? wait : 0.005);
+    }
+}
+
+int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
+               ef_err *e)
+{
+    memset(rep, 0, sizeof *rep);
+    if (strcmp(o->backend, "dry-run") == 0)
+        return dry_run(p, o, rep, e);
+    const exec_backend *b = exec_backend_find(o->backend);
+    if (!b)
+        return ef_fail(e, EF_E_USAGE, "unknown backend \"%s\" (expected local, "
+                       "slurm or dry-run)", o->backend);
+    if (make_dir(o->state, e) != EF_OK)
+        return EF_ERR;
+    char real[PATH_MAX], path[PATH_MAX + 64];
+    if (!realpath(o->state, real))
+        return ef_fail(e, EF_E_INPUT, "%s: %s", o->state, strerror(errno));
+    static const char *const sub[] = {"logs", "run", "progress"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(path, sizeof path, "%s/%s", real, sub[k]);
+        if (make_dir(path, e) != EF_OK)
+            return EF_ERR;
+    }
+    snprintf(path, sizeof path, "%s/lock", real);
+    int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock < 0)
+        return ef_fail(e, EF_E_INPUT, "%s: %s", path, strerror(errno));
+    if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
+        close(lock);
+        return ef_fail(e, EF_E_INPUT, "%s: another efplan apply is using this "
+                       "state directory", o->state);
+    }
+    apply A;
+    memset(&A, 0, sizeof A);
+    A.p = p;
+    A.o = o;
+    A.rep = rep;
+    A.x.p = p;
+    A.x.b = b;
+    A.x.state = ef_strdup(real);
+    A.x.scale = o->scale;
+    A.x.nodes_file = o->nodes_file;
+    snprintf(rep->journal, sizeof rep->journal, "%s/journal.jsonl", real);
+    snprintf(rep->state_file, sizeof rep->state_file, "%s/state.json", real);
+    int64_t end_t = window_end(p, o);
+    int rc = EF_OK, prepared = 0;
+    if (exec_journal_replay(rep->journal, p, &A.r, e) != EF_OK) {
+        rc = EF_ERR;
+        goto out;
+    }
+    if (A.r.begun && strcmp(A.r.hash, p->hash) != 0) {
+        rc = ef_fail(e, EF_E_INPUT, "%s: its journal belongs to another plan "
+                     "(hash %s, this plan %s); use another --state", o->state,
+                     A.r.hash, p->hash);
+        goto out;
+    }
+    if (A.r.begun && strcmp(A.r.backend, b->name) != 0) {
+        rc = ef_fail(e, EF_E_INPUT, "%s: this plan was applied with --backend "
+                     "%s; resume it with the same backend", o->state,
+                     A.r.backend);
+        goto out;
+    }
+    if (A.r.ended) {
+        rep->already_done = 1;
+        rep->complete = 1;
+        count(&A);
+        goto out;
+    }
+    if (check_commands(p, end_t, e) != EF_OK) {
+        rc = EF_ERR;
+        goto out;
+    }
+    if (exec_journal_open(&A.jn, rep->journal, e) != EF_OK) {
+        rc = EF_ERR;
+        goto out;
+    }
+    if (!A.r.begun) {
+        double aw = wall_now();
+        int64_t ap = p->now;
+        if (o->scale == 1 && p->now >= 1000000000LL) {
+            aw = 0; /* Unix times: the plan clock is the wall clock */
+            ap = 0;
+        }
+        json_t *bo = json_pack("{s:s,s:s,s:s,s:s,s:f,s:I,s:f}", "ev", "begin",
+                               "plan", p->path, "hash", p->hash, "backend",
+                               b->name, "anchor_wall", aw, "anchor_plan",
+                               (json_int_t)ap, "scale", o->scale);
+        if (put(&A, bo, e) != EF_OK) {
+            rc = EF_ERR;
+            goto out;
+        }
+    } else {
+        A.t = (int64_t)floor(plan_clock(&A.r));
+        say(&A, "resuming from %s (%d records)", rep->journal, A.r.records);
+        if (put(&A, json_pack("{s:s,s:I}", "ev", "resume", "time",
+                              (json_int_t)A.t), e) != EF_OK) {
+            rc = EF_ERR;
+            goto out;
+        }
+    }
+    A.t = (int64_t)floor(plan_clock(&A.r));
+    if (b->prepare(&A.x, e) != EF_OK || settle(&A, e) != EF_OK) {
+        rc = EF_ERR;
+        goto backend_error;
+    }
+    prepared = 1;
+    if (run_loop(&A, end_t, e) != EF_OK) {
+        rc = EF_ERR;
+        goto backend_error;
+    }
+    /* the window is over: checkpoint and stop what still runs */
+    A.t = end_t;
+    {
+        int *left = ef_calloc((size_t)p->njobs + 1, sizeof *left), n = 0;
+        for (int j = 0; j < p->njobs; j++)
+            if (A.r.jobs[j].running)
+                left[n++] = j;
+        if (n)
+            say(&A, "end of the window at %" PRId64 ": stopping %d job(s)",
+                end_t, n);
+        rc = stop_jobs(&A, left, n, "end", e);
+        free(left);
+    }
+    if (rc != EF_OK)
+        goto backend_error;
+    rep->complete = end_t == p->end;
+    if (rep->complete &&
+        put(&A, json_pack("{s:s,s:I}", "ev", "end", "time", (json_int_t)A.t),
+            e) != EF_OK) {
+        rc = EF_ERR;
+        goto out;
+    }
+    count(&A);
+    rc = write_state(&A, rep->complete, e);
+    goto out;
+backend_error:
+    {
+        /* keep what is known: the journal says what was done; the state
+         * file is rewritten; jobs keep running until the next apply */
+        ef_err e2 = {0};
+        if (A.jn.path)
+            put(&A, json_pack("{s:s,s:s}", "ev", "error", "msg", e->msg), &e2);
+        count(&A);
+        write_state(&A, 0, &e2);
+        (void)prepared;
+    }
+out:
+    if (b->release)
+        b->release(&A.x);
+    exec_journal_close(&A.jn);
+    exec_replay_free(&A.r);
+    for (int k = 0; k < A.x.nnames; k++)
+        free(A.x.node_names[k]);
+    free(A.x.node_names);
+    free(A.x.state);
+    close(lock);
+    return rc;
+}

@@ -1,0 +1,364 @@
+/*
+ * exec.h: the executor: apply a plan file (format efplan-plan v1) on a
+ * cluster, slot by slot, and report back what happened.
+ *
+ *   exec_plan_*     read a plan file and the job queue it was made from
+ *   exec_diff       what to do at a slot boundary: start / keep / resize /
+ *                   migrate / stop, given what runs and what the slot says
+ *   exec_journal_*  the append-only journal (one JSON object per line,
+ *                   fsynced) and its replay after a crash
+ *   exec_backend    how jobs are launched, signalled, polled and stopped:
+ *                   local processes, Slurm, or a dry run
+ *   exec_apply      the loop that ties them together
+ *   exec_state_*    the state file: a job queue that `efplan plan --jobs`
+ *                   reads (iterations done, current placement, failures)
+ *
+ * The library never prints: progress lines go to a callback the caller
+ * gives (exec_opts.say). Errors come back as ef_err.
+ */
+#ifndef EF_EXEC_H
+#define EF_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../planner/err.h"
+#include "../planner/jobs.h"
+
+/* ---- the plan as apply reads it ---------------------------------------- */
+
+/* Where an attempt runs: n (node, gpu) pairs sorted by node then GPU, GPU
+ * indices local to the node. n == 0: nowhere (not running). */
+typedef struct exec_place {
+    int n;
+    int *node;
+    int *gpu;
+} exec_place;
+
+typedef struct exec_alloc {
+    int job;          /* index into exec_plan.jobs */
+    exec_place place;
+} exec_alloc;
+
+typedef struct exec_slot {
+    int64_t start, end;
+    int nalloc;
+    exec_alloc *a;
+} exec_slot;
+
+typedef struct exec_job {
+    char *id;
+    int64_t iterations;       /* total */
+    int64_t iterations_done;  /* at the plan's start */
+    int64_t planned_end;      /* -1 if never */
+    const job *in;            /* the job in the queue file (command etc.) */
+    int port;                 /* MASTER_PORT, unique within the plan */
+    char safe[96];            /* id made safe for file and Slurm names */
+} exec_job;
+
+typedef struct exec_plan {
+    char *path;
+    char hash[17];            /* FNV-1a 64 of the plan file, hex */
+    int nodes, gpus_per_node;
+    int64_t now, end;
+    int slot_seconds;
+    char *jobs_file;          /* as recorded in the plan */
+    int njobs;
+    exec_job *jobs;           /* sorted by id */
+    int nslots;
+    exec_slot *slots;         /* consecutive from now */
+    job_queue q;              /* the jobs file (exec_plan_attach_jobs) */
+} exec_plan;
+
+/* Parse plan JSON from a buffer ('path' names it in messages). Checks what
+ * apply relies on: known jobs, consecutive slots, placements inside the
+ * cluster, no GPU given twice in a slot. Errors are EF_E_INPUT with the
+ * JSON path. On success *p owns everything; free with exec_plan_free. */
+int exec_plan_parse(exec_plan *p, const char *path, const char *buf,
+                    size_t len, ef_err *e);
+
+/* Load the jobs file that gives each job its command: 'jobs_path' if not
+ * NULL, else the plan's jobs_file as written (relative to the current
+ * directory, then to the plan's directory). Every plan job must be in it
+ * (same id, same iterations). EF_E_INPUT on a missing file or mismatch. */
+int exec_plan_attach_jobs(exec_plan *p, const char *jobs_path, ef_err *e);
+
+/* exec_plan_parse on a file, then exec_plan_attach_jobs. */
+int exec_plan_load(exec_plan *p, const char *path, const char *jobs_path,
+                   ef_err *e);
+
+void exec_plan_free(exec_plan *p);
+
+/* Index of the job with id 'id', or -1. */
+int exec_plan_find(const exec_plan *p, const char *id);
+
+/* Index of the slot containing plan time t ([start, end)), or -1 when t is
+ * before the first slot or at/after the last one's end. */
+int exec_plan_slot_at(const exec_plan *p, int64_t t);
+
+/* 1 if a and b hold the same (node, gpu) pairs. */
+int exec_place_equal(const exec_place *a, const exec_place *b);
+/* Deep copy into *dst (freeing what dst held). */
+void exec_place_copy(exec_place *dst, const exec_place *src);
+void exec_place_free(exec_place *pl);
+/* The distinct nodes of pl, ascending, into nodes[] (room for pl->n);
+ * returns their count. */
+int exec_place_nodes(const exec_place *pl, int *nodes);
+/* "node 0 GPUs 0,1" / "nodes 0,1 GPUs 0-7 each" style text into dst. */
+const char *exec_place_str(const exec_place *pl, char *dst, size_t len);
+/* The GPU indices on 'node', comma separated ("0,1,2,3"), into dst. */
+const char *exec_place_gpus(const exec_place *pl, int node, char *dst,
+                            size_t len);
+
+/* ---- the slot diff ------------------------------------------------------- */
+
+typedef enum exec_act {
+    EXEC_KEEP = 0,  /* runs, and the slot keeps it where it is */
+    EXEC_START,     /* not running; the slot gives it GPUs */
+    EXEC_RESIZE,    /* runs; the slot gives it another GPU count */
+    EXEC_MIGRATE,   /* runs; same count, other GPUs */
+    EXEC_STOP       /* runs; the slot gives it nothing */
+} exec_act;
+
+typedef struct exec_action {
+    exec_act act;
+    int job;
+} exec_action;
+
+/* Name of an action ("start", ...). */
+const char *exec_act_name(exec_act a);
+
+/*
+ * exec_diff: compare what runs (cur[j], n == 0: not running) with what the
+ * slot wants (want[j], n == 0: nothing) for the njobs jobs, and fill
+ * out[] (room for njobs) with one action per job that runs or is wanted,
+ * ordered for execution: every STOP, RESIZE and MIGRATE first (their
+ * stop halves free GPUs), then START, then KEEP; within one kind by job
+ * index (the plan sorts jobs by id). Returns the number of actions. A
+ * RESIZE or MIGRATE is carried out as a checkpoint-stop then a start.
+ */
+int exec_diff(const exec_place *cur, const exec_place *want, int njobs,
+              exec_action *out);
+
+/* ---- journal ------------------------------------------------------------- */
+
+typedef enum exec_jstatus {
+    EXEC_J_PENDING = 0,  /* not done, not failed */
+    EXEC_J_DONE,         /* its work is done (exit 0, or progress reached) */
+    EXEC_J_FAILED        /* its command failed: not relaunched */
+} exec_jstatus;
+
+/* What the journal says about one job. */
+typedef struct exec_jjob {
+    exec_jstatus status;
+    int attempt;          /* highest attempt number intended (0: none) */
+    int running;          /* attempt 'attempt' was launched and not ended */
+    int start_in_doubt;   /* a launch intended, its outcome not recorded */
+    int stop_in_doubt;    /* a stop intended, its outcome not recorded */
+    exec_place place;     /* where attempt 'attempt' runs / was meant to */
+    char handle[128];     /* backend handle of the running attempt */
+    int64_t progress;     /* last iterations done read (-1 unknown) */
+    int exit_code;        /* failed: the exit status text's number */
+    char why[160];        /* failed: "exit 3" / "signal 9" / "lost" */
+    int had_place;        /* was running when the last apply ended */
+    double start_at;      /* wall clock of the last launch intent */
+} exec_jjob;
+
+typedef struct exec_replay {
+    int begun, ended;
+    char hash[17];
+    char backend[16];
+    double anchor_wall;   /* wall-clock seconds at plan time anchor_plan */
+    int64_t anchor_plan;
+    double scale;         /* plan seconds per wall second */
+    int64_t last_slot;    /* start of the last slot applied, -1 none */
+    int njobs;
+    exec_jjob *jobs;      /* per plan job */
+    int records;          /* well-formed records read */
+    int torn;             /* 1 if a torn last line was dropped */
+} exec_replay;
+
+/*
+ * exec_journal_replay: read the journal at 'path' (a missing file is an
+ * empty journal) against plan p and rebuild *r. A last line without its
+ * newline (the writer was killed mid-write) is dropped; any other
+ * malformed line, or a job id the plan lacks, is EF_E_INPUT naming
+ * path:line. Free r with exec_replay_free.
+ */
+int exec_journal_replay(const char *path, const exec_plan *p,
+                        exec_replay *r, ef_err *e);
+void exec_replay_free(exec_replay *r);
+
+/* Apply one journal record (a JSON object as text) to *r, as replay does;
+ * used by exec_journal_append to keep the in-memory state in step. */
+int exec_replay_record(exec_replay *r, const exec_plan *p, const char *line,
+                       ef_err *e);
+
+typedef struct exec_journal {
+    int fd;
+    char *path;
+} exec_journal;
+
+/* Open (create) the journal for appending; a torn last line is cut off
+ * first so that new records start on a line of their own. */
+int exec_journal_open(exec_journal *j, const char *path, ef_err *e);
+
+/* Append one record (a JSON object text without newline), write it in one
+ * write(2) and fsync. Also applies it to *r (when r is not NULL). */
+int exec_journal_append(exec_journal *j, exec_replay *r, const exec_plan *p,
+                        const char *record, ef_err *e);
+void exec_journal_close(exec_journal *j);
+
+/* ---- backends ------------------------------------------------------------ */
+
+typedef struct exec_ctx exec_ctx;
+
+/* One attempt of one job, as a backend sees it. */
+typedef struct exec_run {
+    int job;             /* plan job index */
+    int attempt;         /* 1, 2, ... */
+    const exec_place *place;
+    double wall_limit;   /* seconds it may run (Slurm --time), > 0 */
+    char handle[128];    /* filled by launch / find */
+} exec_run;
+
+typedef enum exec_pstate {
+    EXEC_P_RUNNING = 0,
+    EXEC_P_EXITED,       /* exit status known: code / sig */
+    EXEC_P_GONE          /* no process and no exit status (killed) */
+} exec_pstate;
+
+typedef struct exec_pstatus {
+    exec_pstate state;
+    int code;            /* EXITED: exit code, or 128 + signal */
+    int sig;             /* EXITED by a signal: its number, else 0 */
+} exec_pstatus;
+
+/*
+ * A backend: every function returns EF_OK or EF_ERR (EF_E_INPUT for a
+ * problem with the plan or configuration, EF_E_INTERNAL when the cluster
+ * cannot be reached or refuses). 'find' looks for an attempt that a
+ * previous, killed executor may have launched: 1 found (handle filled),
+ * 0 not launched.
+ */
+typedef struct exec_backend {
+    const char *name;
+    int (*prepare)(exec_ctx *x, ef_err *e);
+    int (*launch)(exec_ctx *x, exec_run *r, ef_err *e);
+    int (*signal)(exec_ctx *x, const exec_run *r, int sig, ef_err *e);
+    int (*poll)(exec_ctx *x, const exec_run *r, exec_pstatus *st, ef_err *e);
+    int (*stop)(exec_ctx *x, const exec_run *r, ef_err *e);
+    int (*find)(exec_ctx *x, exec_run *r, ef_err *e);
+    void (*release)(exec_ctx *x);
+} exec_backend;
+
+extern const exec_backend exec_backend_local;
+extern const exec_backend exec_backend_slurm;
+
+/* The backend called 'name' ("local", "slurm"), or NULL. */
+const exec_backend *exec_backend_find(const char *name);
+
+/* Shared by the backends and the apply loop. */
+struct exec_ctx {
+    const exec_plan *p;
+    const exec_backend *b;
+    char *state;           /* absolute state directory */
+    double scale;
+    char **node_names;     /* Slurm: plan node k -> name (nnames) */
+    int nnames;
+    const char *nodes_file;/* --nodes FILE, or NULL (sinfo) */
+    void *priv;            /* backend's own data */
+};
+
+/* Paths under the state directory for job j, attempt a, into dst. */
+const char *exec_path_log(const exec_ctx *x, int j, int a, char *dst,
+                          size_t len);
+const char *exec_path_progress(const exec_ctx *x, int j, char *dst,
+                               size_t len);
+const char *exec_path_run(const exec_ctx *x, int j, int a, const char *ext,
+                          char *dst, size_t len);
+
+/* Iterations done as the job last wrote them to its progress file, or -1
+ * (no file, or not a number). */
+int64_t exec_read_progress(const exec_ctx *x, int j);
+
+/* The environment apply adds for one launch (NULL-terminated array of
+ * "KEY=VALUE", heap; free with exec_strv_free): the job's own "env",
+ * then NNODES, NODE_RANK, NPROC_PER_NODE, WORLD_SIZE, MASTER_ADDR,
+ * MASTER_PORT, CUDA_VISIBLE_DEVICES (the plan's GPUs on 'node'; omitted
+ * when cvd is 0), EFPLAN_JOB_ID, EFPLAN_PROGRESS_FILE, EFPLAN_ATTEMPT,
+ * EFPLAN_ITERATIONS. */
+char **exec_launch_env(const exec_ctx *x, const exec_run *r, int node_rank,
+                       const char *master_addr, int cvd);
+void exec_strv_free(char **v);
+
+/*
+ * exec_run_cmd: run argv (no shell), wait, and capture at most outlen-1
+ * bytes of its standard output (and error, when 'merge') into out. Returns
+ * the exit status (0..255), 128 + signal, or -1 when it could not be run
+ * (the reason in out). Without 'merge', its standard error is discarded.
+ */
+int exec_run_cmd(char *const *argv, char *out, size_t outlen, int merge);
+
+/* Slurm's command lines for a launch, for the dry run (no cluster needed;
+ * node names from x->node_names, else "node<N>"): one line each for the
+ * sbatch of attempt r, into dst. */
+const char *exec_slurm_sbatch_line(exec_ctx *x, const exec_run *r, char *dst,
+                                   size_t len);
+
+/* ---- the apply loop ------------------------------------------------------ */
+
+typedef struct exec_opts {
+    const char *backend;      /* "local", "slurm" or "dry-run" */
+    const char *state;        /* state directory (created) */
+    const char *nodes_file;   /* Slurm node names, or NULL */
+    int64_t until;            /* stop at this plan time; -1 none */
+    int slots;                /* stop after this many slot entries; 0 all */
+    double scale;             /* plan seconds per wall second (default 1) */
+    double poll;              /* wall seconds between polls (default 0.2) */
+    /* progress lines (no newline); dry-run actions go to 'out' */
+    void (*say)(void *arg, const char *line);
+    void (*out)(void *arg, const char *line);
+    void *arg;
+} exec_opts;
+
+void exec_opts_default(exec_opts *o);
+
+/* What one apply did, for the caller's summary and exit code. */
+typedef struct exec_report {
+    int already_done;   /* the journal says it was applied: nothing done */
+    int complete;       /* reached the plan's end */
+    int launched;       /* launches by this run */
+    int done, failed, pending;  /* jobs, at exit */
+    char state_file[4200];
+    char journal[4200];
+} exec_report;
+
+/*
+ * exec_apply: apply plan p (loaded with its jobs) with the options given.
+ * Real backends: keep a journal in the state directory, resume from it,
+ * run the clock (scaled), act on each slot boundary, and write the state
+ * file at the end (also after a backend error, when it can). dry-run:
+ * print every slot's actions and the exact launches (local environment
+ * and command; Slurm command lines) through o->out; runs nothing, writes
+ * nothing. Errors: EF_E_INPUT (bad plan/state directory, another apply
+ * holds the state directory), EF_E_INTERNAL (the backend failed; the
+ * journal tells what was done; run again to resume).
+ */
+int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
+               ef_err *e);
+
+/* ---- the state file ------------------------------------------------------ */
+
+/*
+ * exec_state_json: the state file text (heap, keys sorted): the jobs file
+ * (format efplan-jobs v1) with every job neither done nor failed, its
+ * iterations_done from the journal and progress files, its placement when
+ * it was running at the end of this apply, and its command keys; plus
+ * "apply": {"complete", "failed": [{"attempt", "id", "job", "log",
+ * "why"}], "finished": [ids], "journal", "plan", "plan_time"}.
+ */
+char *exec_state_json(const exec_ctx *x, const exec_replay *r, int complete,
+                      int64_t plan_time);
+
+#endif

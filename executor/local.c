@@ -1,0 +1,313 @@
+/* local.c: the local backend: each attempt is a process group on this
+ * host (see exec.h).
+ *
+ * A launch forks a small monitor (the group leader): it writes
+ * run/JOB.A.pid ("pid starttime"), forks the command with the job's
+ * environment, output appended to logs/JOB.A.log, and waits for it; then
+ * writes run/JOB.A.rc ("exit N" or "signal S"). The monitor ignores the
+ * checkpoint signals sent to the group, so the exit status is always
+ * recorded, even when the executor itself was killed meanwhile: a new
+ * executor adopts the attempt from these two files.
+ */
+#include "exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../planner/util.h"
+
+extern char **environ;
+
+/* State letter and start time (clock ticks since boot) of pid; 0 when
+ * there is no such process. */
+static int proc_stat(long pid, char *state, unsigned long long *start)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    p++;
+    /* after "comm)": field 3 (state) is token 1, field 22 token 20 */
+    int tok = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(p, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        tok++;
+        if (tok == 1)
+            *state = t[0];
+        if (tok == 20) {
+            *start = strtoull(t, NULL, 10);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int parse_handle(const char *h, long *pid, unsigned long long *start)
+{
+    return sscanf(h, "%ld:%llu", pid, start) == 2 && *pid > 1 ? 0 : -1;
+}
+
+/* 1 if the attempt's monitor is alive (and not a zombie). */
+static int alive(const char *handle)
+{
+    long pid;
+    unsigned long long st0, st;
+    char state;
+    if (parse_handle(handle, &pid, &st0) != 0)
+        return 0;
+    if (!proc_stat(pid, &state, &st))
+        return 0;
+    return st == st0 && state != 'Z' && state != 'X';
+}
+
+/* "exit N" / "signal S" from the rc file: 1 read, 0 none. */
+static int read_rc(const char *path, exec_pstatus *stt)
+{
+    char buf[64];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    int v;
+    stt->state = EXEC_P_EXITED;
+    stt->sig = 0;
+    if (sscanf(buf, "exit %d", &v) == 1)
+        stt->code = v;
+    else if (sscanf(buf, "signal %d", &v) == 1) {
+        stt->sig = v;
+        stt->code = 128 + v;
+    } else
+        stt->code = 255;
+    return 1;
+}
+
+static int local_prepare(exec_ctx *x, ef_err *e)
+{
+    int maxnode = 0;
+    for (int s = 0; s < x->p->nslots; s++)
+        for (int a = 0; a < x->p->slots[s].nalloc; a++) {
+            const exec_place *pl = &x->p->slots[s].a[a].place;
+            for (int k = 0; k < pl->n; k++)
+                if (pl->node[k] > maxnode)
+                    maxnode = pl->node[k];
+        }
+    if (maxnode > 0)
+        return ef_fail(e, EF_E_INPUT, "%s: the local backend runs one-node "
+                       "plans on this host, and this plan uses node %d (use "
+                       "--backend slurm)", x->p->path, maxnode);
+    return EF_OK;
+}
+
+/* Write "text" to path through a temporary file and rename (in a forked
+ * child: no allocation). */
+static void write_small(const char *path, const char *text)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    ssize_t n = write(fd, text, strlen(text));
+    (void)n;
+    fsync(fd);
+    close(fd);
+    rename(tmp, path);
+}
+
+static char **merged_env(char **add)
+{
+    int n = 0, na = 0;
+    while (environ[n])
+        n++;
+    while (add[na])
+        na++;
+    char **v = ef_malloc((size_t)(n + na + 1) * sizeof *v);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const char *eq = strchr(environ[i], '=');
+        size_t kl = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+        int replaced = 0;
+        for (int a = 0; a < na && !replaced; a++)
+            replaced = strncmp(add[a], environ[i], kl) == 0 &&
+                       add[a][kl] == '=';
+        if (!replaced)
+            v[k++] = environ[i];
+    }
+    for (int a = 0; a < na; a++)
+        v[k++] = add[a];
+    v[k] = NULL;
+    return v;
+}
+
+static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
+{
+    const exec_job *jb = &x->p->jobs[r->job];
+    const job_run *jr = &jb->in->run;
+    if (!jr->argv)
+        return ef_fail(e, EF_E_INPUT, "%s: job \"%s\" has no \"command\" (add "
+                       "one to run it)", x->p->q.path, jb->id);
+    char logp[4096], pidp[4096], rcp[4096];
+    exec_path_log(x, r->job, r->attempt, logp, sizeof logp);
+    exec_path_run(x, r->job, r->attempt, "pid", pidp, sizeof pidp);
+    exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
+    char **add = exec_launch_env(x, r, 0, "127.0.0.1", 1);
+    char **env = merged_env(add);
+    int ckpt = jr->signal ? jr->signal : SIGTERM;
+    (void)ckpt;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int err = errno;
+        free(env);
+        exec_strv_free(add);
+        return ef_fail(e, EF_E_INTERNAL, "fork: %s", strerror(err));
+    }
+    if (pid == 0) {
+        /* the monitor: keep no descriptor of the executor (its journal,
+         * its lock on the state directory) */
+        setpgid(0, 0);
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        char txt[128], st = 0;
+        unsigned long long start = 0;
+        proc_stat((long)getpid(), &st, &start);
+        snprintf(txt, sizeof txt, "%ld %llu\n", (long)getpid(), start);
+        write_small(pidp, txt);
+        for (int s = 1; s < 32; s++)
+            if (s != SIGKILL && s != SIGSTOP && s != SIGCHLD)
+                signal(s, SIG_IGN);
+        pid_t g = fork();
+        if (g == 0) {
+            for (int s = 1; s < 32; s++)
+                if (s != SIGKILL && s != SIGSTOP)
+                    signal(s, SIG_DFL);
+            sigset_t none;
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, NULL);
+            int lf = open(logp, O_WRONLY | O_CREAT | O_APPEND, 0644);
+            int dn = open("/dev/null", O_RDONLY);
+            if (lf >= 0) {
+                dup2(lf, 1);
+                dup2(lf, 2);
+            }
+            if (dn >= 0)
+                dup2(dn, 0);
+            if (jr->workdir && chdir(jr->workdir) != 0) {
+                dprintf(2, "efplan apply: cannot enter workdir %s: %s\n",
+                        jr->workdir, strerror(errno));
+                _exit(127);
+            }
+            environ = env;
+            execvp(jr->argv[0], jr->argv);
+            dprintf(2, "efplan apply: cannot run %s: %s\n", jr->argv[0],
+                    strerror(errno));
+            _exit(127);
+        }
+        int status = 0;
+        if (g < 0)
+            snprintf(txt, sizeof txt, "exit 126\n");
+        else {
+            while (waitpid(g, &status, 0) < 0 && errno == EINTR)
+                ;
+            if (WIFSIGNALED(status))
+                snprintf(txt, sizeof txt, "signal %d\n", WTERMSIG(status));
+            else
+                snprintf(txt, sizeof txt, "exit %d\n", WEXITSTATUS(status));
+        }
+        write_small(rcp, txt);
+        _exit(0);
+    }
+    setpgid(pid, pid);
+    free(env);
+    exec_strv_free(add);
+    char st = 0;
+    unsigned long long start = 0;
+    if (!proc_stat((long)pid, &st, &start))
+        return ef_fail(e, EF_E_INTERNAL, "launch of %s: the monitor process "
+                       "%ld vanished", jb->id, (long)pid);
+    snprintf(r->handle, sizeof r->handle, "%ld:%llu", (long)pid, start);
+    return EF_OK;
+}
+
+static int local_poll(exec_ctx *x, const exec_run *r, exec_pstatus *stt,
+                      ef_err *e)
+{
+    char rcp[4096];
+    exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
+    if (read_rc(rcp, stt))
+        return EF_OK;
+    if (alive(r->handle)) {
+        stt->state = EXEC_P_RUNNING;
+        return EF_OK;
+    }
+    /* the monitor writes the rc file just before it exits */
+    if (read_rc(rcp, stt))
+        return EF_OK;
+    stt->state = EXEC_P_GONE;
+    return EF_OK;
+}
+
+static int local_signal(exec_ctx *x, const exec_run *r, int sig, ef_err *e)
+{
+    long pid;
+    unsigned long long st;
+    if (!alive(r->handle) || parse_handle(r->handle, &pid, &st) != 0)
+        return EF_OK;
+    if (kill(-(pid_t)pid, sig) != 0 && errno != ESRCH)
+        return ef_fail(e, EF_E_INTERNAL, "kill %s to process group %ld: %s",
+                       job_signal_name(sig) ? job_signal_name(sig) : "?", pid,
+                       strerror(errno));
+    return EF_OK;
+}
+
+static int local_stop(exec_ctx *x, const exec_run *r, ef_err *e)
+{
+    return local_signal(x, r, SIGKILL, e);
+}
+
+static int local_find(exec_ctx *x, exec_run *r, ef_err *e)
+{
+    char pidp[4096], buf[128];
+    exec_path_run(x, r->job, r->attempt, "pid", pidp, sizeof pidp);
+    int fd = open(pidp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    long pid;
+    unsigned long long st;
+    buf[n > 0 ? n : 0] = '\0';
+    if (sscanf(buf, "%ld %llu", &pid, &st) != 2)
+        return 0;
+    snprintf(r->handle, sizeof r->handle, "%ld:%llu", pid, st);
+    return 1;
+}
+
+static void local_release(exec_ctx *x)
+{
+    (void)x;
+}
+
+const exec_backend exec_backend_local = {
+    "local", local_prepare, local_launch, local_signal, local_poll,
+    local_stop, local_find, local_release};

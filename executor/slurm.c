@@ -1,0 +1,523 @@
+/* slurm.c: the Slurm backend (see exec.h).
+ *
+ * One attempt = one batch job: sbatch --parsable with --nodelist,
+ * --gres=gpu:N (N GPUs per node), --time and a job name that encodes the
+ * plan, the job and the attempt ("efp-HASH8-JOB-A"), so that a restarted
+ * executor finds what it launched. The batch script (run/JOB.A.sbatch)
+ * sets the launch environment, runs the command (through srun on
+ * several nodes), forwards the checkpoint signal to it, and writes the
+ * exit status to run/JOB.A.rc: the state directory must be on a file
+ * system the nodes share. Checkpoint = scancel --batch --signal=SIG; stop
+ * = scancel. Slurm cannot resize a running job, so a resize or migration
+ * is checkpoint, stop, and a new batch job with the new shape. What runs
+ * is read back with squeue --json.
+ */
+#include "exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "../planner/util.h"
+
+typedef struct sq_job {
+    long id;
+    char *name;
+    char state[32];
+} sq_job;
+
+typedef struct slurm_priv {
+    sq_job *jobs;
+    int n;
+    double at;      /* wall time of the last squeue, 0 = never */
+} slurm_priv;
+
+#define OUTLEN 65536
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sq_clear(slurm_priv *s)
+{
+    for (int i = 0; i < s->n; i++)
+        free(s->jobs[i].name);
+    free(s->jobs);
+    s->jobs = NULL;
+    s->n = 0;
+}
+
+/* One line of a command's output for an error message. */
+static const char *first_line(char *out)
+{
+    char *nl = strchr(out, '\n');
+    while (nl && nl[1] == '\0') {
+        *nl = '\0';
+        nl = strchr(out, '\n');
+    }
+    if (nl)
+        *nl = '\0';
+    return out[0] ? out : "(no output)";
+}
+
+static int cmd_fail(ef_err *e, const char *what, int rc, char *out)
+{
+    if (rc < 0)
+        return ef_fail(e, EF_E_INTERNAL, "slurm: %s: %s (is Slurm installed "
+                       "and in PATH?)", what, first_line(out));
+    return ef_fail(e, EF_E_INTERNAL, "slurm: %s failed (exit %d): %s", what,
+                   rc, first_line(out));
+}
+
+/* squeue --json, at most every 0.3 s (or when 'force'). */
+static int sq_refresh(exec_ctx *x, int force, ef_err *e)
+{
+    slurm_priv *s = x->priv;
+    if (!force && s->at > 0 && wall_now() - s->at < 0.3)
+        return EF_OK;
+    char *out = ef_malloc(16 * OUTLEN);
+    char *argv[] = {"squeue", "--json", NULL};
+    int rc = exec_run_cmd(argv, out, 16 * OUTLEN, 0);
+    if (rc != 0) {
+        /* the error text went to stderr: run again for it, merged */
+        int rc2 = exec_run_cmd(argv, out, 16 * OUTLEN, 1);
+        int r = cmd_fail(e, "squeue --json", rc2 ? rc2 : rc, out);
+        free(out);
+        return r;
+    }
+    json_error_t je;
+    json_t *root = json_loads(out, 0, &je);
+    free(out);
+    json_t *arr = root ? json_object_get(root, "jobs") : NULL;
+    if (!json_is_array(arr)) {
+        json_decref(root);
+        return ef_fail(e, EF_E_INTERNAL, "slurm: squeue --json: not the "
+                       "expected JSON (%s)", root ? "no \"jobs\" array"
+                                                  : je.text);
+    }
+    sq_clear(s);
+    s->jobs = ef_calloc(json_array_size(arr) + 1, sizeof *s->jobs);
+    size_t i;
+    json_t *o;
+    json_array_foreach(arr, i, o) {
+        json_t *id = json_object_get(o, "job_id");
+        json_t *nm = json_object_get(o, "name");
+        json_t *st = json_object_get(o, "job_state");
+        if (!json_is_integer(id) || !json_is_string(nm))
+            continue;
+        sq_job *q = &s->jobs[s->n++];
+        q->id = (long)json_integer_value(id);
+        q->name = ef_strdup(json_string_value(nm));
+        if (json_is_array(st)) /* newer Slurm: a list of flags */
+            st = json_array_get(st, 0);
+        snprintf(q->state, sizeof q->state, "%s",
+                 json_is_string(st) ? json_string_value(st) : "UNKNOWN");
+    }
+    json_decref(root);
+    s->at = wall_now();
+    return EF_OK;
+}
+
+static void job_name(const exec_ctx *x, int j, int a, char *dst, size_t len)
+{
+    snprintf(dst, len, "efp-%.8s-%s-%d", x->p->hash, x->p->jobs[j].safe, a);
+}
+
+static int read_names(exec_ctx *x, ef_err *e)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    if (x->nodes_file) {
+        if (ef_read_file(x->nodes_file, &buf, &len, e) != EF_OK)
+            return EF_ERR;
+    } else {
+        char *out = ef_malloc(OUTLEN);
+        char *argv[] = {"sinfo", "-h", "-N", "-o", "%N", NULL};
+        int rc = exec_run_cmd(argv, out, OUTLEN, 1);
+        if (rc != 0) {
+            int r = cmd_fail(e, "sinfo -h -N -o %N (node names; or pass "
+                             "--nodes FILE)", rc, out);
+            free(out);
+            return r;
+        }
+        buf = out;
+        len = strlen(out);
+    }
+    /* one name per line; sinfo lists a node once per partition: keep the
+     * first of each and, for sinfo, sort */
+    for (char *line = buf, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        char *c = line;
+        while (*c == ' ' || *c == '\t')
+            c++;
+        size_t l = strlen(c);
+        while (l && (c[l - 1] == ' ' || c[l - 1] == '\t' || c[l - 1] == '\r'))
+            c[--l] = '\0';
+        if (l == 0 || c[0] == '#')
+            continue;
+        int dup = 0;
+        for (int k = 0; k < x->nnames && !dup; k++)
+            dup = strcmp(x->node_names[k], c) == 0;
+        if (dup)
+            continue;
+        x->node_names = ef_realloc(x->node_names,
+                                   (size_t)(x->nnames + 1) * sizeof(char *));
+        x->node_names[x->nnames++] = ef_strdup(c);
+    }
+    free(buf);
+    if (!x->nodes_file)
+        for (int a = 1; a < x->nnames; a++)
+            for (int b = a; b > 0 && strcmp(x->node_names[b - 1],
+                                            x->node_names[b]) > 0; b--) {
+                char *t = x->node_names[b];
+                x->node_names[b] = x->node_names[b - 1];
+                x->node_names[b - 1] = t;
+            }
+    if (x->nnames < x->p->nodes)
+        return ef_fail(e, EF_E_INPUT, "%s: %d node names for a plan of %d "
+                       "nodes (one name per line: line k names plan node k-1)",
+                       x->nodes_file ? x->nodes_file : "sinfo", x->nnames,
+                       x->p->nodes);
+    return EF_OK;
+}
+
+static int slurm_prepare(exec_ctx *x, ef_err *e)
+{
+    x->priv = ef_calloc(1, sizeof(slurm_priv));
+    if (read_names(x, e) != EF_OK)
+        return EF_ERR;
+    return sq_refresh(x, 1, e);
+}
+
+static void slurm_release(exec_ctx *x)
+{
+    if (x->priv) {
+        sq_clear(x->priv);
+        free(x->priv);
+        x->priv = NULL;
+    }
+}
+
+/* 'text' single-quoted for sh. */
+static void sh_quote(ef_buf *b, const char *s)
+{
+    ef_buf_put(b, "'");
+    for (; *s; s++) {
+        if (*s == '\'')
+            ef_buf_put(b, "'\\''");
+        else {
+            char c[2] = {*s, 0};
+            ef_buf_put(b, c);
+        }
+    }
+    ef_buf_put(b, "'");
+}
+
+static const char *node_name(const exec_ctx *x, int node, char *tmp,
+                             size_t len)
+{
+    if (x->node_names && node < x->nnames)
+        return x->node_names[node];
+    snprintf(tmp, len, "node%d", node);
+    return tmp;
+}
+
+/* argv of the sbatch command for attempt r (heap strings). */
+static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
+{
+    int *nodes = ef_malloc((size_t)(r->place->n + 1) * sizeof *nodes);
+    int nn = exec_place_nodes(r->place, nodes);
+    ef_buf nl = {0};
+    char tmp[64], name[256], logp[4096];
+    for (int k = 0; k < nn; k++) {
+        ef_buf_put(&nl, k ? "," : "");
+        ef_buf_put(&nl, node_name(x, nodes[k], tmp, sizeof tmp));
+    }
+    free(nodes);
+    long minutes = (long)((r->wall_limit + 59) / 60);
+    if (minutes < 1)
+        minutes = 1;
+    job_name(x, r->job, r->attempt, name, sizeof name);
+    exec_path_log(x, r->job, r->attempt, logp, sizeof logp);
+    char **v = ef_calloc(16, sizeof *v);
+    int n = 0;
+    char buf[8192];
+    v[n++] = ef_strdup("sbatch");
+    v[n++] = ef_strdup("--parsable");
+    snprintf(buf, sizeof buf, "--job-name=%s", name);
+    v[n++] = ef_strdup(buf);
+    snprintf(buf, sizeof buf, "--nodes=%d", nn);
+    v[n++] = ef_strdup(buf);
+    snprintf(buf, sizeof buf, "--nodelist=%s", nl.s);
+    v[n++] = ef_strdup(buf);
+    v[n++] = ef_strdup("--ntasks-per-node=1");
+    snprintf(buf, sizeof buf, "--gres=gpu:%d", r->place->n / (nn ? nn : 1));
+    v[n++] = ef_strdup(buf);
+    snprintf(buf, sizeof buf, "--time=%ld", minutes);
+    v[n++] = ef_strdup(buf);
+    snprintf(buf, sizeof buf, "--output=%s", logp);
+    v[n++] = ef_strdup(buf);
+    v[n++] = ef_strdup("--open-mode=append");
+    v[n++] = ef_strdup(script);
+    free(nl.s);
+    return v;
+}
+
+const char *exec_slurm_sbatch_line(exec_ctx *x, const exec_run *r, char *dst,
+                                   size_t len)
+{
+    char script[4096];
+    exec_path_run(x, r->job, r->attempt, "sbatch", script, sizeof script);
+    char **v = sbatch_argv(x, r, script);
+    size_t o = 0;
+    dst[0] = '\0';
+    for (int k = 0; v[k] && o < len; k++)
+        o += (size_t)snprintf(dst + o, len - o, "%s%s", k ? " " : "", v[k]);
+    exec_strv_free(v);
+    return dst;
+}
+
+static int write_script(exec_ctx *x, const exec_run *r, const char *path,
+                        ef_err *e)
+{
+    const exec_job *jb = &x->p->jobs[r->job];
+    const job_run *jr = &jb->in->run;
+    int *nodes = ef_malloc((size_t)(r->place->n + 1) * sizeof *nodes);
+    int nn = exec_place_nodes(r->place, nodes);
+    char tmp[64], rcp[4096];
+    const char *master = node_name(x, nodes[0], tmp, sizeof tmp);
+    free(nodes);
+    char **env = exec_launch_env(x, r, 0, master, 0);
+    exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
+    int sig = jr->signal ? jr->signal : SIGTERM;
+    ef_buf b = {0};
+    ef_buf_printf(&b, "#!/bin/sh\n# efplan apply: job %s, attempt %d, plan "
+                  "%s\n", jb->safe, r->attempt, x->p->hash);
+    for (int k = 0; env[k]; k++) {
+        const char *eq = strchr(env[k], '=');
+        ef_buf_printf(&b, "export %.*s=", (int)(eq - env[k]), env[k]);
+        sh_quote(&b, eq + 1);
+        ef_buf_put(&b, "\n");
+    }
+    exec_strv_free(env);
+    if (jr->workdir) {
+        ef_buf_put(&b, "cd ");
+        sh_quote(&b, jr->workdir);
+        ef_buf_put(&b, " || exit 127\n");
+    }
+    ef_buf_printf(&b, "trap 'kill -%d $child 2>/dev/null' %d\n", sig, sig);
+    if (nn > 1)
+        ef_buf_put(&b, "srun --nodes=\"$SLURM_NNODES\" --ntasks-per-node=1 "
+                   "sh -c 'NODE_RANK=$SLURM_NODEID; export NODE_RANK; exec "
+                   "\"$@\"' efplan-node");
+    for (int k = 0; k < jr->argc; k++) {
+        ef_buf_put(&b, (k || nn > 1) ? " " : "");
+        sh_quote(&b, jr->argv[k]);
+    }
+    ef_buf_put(&b, " &\nchild=$!\n"
+               "while kill -0 $child 2>/dev/null; do wait $child; done\n"
+               "wait $child; rc=$?\n"
+               "printf 'exit %d\\n' $rc > ");
+    ef_buf_printf(&b, "'%s.tmp' && mv '%s.tmp' '%s'\nexit $rc\n", rcp, rcp,
+                  rcp);
+    int rc = ef_write_file_atomic(path, b.s, b.n, e);
+    free(b.s);
+    if (rc == EF_OK)
+        chmod(path, 0755);
+    return rc;
+}
+
+static int slurm_launch(exec_ctx *x, exec_run *r, ef_err *e)
+{
+    const exec_job *jb = &x->p->jobs[r->job];
+    if (!jb->in->run.argv)
+        return ef_fail(e, EF_E_INPUT, "%s: job \"%s\" has no \"command\" (add "
+                       "one to run it)", x->p->q.path, jb->id);
+    char script[4096];
+    exec_path_run(x, r->job, r->attempt, "sbatch", script, sizeof script);
+    if (write_script(x, r, script, e) != EF_OK)
+        return EF_ERR;
+    char **v = sbatch_argv(x, r, script);
+    char out[4096];
+    int rc = exec_run_cmd(v, out, sizeof out, 1);
+    exec_strv_free(v);
+    if (rc != 0)
+        return cmd_fail(e, "sbatch", rc, out);
+    long id = strtol(out, NULL, 10);
+    if (id <= 0)
+        return ef_fail(e, EF_E_INTERNAL, "slurm: sbatch --parsable printed "
+                       "\"%.80s\" (expected a job id)", first_line(out));
+    snprintf(r->handle, sizeof r->handle, "%ld", id);
+    ((slurm_priv *)x->priv)->at = 0; /* read squeue afresh */
+    return EF_OK;
+}
+
+static int read_rc(const exec_ctx *x, const exec_run *r, exec_pstatus *st)
+{
+    char rcp[4096], buf[64];
+    exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
+    int fd = open(rcp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    int v;
+    buf[n > 0 ? n : 0] = '\0';
+    if (sscanf(buf, "exit %d", &v) != 1)
+        return 0;
+    st->state = EXEC_P_EXITED;
+    st->code = v;
+    st->sig = v > 128 ? v - 128 : 0;
+    return 1;
+}
+
+static const sq_job *sq_find_id(const slurm_priv *s, long id)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->jobs[i].id == id)
+            return &s->jobs[i];
+    return NULL;
+}
+
+static int active(const char *state)
+{
+    static const char *const act[] = {"PENDING", "RUNNING", "CONFIGURING",
+                                      "COMPLETING", "SUSPENDED", "REQUEUED",
+                                      "RESIZING", "SIGNALING", "STAGE_OUT"};
+    for (size_t i = 0; i < sizeof act / sizeof *act; i++)
+        if (strcmp(state, act[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int slurm_poll(exec_ctx *x, const exec_run *r, exec_pstatus *st,
+                      ef_err *e)
+{
+    if (read_rc(x, r, st))
+        return EF_OK;
+    if (sq_refresh(x, 0, e) != EF_OK)
+        return EF_ERR;
+    const sq_job *q = sq_find_id(x->priv, strtol(r->handle, NULL, 10));
+    if (q && active(q->state)) {
+        st->state = EXEC_P_RUNNING;
+        return EF_OK;
+    }
+    if (read_rc(x, r, st))
+        return EF_OK;
+    /* Not listed as active: ask for this job alone before calling it
+     * gone (a controller shutting down may answer squeue with less). */
+    char out[8192], idarg[160];
+    snprintf(idarg, sizeof idarg, "%s", r->handle);
+    char *argv[] = {"scontrol", "show", "job", "-o", idarg, NULL};
+    int rc = exec_run_cmd(argv, out, sizeof out, 1);
+    if (rc != 0 && !strstr(out, "Invalid job id"))
+        return cmd_fail(e, "scontrol show job", rc, out);
+    const char *js = rc == 0 ? strstr(out, "JobState=") : NULL;
+    char state[32] = "";
+    if (js)
+        sscanf(js + 9, "%31[A-Z_]", state);
+    if (state[0] && active(state)) {
+        st->state = EXEC_P_RUNNING;
+        return EF_OK;
+    }
+    if (read_rc(x, r, st))
+        return EF_OK;
+    st->state = EXEC_P_GONE;
+    return EF_OK;
+}
+
+static int scancel(const exec_run *r, const char *sigopt, ef_err *e)
+{
+    char out[4096];
+    char *argv[5] = {"scancel", NULL, NULL, NULL, NULL};
+    int n = 1;
+    char sig[64];
+    if (sigopt) {
+        argv[n++] = "--batch";
+        snprintf(sig, sizeof sig, "--signal=%s", sigopt);
+        argv[n++] = sig;
+    }
+    argv[n++] = (char *)r->handle;
+    int rc = exec_run_cmd(argv, out, sizeof out, 1);
+    if (rc != 0)
+        return cmd_fail(e, "scancel", rc, out);
+    return EF_OK;
+}
+
+static int slurm_signal(exec_ctx *x, const exec_run *r, int sig, ef_err *e)
+{
+    long id = strtol(r->handle, NULL, 10);
+    if (id <= 0)
+        return EF_OK;
+    /* Only a running job can take a checkpoint signal: a pending one is
+     * cancelled, and one in transition (CONFIGURING, COMPLETING), which
+     * scancel would retry on for minutes, is left to the forced stop. */
+    if (sq_refresh(x, 1, e) != EF_OK)
+        return EF_ERR;
+    const sq_job *q = sq_find_id(x->priv, id);
+    if (!q)
+        return EF_OK;
+    if (strcmp(q->state, "PENDING") == 0)
+        return scancel(r, NULL, e);
+    if (strcmp(q->state, "RUNNING") != 0)
+        return EF_OK;
+    char s[16];
+    const char *name = job_signal_name(sig);
+    if (name)
+        snprintf(s, sizeof s, "%s", name + 3);
+    else
+        snprintf(s, sizeof s, "%d", sig);
+    return scancel(r, s, e);
+}
+
+static int slurm_stop(exec_ctx *x, const exec_run *r, ef_err *e)
+{
+    if (strtol(r->handle, NULL, 10) <= 0)
+        return EF_OK;
+    return scancel(r, NULL, e);
+}
+
+static int slurm_find(exec_ctx *x, exec_run *r, ef_err *e)
+{
+    char name[256];
+    job_name(x, r->job, r->attempt, name, sizeof name);
+    if (sq_refresh(x, 1, e) != EF_OK)
+        return EF_ERR;
+    const slurm_priv *s = x->priv;
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->jobs[i].name, name) == 0) {
+            snprintf(r->handle, sizeof r->handle, "%ld", s->jobs[i].id);
+            return 1;
+        }
+    exec_pstatus st;
+    if (read_rc(x, r, &st)) { /* it ran and ended while nobody watched */
+        snprintf(r->handle, sizeof r->handle, "0");
+        return 1;
+    }
+    return 0;
+}
+
+const exec_backend exec_backend_slurm = {
+    "slurm", slurm_prepare, slurm_launch, slurm_signal, slurm_poll,
+    slurm_stop, slurm_find, slurm_release};
+
+const exec_backend *exec_backend_find(const char *name)
+{
+    if (strcmp(name, "local") == 0)
+        return &exec_backend_local;
+    if (strcmp(name, "slurm") == 0)
+        return &exec_backend_slurm;
+    return NULL;
+}

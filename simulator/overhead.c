@@ -1,0 +1,151 @@
+/* overhead.c: reconfiguration overheads (see overhead.h). */
+#include "overhead.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../planner/err.h"
+
+/* Fig. 12(b) of the ElasticFlow paper, seconds:
+ * 1->2, 2->1, 8->16, 16->8, migrate 8 GPUs. */
+static const struct {
+    const char *model;
+    double up_small, down_small, up_big, down_big, migrate;
+} fig12[] = {
+    {"bert", 3.904, 2.611, 4.239, 4.222, 3.191},
+    {"deepspeech2", 3.904, 2.611, 4.239, 4.222, 3.191},
+    {"gpt2", 2.344, 3.101, 3.203, 3.198, 2.119},
+    {"inception3", 1.819, 1.099, 1.738, 1.733, 0.69},
+    {"resnet50", 1.884, 1.659, 1.666, 1.787, 0.887},
+    {"vgg16", 1.82, 1.629, 2.407, 2.354, 3.209},
+};
+/* the figure's "ef" row, used for every other model */
+static const double generic[5] = {1.573, 1.131, 1.757, 1.636, 2.429};
+
+int ovh_parse(const char *s)
+{
+    if (strcmp(s, "fig12") == 0)
+        return OVH_FIG12;
+    if (strcmp(s, "reference") == 0)
+        return OVH_REFERENCE;
+    if (strcmp(s, "none") == 0)
+        return OVH_NONE;
+    return -1;
+}
+
+const char *ovh_name(ovh_mode m)
+{
+    return m == OVH_FIG12 ? "fig12" : m == OVH_REFERENCE ? "reference"
+                                                         : "none";
+}
+
+static const double *row_of(const char *model)
+{
+    for (size_t i = 0; i < sizeof fig12 / sizeof fig12[0]; i++)
+        if (strcmp(fig12[i].model, model) == 0)
+            return &fig12[i].up_small;
+    return generic;
+}
+
+static double log2i(int g)
+{
+    double l = 0;
+    while (g > 1) {
+        g >>= 1;
+        l++;
+    }
+    return l;
+}
+
+double ovh_change(const char *model, int g0, int g1, int moved)
+{
+    const double *r = row_of(model);
+    if (g1 <= 0)
+        return 0; /* stopping or preempted: the job is not running */
+    if (g0 == g1)
+        return moved ? r[4] : 0;
+    int big = g0 > g1 ? g0 : g1;
+    /* 2 GPUs -> the small value, 16 -> the big one, log2-linear between */
+    double f = (log2i(big) - 1) / 3;
+    if (f < 0)
+        f = 0;
+    if (f > 1)
+        f = 1;
+    if (g1 > g0)
+        return r[0] + f * (r[2] - r[0]);
+    return r[1] + f * (r[3] - r[1]);
+}
+
+double ovh_max(const char *model)
+{
+    const double *r = row_of(model);
+    double m = 0;
+    for (int i = 0; i < 5; i++)
+        if (r[i] > m)
+            m = r[i];
+    return m;
+}
+
+double ovh_reference(int g, int cached, int restart, int total_gpus)
+{
+    int large = total_gpus >= 256;
+    double base = large ? 7 : 2;
+    if (cached)
+        return base;
+    if (restart)
+        base += large ? 47 : 27;
+    return base + 2 * (log2i(g) + 1);
+}
+
+static uint64_t hash_set(const int *gpu, int g)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (int k = 0; k < g; k++) {
+        h ^= (uint64_t)(uint32_t)gpu[k] + 0x9E3779B97F4A7C15ULL;
+        h *= 1099511628211ULL;
+        h ^= h >> 29;
+    }
+    return h ? h : 1;
+}
+
+int ovh_cache_seen(ovh_cache *c, const int *gpu, int g)
+{
+    uint64_t h = hash_set(gpu, g);
+    if (c->n * 2 >= c->cap) {
+        int ncap = c->cap ? c->cap * 2 : 256;
+        uint64_t *nh = ef_calloc((size_t)ncap, sizeof *nh);
+        for (int i = 0; i < c->cap; i++) {
+            if (!c->h[i])
+                continue;
+            int k = (int)(c->h[i] & (uint64_t)(ncap - 1));
+            while (nh[k])
+                k = (k + 1) & (ncap - 1);
+            nh[k] = c->h[i];
+        }
+        free(c->h);
+        c->h = nh;
+        c->cap = ncap;
+    }
+    int k = (int)(h & (uint64_t)(c->cap - 1));
+    while (c->h[k]) {
+        if (c->h[k] == h)
+            return 1;
+        k = (k + 1) & (c->cap - 1);
+    }
+    c->h[k] = h;
+    c->n++;
+    return 0;
+}
+
+void ovh_cache_clear(ovh_cache *c)
+{
+    if (c->h)
+        memset(c->h, 0, (size_t)c->cap * sizeof *c->h);
+    c->n = 0;
+}
+
+void ovh_cache_free(ovh_cache *c)
+{
+    free(c->h);
+    memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,55 @@
+/*
+ * overhead.h: what a job pays, in unproductive seconds, when its GPU
+ * count or GPU set changes (ovh_*). One model for every policy.
+ *
+ *   OVH_FIG12 (default): per model, from the measured costs of the
+ *     ElasticFlow paper's Fig. 12 (1->2, 2->1, 8->16, 16->8 GPUs and an
+ *     8-GPU migration, seconds). A scale-up to g GPUs costs the 1->2 value
+ *     when max(old, new) <= 2, the 8->16 value when it is >= 16, and in
+ *     between is interpolated linearly in log2 of the larger count; a
+ *     scale-down likewise from 2->1 and 16->8; a move to another GPU set
+ *     of the same size costs the migration value. A start or a resume
+ *     after preemption (0 -> g) costs the scale-up to g. deepspeech2 uses
+ *     bert's numbers (the paper prints them equal); models the figure
+ *     does not cover use its "ef" row (a generic average).
+ *   OVH_REFERENCE: the reference simulator's generic formula, charged at
+ *     every scheduling point to every job holding GPUs: 2 s (7 s on
+ *     clusters of 256 GPUs or more) if its GPU set was seen before (a
+ *     cache shared by all jobs, emptied every 'slot'-th point), else that
+ *     plus 2 * (log2 g + 1) s, plus 27 s (47 s on >= 256 GPUs) at
+ *     restart points.
+ *   OVH_NONE: no overhead.
+ */
+#ifndef EF_OVERHEAD_H
+#define EF_OVERHEAD_H
+
+#include <stdint.h>
+
+typedef enum ovh_mode { OVH_FIG12 = 0, OVH_REFERENCE, OVH_NONE } ovh_mode;
+
+/* Parse "fig12", "reference" or "none"; -1 if unknown. */
+int ovh_parse(const char *s);
+const char *ovh_name(ovh_mode m);
+
+/* OVH_FIG12 cost of going from g0 to g1 GPUs (g0 may be 0: a start), or
+ * of a migration when g0 == g1 and 'moved'. 0 when nothing changes. */
+double ovh_change(const char *model, int g0, int g1, int moved);
+
+/* Largest single OVH_FIG12 cost of a model (for planning margins). */
+double ovh_max(const char *model);
+
+/* The reference formula for one job at one point. */
+double ovh_reference(int g, int cached, int restart, int total_gpus);
+
+/* The reference's cache of GPU sets seen (hashes of sorted id lists). */
+typedef struct ovh_cache {
+    uint64_t *h;
+    int n, cap;
+} ovh_cache;
+
+/* 1 if the set was in the cache (else it is added). */
+int ovh_cache_seen(ovh_cache *c, const int *gpu, int g);
+void ovh_cache_clear(ovh_cache *c);
+void ovh_cache_free(ovh_cache *c);
+
+#endif

@@ -1,0 +1,172 @@
+/*
+ * pol_edf.c: elastic earliest-deadline-first baselines.
+ *   edf     Every job is admitted. At each point all active jobs are
+ *           planned in deadline order (best-effort jobs last, by submit
+ *           time) against the free cluster; each takes in every interval
+ *           the largest usable size that fits (mss_fastest), i.e. the most
+ *           it can use.
+ *   edf-ac  The same with admission control: a released job is admitted
+ *           iff, planned with the active jobs, it meets its deadline and
+ *           every job that met its deadline without it still does.
+ * Usable sizes follow curve.h (never past a curve's peak) for both, unlike
+ * the reference, whose EDF may scale past the peak; --cap reference
+ * (opts.cap_reference) restores that to compare numbers (see README).
+ */
+#define _GNU_SOURCE 1 /* qsort_r */
+#include <string.h>
+
+#include "../planner/mss.h"
+#include "../planner/profile.h"
+#include "../planner/util.h"
+#include "sim.h"
+
+typedef struct edf_state {
+    int ac, n;
+    resv *r;      /* per job: its plan from the last point */
+    int *ord;
+    int *meets;   /* scratch: 1 if planned to meet its deadline */
+    int *meets2;
+} edf_state;
+
+static void *init_common(sim *s, int ac)
+{
+    edf_state *st = ef_calloc(1, sizeof *st);
+    int n = s->n ? s->n : 1;
+    st->ac = ac;
+    st->n = s->n;
+    st->r = ef_calloc((size_t)n, sizeof *st->r);
+    st->ord = ef_malloc((size_t)(n + 1) * sizeof *st->ord);
+    st->meets = ef_calloc((size_t)n, sizeof *st->meets);
+    st->meets2 = ef_calloc((size_t)n, sizeof *st->meets2);
+    return st;
+}
+
+static void *init_edf(sim *s, ef_err *e)
+{
+    (void)e;
+    return init_common(s, 0);
+}
+
+static void *init_ac(sim *s, ef_err *e)
+{
+    (void)e;
+    return init_common(s, 1);
+}
+
+static void fini(void *v)
+{
+    edf_state *st = v;
+    for (int i = 0; i < st->n; i++)
+        resv_free(&st->r[i]);
+    free(st->r);
+    free(st->ord);
+    free(st->meets);
+    free(st->meets2);
+    free(st);
+}
+
+static int cmp_edf(const void *a, const void *b, void *ctx)
+{
+    const sim *s = ctx;
+    const sim_job *x = &s->jobs[*(const int *)a];
+    const sim_job *y = &s->jobs[*(const int *)b];
+    if (x->best_effort != y->best_effort)
+        return x->best_effort - y->best_effort;
+    if (!x->best_effort && x->in->deadline != y->in->deadline)
+        return x->in->deadline < y->in->deadline ? -1 : 1;
+    if (x->in->submit != y->in->submit)
+        return x->in->submit < y->in->submit ? -1 : 1;
+    return strcmp(x->in->id, y->in->id);
+}
+
+/* Plan jobs ord[0..m-1] (sorted here) from t; fill st->r and meets[]. */
+static void plan_all(sim *s, edf_state *st, int *ord, int m, int64_t t,
+                     int *meets)
+{
+    int N = s->cl.total_gpus;
+    qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, s);
+    profile F;
+    profile_init(&F, t, N);
+    for (int k = 0; k < m; k++) {
+        int i = ord[k];
+        const sim_job *j = &s->jobs[i];
+        int64_t end;
+        if (s->opts.cap_reference) {
+            int cap = 1;
+            for (int l = 0; l < CURVE_MAX_LEVELS; l++)
+                if (j->in->curve->cell[l] > 0)
+                    cap = 1 << l;
+            if (cap > 64)
+                cap = 64;
+            if (cap > j->in->batch)
+                cap = (int)j->in->batch;
+            if (cap > N)
+                cap = N;
+            end = mss_fastest_runnable(j->in->curve, cap, j->rem, t,
+                                       s->opts.slot, &F, &st->r[i]);
+        } else {
+            end = mss_fastest(j->in->curve, N, j->rem, t, s->opts.slot, &F,
+                              &st->r[i]);
+        }
+        meets[i] = !j->best_effort && end >= 0 && end <= j->in->deadline;
+        resv_apply(&st->r[i], &F, -1);
+    }
+    profile_free(&F);
+}
+
+static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
+{
+    edf_state *st = v;
+    for (int r = 0; r < nrel; r++) {
+        int i = rel[r];
+        const sim_job *j = &s->jobs[i];
+        if (curve_usable(j->in->curve, s->cl.total_gpus, NULL, NULL) == 0) {
+            sim_reject(s, i, -1, "no usable GPU count fits the cluster");
+            continue;
+        }
+        if (!st->ac || j->best_effort) {
+            sim_admit(s, i);
+            continue;
+        }
+        /* admission test: the active jobs with and without it */
+        int m = 0;
+        for (int k = 0; k < s->nact; k++)
+            st->ord[m++] = s->act[k];
+        plan_all(s, st, st->ord, m, t, st->meets);
+        st->ord[m++] = i;
+        plan_all(s, st, st->ord, m, t, st->meets2);
+        int ok = st->meets2[i];
+        for (int k = 0; k < s->nact && ok; k++)
+            if (st->meets[s->act[k]] && !st->meets2[s->act[k]])
+                ok = 0;
+        if (ok)
+            sim_admit(s, i);
+        else
+            sim_reject(s, i, -1, "EDF with this job would miss a deadline");
+    }
+    int m = 0;
+    for (int k = 0; k < s->nact; k++)
+        st->ord[m++] = s->act[k];
+    plan_all(s, st, st->ord, m, t, st->meets);
+    int64_t wake = INT64_MAX;
+    for (int k = 0; k < s->nact; k++) {
+        int i = s->act[k];
+        s->jobs[i].want = resv_at(&st->r[i], t);
+        const resv *r = &st->r[i];
+        for (int q = 0; q < r->n; q++) {
+            int64_t w = r->s[q].start > t ? r->s[q].start : r->s[q].end;
+            if (w > t) {
+                if (w < wake)
+                    wake = w;
+                break;
+            }
+        }
+    }
+    return wake;
+}
+
+const sim_policy sim_policy_edf = {
+    "edf", "elastic EDF: each job the most it can use, in deadline order",
+    init_edf, point, fini};
+const sim_policy sim_policy_edf_ac = {
+    "edf-ac", "elastic EDF with admission control", init_ac, point, fini};

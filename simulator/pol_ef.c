@@ -1,0 +1,128 @@
+/*
+ * pol_ef.c: the ElasticFlow policies of the simulator.
+ *   ef       ElasticFlow: admission control by minimum satisfactory share,
+ *            progressive filling, surplus by largest throughput gain per
+ *            added GPU, buddy placement: the planner core's plan_point
+ *            (planner/plan.h) at every scheduling point, fed with the
+ *            jobs' real remaining work.
+ *   ef-noac  The same without admission control: every job is admitted;
+ *            one that cannot make its deadline gets the fastest plan the
+ *            capacity left allows ("EDF + elastic scaling" in the paper's
+ *            ablation).
+ * With overheads on, each job is planned against its deadline minus a
+ * margin of two of its largest reconfiguration costs, so that the
+ * unproductive seconds of the resizes a plan implies do not turn a
+ * promise into a miss.
+ */
+#include <string.h>
+
+#include "../planner/plan.h"
+#include "../planner/util.h"
+#include "sim.h"
+
+typedef struct ef_state {
+    plan p;
+    int *act;
+    int na;
+} ef_state;
+
+static void *init_common(sim *s, int noac, ef_err *e)
+{
+    ef_state *st = ef_calloc(1, sizeof *st);
+    plan_opts po;
+    plan_opts_default(&po);
+    po.slot = s->opts.slot;
+    po.now = s->now;
+    po.no_admission = noac;
+    po.surplus = s->opts.surplus_reference ? SURPLUS_REFERENCE : SURPLUS_GAIN;
+    po.elastic_batch = s->opts.elastic_batch;
+    if (po.elastic_batch)
+        sim_use_elastic_batch(s); /* work of such jobs in samples */
+    if (plan_init(&st->p, s->q, &s->cl, &po, e) != EF_OK) {
+        free(st);
+        return NULL;
+    }
+    for (int i = 0; i < s->n; i++) {
+        plan_job *j = &st->p.jobs[i];
+        if (!j->in->has_deadline)
+            continue;
+        double margin = 0;
+        if (s->opts.overhead == OVH_FIG12)
+            margin = 2 * ovh_max(j->in->model);
+        j->deadline = j->in->deadline - (int64_t)(margin + 0.999);
+    }
+    st->act = ef_malloc((size_t)(s->n ? s->n : 1) * sizeof *st->act);
+    return st;
+}
+
+static void *init_ef(sim *s, ef_err *e) { return init_common(s, 0, e); }
+static void *init_noac(sim *s, ef_err *e) { return init_common(s, 1, e); }
+
+static void fini(void *v)
+{
+    ef_state *st = v;
+    plan_free(&st->p);
+    free(st->act);
+    free(st);
+}
+
+/* Earliest time > t at which a reservation changes. */
+static int64_t next_change(const resv *r, int64_t t)
+{
+    for (int k = 0; k < r->n; k++) {
+        if (r->s[k].start > t)
+            return r->s[k].start;
+        if (r->s[k].end > t)
+            return r->s[k].end;
+    }
+    return INT64_MAX;
+}
+
+static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
+{
+    ef_state *st = v;
+    plan *p = &st->p;
+    /* forget finished jobs; take the real remaining work */
+    int keep = 0;
+    for (int k = 0; k < st->na; k++) {
+        int i = st->act[k];
+        if (s->jobs[i].state != SJ_ACTIVE) {
+            resv_clear(&p->jobs[i].r);
+            p->jobs[i].g = 0;
+            continue;
+        }
+        p->jobs[i].rem = s->jobs[i].rem;
+        st->act[keep++] = i;
+    }
+    st->na = keep;
+    for (int r = 0; r < nrel; r++)
+        p->jobs[rel[r]].rem = s->jobs[rel[r]].rem;
+    plan_point(p, t, st->act, &st->na, rel, nrel);
+    for (int r = 0; r < nrel; r++) {
+        const plan_job *j = &p->jobs[rel[r]];
+        if (j->decision == PLAN_ADMITTED || j->decision == PLAN_BEST_EFFORT)
+            sim_admit(s, rel[r]);
+        else
+            sim_reject(s, rel[r], j->earliest_feasible_deadline, j->reason);
+    }
+    int64_t wake = INT64_MAX;
+    for (int k = 0; k < st->na; k++) {
+        const plan_job *j = &p->jobs[st->act[k]];
+        s->jobs[st->act[k]].want = j->g;
+        if (j->eb)
+            s->jobs[st->act[k]].want_row = j->row;
+        if (j->decision == PLAN_ADMITTED) {
+            int64_t w = next_change(&j->r, t);
+            if (w < wake)
+                wake = w;
+        }
+    }
+    return wake;
+}
+
+const sim_policy sim_policy_ef = {
+    "ef", "ElasticFlow: MSS admission, progressive filling, surplus, buddy "
+    "placement", init_ef, point, fini};
+const sim_policy sim_policy_ef_noac = {
+    "ef-noac", "ElasticFlow without admission control (EDF + elastic "
+    "scaling)", init_noac, point, fini};

@@ -1,0 +1,474 @@
+/* sim.c: the simulator's event loop (see sim.h). */
+#define _GNU_SOURCE 1 /* qsort_r */
+#include "sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../planner/util.h"
+
+void sim_opts_default(sim_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->slot = 60;
+    o->tick = 0;
+    o->overhead = OVH_FIG12;
+    o->timeline = 1;
+}
+
+void sim_free(sim *s)
+{
+    for (int i = 0; i < s->n; i++)
+        place_set_free(&s->jobs[i].pl);
+    free(s->jobs);
+    free(s->act);
+    free(s->tl);
+    ovh_cache_free(&s->cache);
+    memset(s, 0, sizeof *s);
+}
+
+void sim_admit(sim *s, int i)
+{
+    sim_job *j = &s->jobs[i];
+    ef_assert(j->state == SJ_WAITING);
+    j->state = SJ_ACTIVE;
+    s->act[s->nact++] = i;
+}
+
+void sim_reject(sim *s, int i, int64_t earliest, const char *why)
+{
+    sim_job *j = &s->jobs[i];
+    ef_assert(j->state == SJ_WAITING);
+    j->state = SJ_REJECTED;
+    j->earliest_deadline = earliest;
+    snprintf(j->reason, sizeof j->reason, "%s", why ? why : "");
+}
+
+void sim_use_elastic_batch(sim *s)
+{
+    s->elastic = 1;
+    for (int i = 0; i < s->n; i++) {
+        sim_job *j = &s->jobs[i];
+        if (!job_elastic(j->in))
+            continue;
+        j->eb = 1;
+        j->rem = job_samples_left(j->in);
+    }
+}
+
+/* Throughput of job j at row r and g GPUs, in the job's work unit. */
+static double tput_at(const sim_job *j, const curve_row *r, int g)
+{
+    for (int l = 0; l < CURVE_MAX_LEVELS; l++)
+        if ((1 << l) == g)
+            return j->eb ? r->cell[l] * (double)r->batch : r->cell[l];
+    return 0;
+}
+
+double sim_tput(const sim_job *j, int g)
+{
+    return tput_at(j, j->row ? j->row : j->in->curve, g);
+}
+
+double sim_speedup(const sim_job *j, int g)
+{
+    const curve_row *r = j->in->curve;
+    if (g <= 0)
+        return 0;
+    double one = r->cell[0] > 0 ? r->cell[0]
+                                : r->usable_tput[0] / r->usable_gpus[0];
+    if (j->eb)
+        one *= (double)r->batch;
+    return sim_tput(j, g) / one;
+}
+
+static int cmp_release(const void *a, const void *b, void *ctx)
+{
+    const sim *s = ctx;
+    const sim_job *x = &s->jobs[*(const int *)a];
+    const sim_job *y = &s->jobs[*(const int *)b];
+    if (x->release != y->release)
+        return x->release < y->release ? -1 : 1;
+    if (x->in->submit != y->in->submit)
+        return x->in->submit < y->in->submit ? -1 : 1;
+    return *(const int *)a - *(const int *)b;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+static double share_of(const sim_job *j)
+{
+    return j->share > 0 ? j->share : 1;
+}
+
+static void timeline_add(sim *s, int64_t t, int met)
+{
+    if (!s->opts.timeline)
+        return;
+    int used = 0, running = 0;
+    double eff = 0;
+    for (int k = 0; k < s->nact; k++) {
+        const sim_job *j = &s->jobs[s->act[k]];
+        if (j->g > 0) {
+            used += j->share > 0 && j->share < 1
+                        ? (int)lround(j->g * j->share) : j->g;
+            running++;
+            eff += sim_speedup(j, j->g) * share_of(j);
+        }
+    }
+    if (s->ntl == s->captl) {
+        s->captl = s->captl ? s->captl * 2 : 1024;
+        s->tl = ef_realloc(s->tl, (size_t)s->captl * sizeof *s->tl);
+    }
+    sim_point *p = &s->tl[s->ntl++];
+    p->t = t;
+    p->gpus_used = used;
+    p->running = running;
+    p->met_so_far = met;
+    p->efficiency = eff / s->cl.total_gpus;
+}
+
+/* The policy's own placement (sim.h): copy the pins, check them. */
+static int place_pinned(sim *s, const int *want, place_set *out, ef_err *e)
+{
+    int N = s->cl.total_gpus;
+    double *load = ef_calloc((size_t)N, sizeof *load);
+    int rc = EF_OK;
+    for (int k = 0; k < s->nact; k++) {
+        const sim_job *j = &s->jobs[s->act[k]];
+        out[k].g = want[k];
+        out[k].gpu = NULL;
+        if (want[k] == 0)
+            continue;
+        double sh = share_of(j);
+        if (!j->pin || sh > 1) {
+            rc = ef_fail(e, EF_E_INTERNAL, "policy %s: job %s runs without "
+                         "its GPUs or with a share over 1", s->pol->name,
+                         j->in->id);
+            continue;
+        }
+        out[k].gpu = ef_malloc((size_t)want[k] * sizeof(int));
+        for (int u = 0; u < want[k]; u++) {
+            int id = j->pin[u];
+            out[k].gpu[u] = id;
+            if (id < 0 || id >= N || (u > 0 && id <= j->pin[u - 1])) {
+                rc = ef_fail(e, EF_E_INTERNAL, "policy %s: job %s: GPU ids "
+                             "out of range or not ascending", s->pol->name,
+                             j->in->id);
+                break;
+            }
+            load[id] += sh;
+            if (load[id] > 1 + 1e-9)
+                rc = ef_fail(e, EF_E_INTERNAL, "policy %s: GPU %d is shared "
+                             "over 100%% at t=%lld", s->pol->name, id,
+                             (long long)s->t);
+        }
+    }
+    free(load);
+    if (rc != EF_OK)
+        for (int k = 0; k < s->nact; k++) {
+            free(out[k].gpu);
+            out[k].gpu = NULL;
+            out[k].g = 0;
+        }
+    return rc;
+}
+
+/* Check the policy's answers, place them, charge overheads. */
+static int apply_point(sim *s, place_set *prev, place_set *out, int *want,
+                       const char **ids, int *owner, ef_err *e)
+{
+    int N = s->cl.total_gpus, total = 0;
+    for (int k = 0; k < s->nact; k++) {
+        sim_job *j = &s->jobs[s->act[k]];
+        int w = j->want;
+        const curve_row *r = j->want_row ? j->want_row : j->row;
+        int ok_row = r == j->in->curve;
+        for (int b = 0; j->eb && b < j->in->nbatch; b++)
+            ok_row |= r == j->in->rows[b];
+        if (!ok_row)
+            return ef_fail(e, EF_E_INTERNAL, "policy %s gave job %s batch "
+                           "size %ld, not one it accepts", s->pol->name,
+                           j->in->id, r->batch);
+        if (w < 0 || (w > 0 && tput_at(j, r, w) <= 0))
+            return ef_fail(e, EF_E_INTERNAL, "policy %s gave job %s %d GPUs, "
+                           "not a runnable size of its curve", s->pol->name,
+                           j->in->id, w);
+        total += w;
+        want[k] = w;
+
+        prev[k] = j->pl;
+        ids[k] = j->in->id;
+    }
+    int pinned = 0;
+    for (int k = 0; k < s->nact; k++)
+        if (s->jobs[s->act[k]].pin && want[k] > 0)
+            pinned = 1;
+    if (pinned) {
+        if (place_pinned(s, want, out, e) != EF_OK)
+            return EF_ERR;
+    } else {
+        if (total > N)
+            return ef_fail(e, EF_E_INTERNAL, "policy %s gave out %d GPUs of "
+                           "%d at t=%lld", s->pol->name, total, N,
+                           (long long)s->t);
+        if (place_slot(&s->cl, s->nact, want, prev, ids, out, owner) != EF_OK)
+            return ef_fail(e, EF_E_INTERNAL, "placement of %d GPUs failed at "
+                           "t=%lld", total, (long long)s->t);
+    }
+    int restart = s->opts.overhead == OVH_REFERENCE && s->points > 0 &&
+                  s->points % s->opts.slot == 0;
+    for (int k = 0; k < s->nact; k++) {
+        sim_job *j = &s->jobs[s->act[k]];
+        int g0 = j->g, g1 = out[k].g;
+        int moved = g0 == g1 && g0 > 0 &&
+                    memcmp(prev[k].gpu, out[k].gpu, (size_t)g0 * sizeof(int));
+        if (g0 > 0 && g1 > 0 && g0 != g1)
+            j->rescales++;
+        if (moved)
+            j->migrations++;
+        if (g0 > 0 && g1 == 0)
+            j->preemptions++;
+        const curve_row *r1 = j->want_row ? j->want_row : j->row;
+        int rebatch = g0 > 0 && g1 > 0 && r1 != j->row;
+        j->batch_changes += rebatch;
+        j->row = r1;
+        double c = 0;
+        if (s->opts.overhead == OVH_FIG12 && (g0 != g1 || moved))
+            c = ovh_change(j->in->model, g0, g1, moved);
+        else if (s->opts.overhead == OVH_FIG12 && rebatch)
+            c = ovh_change(j->in->model, g0, g1, 1); /* a restart */
+        else if (s->opts.overhead == OVH_REFERENCE && g1 > 0)
+            c = ovh_reference(g1, ovh_cache_seen(&s->cache, out[k].gpu, g1),
+                              restart, N);
+        if (g1 == 0)
+            j->ovh_left = 0;
+        else if (c > 0)
+            j->ovh_left = c;
+        if (g1 > 0 && j->start < 0)
+            j->start = s->t;
+        place_set_free(&j->pl);
+        j->pl = out[k];
+        j->g = g1;
+    }
+    if (restart)
+        ovh_cache_clear(&s->cache);
+    return EF_OK;
+}
+
+int sim_run(sim *s, const job_queue *q, const cluster *c,
+            const sim_policy *pol, const sim_opts *o, ef_err *e)
+{
+    struct timespec w0, w1;
+    clock_gettime(CLOCK_MONOTONIC, &w0);
+    memset(s, 0, sizeof *s);
+    s->opts = *o;
+    s->pol = pol;
+    s->q = q;
+    s->cl = *c;
+    int n = q->n, S = o->slot, N = c->total_gpus;
+    if (S <= 0)
+        return ef_fail(e, EF_E_USAGE, "slot must be positive");
+    s->n = n;
+    s->jobs = ef_calloc((size_t)(n ? n : 1), sizeof *s->jobs);
+    s->act = ef_malloc((size_t)(n ? n : 1) * sizeof *s->act);
+    int64_t now = 0;
+    for (int i = 0; i < n; i++)
+        if (i == 0 || q->jobs[i].submit < now)
+            now = q->jobs[i].submit;
+    s->now = s->t = now;
+    for (int i = 0; i < n; i++) {
+        sim_job *j = &s->jobs[i];
+        ef_assert(q->jobs[i].curve != NULL);
+        j->in = &q->jobs[i];
+        j->best_effort = !j->in->has_deadline;
+        j->release = ef_align_up(now, j->in->submit, S);
+        j->rem = (double)(j->in->iterations - j->in->iterations_done);
+        j->row = j->in->curve;
+        j->start = -1;
+        j->end = -1;
+        j->earliest_deadline = -1;
+    }
+    int *arr = ef_malloc((size_t)(n ? n : 1) * sizeof *arr);
+    for (int i = 0; i < n; i++)
+        arr[i] = i;
+    qsort_r(arr, (size_t)n, sizeof *arr, cmp_release, s);
+    void *st = pol->init(s, e);
+    if (!st) {
+        free(arr);
+        return EF_ERR;
+    }
+    int nn = n ? n : 1;
+    place_set *prev = ef_calloc((size_t)nn, sizeof *prev);
+    place_set *out = ef_calloc((size_t)nn, sizeof *out);
+    int *want = ef_malloc((size_t)nn * sizeof *want);
+    const char **ids = ef_malloc((size_t)nn * sizeof *ids);
+    int *owner = ef_malloc((size_t)N * sizeof *owner);
+    int ai = 0, met = 0, rc = EF_OK;
+    int64_t t = now;
+    while (ai < n || s->nact > 0) {
+        if (s->nact == 0 && s->jobs[arr[ai]].release > t)
+            t = s->jobs[arr[ai]].release;
+        s->t = t;
+        int a0 = ai;
+        while (ai < n && s->jobs[arr[ai]].release <= t)
+            ai++;
+        struct timespec p0, p1;
+        clock_gettime(CLOCK_MONOTONIC, &p0);
+        int64_t wake = pol->point(s, st, t, arr + a0, ai - a0);
+        clock_gettime(CLOCK_MONOTONIC, &p1);
+        double ps = (double)(p1.tv_sec - p0.tv_sec) +
+                    (double)(p1.tv_nsec - p0.tv_nsec) * 1e-9;
+        s->point_seconds_sum += ps;
+        if (ps > s->point_seconds_max)
+            s->point_seconds_max = ps;
+        for (int k = a0; k < ai; k++)
+            if (s->jobs[arr[k]].state == SJ_WAITING) {
+                rc = ef_fail(e, EF_E_INTERNAL, "policy %s left job %s "
+                             "undecided", pol->name, s->jobs[arr[k]].in->id);
+                goto out;
+            }
+        qsort(s->act, (size_t)s->nact, sizeof *s->act, cmp_int);
+        if ((rc = apply_point(s, prev, out, want, ids, owner, e)) != EF_OK)
+            goto out;
+        s->points++;
+        timeline_add(s, t, met);
+        /* the next point */
+        int64_t next = INT64_MAX;
+        if (ai < n)
+            next = s->jobs[arr[ai]].release;
+        if (wake > t && wake < next)
+            next = ef_align_up(now, wake, S);
+        if (o->tick > 0 && s->nact > 0) {
+            int64_t tk = ef_align_up(now, t + o->tick, S);
+            if (tk < next)
+                next = tk;
+        }
+        for (int k = 0; k < s->nact; k++) {
+            const sim_job *j = &s->jobs[s->act[k]];
+            if (j->g == 0)
+                continue;
+            double fin = (double)t + j->ovh_left +
+                         j->rem / (sim_tput(j, j->g) * share_of(j));
+            int64_t f = fin >= 9e15 ? INT64_MAX : (int64_t)ceil(fin);
+            if (f < next)
+                next = ef_align_up(now, f, S);
+        }
+        if (next <= t)
+            next = t + S;
+        if (next == INT64_MAX) {
+            /* active jobs, none running, nothing to wait for: the policy
+             * starves them; stop rather than spin */
+            break;
+        }
+        /* run [t, next) */
+        double dt = (double)(next - t);
+        int keep = 0;
+        for (int k = 0; k < s->nact; k++) {
+            sim_job *j = &s->jobs[s->act[k]];
+            if (j->g > 0) {
+                double tp = sim_tput(j, j->g) * share_of(j);
+                double ov = j->ovh_left < dt ? j->ovh_left : dt;
+                double prod = dt - ov;
+                s->overhead_gpu_seconds += j->g * ov;
+                j->gpu_seconds += j->g * dt;
+                if (j->rem <= prod * tp) {
+                    double used = j->rem / tp;
+                    j->end = (double)t + ov + used;
+                    j->overhead_seconds += ov;
+                    j->rem = 0;
+                    j->state = SJ_DONE;
+                    j->met = !j->best_effort &&
+                             j->end <= (double)j->in->deadline;
+                    met += j->met;
+                    s->idle_after_completion += j->g * (dt - ov - used);
+                    j->g = 0;
+                    j->ovh_left = 0;
+                    place_set_free(&j->pl);
+                    continue;
+                }
+                j->rem -= prod * tp;
+                j->overhead_seconds += ov;
+                j->ovh_left -= ov;
+            }
+            s->act[keep++] = s->act[k];
+        }
+        s->nact = keep;
+        t = next;
+    }
+    s->end = t;
+    s->t = t;
+out:
+    pol->fini(st);
+    free(arr);
+    free(prev);
+    free(out);
+    free(want);
+    free(ids);
+    free(owner);
+    clock_gettime(CLOCK_MONOTONIC, &w1);
+    s->wall_seconds = (double)(w1.tv_sec - w0.tv_sec) +
+                      (double)(w1.tv_nsec - w0.tv_nsec) * 1e-9;
+    return rc;
+}
+
+void sim_metrics_compute(const sim *s, sim_metrics *m)
+{
+    memset(m, 0, sizeof *m);
+    double be_jct = 0, jct = 0, gs = 0;
+    int nbe = 0, ndone = 0;
+    for (int i = 0; i < s->n; i++) {
+        const sim_job *j = &s->jobs[i];
+        m->jobs++;
+        if (j->best_effort)
+            m->best_effort_jobs++;
+        else
+            m->deadline_jobs++;
+        if (j->state == SJ_REJECTED)
+            m->rejected++;
+        else if (!j->best_effort)
+            m->admitted++;
+        if (j->state == SJ_DONE) {
+            double c = j->end - (double)j->in->submit;
+            jct += c;
+            ndone++;
+            if (j->best_effort) {
+                be_jct += c;
+                nbe++;
+            } else if (j->met) {
+                m->met++;
+            } else {
+                m->missed++;
+            }
+        } else if (j->state != SJ_REJECTED) {
+            m->unfinished++;
+            if (!j->best_effort)
+                m->missed++;
+        }
+        gs += j->gpu_seconds;
+        m->rescales += j->rescales;
+        m->batch_changes += j->batch_changes;
+        m->migrations += j->migrations;
+        m->preemptions += j->preemptions;
+    }
+    m->overhead_gpu_hours = s->overhead_gpu_seconds / 3600.0;
+    m->deadline_ratio = m->deadline_jobs ? (double)m->met / m->deadline_jobs
+                                         : 0;
+    m->gpu_hours = gs / 3600.0;
+    m->idle_gpu_hours_after_completion = s->idle_after_completion / 3600.0;
+    m->best_effort_mean_jct = nbe ? be_jct / nbe : -1;
+    m->mean_jct = ndone ? jct / ndone : -1;
+    double area = 0, span = 0;
+    for (int k = 0; k < s->ntl; k++) {
+        int64_t b = k + 1 < s->ntl ? s->tl[k + 1].t : s->end;
+        area += s->tl[k].efficiency * (double)(b - s->tl[k].t);
+        span += (double)(b - s->tl[k].t);
+    }
+    m->mean_efficiency = span > 0 ? area / span : 0;
+    m->solver_fallbacks = s->solver_fallbacks;
+}

@@ -1,0 +1,235 @@
+/*
+ * sim.h: the trace simulator (sim_*): replays a job trace through a
+ * scheduling policy with the effects a plan meets on a real cluster, and
+ * measures how many deadlines were met.
+ *
+ * The event loop (sim_run):
+ *   - Time is cut into slots of 'slot' seconds from the earliest submit
+ *     time; scheduling points fall on slot boundaries, at most one per
+ *     slot. There is a point at the first boundary at or after each
+ *     arrival, after each completion, whenever the policy asks for one
+ *     (e.g. a reservation changes size), and every 'tick' seconds if set.
+ *   - At a point the policy decides the released jobs (admit or reject)
+ *     and sets the GPU count every active job gets until the next point
+ *     (a usable size of its curve, see curve.h; total <= cluster). The
+ *     loop then places the jobs by the buddy rule (place.h), keeping each
+ *     on its GPUs where it can.
+ *   - A job whose GPU count or GPU set changed pays an overhead (see
+ *     overhead.h): unproductive seconds at the start of the new
+ *     configuration. Rescales (count changed while running), migrations
+ *     (same count, other GPUs), preemptions and resumes are counted.
+ *   - Exact accounting: a job's remaining iterations fall by
+ *     throughput x productive time; it completes at the exact moment they
+ *     reach zero, and its deadline is met iff that time <= its deadline.
+ *     Its GPUs stay idle until the next point (reported as idle GPU-hours
+ *     after completion, not hidden).
+ *
+ * Two optional extensions for policies that do not fit the buddy model
+ * (the fixed-size baselines, see README "Simulating policies"):
+ *   - time share: a policy may set a job's 'share' in (0,1]: the fraction
+ *     of wall time the job computes on its GPUs (time slicing: several
+ *     jobs take turns on the same GPUs). Progress and the completion time
+ *     scale by it; 0 (the default) means 1. Capacity counts want x share.
+ *   - own placement: a policy may set 'pin' of every job it runs to the
+ *     GPU ids it chose (ascending, 'want' of them, valid until the next
+ *     point). Then the loop does not place by the buddy rule; it checks
+ *     that every GPU's shares sum to at most 1. Either every running job
+ *     is pinned or none.
+ * Policies that set neither behave exactly as before (share 1, buddy).
+ */
+#ifndef EF_SIM_H
+#define EF_SIM_H
+
+#include <stdint.h>
+
+#include "../planner/cluster.h"
+#include "../planner/curve.h"
+#include "../planner/err.h"
+#include "../planner/jobs.h"
+#include "../planner/place.h"
+#include "overhead.h"
+
+typedef enum sim_state {
+    SJ_WAITING = 0, /* not released yet */
+    SJ_ACTIVE,      /* admitted (or best-effort), not finished */
+    SJ_DONE,
+    SJ_REJECTED
+} sim_state;
+
+typedef struct sim_job {
+    const job *in;
+    sim_state state;
+    int best_effort;      /* no deadline */
+    int64_t release;      /* first point at or after submit */
+    double rem;           /* iterations left */
+    int want;             /* the policy's answer at the current point */
+    double share;         /* time share in (0,1] of 'want' (0: 1) */
+    const int *pin;       /* the policy's own GPU ids for 'want', or NULL */
+    int g;                /* GPUs held now */
+    place_set pl;         /* which ones */
+    double ovh_left;      /* unproductive seconds left of this config */
+    int64_t start;        /* first time it held GPUs; -1 never */
+    double end;           /* exact completion time; -1 not finished */
+    int met;
+    int rescales, migrations, preemptions;
+    double gpu_seconds;   /* held, including idle tails */
+    double overhead_seconds;
+    int64_t earliest_deadline; /* rejected: earliest admissible; -1 none */
+    char reason[120];
+    /* elastic batch (see sim_use_elastic_batch): 'eb' = this job's work
+     * is counted in samples ('rem') and it may change batch; 'row' is the
+     * batch it runs at (its own row otherwise); 'want_row' the policy's
+     * choice at the current point (NULL: keep 'row') */
+    int eb;
+    const curve_row *row;
+    const curve_row *want_row;
+    int batch_changes;    /* batch changed while it held GPUs */
+} sim_job;
+
+/* One scheduling point, for the timeline. */
+typedef struct sim_point {
+    int64_t t;
+    int gpus_used;
+    int running;
+    int met_so_far;       /* deadline jobs completed in time up to t */
+    double efficiency;    /* sum of tput(g)/tput(1) over running jobs / N */
+} sim_point;
+
+typedef struct sim sim;
+
+/*
+ * A scheduling policy: one module (pol_*.c) behind this interface.
+ *   init: build the policy's state for simulation 's' (NULL + e on error).
+ *   point: at scheduling point t, rel[0..nrel-1] are the jobs released
+ *     now (submit order). Decide each with sim_admit / sim_reject, and set
+ *     'want' of every SJ_ACTIVE job. Return the next time > t at which it
+ *     needs a point even if nothing else happens (INT64_MAX: none).
+ *   fini: free the state.
+ * Policies read s->jobs, s->act (the active jobs, ascending index),
+ * s->cl, s->opts; they never write anything but states via sim_admit /
+ * sim_reject, the 'want' fields, optionally 'share' and 'pin' (see the
+ * extensions above) and s->solver_fallbacks.
+ */
+typedef struct sim_policy {
+    const char *name;
+    const char *summary;
+    void *(*init)(sim *s, ef_err *e);
+    int64_t (*point)(sim *s, void *st, int64_t t, const int *rel, int nrel);
+    void (*fini)(void *st);
+} sim_policy;
+
+typedef struct sim_opts {
+    int slot;             /* seconds, > 0 */
+    int64_t tick;         /* periodic point every 'tick' s (0: none) */
+    ovh_mode overhead;
+    int surplus_reference;/* ef: the reference's surplus order */
+    int cap_reference;    /* baselines: the reference's GPU cap
+                             min(64, batch, largest runnable column), past
+                             the curve's peak (default: usable sizes) */
+    int timeline;         /* keep the per-point timeline */
+    int elastic_batch;    /* ef: choose among the jobs' batch sizes too */
+    int baselines_reference; /* fixed-size baselines: keep the reference's
+                             defects that change numbers (README:
+                             gandiva, tiresias, themis, chronus) */
+    int mip_nodes;        /* policies that solve a MIP (chronus): branch-
+                             and-bound node budget per solve; past it the
+                             policy falls back to a greedy answer
+                             (counted in solver_fallbacks); 0: default */
+} sim_opts;
+
+void sim_opts_default(sim_opts *o);
+
+struct sim {
+    sim_opts opts;
+    const sim_policy *pol;
+    const job_queue *q;
+    cluster cl;
+    int n;
+    sim_job *jobs;        /* queue order */
+    int *act;             /* active jobs, ascending index */
+    int nact;
+    int64_t now;          /* first point */
+    int64_t t;            /* current point */
+    /* results */
+    int points;
+    sim_point *tl;
+    int ntl, captl;
+    double idle_after_completion; /* GPU-seconds */
+    double overhead_gpu_seconds;
+    double wall_seconds;
+    int64_t end;          /* time of the last point */
+    ovh_cache cache;      /* OVH_REFERENCE */
+    int elastic;          /* sim_use_elastic_batch was called */
+    double point_seconds_sum, point_seconds_max; /* time in policy->point */
+    int solver_fallbacks; /* decisions where a policy's exact solver did
+                             not finish and its greedy answer was used */
+};
+
+/*
+ * sim_use_elastic_batch: for policies that change batch sizes; call from
+ * init. Every job that accepts two or more batch sizes (job_elastic) then
+ * counts its work in samples (job_samples_left), runs at cell(b, g) x b
+ * samples/s at the batch b of its 'row', and the policy may set
+ * 'want_row' to one of its rows (j->in->rows) along with 'want'. A batch
+ * change at an unchanged GPU count costs a restart (the overhead model's
+ * migration cost). Other jobs are unaffected.
+ */
+void sim_use_elastic_batch(sim *s);
+
+/* Admit released job i (deadline or best-effort). */
+void sim_admit(sim *s, int i);
+/* Reject released job i; 'earliest' the earliest deadline that would
+ * have been admitted (-1 unknown); 'why' one line. */
+void sim_reject(sim *s, int i, int64_t earliest, const char *why);
+
+/*
+ * sim_run: simulate queue 'q' (resolved against its curves) on cluster
+ * 'c' with policy 'pol'. Fills 's' (free with sim_free). Errors: a policy
+ * that breaks the rules (non-usable size, over capacity: EF_E_INTERNAL).
+ * Reentrant: different simulations may run in parallel.
+ */
+int sim_run(sim *s, const job_queue *q, const cluster *c,
+            const sim_policy *pol, const sim_opts *o, ef_err *e);
+void sim_free(sim *s);
+
+/* Policy registry: by name (NULL if unknown), and the list. */
+const sim_policy *sim_policy_find(const char *name);
+int sim_policy_count(void);
+const sim_policy *sim_policy_at(int i);
+
+/* Summary metrics of a finished simulation. */
+typedef struct sim_metrics {
+    int jobs, deadline_jobs, best_effort_jobs, admitted, rejected;
+    int met, missed, unfinished;
+    double deadline_ratio;
+    double gpu_hours, idle_gpu_hours_after_completion, overhead_gpu_hours;
+    double best_effort_mean_jct; /* < 0 if none */
+    double mean_jct;             /* completed jobs; < 0 if none */
+    int rescales, migrations, preemptions;
+    double mean_efficiency;      /* time-weighted over the timeline */
+    int batch_changes;           /* elastic batch: batch changed while running */
+    int solver_fallbacks;        /* see sim.solver_fallbacks */
+} sim_metrics;
+
+void sim_metrics_compute(const sim *s, sim_metrics *m);
+
+/* Throughput of a job at g GPUs: its curve's cell (0 when g is not a
+ * runnable power of two). Policies give usable sizes (curve.h); only the
+ * reference-compatible baseline cap may go past a curve's peak. */
+double sim_tput(const sim_job *j, int g);
+
+/* Throughput of a job at g GPUs relative to one GPU (Fig. 10's measure). */
+double sim_speedup(const sim_job *j, int g);
+
+/*
+ * Outputs: the result JSON (format efplan-sim v1, keys sorted), per-job
+ * rows as CSV, and an SVG timeline (GPUs in use, deadlines met). All are
+ * written atomically.
+ */
+int sim_write_json(const sim *s, const char *trace, const char *path,
+                   ef_err *e);
+int sim_write_jobs_csv(const sim *s, const char *path, ef_err *e);
+int sim_write_svg(const sim *s, const char *trace, const char *path,
+                  ef_err *e);
+
+#endif

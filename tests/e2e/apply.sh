@@ -1,0 +1,190 @@
+#!/bin/sh
+# End-to-end: efplan apply with the local backend on a real plan.
+# A 3-job plan on one 8-GPU node (made by efplan plan) has resizes, a
+# migration and completions; each job runs tests/data/dummy_train.sh,
+# which logs the GPUs it saw, advances its progress file and checkpoints
+# on its signal. Checks:
+# - the launches happen in the plan's order with the plan's GPU sets, and
+#   each process saw exactly the plan's CUDA_VISIBLE_DEVICES;
+# - no process started on a GPU that another process still held;
+# - kill -9 of the executor mid-plan, then the same command again, gives
+#   the same launches and outcome: nothing launched twice, nothing left;
+# - re-applying a finished plan does nothing;
+# - a failing job is reported (exit 4, its log named), never relaunched;
+#   --until stops and checkpoints what runs, and the state file it writes
+#   is accepted by efplan plan --jobs;
+# - dry-run prints the actions and runs nothing.
+set -eu
+: "${EFPLAN:?}" "${EFPLAN_ROOT:?}"
+V=${VALGRIND:-}
+T=$(mktemp -d)
+cleanup() {
+    # stop anything a failed run may have left (by the pids it recorded)
+    for f in "$T"/*/run/*.pid; do
+        [ -f "$f" ] || continue
+        kill -9 -- "-$(cut -d' ' -f1 "$f")" 2>/dev/null || true
+    done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+DUMMY=$EFPLAN_ROOT/tests/data/dummy_train.sh
+# 60-second slots last 0.2 s (0.4 s for the kill test; 2 s under valgrind,
+# whose start-up alone takes most of a second)
+SCALE=300
+KSCALE=150
+if [ -n "$V" ]; then SCALE=30; KSCALE=30; fi
+
+jobs() { # events-file finish-of-c
+    cat <<JSON
+{"jobs": [
+ {"id": "a", "model": "bert", "batch_size": 64, "iterations": 4000,
+  "submit_time": 0, "deadline": 600, "grace_seconds": 5,
+  "command": ["sh", "$DUMMY", "$1", "3"]},
+ {"id": "b", "model": "deepspeech2", "batch_size": 32, "iterations": 8000,
+  "submit_time": 120, "deadline": 1320, "grace_seconds": 5,
+  "checkpoint_signal": "SIGUSR1", "env": {"DUMMY_NOTE": "b's own"},
+  "command": ["sh", "$DUMMY", "$1", "4"]},
+ {"id": "c", "model": "deepspeech2", "batch_size": 32, "iterations": 8000,
+  "submit_time": 0, "deadline": 1200, "grace_seconds": 5,
+  "command": ["sh", "$DUMMY", "$1", "$2"]}]}
+JSON
+}
+cd "$T"
+jobs "$T/ev1" 3 > jobs.json
+"$EFPLAN" plan --jobs jobs.json --cluster n1g8 --curves A100 \
+    --out plan.json >/dev/null || fail "plan failed"
+grep -q '"migrations": [1-9]' plan.json || fail "the plan has no migration"
+grep -q '"resizes": [1-9]' plan.json || fail "the plan has no resize"
+
+# launches recorded in a journal: "job gpu,gpu,..." in order (per slot:
+# the restarts of resized and migrated jobs, then new starts)
+# (a launch the executor was killed before making is dropped: the rerun
+# records it as start_failed and launches the next attempt)
+launches() {
+    grep -E '"ev":"start(_failed)?",' "$1" | awk '
+        function field(name) {
+            if (!match($0, "\"" name "\":[^,}]*")) return ""
+            v = substr($0, RSTART + length(name) + 3, RLENGTH - length(name) - 3)
+            gsub(/"/, "", v); return v }
+        { key = field("job") "." field("attempt")
+          if (field("ev") == "start") {
+              p = $0; sub(/.*"place":\[/, "", p); sub(/\],"slot".*/, "", p)
+              gsub(/\[0,/, "", p); gsub(/\]/, "", p)
+              n++; k[n] = key; line[n] = field("job") " " p
+          } else for (i = 1; i <= n; i++) if (k[i] == key) k[i] = "" }
+        END { for (i = 1; i <= n; i++) if (k[i] != "") print line[i] }'
+}
+# processes as they saw themselves: "job CUDA_VISIBLE_DEVICES", sorted
+seen() { grep '^start ' "$1" | awk '{print $2, $4}' | sort; }
+# each (job, attempt) started at most once
+once() { [ -z "$(grep '^start ' "$1" | awk '{print $2, $3}' | sort | uniq -d)" ]; }
+# no GPU held by two processes at once, replaying start/end events
+no_overlap() {
+    awk '$1 == "start" { n = split($4, g, ",");
+            for (i = 1; i <= n; i++) {
+                if (g[i] in held) { print "GPU " g[i] " of " $2 " held by " held[g[i]]; bad = 1 }
+                held[g[i]] = $2 "." $3 } ;
+            gpus[$2 "." $3] = $4 }
+         $1 == "end" { n = split(gpus[$2 "." $3], g, ",");
+            for (i = 1; i <= n; i++) delete held[g[i]] }
+         END { exit bad }' "$1"
+}
+cat > expected <<'TXT'
+a 0,1,2,3
+c 4,5,6,7
+a 4,5
+c 6,7
+b 0,1,2,3
+a 0,1
+b 2,3
+c 4,5,6,7
+b 0,1,2,3
+b 0,1,2,3,4,5,6,7
+TXT
+sort expected > expected_seen
+
+# 1. one uninterrupted run
+$V "$EFPLAN" apply plan.json --time-scale $SCALE --state s1 >out1 2>err1 ||
+    { cat err1; fail "apply exited $?"; }
+launches s1/journal.jsonl > got1
+diff expected got1 || fail "launch order or GPU sets differ from the plan"
+seen ev1 > seen1
+diff expected_seen seen1 || fail "the GPUs the processes saw differ"
+once ev1 || fail "an attempt started twice"
+no_overlap ev1 || fail "two processes held one GPU"
+grep -q 'jobs: 3 done, 0 failed, 0 not done' out1 || { cat out1; fail "outcome"; }
+grep -q '"finished": \[' s1/state.json || fail "state file lacks finished"
+grep -q 'slot 3 of 5 \[300, 480): migrate a, resize b 4->2 GPUs, resize c 2->4 GPUs' err1 ||
+    { cat err1; fail "progress lines: no migrate/resize at 300"; }
+grep -q '"progress":4000,"result":"done"' s1/journal.jsonl || fail "a's progress"
+
+# 2. the same plan, the executor killed with -9 mid-plan, then rerun
+jobs "$T/ev2" 3 > jobs.json
+$V "$EFPLAN" apply plan.json --time-scale $KSCALE --state s2 >/dev/null 2>err2 &
+pid=$!
+# mid-plan: once the slot at 300 (a migration, two resizes) is under way
+for _ in $(seq 1 400); do
+    grep -q '"slot":300' s2/journal.jsonl 2>/dev/null && break
+    sleep 0.025
+done
+grep -q '"slot":300' s2/journal.jsonl || fail "the first run never reached the slot at 300"
+kill -9 $pid
+wait $pid 2>/dev/null || true
+grep -q '"ev":"end"' s2/journal.jsonl && fail "the run ended before the kill"
+$V "$EFPLAN" apply plan.json --time-scale $KSCALE --state s2 >out2 2>>err2 ||
+    { cat err2; fail "resumed apply exited $?"; }
+grep -q 'resuming from' err2 || fail "no resume message"
+launches s2/journal.jsonl > got2
+diff expected got2 || fail "after kill -9: launches differ"
+seen ev2 > seen2
+diff expected_seen seen2 || fail "after kill -9: a process ran twice or on other GPUs"
+once ev2 || fail "after kill -9: an attempt started twice"
+no_overlap ev2 || fail "after kill -9: two processes held one GPU"
+grep -q 'jobs: 3 done, 0 failed, 0 not done' out2 || { cat out2; fail "outcome after kill"; }
+# nothing left: no live (non-zombie) process in any group it launched,
+# once a dummy's last 'sleep 0.05' has had time to end
+for f in s2/run/*.pid; do
+    pg=$(cut -d' ' -f1 "$f")
+    for _ in $(seq 1 40); do
+        left=$(cat /proc/[0-9]*/stat 2>/dev/null |
+               awk -v g="$pg" '$5 == g && $3 != "Z" { print $1 }')
+        [ -z "$left" ] && break
+        sleep 0.05
+    done
+    [ -z "$left" ] || fail "process group $pg ($f) still runs: $left"
+done
+sed 's/"journal": "[^"]*"//' s1/state.json > st1
+sed 's/"journal": "[^"]*"//' s2/state.json > st2
+diff st1 st2 || fail "state files differ after kill -9"
+
+# 3. re-applying a finished plan does nothing
+cp s2/journal.jsonl j.before
+$V "$EFPLAN" apply plan.json --time-scale $KSCALE --state s2 >out3 2>&1 || fail "re-apply failed"
+grep -q 'already applied' out3 || fail "re-apply: no 'already applied'"
+cmp -s j.before s2/journal.jsonl || fail "re-apply changed the journal"
+
+# 4. a failing job; stop at 400 with b running; the state file re-plans
+jobs "$T/ev4" fail > jobs.json
+set +e
+$V "$EFPLAN" apply plan.json --time-scale $SCALE --state s4 --until 400 >out4 2>err4
+rc=$?
+set -e
+[ $rc -eq 4 ] || { cat err4; fail "failing job: exit $rc, expected 4"; }
+grep -q "FAILED c attempt 1: exit 3; log $T/s4/logs/c.1.log" err4 || { cat err4; fail "failure not reported"; }
+grep -q 'failing on purpose' s4/logs/c.1.log || fail "c's log"
+[ "$(grep -c '"ev":"start","job":"c"' s4/journal.jsonl)" -eq 1 ] || fail "c relaunched"
+grep -q '"why": "exit 3"' s4/state.json || fail "state: c's failure"
+grep -q '"placement": \[' s4/state.json || fail "state: b's placement"
+"$EFPLAN" plan --jobs s4/state.json --cluster n1g8 --curves A100 \
+    --now 400 >replan.out || fail "the state file is not a valid queue"
+grep -q '^plan     1 jobs' replan.out || { cat replan.out; fail "re-plan: expected b only"; }
+
+# 5. dry-run: actions and launches printed, nothing run or written
+$V "$EFPLAN" apply plan.json --backend dry-run --state s5 >dry.out || fail "dry-run failed"
+[ ! -e s5 ] || fail "dry-run wrote its state directory"
+grep -q '^  migrate a: checkpoint, stop, start again' dry.out || fail "dry-run: migrate"
+grep -q 'slurm: sbatch --parsable --job-name=efp-[0-9a-f]*-b-4 --nodes=1 --nodelist=node0 --ntasks-per-node=1 --gres=gpu:8' dry.out ||
+    fail "dry-run: sbatch line"
+grep -q 'CUDA_VISIBLE_DEVICES=4,5 .*EFPLAN_JOB_ID=a ' dry.out || fail "dry-run: env"
+echo "apply e2e ok"

@@ -1,0 +1,80 @@
+#!/bin/sh
+# End-to-end: elastic batch size (issue 9) with the real binary.
+# - gen-trace --elastic-batch writes a batch_sizes column, the same bytes
+#   for the same seed, and validate reads it;
+# - plan --elastic-batch: the plan file says each elastic allocation's
+#   batch and passes the planner's own check; submit keeps the mode;
+# - simulate --policy saxena and ef --elastic-batch: result keys, the
+#   policy time per point, results independent of the thread count
+#   (timings aside); ef --elastic-batch without overheads misses no
+#   deadline it admitted;
+# - --elastic-batch with a policy that keeps batch sizes: usage error.
+set -eu
+: "${EFPLAN:?}" "${EFPLAN_DATA:?}"
+V=${VALGRIND:-}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+$V "$EFPLAN" gen-trace --jobs 150 --mean-interarrival 400 --deadline-factor 0.5 1.5 \
+    --seed 5 --elastic-batch 0.6 --out "$T/g.csv" || fail "gen-trace"
+$V "$EFPLAN" gen-trace --jobs 150 --mean-interarrival 400 --deadline-factor 0.5 1.5 \
+    --seed 5 --elastic-batch 0.6 >"$T/g2.csv" || fail "gen-trace (stdout)"
+cmp -s "$T/g.csv" "$T/g2.csv" || fail "gen-trace --elastic-batch is not deterministic"
+head -1 "$T/g.csv" | grep -q ',best_effort,batch_sizes$' || fail "no batch_sizes column"
+n=$(awk -F, 'NR > 1 && $10 ~ /;/' "$T/g.csv" | wc -l)
+[ "$n" -gt 40 ] && [ "$n" -lt 110 ] || fail "$n of 150 jobs with a batch range (share 0.6)"
+"$EFPLAN" gen-trace --jobs 150 --mean-interarrival 400 --deadline-factor 0.5 1.5 \
+    --seed 5 >"$T/g0.csv"
+head -1 "$T/g0.csv" | grep -q 'batch_sizes' && fail "batch_sizes column without the option"
+# the other columns do not depend on the option
+cut -d, -f1-9 "$T/g.csv" | tail -n +2 >"$T/a"; tail -n +2 "$T/g0.csv" >"$T/b"
+cmp -s "$T/a" "$T/b" || fail "--elastic-batch changed the other columns"
+$V "$EFPLAN" validate --jobs "$T/g.csv" --curves A100 --cluster n2g8 >/dev/null ||
+    fail "validate rejects the generated trace"
+
+$V "$EFPLAN" plan --jobs "$T/g.csv" --cluster n2g8 --curves A100 --elastic-batch \
+    --out "$T/p.json" >/dev/null || fail "plan --elastic-batch"
+grep -q '"elastic_batch": true' "$T/p.json" || fail "plan file lacks elastic_batch"
+grep -q '{"batch_size": [0-9]*, "gpus": [0-9]*, "job": ' "$T/p.json" ||
+    fail "no allocation says its batch"
+grep -q '"samples_left": ' "$T/p.json" || fail "no samples_left"
+"$EFPLAN" plan --jobs "$T/g.csv" --cluster n2g8 --curves A100 --out "$T/p0.json" >/dev/null
+grep -q '"batch_size": [0-9]*, "gpus"' "$T/p0.json" && fail "fixed-batch plan names batches"
+cat >"$T/j.json" <<'J'
+{"id": "late", "model": "resnet50", "batch_sizes": [64, 128, 256], "samples": 6400000, "submit_time": 0, "deadline": 9999999}
+J
+rc=0; $V "$EFPLAN" submit --plan "$T/p.json" --job "$(cat "$T/j.json")" >"$T/s.out" || rc=$?
+[ "$rc" -eq 0 ] || fail "submit to an elastic plan: exit $rc"
+grep -q '"elastic_batch": true' "$T/p.json" || fail "submit dropped elastic_batch"
+grep -q '"id": "late"' "$T/p.json" || fail "submit did not add the job"
+
+for p in saxena "ef --elastic-batch"; do
+    f=$(echo "$p" | tr -d ' -')
+    OMP_NUM_THREADS=1 $V "$EFPLAN" simulate --trace "$T/g.csv" --cluster n2g8 \
+        --curves A100 --policy $p --out "$T/$f.1.json" >"$T/$f.out" || fail "$p"
+    OMP_NUM_THREADS=4 $V "$EFPLAN" simulate --trace "$T/g.csv" --cluster n2g8 \
+        --curves A100 --policy $p --out "$T/$f.4.json" >/dev/null || fail "$p (4 threads)"
+    grep -v 'wall_seconds\|point_us' "$T/$f.1.json" >"$T/a"
+    grep -v 'wall_seconds\|point_us' "$T/$f.4.json" >"$T/b"
+    cmp -s "$T/a" "$T/b" || fail "$p: result differs between 1 and 4 threads"
+    for k in '"elastic_batch": true' '"batch_changes":' '"point_us_max":' \
+             '"point_us_mean":' '"deadline_ratio":' '"mean_jct":'; do
+        grep -qF "$k" "$T/$f.1.json" || fail "$p: result lacks $k"
+    done
+    grep -q 'us per point' "$T/$f.out" || fail "$p: no policy time in the table"
+done
+grep -q '"rejected": 0,' "$T/saxena.1.json" || fail "saxena rejected a job"
+
+$V "$EFPLAN" simulate --trace "$T/g.csv" --cluster n1g8 --curves A100 --policy ef \
+    --elastic-batch --overhead none --out "$T/none.json" >/dev/null || fail "overhead none"
+mis=$(sed -n 's/^  "missed": \([0-9]*\),$/\1/p' "$T/none.json")
+rej=$(sed -n 's/^  "rejected": \([0-9]*\),$/\1/p' "$T/none.json")
+[ "$mis" -eq 0 ] || fail "ef --elastic-batch without overheads missed $mis admitted deadlines"
+[ "$rej" -gt 0 ] || fail "the trace is not tight enough to test the guarantee"
+
+rc=0; "$EFPLAN" simulate --trace "$T/g.csv" --cluster n2g8 --curves A100 \
+    --policy edf --elastic-batch 2>"$T/err" || rc=$?
+[ "$rc" -eq 2 ] || fail "--elastic-batch with edf: exit $rc"
+grep -q 'keeps every job' "$T/err" || fail "no reason for the usage error"
+echo "elastic batch: $n ranged jobs; guarantee: $rej rejected, 0 admitted late"

@@ -1,0 +1,318 @@
+/* test_exec.c: the executor's plan reader, slot diff and journal replay
+ * (executor/exec.h). */
+#include "testutil.h"
+
+#include "../../executor/exec.h"
+
+/* A 1-node, 8-GPU plan: a on 0-3 then 4-5 then 0-1 (resize, migrate),
+ * b from 120 on 0-3, c on 4-7 then 6-7 then gone. */
+static const char *PLAN =
+    "{\"cluster\": {\"gpus_per_node\": 8, \"nodes\": 1}, \"curves\": \"A100\","
+    " \"format\": \"efplan-plan\", \"jobs\": ["
+    "{\"id\": \"c\", \"iterations\": 100, \"iterations_done\": 0,"
+    " \"planned_end\": 300},"
+    "{\"id\": \"a\", \"iterations\": 100, \"iterations_done\": 10,"
+    " \"planned_end\": 480},"
+    "{\"id\": \"b\", \"iterations\": 100, \"iterations_done\": 0,"
+    " \"planned_end\": null}],"
+    " \"jobs_file\": \"jobs.json\", \"now\": 0, \"slot_seconds\": 60,"
+    " \"slots\": ["
+    "{\"allocations\": [{\"gpus\": 4, \"job\": \"a\", \"placement\":"
+    "  [{\"gpus\": [0, 1, 2, 3], \"node\": 0}]},"
+    "  {\"gpus\": 4, \"job\": \"c\", \"placement\":"
+    "  [{\"gpus\": [7, 6, 5, 4], \"node\": 0}]}], \"end\": 120, \"start\": 0},"
+    "{\"allocations\": [{\"gpus\": 2, \"job\": \"a\", \"placement\":"
+    "  [{\"gpus\": [4, 5], \"node\": 0}]},"
+    "  {\"gpus\": 4, \"job\": \"b\", \"placement\":"
+    "  [{\"gpus\": [0, 1, 2, 3], \"node\": 0}]},"
+    "  {\"gpus\": 2, \"job\": \"c\", \"placement\":"
+    "  [{\"gpus\": [6, 7], \"node\": 0}]}], \"end\": 300, \"start\": 120},"
+    "{\"allocations\": [{\"gpus\": 2, \"job\": \"a\", \"placement\":"
+    "  [{\"gpus\": [0, 1], \"node\": 0}]},"
+    "  {\"gpus\": 4, \"job\": \"b\", \"placement\":"
+    "  [{\"gpus\": [4, 5, 6, 7], \"node\": 0}]}], \"end\": 480, \"start\": 300}"
+    "], \"version\": 1}";
+
+static void load(exec_plan *p)
+{
+    ef_err e = {0};
+    assert_ok(exec_plan_parse(p, "p.json", PLAN, strlen(PLAN), &e), e);
+}
+
+static void test_plan_parse(void **state)
+{
+    (void)state;
+    exec_plan p;
+    load(&p);
+    assert_int_equal(p.njobs, 3);
+    /* sorted by id */
+    assert_string_equal(p.jobs[0].id, "a");
+    assert_string_equal(p.jobs[2].id, "c");
+    assert_true(p.jobs[0].iterations_done == 10);
+    assert_true(p.jobs[1].planned_end == -1);
+    assert_int_equal(p.nslots, 3);
+    assert_true(p.end == 480);
+    /* placements sorted by GPU */
+    const exec_place *c0 = &p.slots[0].a[1].place;
+    assert_int_equal(p.slots[0].a[1].job, 2);
+    assert_int_equal(c0->n, 4);
+    assert_int_equal(c0->gpu[0], 4);
+    assert_int_equal(c0->gpu[3], 7);
+    assert_int_equal(exec_plan_slot_at(&p, 0), 0);
+    assert_int_equal(exec_plan_slot_at(&p, 299), 1);
+    assert_int_equal(exec_plan_slot_at(&p, 300), 2);
+    assert_int_equal(exec_plan_slot_at(&p, 480), -1);
+    assert_int_equal(exec_plan_find(&p, "b"), 1);
+    assert_int_equal(exec_plan_find(&p, "x"), -1);
+    /* distinct, stable ports */
+    assert_true(p.jobs[0].port != p.jobs[1].port &&
+                p.jobs[1].port != p.jobs[2].port &&
+                p.jobs[0].port != p.jobs[2].port);
+    assert_true(p.jobs[0].port >= 29500);
+    char s[128];
+    assert_string_equal(exec_place_str(c0, s, sizeof s), "node 0 GPUs 4,5,6,7");
+    exec_plan_free(&p);
+}
+
+static void parse_err(const char *text, const char *sub)
+{
+    exec_plan p;
+    ef_err e = {0};
+    assert_int_equal(exec_plan_parse(&p, "p.json", text, strlen(text), &e),
+                     EF_ERR);
+    assert_int_equal(e.kind, EF_E_INPUT);
+    assert_contains(e.msg, sub);
+}
+
+static void test_plan_errors(void **state)
+{
+    (void)state;
+    char *bad = ef_strdup(PLAN);
+    /* a GPU given twice in one slot */
+    char *x = strstr(bad, "[4, 5, 6, 7]");
+    memcpy(x, "[1, 5, 6, 7]", 12);
+    parse_err(bad, "slots[2].allocations[1]: node 0 GPU 1 is given to two jobs");
+    free(bad);
+    bad = ef_strdup(PLAN);
+    x = strstr(bad, "\"end\": 300, \"start\": 120");
+    memcpy(x, "\"end\": 300, \"start\": 110", 24);
+    parse_err(bad, "slots[1]: [110, 300) does not follow");
+    free(bad);
+    parse_err("{\"format\": \"efplan-jobs\"}", "expected \"efplan-plan\"");
+    parse_err("[1]", "expected a plan file");
+}
+
+/* ---- the slot diff --------------------------------------------------------- */
+
+static exec_place P(int n, const int *gpus, int *nodes_buf, int *gpu_buf)
+{
+    exec_place pl = {n, nodes_buf, gpu_buf};
+    for (int i = 0; i < n; i++) {
+        nodes_buf[i] = 0;
+        gpu_buf[i] = gpus[i];
+    }
+    return pl;
+}
+
+static void test_diff(void **state)
+{
+    (void)state;
+    int nb[6][8], gb[6][8], mb[6][8], hb[6][8];
+    static const int g0123[] = {0, 1, 2, 3}, g45[] = {4, 5},
+                     g67[] = {6, 7}, g01[] = {0, 1};
+    exec_place cur[6], want[6];
+    memset(cur, 0, sizeof cur);
+    memset(want, 0, sizeof want);
+    /* job 0 keeps 0-3; job 1 resizes 4,5 -> 0,1 (other count? no: same
+     * count, other GPUs: migrate); job 2 stops; job 3 starts; job 4
+     * resizes 2 -> 4; job 5 neither runs nor is wanted */
+    cur[0] = P(4, g0123, nb[0], gb[0]);
+    want[0] = P(4, g0123, mb[0], hb[0]);
+    cur[1] = P(2, g45, nb[1], gb[1]);
+    want[1] = P(2, g01, mb[1], hb[1]);
+    cur[2] = P(2, g67, nb[2], gb[2]);
+    want[3] = P(2, g67, mb[3], hb[3]);
+    cur[4] = P(2, g01, nb[4], gb[4]);
+    want[4] = P(4, g0123, mb[4], hb[4]);
+    exec_action act[6];
+    int n = exec_diff(cur, want, 6, act);
+    assert_int_equal(n, 5);
+    /* stop halves first (by job), then starts, then keeps */
+    assert_int_equal(act[0].job, 1);
+    assert_int_equal(act[0].act, EXEC_MIGRATE);
+    assert_int_equal(act[1].job, 2);
+    assert_int_equal(act[1].act, EXEC_STOP);
+    assert_int_equal(act[2].job, 4);
+    assert_int_equal(act[2].act, EXEC_RESIZE);
+    assert_int_equal(act[3].job, 3);
+    assert_int_equal(act[3].act, EXEC_START);
+    assert_int_equal(act[4].job, 0);
+    assert_int_equal(act[4].act, EXEC_KEEP);
+    assert_string_equal(exec_act_name(EXEC_MIGRATE), "migrate");
+    /* same GPUs on another node is a migration */
+    int n2[4] = {1, 1, 1, 1};
+    exec_place other = {4, n2, (int *)g0123};
+    exec_place c1[1] = {cur[0]}, w1[1] = {other};
+    assert_int_equal(exec_diff(c1, w1, 1, act), 1);
+    assert_int_equal(act[0].act, EXEC_MIGRATE);
+    /* nothing runs, nothing wanted: no action */
+    exec_place none[2];
+    memset(none, 0, sizeof none);
+    assert_int_equal(exec_diff(none, none, 2, act), 0);
+}
+
+/* The diff over the test plan's slots, as apply walks them. */
+static void test_diff_plan(void **state)
+{
+    (void)state;
+    exec_plan p;
+    load(&p);
+    exec_place cur[3], want[3];
+    exec_action act[3];
+    memset(cur, 0, sizeof cur);
+    static const char *expect[3] = {
+        "start a, start c",
+        "resize a, resize c, start b",
+        "migrate a, migrate b, stop c"};
+    for (int s = 0; s < p.nslots; s++) {
+        memset(want, 0, sizeof want);
+        for (int k = 0; k < p.slots[s].nalloc; k++)
+            want[p.slots[s].a[k].job] = p.slots[s].a[k].place;
+        int n = exec_diff(cur, want, 3, act);
+        char line[256];
+        size_t o = 0;
+        line[0] = '\0';
+        for (int k = 0; k < n; k++)
+            if (act[k].act != EXEC_KEEP)
+                o += (size_t)snprintf(line + o, sizeof line - o, "%s%s %s",
+                                      o ? ", " : "",
+                                      exec_act_name(act[k].act),
+                                      p.jobs[act[k].job].id);
+        assert_string_equal(line, expect[s]);
+        for (int j = 0; j < 3; j++)
+            cur[j] = want[j];
+    }
+    exec_plan_free(&p);
+}
+
+/* ---- journal --------------------------------------------------------------- */
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_journal_replay(void **state)
+{
+    (void)state;
+    exec_plan p;
+    load(&p);
+    char dir[] = "/tmp/efplan-test-XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/journal.jsonl", dir);
+    exec_replay r;
+    ef_err e = {0};
+    /* missing journal: nothing began */
+    assert_ok(exec_journal_replay(path, &p, &r, &e), e);
+    assert_int_equal(r.begun, 0);
+    assert_true(r.last_slot == -1);
+    exec_replay_free(&r);
+    write_file(path,
+        "{\"anchor_plan\":0,\"anchor_wall\":1000.5,\"backend\":\"local\","
+        "\"ev\":\"begin\",\"hash\":\"0123456789abcdef\",\"plan\":\"p.json\","
+        "\"scale\":300.0}\n"
+        /* a: launched, then stopped for a resize, relaunched */
+        "{\"attempt\":1,\"ev\":\"start\",\"job\":\"a\",\"place\":[[0,0],[0,1],"
+        "[0,2],[0,3]],\"slot\":0}\n"
+        "{\"attempt\":1,\"ev\":\"started\",\"handle\":\"100:5\",\"job\":\"a\"}\n"
+        "{\"attempt\":1,\"ev\":\"start\",\"job\":\"c\",\"place\":[[0,4]],"
+        "\"slot\":0}\n"
+        "{\"attempt\":1,\"ev\":\"started\",\"handle\":\"101:5\",\"job\":\"c\"}\n"
+        "{\"ev\":\"slot\",\"running\":2,\"start\":0}\n"
+        "{\"attempt\":1,\"ev\":\"stop\",\"job\":\"a\",\"why\":\"plan\"}\n"
+        "{\"attempt\":1,\"ev\":\"stopped\",\"how\":\"exit 0\",\"job\":\"a\","
+        "\"progress\":42,\"why\":\"plan\"}\n"
+        "{\"attempt\":2,\"ev\":\"start\",\"job\":\"a\",\"place\":[[0,4],[0,5]],"
+        "\"slot\":120}\n"
+        /* c failed */
+        "{\"attempt\":1,\"code\":3,\"ev\":\"exit\",\"job\":\"c\",\"log\":\"x\","
+        "\"progress\":-1,\"result\":\"failed\",\"why\":\"exit 3\"}\n"
+        /* b: a stop intended, outcome never written */
+        "{\"attempt\":1,\"ev\":\"start\",\"job\":\"b\",\"place\":[[0,0]],"
+        "\"slot\":120}\n"
+        "{\"attempt\":1,\"ev\":\"started\",\"handle\":\"102:9\",\"job\":\"b\"}\n"
+        "{\"attempt\":1,\"ev\":\"stop\",\"job\":\"b\",\"why\":\"plan\"}\n"
+        "{\"ev\":\"slot\",\"running\":2,\"start\":120}\n"
+        /* killed mid-write: a torn record */
+        "{\"attempt\":2,\"ev\":\"started\",\"han");
+    assert_ok(exec_journal_replay(path, &p, &r, &e), e);
+    assert_int_equal(r.begun, 1);
+    assert_int_equal(r.ended, 0);
+    assert_int_equal(r.torn, 1);
+    assert_int_equal(r.records, 14);
+    assert_string_equal(r.hash, "0123456789abcdef");
+    assert_string_equal(r.backend, "local");
+    assert_true(r.scale == 300.0 && r.anchor_wall == 1000.5);
+    assert_true(r.last_slot == 120);
+    const exec_jjob *a = &r.jobs[0], *b = &r.jobs[1], *c = &r.jobs[2];
+    assert_int_equal(a->attempt, 2);
+    assert_int_equal(a->start_in_doubt, 1);   /* "started" was torn */
+    assert_int_equal(a->running, 0);
+    assert_int_equal(a->place.n, 2);
+    assert_int_equal(a->place.gpu[0], 4);
+    assert_true(a->progress == 42);
+    assert_int_equal(a->status, EXEC_J_PENDING);
+    assert_int_equal(b->running, 1);
+    assert_int_equal(b->stop_in_doubt, 1);
+    assert_string_equal(b->handle, "102:9");
+    assert_int_equal(c->status, EXEC_J_FAILED);
+    assert_int_equal(c->running, 0);
+    assert_string_equal(c->why, "exit 3");
+    exec_replay_free(&r);
+
+    /* opening for append cuts the torn record; appends then replay */
+    exec_journal jn;
+    assert_ok(exec_journal_open(&jn, path, &e), e);
+    assert_ok(exec_journal_replay(path, &p, &r, &e), e);
+    assert_ok(exec_journal_append(&jn, &r, &p, "{\"attempt\":2,\"ev\":"
+                                  "\"started\",\"handle\":\"200:1\",\"job\":"
+                                  "\"a\",\"adopted\":true}", &e), e);
+    assert_int_equal(r.jobs[0].running, 1);
+    assert_ok(exec_journal_append(&jn, &r, &p, "{\"ev\":\"end\",\"time\":480}",
+                                  &e), e);
+    exec_journal_close(&jn);
+    exec_replay_free(&r);
+    assert_ok(exec_journal_replay(path, &p, &r, &e), e);
+    assert_int_equal(r.torn, 0);
+    assert_int_equal(r.ended, 1);
+    assert_int_equal(r.jobs[0].running, 1);
+    assert_string_equal(r.jobs[0].handle, "200:1");
+    exec_replay_free(&r);
+
+    /* a journal naming a job the plan lacks, and a malformed line */
+    write_file(path, "{\"ev\":\"begin\"}\n{\"attempt\":1,\"ev\":\"start\","
+               "\"job\":\"zz\",\"place\":[]}\n");
+    assert_int_equal(exec_journal_replay(path, &p, &r, &e), EF_ERR);
+    assert_contains(e.msg, "journal.jsonl:2: job \"zz\" is not in the plan");
+    write_file(path, "{\"ev\":\"begin\"}\nnot json\n{\"ev\":\"end\"}\n");
+    assert_int_equal(exec_journal_replay(path, &p, &r, &e), EF_ERR);
+    assert_contains(e.msg, "journal.jsonl:2: not a journal record");
+    unlink(path);
+    rmdir(dir);
+    exec_plan_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan_parse),
+        cmocka_unit_test(test_plan_errors),
+        cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_diff_plan),
+        cmocka_unit_test(test_journal_replay),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,324 @@
+/* test_sim.c: the simulator on hand-computed traces, the guarantee
+ * property, determinism, and agreement with the planner. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../planner/cluster.h"
+#include "../../planner/plan.h"
+#include "../../planner/util.h"
+#include "../../simulator/gen.h"
+#include "../../simulator/sim.h"
+#include "testplan.h"
+
+/* A toy curve set: model "lin" scales linearly (g it/s on g GPUs). */
+static curve_set toy;
+static curve_model toy_model;
+
+static int toy_setup(void **state)
+{
+    static const char csv[] = "global_batch_size,1,2,4,8\n64,1,2,4,8\n";
+    ef_err e;
+    if (curve_parse_csv(&toy_model, "lin", "lin.csv", csv, sizeof csv - 1,
+                        &e) != EF_OK)
+        return -1;
+    toy.models = &toy_model;
+    toy.nmodels = 1;
+    toy.dir = (char *)"toy";
+    return tp_setup(state);
+}
+
+static int toy_teardown(void **state)
+{
+    curve_model_free(&toy_model);
+    return tp_teardown(state);
+}
+
+static void load_queue(job_queue *q, const char *csv, const curve_set *cs)
+{
+    ef_err e;
+    assert_int_equal(queue_parse_csv(q, "t.csv", csv, strlen(csv), &e), EF_OK);
+    assert_int_equal(queue_resolve(q, cs, &e), EF_OK);
+}
+
+static void run(sim *s, const job_queue *q, const char *cl, const char *pol,
+                ovh_mode ov, int slot)
+{
+    cluster c;
+    ef_err e;
+    assert_int_equal(cluster_from_arg(&c, cl, &e), EF_OK);
+    sim_opts o;
+    sim_opts_default(&o);
+    o.overhead = ov;
+    o.slot = slot;
+    const sim_policy *p = sim_policy_find(pol);
+    assert_non_null(p);
+    int rc = sim_run(s, q, &c, p, &o, &e);
+    if (rc != EF_OK)
+        fail_msg("%s", e.msg);
+}
+
+static const sim_job *job_by_id(const sim *s, const char *id)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->jobs[i].in->id, id) == 0)
+            return &s->jobs[i];
+    fail_msg("no job %s", id);
+    return NULL;
+}
+
+#define END(s, id) (job_by_id(s, id)->end)
+
+/* EDF, no overhead: J2 (earlier deadline) takes all 4 GPUs and ends at
+ * 38/4 = 9.5 s; its GPUs idle until the point at 10; J1 then runs 40
+ * iterations at 4 it/s and ends at 20. */
+static void test_edf_exact(void **state)
+{
+    (void)state;
+    job_queue q = {0};
+    load_queue(&q, "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
+                   "J1,0,40,lin,100,64\nJ2,0,38,lin,15,64\n", &toy);
+    sim s;
+    run(&s, &q, "n1g4", "edf", OVH_NONE, 10);
+    assert_true(fabs(END(&s, "J2") - 9.5) < 1e-9);
+    assert_true(fabs(END(&s, "J1") - 20.0) < 1e-9);
+    sim_metrics m;
+    sim_metrics_compute(&s, &m);
+    assert_int_equal(m.met, 2);
+    assert_true(fabs(m.deadline_ratio - 1.0) < 1e-12);
+    assert_true(fabs(m.idle_gpu_hours_after_completion * 3600 - 2.0) < 1e-6);
+    sim_free(&s);
+    queue_free(&q);
+}
+
+/* ElasticFlow on one job: MSS is 1 GPU, the surplus step adds GPUs while
+ * each gains (linear curve: up to all 4), so it ends at 40/4 = 10 s; with
+ * the Fig. 12 model the start costs the generic scale-up to 4 GPUs:
+ * 1.573 + (1.757 - 1.573) / 3 s. */
+static void test_ef_single_overhead(void **state)
+{
+    (void)state;
+    job_queue q = {0};
+    load_queue(&q, "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
+                   "J1,0,40,lin,100,64\n", &toy);
+    sim s;
+    run(&s, &q, "n1g4", "ef", OVH_NONE, 10);
+    assert_true(fabs(END(&s, "J1") - 10.0) < 1e-9);
+    assert_int_equal(job_by_id(&s, "J1")->start, 0);
+    sim_free(&s);
+    run(&s, &q, "n1g4", "ef", OVH_FIG12, 10);
+    double c = 1.573 + (1.757 - 1.573) / 3;
+    assert_true(fabs(END(&s, "J1") - (10.0 + c)) < 1e-9);
+    assert_true(fabs(job_by_id(&s, "J1")->overhead_seconds - c) < 1e-9);
+    assert_true(job_by_id(&s, "J1")->met);
+    sim_free(&s);
+    queue_free(&q);
+}
+
+/* Two jobs that each need the whole cluster by t=12: ElasticFlow admits
+ * J1 and rejects J2 (earliest admissible deadline 31: J1 holds the GPUs
+ * to the end of slot [10, 20), then J2 needs 11 s); without admission
+ * control both run and J2 ends at 20, late; EDF likewise; EDF with
+ * admission control rejects J2. Every policy meets 1 of 2. */
+static void test_admission_all_policies(void **state)
+{
+    (void)state;
+    job_queue q = {0};
+    load_queue(&q, "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
+                   "J1,0,40,lin,12,64\nJ2,0,40,lin,12,64\n", &toy);
+    const char *pols[] = {"ef", "ef-noac", "edf", "edf-ac"};
+    const int rejected[] = {1, 0, 0, 1};
+    for (int k = 0; k < 4; k++) {
+        sim s;
+        run(&s, &q, "n1g4", pols[k], OVH_NONE, 10);
+        sim_metrics m;
+        sim_metrics_compute(&s, &m);
+        assert_int_equal(m.met, 1);
+        assert_int_equal(m.rejected, rejected[k]);
+        assert_true(fabs(m.deadline_ratio - 0.5) < 1e-12);
+        assert_true(fabs(END(&s, "J1") - 10.0) < 1e-9);
+        if (rejected[k]) {
+            assert_int_equal(job_by_id(&s, "J2")->state, SJ_REJECTED);
+            if (strcmp(pols[k], "ef") == 0)
+                assert_int_equal(job_by_id(&s, "J2")->earliest_deadline, 31);
+        } else {
+            assert_true(fabs(END(&s, "J2") - 20.0) < 1e-9);
+            assert_false(job_by_id(&s, "J2")->met);
+        }
+        sim_free(&s);
+    }
+    queue_free(&q);
+}
+
+/* A preempted job: J1 (late deadline) runs alone on 4 GPUs, J2 arrives at
+ * 10 with a tight deadline; EDF gives J2 everything, J1 drops to 0 and
+ * resumes after J2 ends: J1 did 40 it by 10, J2 40 it in [10, 20), J1 the
+ * remaining 40 in [20, 30). */
+static void test_edf_preemption(void **state)
+{
+    (void)state;
+    job_queue q = {0};
+    load_queue(&q, "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
+                   "J1,0,80,lin,1000,64\nJ2,10,40,lin,25,64\n", &toy);
+    sim s;
+    run(&s, &q, "n1g4", "edf", OVH_NONE, 10);
+    assert_true(fabs(END(&s, "J2") - 20.0) < 1e-9);
+    assert_true(fabs(END(&s, "J1") - 30.0) < 1e-9);
+    assert_int_equal(job_by_id(&s, "J1")->preemptions, 1);
+    sim_free(&s);
+    queue_free(&q);
+}
+
+static void gen_queue(job_queue *q, uint64_t seed, int jobs, double gap)
+{
+    gen_opts go;
+    gen_opts_default(&go);
+    go.jobs = jobs;
+    go.mean_gap = gap;
+    go.seed = seed;
+    go.best_effort = 0.1;
+    ef_buf b = {0};
+    ef_err e;
+    assert_int_equal(gen_trace(&go, &g_curves, &b, &e), EF_OK);
+    load_queue(q, b.s, &g_curves);
+    free(b.s);
+}
+
+/* The guarantee: without overheads, every job ElasticFlow admits meets
+ * its deadline (and the traces are tight enough that some are rejected). */
+static void test_guarantee(void **state)
+{
+    (void)state;
+    int rejected = 0;
+    for (uint64_t seed = 1; seed <= 25; seed++) {
+        job_queue q = {0};
+        gen_queue(&q, seed, 60, 400);
+        sim s;
+        run(&s, &q, seed % 2 ? "n2g8" : "n1g8", "ef", OVH_NONE, 60);
+        for (int i = 0; i < s.n; i++) {
+            const sim_job *j = &s.jobs[i];
+            if (j->state == SJ_REJECTED) {
+                rejected++;
+                continue;
+            }
+            assert_int_equal(j->state, SJ_DONE);
+            if (!j->best_effort && !j->met)
+                fail_msg("seed %llu: admitted job %s ends %.1f after its "
+                         "deadline %lld", (unsigned long long)seed, j->in->id,
+                         j->end, (long long)j->in->deadline);
+        }
+        sim_free(&s);
+        queue_free(&q);
+    }
+    assert_true(rejected > 0);
+}
+
+/* Same inputs, same results: twice in a row and in parallel threads. */
+static void test_determinism(void **state)
+{
+    (void)state;
+    job_queue q = {0};
+    gen_queue(&q, 42, 120, 300);
+    const char *pols[] = {"ef", "ef-noac", "edf", "edf-ac"};
+    for (int k = 0; k < 4; k++) {
+        sim a, b[4];
+        run(&a, &q, "n2g8", pols[k], OVH_FIG12, 60);
+        int ok = 1;
+        #pragma omp parallel for num_threads(4)
+        for (int r = 0; r < 4; r++) {
+            cluster c;
+            ef_err e;
+            sim_opts o;
+            sim_opts_default(&o);
+            cluster_from_arg(&c, "n2g8", &e);
+            if (sim_run(&b[r], &q, &c, sim_policy_find(pols[k]), &o, &e) !=
+                EF_OK) {
+                #pragma omp atomic write
+                ok = 0;
+            }
+        }
+        assert_true(ok);
+        for (int r = 0; r < 4; r++) {
+            for (int i = 0; i < a.n; i++) {
+                assert_int_equal(a.jobs[i].state, b[r].jobs[i].state);
+                assert_true(a.jobs[i].end == b[r].jobs[i].end);
+                assert_int_equal(a.jobs[i].rescales, b[r].jobs[i].rescales);
+            }
+            sim_free(&b[r]);
+        }
+        sim_free(&a);
+    }
+    queue_free(&q);
+}
+
+/* Without overheads the ef policy makes the planner's decisions: the same
+ * jobs admitted, and each completes within the second its plan says. */
+static void test_agrees_with_planner(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 100; seed < 105; seed++) {
+        job_queue q = {0};
+        gen_queue(&q, seed, 80, 400);
+        cluster c;
+        ef_err e;
+        assert_int_equal(cluster_from_arg(&c, "n2g8", &e), EF_OK);
+        plan_opts po;
+        plan_opts_default(&po);
+        plan p;
+        assert_int_equal(plan_build(&p, &q, &c, &po, &e), EF_OK);
+        sim s;
+        run(&s, &q, "n2g8", "ef", OVH_NONE, 60);
+        for (int i = 0; i < q.n; i++) {
+            int adm = p.jobs[i].decision != PLAN_REJECTED;
+            assert_int_equal(adm, s.jobs[i].state != SJ_REJECTED);
+            if (adm) {
+                assert_true(s.jobs[i].end <= (double)p.jobs[i].planned_end);
+                assert_true(s.jobs[i].end > (double)p.jobs[i].planned_end - 1);
+            }
+        }
+        plan_free(&p);
+        sim_free(&s);
+        queue_free(&q);
+    }
+}
+
+/* The Fig. 12 model: measured points, interpolation, migration, fallback. */
+static void test_overhead_model(void **state)
+{
+    (void)state;
+    assert_true(fabs(ovh_change("resnet50", 1, 2, 0) - 1.884) < 1e-12);
+    assert_true(fabs(ovh_change("resnet50", 2, 1, 0) - 1.659) < 1e-12);
+    assert_true(fabs(ovh_change("vgg16", 8, 16, 0) - 2.407) < 1e-12);
+    assert_true(fabs(ovh_change("vgg16", 16, 8, 0) - 2.354) < 1e-12);
+    assert_true(fabs(ovh_change("bert", 8, 8, 1) - 3.191) < 1e-12);
+    assert_true(fabs(ovh_change("deepspeech2", 1, 2, 0) - 3.904) < 1e-12);
+    assert_true(fabs(ovh_change("gpt2", 32, 64, 0) - 3.203) < 1e-12);
+    assert_true(fabs(ovh_change("yolov3", 1, 2, 0) - 1.573) < 1e-12);
+    assert_true(ovh_change("gpt2", 8, 8, 0) == 0);
+    assert_true(ovh_change("gpt2", 8, 0, 0) == 0);
+    /* 4 GPUs: a third of the way from the 2-GPU to the 16-GPU value */
+    double c = ovh_change("inception3", 2, 4, 0);
+    assert_true(fabs(c - (1.819 + (1.738 - 1.819) / 3)) < 1e-12);
+    assert_true(ovh_reference(8, 1, 0, 128) == 2);
+    assert_true(ovh_reference(8, 0, 0, 128) == 10);
+    assert_true(ovh_reference(1, 0, 1, 512) == 7 + 47 + 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_edf_exact),
+        cmocka_unit_test(test_ef_single_overhead),
+        cmocka_unit_test(test_admission_all_policies),
+        cmocka_unit_test(test_edf_preemption),
+        cmocka_unit_test(test_guarantee),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_agrees_with_planner),
+        cmocka_unit_test(test_overhead_model),
+    };
+    return cmocka_run_group_tests(tests, toy_setup, toy_teardown);
+}
