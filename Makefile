@@ -37,6 +37,7 @@ endif
 
 PLANNER_SRC := $(wildcard planner/*.c)
 SIM_SRC     := $(wildcard simulator/*.c)
+SOLVER_SRC  := $(wildcard solver/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 
@@ -44,12 +45,14 @@ EXEC_SRC    := $(wildcard executor/*.c)
 PLANNER_OBJ := $(PLANNER_SRC:%.c=$(OBJ)/%.o)
 SIM_OBJ     := $(SIM_SRC:%.c=$(OBJ)/%.o)
 EXEC_OBJ    := $(EXEC_SRC:%.c=$(OBJ)/%.o)
+SOLVER_OBJ  := $(SOLVER_SRC:%.c=$(OBJ)/%.o)
 CLI_OBJ     := $(CLI_SRC:%.c=$(OBJ)/%.o)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 LIBPLANNER  := $(BUILD)/libplanner.a
 LIBSIM      := $(BUILD)/libsim.a
 LIBEXEC     := $(BUILD)/libexecutor.a
+LIBSOLVER   := $(BUILD)/libsolver.a
 EFPLAN      := $(BUILD)/efplan
 
 .PHONY: all run test unit e2e asan valgrind fuzz deps deps-fuzz deps-check \
@@ -76,15 +79,19 @@ $(LIBEXEC): $(EXEC_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(EFPLAN): $(CLI_OBJ) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER)
+$(LIBSOLVER): $(SOLVER_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(EFPLAN): $(CLI_OBJ) $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $(CLI_OBJ) $(PROF_LINK) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER) \
+	$(Q)$(CC) -o $@ $(CLI_OBJ) $(PROF_LINK) $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER) \
 	  $(LDLIBS_ALL) $(CUDA_LIBS)
 
-$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBEXEC) $(LIBSIM) $(LIBPLANNER)
+$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $< $(LIBEXEC) $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL) -lcmocka
+	$(Q)$(CC) -o $@ $< $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL) -lcmocka
 
 # ---- profiler (efplan profile) ---------------------------------------------
 #
@@ -142,12 +149,12 @@ $(OBJ)/%.o: %.cu
 
 $(EFPLAN): $(PROF_LINK)
 
-$(PROF_NOCUDA): $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBEXEC) \
-                $(LIBSIM) $(LIBPLANNER)
+$(PROF_NOCUDA): $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBSOLVER) \
+                $(LIBEXEC) $(LIBSIM) $(LIBPLANNER)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBEXEC) \
-	  $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL)
+	$(Q)$(CC) -o $@ $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBSOLVER) \
+	  $(LIBEXEC) $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL)
 
 $(BUILD)/tests/test_prof: $(OBJ)/tests/unit/test_prof.o $(LIBPROFILER) \
                           $(PROF_GPU_NONE) $(LIBPLANNER)

@@ -39,6 +39,8 @@ int cmd_plan(int argc, char **argv);
 void help_plan(void);
 int cmd_submit(int argc, char **argv);
 void help_submit(void);
+int cmd_oracle(int argc, char **argv);
+void help_oracle(void);
 int cmd_gentrace(int argc, char **argv);
 void help_gentrace(void);
 int cmd_simulate(int argc, char **argv);

@@ -17,6 +17,8 @@ static const cli_command commands[] = {
      cmd_compare, help_compare},
     {"gen-trace", "write a synthetic job trace (the artifact's distributions)",
      cmd_gentrace, help_gentrace},
+    {"oracle", "compare the greedy plan with the exact ILP optimum (GLPK)",
+     cmd_oracle, help_oracle},
     {"plan", "plan a job queue: admission, GPU shares, placement per slot",
      cmd_plan, help_plan},
     {"profile", "measure throughput curves on GPUs, or fit the model to a "

@@ -1,0 +1,1100 @@
+/* ilp.c: the exact ILP oracle in GLPK (see ilp.h). */
+#include "ilp.h"
+
+#include <glpk.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../planner/mss.h"
+#include "../planner/util.h"
+
+/* Refuse to build models larger than this many binaries: memory grows
+ * with it and GLPK would not get far anyway. */
+#define ILP_MAX_BINARIES 2000000L
+#define ILP_MAX_SLOTS 1000000
+
+/* Tolerance when reading bounds and 0/1 values back from GLPK. */
+#define ILP_EPS 1e-6
+
+void ilp_opts_default(ilp_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->slot = 60;
+    o->now = INT64_MIN;
+}
+
+const char *ilp_status_name(ilp_status s)
+{
+    switch (s) {
+    case ILP_OPTIMAL: return "optimal";
+    case ILP_FEASIBLE: return "feasible";
+    case ILP_NO_INCUMBENT: return "no_incumbent";
+    default: return "infeasible";
+    }
+}
+
+void ilp_result_free(ilp_result *r)
+{
+    free(r->admit);
+    free(r->size);
+    memset(r, 0, sizeof *r);
+}
+
+/* Everything one solve needs. GLPK may longjmp out of any glp_* call, so
+ * all state lives here (not in locals of the guarded functions) and is
+ * freed by the caller of the guarded region. */
+typedef struct ctx {
+    const job_queue *q;
+    const cluster *c;
+    const ilp_opts *o;
+    ilp_result *r;
+    int S, N, T, n;
+    int64_t now;
+    /* per job */
+    int *in_model;   /* has a deadline */
+    int *hopeless;   /* cannot finish even alone */
+    int *t0, *t1;    /* allowed slots [t0, t1) */
+    int *nk;         /* usable sizes */
+    int (*kg)[CURVE_MAX_LEVELS];
+    double (*kt)[CURVE_MAX_LEVELS];
+    double *rem;     /* remaining iterations */
+    int *acol;       /* column of a[j], 0 if none */
+    int *xcol;       /* first x column of j: + (t - t0) * nk + k */
+    /* scratch */
+    int *ind;
+    double *val;
+    double *warm;    /* warm start, cols + 1 entries, or NULL */
+    /* GLPK */
+    glp_prob *P;
+    jmp_buf *jb;
+    char msg[512];
+    /* search state */
+    double t_start;
+    int have_open_bound;
+    double open_bound;
+    int warm_offered, warm_ok;
+} ctx;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void ctx_free(ctx *x)
+{
+    free(x->in_model);
+    free(x->hopeless);
+    free(x->t0);
+    free(x->t1);
+    free(x->nk);
+    free(x->kg);
+    free(x->kt);
+    free(x->rem);
+    free(x->acol);
+    free(x->xcol);
+    free(x->ind);
+    free(x->val);
+    free(x->warm);
+}
+
+/* ---- GLPK hooks ---------------------------------------------------------- */
+
+/* Keep GLPK's terminal output (only its error report, since term_out is
+ * off otherwise) as the first line of text, for the error message. */
+static int term_hook(void *info, const char *s)
+{
+    ctx *x = info;
+    size_t l = strlen(x->msg);
+    if (l == 0 || x->msg[l - 1] != '\n') {
+        size_t k = 0;
+        while (s[k] && l + 1 < sizeof x->msg) {
+            x->msg[l++] = s[k];
+            if (s[k++] == '\n')
+                break;
+        }
+        x->msg[l] = 0;
+    }
+    return 1; /* never print */
+}
+
+/* A GLPK fatal error: free GLPK's whole environment (our problem object
+ * with it) and jump back to the guarded entry point. */
+static void error_hook(void *info)
+{
+    ctx *x = info;
+    glp_free_env();
+    longjmp(*x->jb, 1);
+}
+
+/* ---- model --------------------------------------------------------------- */
+
+static int x_col(const ctx *x, int j, int t, int k)
+{
+    return x->xcol[j] + (t - x->t0[j]) * x->nk[j] + k;
+}
+
+/* Slot lengths, shapes and which jobs can run at all: no GLPK yet. */
+static int plan_shape(ctx *x, ef_err *e)
+{
+    const job_queue *q = x->q;
+    int n = q->n, S = x->S, N = x->N;
+    int64_t now = x->o->now;
+    if (now == INT64_MIN) {
+        now = n ? INT64_MAX : 0;
+        for (int i = 0; i < n; i++)
+            if (q->jobs[i].submit < now)
+                now = q->jobs[i].submit;
+    }
+    x->now = now;
+    x->in_model = ef_calloc((size_t)n + 1, sizeof(int));
+    x->hopeless = ef_calloc((size_t)n + 1, sizeof(int));
+    x->t0 = ef_calloc((size_t)n + 1, sizeof(int));
+    x->t1 = ef_calloc((size_t)n + 1, sizeof(int));
+    x->nk = ef_calloc((size_t)n + 1, sizeof(int));
+    x->kg = ef_calloc((size_t)n + 1, sizeof *x->kg);
+    x->kt = ef_calloc((size_t)n + 1, sizeof *x->kt);
+    x->rem = ef_calloc((size_t)n + 1, sizeof(double));
+    x->acol = ef_calloc((size_t)n + 1, sizeof(int));
+    x->xcol = ef_calloc((size_t)n + 1, sizeof(int));
+    int64_t T = 0;
+    long long bins = 0;
+    for (int j = 0; j < n; j++) {
+        const job *jb = &q->jobs[j];
+        x->rem[j] = (double)(jb->iterations - jb->iterations_done);
+        if (x->o->must && x->o->must[j] && !jb->has_deadline)
+            return ef_fail(e, EF_E_USAGE, "job %s must be admitted but has no "
+                           "deadline (best-effort jobs are outside the ILP)",
+                           jb->id);
+        if (!jb->has_deadline)
+            continue;
+        x->in_model[j] = 1;
+        x->r->deadline_jobs++;
+        int64_t rel = ef_align_up(now, jb->submit, S);
+        int64_t a = (rel - now) / S;
+        int64_t b = jb->deadline > now ? (jb->deadline - now + S - 1) / S : 0;
+        if (b > ILP_MAX_SLOTS)
+            return ef_fail(e, EF_E_USAGE, "job %s: its deadline is %lld slots "
+                           "of %d s after the start (limit %d): use a longer "
+                           "--slot", jb->id, (long long)b, S, ILP_MAX_SLOTS);
+        if (b > T)
+            T = b;
+        x->nk[j] = curve_usable(jb->curve, N, x->kg[j], x->kt[j]);
+        x->t0[j] = (int)(a < b ? a : b);
+        x->t1[j] = (int)b;
+        /* the most work it can do: its largest size in every slot, the
+         * last one up to the deadline */
+        double most = 0;
+        if (x->nk[j] > 0 && b > a) {
+            int64_t last = now + (b - 1) * S;
+            most = x->kt[j][x->nk[j] - 1] *
+                   ((double)(b - 1 - a) * S + (double)(jb->deadline - last));
+        }
+        if (x->nk[j] == 0 || b <= a || most < x->rem[j] * (1.0 + MSS_MARGIN)) {
+            x->hopeless[j] = 1;
+            x->r->hopeless++;
+            x->nk[j] = 0;
+            x->t1[j] = x->t0[j];
+            continue;
+        }
+        bins += (long long)(b - a) * x->nk[j];
+    }
+    if (bins > ILP_MAX_BINARIES)
+        return ef_fail(e, EF_E_USAGE, "the model would have %lld binaries "
+                       "(limit %ld): use a longer --slot or fewer jobs", bins,
+                       ILP_MAX_BINARIES);
+    if ((long long)n * T > 25LL * ILP_MAX_BINARIES)
+        return ef_fail(e, EF_E_USAGE, "%d jobs x %lld slots is too large for "
+                       "the ILP: use a longer --slot or fewer jobs", n,
+                       (long long)T);
+    x->T = (int)T;
+    return EF_OK;
+}
+
+/* The fewest GPU-slots with which job j can do its work, whatever the
+ * mix of sizes and ignoring capacity and the deadline: the least g with
+ * best[g] >= W, where best[g] is the most work of g GPU-slots (an
+ * unbounded covering knapsack over the usable sizes, full slots). Every
+ * schedule of j uses at least that many, so sum k x >= L a is a valid
+ * cut; it rounds up what the LP relaxation would spread fractionally.
+ * Returns 0 when j has no columns. */
+static long min_gpu_slots(const ctx *x, int j)
+{
+    int K = x->nk[j];
+    if (K == 0)
+        return 0;
+    double W = x->rem[j] * (1.0 + MSS_MARGIN);
+    long cap = (long)(x->t1[j] - x->t0[j]) * x->kg[j][K - 1];
+    double *best = ef_calloc((size_t)cap + 1, sizeof(double));
+    long g;
+    for (g = 1; g <= cap; g++) {
+        best[g] = best[g - 1];
+        for (int k = 0; k < K; k++)
+            if (x->kg[j][k] <= g) {
+                double w = best[g - x->kg[j][k]] + x->kt[j][k] * x->S;
+                if (w > best[g])
+                    best[g] = w;
+            }
+        if (best[g] >= W)
+            break;
+    }
+    free(best);
+    return g <= cap ? g : 0;
+}
+
+/* Build the GLPK problem. Guarded: may longjmp. */
+static void build(ctx *x)
+{
+    const job_queue *q = x->q;
+    int n = q->n, S = x->S, T = x->T;
+    glp_prob *P = x->P;
+    char name[96];
+    glp_set_prob_name(P, "efplan_oracle");
+    /* columns: per job a[j], then x[j,t,k] by slot then size */
+    int col = 0;
+    for (int j = 0; j < n; j++) {
+        if (!x->in_model[j])
+            continue;
+        x->acol[j] = ++col;
+        x->xcol[j] = col + 1;
+        col += (x->t1[j] - x->t0[j]) * x->nk[j];
+    }
+    x->r->cols = col;
+    if (col > 0)
+        glp_add_cols(P, col);
+    for (int j = 0; j < n; j++) {
+        if (!x->in_model[j])
+            continue;
+        int a = x->acol[j];
+        snprintf(name, sizeof name, "a_%d", j);
+        glp_set_col_name(P, a, name);
+        glp_set_col_kind(P, a, GLP_BV);
+        if (x->o->must && x->o->must[j])
+            glp_set_col_bnds(P, a, GLP_FX, 1.0, 1.0);
+        else if (x->hopeless[j])
+            glp_set_col_bnds(P, a, GLP_FX, 0.0, 0.0);
+        x->r->binaries++;
+        for (int t = x->t0[j]; t < x->t1[j]; t++)
+            for (int k = 0; k < x->nk[j]; k++) {
+                int c = x_col(x, j, t, k);
+                snprintf(name, sizeof name, "x_%d_%d_%d", j, t, x->kg[j][k]);
+                glp_set_col_name(P, c, name);
+                glp_set_col_kind(P, c, GLP_BV);
+                x->r->binaries++;
+            }
+    }
+    if (x->o->fault == ILP_FAULT_GLPK) /* test hook: a column out of range */
+        glp_set_col_bnds(P, col + 1, GLP_FX, 0.0, 0.0);
+    x->ind = ef_malloc(((size_t)col + 2) * sizeof(int));
+    x->val = ef_malloc(((size_t)col + 2) * sizeof(double));
+    int *ind = x->ind;
+    double *val = x->val;
+    /* one[j,t]: sum_k x - a <= 0 */
+    for (int j = 0; j < n; j++)
+        for (int t = x->t0[j]; t < x->t1[j]; t++) {
+            int row = glp_add_rows(P, 1), m = 0;
+            snprintf(name, sizeof name, "one_%d_%d", j, t);
+            glp_set_row_name(P, row, name);
+            glp_set_row_bnds(P, row, GLP_UP, 0.0, 0.0);
+            for (int k = 0; k < x->nk[j]; k++) {
+                ind[++m] = x_col(x, j, t, k);
+                val[m] = 1.0;
+            }
+            ind[++m] = x->acol[j];
+            val[m] = -1.0;
+            glp_set_mat_row(P, row, m, ind, val);
+        }
+    /* cap[t]: sum k x <= N */
+    for (int t = 0; t < T; t++) {
+        int m = 0;
+        for (int j = 0; j < n; j++)
+            if (t >= x->t0[j] && t < x->t1[j])
+                for (int k = 0; k < x->nk[j]; k++) {
+                    ind[++m] = x_col(x, j, t, k);
+                    val[m] = x->kg[j][k];
+                }
+        if (m == 0)
+            continue;
+        int row = glp_add_rows(P, 1);
+        snprintf(name, sizeof name, "cap_%d", t);
+        glp_set_row_name(P, row, name);
+        glp_set_row_bnds(P, row, GLP_UP, 0.0, (double)x->N);
+        glp_set_mat_row(P, row, m, ind, val);
+    }
+    /* work[j]: sum min(1, tput * len / W) x - a >= 0 */
+    for (int j = 0; j < n; j++) {
+        if (!x->in_model[j])
+            continue;
+        const job *jb = &q->jobs[j];
+        double W = x->rem[j] * (1.0 + MSS_MARGIN);
+        int m = 0;
+        for (int t = x->t0[j]; t < x->t1[j]; t++) {
+            int64_t st = x->now + (int64_t)t * S;
+            int64_t len = jb->deadline - st < S ? jb->deadline - st : S;
+            for (int k = 0; k < x->nk[j]; k++) {
+                double cf = x->kt[j][k] * (double)len / W;
+                ind[++m] = x_col(x, j, t, k);
+                val[m] = cf < 1.0 ? cf : 1.0;
+            }
+        }
+        ind[++m] = x->acol[j];
+        val[m] = -1.0;
+        int row = glp_add_rows(P, 1);
+        snprintf(name, sizeof name, "work_%d", j);
+        glp_set_row_name(P, row, name);
+        glp_set_row_bnds(P, row, GLP_LO, 0.0, 0.0);
+        glp_set_mat_row(P, row, m, ind, val);
+        /* gpu[j]: sum k x - L_j a >= 0, L_j the fewest GPU-slots of any
+         * mix of sizes that does the work (a valid cut) */
+        long L = min_gpu_slots(x, j);
+        if (L <= 0)
+            continue;
+        m = 0;
+        for (int t = x->t0[j]; t < x->t1[j]; t++)
+            for (int k = 0; k < x->nk[j]; k++) {
+                ind[++m] = x_col(x, j, t, k);
+                val[m] = x->kg[j][k];
+            }
+        ind[++m] = x->acol[j];
+        val[m] = -(double)L;
+        row = glp_add_rows(P, 1);
+        snprintf(name, sizeof name, "gpu_%d", j);
+        glp_set_row_name(P, row, name);
+        glp_set_row_bnds(P, row, GLP_LO, 0.0, 0.0);
+        glp_set_mat_row(P, row, m, ind, val);
+    }
+    x->r->rows = glp_get_num_rows(P);
+}
+
+typedef enum objective {
+    OBJ_WEIGHTED, /* max sum a - sum k x / (N T + 1): both orders in one */
+    OBJ_ADMITTED, /* phase 1: max sum a */
+    OBJ_GPU       /* phase 2: min sum k x */
+} objective;
+
+static void set_objective(ctx *x, objective w)
+{
+    glp_prob *P = x->P;
+    double pen = 1.0 / ((double)x->N * x->T + 1.0);
+    glp_set_obj_name(P, w == OBJ_WEIGHTED ? "admitted_minus_gpu_time"
+                        : w == OBJ_ADMITTED ? "admitted" : "gpu_slots");
+    glp_set_obj_dir(P, w == OBJ_GPU ? GLP_MIN : GLP_MAX);
+    for (int j = 0; j < x->n; j++) {
+        if (!x->in_model[j])
+            continue;
+        glp_set_obj_coef(P, x->acol[j], w == OBJ_GPU ? 0.0 : 1.0);
+        for (int t = x->t0[j]; t < x->t1[j]; t++)
+            for (int k = 0; k < x->nk[j]; k++)
+                glp_set_obj_coef(P, x_col(x, j, t, k),
+                                 w == OBJ_ADMITTED ? 0.0
+                                 : w == OBJ_GPU ? x->kg[j][k]
+                                                : -pen * x->kg[j][k]);
+    }
+}
+
+/* The greedy plan's admitted jobs as a start vector (x->warm, 1-based);
+ * left NULL when the plan is on another grid or has nothing to offer. A
+ * job whose greedy slots do not map onto columns is left out. */
+static void warm_vector(ctx *x)
+{
+    const plan *w = x->o->warm;
+    int n = x->q->n, S = x->S;
+    if (!w || w->njobs != n || w->now != x->now || w->opts.slot != S ||
+        x->r->cols == 0)
+        return;
+    int *bad = ef_calloc((size_t)n + 1, sizeof(int));
+    for (int pass = 0; pass < 2; pass++) {
+        for (int s = 0; s < w->nslots; s++) {
+            const plan_slot *sl = &w->slots[s];
+            for (int a = 0; a < sl->nalloc; a++) {
+                int j = sl->a[a].job, g = sl->a[a].gpus;
+                if (w->jobs[j].decision != PLAN_ADMITTED || bad[j])
+                    continue;
+                int k = 0;
+                while (k < x->nk[j] && x->kg[j][k] != g)
+                    k++;
+                for (int64_t st = sl->start; st < sl->end; st += S) {
+                    int64_t t = (st - x->now) / S;
+                    if (!x->in_model[j] || k == x->nk[j] || t < x->t0[j] ||
+                        t >= x->t1[j]) {
+                        bad[j] = 1;
+                        break;
+                    }
+                    if (pass == 1)
+                        x->warm[x_col(x, j, (int)t, k)] = 1.0;
+                }
+            }
+        }
+        if (pass == 0) {
+            int any = 0;
+            for (int j = 0; j < n; j++)
+                any |= w->jobs[j].decision == PLAN_ADMITTED && !bad[j];
+            if (!any)
+                break;
+            x->warm = ef_calloc((size_t)x->r->cols + 1, sizeof(double));
+            for (int j = 0; j < n; j++)
+                if (w->jobs[j].decision == PLAN_ADMITTED && !bad[j])
+                    x->warm[x->acol[j]] = 1.0;
+        }
+    }
+    free(bad);
+}
+
+static void callback(glp_tree *tree, void *info)
+{
+    ctx *x = info;
+    switch (glp_ios_reason(tree)) {
+    case GLP_IHEUR:
+        if (x->warm && !x->warm_offered) {
+            x->warm_offered = 1;
+            x->warm_ok = glp_ios_heur_sol(tree, x->warm) == 0 ? 1 : -1;
+        }
+        break;
+    case GLP_ISELECT: {
+        int p = glp_ios_best_node(tree);
+        if (p) {
+            x->open_bound = glp_ios_node_bound(tree, p);
+            x->have_open_bound = 1;
+        }
+        if (x->o->node_limit > 0 && x->r->nodes >= x->o->node_limit) {
+            x->r->limit_hit = 2;
+            glp_ios_terminate(tree);
+            break;
+        }
+        x->r->nodes++;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* Milliseconds left of the time limit (INT_MAX when none); 0 if spent. */
+static int ms_left(const ctx *x)
+{
+    if (x->o->time_limit <= 0)
+        return 0x7fffffff;
+    double left = x->o->time_limit - (now_seconds() - x->t_start);
+    if (left <= 0)
+        return 0;
+    return left * 1000 > 2e9 ? 2000000000 : (int)(left * 1000) + 1;
+}
+
+/* Write the model in CPLEX LP format through a temporary file. */
+static int write_lp(ctx *x, ef_err *e)
+{
+    const char *path = x->o->write_lp;
+    size_t l = strlen(path);
+    char *tmp = ef_malloc(l + 16);
+    memcpy(tmp, path, l);
+    memcpy(tmp + l, ".tmp.XXXXXX", 12);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        free(tmp);
+        return ef_fail(e, EF_E_INPUT, "%s: cannot write the model (cannot "
+                       "create a file in that directory)", path);
+    }
+    close(fd);
+    if (glp_write_lp(x->P, NULL, tmp) != 0 || rename(tmp, path) != 0) {
+        unlink(tmp);
+        free(tmp);
+        return ef_fail(e, EF_E_INPUT, "%s: cannot write the model", path);
+    }
+    free(tmp);
+    return EF_OK;
+}
+
+/* Outcome of one LP or branch-and-cut run. */
+enum { RUN_DONE, RUN_LIMIT, RUN_NOFEAS };
+
+/* The LP relaxation from the current basis. Guarded. */
+static int run_lp(ctx *x, double *obj, ef_err *e)
+{
+    glp_smcp sm;
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    sm.presolve = GLP_OFF;
+    sm.tm_lim = ms_left(x);
+    if (sm.tm_lim == 0) {
+        x->r->limit_hit = 1;
+        return RUN_LIMIT;
+    }
+    int rc = glp_simplex(x->P, &sm);
+    if (rc == GLP_ETMLIM) {
+        x->r->limit_hit = 1;
+        return RUN_LIMIT;
+    }
+    if (rc != 0)
+        return ef_fail(e, EF_E_INTERNAL, "GLPK: the LP relaxation failed "
+                       "(glp_simplex code %d)", rc);
+    int st = glp_get_status(x->P);
+    if (st == GLP_NOFEAS)
+        return RUN_NOFEAS;
+    if (st != GLP_OPT)
+        return ef_fail(e, EF_E_INTERNAL, "GLPK: the LP relaxation ended with "
+                       "status %d", st);
+    *obj = glp_get_obj_val(x->P);
+    return RUN_DONE;
+}
+
+/* Branch-and-cut from the optimal LP basis, offering x->warm. Sets
+ * *proven (search finished) and *have (an incumbent exists) and, when
+ * the search stopped early, tightens *bound (the LP's) by the best open
+ * node. Returns RUN_* or EF_ERR. Guarded. */
+static int run_mip(ctx *x, int *proven, int *have, double *bound, ef_err *e)
+{
+    glp_iocp io;
+    glp_init_iocp(&io);
+    io.msg_lev = GLP_MSG_OFF;
+    io.presolve = GLP_OFF;
+    io.mip_gap = 0.0;
+    io.gmi_cuts = GLP_ON; /* Gomory cuts: far fewer nodes in phase 2, */
+    io.mir_cuts = GLP_ON; /* MIR cuts: closes the last GPU-slots of phase 2 */
+    io.cb_func = callback;
+    io.cb_info = x;
+    io.tm_lim = ms_left(x);
+    x->warm_offered = 0;
+    x->warm_ok = 0;
+    x->have_open_bound = 0;
+    *proven = *have = 0;
+    if (io.tm_lim == 0 ||
+        (x->o->node_limit > 0 && x->r->nodes >= x->o->node_limit)) {
+        x->r->limit_hit = io.tm_lim == 0 ? 1 : 2;
+        return RUN_LIMIT;
+    }
+    int rc = glp_intopt(x->P, &io);
+    if (rc == GLP_ETMLIM)
+        x->r->limit_hit = 1;
+    else if (rc != 0 && rc != GLP_ESTOP)
+        return ef_fail(e, EF_E_INTERNAL, "GLPK: branch-and-cut failed "
+                       "(glp_intopt code %d)", rc);
+    int st = glp_mip_status(x->P);
+    if (st == GLP_NOFEAS)
+        return RUN_NOFEAS;
+    *have = st == GLP_OPT || st == GLP_FEAS;
+    *proven = rc == 0 && st == GLP_OPT;
+    if (!*proven && x->have_open_bound) {
+        int max = glp_get_obj_dir(x->P) == GLP_MAX;
+        if (max ? x->open_bound < *bound : x->open_bound > *bound)
+            *bound = x->open_bound;
+    }
+    return *proven ? RUN_DONE : RUN_LIMIT;
+}
+
+/* Copy the incumbent into r->admit / r->size. */
+static void take_solution(ctx *x)
+{
+    ilp_result *r = x->r;
+    int n = x->n, T = x->T;
+    if (!r->admit) {
+        r->admit = ef_calloc((size_t)n + 1, sizeof(int));
+        r->size = ef_calloc((size_t)n * (size_t)T + 1, sizeof(int));
+    }
+    memset(r->size, 0, ((size_t)n * (size_t)T + 1) * sizeof(int));
+    r->admitted = 0;
+    for (int j = 0; j < n; j++) {
+        r->admit[j] = 0;
+        if (!x->in_model[j])
+            continue;
+        r->admit[j] = glp_mip_col_val(x->P, x->acol[j]) > 0.5;
+        r->admitted += r->admit[j];
+        for (int t = x->t0[j]; t < x->t1[j]; t++)
+            for (int k = 0; k < x->nk[j]; k++)
+                if (glp_mip_col_val(x->P, x_col(x, j, t, k)) > 0.5)
+                    r->size[(size_t)j * T + t] = x->kg[j][k];
+    }
+}
+
+/* Phase 2: among schedules admitting r->admitted jobs, the least
+ * GPU-time; starts from the phase-1 incumbent. Guarded. */
+static int phase_gpu(ctx *x, ef_err *e)
+{
+    ilp_result *r = x->r;
+    glp_prob *P = x->P;
+    int cols = r->cols;
+    free(x->warm);
+    x->warm = ef_calloc((size_t)cols + 1, sizeof(double));
+    for (int c = 1; c <= cols; c++)
+        x->warm[c] = glp_mip_col_val(P, c) > 0.5 ? 1.0 : 0.0;
+    int m = 0;
+    for (int j = 0; j < x->n; j++)
+        if (x->in_model[j]) {
+            x->ind[++m] = x->acol[j];
+            x->val[m] = 1.0;
+        }
+    int row = glp_add_rows(P, 1);
+    glp_set_row_name(P, row, "admitted");
+    glp_set_row_bnds(P, row, GLP_LO, (double)r->admitted, 0.0);
+    glp_set_mat_row(P, row, m, x->ind, x->val);
+    r->rows++;
+    set_objective(x, OBJ_GPU);
+    double lp;
+    int k = run_lp(x, &lp, e);
+    if (k == EF_ERR)
+        return EF_ERR;
+    if (k != RUN_DONE) /* time limit, or (impossible) infeasible */
+        return EF_OK;
+    r->gpu_status = ILP_FEASIBLE;
+    r->gpu_seconds_bound = ceil(lp - ILP_EPS) * x->S;
+    int proven, have;
+    double bound = lp;
+    k = run_mip(x, &proven, &have, &bound, e);
+    if (k == EF_ERR)
+        return EF_ERR;
+    if (have)
+        take_solution(x);
+    r->gpu_seconds_bound = ceil(bound - ILP_EPS) * x->S;
+    if (proven) {
+        r->gpu_status = ILP_OPTIMAL;
+        r->status = ILP_OPTIMAL;
+        r->gpu_seconds_bound = floor(glp_mip_obj_val(P) + 0.5) * x->S;
+    }
+    return EF_OK;
+}
+
+/* Solve: phase 1 (most admitted), then phase 2 (least GPU-time). Returns
+ * EF_OK or EF_ERR (not via GLPK's fatal path). Guarded: may longjmp. */
+static int solve(ctx *x, ef_err *e)
+{
+    ilp_result *r = x->r;
+    int cand = 0;
+    for (int j = 0; j < x->n; j++)
+        cand += x->in_model[j] &&
+                (!x->hopeless[j] || (x->o->must && x->o->must[j]));
+    r->lp_bound = -1;
+    r->bound = cand;
+    r->gpu_status = ILP_NO_INCUMBENT;
+    r->gpu_seconds_bound = -1;
+    if (x->o->write_lp) {
+        set_objective(x, OBJ_WEIGHTED);
+        if (write_lp(x, e) != EF_OK)
+            return EF_ERR;
+    }
+    if (r->cols == 0) { /* no deadline job at all: nothing to decide */
+        r->status = r->gpu_status = ILP_OPTIMAL;
+        r->lp_bound = r->bound = 0;
+        r->gpu_seconds_bound = 0;
+        r->admit = ef_calloc((size_t)x->n + 1, sizeof(int));
+        r->size = ef_calloc((size_t)x->n * (size_t)x->T + 1, sizeof(int));
+        return EF_OK;
+    }
+    set_objective(x, OBJ_ADMITTED);
+    glp_scale_prob(x->P, GLP_SF_AUTO);
+    glp_adv_basis(x->P, 0);
+    double lp;
+    int k = run_lp(x, &lp, e);
+    if (k == EF_ERR)
+        return EF_ERR;
+    if (k == RUN_NOFEAS) {
+        r->status = ILP_INFEASIBLE;
+        r->bound = -1;
+        return EF_OK;
+    }
+    if (k == RUN_LIMIT) {
+        r->status = ILP_NO_INCUMBENT;
+        return EF_OK;
+    }
+    /* the objective counts jobs: no schedule admits more than floor(lp) */
+    r->lp_bound = r->bound = (int)floor(lp + ILP_EPS);
+    warm_vector(x);
+    int proven, have;
+    double bound = lp;
+    k = run_mip(x, &proven, &have, &bound, e);
+    r->warm_start = x->warm_ok;
+    if (k == EF_ERR)
+        return EF_ERR;
+    if (k == RUN_NOFEAS) {
+        r->status = ILP_INFEASIBLE;
+        r->bound = -1;
+        return EF_OK;
+    }
+    r->bound = (int)floor(bound + ILP_EPS);
+    if (!have) {
+        r->status = ILP_NO_INCUMBENT;
+        return EF_OK;
+    }
+    take_solution(x);
+    if (!proven) {
+        r->status = ILP_FEASIBLE;
+        return EF_OK;
+    }
+    r->bound = r->admitted;
+    /* admitted count proven; optimal once GPU-time is too */
+    r->status = ILP_FEASIBLE;
+    if (r->admitted == 0) {
+        r->status = r->gpu_status = ILP_OPTIMAL;
+        r->gpu_seconds_bound = 0;
+        return EF_OK;
+    }
+    return phase_gpu(x, e);
+}
+
+/* Re-check the incumbent exactly, as plan_check counts progress: every
+ * admitted job completes by its deadline; slots after completion (only a
+ * non-optimal incumbent can have them) are dropped. Sets the totals. */
+static int recheck(ctx *x, ef_err *e)
+{
+    ilp_result *r = x->r;
+    int S = x->S, T = x->T;
+    r->admitted = 0;
+    r->gpu_seconds = 0;
+    for (int j = 0; j < x->n; j++) {
+        int *sz = &r->size[(size_t)j * T];
+        if (!r->admit[j]) {
+            for (int t = 0; t < T; t++)
+                ef_assert(sz[t] == 0);
+            continue;
+        }
+        const job *jb = &x->q->jobs[j];
+        double rem = x->rem[j];
+        int64_t end = -1;
+        for (int t = 0; t < T; t++) {
+            if (sz[t] == 0)
+                continue;
+            if (end >= 0) {
+                sz[t] = 0;
+                continue;
+            }
+            double tp = curve_tput(jb->curve, sz[t]);
+            r->gpu_seconds += (double)sz[t] * S;
+            if (rem <= tp * S) {
+                end = x->now + (int64_t)t * S + (int64_t)ceil(rem / tp);
+                rem = 0;
+            } else {
+                rem -= tp * S;
+            }
+        }
+        if (end < 0 || end > jb->deadline)
+            return ef_fail(e, EF_E_INTERNAL, "the ILP solution misses the "
+                           "deadline of job %s by a solver tolerance "
+                           "(%.6g iterations short)", jb->id, rem);
+        r->admitted++;
+    }
+    if (r->bound < r->admitted)
+        r->bound = r->admitted;
+    if (r->status == ILP_OPTIMAL)
+        r->bound = r->admitted;
+    return EF_OK;
+}
+
+/* The guarded region: every GLPK call happens below a setjmp. */
+static int guarded(ctx *x, ef_err *e)
+{
+    jmp_buf jb;
+    x->jb = &jb;
+    x->msg[0] = 0;
+    if (setjmp(jb) != 0) {
+        /* GLPK's environment is gone (error_hook freed it) */
+        x->P = NULL;
+        size_t l = strlen(x->msg);
+        while (l && (x->msg[l - 1] == '\n' || x->msg[l - 1] == '\r'))
+            x->msg[--l] = 0;
+        return ef_fail(e, EF_E_INTERNAL, "GLPK failed: %s",
+                       x->msg[0] ? x->msg : "fatal error");
+    }
+    glp_error_hook(error_hook, x);
+    glp_term_hook(term_hook, x);
+    glp_term_out(GLP_OFF);
+    x->P = glp_create_prob();
+    build(x);
+    int rc = solve(x, e);
+    glp_delete_prob(x->P);
+    x->P = NULL;
+    glp_error_hook(NULL, NULL);
+    glp_term_hook(NULL, NULL);
+    glp_free_env();
+    return rc;
+}
+
+int ilp_solve(const job_queue *q, const cluster *c, const ilp_opts *o,
+              ilp_result *r, ef_err *e)
+{
+    memset(r, 0, sizeof *r);
+    if (o->slot <= 0)
+        return ef_fail(e, EF_E_USAGE, "slot must be positive");
+    ctx x;
+    memset(&x, 0, sizeof x);
+    x.q = q;
+    x.c = c;
+    x.o = o;
+    x.r = r;
+    x.S = o->slot;
+    x.N = c->total_gpus;
+    x.n = q->n;
+    x.t_start = now_seconds();
+    r->slot = o->slot;
+    r->njobs = q->n;
+    int rc = plan_shape(&x, e);
+    if (rc == EF_OK) {
+        r->now = x.now;
+        r->nslots = x.T;
+        rc = guarded(&x, e);
+    }
+    if (rc == EF_OK && r->admit)
+        rc = recheck(&x, e);
+    r->seconds = now_seconds() - x.t_start;
+    ctx_free(&x);
+    if (rc != EF_OK)
+        ilp_result_free(r);
+    return rc;
+}
+
+/* ---- the incumbent as a plan --------------------------------------------- */
+
+static int same_allocs(const plan_slot *s, const plan *p, const int *sz,
+                       int n)
+{
+    int k = 0;
+    for (int j = 0; j < n; j++) {
+        if (sz[j] == 0)
+            continue;
+        if (k >= s->nalloc || s->a[k].job != j || s->a[k].gpus != sz[j] ||
+            memcmp(s->a[k].gpu, p->jobs[j].pl.gpu, (size_t)sz[j] * sizeof(int)))
+            return 0;
+        k++;
+    }
+    return k == s->nalloc;
+}
+
+int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
+                plan *p, ef_err *e)
+{
+    memset(p, 0, sizeof *p);
+    if (!r->admit || (r->status != ILP_OPTIMAL && r->status != ILP_FEASIBLE))
+        return ef_fail(e, EF_E_INFEASIBLE, "the ILP has no solution to write "
+                       "(status %s)", ilp_status_name(r->status));
+    int n = q->n, T = r->nslots, S = r->slot;
+    plan_opts po;
+    plan_opts_default(&po);
+    po.slot = S;
+    po.now = r->now;
+    if (plan_init(p, q, c, &po, e) != EF_OK)
+        return EF_ERR;
+    for (int j = 0; j < n; j++) {
+        plan_job *pj = &p->jobs[j];
+        if (!pj->in->has_deadline) {
+            pj->decision = PLAN_BEST_EFFORT;
+            p->best_effort++;
+        } else if (r->admit[j]) {
+            pj->decision = PLAN_ADMITTED;
+            p->admitted++;
+        } else {
+            pj->decision = PLAN_REJECTED;
+            snprintf(pj->reason, sizeof pj->reason, "not admitted in the "
+                     "ILP's %s solution", r->status == ILP_OPTIMAL
+                     ? "optimal" : "best found");
+            p->rejected++;
+        }
+    }
+    int last = -1;
+    for (int j = 0; j < n; j++)
+        for (int t = 0; t < T; t++)
+            if (r->size[(size_t)j * T + t] && t > last)
+                last = t;
+    int *want = ef_calloc((size_t)n + 1, sizeof(int));
+    place_set *prev = ef_calloc((size_t)n + 1, sizeof *prev);
+    place_set *out = ef_calloc((size_t)n + 1, sizeof *out);
+    const char **ids = ef_calloc((size_t)n + 1, sizeof *ids);
+    int *owner = ef_malloc((size_t)c->total_gpus * sizeof(int));
+    int cap = 0, rc = EF_OK;
+    for (int j = 0; j < n; j++)
+        ids[j] = q->jobs[j].id;
+    for (int t = 0; t <= last && rc == EF_OK; t++) {
+        int64_t st = r->now + (int64_t)t * S;
+        int changed = 0;
+        for (int j = 0; j < n; j++) {
+            want[j] = r->size[(size_t)j * T + t];
+            prev[j] = p->jobs[j].pl;
+            changed |= want[j] != prev[j].g;
+        }
+        if (changed || t == 0) {
+            if (place_slot(c, n, want, prev, ids, out, owner) != EF_OK) {
+                rc = ef_fail(e, EF_E_INTERNAL, "slot %d: the ILP's sizes "
+                             "cannot be placed", t);
+                break;
+            }
+            p->points++;
+            for (int j = 0; j < n; j++) {
+                plan_job *pj = &p->jobs[j];
+                if (prev[j].g > 0 && out[j].g > 0) {
+                    if (prev[j].g != out[j].g) {
+                        pj->resizes++;
+                        p->resizes++;
+                    } else if (memcmp(prev[j].gpu, out[j].gpu,
+                                      (size_t)out[j].g * sizeof(int))) {
+                        pj->migrations++;
+                        p->migrations++;
+                    }
+                }
+                place_set_free(&pj->pl);
+                pj->pl = out[j];
+            }
+        }
+        /* record the slot, merged with the previous run when equal */
+        plan_slot *ls = p->nslots ? &p->slots[p->nslots - 1] : NULL;
+        if (ls && ls->end == st && same_allocs(ls, p, want, n)) {
+            ls->end = st + S;
+        } else {
+            if (p->nslots == cap) {
+                cap = cap ? cap * 2 : 64;
+                p->slots = ef_realloc(p->slots, (size_t)cap * sizeof *p->slots);
+            }
+            plan_slot *s = &p->slots[p->nslots++];
+            s->start = st;
+            s->end = st + S;
+            s->nalloc = 0;
+            for (int j = 0; j < n; j++)
+                s->nalloc += want[j] > 0;
+            s->a = ef_malloc((size_t)(s->nalloc ? s->nalloc : 1) *
+                             sizeof *s->a);
+            int k = 0;
+            for (int j = 0; j < n; j++) {
+                if (!want[j])
+                    continue;
+                s->a[k].job = j;
+                s->a[k].gpus = want[j];
+                s->a[k].batch = 0; /* fixed batch: the job's own */
+                s->a[k].gpu = ef_malloc((size_t)want[j] * sizeof(int));
+                memcpy(s->a[k].gpu, p->jobs[j].pl.gpu,
+                       (size_t)want[j] * sizeof(int));
+                k++;
+            }
+        }
+        /* progress, as the planner and plan_check count it */
+        for (int j = 0; j < n; j++) {
+            plan_job *pj = &p->jobs[j];
+            if (!want[j])
+                continue;
+            double tp = curve_tput(pj->in->curve, want[j]);
+            if (pj->start < 0)
+                pj->start = st;
+            pj->gpu_seconds += (double)want[j] * S;
+            p->used_gpu_seconds += (double)want[j] * S;
+            if (pj->rem <= tp * S) {
+                pj->planned_end = st + (int64_t)ceil(pj->rem / tp);
+                pj->rem = 0;
+                pj->done = 1;
+            } else {
+                pj->rem -= tp * S;
+            }
+        }
+    }
+    p->end = r->now + (int64_t)(last + 1) * S;
+    for (int j = 0; j < n; j++)
+        if (p->jobs[j].decision == PLAN_ADMITTED)
+            p->promised_gpu_seconds += p->jobs[j].gpu_seconds;
+    free(want);
+    free(prev);
+    free(out);
+    free(ids);
+    free(owner);
+    if (rc != EF_OK)
+        plan_free(p);
+    return rc;
+}
+
+/* ---- the oracle's report ------------------------------------------------- */
+
+static void json_str(ef_buf *b, const char *s)
+{
+    ef_buf_put(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            ef_buf_printf(b, "\\%c", *p);
+        else if (*p < 0x20)
+            ef_buf_printf(b, "\\u%04x", *p);
+        else
+            ef_buf_printf(b, "%c", *p);
+    }
+    ef_buf_put(b, "\"");
+}
+
+/* ["id", ...] of the jobs with flag[j] (or decision admitted). */
+static void json_ids(ef_buf *b, const job_queue *q, const int *flag,
+                     const plan *p)
+{
+    int first = 1;
+    ef_buf_put(b, "[");
+    for (int j = 0; j < q->n; j++) {
+        int on = flag ? flag[j] : p->jobs[j].decision == PLAN_ADMITTED;
+        if (!on)
+            continue;
+        ef_buf_put(b, first ? "" : ", ");
+        json_str(b, q->jobs[j].id);
+        first = 0;
+    }
+    ef_buf_put(b, "]");
+}
+
+void ilp_report_json(const ilp_result *r, const plan *greedy,
+                     const job_queue *q, const char *jobs_path, ef_buf *b)
+{
+    int inc = r->admit != NULL;
+    int infeasible = r->status == ILP_INFEASIBLE;
+    ef_buf_printf(b, "{\n  \"cluster\": {\"gpus\": %d, \"gpus_per_node\": %d, "
+                  "\"nodes\": %d},\n", greedy->cl.total_gpus,
+                  greedy->cl.gpus_per_node, greedy->cl.nodes);
+    ef_buf_put(b, "  \"format\": \"efplan-oracle\",\n  \"gap_jobs\": ");
+    if (infeasible)
+        ef_buf_put(b, "null");
+    else
+        ef_buf_printf(b, "%d", r->bound - greedy->admitted);
+    ef_buf_printf(b, ",\n  \"greedy\": {\"admitted\": %d, \"admitted_jobs\": ",
+                  greedy->admitted);
+    json_ids(b, q, NULL, greedy);
+    ef_buf_printf(b, ", \"gpu_seconds\": %.0f},\n",
+                  greedy->promised_gpu_seconds);
+    ef_buf_put(b, "  \"ilp\": {\"admitted\": ");
+    if (inc) {
+        ef_buf_printf(b, "%d, \"admitted_jobs\": ", r->admitted);
+        json_ids(b, q, r->admit, NULL);
+    } else {
+        ef_buf_put(b, "null, \"admitted_jobs\": null");
+    }
+    ef_buf_printf(b, ", \"binaries\": %d, \"bound\": ", r->binaries);
+    if (infeasible)
+        ef_buf_put(b, "null");
+    else
+        ef_buf_printf(b, "%d", r->bound);
+    ef_buf_printf(b, ", \"deadline_jobs\": %d, \"gap_jobs\": ",
+                  r->deadline_jobs);
+    if (inc)
+        ef_buf_printf(b, "%d", r->bound - r->admitted);
+    else
+        ef_buf_put(b, "null");
+    ef_buf_put(b, ", \"gpu_seconds\": ");
+    if (inc)
+        ef_buf_printf(b, "%.0f", r->gpu_seconds);
+    else
+        ef_buf_put(b, "null");
+    ef_buf_put(b, ", \"gpu_seconds_bound\": ");
+    if (r->gpu_seconds_bound >= 0)
+        ef_buf_printf(b, "%.0f", r->gpu_seconds_bound);
+    else
+        ef_buf_put(b, "null");
+    ef_buf_printf(b, ", \"gpu_status\": \"%s\"",
+                  r->gpu_status == ILP_OPTIMAL ? "optimal"
+                  : r->gpu_status == ILP_FEASIBLE ? "feasible" : "not_run");
+    ef_buf_printf(b, ", \"hopeless\": %d, \"limit\": \"%s\", \"lp_bound\": ",
+                  r->hopeless, r->limit_hit == 1 ? "time"
+                  : r->limit_hit == 2 ? "nodes" : "none");
+    if (r->lp_bound >= 0)
+        ef_buf_printf(b, "%d", r->lp_bound);
+    else
+        ef_buf_put(b, "null");
+    ef_buf_printf(b, ", \"nodes\": %ld, \"rows\": %d, \"seconds\": %.3f, "
+                  "\"status\": \"%s\", \"warm_start\": \"%s\"},\n", r->nodes,
+                  r->rows, r->seconds, ilp_status_name(r->status),
+                  r->warm_start > 0 ? "accepted"
+                  : r->warm_start < 0 ? "rejected" : "none");
+    ef_buf_put(b, "  \"jobs_file\": ");
+    json_str(b, jobs_path ? jobs_path : "");
+    ef_buf_printf(b, ",\n  \"now\": %lld,\n  \"slot_seconds\": %d,\n"
+                  "  \"slots\": %d,\n  \"version\": 1\n}\n",
+                  (long long)r->now, r->slot, r->nslots);
+}

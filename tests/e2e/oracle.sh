@@ -1,0 +1,90 @@
+#!/bin/sh
+# End-to-end: efplan oracle on the bundled 10-job instance.
+# - greedy admits 6, the ILP proves 8 (the early "big" job blocks two
+#   later ones): JSON format, statuses, bound and gap; the ILP's plan
+#   file is written (the binary checks it with plan_check first) and the
+#   LP model too; same bytes (but "seconds") for OMP_NUM_THREADS 1 and 4;
+# - a node budget gives "feasible" with a bound, exit 0; a spent time
+#   limit gives "no_incumbent", exit 4, no plan file; --must-admit of
+#   every deadline job is "infeasible", exit 4;
+# - a GLPK fatal error (test hook) is exit 5 with a message, no abort, no
+#   output file; usage errors exit 2, bad input exit 3.
+set -eu
+: "${EFPLAN:?}" "${EFPLAN_DATA:?}"
+V=${VALGRIND:-}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+J=$EFPLAN_DATA/jobs/oracle10.json
+fail() { echo "FAIL: $*"; exit 1; }
+oracle() { $V "$EFPLAN" oracle --jobs "$J" --cluster n1g8 --curves A100 --slot 300 "$@"; }
+has() { grep -qF "$2" "$1" || { cat "$1"; fail "$1 lacks $2"; }; }
+
+OMP_NUM_THREADS=1 oracle --out "$T/r1.json" --plan-out "$T/p1.json" \
+    --write-lp "$T/m.lp" >"$T/o1.txt" || fail "oracle failed"
+has "$T/r1.json" '"format": "efplan-oracle"'
+has "$T/r1.json" '"version": 1'
+has "$T/r1.json" '"gap_jobs": 2,'
+has "$T/r1.json" '"greedy": {"admitted": 6, "admitted_jobs": ["big", "s1", "s2", "s3", "s4", "s6"]'
+has "$T/r1.json" '"ilp": {"admitted": 8, "admitted_jobs": ["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"]'
+has "$T/r1.json" '"bound": 8,'
+has "$T/r1.json" '"status": "optimal"'
+has "$T/r1.json" '"gpu_status": "optimal"'
+has "$T/r1.json" '"slots": 24'
+has "$T/o1.txt" 'gap: the optimum admits 8, greedy 6 (2 more)'
+grep -q '^  ilp  *optimal  *8  *8 ' "$T/o1.txt" || { cat "$T/o1.txt"; fail "table row"; }
+has "$T/p1.json" '"format": "efplan-plan"'
+has "$T/p1.json" '"admitted": 8, "best_effort": 1'
+has "$T/p1.json" '"id": "big", "iterations": 99000'
+grep -q '"decision": "rejected".*"id": "big"' "$T/p1.json" || fail "big not rejected in the ILP plan"
+head -1 "$T/m.lp" | grep -q 'Problem: efplan_oracle' || fail "LP file header"
+has "$T/m.lp" 'Maximize'
+has "$T/m.lp" 'cap_0:'
+
+OMP_NUM_THREADS=4 oracle --out "$T/r4.json" --plan-out "$T/p4.json" >/dev/null ||
+    fail "oracle failed (4 threads)"
+sed 's/"seconds": [0-9.]*//' "$T/r1.json" >"$T/r1.cut"
+sed 's/"seconds": [0-9.]*//' "$T/r4.json" >"$T/r4.cut"
+cmp -s "$T/r1.cut" "$T/r4.cut" || fail "result differs between runs"
+cmp -s "$T/p1.json" "$T/p4.json" || fail "ILP plan differs between runs"
+
+# node budget: reproducible, honest status
+oracle --node-limit 5 --out "$T/n.json" >"$T/n.txt" || fail "node limit: exit $?"
+has "$T/n.json" '"status": "feasible"'
+has "$T/n.json" '"limit": "nodes"'
+has "$T/n.json" '"nodes": 5,'
+has "$T/n.txt" 'stopped by the node limit'
+
+rc=0
+oracle --time-limit 0.000000001 --out "$T/t.json" --plan-out "$T/tp.json" \
+    >"$T/t.txt" || rc=$?
+[ $rc -eq 4 ] || fail "spent time limit: exit $rc, expected 4"
+has "$T/t.json" '"status": "no_incumbent"'
+has "$T/t.json" '"ilp": {"admitted": null'
+has "$T/t.json" '"limit": "time"'
+[ ! -e "$T/tp.json" ] || fail "plan file written without a solution"
+
+rc=0
+oracle --must-admit big,s1,s2,s3,s4,s5,s6,s7,s8 --out "$T/i.json" >/dev/null || rc=$?
+[ $rc -eq 4 ] || fail "infeasible: exit $rc, expected 4"
+has "$T/i.json" '"status": "infeasible"'
+has "$T/i.json" '"gap_jobs": null'
+
+rc=0
+EFPLAN_ILP_FAULT=glpk oracle --out "$T/f.json" >"$T/f.out" 2>"$T/f.err" || rc=$?
+[ $rc -eq 5 ] || fail "GLPK failure: exit $rc, expected 5"
+grep -q '^efplan: error: GLPK failed: glp_set_col_bnds' "$T/f.err" || {
+    cat "$T/f.err"; fail "GLPK failure: message"; }
+[ ! -e "$T/f.json" ] || fail "GLPK failure wrote a result"
+
+for bad in "--node-limit 0" "--time-limit x" "--must-admit nosuch" \
+           "--must-admit be" "--bogus"; do
+    rc=0
+    # shellcheck disable=SC2086
+    oracle $bad >/dev/null 2>&1 || rc=$?
+    [ $rc -eq 2 ] || fail "oracle $bad: exit $rc, expected 2"
+done
+rc=0
+$V "$EFPLAN" oracle --jobs "$T/missing.json" --cluster n1g8 --curves A100 \
+    >/dev/null 2>&1 || rc=$?
+[ $rc -eq 3 ] || fail "missing jobs file: exit $rc, expected 3"
+echo "oracle e2e ok"
