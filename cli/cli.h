@@ -51,6 +51,15 @@ void help_compare(void);
 /* The simulator's metrics table (cmd_simulate.c), shared with compare. */
 struct sim;
 void cli_print_sim(const struct sim *s, const char *trace);
+
+/* The simulation options simulate and compare share (--slot, --overhead,
+ * --surplus, --cap, --baselines, --mip-nodes, by their getopt letters
+ * s O S C B M): apply option 'o' with value 'arg' to 'so'. Returns 0 when
+ * applied, a usage exit code (printed, naming command 'cmd') when the
+ * value is bad, -1 when 'o' is not one of them. */
+struct sim_opts;
+int cli_sim_option(const char *cmd, int o, const char *arg,
+                   struct sim_opts *so);
 int cmd_profile(int argc, char **argv);
 void help_profile(void);
 

@@ -106,7 +106,6 @@ int cmd_compare(int argc, char **argv)
     opterr = 0;
     optind = 1;
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int64_t v;
         switch (o) {
         case 't':
             snprintf(tbuf, sizeof tbuf, "%s", optarg);
@@ -136,50 +135,15 @@ int cmd_compare(int argc, char **argv)
         case 'u': curves_arg = optarg; break;
         case 'o': out_path = optarg; break;
         case 'm': md_path = optarg; break;
-        case 's':
-            if (ef_parse_i64(optarg, 1, 86400, &v) != EF_NUM_OK)
-                return cli_usage_error("compare", "--slot: \"%s\" is not a "
-                                       "number of seconds from 1 to 86400",
-                                       optarg);
-            so.slot = (int)v;
-            break;
-        case 'O': {
-            int m = ovh_parse(optarg);
-            if (m < 0)
-                return cli_usage_error("compare", "--overhead: \"%s\" "
-                                       "(expected fig12, reference or none)",
-                                       optarg);
-            so.overhead = (ovh_mode)m;
+        case 'h': help_compare(); return 0;
+        default: {
+            int rc = cli_sim_option("compare", o, optarg, &so);
+            if (rc < 0)
+                return cli_option_error("compare", o, argv[optind - 1]);
+            if (rc > 0)
+                return rc;
             break;
         }
-        case 'C':
-            if (strcmp(optarg, "usable") != 0 && strcmp(optarg, "reference"))
-                return cli_usage_error("compare", "--cap: \"%s\" (expected "
-                                       "usable or reference)", optarg);
-            so.cap_reference = strcmp(optarg, "reference") == 0;
-            break;
-        case 'S':
-            if (strcmp(optarg, "gain") != 0 && strcmp(optarg, "reference"))
-                return cli_usage_error("compare", "--surplus: \"%s\" "
-                                       "(expected gain or reference)", optarg);
-            so.surplus_reference = strcmp(optarg, "reference") == 0;
-            break;
-        case 'B':
-            if (strcmp(optarg, "fixed") != 0 && strcmp(optarg, "reference"))
-                return cli_usage_error("compare", "--baselines: \"%s\" "
-                                       "(expected fixed or reference)",
-                                       optarg);
-            so.baselines_reference = strcmp(optarg, "reference") == 0;
-            break;
-        case 'M':
-            if (ef_parse_i64(optarg, 1, 100000000, &v) != EF_NUM_OK)
-                return cli_usage_error("compare", "--mip-nodes: \"%s\" is not "
-                                       "a positive number of nodes", optarg);
-            so.mip_nodes = (int)v;
-            break;
-        case 'h': help_compare(); return 0;
-        default:
-            return cli_option_error("compare", o, argv[optind - 1]);
         }
     }
     if (optind < argc)

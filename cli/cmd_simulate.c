@@ -103,6 +103,53 @@ void cli_print_sim(const sim *s, const char *trace)
            s->wall_seconds);
 }
 
+int cli_sim_option(const char *cmd, int o, const char *arg, sim_opts *so)
+{
+    int64_t v;
+    switch (o) {
+    case 's':
+        if (ef_parse_i64(arg, 1, 86400, &v) != EF_NUM_OK)
+            return cli_usage_error(cmd, "--slot: \"%s\" is not a number of "
+                                   "seconds from 1 to 86400", arg);
+        so->slot = (int)v;
+        return 0;
+    case 'O': {
+        int m = ovh_parse(arg);
+        if (m < 0)
+            return cli_usage_error(cmd, "--overhead: \"%s\" (expected fig12, "
+                                   "reference or none)", arg);
+        so->overhead = (ovh_mode)m;
+        return 0;
+    }
+    case 'S':
+        if (strcmp(arg, "gain") != 0 && strcmp(arg, "reference") != 0)
+            return cli_usage_error(cmd, "--surplus: \"%s\" (expected gain or "
+                                   "reference)", arg);
+        so->surplus_reference = strcmp(arg, "reference") == 0;
+        return 0;
+    case 'C':
+        if (strcmp(arg, "usable") != 0 && strcmp(arg, "reference") != 0)
+            return cli_usage_error(cmd, "--cap: \"%s\" (expected usable or "
+                                   "reference)", arg);
+        so->cap_reference = strcmp(arg, "reference") == 0;
+        return 0;
+    case 'B':
+        if (strcmp(arg, "fixed") != 0 && strcmp(arg, "reference") != 0)
+            return cli_usage_error(cmd, "--baselines: \"%s\" (expected fixed "
+                                   "or reference)", arg);
+        so->baselines_reference = strcmp(arg, "reference") == 0;
+        return 0;
+    case 'M':
+        if (ef_parse_i64(arg, 1, 100000000, &v) != EF_NUM_OK)
+            return cli_usage_error(cmd, "--mip-nodes: \"%s\" is not a "
+                                   "positive number of nodes", arg);
+        so->mip_nodes = (int)v;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -155,63 +202,22 @@ int cmd_simulate(int argc, char **argv)
             }
             break;
         }
-        case 's':
-            if (ef_parse_i64(optarg, 1, 86400, &v) != EF_NUM_OK)
-                return cli_usage_error("simulate", "--slot: \"%s\" is not a "
-                                       "number of seconds from 1 to 86400",
-                                       optarg);
-            so.slot = (int)v;
-            break;
         case 'k':
             if (ef_parse_i64(optarg, 1, 86400 * 365, &v) != EF_NUM_OK)
                 return cli_usage_error("simulate", "--tick: \"%s\" is not a "
                                        "positive number of seconds", optarg);
             so.tick = v;
             break;
-        case 'O': {
-            int m = ovh_parse(optarg);
-            if (m < 0)
-                return cli_usage_error("simulate", "--overhead: \"%s\" "
-                                       "(expected fig12, reference or none)",
-                                       optarg);
-            so.overhead = (ovh_mode)m;
+        case 'E': so.elastic_batch = 1; break;
+        case 'h': help_simulate(); return 0;
+        default: {
+            int rc = cli_sim_option("simulate", o, optarg, &so);
+            if (rc < 0)
+                return cli_option_error("simulate", o, argv[optind - 1]);
+            if (rc > 0)
+                return rc;
             break;
         }
-        case 'S':
-            if (strcmp(optarg, "gain") == 0)
-                so.surplus_reference = 0;
-            else if (strcmp(optarg, "reference") == 0)
-                so.surplus_reference = 1;
-            else
-                return cli_usage_error("simulate", "--surplus: \"%s\" "
-                                       "(expected gain or reference)", optarg);
-            break;
-        case 'C':
-            if (strcmp(optarg, "usable") == 0)
-                so.cap_reference = 0;
-            else if (strcmp(optarg, "reference") == 0)
-                so.cap_reference = 1;
-            else
-                return cli_usage_error("simulate", "--cap: \"%s\" (expected "
-                                       "usable or reference)", optarg);
-            break;
-        case 'E': so.elastic_batch = 1; break;
-        case 'B':
-            if (strcmp(optarg, "fixed") != 0 && strcmp(optarg, "reference"))
-                return cli_usage_error("simulate", "--baselines: \"%s\" "
-                                       "(expected fixed or reference)",
-                                       optarg);
-            so.baselines_reference = strcmp(optarg, "reference") == 0;
-            break;
-        case 'M':
-            if (ef_parse_i64(optarg, 1, 100000000, &v) != EF_NUM_OK)
-                return cli_usage_error("simulate", "--mip-nodes: \"%s\" is not "
-                                       "a positive number of nodes", optarg);
-            so.mip_nodes = (int)v;
-            break;
-        case 'h': help_simulate(); return 0;
-        default:
-            return cli_option_error("simulate", o, argv[optind - 1]);
         }
     }
     if (optind < argc)
