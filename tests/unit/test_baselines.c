@@ -15,7 +15,7 @@
 #include "../../simulator/baselines.h"
 #include "../../simulator/gen.h"
 #include "../../simulator/sim.h"
-#include "testplan.h"
+#include "testsim.h"
 
 /* model "lin": g it/s on g GPUs */
 static curve_set toy;
@@ -23,43 +23,21 @@ static curve_model toy_model;
 
 static int setup(void **state)
 {
-    static const char csv[] = "global_batch_size,1,2,4,8\n64,1,2,4,8\n";
-    ef_err e;
-    if (curve_parse_csv(&toy_model, "lin", "lin.csv", csv, sizeof csv - 1,
-                        &e) != EF_OK)
+    static const char *const name[] = {"lin"};
+    static const char *const csv[] = {"global_batch_size,1,2,4,8\n"
+                                      "64,1,2,4,8\n"};
+    if (ts_toy(&toy, &toy_model, 1, name, csv) != 0)
         return -1;
-    toy.models = &toy_model;
-    toy.nmodels = 1;
-    toy.dir = (char *)"toy";
     return tp_setup(state);
 }
 
 static int teardown(void **state)
 {
-    curve_model_free(&toy_model);
+    ts_toy_free(&toy_model, 1);
     return tp_teardown(state);
 }
 
 #define HDR "job_id,submit_time,iteration,model_name,ddl,batch_size,num_gpu\n"
-
-static void load(job_queue *q, const char *csv, const curve_set *cs)
-{
-    ef_err e;
-    assert_int_equal(queue_parse_csv(q, "t.csv", csv, strlen(csv), &e), EF_OK);
-    assert_int_equal(queue_resolve(q, cs, &e), EF_OK);
-}
-
-static void run_opts(sim *s, const job_queue *q, const char *cl,
-                     const char *pol, const sim_opts *o)
-{
-    cluster c;
-    ef_err e;
-    assert_int_equal(cluster_from_arg(&c, cl, &e), EF_OK);
-    const sim_policy *p = sim_policy_find(pol);
-    assert_non_null(p);
-    if (sim_run(s, q, &c, p, o, &e) != EF_OK)
-        fail_msg("%s: %s", pol, e.msg);
-}
 
 static void run(sim *s, const job_queue *q, const char *cl, const char *pol,
                 int slot, int reference)
@@ -69,19 +47,10 @@ static void run(sim *s, const job_queue *q, const char *cl, const char *pol,
     o.overhead = OVH_NONE;
     o.slot = slot;
     o.baselines_reference = reference;
-    run_opts(s, q, cl, pol, &o);
+    ts_run(s, q, cl, pol, &o);
 }
 
-static const sim_job *job_by_id(const sim *s, const char *id)
-{
-    for (int i = 0; i < s->n; i++)
-        if (strcmp(s->jobs[i].in->id, id) == 0)
-            return &s->jobs[i];
-    fail_msg("no job %s", id);
-    return NULL;
-}
-
-#define END(s, id) (job_by_id(s, id)->end)
+#define END(s, id) (ts_job(s, id)->end)
 #define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
 
 /* Gandiva on one node of 2 GPUs (a 1-GPU node set with 2 slots), slot
@@ -94,14 +63,14 @@ static void test_gandiva_exact(void **state)
 {
     (void)state;
     job_queue q = {0};
-    load(&q, HDR "A,0,10,lin,100,64,1\nB,0,20,lin,100,64,1\n"
+    ts_load(&q, HDR "A,0,10,lin,100,64,1\nB,0,20,lin,100,64,1\n"
                  "C,0,30,lin,100,64,1\n", &toy);
     sim s;
     run(&s, &q, "n1g2", "gandiva", 10, 0);
     NEAR(END(&s, "A"), 20);
     NEAR(END(&s, "B"), 20);
     NEAR(END(&s, "C"), 40);
-    assert_int_equal(job_by_id(&s, "C")->migrations, 0);
+    assert_int_equal(ts_job(&s, "C")->migrations, 0);
     sim_free(&s);
     run(&s, &q, "n1g2", "gandiva", 10, 1);
     NEAR(END(&s, "A"), 10);
@@ -119,14 +88,14 @@ static void test_gandiva_packing(void **state)
 {
     (void)state;
     job_queue q = {0};
-    load(&q, HDR "A,0,10,lin,1000,64,1\nB,0,100,lin,1000,64,1\n"
+    ts_load(&q, HDR "A,0,10,lin,1000,64,1\nB,0,100,lin,1000,64,1\n"
                  "C,0,100,lin,1000,64,1\nD,20,40,lin,1000,64,2\n", &toy);
     sim s;
     run(&s, &q, "n2g2", "gandiva", 10, 0);
     /* D: 40 iterations at 2 it/s from 20 */
     NEAR(END(&s, "D"), 40);
-    assert_int_equal(job_by_id(&s, "B")->migrations, 1);
-    assert_int_equal(job_by_id(&s, "C")->migrations, 0);
+    assert_int_equal(ts_job(&s, "B")->migrations, 1);
+    assert_int_equal(ts_job(&s, "C")->migrations, 0);
     NEAR(END(&s, "C"), 100);
     NEAR(END(&s, "B"), 100);
     sim_free(&s);
@@ -141,13 +110,13 @@ static void test_tiresias_exact(void **state)
 {
     (void)state;
     job_queue q = {0};
-    load(&q, HDR "A,0,5000,lin,99999,64,1\nB,100,1000,lin,99999,64,1\n",
+    ts_load(&q, HDR "A,0,5000,lin,99999,64,1\nB,100,1000,lin,99999,64,1\n",
          &toy);
     sim s;
     run(&s, &q, "n1g1", "tiresias", 100, 0);
     NEAR(END(&s, "B"), 4300);
     NEAR(END(&s, "A"), 6000);
-    assert_int_equal(job_by_id(&s, "A")->preemptions, 1);
+    assert_int_equal(ts_job(&s, "A")->preemptions, 1);
     sim_free(&s);
     queue_free(&q);
 }
@@ -161,7 +130,7 @@ static void test_tiresias_two_gpus(void **state)
 {
     (void)state;
     job_queue q = {0};
-    load(&q, HDR "A,0,6000,lin,99999,64,2\nB,100,1000,lin,99999,64,2\n",
+    ts_load(&q, HDR "A,0,6000,lin,99999,64,2\nB,100,1000,lin,99999,64,2\n",
          &toy);
     sim s;
     run(&s, &q, "n1g2", "tiresias", 100, 0);
@@ -203,13 +172,13 @@ static void test_themis_exact(void **state)
 {
     (void)state;
     job_queue q = {0};
-    load(&q, HDR "A,0,100,lin,9999,64,1\nB,30,200,lin,9999,64,1\n", &toy);
+    ts_load(&q, HDR "A,0,100,lin,9999,64,1\nB,30,200,lin,9999,64,1\n", &toy);
     sim s;
     run(&s, &q, "n1g1", "themis", 60, 0);
     NEAR(END(&s, "A"), 160);
     NEAR(END(&s, "B"), 320);
-    assert_int_equal(job_by_id(&s, "A")->preemptions, 1);
-    assert_int_equal(job_by_id(&s, "B")->preemptions, 1);
+    assert_int_equal(ts_job(&s, "A")->preemptions, 1);
+    assert_int_equal(ts_job(&s, "B")->preemptions, 1);
     sim_free(&s);
     queue_free(&q);
 }
@@ -224,15 +193,15 @@ static void test_chronus_exact(void **state)
 {
     (void)state;
     job_queue q = {0};
-    load(&q, HDR "A,0,100,lin,1000,64,1\nB,30,100,lin,10000,64,1\n"
+    ts_load(&q, HDR "A,0,100,lin,1000,64,1\nB,30,100,lin,10000,64,1\n"
                  "C,50,100,lin,200,64,1\n", &toy);
     sim s;
     run(&s, &q, "n1g1", "chronus", 60, 0);
     NEAR(END(&s, "A"), 100);
     NEAR(END(&s, "B"), 220);
     NEAR(END(&s, "C"), 340);
-    assert_true(job_by_id(&s, "A")->met && job_by_id(&s, "B")->met);
-    assert_false(job_by_id(&s, "C")->met);
+    assert_true(ts_job(&s, "A")->met && ts_job(&s, "B")->met);
+    assert_false(ts_job(&s, "C")->met);
     sim_free(&s);
     queue_free(&q);
 }
@@ -276,11 +245,7 @@ static void gen_queue(job_queue *q, uint64_t seed, int jobs, double gap)
     go.jobs = jobs;
     go.mean_gap = gap;
     go.seed = seed;
-    ef_buf b = {0};
-    ef_err e;
-    assert_int_equal(gen_trace(&go, &g_curves, &b, &e), EF_OK);
-    load(q, b.s, &g_curves);
-    free(b.s);
+    ts_gen(q, &go);
 }
 
 /* Chronus with a node budget of 1 falls back (counted), and gives the
@@ -294,8 +259,8 @@ static void test_chronus_fallback(void **state)
     sim_opts_default(&o);
     o.mip_nodes = 1;
     sim a, b;
-    run_opts(&a, &q, "n2g8", "chronus", &o);
-    run_opts(&b, &q, "n2g8", "chronus", &o);
+    ts_run(&a, &q, "n2g8", "chronus", &o);
+    ts_run(&b, &q, "n2g8", "chronus", &o);
     assert_true(a.solver_fallbacks > 0);
     assert_int_equal(a.solver_fallbacks, b.solver_fallbacks);
     for (int i = 0; i < a.n; i++) {
@@ -325,7 +290,7 @@ static void test_invariants_determinism(void **state)
             sim_opts_default(&o);
             o.baselines_reference = ref;
             sim a, b[3];
-            run_opts(&a, &q, "n2g8", pols[k], &o);
+            ts_run(&a, &q, "n2g8", pols[k], &o);
             for (int i = 0; i < a.n; i++) {
                 const sim_job *j = &a.jobs[i];
                 assert_int_equal(j->state, SJ_DONE);
@@ -367,15 +332,15 @@ static void test_bad_sizes(void **state)
 {
     (void)state;
     job_queue q = {0};
-    load(&q, HDR "A,0,10,lin,100,64,3\nB,0,10,lin,100,64,16\n"
+    ts_load(&q, HDR "A,0,10,lin,100,64,3\nB,0,10,lin,100,64,16\n"
                  "C,0,10,lin,100,64,1\n", &toy);
     for (int k = 0; k < 4; k++) {
         sim s;
         run(&s, &q, "n1g8", pols[k], 10, 0);
-        assert_int_equal(job_by_id(&s, "A")->state, SJ_REJECTED);
-        assert_int_equal(job_by_id(&s, "B")->state, SJ_REJECTED);
-        assert_int_equal(job_by_id(&s, "C")->state, SJ_DONE);
-        assert_true(strlen(job_by_id(&s, "A")->reason) > 0);
+        assert_int_equal(ts_job(&s, "A")->state, SJ_REJECTED);
+        assert_int_equal(ts_job(&s, "B")->state, SJ_REJECTED);
+        assert_int_equal(ts_job(&s, "C")->state, SJ_DONE);
+        assert_true(strlen(ts_job(&s, "A")->reason) > 0);
         sim_free(&s);
     }
     queue_free(&q);

@@ -17,7 +17,7 @@
 #include "../../planner/util.h"
 #include "../../simulator/gen.h"
 #include "../../simulator/sim.h"
-#include "testplan.h"
+#include "testsim.h"
 
 /* Toy models. "eb": batch 64: 1, 2, 3 it/s on 1, 2, 4 GPUs (64, 128, 192
  * samples/s); batch 128: 0.75, 1.5, 3 it/s (96, 192, 384 samples/s).
@@ -28,34 +28,19 @@ static curve_model toy_models[2];
 
 static int setup(void **state)
 {
-    static const char eb[] = "global_batch_size,1,2,4\n64,1,2,3\n"
-                             "128,0.75,1.5,3\n";
-    static const char ec[] = "global_batch_size,1,2,4\n64,1,1.8,2.4\n"
-                             "128,0.4,0.8,1.6\n";
-    ef_err e;
-    if (curve_parse_csv(&toy_models[0], "eb", "eb.csv", eb, sizeof eb - 1,
-                        &e) != EF_OK ||
-        curve_parse_csv(&toy_models[1], "ec", "ec.csv", ec, sizeof ec - 1,
-                        &e) != EF_OK)
+    static const char *const name[] = {"eb", "ec"};
+    static const char *const csv[] = {
+        "global_batch_size,1,2,4\n64,1,2,3\n128,0.75,1.5,3\n",
+        "global_batch_size,1,2,4\n64,1,1.8,2.4\n128,0.4,0.8,1.6\n"};
+    if (ts_toy(&toy, toy_models, 2, name, csv) != 0)
         return -1;
-    toy.models = toy_models;
-    toy.nmodels = 2;
-    toy.dir = (char *)"toy";
     return tp_setup(state);
 }
 
 static int teardown(void **state)
 {
-    curve_model_free(&toy_models[0]);
-    curve_model_free(&toy_models[1]);
+    ts_toy_free(toy_models, 2);
     return tp_teardown(state);
-}
-
-static void load(job_queue *q, const char *csv, const curve_set *cs)
-{
-    ef_err e;
-    assert_int_equal(queue_parse_csv(q, "t.csv", csv, strlen(csv), &e), EF_OK);
-    assert_int_equal(queue_resolve(q, cs, &e), EF_OK);
 }
 
 static void build(plan *p, const job_queue *q, const char *cl, int eb)
@@ -82,7 +67,7 @@ static void test_mss_least_gpu_time(void **state)
 {
     (void)state;
     job_queue q = {0};
-    load(&q, "job_id,submit_time,model_name,ddl,batch_size,batch_sizes,"
+    ts_load(&q, "job_id,submit_time,model_name,ddl,batch_size,batch_sizes,"
              "samples\nA,0,eb,600,64,64;128,48000\n", &toy);
     profile F;
     profile_init(&F, 0, 4);
@@ -123,7 +108,7 @@ static void test_plan_elastic(void **state)
 {
     (void)state;
     job_queue q = {0};
-    load(&q, "job_id,submit_time,model_name,ddl,batch_size,batch_sizes,"
+    ts_load(&q, "job_id,submit_time,model_name,ddl,batch_size,batch_sizes,"
              "samples\nA,0,eb,600,64,64;128,48000\n", &toy);
     plan p;
     build(&p, &q, "n1g4", 1);
@@ -163,7 +148,7 @@ static void test_surplus_larger_batch(void **state)
 {
     (void)state;
     job_queue q = {0};
-    load(&q, "job_id,submit_time,model_name,ddl,batch_size,batch_sizes,"
+    ts_load(&q, "job_id,submit_time,model_name,ddl,batch_size,batch_sizes,"
              "samples\nA,0,ec,600,64,64;128,30720\n", &toy);
     plan p;
     build(&p, &q, "n1g4", 1);
@@ -176,7 +161,7 @@ static void test_surplus_larger_batch(void **state)
     assert_int_equal(p.jobs[0].planned_end, 200);
     plan_free(&p);
     queue_free(&q);
-    load(&q, "job_id,submit_time,model_name,ddl,batch_size,batch_sizes,"
+    ts_load(&q, "job_id,submit_time,model_name,ddl,batch_size,batch_sizes,"
              "samples\nA,0,ec,170,64,64;128,30720\n", &toy);
     build(&p, &q, "n1g4", 1);
     assert_int_equal(p.jobs[0].decision, PLAN_ADMITTED);
@@ -198,25 +183,17 @@ static void gen_queue(job_queue *q, uint64_t seed, int jobs, double gap,
     go.seed = seed;
     go.best_effort = 0.1;
     go.elastic_batch = ebatch;
-    ef_buf b = {0};
-    ef_err e;
-    assert_int_equal(gen_trace(&go, &g_curves, &b, &e), EF_OK);
-    load(q, b.s, &g_curves);
-    free(b.s);
+    ts_gen(q, &go);
 }
 
 static void simulate(sim *s, const job_queue *q, const char *cl,
                      const char *pol, int eb)
 {
-    cluster c;
-    ef_err e;
-    assert_int_equal(cluster_from_arg(&c, cl, &e), EF_OK);
     sim_opts o;
     sim_opts_default(&o);
     o.overhead = OVH_NONE;
     o.elastic_batch = eb;
-    if (sim_run(s, q, &c, sim_policy_find(pol), &o, &e) != EF_OK)
-        fail_msg("%s", e.msg);
+    ts_run(s, q, cl, pol, &o);
 }
 
 /* The guarantee with elastic batch: on seeded generated traces (70% of

@@ -13,7 +13,7 @@
 #include "../../planner/util.h"
 #include "../../simulator/saxena.h"
 #include "../../simulator/sim.h"
-#include "testplan.h"
+#include "testsim.h"
 
 static sax_item item(int n, const int *g, const double *v)
 {
@@ -137,40 +137,30 @@ static curve_model toy_model;
 
 static int toy_setup(void **state)
 {
-    static const char csv[] = "global_batch_size,1,2,4\n64,1,2,3\n"
-                              "128,0.75,1.5,3\n";
-    ef_err e;
-    if (curve_parse_csv(&toy_model, "eb", "eb.csv", csv, sizeof csv - 1,
-                        &e) != EF_OK)
-        return -1;
-    toy.models = &toy_model;
-    toy.nmodels = 1;
-    toy.dir = (char *)"toy";
-    return 0;
+    (void)state;
+    static const char *const name[] = {"eb"};
+    static const char *const csv[] = {"global_batch_size,1,2,4\n64,1,2,3\n"
+                                      "128,0.75,1.5,3\n"};
+    return ts_toy(&toy, &toy_model, 1, name, csv);
 }
 
 static int toy_teardown(void **state)
 {
     (void)state;
-    curve_model_free(&toy_model);
+    ts_toy_free(&toy_model, 1);
     return 0;
 }
 
 static void run_toy(sim *s, job_queue *q, const char *csv, const char *cl,
                     const char *pol, int elastic)
 {
-    ef_err e;
-    assert_int_equal(queue_parse_csv(q, "t.csv", csv, strlen(csv), &e), EF_OK);
-    assert_int_equal(queue_resolve(q, &toy, &e), EF_OK);
-    cluster c;
-    assert_int_equal(cluster_from_arg(&c, cl, &e), EF_OK);
+    ts_load(q, csv, &toy);
     sim_opts o;
     sim_opts_default(&o);
     o.overhead = OVH_NONE;
     o.slot = 60;
     o.elastic_batch = elastic;
-    if (sim_run(s, q, &c, sim_policy_find(pol), &o, &e) != EF_OK)
-        fail_msg("%s", e.msg);
+    ts_run(s, q, cl, pol, &o);
 }
 
 /* One job of 230400 samples accepting 64 and 128 on 4 GPUs: saxena runs

@@ -13,7 +13,7 @@
 #include "../../planner/util.h"
 #include "../../simulator/gen.h"
 #include "../../simulator/sim.h"
-#include "testplan.h"
+#include "testsim.h"
 
 /* A toy curve set: model "lin" scales linearly (g it/s on g GPUs). */
 static curve_set toy;
@@ -21,57 +21,31 @@ static curve_model toy_model;
 
 static int toy_setup(void **state)
 {
-    static const char csv[] = "global_batch_size,1,2,4,8\n64,1,2,4,8\n";
-    ef_err e;
-    if (curve_parse_csv(&toy_model, "lin", "lin.csv", csv, sizeof csv - 1,
-                        &e) != EF_OK)
+    static const char *const name[] = {"lin"};
+    static const char *const csv[] = {"global_batch_size,1,2,4,8\n"
+                                      "64,1,2,4,8\n"};
+    if (ts_toy(&toy, &toy_model, 1, name, csv) != 0)
         return -1;
-    toy.models = &toy_model;
-    toy.nmodels = 1;
-    toy.dir = (char *)"toy";
     return tp_setup(state);
 }
 
 static int toy_teardown(void **state)
 {
-    curve_model_free(&toy_model);
+    ts_toy_free(&toy_model, 1);
     return tp_teardown(state);
-}
-
-static void load_queue(job_queue *q, const char *csv, const curve_set *cs)
-{
-    ef_err e;
-    assert_int_equal(queue_parse_csv(q, "t.csv", csv, strlen(csv), &e), EF_OK);
-    assert_int_equal(queue_resolve(q, cs, &e), EF_OK);
 }
 
 static void run(sim *s, const job_queue *q, const char *cl, const char *pol,
                 ovh_mode ov, int slot)
 {
-    cluster c;
-    ef_err e;
-    assert_int_equal(cluster_from_arg(&c, cl, &e), EF_OK);
     sim_opts o;
     sim_opts_default(&o);
     o.overhead = ov;
     o.slot = slot;
-    const sim_policy *p = sim_policy_find(pol);
-    assert_non_null(p);
-    int rc = sim_run(s, q, &c, p, &o, &e);
-    if (rc != EF_OK)
-        fail_msg("%s", e.msg);
+    ts_run(s, q, cl, pol, &o);
 }
 
-static const sim_job *job_by_id(const sim *s, const char *id)
-{
-    for (int i = 0; i < s->n; i++)
-        if (strcmp(s->jobs[i].in->id, id) == 0)
-            return &s->jobs[i];
-    fail_msg("no job %s", id);
-    return NULL;
-}
-
-#define END(s, id) (job_by_id(s, id)->end)
+#define END(s, id) (ts_job(s, id)->end)
 
 /* EDF, no overhead: J2 (earlier deadline) takes all 4 GPUs and ends at
  * 38/4 = 9.5 s; its GPUs idle until the point at 10; J1 then runs 40
@@ -80,7 +54,7 @@ static void test_edf_exact(void **state)
 {
     (void)state;
     job_queue q = {0};
-    load_queue(&q, "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
+    ts_load(&q, "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
                    "J1,0,40,lin,100,64\nJ2,0,38,lin,15,64\n", &toy);
     sim s;
     run(&s, &q, "n1g4", "edf", OVH_NONE, 10);
@@ -103,18 +77,18 @@ static void test_ef_single_overhead(void **state)
 {
     (void)state;
     job_queue q = {0};
-    load_queue(&q, "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
+    ts_load(&q, "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
                    "J1,0,40,lin,100,64\n", &toy);
     sim s;
     run(&s, &q, "n1g4", "ef", OVH_NONE, 10);
     assert_true(fabs(END(&s, "J1") - 10.0) < 1e-9);
-    assert_int_equal(job_by_id(&s, "J1")->start, 0);
+    assert_int_equal(ts_job(&s, "J1")->start, 0);
     sim_free(&s);
     run(&s, &q, "n1g4", "ef", OVH_FIG12, 10);
     double c = 1.573 + (1.757 - 1.573) / 3;
     assert_true(fabs(END(&s, "J1") - (10.0 + c)) < 1e-9);
-    assert_true(fabs(job_by_id(&s, "J1")->overhead_seconds - c) < 1e-9);
-    assert_true(job_by_id(&s, "J1")->met);
+    assert_true(fabs(ts_job(&s, "J1")->overhead_seconds - c) < 1e-9);
+    assert_true(ts_job(&s, "J1")->met);
     sim_free(&s);
     queue_free(&q);
 }
@@ -128,7 +102,7 @@ static void test_admission_all_policies(void **state)
 {
     (void)state;
     job_queue q = {0};
-    load_queue(&q, "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
+    ts_load(&q, "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
                    "J1,0,40,lin,12,64\nJ2,0,40,lin,12,64\n", &toy);
     const char *pols[] = {"ef", "ef-noac", "edf", "edf-ac"};
     const int rejected[] = {1, 0, 0, 1};
@@ -142,12 +116,12 @@ static void test_admission_all_policies(void **state)
         assert_true(fabs(m.deadline_ratio - 0.5) < 1e-12);
         assert_true(fabs(END(&s, "J1") - 10.0) < 1e-9);
         if (rejected[k]) {
-            assert_int_equal(job_by_id(&s, "J2")->state, SJ_REJECTED);
+            assert_int_equal(ts_job(&s, "J2")->state, SJ_REJECTED);
             if (strcmp(pols[k], "ef") == 0)
-                assert_int_equal(job_by_id(&s, "J2")->earliest_deadline, 31);
+                assert_int_equal(ts_job(&s, "J2")->earliest_deadline, 31);
         } else {
             assert_true(fabs(END(&s, "J2") - 20.0) < 1e-9);
-            assert_false(job_by_id(&s, "J2")->met);
+            assert_false(ts_job(&s, "J2")->met);
         }
         sim_free(&s);
     }
@@ -162,13 +136,13 @@ static void test_edf_preemption(void **state)
 {
     (void)state;
     job_queue q = {0};
-    load_queue(&q, "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
+    ts_load(&q, "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
                    "J1,0,80,lin,1000,64\nJ2,10,40,lin,25,64\n", &toy);
     sim s;
     run(&s, &q, "n1g4", "edf", OVH_NONE, 10);
     assert_true(fabs(END(&s, "J2") - 20.0) < 1e-9);
     assert_true(fabs(END(&s, "J1") - 30.0) < 1e-9);
-    assert_int_equal(job_by_id(&s, "J1")->preemptions, 1);
+    assert_int_equal(ts_job(&s, "J1")->preemptions, 1);
     sim_free(&s);
     queue_free(&q);
 }
@@ -181,11 +155,7 @@ static void gen_queue(job_queue *q, uint64_t seed, int jobs, double gap)
     go.mean_gap = gap;
     go.seed = seed;
     go.best_effort = 0.1;
-    ef_buf b = {0};
-    ef_err e;
-    assert_int_equal(gen_trace(&go, &g_curves, &b, &e), EF_OK);
-    load_queue(q, b.s, &g_curves);
-    free(b.s);
+    ts_gen(q, &go);
 }
 
 /* The guarantee: without overheads, every job ElasticFlow admits meets
