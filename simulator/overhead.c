@@ -30,13 +30,17 @@ int ovh_parse(const char *s)
         return OVH_REFERENCE;
     if (strcmp(s, "none") == 0)
         return OVH_NONE;
+    if (strcmp(s, "restart") == 0)
+        return OVH_RESTART;
     return -1;
 }
 
 const char *ovh_name(ovh_mode m)
 {
-    return m == OVH_FIG12 ? "fig12" : m == OVH_REFERENCE ? "reference"
-                                                         : "none";
+    return m == OVH_FIG12       ? "fig12"
+           : m == OVH_REFERENCE ? "reference"
+           : m == OVH_RESTART   ? "restart"
+                                : "none";
 }
 
 static const double *row_of(const char *model)
@@ -148,4 +152,20 @@ void ovh_cache_free(ovh_cache *c)
 {
     free(c->h);
     memset(c, 0, sizeof *c);
+}
+
+double ovh_expect(ovh_mode m, const char *model, int g0, int g1, int moved)
+{
+    if (m == OVH_FIG12)
+        return ovh_change(model, g0, g1, moved);
+    if (m == OVH_RESTART)
+        return g1 > 0 && (g0 != g1 || moved) ? OVH_RESTART_SECONDS : 0;
+    return 0;
+}
+
+double ovh_expect_max(ovh_mode m, const char *model)
+{
+    if (m == OVH_FIG12)
+        return ovh_max(model);
+    return m == OVH_RESTART ? OVH_RESTART_SECONDS : 0;
 }

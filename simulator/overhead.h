@@ -18,6 +18,9 @@
  *     cache shared by all jobs, emptied every 'slot'-th point), else that
  *     plus 2 * (log2 g + 1) s, plus 27 s (47 s on >= 256 GPUs) at
  *     restart points.
+ *   OVH_RESTART: a flat OVH_RESTART_SECONDS (30 s) without progress at
+ *     every start, resume, rescale and migration: the re-allocation cost
+ *     of the Pollux simulator, for every policy.
  *   OVH_NONE: no overhead.
  */
 #ifndef EF_OVERHEAD_H
@@ -25,9 +28,16 @@
 
 #include <stdint.h>
 
-typedef enum ovh_mode { OVH_FIG12 = 0, OVH_REFERENCE, OVH_NONE } ovh_mode;
+typedef enum ovh_mode {
+    OVH_FIG12 = 0,
+    OVH_REFERENCE,
+    OVH_NONE,
+    OVH_RESTART
+} ovh_mode;
 
-/* Parse "fig12", "reference" or "none"; -1 if unknown. */
+#define OVH_RESTART_SECONDS 30.0
+
+/* Parse "fig12", "reference", "restart" or "none"; -1 if unknown. */
 int ovh_parse(const char *s);
 const char *ovh_name(ovh_mode m);
 
@@ -37,6 +47,15 @@ double ovh_change(const char *model, int g0, int g1, int moved);
 
 /* Largest single OVH_FIG12 cost of a model (for planning margins). */
 double ovh_max(const char *model);
+
+/* What a policy should expect a change from g0 to g1 GPUs (or a
+ * migration) to cost under mode 'm': ovh_change for OVH_FIG12,
+ * OVH_RESTART_SECONDS for OVH_RESTART (0 when nothing changes or g1 is
+ * 0), and 0 for OVH_NONE and OVH_REFERENCE (charged per point). */
+double ovh_expect(ovh_mode m, const char *model, int g0, int g1, int moved);
+
+/* Largest single cost ovh_expect can return for a model (margins). */
+double ovh_expect_max(ovh_mode m, const char *model);
 
 /* The reference formula for one job at one point. */
 double ovh_reference(int g, int cached, int restart, int total_gpus);

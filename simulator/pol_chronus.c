@@ -164,9 +164,7 @@ static int cmp_lease_asc(const void *a, const void *b)
 static int leases_needed(const sim *s, const chst *st, int i)
 {
     const sim_job *j = &s->jobs[i];
-    double start = s->opts.overhead == OVH_FIG12
-                       ? ovh_change(j->in->model, 0, st->g[i], 0)
-                       : 0;
+    double start = ovh_expect(s->opts.overhead, j->in->model, 0, st->g[i], 0);
     double est = 1.1 * bl_seconds_left(j, st->g[i]) + start;
     return (int)ceil(est / (double)st->L - 1e-9);
 }

@@ -46,9 +46,7 @@ static void *init_common(sim *s, int noac, ef_err *e)
         plan_job *j = &st->p.jobs[i];
         if (!j->in->has_deadline)
             continue;
-        double margin = 0;
-        if (s->opts.overhead == OVH_FIG12)
-            margin = 2 * ovh_max(j->in->model);
+        double margin = 2 * ovh_expect_max(s->opts.overhead, j->in->model);
         j->deadline = j->in->deadline - (int64_t)(margin + 0.999);
     }
     st->act = ef_malloc((size_t)(s->n ? s->n : 1) * sizeof *st->act);

@@ -7,12 +7,13 @@
 extern const sim_policy sim_policy_ef, sim_policy_ef_noac, sim_policy_edf,
     sim_policy_edf_ac;
 extern const sim_policy sim_policy_saxena, sim_policy_gandiva,
-    sim_policy_tiresias, sim_policy_themis, sim_policy_chronus;
+    sim_policy_tiresias, sim_policy_themis, sim_policy_chronus,
+    sim_policy_pollux;
 
 static const sim_policy *const policies[] = {
     &sim_policy_ef, &sim_policy_ef_noac, &sim_policy_edf, &sim_policy_edf_ac,
     &sim_policy_saxena, &sim_policy_gandiva, &sim_policy_tiresias,
-    &sim_policy_themis, &sim_policy_chronus,
+    &sim_policy_themis, &sim_policy_chronus, &sim_policy_pollux,
 };
 #define NPOL ((int)(sizeof policies / sizeof policies[0]))
 

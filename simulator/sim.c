@@ -72,6 +72,13 @@ double sim_tput(const sim_job *j, int g)
     return tput_at(j, j->row ? j->row : j->in->curve, g);
 }
 
+/* The speed the loop advances a running job at: the policy's own
+ * 'rate' if it set one, else its curve at g GPUs. */
+static double speed(const sim_job *j, int g)
+{
+    return j->rate > 0 ? j->rate : sim_tput(j, g);
+}
+
 double sim_speedup(const sim_job *j, int g)
 {
     const curve_row *r = j->in->curve;
@@ -118,7 +125,10 @@ static void timeline_add(sim *s, int64_t t, int met)
             used += j->share > 0 && j->share < 1
                         ? (int)lround(j->g * j->share) : j->g;
             running++;
-            eff += sim_speedup(j, j->g) * share_of(j);
+            if (j->rate > 0)
+                eff += j->rate_one > 0 ? j->rate / j->rate_one : 0;
+            else
+                eff += sim_speedup(j, j->g) * share_of(j);
         }
     }
     if (s->ntl == s->captl) {
@@ -195,7 +205,10 @@ static int apply_point(sim *s, place_set *prev, place_set *out, int *want,
             return ef_fail(e, EF_E_INTERNAL, "policy %s gave job %s batch "
                            "size %ld, not one it accepts", s->pol->name,
                            j->in->id, r->batch);
-        if (w < 0 || (w > 0 && tput_at(j, r, w) <= 0))
+        if (w > 0 && j->rate > 0 && !j->pin)
+            return ef_fail(e, EF_E_INTERNAL, "policy %s gave job %s its own "
+                           "speed without its GPUs", s->pol->name, j->in->id);
+        if (w < 0 || (w > 0 && j->rate <= 0 && tput_at(j, r, w) <= 0))
             return ef_fail(e, EF_E_INTERNAL, "policy %s gave job %s %d GPUs, "
                            "not a runnable size of its curve", s->pol->name,
                            j->in->id, w);
@@ -243,6 +256,8 @@ static int apply_point(sim *s, place_set *prev, place_set *out, int *want,
             c = ovh_change(j->in->model, g0, g1, moved);
         else if (s->opts.overhead == OVH_FIG12 && rebatch)
             c = ovh_change(j->in->model, g0, g1, 1); /* a restart */
+        else if (s->opts.overhead == OVH_RESTART && (g0 != g1 || moved))
+            c = g1 > 0 ? OVH_RESTART_SECONDS : 0;
         else if (s->opts.overhead == OVH_REFERENCE && g1 > 0)
             c = ovh_reference(g1, ovh_cache_seen(&s->cache, out[k].gpu, g1),
                               restart, N);
@@ -354,7 +369,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
             if (j->g == 0)
                 continue;
             double fin = (double)t + j->ovh_left +
-                         j->rem / (sim_tput(j, j->g) * share_of(j));
+                         j->rem / (speed(j, j->g) * share_of(j));
             int64_t f = fin >= 9e15 ? INT64_MAX : (int64_t)ceil(fin);
             if (f < next)
                 next = ef_align_up(now, f, S);
@@ -372,7 +387,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         for (int k = 0; k < s->nact; k++) {
             sim_job *j = &s->jobs[s->act[k]];
             if (j->g > 0) {
-                double tp = sim_tput(j, j->g) * share_of(j);
+                double tp = speed(j, j->g) * share_of(j);
                 double ov = j->ovh_left < dt ? j->ovh_left : dt;
                 double prod = dt - ov;
                 s->overhead_gpu_seconds += j->g * ov;

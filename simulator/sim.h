@@ -35,7 +35,15 @@
  *     point). Then the loop does not place by the buddy rule; it checks
  *     that every GPU's shares sum to at most 1. Either every running job
  *     is pinned or none.
- * Policies that set neither behave exactly as before (share 1, buddy).
+ *   - own speed: a policy with its own performance model (pollux: any
+ *     GPU count, its own batch size) may set 'rate' of a job it runs: the
+ *     job's progress in its work unit (iterations of its trace batch) per
+ *     productive second at 'want' GPUs, and 'rate_one' its rate on one
+ *     GPU (for the efficiency timeline). The loop then skips the
+ *     runnable-size check (the job must be pinned) and advances the job at
+ *     'rate' instead of its curve. 0 (the default) means the curve.
+ * Policies that set none of these behave exactly as before (share 1,
+ * buddy, the curve's throughput).
  */
 #ifndef EF_SIM_H
 #define EF_SIM_H
@@ -84,6 +92,8 @@ typedef struct sim_job {
     const curve_row *row;
     const curve_row *want_row;
     int batch_changes;    /* batch changed while it held GPUs */
+    double rate;          /* own speed (see above); 0: the curve's */
+    double rate_one;
 } sim_job;
 
 /* One scheduling point, for the timeline. */
@@ -107,8 +117,8 @@ typedef struct sim sim;
  *   fini: free the state.
  * Policies read s->jobs, s->act (the active jobs, ascending index),
  * s->cl, s->opts; they never write anything but states via sim_admit /
- * sim_reject, the 'want' fields, optionally 'share' and 'pin' (see the
- * extensions above) and s->solver_fallbacks.
+ * sim_reject, the 'want' fields, optionally 'share', 'pin', 'rate' and
+ * 'rate_one' (see the extensions above) and s->solver_fallbacks.
  */
 typedef struct sim_policy {
     const char *name;
@@ -135,6 +145,8 @@ typedef struct sim_opts {
                              and-bound node budget per solve; past it the
                              policy falls back to a greedy answer
                              (counted in solver_fallbacks); 0: default */
+    const char *pollux_dir; /* pollux: the goodput data (goodput.h);
+                             NULL: the bundled inputs/pollux */
 } sim_opts;
 
 void sim_opts_default(sim_opts *o);
