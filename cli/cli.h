@@ -53,8 +53,8 @@ struct sim;
 void cli_print_sim(const struct sim *s, const char *trace);
 
 /* The simulation options simulate and compare share (--slot, --overhead,
- * --surplus, --cap, --baselines, --mip-nodes, by their getopt letters
- * s O S C B M): apply option 'o' with value 'arg' to 'so'. Returns 0 when
+ * --surplus, --cap, --baselines, --mip-nodes, --elastic-batch,
+ * --pollux-data, by their getopt letters s O S C B M E P): apply option 'o' with value 'arg' to 'so'. Returns 0 when
  * applied, a usage exit code (printed, naming command 'cmd') when the
  * value is bad, -1 when 'o' is not one of them. */
 struct sim_opts;

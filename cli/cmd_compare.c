@@ -21,9 +21,10 @@ void help_compare(void)
         "                      [--cluster SPEC|artifact]\n"
         "                      [--cluster-for TRACE=SPEC ...]\n"
         "                      [--curves DIR|A100|T4] [--slot SECONDS]\n"
-        "                      [--overhead fig12|reference|none]\n"
+        "                      [--overhead fig12|reference|restart|none]\n"
         "                      [--cap usable|reference] [--surplus gain|reference]\n"
         "                      [--baselines fixed|reference] [--mip-nodes N]\n"
+        "                      [--elastic-batch] [--pollux-data DIR]\n"
         "                      [--out results.json] [--markdown table.md]\n"
         "\n"
         "Simulate every trace with every policy (in parallel: OMP_NUM_THREADS;\n"
@@ -38,7 +39,8 @@ void help_compare(void)
         "                      paper's size for its traces: cluster01 n64g8...)\n"
         "  --cluster-for T=S   cluster S for the trace whose file stem is T\n"
         "  --curves DIR        curves (default A100)\n"
-        "  --slot, --overhead, --cap, --surplus, --baselines, --mip-nodes\n"
+        "  --slot, --overhead, --cap, --surplus, --baselines, --mip-nodes,\n"
+        "  --elastic-batch, --pollux-data\n"
         "                      as for efplan simulate\n"
         "  --out FILE          every cell's metrics as JSON (efplan-compare v1)\n"
         "  --markdown FILE     the tables as Markdown\n"
@@ -90,6 +92,8 @@ int cmd_compare(int argc, char **argv)
         {"cap", required_argument, NULL, 'C'},
         {"baselines", required_argument, NULL, 'B'},
         {"mip-nodes", required_argument, NULL, 'M'},
+        {"elastic-batch", no_argument, NULL, 'E'},
+        {"pollux-data", required_argument, NULL, 'P'},
         {"surplus", required_argument, NULL, 'S'},
         {"out", required_argument, NULL, 'o'},
         {"markdown", required_argument, NULL, 'm'},

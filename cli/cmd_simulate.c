@@ -16,12 +16,12 @@ void help_simulate(void)
     printf(
         "Usage: efplan simulate --trace FILE --cluster SPEC --curves DIR|A100|T4\n"
         "                       --policy P [--slot SECONDS] [--tick SECONDS]\n"
-        "                       [--overhead fig12|reference|none]\n"
+        "                       [--overhead fig12|reference|restart|none]\n"
         "                       [--surplus gain|reference] [--cap usable|reference]\n"
         "                       [--baselines fixed|reference] [--mip-nodes N]\n"
         "                       [--out result.json]\n"
         "                       [--jobs-out jobs.csv] [--svg timeline.svg]\n"
-        "                       [--elastic-batch]\n"
+        "                       [--elastic-batch] [--pollux-data DIR]\n"
         "\n"
         "Replay a job trace through a scheduling policy, with reconfiguration\n"
         "overheads and exact work accounting, and report how many deadlines\n"
@@ -41,7 +41,9 @@ void help_simulate(void)
         "                      arrivals, completions and plan changes)\n"
         "  --overhead MODEL    fig12 (default): per-model measured costs of\n"
         "                      a resize or migration; reference: the\n"
-        "                      reference simulator's generic formula; none\n"
+        "                      reference simulator's generic formula;\n"
+        "                      restart: 30 s per start, resume, rescale or\n"
+        "                      migration (the Pollux simulator's); none\n"
         "  --surplus MODE      ef policies: gain (default) or reference\n"
         "  --cap MODE          baselines' GPU sizes: usable (default: the\n"
         "                      curve's usable sizes, never past its peak) or\n"
@@ -59,6 +61,8 @@ void help_simulate(void)
         "  --elastic-batch     ef, ef-noac: jobs with batch_sizes may change\n"
         "                      batch size (work counted in samples); saxena\n"
         "                      always does\n"
+        "  --pollux-data DIR   pollux: the goodput measurements (default: the\n"
+        "                      bundled inputs/pollux)\n"
         "\n"
         "Exit codes: 0 simulated, 2 usage error, 3 invalid input,\n"
         "5 internal error or an output that cannot be written.\n");
@@ -117,7 +121,7 @@ int cli_sim_option(const char *cmd, int o, const char *arg, sim_opts *so)
         int m = ovh_parse(arg);
         if (m < 0)
             return cli_usage_error(cmd, "--overhead: \"%s\" (expected fig12, "
-                                   "reference or none)", arg);
+                                   "reference, restart or none)", arg);
         so->overhead = (ovh_mode)m;
         return 0;
     }
@@ -145,6 +149,12 @@ int cli_sim_option(const char *cmd, int o, const char *arg, sim_opts *so)
                                    "positive number of nodes", arg);
         so->mip_nodes = (int)v;
         return 0;
+    case 'E':
+        so->elastic_batch = 1;
+        return 0;
+    case 'P':
+        so->pollux_dir = arg;
+        return 0;
     default:
         return -1;
     }
@@ -168,6 +178,7 @@ int cmd_simulate(int argc, char **argv)
         {"jobs-out", required_argument, NULL, 'J'},
         {"svg", required_argument, NULL, 'g'},
         {"elastic-batch", no_argument, NULL, 'E'},
+        {"pollux-data", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *trace = NULL, *cluster_arg = NULL, *curves_arg = NULL;
@@ -208,7 +219,6 @@ int cmd_simulate(int argc, char **argv)
                                        "positive number of seconds", optarg);
             so.tick = v;
             break;
-        case 'E': so.elastic_batch = 1; break;
         case 'h': help_simulate(); return 0;
         default: {
             int rc = cli_sim_option("simulate", o, optarg, &so);
