@@ -11,9 +11,9 @@
 #   `efplan compare` (its wall time per run is in the table); then the
 #   reference behaviour (--baselines reference, EDF with --cap reference),
 #   Philly on 32 GPUs, and the ceiling of the fixed-size baselines.
-#   Fig. 8(a): elasticVpollux_e on 64 T4 GPUs (n16g4), T4 curves.
-# Pollux is not implemented (see baselines.md): its published number is
-# listed, no column is simulated.
+#   Fig. 8(a): elasticVpollux_e on 64 T4 GPUs (n16g4), T4 curves, all
+#   seven policies of the figure (the six above and pollux), then the
+#   reference behaviour and every overhead model for all seven.
 set -eu
 E=${EFPLAN:-build/efplan}
 R=benchmarks/results
@@ -24,8 +24,18 @@ trap 'rm -rf "$W"' EXIT
 F8="$T/itp/cluster01.csv,$T/itp/cluster05.csv,$T/itp/cluster06.csv,$T/itp/cluster08.csv,$T/itp/cluster09.csv,$T/itp/cluster10.csv,$T/artifact/philly_103959.csv"
 P6=edf,gandiva,tiresias,themis,chronus,ef
 B4=gandiva,tiresias,themis,chronus
+P7=edf,gandiva,tiresias,themis,chronus,pollux,ef
 F8A=$T/artifact/elasticVpollux_e.csv
 start=$(date +%s)
+
+# Run one command, then print its wall time in seconds.
+timed() {
+    t0=$(date +%s.%N)
+    "$@"
+    t1=$(date +%s.%N)
+    echo
+    echo "Whole table: one \`efplan compare\`, $(echo "$t1 - $t0" | bc | sed 's/^\./0./' | cut -c1-5) s wall on $(nproc) cores."
+}
 
 # The share of deadline jobs whose deadline leaves room for their
 # requested run (deadline - submit >= duration): what a fixed-size policy
@@ -46,7 +56,7 @@ echo "Analysis and evidence for every difference: [baselines.md](baselines.md)."
 echo
 echo "## 1. Fig. 8(b), default settings (Fig. 12 overheads, usable sizes, reference defects fixed)"
 echo
-"$E" compare --traces "$F8" --policies "$P6"
+timed "$E" compare --traces "$F8" --policies "$P6"
 echo
 echo "## 2. Fig. 8(b), the reference's behaviour (\`--baselines reference\`; EDF with \`--cap reference\`)"
 echo
@@ -79,17 +89,30 @@ done
 echo
 echo "## 5. Fig. 8(a): elasticVpollux_e, 64 T4 GPUs (n16g4), T4 curves"
 echo
-echo "Published: EDF .118, Gandiva .090, Tiresias .287, Themis .312, Chronus .262, Pollux .523, ElasticFlow .728"
-echo "(Pollux: not simulated). Reference simulator's own runs (reference-runs.md): EDF .1179, Gandiva .0923,"
-echo "Tiresias .2872, Themis .3128, ElasticFlow .7282."
+echo "Published: EDF .118, Gandiva .090, Tiresias .287, Themis .312, Chronus .262, Pollux .523, ElasticFlow .728."
+echo "Reference simulator's own runs (reference-runs.md): EDF .1179, Gandiva .0923, Tiresias .2872, Themis .3128,"
+echo "ElasticFlow .7282 (no run of Chronus or Pollux)."
 echo
-"$E" compare --traces "$F8A" --curves T4 --policies "$P6,ef-noac,edf-ac"
+timed "$E" compare --traces "$F8A" --curves T4 --policies "$P7,ef-noac,edf-ac"
 echo
-echo "The same with the reference's behaviour (\`--baselines reference --cap reference\`):"
+echo "The same with the reference's behaviour (\`--baselines reference --cap reference\`; pollux has no"
+echo "reference switch: its reference re-allocation cost is the \`restart\` overhead model below):"
 echo
-"$E" compare --traces "$F8A" --curves T4 --policies "$P6" \
+"$E" compare --traces "$F8A" --curves T4 --policies "$P7" \
     --baselines reference --cap reference >"$W/a.md"
 sed -n 3,5p "$W/a.md"
+echo
+echo "Every policy under every overhead model (\`--overhead\`; default settings otherwise). \`restart\` is the"
+echo "Pollux simulator's 30 s per start, resume, rescale or migration; \`reference\` the ElasticFlow simulator's"
+echo "formula; \`fig12\` (the default) the measured per-model costs:"
+echo
+echo "| overhead | $(echo "$P7" | sed 's/,/ | /g') |"
+echo "|---|---|---|---|---|---|---|---|"
+for ov in fig12 restart reference none; do
+    "$E" compare --traces "$F8A" --curves T4 --policies "$P7" \
+        --overhead "$ov" >"$W/o.md"
+    sed -n 5p "$W/o.md" | sed "s/^| elasticVpollux_e | n16g4 (64 GPUs) /| $ov /"
+done
 echo
 echo "Chronus with a node budget of 1 (\`--mip-nodes 1\`: every MIP that needs branching falls back to the greedy):"
 echo
