@@ -34,13 +34,18 @@
  * Deviations from the reference (algorithms.md 6.6, 8.12, 8.16): the
  * filling step runs (the reference's guard never holds, so it fills only
  * every 240 s); arrivals are tested at the next point, not the next lease
- * start (--baselines reference restores both); the released ITP
+ * start (--baselines reference restores both, and with them three more
+ * reference behaviours: a lease's selection is made before the arrivals
+ * are tested, so a newcomer's first lease is the next one; accepted jobs
+ * run only in the leases granted to them, never filling idle GPUs ahead
+ * of them; an accepted job is judged by its lease-floored deadline, the
+ * end of its last usable lease, through sim_job.due); the released ITP
  * traces are read directly; GLPK with a node budget replaces Gurobi with
  * a 5 s limit; overheads are the simulator's model (the reference's are
  * 0.5 s per resume, minutes-based constants applied to seconds); a
  * deadline is met iff the job ends by its deadline (the reference judges
  * accepted jobs against the lease-floored deadline, which is stricter
- * only within one lease).
+ * only within one lease). benchmarks/results/chronus.md measures each.
  */
 #define _GNU_SOURCE 1 /* qsort_r */
 #include <math.h>
@@ -357,7 +362,15 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
     int nn = 0;
     int *key = ef_malloc((size_t)(3 * (s->nact ? s->nact : 1)) * sizeof *key);
     int *idx = ef_malloc((size_t)(s->nact ? s->nact : 1) * sizeof *idx);
-    int64_t from = boundary ? c : c + 1;
+    /* the reference selects a lease's jobs before it tests the arrivals,
+     * so a newcomer's first usable lease is the next one */
+    int ref = s->opts.baselines_reference;
+    int64_t from = boundary && !ref ? c : c + 1;
+    int free_gpus = N;
+    for (int k = 0; k < s->nact; k++)
+        st->sel[s->act[k]] = 0;
+    if (boundary && ref)
+        select_lease(s, st, c);
     for (int k = 0; k < s->nact && !defer; k++) {
         int i = s->act[k];
         const sim_job *j = &s->jobs[i];
@@ -385,6 +398,8 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         int i = idx[pos[k]];
         if (pack_back(st, i, from, leases_needed(s, st, i))) {
             st->cls[i] = CH_ACCEPTED;
+            if (ref) /* judged by its lease-floored deadline */
+                s->jobs[i].due = st->t0 + (st->last[i] + 1) * st->L;
             st->changed = 1;
         }
     }
@@ -392,12 +407,9 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
     free(key);
     free(idx);
     /* who runs */
-    int free_gpus = N;
-    for (int k = 0; k < s->nact; k++)
-        st->sel[s->act[k]] = 0;
-    if (boundary) {
+    if (boundary && !ref) {
         select_lease(s, st, c);
-    } else {
+    } else if (!boundary) {
         for (int k = 0; k < s->nact; k++)
             if (s->jobs[s->act[k]].g > 0)
                 st->sel[s->act[k]] = 1;
@@ -407,12 +419,16 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
             free_gpus -= st->g[s->act[k]];
     ef_assert(free_gpus >= 0);
     /* filling: idle GPUs to unaccepted jobs, then accepted ones ahead of
-     * their leases (the reference fills only at lease starts) */
-    if (boundary || !s->opts.baselines_reference) {
+     * their leases (the reference fills only at lease starts, and never
+     * with accepted jobs: they run only in the leases granted to them) */
+    if (boundary || !ref) {
         int m = 0;
-        for (int k = 0; k < s->nact; k++)
-            if (!st->sel[s->act[k]] && st->cls[s->act[k]] != CH_NEW)
-                st->ord[m++] = s->act[k];
+        for (int k = 0; k < s->nact; k++) {
+            int i = s->act[k];
+            if (!st->sel[i] && st->cls[i] != CH_NEW &&
+                !(ref && st->cls[i] == CH_ACCEPTED))
+                st->ord[m++] = i;
+        }
         fill_ctx fc = {s, st, t};
         qsort_r(st->ord, (size_t)m, sizeof *st->ord, cmp_fill, &fc);
         for (int k = 0; k < m && free_gpus > 0; k++) {

@@ -308,6 +308,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         j->start = -1;
         j->end = -1;
         j->earliest_deadline = -1;
+        j->due = j->in->deadline;
     }
     int *arr = ef_malloc((size_t)(n ? n : 1) * sizeof *arr);
     for (int i = 0; i < n; i++)
@@ -398,8 +399,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
                     j->overhead_seconds += ov;
                     j->rem = 0;
                     j->state = SJ_DONE;
-                    j->met = !j->best_effort &&
-                             j->end <= (double)j->in->deadline;
+                    j->met = !j->best_effort && j->end <= (double)j->due;
                     met += j->met;
                     s->idle_after_completion += j->g * (dt - ov - used);
                     j->g = 0;

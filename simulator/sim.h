@@ -83,6 +83,10 @@ typedef struct sim_job {
     double gpu_seconds;   /* held, including idle tails */
     double overhead_seconds;
     int64_t earliest_deadline; /* rejected: earliest admissible; -1 none */
+    int64_t due;          /* the job counts as met iff it ends by 'due':
+                             its deadline, unless the policy moved it
+                             earlier (chronus --baselines reference judges
+                             accepted jobs by their lease-floored deadline) */
     char reason[120];
     /* elastic batch (see sim_use_elastic_batch): 'eb' = this job's work
      * is counted in samples ('rem') and it may change batch; 'row' is the
@@ -118,7 +122,8 @@ typedef struct sim sim;
  * Policies read s->jobs, s->act (the active jobs, ascending index),
  * s->cl, s->opts; they never write anything but states via sim_admit /
  * sim_reject, the 'want' fields, optionally 'share', 'pin', 'rate' and
- * 'rate_one' (see the extensions above) and s->solver_fallbacks.
+ * 'rate_one' (see the extensions above), 'due' (only ever earlier than the
+ * deadline) and s->solver_fallbacks.
  */
 typedef struct sim_policy {
     const char *name;

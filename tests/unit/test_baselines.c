@@ -206,6 +206,43 @@ static void test_chronus_exact(void **state)
     queue_free(&q);
 }
 
+/* The same trace with the reference's behaviour (--baselines reference):
+ * arrivals are tested at lease starts after that lease's selection, so a
+ * newcomer's first lease is the next one; accepted jobs run only in the
+ * leases granted to them (no filling ahead); they are judged by their
+ * lease-floored deadline. A is accepted at 0 (may use leases 1..3), not
+ * run in lease 0; at 240 nobody is unaccepted yet, so the selection uses
+ * the lease: A runs 240-340. B and C are tested at 240: B is accepted
+ * (last lease 40 = [9600, 9840), due 9840), C (deadline 200) is not; A
+ * holds the GPU, C waits. At 480 C is unaccepted: the selection defers
+ * B, C fills the GPU (480-580, missed), and B runs 100 s from the start of
+ * a later lease (which one is the solver's choice: any lease up to 40 is
+ * optimal), never before 720. */
+static void test_chronus_reference(void **state)
+{
+    (void)state;
+    job_queue q = {0};
+    ts_load(&q, HDR "A,0,100,lin,1000,64,1\nB,30,100,lin,10000,64,1\n"
+                 "C,50,100,lin,200,64,1\n", &toy);
+    sim s;
+    run(&s, &q, "n1g1", "chronus", 60, 1);
+    NEAR(END(&s, "A"), 340);
+    const sim_job *b = ts_job(&s, "B");
+    assert_true(b->start >= 720 && b->start % 240 == 0);
+    NEAR(b->end, (double)b->start + 100);
+    NEAR(END(&s, "C"), 580);
+    assert_int_equal(ts_job(&s, "A")->due, 960);
+    assert_int_equal(ts_job(&s, "B")->due, 9840);
+    assert_int_equal(ts_job(&s, "C")->due, 200);
+    assert_true(ts_job(&s, "A")->met && ts_job(&s, "B")->met);
+    assert_false(ts_job(&s, "C")->met);
+    sim_free(&s);
+    run(&s, &q, "n1g1", "chronus", 60, 0); /* fixed: real deadlines */
+    assert_int_equal(ts_job(&s, "B")->due, 10000);
+    sim_free(&s);
+    queue_free(&q);
+}
+
 /* The lease MIP: two 1-GPU jobs on 1 GPU; job 0 must run in lease 0, job
  * 1 may use leases 0 or 1: both are granted, job 0 now, job 1 next. A
  * knapsack that needs branching (three 2-GPU jobs, 3 GPUs, one lease)
@@ -356,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_themis_bisection),
         cmocka_unit_test(test_themis_exact),
         cmocka_unit_test(test_chronus_exact),
+        cmocka_unit_test(test_chronus_reference),
         cmocka_unit_test(test_lease_mip),
         cmocka_unit_test(test_chronus_fallback),
         cmocka_unit_test(test_invariants_determinism),
