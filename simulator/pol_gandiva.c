@@ -27,7 +27,8 @@
  * not runnable is rejected rather than aborting; the class rebalancing by
  * demand is replaced by the packing and relief moves above.
  * --baselines reference (opts.baselines_reference) restores the
- * reference's behaviour that changes numbers: the strict test; at every
+ * reference's behaviour that changes numbers: the strict test; no
+ * packing (the reference never packs a class to free nodes); at every
  * point with arrivals (the reference's rounds) each class is resized to
  * its share of the demand (rebalance below), which shrinks classes into
  * oversubscribed sets; and in an oversubscribed slot only the job that
@@ -246,6 +247,20 @@ static int jobs_of(const gst *st, int k, int *out)
     return c;
 }
 
+/* Jobs of set k in the order they joined it (the reference's list). */
+static int jobs_in_order(const gst *st, int k, int *out)
+{
+    int c = jobs_of(st, k, out);
+    for (int a = 1; a < c; a++)
+        for (int b = a; b > 0 && st->seq[out[b]] < st->seq[out[b - 1]];
+             b--) {
+            int tmp = out[b];
+            out[b] = out[b - 1];
+            out[b - 1] = tmp;
+        }
+    return c;
+}
+
 /* Packing: empty the least-used set of a class into the others. */
 static void pack(gst *st, int *scratch)
 {
@@ -302,8 +317,9 @@ static void relieve(gst *st, int *scratch)
 
 /* The reference's rebalancing (--baselines reference): each class gets
  * GPUs in proportion to its demand (jobs x size), capped at the demand;
- * a class over its target loses ceil(excess / size) sets (keeping one),
- * whose jobs join the least-used remaining set; one under it gains
+ * a class over its target loses ceil(excess / size) sets (keeping one):
+ * they are all closed first, then their jobs join the least-used
+ * remaining sets one by one; one under it gains
  * ceil(deficit / size) sets while nodes last and its jobs are spread. */
 static void rebalance(gst *st, int N, int *scratch)
 {
@@ -333,16 +349,22 @@ static void rebalance(gst *st, int N, int *scratch)
             }
         int diff = target - cur;
         if (diff < 0) {
-            int drop = (-diff + g - 1) / g;
-            for (; drop > 0 && nsets > 1; drop--, nsets--) {
+            /* all the removed sets (least used first) are taken out
+             * before their jobs, in the order they joined, go one by one
+             * to the least-used remaining set */
+            int drop = (-diff + g - 1) / g, c = 0;
+            if (drop > nsets - 1)
+                drop = nsets - 1;
+            for (; drop > 0; drop--) {
                 int k = least_used(st, g, 0, -1);
-                int c = jobs_of(st, k, scratch);
-                close_set(st, k);
-                for (int u = 0; u < c; u++) {
+                int c0 = c;
+                c += jobs_in_order(st, k, scratch + c);
+                for (int u = c0; u < c; u++)
                     leave(st, scratch[u]);
-                    join(st, scratch[u], least_used(st, g, 0, k));
-                }
+                close_set(st, k);
             }
+            for (int u = 0; u < c; u++)
+                join(st, scratch[u], least_used(st, g, 0, -1));
         } else if (diff > 0) {
             int add = (diff + g - 1) / g, added = 0;
             for (; add > 0 && open_set(st, g) >= 0; add--)
@@ -406,7 +428,7 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
     st->nact = s->nact;
     int *scratch = ef_malloc((size_t)(st->n ? st->n : 1) * sizeof(int));
     place_pending(st);
-    if (st->npend > 0) {
+    if (st->npend > 0 && !st->strict) {
         pack(st, scratch);
         place_pending(st);
     }
