@@ -102,6 +102,30 @@ static void test_gandiva_packing(void **state)
     queue_free(&q);
 }
 
+/* Gandiva's reference shrink, on 3 nodes of 2 GPUs (slot 10): A, B, C
+ * (1 GPU; 10, 20, 30 iterations) arrive at 0. Under the strict test each
+ * opens its own set (nodes 0, 1, 2). The rebalance at 0 gives class 1 a
+ * target of 3 GPUs against 6 held: it loses two sets (keeping one). Both
+ * removed sets (the least used, ties by index: nodes 0 and 1) close
+ * before A and B move, so they join node 2's set behind C: C runs 0-30,
+ * A takes the free slot 0-10, B waits behind C in its slot: 30-50.
+ * (Closing one set at a time would move A into node 1's set, then close
+ * node 2's and move C behind B: B 0-20, C 20-50.) */
+static void test_gandiva_reference_shrink(void **state)
+{
+    (void)state;
+    job_queue q = {0};
+    ts_load(&q, HDR "A,0,10,lin,1000,64,1\nB,0,20,lin,1000,64,1\n"
+                 "C,0,30,lin,1000,64,1\n", &toy);
+    sim s;
+    run(&s, &q, "n3g2", "gandiva", 10, 1);
+    NEAR(END(&s, "A"), 10);
+    NEAR(END(&s, "C"), 30);
+    NEAR(END(&s, "B"), 50);
+    sim_free(&s);
+    queue_free(&q);
+}
+
 /* Tiresias on 1 GPU, slot 100: A (5000 s of work) runs from 0; B (1000 s)
  * arrives at 100 and waits behind A in Q0 (running jobs keep their
  * place). A crosses 3250 GPU-s at 3250, noticed at 3300: A drops to Q1,
@@ -388,6 +412,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gandiva_exact),
         cmocka_unit_test(test_gandiva_packing),
+        cmocka_unit_test(test_gandiva_reference_shrink),
         cmocka_unit_test(test_tiresias_exact),
         cmocka_unit_test(test_tiresias_two_gpus),
         cmocka_unit_test(test_themis_bisection),
