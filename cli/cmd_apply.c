@@ -145,6 +145,12 @@ int cmd_apply(int argc, char **argv)
     exec_plan p;
     if (exec_plan_load(&p, plan_path, jobs_path, &e) != EF_OK)
         return cli_fail(&e);
+    /* An empty plan (empty queue) is a normal night: say so, then apply it
+     * anyway, so that the journal and state.json (an empty queue) exist
+     * for the next plan. */
+    if (p.njobs == 0)
+        printf("%s: the plan has no jobs (empty queue): nothing to run\n",
+               plan_path);
     exec_report rep;
     int rc = 0;
     if (exec_apply(&p, &eo, &rep, &e) != EF_OK) {

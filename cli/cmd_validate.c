@@ -78,8 +78,11 @@ static void print_jobs(const job_queue *q, int cap, int have_curves)
     char span[64];
     printf("jobs     %s: %d jobs (%d with a deadline, %d best-effort)\n",
            q->path, q->n, q->n - best, best);
-    printf("  submit times  %" PRId64 " .. %" PRId64 " s (span %s)\n", lo, hi,
-           ef_fmt_duration(hi - lo, span, sizeof span));
+    if (q->n == 0)
+        printf("  empty queue: nothing to plan (valid)\n");
+    else
+        printf("  submit times  %" PRId64 " .. %" PRId64 " s (span %s)\n",
+               lo, hi, ef_fmt_duration(hi - lo, span, sizeof span));
     int gpuh = q->has_num_gpu && q->has_duration;
     double total = 0;
     int *ix = ef_malloc((size_t)q->n * sizeof *ix);

@@ -550,11 +550,8 @@ int queue_parse_csv(job_queue *q, const char *path, const char *buf,
     }
     if (rc < 0)
         goto fail;
-    if (q->n == 0) {
-        rc = ef_fail(e, EF_E_INPUT, "%s: no jobs (a header line but no rows)",
-                     path);
-        goto fail;
-    }
+    /* A header line and no rows is an empty queue (every job done or none
+     * submitted): valid, q->n == 0. */
     csv_row_free(&row);
     if (check_jobs(q, e) != EF_OK) {
         queue_free(q);
@@ -921,11 +918,7 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
                 jsonin_type(arr));
         goto fail;
     }
-    if (json_array_size(arr) == 0) {
-        ef_fail(e, EF_E_INPUT, "%s: jobs: empty (expected at least one job)",
-                path);
-        goto fail;
-    }
+    /* "jobs": [] is an empty queue: valid, q->n == 0. */
     size_t i;
     json_t *o;
     json_array_foreach(arr, i, o) {

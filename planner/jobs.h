@@ -109,7 +109,9 @@ typedef struct job_queue {
 } job_queue;
 
 /* Load a queue from a .json or .csv file (other extensions: sniffed).
- * Errors name file:line:col (CSV, JSON syntax) or the JSON path. */
+ * Errors name file:line:col (CSV, JSON syntax) or the JSON path. An empty
+ * queue ("jobs": [], or a CSV header line without rows) is valid: q->n == 0
+ * and q->jobs may be NULL. */
 int queue_load(job_queue *q, const char *path, ef_err *e);
 
 /* Parse from a buffer (used by queue_load and the fuzzer). */

@@ -34,7 +34,11 @@ int plan_write_svg(const plan *p, const char *path, ef_err *e)
 {
     ef_buf b = {0};
     int N = p->cl.total_gpus, G = p->cl.gpus_per_node;
-    int64_t t0 = p->now, t1 = p->nslots ? p->slots[p->nslots - 1].end : t0 + 1;
+    /* An empty plan (no jobs, or none scheduled) still gets a one-slot
+     * axis, so its ticks read 0 .. slot rather than 0 0 0 0 0 1. */
+    int64_t t0 = p->now, t1 = p->nslots ? p->slots[p->nslots - 1].end
+                                        : t0 + (p->opts.slot > 0 ? p->opts.slot
+                                                                 : 1);
     /* Cut the time axis when the chart would get too many rectangles. */
     long rects = 0;
     int last = p->nslots;
@@ -110,6 +114,10 @@ int plan_write_svg(const plan *p, const char *path, ef_err *e)
         ef_buf_printf(&b, "<text x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%lld"
                   "</text>\n", x, SVG_H - SVG_MB + 16, (long long)tt);
     }
+    if (p->nslots == 0)
+        ef_buf_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">"
+                      "%s</text>\n", SVG_ML + (int)pw / 2, SVG_MT + (int)ph / 2,
+                      p->njobs ? "nothing scheduled" : "no jobs (empty queue)");
     ef_buf_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time (s)"
               "</text>\n", SVG_ML + (int)pw / 2, SVG_H - 6);
     for (int k = 0; k <= 4; k++) {

@@ -208,8 +208,6 @@ static void test_csv_structure_errors(void **state)
             "5 fields (expected 6");
     CSV_BAD(HA "j1,10,100,bert,500,64,7\n", "t.csv:2:23: ",
             "7 fields (expected 6");
-    CSV_BAD(HA, "t.csv: ", "no jobs");
-    CSV_BAD(HA "\n\n", "t.csv: ", "no jobs");
     CSV_BAD("", "t.csv: ", "empty");
     CSV_BAD(HA "j1,10,100,\"bert,500,64\n", "t.csv:2:", NULL);
 }
@@ -322,7 +320,8 @@ static void test_json_errors(void **state)
     JSON_BAD("{\"format\": \"jobs\", \"jobs\": []}", "t.json: format: ",
              "efplan-jobs");
     JSON_BAD("{\"version\": 2, \"jobs\": []}", "t.json: version: ", NULL);
-    JSON_BAD("{\"jobs\": []}", "t.json: jobs: ", "empty");
+    JSON_BAD("{\"jobs\": 5}", "t.json: jobs: ", "array");
+    JSON_BAD("{\"jobs\": null}", "t.json: jobs: ", "array");
     JSON_BAD("{\"jobs\": {}}", "t.json: jobs: ", "array");
     JSON_BAD("{\"job\": []}", "t.json: unknown key \"job\"", NULL);
     JSON_BAD("{}", "t.json: ", "missing required key \"jobs\"");
@@ -397,6 +396,35 @@ static void load_a100(curve_set *cs)
     ef_err e = {0};
     tu_path(dir, sizeof dir, "inputs/curves/A100");
     assert_ok(curve_set_load(cs, dir, &e), e);
+}
+
+/* An empty queue (every job done, or none submitted) is valid in both
+ * formats: n == 0, and it resolves against any curves. */
+static void test_empty_queue(void **state)
+{
+    static const char *const csv[] = {HA, HA "\n\n", HA "\r\n"};
+    static const char *const js[] = {
+        "{\"jobs\": []}",
+        "{\"format\": \"efplan-jobs\", \"version\": 1, \"jobs\": []}",
+        "{\"apply\": {\"complete\": true, \"finished\": [\"a\"]}, "
+        "\"jobs\": []}"};
+    curve_set cs;
+    load_a100(&cs);
+    for (size_t k = 0; k < 3; k++) {
+        job_queue q;
+        ef_err e = {0};
+        assert_ok(parse_csv(&q, csv[k], &e), e);
+        assert_int_equal(q.n, 0);
+        assert_int_equal(q.is_json, 0);
+        assert_ok(queue_resolve(&q, &cs, &e), e);
+        queue_free(&q);
+        assert_ok(parse_json(&q, js[k], &e), e);
+        assert_int_equal(q.n, 0);
+        assert_int_equal(q.is_json, 1);
+        assert_ok(queue_resolve(&q, &cs, &e), e);
+        queue_free(&q);
+    }
+    curve_set_free(&cs);
 }
 
 static void test_resolve(void **state)
@@ -542,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_load_cluster09),
         cmocka_unit_test(test_load_sample_json),
         cmocka_unit_test(test_load_sniffs_and_errors),
+        cmocka_unit_test(test_empty_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

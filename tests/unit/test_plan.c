@@ -292,10 +292,34 @@ static void test_late_job_demoted(void **state)
     free_queue(&q);
 }
 
+/* An empty queue plans to an empty plan: no jobs, no slots, zero counts,
+ * and the plan passes its own checker. */
+static void test_empty_queue(void **state)
+{
+    (void)state;
+    job_queue q;
+    memset(&q, 0, sizeof q);
+    cluster c;
+    cluster_init(&c, 1, 1, 8, "t", NULL);
+    plan_opts o;
+    plan_opts_default(&o);
+    plan p;
+    ef_err e;
+    assert_int_equal(plan_build(&p, &q, &c, &o, &e), EF_OK);
+    assert_int_equal(plan_check(&p, &e), EF_OK);
+    assert_int_equal(p.njobs, 0);
+    assert_int_equal(p.nslots, 0);
+    assert_int_equal(p.admitted, 0);
+    assert_int_equal(p.rejected, 0);
+    assert_int_equal(p.best_effort, 0);
+    plan_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_profile),
+        cmocka_unit_test(test_empty_queue),
         cmocka_unit_test(test_mss_examples),
         cmocka_unit_test(test_place_no_fragmentation),
         cmocka_unit_test(test_place_over_capacity),
