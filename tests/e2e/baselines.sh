@@ -9,13 +9,7 @@
 #   runs; with the default budget it reports none on this trace;
 # - compare runs the four on cluster10 with published numbers;
 # - bad input: --baselines and --mip-nodes values (exit 2).
-set -eu
-: "${EFPLAN:?}" "${EFPLAN_DATA:?}"
-V=${VALGRIND:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-D=$EFPLAN_DATA
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/common.sh"
 TR=$D/traces/artifact/elasticVpollux_e.csv
 jsonval() { sed -n "s/^  \"$1\": \\([0-9.]*\\),\$/\\1/p" "$2"; }
 

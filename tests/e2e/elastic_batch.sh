@@ -9,12 +9,7 @@
 #   (timings aside); ef --elastic-batch without overheads misses no
 #   deadline it admitted;
 # - --elastic-batch with a policy that keeps batch sizes: usage error.
-set -eu
-: "${EFPLAN:?}" "${EFPLAN_DATA:?}"
-V=${VALGRIND:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/common.sh"
 
 $V "$EFPLAN" gen-trace --jobs 150 --mean-interarrival 400 --deadline-factor 0.5 1.5 \
     --seed 5 --elastic-batch 0.6 --out "$T/g.csv" || fail "gen-trace"

@@ -13,12 +13,7 @@
 # - validate, simulate, compare and oracle exit 0 with zero results and
 #   finite JSON (deadline ratio of no deadline jobs is 0, never NaN).
 # Malformed queues stay errors (exit 3, nothing written).
-set -eu
-: "${EFPLAN:?}" "${EFPLAN_DATA:?}"
-V=${VALGRIND:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/common.sh"
 cd "$T"
 
 printf '{"jobs": []}\n' > q.json

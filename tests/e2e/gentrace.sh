@@ -6,12 +6,7 @@
 # - on 20000 jobs the distributions are the artifact's: GPU shares, mean
 #   inter-arrival, deadline factor range, duration split, best-effort share;
 # - bad options exit 2 with a message.
-set -eu
-: "${EFPLAN:?}" "${EFPLAN_DATA:?}"
-V=${VALGRIND:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/common.sh"
 
 G="$V $EFPLAN gen-trace"
 $G --jobs 50 --mean-interarrival 600 --deadline-factor 0.5 1.5 --seed 7 \

@@ -9,13 +9,8 @@
 #   every deadline job is "infeasible", exit 4;
 # - a GLPK fatal error (test hook) is exit 5 with a message, no abort, no
 #   output file; usage errors exit 2, bad input exit 3.
-set -eu
-: "${EFPLAN:?}" "${EFPLAN_DATA:?}"
-V=${VALGRIND:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib/common.sh"
 J=$EFPLAN_DATA/jobs/oracle10.json
-fail() { echo "FAIL: $*"; exit 1; }
 oracle() { $V "$EFPLAN" oracle --jobs "$J" --cluster n1g8 --curves A100 --slot 300 "$@"; }
 has() { grep -qF "$2" "$1" || { cat "$1"; fail "$1 lacks $2"; }; }
 

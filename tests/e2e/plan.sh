@@ -6,13 +6,7 @@
 # - submit admits a feasible job (rewriting the plan) and rejects an
 #   infeasible one (exit 4, plan untouched, earliest deadline given);
 # - --horizon limits the slots written.
-set -eu
-: "${EFPLAN:?}" "${EFPLAN_DATA:?}"
-V=${VALGRIND:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-D=$EFPLAN_DATA
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/common.sh"
 
 plan_twice() { # name jobs cluster curves
     OMP_NUM_THREADS=1 $V "$EFPLAN" plan --jobs "$2" --cluster "$3" \

@@ -8,13 +8,7 @@
 # - compare shows the published Pollux number (.523) beside ours;
 # - bad input (exit 3, naming the file): a missing --pollux-data
 #   directory, a model without measurements, a corrupt number.
-set -eu
-: "${EFPLAN:?}" "${EFPLAN_DATA:?}"
-V=${VALGRIND:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-D=$EFPLAN_DATA
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/common.sh"
 TR=$D/traces/artifact/elasticVpollux_e.csv
 jsonval() { sed -n "s/^  \"$1\": \\([0-9.]*\\),\$/\\1/p" "$2"; }
 

@@ -13,12 +13,7 @@
 #   which is which; same bytes on a second run;
 # - a table the model cannot follow: modelled cells refused, loudly;
 # - usage errors.
-set -eu
-: "${EFPLAN:?}" "${EFPLAN_DATA:?}"
-V=${VALGRIND:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/common.sh"
 
 run() { # expected-exit name args...: run efplan, keep stdout/stderr
     want=$1; name=$2; shift 2

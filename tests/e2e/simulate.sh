@@ -8,13 +8,7 @@
 #   depend on the thread count;
 # - bad input: unknown policy (2, with a suggestion), missing trace (3),
 #   unwritable output (5).
-set -eu
-: "${EFPLAN:?}" "${EFPLAN_DATA:?}"
-V=${VALGRIND:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-D=$EFPLAN_DATA
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/common.sh"
 TR=$D/traces/itp/cluster10.csv
 
 for p in ef ef-noac edf edf-ac; do
