@@ -26,6 +26,18 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * unknown option) about argument 'arg'; returns EXIT_USAGE. */
 int cli_option_error(const char *cmd, int o, const char *arg);
 
+/* The inputs of plan, oracle and simulate: the cluster 'cluster_arg'
+ * (cluster_from_arg), the curves 'curves_arg' (curve_set_load_arg), and
+ * the queue at 'jobs_path' resolved against them. Returns EF_OK, or
+ * EF_ERR with 'e' filled; either way the caller frees what was loaded
+ * (cs and q start zeroed). */
+struct cluster;
+struct curve_set;
+struct job_queue;
+int cli_load_inputs(const char *cluster_arg, const char *curves_arg,
+                    const char *jobs_path, struct cluster *c,
+                    struct curve_set *cs, struct job_queue *q, ef_err *e);
+
 typedef struct cli_command {
     const char *name;
     const char *summary;

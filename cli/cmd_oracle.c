@@ -224,10 +224,8 @@ int cmd_oracle(int argc, char **argv)
     ilp_result r = {0};
     ef_buf b = {0};
     int *must = NULL, rc = 0;
-    if (cluster_from_arg(&c, cluster_arg, &e) != EF_OK ||
-        curve_set_load_arg(&cs, curves_arg, &e) != EF_OK ||
-        queue_load(&q, jobs_path, &e) != EF_OK ||
-        queue_resolve(&q, &cs, &e) != EF_OK) {
+    if (cli_load_inputs(cluster_arg, curves_arg, jobs_path, &c, &cs, &q, &e) !=
+        EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }

@@ -247,10 +247,8 @@ int cmd_simulate(int argc, char **argv)
     job_queue q = {0};
     sim s = {0};
     int rc = 0;
-    if (cluster_from_arg(&c, cluster_arg, &e) != EF_OK ||
-        curve_set_load_arg(&cs, curves_arg, &e) != EF_OK ||
-        queue_load(&q, trace, &e) != EF_OK ||
-        queue_resolve(&q, &cs, &e) != EF_OK ||
+    if (cli_load_inputs(cluster_arg, curves_arg, trace, &c, &cs, &q, &e) !=
+            EF_OK ||
         sim_run(&s, &q, &c, pol, &so, &e) != EF_OK ||
         (out_path && sim_write_json(&s, trace, out_path, &e) != EF_OK) ||
         (jobs_out && sim_write_jobs_csv(&s, jobs_out, &e) != EF_OK) ||

@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../planner/cluster.h"
+#include "../planner/curve.h"
+#include "../planner/jobs.h"
 #include "../planner/util.h"
 #include "cli.h"
 
@@ -53,6 +56,18 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     fprintf(stderr, "\nTry 'efplan %s%s--help'.\n", cmd ? cmd : "",
             cmd ? " " : "");
     return EXIT_USAGE;
+}
+
+int cli_load_inputs(const char *cluster_arg, const char *curves_arg,
+                    const char *jobs_path, cluster *c, curve_set *cs,
+                    job_queue *q, ef_err *e)
+{
+    if (cluster_from_arg(c, cluster_arg, e) != EF_OK ||
+        curve_set_load_arg(cs, curves_arg, e) != EF_OK ||
+        queue_load(q, jobs_path, e) != EF_OK ||
+        queue_resolve(q, cs, e) != EF_OK)
+        return EF_ERR;
+    return EF_OK;
 }
 
 int cli_option_error(const char *cmd, int o, const char *arg)
