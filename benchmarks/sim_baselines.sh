@@ -34,7 +34,7 @@ timed() {
     "$@"
     t1=$(date +%s.%N)
     echo
-    echo "Whole table: one \`efplan compare\`, $(echo "$t1 - $t0" | bc | sed 's/^\./0./' | cut -c1-5) s wall on $(nproc) cores."
+    echo "Whole table: one \`efplan compare\`, $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') s wall on $(nproc) cores."
 }
 
 # The share of deadline jobs whose deadline leaves room for their

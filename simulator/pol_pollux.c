@@ -79,8 +79,8 @@ typedef struct pxst {
     int N, gpn, nodes, n;
     /* scratch */
     int *cand, *c, *cmax, *placed, *order, *used, *nfree, *ndist, *per;
-    double *age, *cm;
-    int64_t t;
+    double *age, *one, *cm; /* per candidate: age, goodput on 1 GPU */
+    int *ep;                /* per candidate: its epoch */
 } pxst;
 
 static void fini(void *v)
@@ -112,6 +112,8 @@ static void fini(void *v)
     free(st->ndist);
     free(st->per);
     free(st->age);
+    free(st->one);
+    free(st->ep);
     free(st->cm);
     free(st);
 }
@@ -180,6 +182,8 @@ static void *init(sim *s, ef_err *e)
     st->placed = ef_malloc(n * sizeof(int));
     st->order = ef_malloc(n * sizeof(int));
     st->age = ef_malloc(n * sizeof(double));
+    st->one = ef_malloc(n * sizeof(double));
+    st->ep = ef_malloc(n * sizeof(int));
     st->cm = ef_malloc((size_t)st->N * (size_t)(st->N + 1) * sizeof(double));
     st->used = ef_malloc((size_t)st->N * sizeof(int));
     st->nfree = ef_malloc((size_t)(st->nodes ? st->nodes : 1) * sizeof(int));
@@ -211,9 +215,8 @@ static double cost(pxst *st, int k, int g)
     const pxjob *p = &st->pj[i];
     if (g <= 0)
         return PX_BIG;
-    int ep = gp_epoch(&st->apps[p->app], p->progress);
-    double one = packed(st, p->app, 1, ep, NULL);
-    double sp = one > 0 ? packed(st, p->app, g, ep, NULL) / one : 0;
+    double one = st->one[k];
+    double sp = one > 0 ? packed(st, p->app, g, st->ep[k], NULL) / one : 0;
     if (p->cur > 0 && g != p->cur) {
         double age = st->age[k];
         double pen = (age - PX_RESTART * p->restarts) / (age + PX_RESTART);
@@ -410,6 +413,8 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
             m = st->N;
         st->cmax[k] = m;
         st->age[k] = (double)(t - s->jobs[i].in->submit);
+        st->ep[k] = gp_epoch(&st->apps[p->app], p->progress);
+        st->one[k] = packed(st, p->app, 1, st->ep[k], NULL);
     }
     if (nc > 0) {
         int W = st->N + 1;
@@ -538,7 +543,6 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         p->cur = 0;
         p->rate = 0;
     }
-    st->t = t;
     return s->nact > 0 ? t + s->opts.slot : INT64_MAX;
 }
 

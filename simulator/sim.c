@@ -252,12 +252,11 @@ static int apply_point(sim *s, place_set *prev, place_set *out, int *want,
         j->batch_changes += rebatch;
         j->row = r1;
         double c = 0;
-        if (s->opts.overhead == OVH_FIG12 && (g0 != g1 || moved))
-            c = ovh_change(j->in->model, g0, g1, moved);
+        if ((s->opts.overhead == OVH_FIG12 ||
+             s->opts.overhead == OVH_RESTART) && (g0 != g1 || moved))
+            c = ovh_expect(s->opts.overhead, j->in->model, g0, g1, moved);
         else if (s->opts.overhead == OVH_FIG12 && rebatch)
             c = ovh_change(j->in->model, g0, g1, 1); /* a restart */
-        else if (s->opts.overhead == OVH_RESTART && (g0 != g1 || moved))
-            c = g1 > 0 ? OVH_RESTART_SECONDS : 0;
         else if (s->opts.overhead == OVH_REFERENCE && g1 > 0)
             c = ovh_reference(g1, ovh_cache_seen(&s->cache, out[k].gpu, g1),
                               restart, N);
