@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ebatch.h"
+#include "engine.h"
 #include "util.h"
 
 void plan_opts_default(plan_opts *o)
@@ -533,6 +534,25 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
     surplus(p, act, *na);
 }
 
+void plan_set_deadline(plan *p, int i, int64_t deadline)
+{
+    ef_assert(i >= 0 && i < p->njobs);
+    p->jobs[i].deadline = deadline;
+}
+
+void plan_set_remaining(plan *p, int i, double rem)
+{
+    ef_assert(i >= 0 && i < p->njobs);
+    p->jobs[i].rem = rem;
+}
+
+void plan_retire(plan *p, int i)
+{
+    ef_assert(i >= 0 && i < p->njobs);
+    resv_clear(&p->jobs[i].r);
+    p->jobs[i].g = 0;
+}
+
 int plan_init(plan *p, const job_queue *q, const cluster *c,
               const plan_opts *o, ef_err *e)
 {
@@ -574,6 +594,99 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
     return EF_OK;
 }
 
+/* ---- running slots: plan_build and plan_from_sizes ------------------------ */
+
+/* What a plan being run slot by slot holds besides the plan. */
+typedef struct plan_run {
+    eng x;          /* the slot engine's scratch */
+    eng_alloc *a;   /* one per job in play */
+    int cap;        /* slots allocated in p->slots */
+} plan_run;
+
+static void run_init(plan_run *R, const plan *p)
+{
+    eng_init(&R->x, &p->cl, p->njobs);
+    R->a = ef_calloc((size_t)(p->njobs ? p->njobs : 1), sizeof *R->a);
+    R->cap = 0;
+}
+
+static void run_free(plan_run *R)
+{
+    eng_free(&R->x);
+    free(R->a);
+}
+
+/* Place act[0..na-1] at their 'g' by the buddy rule through the slot
+ * engine and count their resizes and migrations. EF_ERR (with 'e') when
+ * the sizes cannot be placed. */
+static int place_act(plan *p, plan_run *R, const int *act, int na, ef_err *e)
+{
+    for (int i = 0; i < na; i++) {
+        plan_job *j = &p->jobs[act[i]];
+        R->a[i] = (eng_alloc){j->in->id, j->g, NULL, 0, &j->pl, ENG_KEEP};
+    }
+    if (eng_place(&R->x, R->a, na, e) != EF_OK)
+        return EF_ERR;
+    for (int i = 0; i < na; i++) {
+        plan_job *j = &p->jobs[act[i]];
+        if (R->a[i].change == ENG_RESIZE) {
+            j->resizes++;
+            p->resizes++;
+        } else if (R->a[i].change == ENG_MIGRATE) {
+            j->migrations++;
+            p->migrations++;
+        }
+    }
+    return EF_OK;
+}
+
+/* Run the slot [t, t+S) with the current allocations of act[0..*na-1]:
+ * record it, advance every running job at its curve's throughput, and
+ * complete those whose work runs out at the exact second (they hold their
+ * GPUs to the end of the slot). Finished jobs leave act; aux, if given,
+ * is compacted alongside. Returns 1 if a job finished. */
+static int run_slot(plan *p, plan_run *R, int *act, int *na, int *aux,
+                    int64_t t)
+{
+    int S = p->opts.slot, keep = 0, fin = 0;
+    record(p, &R->cap, act, *na, t, S);
+    for (int i = 0; i < *na; i++) {
+        plan_job *j = &p->jobs[act[i]];
+        if (j->g > 0) {
+            double tp = j->eb ? eb_tput(j->row, j->g, 1)
+                              : curve_tput(j->in->curve, j->g);
+            double ovh = 0, ov, used;
+            if (j->start < 0)
+                j->start = t;
+            j->gpu_seconds += (double)j->g * S;
+            p->used_gpu_seconds += (double)j->g * S;
+            if (eng_advance(&j->rem, &ovh, tp, (double)S, &ov, &used)) {
+                j->planned_end = t + (int64_t)ceil(used);
+                j->done = 1;
+                j->g = 0;
+                place_set_free(&j->pl);
+                resv_clear(&j->r);
+                fin = 1;
+                continue;
+            }
+        }
+        if (aux)
+            aux[keep] = aux[i];
+        act[keep++] = act[i];
+    }
+    *na = keep;
+    return fin;
+}
+
+/* After the last slot: the plan's end and promised GPU-seconds. */
+static void run_end(plan *p, int64_t t)
+{
+    p->end = t;
+    for (int i = 0; i < p->njobs; i++)
+        if (p->jobs[i].decision == PLAN_ADMITTED)
+            p->promised_gpu_seconds += p->jobs[i].gpu_seconds;
+}
+
 int plan_build(plan *p, const job_queue *q, const cluster *c,
                const plan_opts *o, ef_err *e)
 {
@@ -591,20 +704,17 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
     }
     qsort_r(arr, (size_t)n, sizeof *arr, cmp_arrival, p);
 
+    plan_run R;
+    run_init(&R, p);
     int *act = ef_malloc((size_t)(n ? n : 1) * sizeof *act);
-    int *want = ef_malloc((size_t)(n ? n : 1) * sizeof *want);
     int *resg = ef_calloc((size_t)(n ? n : 1), sizeof *resg);
     int *prevg = ef_calloc((size_t)(n ? n : 1), sizeof *prevg);
-    place_set *prev = ef_calloc((size_t)(n ? n : 1), sizeof *prev);
-    place_set *out = ef_calloc((size_t)(n ? n : 1), sizeof *out);
-    const char **ids = ef_malloc((size_t)(n ? n : 1) * sizeof *ids);
-    int *owner = ef_malloc((size_t)N * sizeof *owner);
-    int na = 0, ai = 0, cap = 0, need_point = 1;
+    int na = 0, ai = 0, need_point = 1;
     int64_t t = now;
     while (ai < n || na > 0) {
         if (na == 0 && p->jobs[arr[ai]].release > t) {
             int64_t nt = p->jobs[arr[ai]].release;
-            record(p, &cap, act, 0, t, nt - t);
+            record(p, &R.cap, act, 0, t, nt - t);
             t = nt;
             need_point = 1;
         }
@@ -629,69 +739,15 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
                 if (j->g != prevg[act[i]] || (j->g && j->pl.g != j->g))
                     changed = 1;
             }
-            if (changed) {
-                for (int i = 0; i < na; i++) {
-                    plan_job *j = &p->jobs[act[i]];
-                    want[i] = j->g;
-                    prev[i] = j->pl;
-                    ids[i] = j->in->id;
-                }
-                if (place_slot(c, na, want, prev, ids, out, owner) != EF_OK) {
-                    ef_panic("placement failed with %d jobs on %d GPUs", na, N);
-                }
-                for (int i = 0; i < na; i++) {
-                    plan_job *j = &p->jobs[act[i]];
-                    if (prev[i].g > 0 && out[i].g > 0) {
-                        if (prev[i].g != out[i].g) {
-                            j->resizes++;
-                            p->resizes++;
-                        } else if (memcmp(prev[i].gpu, out[i].gpu,
-                                          (size_t)out[i].g * sizeof(int))) {
-                            j->migrations++;
-                            p->migrations++;
-                        }
-                    }
-                    place_set_free(&j->pl);
-                    j->pl = out[i];
-                }
-            }
+            ef_err pe;
+            if (changed && place_act(p, &R, act, na, &pe) != EF_OK)
+                ef_panic("%s with %d jobs on %d GPUs", pe.msg, na, N);
             need_point = 0;
         }
-    /* run the slot [t, t+S) */
-        record(p, &cap, act, na, t, S);
-        int keep = 0;
-        for (int i = 0; i < na; i++) {
-            plan_job *j = &p->jobs[act[i]];
-            if (j->g > 0) {
-                double tp = j->eb ? eb_tput(j->row, j->g, 1)
-                                  : curve_tput(j->in->curve, j->g);
-                if (j->start < 0)
-                    j->start = t;
-                j->gpu_seconds += (double)j->g * S;
-                p->used_gpu_seconds += (double)j->g * S;
-                if (j->rem <= tp * S) {
-                    j->planned_end = t + (int64_t)ceil(j->rem / tp);
-                    j->rem = 0;
-                    j->done = 1;
-                    j->g = 0;
-                    place_set_free(&j->pl);
-                    resv_clear(&j->r);
-                    need_point = 1;
-                    continue;
-                }
-                j->rem -= tp * S;
-            }
-            act[keep] = act[i];
-            resg[keep] = resg[i];
-            keep++;
-        }
-        na = keep;
+        need_point |= run_slot(p, &R, act, &na, resg, t);
         t += S;
     }
-    p->end = t;
-    for (int i = 0; i < n; i++)
-        if (p->jobs[i].decision == PLAN_ADMITTED)
-            p->promised_gpu_seconds += p->jobs[i].gpu_seconds;
+    run_end(p, t);
     /* horizon: keep slots that start before now + horizon */
     if (o->horizon > 0) {
         int64_t hend = now + o->horizon;
@@ -709,14 +765,67 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
         }
         p->nslots = k;
     }
+    run_free(&R);
     free(arr);
     free(act);
-    free(want);
     free(resg);
     free(prevg);
-    free(prev);
-    free(out);
-    free(ids);
-    free(owner);
     return EF_OK;
+}
+
+int plan_from_sizes(plan *p, const job_queue *q, const cluster *c,
+                    const plan_opts *o, const plan_decision *dec,
+                    const char *why, const int *size, int T, ef_err *e)
+{
+    if (plan_init(p, q, c, o, e) != EF_OK)
+        return EF_ERR;
+    int n = q->n, S = o->slot;
+    for (int j = 0; j < n; j++) {
+        plan_job *pj = &p->jobs[j];
+        pj->decision = dec[j];
+        if (dec[j] == PLAN_ADMITTED)
+            p->admitted++;
+        else if (dec[j] == PLAN_BEST_EFFORT)
+            p->best_effort++;
+        else {
+            pj->decision = PLAN_REJECTED;
+            snprintf(pj->reason, sizeof pj->reason, "%s", why ? why : "");
+            p->rejected++;
+        }
+    }
+    int last = -1;
+    for (int j = 0; j < n; j++)
+        for (int t = 0; t < T; t++)
+            if (size[(size_t)j * T + t] && t > last)
+                last = t;
+    plan_run R;
+    run_init(&R, p);
+    int *act = ef_malloc((size_t)(n ? n : 1) * sizeof *act);
+    int rc = EF_OK, fin = 0;
+    for (int t = 0; t <= last; t++) {
+        int64_t st = p->now + (int64_t)t * S;
+        int na = 0, changed = t == 0 || fin; /* a finished job left */
+        for (int j = 0; j < n; j++) {
+            plan_job *pj = &p->jobs[j];
+            if (pj->done)
+                continue;
+            pj->g = size[(size_t)j * T + t];
+            changed |= pj->g != pj->pl.g;
+            act[na++] = j;
+        }
+        if (changed) {
+            if (place_act(p, &R, act, na, e) != EF_OK) {
+                rc = ef_prefix(e, "slot %d: the sizes cannot be placed: ", t);
+                break;
+            }
+            p->points++;
+        }
+        fin = run_slot(p, &R, act, &na, NULL, st);
+    }
+    run_end(p, p->now + (int64_t)(last + 1) * S);
+    run_free(&R);
+    free(act);
+    if (rc != EF_OK)
+        plan_free(p);
+    return rc;
 }

@@ -171,6 +171,40 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
  */
 void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
                 int nrel);
+
+/*
+ * A loop that drives plan_point with its own physics (the simulator's
+ * ef policy; a live controller) tells the planner what happened through
+ * these three, and never writes into 'struct plan' itself:
+ *   plan_set_deadline: plan job i against 'deadline' (earlier than its
+ *     own, e.g. less a margin for reconfiguration costs); before its
+ *     release.
+ *   plan_set_remaining: job i's real remaining work at the next point,
+ *     in its unit (iterations; samples for an elastic-batch job).
+ *   plan_retire: job i has finished (or left): its reservation and its
+ *     GPUs are released; drop it from the active list too.
+ */
+void plan_set_deadline(plan *p, int i, int64_t deadline);
+void plan_set_remaining(plan *p, int i, double rem);
+void plan_retire(plan *p, int i);
+
+/*
+ * plan_from_sizes: the plan of queue 'q' (resolved) on cluster 'c' in
+ * which the caller decided everything: job j is decided dec[j]
+ * (PLAN_ADMITTED, PLAN_BEST_EFFORT or PLAN_REJECTED with reason 'why')
+ * and wants size[j*T + t] GPUs in slot t of the T slots of o->slot
+ * seconds from o->now (usable sizes; an answer of the ILP, solver/ilp.h).
+ * The slots run as in plan_build: placed by the buddy rule through the
+ * slot engine (re-placed only when a size changes; each placement counts
+ * as a point), advanced at the curves' throughput, a job completing at
+ * the exact second and holding no GPUs after its last slot; the plan ends
+ * after the last slot with any size. Errors: sizes that cannot be placed
+ * (EF_E_INTERNAL, 'p' freed), slot <= 0 (EF_E_USAGE).
+ */
+int plan_from_sizes(plan *p, const job_queue *q, const cluster *c,
+                    const plan_opts *o, const plan_decision *dec,
+                    const char *why, const int *size, int T, ef_err *e);
+
 void plan_free(plan *p);
 
 /*

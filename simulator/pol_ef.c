@@ -43,11 +43,12 @@ static void *init_common(sim *s, int noac, ef_err *e)
         return NULL;
     }
     for (int i = 0; i < s->n; i++) {
-        plan_job *j = &st->p.jobs[i];
+        const plan_job *j = &st->p.jobs[i];
         if (!j->in->has_deadline)
             continue;
         double margin = 2 * ovh_expect_max(s->opts.overhead, j->in->model);
-        j->deadline = j->in->deadline - (int64_t)(margin + 0.999);
+        plan_set_deadline(&st->p, i, j->in->deadline -
+                                         (int64_t)(margin + 0.999));
     }
     st->act = ef_malloc((size_t)(s->n ? s->n : 1) * sizeof *st->act);
     return st;
@@ -85,16 +86,15 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
     for (int k = 0; k < st->na; k++) {
         int i = st->act[k];
         if (s->jobs[i].state != SJ_ACTIVE) {
-            resv_clear(&p->jobs[i].r);
-            p->jobs[i].g = 0;
+            plan_retire(p, i);
             continue;
         }
-        p->jobs[i].rem = s->jobs[i].rem;
+        plan_set_remaining(p, i, s->jobs[i].rem);
         st->act[keep++] = i;
     }
     st->na = keep;
     for (int r = 0; r < nrel; r++)
-        p->jobs[rel[r]].rem = s->jobs[rel[r]].rem;
+        plan_set_remaining(p, rel[r], s->jobs[rel[r]].rem);
     plan_point(p, t, st->act, &st->na, rel, nrel);
     for (int r = 0; r < nrel; r++) {
         const plan_job *j = &p->jobs[rel[r]];

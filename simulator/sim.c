@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../planner/engine.h"
 #include "../planner/util.h"
 
 void sim_opts_default(sim_opts *o)
@@ -143,57 +144,11 @@ static void timeline_add(sim *s, int64_t t, int met)
     p->efficiency = eff / s->cl.total_gpus;
 }
 
-/* The policy's own placement (sim.h): copy the pins, check them. */
-static int place_pinned(sim *s, const int *want, place_set *out, ef_err *e)
+/* Check the policy's answers, place them through the slot engine,
+ * charge overheads. */
+static int apply_point(sim *s, eng *x, eng_alloc *al, ef_err *e)
 {
     int N = s->cl.total_gpus;
-    double *load = ef_calloc((size_t)N, sizeof *load);
-    int rc = EF_OK;
-    for (int k = 0; k < s->nact; k++) {
-        const sim_job *j = &s->jobs[s->act[k]];
-        out[k].g = want[k];
-        out[k].gpu = NULL;
-        if (want[k] == 0)
-            continue;
-        double sh = share_of(j);
-        if (!j->pin || sh > 1) {
-            rc = ef_fail(e, EF_E_INTERNAL, "policy %s: job %s runs without "
-                         "its GPUs or with a share over 1", s->pol->name,
-                         j->in->id);
-            continue;
-        }
-        out[k].gpu = ef_malloc((size_t)want[k] * sizeof(int));
-        for (int u = 0; u < want[k]; u++) {
-            int id = j->pin[u];
-            out[k].gpu[u] = id;
-            if (id < 0 || id >= N || (u > 0 && id <= j->pin[u - 1])) {
-                rc = ef_fail(e, EF_E_INTERNAL, "policy %s: job %s: GPU ids "
-                             "out of range or not ascending", s->pol->name,
-                             j->in->id);
-                break;
-            }
-            load[id] += sh;
-            if (load[id] > 1 + 1e-9)
-                rc = ef_fail(e, EF_E_INTERNAL, "policy %s: GPU %d is shared "
-                             "over 100%% at t=%lld", s->pol->name, id,
-                             (long long)s->t);
-        }
-    }
-    free(load);
-    if (rc != EF_OK)
-        for (int k = 0; k < s->nact; k++) {
-            free(out[k].gpu);
-            out[k].gpu = NULL;
-            out[k].g = 0;
-        }
-    return rc;
-}
-
-/* Check the policy's answers, place them, charge overheads. */
-static int apply_point(sim *s, place_set *prev, place_set *out, int *want,
-                       const char **ids, int *owner, ef_err *e)
-{
-    int N = s->cl.total_gpus, total = 0;
     for (int k = 0; k < s->nact; k++) {
         sim_job *j = &s->jobs[s->act[k]];
         int w = j->want;
@@ -212,41 +167,21 @@ static int apply_point(sim *s, place_set *prev, place_set *out, int *want,
             return ef_fail(e, EF_E_INTERNAL, "policy %s gave job %s %d GPUs, "
                            "not a runnable size of its curve", s->pol->name,
                            j->in->id, w);
-        total += w;
-        want[k] = w;
-
-        prev[k] = j->pl;
-        ids[k] = j->in->id;
+        al[k] = (eng_alloc){j->in->id, w, j->pin, j->share, &j->pl, ENG_KEEP};
     }
-    int pinned = 0;
-    for (int k = 0; k < s->nact; k++)
-        if (s->jobs[s->act[k]].pin && want[k] > 0)
-            pinned = 1;
-    if (pinned) {
-        if (place_pinned(s, want, out, e) != EF_OK)
-            return EF_ERR;
-    } else {
-        if (total > N)
-            return ef_fail(e, EF_E_INTERNAL, "policy %s gave out %d GPUs of "
-                           "%d at t=%lld", s->pol->name, total, N,
-                           (long long)s->t);
-        if (place_slot(&s->cl, s->nact, want, prev, ids, out, owner) != EF_OK)
-            return ef_fail(e, EF_E_INTERNAL, "placement of %d GPUs failed at "
-                           "t=%lld", total, (long long)s->t);
-    }
+    if (eng_place(x, al, s->nact, e) != EF_OK)
+        return ef_prefix(e, "policy %s at t=%lld: ", s->pol->name,
+                         (long long)s->t);
     int restart = s->opts.overhead == OVH_REFERENCE && s->points > 0 &&
                   s->points % s->opts.slot == 0;
     for (int k = 0; k < s->nact; k++) {
         sim_job *j = &s->jobs[s->act[k]];
-        int g0 = j->g, g1 = out[k].g;
-        int moved = g0 == g1 && g0 > 0 &&
-                    memcmp(prev[k].gpu, out[k].gpu, (size_t)g0 * sizeof(int));
-        if (g0 > 0 && g1 > 0 && g0 != g1)
-            j->rescales++;
-        if (moved)
-            j->migrations++;
-        if (g0 > 0 && g1 == 0)
-            j->preemptions++;
+        int g0 = j->g, g1 = j->pl.g;
+        eng_change ch = al[k].change;
+        int moved = ch == ENG_MIGRATE;
+        j->rescales += ch == ENG_RESIZE;
+        j->migrations += moved;
+        j->preemptions += ch == ENG_STOP;
         const curve_row *r1 = j->want_row ? j->want_row : j->row;
         int rebatch = g0 > 0 && g1 > 0 && r1 != j->row;
         j->batch_changes += rebatch;
@@ -258,7 +193,7 @@ static int apply_point(sim *s, place_set *prev, place_set *out, int *want,
         else if (s->opts.overhead == OVH_FIG12 && rebatch)
             c = ovh_change(j->in->model, g0, g1, 1); /* a restart */
         else if (s->opts.overhead == OVH_REFERENCE && g1 > 0)
-            c = ovh_reference(g1, ovh_cache_seen(&s->cache, out[k].gpu, g1),
+            c = ovh_reference(g1, ovh_cache_seen(&s->cache, j->pl.gpu, g1),
                               restart, N);
         if (g1 == 0)
             j->ovh_left = 0;
@@ -266,8 +201,6 @@ static int apply_point(sim *s, place_set *prev, place_set *out, int *want,
             j->ovh_left = c;
         if (g1 > 0 && j->start < 0)
             j->start = s->t;
-        place_set_free(&j->pl);
-        j->pl = out[k];
         j->g = g1;
     }
     if (restart)
@@ -285,7 +218,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
     s->pol = pol;
     s->q = q;
     s->cl = *c;
-    int n = q->n, S = o->slot, N = c->total_gpus;
+    int n = q->n, S = o->slot;
     if (S <= 0)
         return ef_fail(e, EF_E_USAGE, "slot must be positive");
     s->n = n;
@@ -318,12 +251,9 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         free(arr);
         return EF_ERR;
     }
-    int nn = n ? n : 1;
-    place_set *prev = ef_calloc((size_t)nn, sizeof *prev);
-    place_set *out = ef_calloc((size_t)nn, sizeof *out);
-    int *want = ef_malloc((size_t)nn * sizeof *want);
-    const char **ids = ef_malloc((size_t)nn * sizeof *ids);
-    int *owner = ef_malloc((size_t)N * sizeof *owner);
+    eng x;
+    eng_init(&x, c, n);
+    eng_alloc *al = ef_calloc((size_t)(n ? n : 1), sizeof *al);
     int ai = 0, met = 0, rc = EF_OK;
     int64_t t = now;
     while (ai < n || s->nact > 0) {
@@ -349,7 +279,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
                 goto out;
             }
         qsort(s->act, (size_t)s->nact, sizeof *s->act, cmp_int);
-        if ((rc = apply_point(s, prev, out, want, ids, owner, e)) != EF_OK)
+        if ((rc = apply_point(s, &x, al, e)) != EF_OK)
             goto out;
         s->points++;
         timeline_add(s, t, met);
@@ -387,28 +317,22 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         for (int k = 0; k < s->nact; k++) {
             sim_job *j = &s->jobs[s->act[k]];
             if (j->g > 0) {
-                double tp = speed(j, j->g) * share_of(j);
-                double ov = j->ovh_left < dt ? j->ovh_left : dt;
-                double prod = dt - ov;
+                double tp = speed(j, j->g) * share_of(j), ov, used;
+                int fin = eng_advance(&j->rem, &j->ovh_left, tp, dt, &ov,
+                                      &used);
                 s->overhead_gpu_seconds += j->g * ov;
                 j->gpu_seconds += j->g * dt;
-                if (j->rem <= prod * tp) {
-                    double used = j->rem / tp;
+                j->overhead_seconds += ov;
+                if (fin) {
                     j->end = (double)t + ov + used;
-                    j->overhead_seconds += ov;
-                    j->rem = 0;
                     j->state = SJ_DONE;
                     j->met = !j->best_effort && j->end <= (double)j->due;
                     met += j->met;
                     s->idle_after_completion += j->g * (dt - ov - used);
                     j->g = 0;
-                    j->ovh_left = 0;
                     place_set_free(&j->pl);
                     continue;
                 }
-                j->rem -= prod * tp;
-                j->overhead_seconds += ov;
-                j->ovh_left -= ov;
             }
             s->act[keep++] = s->act[k];
         }
@@ -420,11 +344,8 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
 out:
     pol->fini(st);
     free(arr);
-    free(prev);
-    free(out);
-    free(want);
-    free(ids);
-    free(owner);
+    eng_free(&x);
+    free(al);
     clock_gettime(CLOCK_MONOTONIC, &w1);
     s->wall_seconds = (double)(w1.tv_sec - w0.tv_sec) +
                       (double)(w1.tv_nsec - w0.tv_nsec) * 1e-9;

@@ -846,21 +846,6 @@ int ilp_solve(const job_queue *q, const cluster *c, const ilp_opts *o,
 
 /* ---- the incumbent as a plan --------------------------------------------- */
 
-static int same_allocs(const plan_slot *s, const plan *p, const int *sz,
-                       int n)
-{
-    int k = 0;
-    for (int j = 0; j < n; j++) {
-        if (sz[j] == 0)
-            continue;
-        if (k >= s->nalloc || s->a[k].job != j || s->a[k].gpus != sz[j] ||
-            memcmp(s->a[k].gpu, p->jobs[j].pl.gpu, (size_t)sz[j] * sizeof(int)))
-            return 0;
-        k++;
-    }
-    return k == s->nalloc;
-}
-
 int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
                 plan *p, ef_err *e)
 {
@@ -868,133 +853,21 @@ int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
     if (!r->admit || (r->status != ILP_OPTIMAL && r->status != ILP_FEASIBLE))
         return ef_fail(e, EF_E_INFEASIBLE, "the ILP has no solution to write "
                        "(status %s)", ilp_status_name(r->status));
-    int n = q->n, T = r->nslots, S = r->slot;
+    int n = q->n;
     plan_opts po;
     plan_opts_default(&po);
-    po.slot = S;
+    po.slot = r->slot;
     po.now = r->now;
-    if (plan_init(p, q, c, &po, e) != EF_OK)
-        return EF_ERR;
-    for (int j = 0; j < n; j++) {
-        plan_job *pj = &p->jobs[j];
-        if (!pj->in->has_deadline) {
-            pj->decision = PLAN_BEST_EFFORT;
-            p->best_effort++;
-        } else if (r->admit[j]) {
-            pj->decision = PLAN_ADMITTED;
-            p->admitted++;
-        } else {
-            pj->decision = PLAN_REJECTED;
-            snprintf(pj->reason, sizeof pj->reason, "not admitted in the "
-                     "ILP's %s solution", r->status == ILP_OPTIMAL
-                     ? "optimal" : "best found");
-            p->rejected++;
-        }
-    }
-    int last = -1;
+    plan_decision *dec = ef_malloc((size_t)(n ? n : 1) * sizeof *dec);
     for (int j = 0; j < n; j++)
-        for (int t = 0; t < T; t++)
-            if (r->size[(size_t)j * T + t] && t > last)
-                last = t;
-    int *want = ef_calloc((size_t)n + 1, sizeof(int));
-    place_set *prev = ef_calloc((size_t)n + 1, sizeof *prev);
-    place_set *out = ef_calloc((size_t)n + 1, sizeof *out);
-    const char **ids = ef_calloc((size_t)n + 1, sizeof *ids);
-    int *owner = ef_malloc((size_t)c->total_gpus * sizeof(int));
-    int cap = 0, rc = EF_OK;
-    for (int j = 0; j < n; j++)
-        ids[j] = q->jobs[j].id;
-    for (int t = 0; t <= last && rc == EF_OK; t++) {
-        int64_t st = r->now + (int64_t)t * S;
-        int changed = 0;
-        for (int j = 0; j < n; j++) {
-            want[j] = r->size[(size_t)j * T + t];
-            prev[j] = p->jobs[j].pl;
-            changed |= want[j] != prev[j].g;
-        }
-        if (changed || t == 0) {
-            if (place_slot(c, n, want, prev, ids, out, owner) != EF_OK) {
-                rc = ef_fail(e, EF_E_INTERNAL, "slot %d: the ILP's sizes "
-                             "cannot be placed", t);
-                break;
-            }
-            p->points++;
-            for (int j = 0; j < n; j++) {
-                plan_job *pj = &p->jobs[j];
-                if (prev[j].g > 0 && out[j].g > 0) {
-                    if (prev[j].g != out[j].g) {
-                        pj->resizes++;
-                        p->resizes++;
-                    } else if (memcmp(prev[j].gpu, out[j].gpu,
-                                      (size_t)out[j].g * sizeof(int))) {
-                        pj->migrations++;
-                        p->migrations++;
-                    }
-                }
-                place_set_free(&pj->pl);
-                pj->pl = out[j];
-            }
-        }
-        /* record the slot, merged with the previous run when equal */
-        plan_slot *ls = p->nslots ? &p->slots[p->nslots - 1] : NULL;
-        if (ls && ls->end == st && same_allocs(ls, p, want, n)) {
-            ls->end = st + S;
-        } else {
-            if (p->nslots == cap) {
-                cap = cap ? cap * 2 : 64;
-                p->slots = ef_realloc(p->slots, (size_t)cap * sizeof *p->slots);
-            }
-            plan_slot *s = &p->slots[p->nslots++];
-            s->start = st;
-            s->end = st + S;
-            s->nalloc = 0;
-            for (int j = 0; j < n; j++)
-                s->nalloc += want[j] > 0;
-            s->a = ef_malloc((size_t)(s->nalloc ? s->nalloc : 1) *
-                             sizeof *s->a);
-            int k = 0;
-            for (int j = 0; j < n; j++) {
-                if (!want[j])
-                    continue;
-                s->a[k].job = j;
-                s->a[k].gpus = want[j];
-                s->a[k].batch = 0; /* fixed batch: the job's own */
-                s->a[k].gpu = ef_malloc((size_t)want[j] * sizeof(int));
-                memcpy(s->a[k].gpu, p->jobs[j].pl.gpu,
-                       (size_t)want[j] * sizeof(int));
-                k++;
-            }
-        }
-        /* progress, as the planner and plan_check count it */
-        for (int j = 0; j < n; j++) {
-            plan_job *pj = &p->jobs[j];
-            if (!want[j])
-                continue;
-            double tp = curve_tput(pj->in->curve, want[j]);
-            if (pj->start < 0)
-                pj->start = st;
-            pj->gpu_seconds += (double)want[j] * S;
-            p->used_gpu_seconds += (double)want[j] * S;
-            if (pj->rem <= tp * S) {
-                pj->planned_end = st + (int64_t)ceil(pj->rem / tp);
-                pj->rem = 0;
-                pj->done = 1;
-            } else {
-                pj->rem -= tp * S;
-            }
-        }
-    }
-    p->end = r->now + (int64_t)(last + 1) * S;
-    for (int j = 0; j < n; j++)
-        if (p->jobs[j].decision == PLAN_ADMITTED)
-            p->promised_gpu_seconds += p->jobs[j].gpu_seconds;
-    free(want);
-    free(prev);
-    free(out);
-    free(ids);
-    free(owner);
-    if (rc != EF_OK)
-        plan_free(p);
+        dec[j] = !q->jobs[j].has_deadline ? PLAN_BEST_EFFORT
+                 : r->admit[j]            ? PLAN_ADMITTED
+                                          : PLAN_REJECTED;
+    char why[64];
+    snprintf(why, sizeof why, "not admitted in the ILP's %s solution",
+             r->status == ILP_OPTIMAL ? "optimal" : "best found");
+    int rc = plan_from_sizes(p, q, c, &po, dec, why, r->size, r->nslots, e);
+    free(dec);
     return rc;
 }
 
