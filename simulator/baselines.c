@@ -27,6 +27,18 @@ int bl_fixed_size(const sim *s, const sim_job *j, const char **why)
     return w ? 0 : g;
 }
 
+int bl_admit(sim *s, int i)
+{
+    const char *why;
+    int g = bl_fixed_size(s, &s->jobs[i], &why);
+    if (!g) {
+        sim_reject(s, i, -1, why);
+        return 0;
+    }
+    sim_admit(s, i);
+    return g;
+}
+
 double bl_seconds_left(const sim_job *j, int g)
 {
     return j->rem / sim_tput(j, g);

@@ -23,6 +23,14 @@
  */
 int bl_fixed_size(const sim *s, const sim_job *j, const char **why);
 
+/*
+ * bl_admit: decide job i, released now, the way every fixed-size baseline
+ * does: admitted (sim_admit) at the GPU count it requested, which is
+ * returned, or rejected (sim_reject with bl_fixed_size's reason) when it
+ * cannot run, and 0 returned.
+ */
+int bl_admit(sim *s, int i);
+
 /* Seconds of computation left for job j at g GPUs (rem / throughput). */
 double bl_seconds_left(const sim_job *j, int g);
 

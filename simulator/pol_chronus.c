@@ -349,13 +349,9 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
     int defer = s->opts.baselines_reference && !boundary;
     for (int r = 0; r < nrel; r++) {
         int i = rel[r];
-        const char *why;
-        int g = bl_fixed_size(s, &s->jobs[i], &why);
-        if (!g) {
-            sim_reject(s, i, -1, why);
+        int g = bl_admit(s, i);
+        if (!g)
             continue;
-        }
-        sim_admit(s, i);
         st->g[i] = g;
         st->cls[i] = CH_NEW;
     }

@@ -117,13 +117,9 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
     }
     for (int r = 0; r < nrel; r++) {
         int i = rel[r];
-        const char *why;
-        int g = bl_fixed_size(s, &s->jobs[i], &why);
-        if (!g) {
-            sim_reject(s, i, -1, why);
+        int g = bl_admit(s, i);
+        if (!g)
             continue;
-        }
-        sim_admit(s, i);
         st->g[i] = g;
         st->left[i] = bl_seconds_left(&s->jobs[i], g);
     }

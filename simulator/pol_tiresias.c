@@ -95,13 +95,9 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
     }
     for (int r = 0; r < nrel; r++) {
         int i = rel[r];
-        const char *why;
-        int g = bl_fixed_size(s, &s->jobs[i], &why);
-        if (!g) {
-            sim_reject(s, i, -1, why);
+        int g = bl_admit(s, i);
+        if (!g)
             continue;
-        }
-        sim_admit(s, i);
         st->g[i] = g;
         st->level[i] = 0;
         st->seq[i] = st->next_seq++;
