@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../planner/engine.h"
 #include "../planner/mss.h"
 #include "../planner/util.h"
 
@@ -760,14 +761,10 @@ static int recheck(ctx *x, ef_err *e)
                 sz[t] = 0;
                 continue;
             }
-            double tp = curve_tput(jb->curve, sz[t]);
+            double tp = curve_tput(jb->curve, sz[t]), ovh = 0, ov, used;
             r->gpu_seconds += (double)sz[t] * S;
-            if (rem <= tp * S) {
-                end = x->now + (int64_t)t * S + (int64_t)ceil(rem / tp);
-                rem = 0;
-            } else {
-                rem -= tp * S;
-            }
+            if (eng_advance(&rem, &ovh, tp, (double)S, &ov, &used))
+                end = x->now + (int64_t)t * S + (int64_t)ceil(used);
         }
         if (end < 0 || end > jb->deadline)
             return ef_fail(e, EF_E_INTERNAL, "the ILP solution misses the "
