@@ -249,8 +249,8 @@ typedef struct prof_table {
     int nfit;
     long *batch;       /* [nbatch]: the table's batch sizes (prof_fill) */
     int nbatch;
-    int widest;        /* GPUs of the widest column with any measured
-                          cell (even 0 it/s); 0 when none */
+    int widest;        /* GPUs of the table's widest column (a column
+                          counts even if its cells are empty); 0: none */
 } prof_table;
 
 /* Fill 't' from curve model 'cm' with the cells of up to 'fit_gpus' GPUs
