@@ -112,11 +112,7 @@ int cli_sim_option(const char *cmd, int o, const char *arg, sim_opts *so)
     int64_t v;
     switch (o) {
     case 's':
-        if (ef_parse_i64(arg, 1, 86400, &v) != EF_NUM_OK)
-            return cli_usage_error(cmd, "--slot: \"%s\" is not a number of "
-                                   "seconds from 1 to 86400", arg);
-        so->slot = (int)v;
-        return 0;
+        return cli_parse_slot(cmd, arg, &so->slot);
     case 'O': {
         int m = ovh_parse(arg);
         if (m < 0)
