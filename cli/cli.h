@@ -71,10 +71,6 @@ void help_simulate(void);
 int cmd_compare(int argc, char **argv);
 void help_compare(void);
 
-/* The simulator's metrics table (cmd_simulate.c), shared with compare. */
-struct sim;
-void cli_print_sim(const struct sim *s, const char *trace);
-
 /* The simulation options simulate and compare share (--slot, --overhead,
  * --surplus, --cap, --baselines, --mip-nodes, --elastic-batch,
  * --pollux-data, by their getopt letters s O S C B M E P): apply option 'o' with value 'arg' to 'so'. Returns 0 when
