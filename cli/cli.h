@@ -6,6 +6,8 @@
 #ifndef EF_CLI_H
 #define EF_CLI_H
 
+#include <stdint.h>
+
 #include "../planner/err.h"
 
 /* Exit codes (documented in README.md). */
@@ -25,6 +27,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* The usage error for getopt_long's answer 'o' (':' missing value, else
  * unknown option) about argument 'arg'; returns EXIT_USAGE. */
 int cli_option_error(const char *cmd, int o, const char *arg);
+
+/* --slot: 'arg' as a slot length in seconds, 1 to 86400, into *slot.
+ * Returns 0, or EXIT_USAGE (printed, naming command 'cmd'). */
+int cli_parse_slot(const char *cmd, const char *arg, int *slot);
+
+/* --now: 'arg' as a time, Unix seconds (0 to EF_MAX_I64) or ISO-8601
+ * (ef_parse_iso8601), into *now. Returns 0, or EXIT_USAGE (printed,
+ * naming command 'cmd'). */
+int cli_parse_now(const char *cmd, const char *arg, int64_t *now);
 
 /* The inputs of plan, oracle and simulate: the cluster 'cluster_arg'
  * (cluster_from_arg), the curves 'curves_arg' (curve_set_load_arg), and
@@ -59,10 +70,6 @@ int cmd_simulate(int argc, char **argv);
 void help_simulate(void);
 int cmd_compare(int argc, char **argv);
 void help_compare(void);
-
-/* The simulator's metrics table (cmd_simulate.c), shared with compare. */
-struct sim;
-void cli_print_sim(const struct sim *s, const char *trace);
 
 /* The simulation options simulate and compare share (--slot, --overhead,
  * --surplus, --cap, --baselines, --mip-nodes, --elastic-batch,

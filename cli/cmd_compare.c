@@ -8,6 +8,7 @@
 #include "../planner/curve.h"
 #include "../planner/jobs.h"
 #include "../planner/util.h"
+#include "../simulator/compare.h"
 #include "../simulator/published.h"
 #include "../simulator/sim.h"
 #include "cli.h"
@@ -60,25 +61,6 @@ static int split(char *s, char **out, int max)
     return n;
 }
 
-/* File name without directory and extension, into dst. */
-static const char *stem(const char *path, char *dst, size_t len)
-{
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    snprintf(dst, len, "%s", b);
-    char *dot = strrchr(dst, '.');
-    if (dot && dot != dst)
-        *dot = 0;
-    return dst;
-}
-
-typedef struct cell {
-    sim_metrics m;
-    double wall;
-    int rc;
-    ef_err e;
-} cell;
-
 int cmd_compare(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -106,7 +88,6 @@ int cmd_compare(int argc, char **argv)
     const char *out_path = NULL, *md_path = NULL;
     sim_opts so;
     sim_opts_default(&so);
-    so.timeline = 1;
     opterr = 0;
     optind = 1;
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -168,8 +149,7 @@ int cmd_compare(int argc, char **argv)
     curve_set cs = {0};
     job_queue q[MAX_ITEMS];
     cluster cl[MAX_ITEMS];
-    char stems[MAX_ITEMS][128];
-    cell *cells = ef_calloc((size_t)(nt * np), sizeof *cells);
+    cmp_result r = {0};
     memset(q, 0, sizeof q);
     int rc = 0;
     if (curve_set_load_arg(&cs, curves_arg, &e) != EF_OK) {
@@ -177,18 +157,18 @@ int cmd_compare(int argc, char **argv)
         goto out;
     }
     for (int i = 0; i < nt; i++) {
-        stem(tr[i], stems[i], sizeof stems[i]);
+        char stem[CMP_STEM_LEN];
+        cmp_stem(tr[i], stem, sizeof stem);
         const char *spec = cluster_arg;
         for (int k = 0; k < nf; k++)
-            if (strcmp(fk[k], stems[i]) == 0)
+            if (strcmp(fk[k], stem) == 0)
                 spec = fv[k];
         if (strcmp(spec, "artifact") == 0) {
-            spec = pub_cluster(stems[i]);
+            spec = pub_cluster(stem);
             if (!spec) {
                 rc = cli_usage_error("compare", "no artifact cluster size is "
                                      "known for %s: give --cluster or "
-                                     "--cluster-for %s=SPEC", tr[i],
-                                     stems[i]);
+                                     "--cluster-for %s=SPEC", tr[i], stem);
                 goto out;
             }
         }
@@ -199,123 +179,23 @@ int cmd_compare(int argc, char **argv)
             goto out;
         }
     }
-    /* the grid: each cell is independent; results land in their own slot */
-    #pragma omp parallel for schedule(dynamic, 1)
-    for (int k = 0; k < nt * np; k++) {
-        int i = k / np, p = k % np;
-        sim s;
-        cells[k].rc = sim_run(&s, &q[i], &cl[i], pols[p], &so, &cells[k].e);
-        if (cells[k].rc == EF_OK) {
-            sim_metrics_compute(&s, &cells[k].m);
-            cells[k].wall = s.wall_seconds;
-        }
-        sim_free(&s);
+    cmp_grid g = {nt, np, (const char *const *)tr, q, cl, pols, so};
+    if (cmp_run(&g, &r, &e) != EF_OK) {
+        rc = cli_fail(&e);
+        goto out;
     }
-    for (int k = 0; k < nt * np; k++)
-        if (cells[k].rc != EF_OK) {
-            rc = cli_fail(&cells[k].e);
-            goto out;
-        }
     ef_buf md = {0};
-    ef_buf_printf(&md, "Deadline ratio (met / jobs with a deadline); in "
-                  "parentheses the ElasticFlow paper's number where it has "
-                  "one. Slot %d s, overhead %s, baseline cap %s, surplus %s.",
-                  so.slot, ovh_name(so.overhead),
-                  so.cap_reference ? "reference" : "usable",
-                  so.surplus_reference ? "reference" : "gain");
-    if (so.baselines_reference)
-        ef_buf_put(&md, " Fixed-size baselines keep the reference's defects "
-                        "(--baselines reference).");
-    ef_buf_put(&md, "\n\n| trace | cluster |");
-    for (int p = 0; p < np; p++)
-        ef_buf_printf(&md, " %s |", po[p]);
-    ef_buf_put(&md, "\n|---|---|");
-    for (int p = 0; p < np; p++)
-        ef_buf_put(&md, "---|");
-    ef_buf_put(&md, "\n");
-    for (int i = 0; i < nt; i++) {
-        ef_buf_printf(&md, "| %s | %s (%d GPUs) |", stems[i], cl[i].name,
-                      cl[i].total_gpus);
-        for (int p = 0; p < np; p++) {
-            const sim_metrics *m = &cells[i * np + p].m;
-            double pub = pub_ratio(stems[i], cl[i].total_gpus, po[p], NULL);
-            ef_buf_printf(&md, " %.3f", m->deadline_ratio);
-            if (pub >= 0)
-                ef_buf_printf(&md, " (%.3f)", pub);
-            ef_buf_put(&md, " |");
-        }
-        ef_buf_put(&md, "\n");
-    }
-    ef_buf_put(&md, "\nWall seconds per run (admitted / rejected jobs).\n\n"
-                    "| trace |");
-    for (int p = 0; p < np; p++)
-        ef_buf_printf(&md, " %s |", po[p]);
-    ef_buf_put(&md, "\n|---|");
-    for (int p = 0; p < np; p++)
-        ef_buf_put(&md, "---|");
-    ef_buf_put(&md, "\n");
-    for (int i = 0; i < nt; i++) {
-        ef_buf_printf(&md, "| %s |", stems[i]);
-        for (int p = 0; p < np; p++) {
-            const cell *c = &cells[i * np + p];
-            ef_buf_printf(&md, " %.2f (%d / %d) |", c->wall, c->m.admitted,
-                          c->m.rejected);
-        }
-        ef_buf_put(&md, "\n");
-    }
-    int nfb = 0;
-    for (int k = 0; k < nt * np; k++)
-        if (cells[k].m.solver_fallbacks > 0) {
-            ef_buf_printf(&md, "%s%s on %s: %d", nfb ? "; " :
-                          "\nSolver fallbacks (MIP node budget reached, "
-                          "greedy answer used): ", po[k % np],
-                          stems[k / np], cells[k].m.solver_fallbacks);
-            nfb++;
-        }
-    if (nfb)
-        ef_buf_put(&md, ".\n");
+    cmp_tables(&r, &md);
     fputs(md.s, stdout);
     if (md_path && ef_write_file_atomic(md_path, md.s, md.n, &e) != EF_OK)
         rc = cli_fail(&e);
     free(md.s);
-    if (rc == 0 && out_path) {
-        ef_buf b = {0};
-        ef_buf_printf(&b, "{\n  \"cells\": [");
-        for (int k = 0; k < nt * np; k++) {
-            int i = k / np, p = k % np;
-            const sim_metrics *m = &cells[k].m;
-            double pub = pub_ratio(stems[i], cl[i].total_gpus, po[p], NULL);
-            ef_buf_put(&b, k ? ",\n    {" : "\n    {");
-            ef_buf_printf(&b, "\"admitted\": %d, \"cluster\": ", m->admitted);
-            ef_buf_json_str(&b, cl[i].name);
-            ef_buf_printf(&b, ", \"deadline_jobs\": %d, \"deadline_ratio\": "
-                          "%.10g, \"gpus\": %d, \"met\": %d, \"migrations\": "
-                          "%d, \"policy\": ", m->deadline_jobs,
-                          m->deadline_ratio, cl[i].total_gpus, m->met,
-                          m->migrations);
-            ef_buf_json_str(&b, po[p]);
-            ef_buf_put(&b, ", \"published\": ");
-            if (pub >= 0)
-                ef_buf_printf(&b, "%.3f", pub);
-            else
-                ef_buf_put(&b, "null");
-            ef_buf_printf(&b, ", \"rejected\": %d, \"rescales\": %d, "
-                          "\"solver_fallbacks\": %d, \"trace\": ",
-                          m->rejected, m->rescales, m->solver_fallbacks);
-            ef_buf_json_str(&b, tr[i]);
-            ef_buf_printf(&b, ", \"wall_seconds\": %.3f}", cells[k].wall);
-        }
-        ef_buf_printf(&b, "\n  ],\n  \"format\": \"efplan-compare\",\n  "
-                      "\"overhead\": \"%s\",\n  \"slot_seconds\": %d,\n  "
-                      "\"version\": 1\n}\n", ovh_name(so.overhead), so.slot);
-        if (ef_write_file_atomic(out_path, b.s, b.n, &e) != EF_OK)
-            rc = cli_fail(&e);
-        free(b.s);
-    }
+    if (rc == 0 && out_path && cmp_write_json(&r, out_path, &e) != EF_OK)
+        rc = cli_fail(&e);
 out:
     for (int i = 0; i < nt; i++)
         queue_free(&q[i]);
     curve_set_free(&cs);
-    free(cells);
+    cmp_result_free(&r);
     return rc;
 }

@@ -179,18 +179,12 @@ int cmd_oracle(int argc, char **argv)
         case 'm': must_arg = optarg; break;
         case 'W': warm = 0; break;
         case 's':
-            if (ef_parse_i64(optarg, 1, 86400, &v) != EF_NUM_OK)
-                return cli_usage_error("oracle", "--slot: \"%s\" is not a "
-                                       "number of seconds from 1 to 86400",
-                                       optarg);
-            po.slot = (int)v;
+            if (cli_parse_slot("oracle", optarg, &po.slot) != 0)
+                return EXIT_USAGE;
             break;
         case 'n':
-            if (ef_parse_i64(optarg, 0, EF_MAX_I64, &v) != EF_NUM_OK &&
-                ef_parse_iso8601(optarg, &v, NULL) != EF_OK)
-                return cli_usage_error("oracle", "--now: \"%s\" is not a time "
-                                       "(seconds or ISO-8601)", optarg);
-            po.now = v;
+            if (cli_parse_now("oracle", optarg, &po.now) != 0)
+                return EXIT_USAGE;
             break;
         case 't':
             if (ef_parse_double(optarg, &d) != EF_NUM_OK || d < 0 || d > 1e6)

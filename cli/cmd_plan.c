@@ -146,17 +146,12 @@ int cmd_plan(int argc, char **argv)
         case 'g': svg_path = optarg; break;
         case 'a': all = 1; break;
         case 's':
-            if (ef_parse_i64(optarg, 1, 86400, &v) != EF_NUM_OK)
-                return cli_usage_error("plan", "--slot: \"%s\" is not a number "
-                                       "of seconds from 1 to 86400", optarg);
-            po.slot = (int)v;
+            if (cli_parse_slot("plan", optarg, &po.slot) != 0)
+                return EXIT_USAGE;
             break;
         case 'n':
-            if (ef_parse_i64(optarg, 0, EF_MAX_I64, &v) != EF_NUM_OK &&
-                ef_parse_iso8601(optarg, &v, NULL) != EF_OK)
-                return cli_usage_error("plan", "--now: \"%s\" is not a time "
-                                       "(seconds or ISO-8601)", optarg);
-            po.now = v;
+            if (cli_parse_now("plan", optarg, &po.now) != 0)
+                return EXIT_USAGE;
             break;
         case 'H':
             if (parse_duration(optarg, &v) != 0)

@@ -303,31 +303,14 @@ static int model_figures(popts *o, int *preset, const char **src)
 
 static void model_init(prof_model *m, int given[PROF_NPARAMS], const popts *o)
 {
-    memset(m, 0, sizeof *m);
-    memset(given, 0, PROF_NPARAMS * sizeof *given);
-    m->bytes = o->params * o->bytes_per_param;
-    m->gpus_per_node = o->gpus_per_node;
-    m->latency = o->latency;
-    if (o->inter_gbps > 0) {
-        m->p[PROF_P_INTER] = 8.0 / (o->inter_gbps * 1e9);
-        given[PROF_P_INTER] = 1;
-    }
-    if (o->intra_gbps > 0) {
-        m->p[PROF_P_INTRA] = 8.0 / (o->intra_gbps * 1e9);
-        given[PROF_P_INTRA] = 1;
-    }
-    if (o->latency_us >= 0) {
-        m->p[PROF_P_HOP] = o->latency_us * 1e-6;
-        given[PROF_P_HOP] = 1;
-    }
+    prof_model_init(m, given, o->params * o->bytes_per_param,
+                    o->gpus_per_node, o->latency, o->intra_gbps,
+                    o->inter_gbps, o->latency_us);
 }
 
 static void warn_refused(const prof_curve *c)
 {
-    int n = 0;
-    for (int r = 0; r < c->nrows; r++)
-        for (int l = 0; l < c->nlevels; l++)
-            n += c->src[r][l] == PROF_SRC_REFUSED;
+    int n = prof_curve_refused(c);
     if (n)
         fprintf(stderr, "efplan: warning: %d modelled cell%s refused (left "
                 "empty): %s\n", n, n == 1 ? "" : "s", c->reason);
@@ -340,8 +323,8 @@ static int fit_only(popts *o)
     curve_set cs = {0};
     int rc = 0, preset;
     const char *src;
-    prof_obs *obs = NULL;
-    long *batch = NULL;
+    prof_table t = {0};
+    prof_table_errs x = {0};
     prof_curve c = {0};
     if ((rc = model_figures(o, &preset, &src)) != 0)
         return rc;
@@ -356,77 +339,38 @@ static int fit_only(popts *o)
         rc = cli_fail(&e);
         goto out;
     }
-    int maxl = 0, n = 0;
-    obs = ef_calloc((size_t)cm->nrows * CURVE_MAX_LEVELS, sizeof *obs);
-    batch = ef_calloc((size_t)cm->nrows, sizeof *batch);
-    for (int r = 0; r < cm->nrows; r++) {
-        const curve_row *row = &cm->rows[r];
-        batch[r] = row->batch;
-        for (int l = 0; l < CURVE_MAX_LEVELS; l++) {
-            if (!row->measured[l])
-                continue;
-            if (l + 1 > maxl)
-                maxl = l + 1;
-            if (row->cell[l] > 0 && (1L << l) <= row->batch &&
-                (1 << l) <= o->fit_gpus)
-                obs[n++] = (prof_obs){row->batch, 1 << l, row->cell[l]};
-        }
-    }
+    prof_table_of(&t, cm, o->fit_gpus);
     prof_model m;
     int given[PROF_NPARAMS];
     prof_fit_info info;
     model_init(&m, given, o);
-    if (prof_fit(&m, given, obs, n, &info, &e) != EF_OK) {
+    if (prof_fit(&m, given, t.fit, t.nfit, &info, &e) != EF_OK) {
         ef_prefix(&e, "%s: ", cm->path);
         rc = cli_fail(&e);
         goto out;
     }
-    int max_gpus = o->max_gpus ? o->max_gpus : 1 << (maxl - 1);
-    prof_fill(&c, &m, &info, o->max_err, batch, cm->nrows, max_gpus, obs,
-              NULL, n);
+    prof_fill(&c, &m, &info, o->max_err, t.batch, t.nbatch,
+              o->max_gpus ? o->max_gpus : t.widest, t.fit, NULL, t.nfit);
     printf("profile  %s fitted to %s (%d cells with <= %d GPUs), %d GPUs "
-           "per node\n", o->model, cm->path, n,
-           o->fit_gpus == INT_MAX ? 1 << (maxl - 1) : o->fit_gpus,
-           o->gpus_per_node);
+           "per node\n", o->model, cm->path, t.nfit,
+           o->fit_gpus == INT_MAX ? t.widest : o->fit_gpus, o->gpus_per_node);
     print_params(&m, o->flops);
     print_bw(&m, &info);
     /* modelled against published, every published cell */
-    double *ein = ef_malloc((size_t)cm->nrows * CURVE_MAX_LEVELS * sizeof *ein);
-    double *eout = ef_malloc((size_t)cm->nrows * CURVE_MAX_LEVELS *
-                             sizeof *eout);
-    int nin = 0, nout = 0;
+    prof_table_errors(&t, &m, &x);
     printf("%8s %6s %12s %12s %8s  %s\n", "batch", "gpus", "published",
            "modelled", "error", "cell");
-    for (int r = 0; r < cm->nrows; r++) {
-        const curve_row *row = &cm->rows[r];
-        for (int l = 0; l < CURVE_MAX_LEVELS; l++) {
-            if (!row->measured[l] || !(row->cell[l] > 0) ||
-                (1L << l) > row->batch)
-                continue;
-            prof_obs ob = {row->batch, 1 << l, row->cell[l]};
-            double err = prof_rel_err(&m, &ob);
-            int in = (1 << l) <= o->fit_gpus;
-            if (in)
-                ein[nin++] = err;
-            else
-                eout[nout++] = err;
-            printf("%8ld %6d %12.3f %12.3f %7.1f%%  %s\n", row->batch, 1 << l,
-                   row->cell[l], prof_tput(&m, row->batch, 1 << l),
-                   100 * err, in ? "fitted" : "predicted");
-        }
-    }
-    if (nin) {
-        double med = prof_median(ein, nin);
-        printf("in-sample  %d cells: median error %.1f%%, worst %.1f%%\n", nin,
-               100 * med, 100 * ein[nin - 1]);
-    }
-    if (nout) {
-        double med = prof_median(eout, nout);
+    for (int k = 0; k < t.ncells; k++)
+        printf("%8ld %6d %12.3f %12.3f %7.1f%%  %s\n", t.cells[k].batch,
+               t.cells[k].gpus, t.cells[k].tput, x.modelled[k],
+               100 * x.rel_err[k], t.fitted[k] ? "fitted" : "predicted");
+    if (x.fitted.n)
+        printf("in-sample  %d cells: median error %.1f%%, worst %.1f%%\n",
+               x.fitted.n, 100 * x.fitted.median, 100 * x.fitted.worst);
+    if (x.predicted.n)
         printf("predicted  %d cells: median error %.1f%%, worst %.1f%%\n",
-               nout, 100 * med, 100 * eout[nout - 1]);
-    }
-    free(ein);
-    free(eout);
+               x.predicted.n, 100 * x.predicted.median,
+               100 * x.predicted.worst);
     printf("fill     %s\n", c.accepted ? "accepted" : "refused");
     print_curve(&c);
     warn_refused(&c);
@@ -437,9 +381,9 @@ static int fit_only(popts *o)
                           0, 0, 0};
     rc = write_outputs(o, &c, &m, &info, &pv);
 out:
+    prof_table_errs_free(&x);
     prof_curve_free(&c);
-    free(obs);
-    free(batch);
+    prof_table_free(&t);
     curve_set_free(&cs);
     return rc;
 }

@@ -68,7 +68,8 @@ void help_simulate(void)
         "5 internal error or an output that cannot be written.\n");
 }
 
-void cli_print_sim(const sim *s, const char *trace)
+/* The metrics table of a finished simulation of 'trace'. */
+static void print_sim(const sim *s, const char *trace)
 {
     sim_metrics m;
     sim_metrics_compute(s, &m);
@@ -112,11 +113,7 @@ int cli_sim_option(const char *cmd, int o, const char *arg, sim_opts *so)
     int64_t v;
     switch (o) {
     case 's':
-        if (ef_parse_i64(arg, 1, 86400, &v) != EF_NUM_OK)
-            return cli_usage_error(cmd, "--slot: \"%s\" is not a number of "
-                                   "seconds from 1 to 86400", arg);
-        so->slot = (int)v;
-        return 0;
+        return cli_parse_slot(cmd, arg, &so->slot);
     case 'O': {
         int m = ovh_parse(arg);
         if (m < 0)
@@ -236,11 +233,21 @@ int cmd_simulate(int argc, char **argv)
     if (!trace || !cluster_arg || !curves_arg || !pol)
         return cli_usage_error("simulate", "--trace, --cluster, --curves and "
                                "--policy are required");
-    if (so.elastic_batch && strcmp(pol->name, "ef") != 0 &&
-        strcmp(pol->name, "ef-noac") != 0 && strcmp(pol->name, "saxena") != 0)
-        return cli_usage_error("simulate", "--elastic-batch: policy %s keeps "
-                               "every job's batch size (expected ef, ef-noac "
-                               "or saxena)", pol->name);
+    if (so.elastic_batch && !sim_policy_elastic_batch(pol)) {
+        ef_buf l = {0};
+        int n = 0, k = 0;
+        for (int i = 0; i < sim_policy_count(); i++)
+            n += sim_policy_elastic_batch(sim_policy_at(i));
+        for (int i = 0; i < sim_policy_count(); i++)
+            if (sim_policy_elastic_batch(sim_policy_at(i)))
+                ef_buf_printf(&l, "%s%s", k++ == 0 ? "" : k == n ? " or " :
+                              ", ", sim_policy_at(i)->name);
+        int rc = cli_usage_error("simulate", "--elastic-batch: policy %s "
+                                 "keeps every job's batch size (expected "
+                                 "%s)", pol->name, l.s);
+        free(l.s);
+        return rc;
+    }
     ef_err e = {0};
     cluster c;
     curve_set cs = {0};
@@ -256,7 +263,7 @@ int cmd_simulate(int argc, char **argv)
         rc = cli_fail(&e);
         goto out;
     }
-    cli_print_sim(&s, trace);
+    print_sim(&s, trace);
     if (out_path)
         printf("wrote %s\n", out_path);
     if (jobs_out)

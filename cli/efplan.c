@@ -70,6 +70,27 @@ int cli_load_inputs(const char *cluster_arg, const char *curves_arg,
     return EF_OK;
 }
 
+int cli_parse_slot(const char *cmd, const char *arg, int *slot)
+{
+    int64_t v;
+    if (ef_parse_i64(arg, 1, 86400, &v) != EF_NUM_OK)
+        return cli_usage_error(cmd, "--slot: \"%s\" is not a number of "
+                               "seconds from 1 to 86400", arg);
+    *slot = (int)v;
+    return 0;
+}
+
+int cli_parse_now(const char *cmd, const char *arg, int64_t *now)
+{
+    int64_t v;
+    if (ef_parse_i64(arg, 0, EF_MAX_I64, &v) != EF_NUM_OK &&
+        ef_parse_iso8601(arg, &v, NULL) != EF_OK)
+        return cli_usage_error(cmd, "--now: \"%s\" is not a time (seconds "
+                               "or ISO-8601)", arg);
+    *now = v;
+    return 0;
+}
+
 int cli_option_error(const char *cmd, int o, const char *arg)
 {
     if (o == ':')

@@ -136,6 +136,13 @@ double prof_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+void prof_err_stats_of(double *v, int n, prof_err_stats *s)
+{
+    s->n = n;
+    s->median = n > 0 ? prof_median(v, n) : 0.0; /* sorts v */
+    s->worst = n > 0 ? v[n - 1] : 0.0;
+}
+
 /*
  * Least squares on the columns 'cols' (a bit set) of the n x PROF_NPARAMS
  * matrix X (row-major) against y, by modified Gram-Schmidt on normalised
@@ -297,12 +304,11 @@ int prof_fit(prof_model *m, const int *given, const prof_obs *obs, int n,
         }
     for (int i = 0; i < n; i++)
         r[i] = prof_rel_err(m, &obs[i]);
+    prof_err_stats st;
+    prof_err_stats_of(r, n, &st);
     info->nobs = n;
-    info->max_rel_err = 0;
-    for (int i = 0; i < n; i++)
-        if (r[i] > info->max_rel_err)
-            info->max_rel_err = r[i];
-    info->median_rel_err = prof_median(r, n);
+    info->max_rel_err = st.worst;
+    info->median_rel_err = st.median;
     free(X);
     free(y);
     free(r);
@@ -376,4 +382,108 @@ void prof_fill(prof_curve *c, const prof_model *m, const prof_fit_info *info,
             c->src[r][l] = PROF_SRC_MODELLED;
         }
     }
+}
+
+void prof_model_init(prof_model *m, int given[PROF_NPARAMS], double bytes,
+                     int gpus_per_node, prof_latency latency,
+                     double intra_gbps, double inter_gbps, double latency_us)
+{
+    memset(m, 0, sizeof *m);
+    memset(given, 0, PROF_NPARAMS * sizeof *given);
+    m->bytes = bytes;
+    m->gpus_per_node = gpus_per_node;
+    m->latency = latency;
+    if (inter_gbps > 0) {
+        m->p[PROF_P_INTER] = 8.0 / (inter_gbps * 1e9);
+        given[PROF_P_INTER] = 1;
+    }
+    if (intra_gbps > 0) {
+        m->p[PROF_P_INTRA] = 8.0 / (intra_gbps * 1e9);
+        given[PROF_P_INTRA] = 1;
+    }
+    if (latency_us >= 0) {
+        m->p[PROF_P_HOP] = latency_us * 1e-6;
+        given[PROF_P_HOP] = 1;
+    }
+}
+
+int prof_curve_refused(const prof_curve *c)
+{
+    int n = 0;
+    for (int r = 0; r < c->nrows; r++)
+        for (int l = 0; l < c->nlevels; l++)
+            n += c->src[r][l] == PROF_SRC_REFUSED;
+    return n;
+}
+
+void prof_table_of(prof_table *t, const curve_model *cm, int fit_gpus)
+{
+    int maxl = 0;
+    memset(t, 0, sizeof *t);
+    t->cells = ef_calloc((size_t)cm->nrows * CURVE_MAX_LEVELS + 1,
+                         sizeof *t->cells);
+    t->fitted = ef_calloc((size_t)cm->nrows * CURVE_MAX_LEVELS + 1,
+                          sizeof *t->fitted);
+    t->fit = ef_calloc((size_t)cm->nrows * CURVE_MAX_LEVELS + 1,
+                       sizeof *t->fit);
+    t->batch = ef_calloc((size_t)cm->nrows + 1, sizeof *t->batch);
+    t->nbatch = cm->nrows;
+    for (int r = 0; r < cm->nrows; r++) {
+        const curve_row *row = &cm->rows[r];
+        t->batch[r] = row->batch;
+        for (int l = 0; l < CURVE_MAX_LEVELS; l++) {
+            if (!row->measured[l])
+                continue;
+            if (l + 1 > maxl)
+                maxl = l + 1;
+            if (!(row->cell[l] > 0) || (1L << l) > row->batch)
+                continue;
+            prof_obs o = {row->batch, 1 << l, row->cell[l]};
+            int in = (1 << l) <= fit_gpus;
+            t->fitted[t->ncells] = in;
+            t->cells[t->ncells++] = o;
+            if (in)
+                t->fit[t->nfit++] = o;
+        }
+    }
+    t->widest = maxl ? 1 << (maxl - 1) : 0;
+}
+
+void prof_table_free(prof_table *t)
+{
+    free(t->cells);
+    free(t->fitted);
+    free(t->fit);
+    free(t->batch);
+    memset(t, 0, sizeof *t);
+}
+
+void prof_table_errors(const prof_table *t, const prof_model *m,
+                       prof_table_errs *x)
+{
+    size_t n = (size_t)t->ncells + 1;
+    double *in = ef_malloc(n * sizeof *in), *out = ef_malloc(n * sizeof *out);
+    int nin = 0, nout = 0;
+    x->modelled = ef_malloc(n * sizeof *x->modelled);
+    x->rel_err = ef_malloc(n * sizeof *x->rel_err);
+    for (int k = 0; k < t->ncells; k++) {
+        const prof_obs *o = &t->cells[k];
+        x->modelled[k] = prof_tput(m, o->batch, o->gpus);
+        x->rel_err[k] = prof_rel_err(m, o);
+        if (t->fitted[k])
+            in[nin++] = x->rel_err[k];
+        else
+            out[nout++] = x->rel_err[k];
+    }
+    prof_err_stats_of(in, nin, &x->fitted);
+    prof_err_stats_of(out, nout, &x->predicted);
+    free(in);
+    free(out);
+}
+
+void prof_table_errs_free(prof_table_errs *x)
+{
+    free(x->modelled);
+    free(x->rel_err);
+    memset(x, 0, sizeof *x);
 }

@@ -211,4 +211,67 @@ int prof_write_json(const prof_curve *c, const prof_model *m,
 /* Median of v[0..n) (n >= 1); v is reordered. */
 double prof_median(double *v, int n);
 
+/* The model's parameters before a fit: gradient 'bytes' (> 0),
+ * 'gpus_per_node' (a power of two) and the latency form, every parameter
+ * 0, and the figures the caller knows, marked in given[] for prof_fit
+ * (used where the cells cannot determine them): the intra- and inter-node
+ * bus bandwidths in Gbit/s (<= 0: unknown) and the all-reduce latency per
+ * step in microseconds (< 0: unknown). */
+void prof_model_init(prof_model *m, int given[PROF_NPARAMS], double bytes,
+                     int gpus_per_node, prof_latency latency,
+                     double intra_gbps, double inter_gbps, double latency_us);
+
+/* The number of cells of 'c' refused (PROF_SRC_REFUSED). */
+int prof_curve_refused(const prof_curve *c);
+
+/* Error statistics of a set of cells (relative errors of throughput). */
+typedef struct prof_err_stats {
+    int n;          /* cells */
+    double median;  /* 0 when n == 0 */
+    double worst;   /* the largest; 0 when n == 0 */
+} prof_err_stats;
+
+/* The statistics of v[0..n) (n >= 0); v is sorted ascending. */
+void prof_err_stats_of(double *v, int n, prof_err_stats *s);
+
+/*
+ * A curve table (curve.h) as a fit to it and its comparison use it:
+ * 'cells' are its published cells that a fit can use (measured, a
+ * positive throughput, no more GPUs than samples), rows in table order,
+ * GPU counts ascending within a row; those with gpus <= fit_gpus are
+ * fitted, the others are predicted.
+ */
+typedef struct prof_table {
+    prof_obs *cells;   /* [ncells] */
+    int *fitted;       /* [ncells]: 1 fitted, 0 predicted */
+    int ncells;
+    prof_obs *fit;     /* [nfit]: the fitted cells, in order (prof_fit) */
+    int nfit;
+    long *batch;       /* [nbatch]: the table's batch sizes (prof_fill) */
+    int nbatch;
+    int widest;        /* GPUs of the table's widest column (a column
+                          counts even if its cells are empty); 0: none */
+} prof_table;
+
+/* Fill 't' from curve model 'cm' with the cells of up to 'fit_gpus' GPUs
+ * fitted (INT_MAX: all). Free with prof_table_free. */
+void prof_table_of(prof_table *t, const curve_model *cm, int fit_gpus);
+void prof_table_free(prof_table *t);
+
+/* Fitted model 'm' against every cell of a table: per cell, in the
+ * table's order, the model's throughput and its relative error
+ * (prof_rel_err); the statistics over the fitted and over the predicted
+ * cells. */
+typedef struct prof_table_errs {
+    double *modelled;  /* [ncells], it/s */
+    double *rel_err;   /* [ncells] */
+    prof_err_stats fitted, predicted;
+} prof_table_errs;
+
+/* Compare 'm' with the cells of 't' into 'x' (free with
+ * prof_table_errs_free). */
+void prof_table_errors(const prof_table *t, const prof_model *m,
+                       prof_table_errs *x);
+void prof_table_errs_free(prof_table_errs *x);
+
 #endif

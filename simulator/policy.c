@@ -31,3 +31,9 @@ const sim_policy *sim_policy_at(int i)
 {
     return i >= 0 && i < NPOL ? policies[i] : NULL;
 }
+
+int sim_policy_elastic_batch(const sim_policy *p)
+{
+    return p == &sim_policy_ef || p == &sim_policy_ef_noac ||
+           p == &sim_policy_saxena;
+}

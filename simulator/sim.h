@@ -214,6 +214,10 @@ const sim_policy *sim_policy_find(const char *name);
 int sim_policy_count(void);
 const sim_policy *sim_policy_at(int i);
 
+/* 1 if policy 'p' changes jobs' batch sizes under sim_opts.elastic_batch
+ * (ef, ef-noac; saxena always does), else 0 (it keeps every job's). */
+int sim_policy_elastic_batch(const sim_policy *p);
+
 /* Summary metrics of a finished simulation. */
 typedef struct sim_metrics {
     int jobs, deadline_jobs, best_effort_jobs, admitted, rejected;

@@ -4,11 +4,13 @@
  * measurements (with and without noise), parameters the cells cannot
  * determine, the refusal of a poor fit, the curve and provenance files
  * read back by the planner's curve reader and by jansson, and the GPU
- * side of a build without CUDA.
+ * side of a build without CUDA; the fit-error statistics of a table
+ * (prof_table_*, prof_err_stats_of) on hand-computed values.
  */
 #include "testutil.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 
 #include "../../planner/curve.h"
@@ -429,6 +431,148 @@ static void test_stats(void **state)
     assert_close(prof_median(w, 2), 3, 0);
 }
 
+/* Fit-error statistics: median and worst, by hand. */
+static void test_err_stats(void **state)
+{
+    (void)state;
+    double v[] = {0.3, 0.1, 0.2, 0.05};
+    prof_err_stats s;
+    prof_err_stats_of(v, 4, &s);
+    assert_int_equal(s.n, 4);
+    assert_close(s.median, 0.15, 1e-15);
+    assert_close(s.worst, 0.3, 0);
+    assert_close(v[0], 0.05, 0); /* sorted */
+    double w[] = {0.07, 0.01, 0.4};
+    prof_err_stats_of(w, 3, &s);
+    assert_close(s.median, 0.07, 0);
+    assert_close(s.worst, 0.4, 0);
+    prof_err_stats_of(NULL, 0, &s);
+    assert_int_equal(s.n, 0);
+    assert_true(s.median == 0 && s.worst == 0);
+}
+
+/* The figures the caller knows become s/byte and s, marked given. */
+static void test_model_init(void **state)
+{
+    (void)state;
+    prof_model m;
+    int given[PROF_NPARAMS];
+    prof_model_init(&m, given, 4e8, 8, PROF_LAT_RING, 600, 200, 300);
+    assert_close(m.bytes, 4e8, 0);
+    assert_int_equal(m.gpus_per_node, 8);
+    assert_int_equal(m.latency, PROF_LAT_RING);
+    assert_close(m.p[PROF_P_INTRA], 8.0 / 600e9, 1e-15);  /* 1.33e-11 */
+    assert_close(m.p[PROF_P_INTER], 4e-11, 1e-15);
+    assert_close(m.p[PROF_P_HOP], 3e-4, 1e-15);
+    assert_true(m.p[PROF_P_STEP] == 0 && m.p[PROF_P_SAMPLE] == 0);
+    assert_int_equal(given[PROF_P_INTRA] + given[PROF_P_INTER] +
+                     given[PROF_P_HOP], 3);
+    assert_int_equal(given[PROF_P_STEP] + given[PROF_P_SAMPLE], 0);
+    /* unknown: 0 bandwidths, a negative latency; 0 us is known */
+    prof_model_init(&m, given, 1, 4, PROF_LAT_TREE, 0, -1, -1);
+    for (int p = 0; p < PROF_NPARAMS; p++) {
+        assert_int_equal(given[p], 0);
+        assert_true(m.p[p] == 0);
+    }
+    prof_model_init(&m, given, 1, 4, PROF_LAT_TREE, 0, 0, 0);
+    assert_int_equal(given[PROF_P_HOP], 1);
+}
+
+/*
+ * A table and a model by hand: time(B, k) = 0.05 s x B / k (compute
+ * only), so the model gives 20 k / B it/s:
+ *   batch 2: 1 GPU 10 (published 10, error 0), 2 GPUs 20 (16: 0.25),
+ *            4 GPUs: more GPUs than samples, left out;
+ *   batch 4: 1 GPU 5 (4: 0.25), 2 GPUs 10 (10: 0), 4 GPUs 20 (25: 0.2);
+ *   the 8-GPU column is empty (left out; the widest column still).
+ * Fitted up to 2 GPUs: errors 0, 0.25, 0.25, 0 (median 0.125, worst
+ * 0.25); predicted: 0.2.
+ */
+static void test_table(void **state)
+{
+    (void)state;
+    static const char csv[] = "global_batch_size,1,2,4,8\n"
+                              "2,10,16,30,\n"
+                              "4,4,10,25,\n";
+    curve_model cm;
+    ef_err e = {0};
+    assert_ok(curve_parse_csv(&cm, "hand", "hand.csv", csv, strlen(csv), &e),
+              e);
+    prof_table t;
+    prof_table_of(&t, &cm, 2);
+    assert_int_equal(t.nbatch, 2);
+    assert_int_equal(t.batch[0], 2);
+    assert_int_equal(t.batch[1], 4);
+    assert_int_equal(t.widest, 8);
+    assert_int_equal(t.ncells, 5);
+    assert_int_equal(t.nfit, 4);
+    static const long want_b[] = {2, 2, 4, 4, 4};
+    static const int want_g[] = {1, 2, 1, 2, 4}, want_fit[] = {1, 1, 1, 1, 0};
+    static const double want_t[] = {10, 16, 4, 10, 25};
+    for (int k = 0; k < 5; k++) {
+        assert_int_equal(t.cells[k].batch, want_b[k]);
+        assert_int_equal(t.cells[k].gpus, want_g[k]);
+        assert_close(t.cells[k].tput, want_t[k], 0);
+        assert_int_equal(t.fitted[k], want_fit[k]);
+    }
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(t.fit[k].gpus, want_g[k]);
+    prof_model m;
+    int given[PROF_NPARAMS];
+    prof_model_init(&m, given, 1e6, 8, PROF_LAT_TREE, 0, 0, -1);
+    m.p[PROF_P_SAMPLE] = 0.05;
+    prof_table_errs x;
+    prof_table_errors(&t, &m, &x);
+    static const double want_m[] = {10, 20, 5, 10, 20};
+    static const double want_e[] = {0, 0.25, 0.25, 0, 0.2};
+    for (int k = 0; k < 5; k++) {
+        assert_close(x.modelled[k], want_m[k], 1e-12);
+        assert_true(fabs(x.rel_err[k] - want_e[k]) <= 1e-12);
+    }
+    assert_int_equal(x.fitted.n, 4);
+    assert_true(fabs(x.fitted.median - 0.125) <= 1e-12);
+    assert_close(x.fitted.worst, 0.25, 1e-12);
+    assert_int_equal(x.predicted.n, 1);
+    assert_close(x.predicted.median, 0.2, 1e-12);
+    assert_close(x.predicted.worst, 0.2, 1e-12);
+    prof_table_errs_free(&x);
+    prof_table_free(&t);
+    /* every cell fitted: nothing predicted */
+    prof_table_of(&t, &cm, INT_MAX);
+    assert_int_equal(t.nfit, 5);
+    prof_table_errors(&t, &m, &x);
+    assert_int_equal(x.predicted.n, 0);
+    assert_true(fabs(x.fitted.median - 0.2) <= 1e-12);
+    /* the fit's own statistics are the same numbers */
+    prof_model f;
+    prof_fit_info info;
+    prof_model_init(&f, given, 1e6, 8, PROF_LAT_TREE, 0, 0, -1);
+    assert_ok(prof_fit(&f, given, t.fit, t.nfit, &info, &e), e);
+    prof_table_errs_free(&x);
+    prof_table_errors(&t, &f, &x);
+    assert_close(info.median_rel_err, x.fitted.median, 1e-15);
+    assert_close(info.max_rel_err, x.fitted.worst, 1e-15);
+    prof_table_errs_free(&x);
+    prof_table_free(&t);
+    curve_model_free(&cm);
+}
+
+/* Refused cells are counted. */
+static void test_refused(void **state)
+{
+    (void)state;
+    prof_src src[2][CURVE_MAX_LEVELS] = {
+        {PROF_SRC_MEASURED, PROF_SRC_REFUSED, PROF_SRC_REFUSED},
+        {PROF_SRC_NONE, PROF_SRC_MODELLED, PROF_SRC_REFUSED}};
+    prof_curve c = {0};
+    c.nrows = 2;
+    c.nlevels = 3;
+    c.src = src;
+    assert_int_equal(prof_curve_refused(&c), 3);
+    c.nlevels = 1;
+    assert_int_equal(prof_curve_refused(&c), 0);
+}
+
 /* This program links the GPU side of a build without CUDA. */
 static void test_not_built(void **state)
 {
@@ -459,6 +603,10 @@ int main(void)
         cmocka_unit_test(test_fit_errors),
         cmocka_unit_test(test_files_read_back),
         cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_err_stats),
+        cmocka_unit_test(test_model_init),
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_refused),
         cmocka_unit_test(test_not_built),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
