@@ -25,36 +25,39 @@ _Static_assert(JF_NFIELDS <= 32, "job_field bits fit an unsigned");
 const job_fspec job_fields[JF_NFIELDS] = {
     [JF_ID] = {
         .f = JF_ID, .key = "id", .csv = {"job_id", NULL}, .type = JFT_ID,
-        .min = 1, .max = 255, .req = JR_YES, .flags = JFF_JSON | JFF_CSV,
+        .min = 1, .max = 255, .req_json = JR_YES, .req_csv = JR_YES,
+        .flags = JFF_JSON | JFF_CSV,
         .expect = "1 to 255 characters",
         .doc = "the job's name, unique in the queue", AT(JC_STR, id)},
     [JF_MODEL] = {
         .f = JF_MODEL, .key = "model", .csv = {"model_name", NULL},
-        .type = JFT_NAME, .min = 1, .max = 255, .req = JR_YES,
-        .flags = JFF_JSON | JFF_CSV, .expect = "a model name",
+        .type = JFT_NAME, .min = 1, .max = 255, .req_json = JR_YES,
+        .req_csv = JR_YES, .flags = JFF_JSON | JFF_CSV,
+        .expect = "a model name",
         .doc = "its curve: a model of the --curves set", AT(JC_STR, model)},
     [JF_BATCH] = {
         .f = JF_BATCH, .key = "batch_size", .csv = {"batch_size", NULL},
-        .type = JFT_INT, .min = 1, .max = INT32_MAX, .req = JR_UNLESS,
-        .unless = JB(JF_BATCHES), .what = "batch size",
-        .alt = "or batch_sizes", .flags = JFF_JSON | JFF_CSV,
-        .expect = "a positive integer", .dflt = "the smallest of batch_sizes",
+        .type = JFT_INT, .min = 1, .max = INT32_MAX, .req_json = JR_UNLESS,
+        .req_csv = JR_YES, .unless = JB(JF_BATCHES),
+        .flags = JFF_JSON | JFF_CSV,
+        .expect = "a positive integer", .dflt = "JSON: the smallest of batch_sizes",
         .doc = "the global batch size it runs at (elastic batch off) and "
                "counts iterations at", AT(JC_LONG, batch)},
     [JF_ITER] = {
         .f = JF_ITER, .key = "iterations",
         .csv = {"iteration", "num_iteration"}, .type = JFT_INT, .min = 1,
-        .max = EF_MAX_I64, .req = JR_UNLESS,
+        .max = EF_MAX_I64, .req_json = JR_UNLESS, .req_csv = JR_UNLESS,
         .unless = JB(JF_SAMPLES) | JB(JF_EPOCHS) | JB(JF_DATASET),
         .what = "work", .alt = "samples, or epochs with dataset_size",
         .flags = JFF_JSON | JFF_CSV | JFF_ZERO,
         .expect = "a positive integer",
+        .dflt = "the work is in samples",
         .doc = "the work: training iterations at batch_size",
         AT(JC_I64, iterations)},
     [JF_SUBMIT] = {
         .f = JF_SUBMIT, .key = "submit_time",
         .csv = {"submit_time", "submission_time"}, .type = JFT_TIME,
-        .min = 0, .max = EF_MAX_I64, .req = JR_YES,
+        .min = 0, .max = EF_MAX_I64, .req_json = JR_YES, .req_csv = JR_YES,
         .flags = JFF_JSON | JFF_CSV, .expect = "a time in seconds >= 0",
         .doc = "when it is submitted: it starts no earlier",
         AT(JC_I64, submit)},
@@ -66,7 +69,7 @@ const job_fspec job_fields[JF_NFIELDS] = {
         .ctype = JC_NONE},
     [JF_DEADLINE] = {
         .f = JF_DEADLINE, .key = "deadline", .csv = {"ddl", "deadline"},
-        .type = JFT_TIME, .min = 0, .max = EF_MAX_I64, .req = JR_COLUMN,
+        .type = JFT_TIME, .min = 0, .max = EF_MAX_I64, .req_csv = JR_COLUMN,
         .flags = JFF_JSON | JFF_CSV | JFF_NULL | JFF_NULLOUT,
         .expect = "a time in seconds, or empty for best-effort",
         .dflt = "best-effort (also null, or an empty cell)",
@@ -110,6 +113,7 @@ const job_fspec job_fields[JF_NFIELDS] = {
         .type = JFT_INT, .min = 1, .max = EF_MAX_I64,
         .flags = JFF_JSON | JFF_CSV,
         .expect = "a positive number of samples",
+        .dflt = "the work is in iterations or epochs",
         .doc = "the work in samples, instead of iterations",
         AT(JC_I64, samples)},
     [JF_EPOCHS] = {
@@ -117,6 +121,7 @@ const job_fspec job_fields[JF_NFIELDS] = {
         .type = JFT_INT, .min = 1, .max = 1000000,
         .flags = JFF_JSON | JFF_CSV,
         .expect = "a positive number of epochs",
+        .dflt = "the work is in iterations or samples",
         .doc = "the work as epochs x dataset_size samples",
         AT(JC_I64, epochs)},
     [JF_DATASET] = {
@@ -124,6 +129,7 @@ const job_fspec job_fields[JF_NFIELDS] = {
         .csv = {"dataset_size", NULL}, .type = JFT_INT, .min = 1,
         .max = EF_MAX_I64, .flags = JFF_JSON | JFF_CSV,
         .expect = "a positive number of samples per epoch",
+        .dflt = "(only with epochs)",
         .doc = "samples per epoch, with epochs", AT(JC_I64, dataset_size)},
     [JF_SAMPLES_DONE] = {
         .f = JF_SAMPLES_DONE, .key = "samples_done",
@@ -564,7 +570,7 @@ static int csv_str(const job_queue *q, job *j, const job_fspec *s,
                       : n > (size_t)s->max ? "too long" : NULL;
     for (size_t k = 0; k < n && !bad; k++)
         if ((unsigned char)v[k] < 0x20)
-            bad = "a control character";
+            bad = "contains a control character";
     if (bad)
         return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: %s (expected %s)",
                        q->path, row->line, row->col[fi], q->colname[s->f],
@@ -646,8 +652,8 @@ static int csv_job(job_queue *q, const int *idx, const csv_row *row,
         if (c < 0 || row->f[c][0] == '\0') {
             /* An empty cell is a field not given (pandas writes missing
              * values that way); a required one is reported below. */
-            if (s->req != JR_YES &&
-                (s->req != JR_UNLESS || csv_any(idx, row, s->unless)))
+            if (s->req_csv != JR_YES &&
+                (s->req_csv != JR_UNLESS || csv_any(idx, row, s->unless)))
                 continue;
             if (c < 0)
                 return ef_fail(e, EF_E_INPUT, "%s:%ld:1: no %s given "
@@ -705,8 +711,8 @@ static int csv_header(job_queue *q, const csv_row *row, int *idx,
     }
     for (int f = 0; f < JF_NFIELDS; f++) {
         const job_fspec *s = &job_fields[f];
-        if (!(s->flags & JFF_CSV) || s->req == JR_NO || idx[f] >= 0 ||
-            (s->req == JR_UNLESS && csv_any_column(idx, s->unless)))
+        if (!(s->flags & JFF_CSV) || s->req_csv == JR_NO || idx[f] >= 0 ||
+            (s->req_csv == JR_UNLESS && csv_any_column(idx, s->unless)))
             continue;
         /* Point at a likely misspelling among the unknown columns. */
         const char *hint = NULL;
@@ -1113,8 +1119,8 @@ static int json_job(job_queue *q, const json_t *o, const char *where,
             continue;
         json_t *x = json_object_get(o, s->key);
         if (!json_given(o, s)) {
-            if (s->req == JR_YES ||
-                (s->req == JR_UNLESS && !json_any(o, s->unless)))
+            if (s->req_json == JR_YES ||
+                (s->req_json == JR_UNLESS && !json_any(o, s->unless)))
                 return ef_fail(e, EF_E_INPUT, "%s: %s: missing required key "
                                "\"%s\"", file, where, s->key);
             continue;

@@ -23,9 +23,8 @@
  * column of sizes joined by ';', e.g. "64;128;256", empty = none) lists
  * the global batch sizes a job accepts; the work may be given as
  * "samples" or "epochs" x "dataset_size" instead of iterations (one form
- * only), with "samples_done" for progress. "batch_size" may then be
- * left out (JSON: no key; CSV: an empty cell or no column): the smallest
- * accepted size is taken.
+ * only), with "samples_done" for progress. In JSON "batch_size" may then
+ * be left out (the smallest accepted size is taken).
  *
  * num_gpu and duration (what the user once requested, and how long it ran)
  * are kept for reports; the planner never uses the requested GPU count.
@@ -71,14 +70,13 @@ typedef enum job_ftype {
                  * not KILL or STOP */
 } job_ftype;
 
-/* Whether a field must be given. */
+/* Whether a field must be given, in one format. */
 typedef enum job_req {
-    JR_NO,      /* optional */
+    JR_NO,      /* optional (CSV: an empty cell is not given) */
     JR_YES,     /* required (CSV: the column, and a non-empty cell) */
     JR_UNLESS,  /* required unless a field of 'unless' is given (CSV: the
                  * column is required unless one of theirs exists) */
-    JR_COLUMN   /* CSV: the column is required, a cell may be empty;
-                 * JSON: optional */
+    JR_COLUMN   /* CSV: the column is required, a cell may be empty */
 } job_req;
 
 /* The C type of the job member a field is stored in (off). */
@@ -107,7 +105,7 @@ typedef struct job_fspec {
     int64_t min, max;     /* the bounds the type says */
     int64_t nmax;         /* SIZES, ARGV, PLACE: the most items */
     int64_t absent;       /* INT, SIGNAL: the value that means not given */
-    job_req req;
+    job_req req_json, req_csv;
     unsigned unless;      /* JR_UNLESS: bits 1u << job_field */
     const char *what;     /* JR_UNLESS, CSV without the column: what is */
     const char *alt;      /* missing, and the alternatives, in words */
