@@ -40,7 +40,8 @@ const job_fspec job_fields[JF_NFIELDS] = {
         .type = JFT_INT, .min = 1, .max = INT32_MAX, .req_json = JR_UNLESS,
         .req_csv = JR_YES, .unless = JB(JF_BATCHES),
         .flags = JFF_JSON | JFF_CSV,
-        .expect = "a positive integer", .dflt = "JSON: the smallest of batch_sizes",
+        .expect = "a positive integer",
+        .dflt = "JSON: the smallest of batch_sizes",
         .doc = "the global batch size it runs at (elastic batch off) and "
                "counts iterations at", AT(JC_LONG, batch)},
     [JF_ITER] = {
