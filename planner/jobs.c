@@ -1344,13 +1344,11 @@ char *queue_write_json(const job *jobs, int n, const json_t *apply)
     char *s = json_dumps(root, JSON_INDENT(1) | JSON_SORT_KEYS);
     json_decref(root);
     ef_assert(s != NULL);
-    size_t len = strlen(s);
-    char *out = ef_malloc(len + 2);
-    memcpy(out, s, len);
-    out[len] = '\n';
-    out[len + 1] = '\0';
+    ef_buf out = {0};
+    ef_buf_put(&out, s);
+    ef_buf_put(&out, "\n");
     free(s);
-    return out;
+    return out.s;
 }
 
 /* ---- loading and resolving ---------------------------------------------- */
