@@ -107,8 +107,8 @@ typedef struct job_fspec {
     int64_t absent;       /* INT, SIGNAL: the value that means not given */
     job_req req_json, req_csv;
     unsigned unless;      /* JR_UNLESS: bits 1u << job_field */
-    const char *what;     /* JR_UNLESS, CSV without the column: what is */
-    const char *alt;      /* missing, and the alternatives, in words */
+    const char *what;     /* JR_UNLESS, a CSV row without the column: */
+    const char *alt;      /* what is missing, its alternatives in words */
     unsigned flags;       /* JFF_* */
     const char *expect;   /* CSV messages: what a valid cell is */
     const char *dflt;     /* docs: what leaving it out means */
@@ -210,7 +210,8 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
  * reference, for the caller to decref): every field that job_has, by
  * its key, with times as integer seconds, the deadline as null when
  * there is none, env as an object, checkpoint_signal by name (a number
- * when it has none) and placement grouped by node as given. Reading it
+ * when it has none) and placement in the order given, consecutive GPUs
+ * of one node in one {"node", "gpus"} entry. Reading it
  * back gives the same values. Keys come out sorted when dumped with
  * JSON_SORT_KEYS (queue_write_json does).
  */
