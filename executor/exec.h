@@ -351,12 +351,14 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
 /* ---- the state file ------------------------------------------------------ */
 
 /*
- * exec_state_json: the state file text (heap, keys sorted): the jobs file
- * (format efplan-jobs v1) with every job neither done nor failed, its
- * iterations_done from the journal and progress files, its placement when
- * it was running at the end of this apply, and its command keys; plus
- * "apply": {"complete", "failed": [{"attempt", "id", "job", "log",
- * "why"}], "finished": [ids], "journal", "plan", "plan_time"}.
+ * exec_state_json: the state file text (heap, keys sorted; written by
+ * queue_write_json): the jobs file (format efplan-jobs v1) with every job
+ * neither done nor failed, each with every field it had, its progress
+ * raised to what the journal and progress files say (job_advance), its
+ * placement when it was running at the end of this apply (a job the plan
+ * lacks: unchanged); plus "apply": {"complete", "failed": [{"attempt",
+ * "id", "job", "log", "why"}], "finished": [ids], "journal", "plan",
+ * "plan_time"}.
  */
 char *exec_state_json(const exec_ctx *x, const exec_replay *r, int complete,
                       int64_t plan_time);

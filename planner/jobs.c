@@ -1,20 +1,238 @@
-/* jobs.c: job queue readers and checks (see jobs.h). */
+/* jobs.c: the efplan-jobs format (JSON and CSV job queues): its field
+ * table, the readers and checks it drives, and the JSON writer (see
+ * jobs.h). */
 #include "jobs.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "csv.h"
 #include "jsonin.h"
 #include "util.h"
 
-/* JSON key of each field. */
-static const char *const json_key[JF_NFIELDS] = {
-    "id", "submit_time", "iterations", "model", "deadline", "batch_size",
-    "num_gpu", "duration", "best_effort", "iterations_done", "batch_sizes",
-    "samples", "epochs", "dataset_size", "samples_done"};
+/* ---- the field table ---------------------------------------------------- */
+
+#define JB(f) (1u << (f))
+#define AT(ct, member) .ctype = (ct), .off = offsetof(job, member)
+
+_Static_assert(JF_NFIELDS <= 32, "job_field bits fit an unsigned");
+
+/* In the order the readers read the fields; the JSON keys in this order
+ * are what an unknown-key message lists. */
+const job_fspec job_fields[JF_NFIELDS] = {
+    [JF_ID] = {
+        .f = JF_ID, .key = "id", .csv = {"job_id", NULL}, .type = JFT_ID,
+        .min = 1, .max = 255, .req_json = JR_YES, .req_csv = JR_YES,
+        .flags = JFF_JSON | JFF_CSV,
+        .expect = "1 to 255 characters",
+        .doc = "the job's name, unique in the queue", AT(JC_STR, id)},
+    [JF_MODEL] = {
+        .f = JF_MODEL, .key = "model", .csv = {"model_name", NULL},
+        .type = JFT_NAME, .min = 1, .max = 255, .req_json = JR_YES,
+        .req_csv = JR_YES, .flags = JFF_JSON | JFF_CSV,
+        .expect = "a model name",
+        .doc = "its curve: a model of the --curves set", AT(JC_STR, model)},
+    [JF_BATCH] = {
+        .f = JF_BATCH, .key = "batch_size", .csv = {"batch_size", NULL},
+        .type = JFT_INT, .min = 1, .max = INT32_MAX, .req_json = JR_UNLESS,
+        .req_csv = JR_YES, .unless = JB(JF_BATCHES),
+        .flags = JFF_JSON | JFF_CSV,
+        .expect = "a positive integer",
+        .dflt = "JSON: the smallest of batch_sizes",
+        .doc = "the global batch size it runs at (elastic batch off) and "
+               "counts iterations at", AT(JC_LONG, batch)},
+    [JF_ITER] = {
+        .f = JF_ITER, .key = "iterations",
+        .csv = {"iteration", "num_iteration"}, .type = JFT_INT, .min = 1,
+        .max = EF_MAX_I64, .req_json = JR_UNLESS, .req_csv = JR_UNLESS,
+        .unless = JB(JF_SAMPLES) | JB(JF_EPOCHS) | JB(JF_DATASET),
+        .what = "work", .alt = "samples, or epochs with dataset_size",
+        .flags = JFF_JSON | JFF_CSV | JFF_ZERO,
+        .expect = "a positive integer",
+        .dflt = "the work is in samples",
+        .doc = "the work: training iterations at batch_size",
+        AT(JC_I64, iterations)},
+    [JF_SUBMIT] = {
+        .f = JF_SUBMIT, .key = "submit_time",
+        .csv = {"submit_time", "submission_time"}, .type = JFT_TIME,
+        .min = 0, .max = EF_MAX_I64, .req_json = JR_YES, .req_csv = JR_YES,
+        .flags = JFF_JSON | JFF_CSV, .expect = "a time in seconds >= 0",
+        .doc = "when it is submitted: it starts no earlier",
+        AT(JC_I64, submit)},
+    [JF_BEST] = {
+        .f = JF_BEST, .key = "best_effort", .csv = {"best_effort", NULL},
+        .type = JFT_INT, .min = 0, .max = 1, .flags = JFF_CSV,
+        .expect = "0 or 1", .dflt = "0",
+        .doc = "1: no deadline (the deadline cell is not read)",
+        .ctype = JC_NONE},
+    [JF_DEADLINE] = {
+        .f = JF_DEADLINE, .key = "deadline", .csv = {"ddl", "deadline"},
+        .type = JFT_TIME, .min = 0, .max = EF_MAX_I64, .req_csv = JR_COLUMN,
+        .flags = JFF_JSON | JFF_CSV | JFF_NULL | JFF_NULLOUT,
+        .expect = "a time in seconds, or empty for best-effort",
+        .dflt = "best-effort (also null, or an empty cell)",
+        .doc = "when it must be done, after submit_time",
+        AT(JC_I64, deadline)},
+    [JF_DONE] = {
+        .f = JF_DONE, .key = "iterations_done",
+        .csv = {"iterations_done", NULL}, .type = JFT_INT, .min = 0,
+        .max = EF_MAX_I64, .flags = JFF_JSON | JFF_CSV,
+        .expect = "iterations >= 0", .dflt = "0",
+        .doc = "progress already made, fewer than iterations",
+        AT(JC_I64, iterations_done)},
+    [JF_NUMGPU] = {
+        .f = JF_NUMGPU, .key = "num_gpu", .csv = {"num_gpu", NULL},
+        .type = JFT_INT, .min = 0, .max = 1 << 20,
+        .flags = JFF_JSON | JFF_CSV, .expect = "a GPU count >= 0",
+        .dflt = "0 (unknown)",
+        .doc = "GPUs once requested: for reports, never planned on",
+        AT(JC_INT, num_gpu)},
+    [JF_DURATION] = {
+        .f = JF_DURATION, .key = "duration", .csv = {"duration", NULL},
+        .type = JFT_INT, .min = 0, .max = EF_MAX_I64,
+        .flags = JFF_JSON | JFF_CSV, .expect = "seconds >= 0",
+        .dflt = "0 (unknown)", .doc = "how long it once ran: for reports",
+        AT(JC_I64, duration)},
+    [JF_PLACEMENT] = {
+        .f = JF_PLACEMENT, .key = "placement", .type = JFT_PLACE, .min = 0,
+        .max = 63, .nmax = 1 << 20, .flags = JFF_JSON | JFF_NULL,
+        .dflt = "not running (also null)",
+        .doc = "where it runs now (node and GPU indices from 0): a re-plan "
+               "that keeps its size keeps it there", .ctype = JC_NONE},
+    [JF_BATCHES] = {
+        .f = JF_BATCHES, .key = "batch_sizes", .csv = {"batch_sizes", NULL},
+        .type = JFT_SIZES, .min = 1, .max = INT32_MAX, .nmax = 64,
+        .flags = JFF_JSON | JFF_CSV | JFF_NULL,
+        .dflt = "batch_size only (also null, or an empty cell)",
+        .doc = "the global batch sizes it accepts (elastic batch), "
+               "batch_size among them", .ctype = JC_NONE},
+    [JF_SAMPLES] = {
+        .f = JF_SAMPLES, .key = "samples", .csv = {"samples", NULL},
+        .type = JFT_INT, .min = 1, .max = EF_MAX_I64,
+        .flags = JFF_JSON | JFF_CSV,
+        .expect = "a positive number of samples",
+        .dflt = "the work is in iterations or epochs",
+        .doc = "the work in samples, instead of iterations",
+        AT(JC_I64, samples)},
+    [JF_EPOCHS] = {
+        .f = JF_EPOCHS, .key = "epochs", .csv = {"epochs", NULL},
+        .type = JFT_INT, .min = 1, .max = 1000000,
+        .flags = JFF_JSON | JFF_CSV,
+        .expect = "a positive number of epochs",
+        .dflt = "the work is in iterations or samples",
+        .doc = "the work as epochs x dataset_size samples",
+        AT(JC_I64, epochs)},
+    [JF_DATASET] = {
+        .f = JF_DATASET, .key = "dataset_size",
+        .csv = {"dataset_size", NULL}, .type = JFT_INT, .min = 1,
+        .max = EF_MAX_I64, .flags = JFF_JSON | JFF_CSV,
+        .expect = "a positive number of samples per epoch",
+        .dflt = "(only with epochs)",
+        .doc = "samples per epoch, with epochs", AT(JC_I64, dataset_size)},
+    [JF_SAMPLES_DONE] = {
+        .f = JF_SAMPLES_DONE, .key = "samples_done",
+        .csv = {"samples_done", NULL}, .type = JFT_INT, .min = 0,
+        .max = EF_MAX_I64, .flags = JFF_JSON | JFF_CSV,
+        .expect = "samples >= 0", .dflt = "0",
+        .doc = "progress when the work is in samples",
+        AT(JC_I64, samples_done)},
+    [JF_COMMAND] = {
+        .f = JF_COMMAND, .key = "command", .type = JFT_ARGV, .min = 1,
+        .max = 4095, .nmax = 4096, .flags = JFF_JSON,
+        .dflt = "none: apply cannot run it",
+        .doc = "what efplan apply runs: the program and its arguments (no "
+               "shell)", .ctype = JC_NONE},
+    [JF_WORKDIR] = {
+        .f = JF_WORKDIR, .key = "workdir", .type = JFT_PATH, .min = 1,
+        .max = 4095, .flags = JFF_JSON, .dflt = "apply's directory",
+        .doc = "the directory it runs in", AT(JC_STR, run.workdir)},
+    [JF_ENV] = {
+        .f = JF_ENV, .key = "env", .type = JFT_ENV, .flags = JFF_JSON,
+        .dflt = "none", .doc = "variables added to its environment (not the "
+                               "ones apply sets)", .ctype = JC_NONE},
+    [JF_SIGNAL] = {
+        .f = JF_SIGNAL, .key = "checkpoint_signal", .type = JFT_SIGNAL,
+        .min = 1, .max = 64, .absent = 0, .flags = JFF_JSON,
+        .dflt = "SIGTERM",
+        .doc = "what apply sends it to checkpoint and exit",
+        AT(JC_INT, run.signal)},
+    [JF_GRACE] = {
+        .f = JF_GRACE, .key = "grace_seconds", .type = JFT_INT, .min = 0,
+        .max = 86400, .absent = -1, .flags = JFF_JSON, .dflt = "30",
+        .doc = "seconds from the checkpoint signal to SIGKILL",
+        AT(JC_INT, run.grace)},
+};
+
+static int64_t get_int(const job *j, const job_fspec *s)
+{
+    const char *p = (const char *)j + s->off;
+    switch (s->ctype) {
+    case JC_INT: return *(const int *)(const void *)p;
+    case JC_LONG: return *(const long *)(const void *)p;
+    case JC_I64: return *(const int64_t *)(const void *)p;
+    default: ef_panic("field %s is not an integer member", s->key);
+    }
+}
+
+static void set_int(job *j, const job_fspec *s, int64_t v)
+{
+    char *p = (char *)j + s->off;
+    switch (s->ctype) {
+    case JC_INT: *(int *)(void *)p = (int)v; break;
+    case JC_LONG: *(long *)(void *)p = (long)v; break;
+    case JC_I64: *(int64_t *)(void *)p = v; break;
+    case JC_NONE: break; /* read, used by a rule, not kept (best_effort) */
+    case JC_STR: ef_panic("field %s is not an integer member", s->key);
+    }
+}
+
+static char **str_member(job *j, const job_fspec *s)
+{
+    ef_assert(s->ctype == JC_STR);
+    return (char **)(void *)((char *)j + s->off);
+}
+
+static const char *get_str(const job *j, const job_fspec *s)
+{
+    return *str_member((job *)j, s);
+}
+
+int job_has(const job *j, job_field f)
+{
+    const job_fspec *s = &job_fields[f];
+    switch (f) {
+    case JF_ID: case JF_MODEL: case JF_BATCH: case JF_SUBMIT:
+        return 1;
+    case JF_BEST:
+        return 0;
+    case JF_DEADLINE:
+        return j->has_deadline;
+    case JF_ITER: case JF_DONE:
+        return !j->in_samples;
+    case JF_SAMPLES:
+        return j->in_samples && j->epochs == 0;
+    case JF_SAMPLES_DONE:
+        return j->in_samples;
+    case JF_PLACEMENT:
+        return j->ncur > 0;
+    case JF_BATCHES:
+        return j->nbatch > 0;
+    case JF_COMMAND:
+        return j->run.argv != NULL;
+    case JF_ENV:
+        return j->run.nenv > 0;
+    default:
+        break;
+    }
+    if (s->ctype == JC_STR)
+        return get_str(j, s) != NULL;
+    return get_int(j, s) != s->absent;
+}
+
+/* ---- the queue ---------------------------------------------------------- */
 
 void queue_free(job_queue *q)
 {
@@ -46,11 +264,12 @@ const char *queue_where(const job_queue *q, int i, job_field f, char *dst,
 {
     const job *j = &q->jobs[i];
     if (q->is_json)
-        snprintf(dst, len, "%s: jobs[%d].%s", q->path, j->index, json_key[f]);
+        snprintf(dst, len, "%s: jobs[%d].%s", q->path, j->index,
+                 job_fields[f].key);
     else
         snprintf(dst, len, "%s:%ld:%d: %s", q->path, j->line,
                  j->col[f] > 0 ? j->col[f] : 1,
-                 q->colname[f] ? q->colname[f] : json_key[f]);
+                 q->colname[f] ? q->colname[f] : job_fields[f].key);
     return dst;
 }
 
@@ -66,8 +285,20 @@ double job_samples_left(const job *j)
     return (double)(j->iterations - j->iterations_done) * (double)j->batch;
 }
 
-/* Most batch sizes one job may list. */
-#define MAX_BATCHES 64
+void job_advance(job *j, int64_t done)
+{
+    if (j->in_samples) {
+        int64_t s = done < j->iterations ? done * j->batch : j->samples;
+        if (s > j->samples_done)
+            j->samples_done = s < j->samples ? s : j->samples - 1;
+        j->iterations_done = j->samples_done / j->batch;
+        return;
+    }
+    if (done >= j->iterations)
+        done = j->iterations - 1;
+    if (done > j->iterations_done)
+        j->iterations_done = done;
+}
 
 static int cmp_long(const void *a, const void *b)
 {
@@ -75,15 +306,23 @@ static int cmp_long(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The elastic-batch and work-form rules shared by both formats, for job
- * i once its fields are read. has_*: which fields the job gave; epochs
- * and dataset: their values (0 = absent). */
-static int job_finish(job_queue *q, int i, int has_batch, int has_iter,
-                      int has_samples, int64_t epochs, int64_t dataset,
-                      int has_done, int has_sdone, ef_err *e)
+/* What both readers do once job i's fields are read: keep the integers
+ * (has: which fields were given, v: their values), then the elastic-batch
+ * and work-form rules. */
+static int job_finish(job_queue *q, int i, unsigned has, const int64_t *v,
+                      ef_err *e)
 {
     job *j = &q->jobs[i];
-    int has_epochs = epochs > 0, has_dataset = dataset > 0;
+    for (int f = 0; f < JF_NFIELDS; f++)
+        if ((has & JB(f)) && (job_fields[f].type == JFT_INT ||
+                              job_fields[f].type == JFT_TIME))
+            set_int(j, &job_fields[f], v[f]);
+    j->has_deadline = (has & JB(JF_DEADLINE)) != 0;
+    int has_batch = (has & JB(JF_BATCH)) != 0;
+    int has_iter = (has & JB(JF_ITER)) != 0;
+    int has_samples = (has & JB(JF_SAMPLES)) != 0;
+    int has_epochs = (has & JB(JF_EPOCHS)) != 0;
+    int has_dataset = (has & JB(JF_DATASET)) != 0;
     char w[600];
     if (j->nbatch > 0) {
         int found = 0;
@@ -122,20 +361,20 @@ static int job_finish(job_queue *q, int i, int has_batch, int has_iter,
                        has_iter ? "iterations" : "samples",
                        has_epochs ? "epochs" : "samples");
     if (has_epochs) {
-        if (epochs > EF_MAX_I64 / dataset)
+        if (j->epochs > EF_MAX_I64 / j->dataset_size)
             return ef_fail(e, EF_E_INPUT, "%s: epochs x dataset_size is too "
                            "large (expected at most %lld samples)",
                            queue_where(q, i, JF_DATASET, w, sizeof w),
                            (long long)EF_MAX_I64);
-        j->samples = epochs * dataset;
+        j->samples = j->epochs * j->dataset_size;
         has_samples = 1;
     }
     j->in_samples = has_samples;
-    if (has_samples && has_done)
+    if (has_samples && (has & JB(JF_DONE)))
         return ef_fail(e, EF_E_INPUT, "%s: iterations_done with the work in "
                        "samples (expected samples_done)",
                        queue_where(q, i, JF_DONE, w, sizeof w));
-    if (!has_samples && has_sdone)
+    if (!has_samples && (has & JB(JF_SAMPLES_DONE)))
         return ef_fail(e, EF_E_INPUT, "%s: samples_done with the work in "
                        "iterations (expected iterations_done)",
                        queue_where(q, i, JF_SAMPLES_DONE, w, sizeof w));
@@ -160,7 +399,9 @@ static job *push_job(job_queue *q, int *cap)
     }
     job *j = &q->jobs[q->n++];
     memset(j, 0, sizeof *j);
-    j->run.grace = -1;
+    for (int f = 0; f < JF_NFIELDS; f++)
+        if (job_fields[f].absent != 0)
+            set_int(j, &job_fields[f], job_fields[f].absent);
     return j;
 }
 
@@ -238,32 +479,38 @@ static int check_jobs(job_queue *q, ef_err *e)
     return rc;
 }
 
-/* ---- CSV ---------------------------------------------------------------- */
+/* ---- signals and the environment (for efplan apply) ---------------------- */
 
-typedef struct colspec {
-    job_field f;
-    const char *names[2];
-    int required;
-} colspec;
-
-static const colspec csv_cols[] = {
-    {JF_ID, {"job_id", NULL}, 1},
-    {JF_SUBMIT, {"submit_time", "submission_time"}, 1},
-    {JF_ITER, {"iteration", "num_iteration"}, 1},
-    {JF_MODEL, {"model_name", NULL}, 1},
-    {JF_DEADLINE, {"ddl", "deadline"}, 1},
-    {JF_BATCH, {"batch_size", NULL}, 1},
-    {JF_NUMGPU, {"num_gpu", NULL}, 0},
-    {JF_DURATION, {"duration", NULL}, 0},
-    {JF_BEST, {"best_effort", NULL}, 0},
-    {JF_DONE, {"iterations_done", NULL}, 0},
-    {JF_BATCHES, {"batch_sizes", NULL}, 0},
-    {JF_SAMPLES, {"samples", NULL}, 0},
-    {JF_EPOCHS, {"epochs", NULL}, 0},
-    {JF_DATASET, {"dataset_size", NULL}, 0},
-    {JF_SAMPLES_DONE, {"samples_done", NULL}, 0},
+static const struct {
+    const char *name;
+    int sig;
+} signals[] = {
+    {"SIGHUP", SIGHUP}, {"SIGINT", SIGINT}, {"SIGQUIT", SIGQUIT},
+    {"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGALRM", SIGALRM},
+    {"SIGTERM", SIGTERM}, {"SIGCONT", SIGCONT}, {"SIGWINCH", SIGWINCH},
 };
-#define NCOLSPEC ((int)(sizeof csv_cols / sizeof csv_cols[0]))
+#define NSIGNALS ((int)(sizeof signals / sizeof signals[0]))
+
+const char *job_signal_name(int sig)
+{
+    for (int i = 0; i < NSIGNALS; i++)
+        if (signals[i].sig == sig)
+            return signals[i].name;
+    return NULL;
+}
+
+/* Variables efplan apply sets itself: a job may not set them in "env". */
+static const char *const reserved_env[] = {
+    "NNODES", "NODE_RANK", "NPROC_PER_NODE", "WORLD_SIZE", "MASTER_ADDR",
+    "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "EFPLAN_JOB_ID",
+    "EFPLAN_PROGRESS_FILE", "EFPLAN_ATTEMPT", "EFPLAN_ITERATIONS"};
+
+static int cmp_env(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* ---- CSV ---------------------------------------------------------------- */
 
 /* Columns of the artifact traces we know and ignore. */
 static const char *const csv_ignored[] = {"real_iteration", "real_duration"};
@@ -314,28 +561,46 @@ static int csv_int(const job_queue *q, const csv_row *row, int fi,
                    ef_quote(s, qv, sizeof qv), what, expect);
 }
 
+/* A string cell of field s: min..max bytes, no control characters. */
+static int csv_str(const job_queue *q, job *j, const job_fspec *s,
+                   const csv_row *row, int fi, ef_err *e)
+{
+    const char *v = row->f[fi];
+    size_t n = strlen(v);
+    const char *bad = n < (size_t)s->min ? "empty"
+                      : n > (size_t)s->max ? "too long" : NULL;
+    for (size_t k = 0; k < n && !bad; k++)
+        if ((unsigned char)v[k] < 0x20)
+            bad = "contains a control character";
+    if (bad)
+        return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: %s (expected %s)",
+                       q->path, row->line, row->col[fi], q->colname[s->f],
+                       bad, s->expect);
+    *str_member(j, s) = ef_strdup(v);
+    return EF_OK;
+}
+
 /* A batch_sizes cell: sizes joined by ';' ("64;128;256"); empty = none. */
 static int csv_batches(const job_queue *q, job *j, const csv_row *row,
                        int fi, ef_err *e)
 {
-    const char *s = row->f[fi];
+    const job_fspec *s = &job_fields[JF_BATCHES];
+    const char *cell = row->f[fi];
     char qv[128], tok[64];
-    if (s[0] == '\0')
-        return EF_OK;
     int n = 1;
-    for (const char *c = s; *c; c++)
+    for (const char *c = cell; *c; c++)
         n += *c == ';';
-    if (n > MAX_BATCHES)
+    if (n > s->nmax)
         return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: %d batch sizes "
                        "(expected at most %d)", q->path, row->line,
-                       row->col[fi], q->colname[JF_BATCHES], n, MAX_BATCHES);
+                       row->col[fi], q->colname[JF_BATCHES], n, (int)s->nmax);
     j->batches = ef_malloc((size_t)n * sizeof *j->batches);
-    const char *c = s;
+    const char *c = cell;
     for (int k = 0; k < n; k++) {
         size_t l = strcspn(c, ";");
         snprintf(tok, sizeof tok, "%.*s", (int)(l < 63 ? l : 63), c);
         int64_t v;
-        if (l > 63 || ef_parse_i64(tok, 1, INT32_MAX, &v) != EF_NUM_OK)
+        if (l > 63 || ef_parse_i64(tok, s->min, s->max, &v) != EF_NUM_OK)
             return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: item %d \"%s\" is "
                            "not a positive integer (expected batch sizes "
                            "joined by ';', e.g. 64;128;256)", q->path,
@@ -353,10 +618,133 @@ static int csv_batches(const job_queue *q, job *j, const csv_row *row,
     return EF_OK;
 }
 
-/* Non-empty cell of optional column f? */
-static int csv_has(const int *idx, const csv_row *row, job_field f)
+/* Does the row give (a non-empty cell of) any field of 'mask'? */
+static int csv_any(const int *idx, const csv_row *row, unsigned mask)
 {
-    return idx[f] >= 0 && row->f[idx[f]][0] != '\0';
+    for (int f = 0; f < JF_NFIELDS; f++)
+        if ((mask & JB(f)) && idx[f] >= 0 && row->f[idx[f]][0] != '\0')
+            return 1;
+    return 0;
+}
+
+/* Does the header have a column of any field of 'mask'? */
+static int csv_any_column(const int *idx, unsigned mask)
+{
+    for (int f = 0; f < JF_NFIELDS; f++)
+        if ((mask & JB(f)) && idx[f] >= 0)
+            return 1;
+    return 0;
+}
+
+/* The fields of one row (job q->jobs[q->n - 1]), in table order. */
+static int csv_job(job_queue *q, const int *idx, const csv_row *row,
+                   ef_err *e)
+{
+    job *j = &q->jobs[q->n - 1];
+    unsigned has = 0;
+    int64_t v[JF_NFIELDS] = {0};
+    for (int f = 0; f < JF_NFIELDS; f++) {
+        const job_fspec *s = &job_fields[f];
+        if (!(s->flags & JFF_CSV))
+            continue;
+        if (f == JF_DEADLINE && v[JF_BEST])
+            continue; /* best_effort 1: the deadline cell is not read */
+        int c = idx[f];
+        if (c < 0 || row->f[c][0] == '\0') {
+            /* An empty cell is a field not given (pandas writes missing
+             * values that way); a required one is reported below. */
+            if (s->req_csv != JR_YES &&
+                (s->req_csv != JR_UNLESS || csv_any(idx, row, s->unless)))
+                continue;
+            if (c < 0)
+                return ef_fail(e, EF_E_INPUT, "%s:%ld:1: no %s given "
+                               "(expected %s, %s)", q->path, row->line,
+                               s->what, q->colname[f] ? q->colname[f]
+                                                      : s->csv[0], s->alt);
+        }
+        int rc;
+        switch (s->type) {
+        case JFT_ID:
+        case JFT_NAME:
+            rc = csv_str(q, j, s, row, c, e);
+            break;
+        case JFT_INT:
+        case JFT_TIME:
+            rc = csv_int(q, row, c, (job_field)f,
+                         (s->flags & JFF_ZERO) ? 0 : s->min, s->max, &v[f],
+                         s->expect, e);
+            break;
+        case JFT_SIZES:
+            rc = csv_batches(q, j, row, c, e);
+            break;
+        default:
+            ef_panic("field %s: no CSV reader for its type", s->key);
+        }
+        if (rc != EF_OK)
+            return EF_ERR;
+        has |= JB(f);
+    }
+    return job_finish(q, q->n - 1, has, v, e);
+}
+
+/* The header line: which column holds which field (idx), the names as
+ * spelled, and the required columns there. */
+static int csv_header(job_queue *q, const csv_row *row, int *idx,
+                      ef_err *e)
+{
+    char qv[128];
+    for (int i = 0; i < row->nf; i++) {
+        const job_fspec *s = NULL;
+        for (int f = 0; f < JF_NFIELDS && !s; f++)
+            for (int k = 0; k < 2; k++)
+                if (job_fields[f].csv[k] &&
+                    strcmp(row->f[i], job_fields[f].csv[k]) == 0)
+                    s = &job_fields[f];
+        if (!s)
+            continue; /* unknown columns are kept out of the way */
+        if (idx[s->f] >= 0)
+            return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: duplicated column \"%s\" "
+                           "(column %d is \"%s\"; keep one)", q->path,
+                           row->line, row->col[i], row->f[i], idx[s->f] + 1,
+                           q->colname[s->f]);
+        idx[s->f] = i;
+        q->colname[s->f] = ef_strdup(row->f[i]);
+    }
+    for (int f = 0; f < JF_NFIELDS; f++) {
+        const job_fspec *s = &job_fields[f];
+        if (!(s->flags & JFF_CSV) || s->req_csv == JR_NO || idx[f] >= 0 ||
+            (s->req_csv == JR_UNLESS && csv_any_column(idx, s->unless)))
+            continue;
+        /* Point at a likely misspelling among the unknown columns. */
+        const char *hint = NULL;
+        int hint_col = 1;
+        int n = s->csv[1] ? 2 : 1;
+        for (int i = 0; i < row->nf && !hint; i++) {
+            int known = 0;
+            for (int f2 = 0; f2 < JF_NFIELDS; f2++)
+                known |= idx[f2] == i;
+            for (size_t g = 0; g < sizeof csv_ignored / sizeof *csv_ignored;
+                 g++)
+                known |= strcmp(row->f[i], csv_ignored[g]) == 0;
+            if (!known && ef_suggest(row->f[i], s->csv, n)) {
+                hint = row->f[i];
+                hint_col = row->col[i];
+            }
+        }
+        char names[96];
+        if (s->csv[1])
+            snprintf(names, sizeof names, "\"%s\" or \"%s\"", s->csv[0],
+                     s->csv[1]);
+        else
+            snprintf(names, sizeof names, "\"%s\"", s->csv[0]);
+        if (hint)
+            return ef_fail(e, EF_E_INPUT, "%s:%ld:%d: missing column %s (is "
+                           "\"%s\" a misspelling?)", q->path, row->line,
+                           hint_col, names, ef_quote(hint, qv, sizeof qv));
+        return ef_fail(e, EF_E_INPUT, "%s:%ld:1: missing column %s", q->path,
+                       row->line, names);
+    }
+    return EF_OK;
 }
 
 int queue_parse_csv(job_queue *q, const char *path, const char *buf,
@@ -368,7 +756,6 @@ int queue_parse_csv(job_queue *q, const char *path, const char *buf,
     csv_row row = {0};
     int idx[JF_NFIELDS];
     int rc, cap = 0, nf;
-    char qv[128];
     for (int f = 0; f < JF_NFIELDS; f++)
         idx[f] = -1;
     csv_open(&r, q->path, buf, len);
@@ -379,67 +766,9 @@ int queue_parse_csv(job_queue *q, const char *path, const char *buf,
                      "batch_size\")", path);
         goto fail;
     }
-    if (rc < 0)
+    if (rc < 0 || csv_header(q, &row, idx, e) != EF_OK)
         goto fail;
     nf = row.nf;
-    long hline = row.line;
-    for (int i = 0; i < row.nf; i++) {
-        const colspec *cs = NULL;
-        for (int k = 0; k < NCOLSPEC && !cs; k++)
-            for (int s = 0; s < 2; s++)
-                if (csv_cols[k].names[s] &&
-                    strcmp(row.f[i], csv_cols[k].names[s]) == 0)
-                    cs = &csv_cols[k];
-        if (!cs)
-            continue; /* unknown columns are kept out of the way */
-        if (idx[cs->f] >= 0) {
-            rc = ef_fail(e, EF_E_INPUT, "%s:%ld:%d: duplicated column \"%s\" "
-                         "(column %d is \"%s\"; keep one)", path, row.line,
-                         row.col[i], row.f[i], idx[cs->f] + 1,
-                         q->colname[cs->f]);
-            goto fail;
-        }
-        idx[cs->f] = i;
-        q->colname[cs->f] = ef_strdup(row.f[i]);
-    }
-    for (int k = 0; k < NCOLSPEC; k++) {
-        const colspec *cs = &csv_cols[k];
-        if (!cs->required || idx[cs->f] >= 0)
-            continue;
-        if (cs->f == JF_ITER && (idx[JF_SAMPLES] >= 0 || idx[JF_EPOCHS] >= 0))
-            continue; /* the work is in samples */
-        /* Point at a likely misspelling among the unknown columns. */
-        const char *hint = NULL;
-        int hint_col = 1;
-        for (int i = 0; i < row.nf && !hint; i++) {
-            int known = 0;
-            for (int k2 = 0; k2 < NCOLSPEC; k2++)
-                if (idx[csv_cols[k2].f] == i)
-                    known = 1;
-            for (size_t g = 0; g < sizeof csv_ignored / sizeof *csv_ignored; g++)
-                if (strcmp(row.f[i], csv_ignored[g]) == 0)
-                    known = 1;
-            int n = cs->names[1] ? 2 : 1;
-            if (!known && ef_suggest(row.f[i], cs->names, n)) {
-                hint = row.f[i];
-                hint_col = row.col[i];
-            }
-        }
-        char names[96];
-        if (cs->names[1])
-            snprintf(names, sizeof names, "\"%s\" or \"%s\"", cs->names[0],
-                     cs->names[1]);
-        else
-            snprintf(names, sizeof names, "\"%s\"", cs->names[0]);
-        if (hint)
-            rc = ef_fail(e, EF_E_INPUT, "%s:%ld:%d: missing column %s (is "
-                         "\"%s\" a misspelling?)", path, hline, hint_col,
-                         names, ef_quote(hint, qv, sizeof qv));
-        else
-            rc = ef_fail(e, EF_E_INPUT, "%s:%ld:1: missing column %s", path,
-                         hline, names);
-        goto fail;
-    }
     q->has_num_gpu = idx[JF_NUMGPU] >= 0;
     q->has_duration = idx[JF_DURATION] >= 0;
     while ((rc = csv_next(&r, &row, e)) == 1) {
@@ -455,98 +784,8 @@ int queue_parse_csv(job_queue *q, const char *path, const char *buf,
         j->index = q->n - 1;
         for (int f = 0; f < JF_NFIELDS; f++)
             j->col[f] = idx[f] >= 0 ? row.col[idx[f]] : 0;
-        const char *id = row.f[idx[JF_ID]];
-        if (id[0] == '\0' || strlen(id) > 255) {
-            rc = ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: %s (expected 1 to 255 "
-                         "characters)", path, row.line, row.col[idx[JF_ID]],
-                         q->colname[JF_ID], id[0] ? "too long" : "empty");
+        if (csv_job(q, idx, &row, e) != EF_OK)
             goto fail;
-        }
-        j->id = ef_strdup(id);
-        const char *model = row.f[idx[JF_MODEL]];
-        if (model[0] == '\0') {
-            rc = ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: empty (expected a model "
-                         "name)", path, row.line, row.col[idx[JF_MODEL]],
-                         q->colname[JF_MODEL]);
-            goto fail;
-        }
-        j->model = ef_strndup(model, strlen(model) > 255 ? 255 : strlen(model));
-        int64_t v;
-        /* the work: iterations, or samples, or epochs x dataset_size */
-        int hs = csv_has(idx, &row, JF_SAMPLES);
-        int64_t ep = 0, ds = 0;
-        int hi = idx[JF_ITER] >= 0 &&
-                 (row.f[idx[JF_ITER]][0] != '\0' ||
-                  !(hs || csv_has(idx, &row, JF_EPOCHS) ||
-                    csv_has(idx, &row, JF_DATASET)));
-        if (csv_int(q, &row, idx[JF_SUBMIT], JF_SUBMIT, 0, EF_MAX_I64,
-                    &j->submit, "a time in seconds >= 0", e) != EF_OK ||
-            (hi && csv_int(q, &row, idx[JF_ITER], JF_ITER, 0, EF_MAX_I64,
-                           &j->iterations, "a positive integer", e) != EF_OK) ||
-            (hs && csv_int(q, &row, idx[JF_SAMPLES], JF_SAMPLES, 1,
-                           EF_MAX_I64, &j->samples, "a positive number of "
-                           "samples", e) != EF_OK) ||
-            (csv_has(idx, &row, JF_EPOCHS) &&
-             csv_int(q, &row, idx[JF_EPOCHS], JF_EPOCHS, 1, 1000000, &ep,
-                     "a positive number of epochs", e) != EF_OK) ||
-            (csv_has(idx, &row, JF_DATASET) &&
-             csv_int(q, &row, idx[JF_DATASET], JF_DATASET, 1, EF_MAX_I64, &ds,
-                     "a positive number of samples per epoch", e) != EF_OK) ||
-            csv_int(q, &row, idx[JF_BATCH], JF_BATCH, 1, INT32_MAX, &v,
-                    "a positive integer", e) != EF_OK)
-            goto fail;
-        j->batch = (long)v;
-        if (idx[JF_BATCHES] >= 0 &&
-            csv_batches(q, j, &row, idx[JF_BATCHES], e) != EF_OK)
-            goto fail;
-        if (!hi && !hs && ep == 0 && ds == 0) {
-            rc = ef_fail(e, EF_E_INPUT, "%s:%ld:1: no work given (expected "
-                         "%s, samples, or epochs with dataset_size)", path,
-                         row.line, q->colname[JF_ITER] ? q->colname[JF_ITER]
-                                                       : "iteration");
-            goto fail;
-        }
-        int best = 0;
-        /* Optional columns may be empty (pandas writes missing values
-         * that way): empty means unknown, or 0 for best_effort. */
-        if (idx[JF_BEST] >= 0 && row.f[idx[JF_BEST]][0] != '\0') {
-            if (csv_int(q, &row, idx[JF_BEST], JF_BEST, 0, 1, &v, "0 or 1",
-                        e) != EF_OK)
-                goto fail;
-            best = (int)v;
-        }
-        const char *ddl = row.f[idx[JF_DEADLINE]];
-        if (!best && ddl[0] != '\0') {
-            if (csv_int(q, &row, idx[JF_DEADLINE], JF_DEADLINE, 0, EF_MAX_I64,
-                        &j->deadline, "a time in seconds, or empty for "
-                        "best-effort", e) != EF_OK)
-                goto fail;
-            j->has_deadline = 1;
-        }
-        if (idx[JF_NUMGPU] >= 0 && row.f[idx[JF_NUMGPU]][0] != '\0') {
-            if (csv_int(q, &row, idx[JF_NUMGPU], JF_NUMGPU, 0, (1 << 20),
-                        &v, "a GPU count >= 0", e) != EF_OK)
-                goto fail;
-            j->num_gpu = (int)v;
-        }
-        if (idx[JF_DURATION] >= 0 && row.f[idx[JF_DURATION]][0] != '\0' &&
-            csv_int(q, &row, idx[JF_DURATION], JF_DURATION, 0, EF_MAX_I64,
-                    &j->duration, "seconds >= 0", e) != EF_OK)
-            goto fail;
-        if (idx[JF_DONE] >= 0 && row.f[idx[JF_DONE]][0] != '\0' &&
-            csv_int(q, &row, idx[JF_DONE], JF_DONE, 0, EF_MAX_I64,
-                    &j->iterations_done, "iterations >= 0", e) != EF_OK)
-            goto fail;
-        if (csv_has(idx, &row, JF_SAMPLES_DONE) &&
-            csv_int(q, &row, idx[JF_SAMPLES_DONE], JF_SAMPLES_DONE, 0,
-                    EF_MAX_I64, &j->samples_done, "samples >= 0", e) != EF_OK)
-            goto fail;
-        if (job_finish(q, q->n - 1, 1, hi, hs, ep, ds,
-                       csv_has(idx, &row, JF_DONE),
-                       csv_has(idx, &row, JF_SAMPLES_DONE), e) != EF_OK) {
-            rc = EF_ERR;
-            goto fail;
-        }
     }
     if (rc < 0)
         goto fail;
@@ -566,46 +805,84 @@ fail:
 
 /* ---- JSON --------------------------------------------------------------- */
 
-/* A time: integer seconds or an ISO-8601 string. Returns 1 if present,
- * 0 if absent or null (when allow_null), EF_ERR on error. */
-static int json_time(const json_t *o, const char *key, int required,
-                     int allow_null, int64_t *out, const char *file,
-                     const char *where, ef_err *e)
+/* A time: integer seconds or an ISO-8601 string, min..max. Returns
+ * EF_OK or EF_ERR; the key is present (and not null). */
+static int json_time(const json_t *o, const job_fspec *s, int64_t *out,
+                     const char *file, const char *where, ef_err *e)
 {
-    json_t *v = json_object_get(o, key);
-    if (!v || (allow_null && json_is_null(v))) {
-        if (!v && required)
-            return ef_fail(e, EF_E_INPUT, "%s: %s: missing required key \"%s\"",
-                           file, where, key);
-        return 0;
-    }
+    json_t *v = json_object_get(o, s->key);
     if (json_is_string(v)) {
         const char *why = NULL;
         char qv[128];
         if (ef_parse_iso8601(json_string_value(v), out, &why) != EF_OK)
             return ef_fail(e, EF_E_INPUT, "%s: %s.%s: \"%s\" is not an "
-                           "ISO-8601 time: %s", file, where, key,
+                           "ISO-8601 time: %s", file, where, s->key,
                            ef_quote(json_string_value(v), qv, sizeof qv), why);
-        if (*out < 0 || *out > EF_MAX_I64)
+        if (*out < s->min || *out > s->max)
             return ef_fail(e, EF_E_INPUT, "%s: %s.%s: time before 1970 (expected "
-                           "a time in seconds >= 0)", file, where, key);
-        return 1;
+                           "a time in seconds >= 0)", file, where, s->key);
+        return EF_OK;
     }
     if (!json_is_integer(v))
         return ef_fail(e, EF_E_INPUT, "%s: %s.%s: expected seconds (an "
                        "integer) or an ISO-8601 string%s, got %s", file, where,
-                       key, allow_null ? " or null" : "", jsonin_type(v));
-    return jsonin_int(o, key, 1, 0, EF_MAX_I64, out, file, where, e);
+                       s->key, (s->flags & JFF_NULL) ? " or null" : "",
+                       jsonin_type(v));
+    return jsonin_int(o, s->key, 1, s->min, s->max, out, file, where, e) < 0
+               ? EF_ERR : EF_OK;
+}
+
+/* "id": a string, or an integer >= 0 kept as its decimal text. */
+static int json_id(job *j, const json_t *o, const job_fspec *s,
+                   const char *file, const char *where, ef_err *e)
+{
+    json_t *id = json_object_get(o, s->key);
+    const char *str;
+    if (json_is_integer(id) && json_integer_value(id) >= 0) {
+        char tmp[32];
+        snprintf(tmp, sizeof tmp, "%" JSON_INTEGER_FORMAT,
+                 json_integer_value(id));
+        *str_member(j, s) = ef_strdup(tmp);
+        return EF_OK;
+    }
+    if (!json_is_string(id))
+        return ef_fail(e, EF_E_INPUT, "%s: %s.%s: expected a string or a "
+                       "non-negative integer, got %s", file, where, s->key,
+                       jsonin_type(id));
+    /* jsonin_str: 1..255 bytes (s->min..s->max), no control characters */
+    if (jsonin_str(o, s->key, 1, &str, file, where, e) < 0)
+        return EF_ERR;
+    *str_member(j, s) = ef_strdup(str);
+    return EF_OK;
+}
+
+/* A string of s->min..s->max bytes without NUL bytes; 'what' is its
+ * path. */
+static int json_path_str(const json_t *v, const job_fspec *s,
+                         const char *file, const char *what,
+                         const char **out, ef_err *e)
+{
+    if (!json_is_string(v))
+        return ef_fail(e, EF_E_INPUT, "%s: %s: expected a string, got %s",
+                       file, what, jsonin_type(v));
+    size_t n = json_string_length(v);
+    if (n < (size_t)s->min || n > (size_t)s->max)
+        return ef_fail(e, EF_E_INPUT, "%s: %s: %s (expected %d to %d bytes)",
+                       file, what, n ? "too long" : "empty", (int)s->min,
+                       (int)s->max);
+    if (strlen(json_string_value(v)) != n)
+        return ef_fail(e, EF_E_INPUT, "%s: %s: contains a NUL byte", file,
+                       what);
+    *out = json_string_value(v);
+    return EF_OK;
 }
 
 /* "placement": [{"node": n, "gpus": [i, ...]}, ...]: where the job runs
  * now. Checked against the cluster later, by the planner. */
-static int json_placement(job *j, const json_t *pl, const char *file,
-                          const char *where, ef_err *e)
+static int json_placement(job *j, const json_t *pl, const job_fspec *s,
+                          const char *file, const char *where, ef_err *e)
 {
     static const char *const keys[] = {"node", "gpus"};
-    if (!pl || json_is_null(pl))
-        return EF_OK;
     if (!json_is_array(pl))
         return ef_fail(e, EF_E_INPUT, "%s: %s.placement: expected an array "
                        "[{\"node\": n, \"gpus\": [i, ...]}], got %s", file,
@@ -626,14 +903,14 @@ static int json_placement(job *j, const json_t *pl, const char *file,
         if (!json_is_array(g) || json_array_size(g) == 0)
             return ef_fail(e, EF_E_INPUT, "%s: %s.gpus: expected a non-empty "
                            "array of GPU indices", file, w);
-        if (json_array_size(g) > 64)
-            return ef_fail(e, EF_E_INPUT, "%s: %s.gpus: more than 64 GPUs on "
-                           "one node", file, w);
+        if (json_array_size(g) > (size_t)s->max + 1)
+            return ef_fail(e, EF_E_INPUT, "%s: %s.gpus: more than %d GPUs on "
+                           "one node", file, w, (int)s->max + 1);
         total += json_array_size(g);
     }
     if (total == 0)
         return EF_OK;
-    if (total > (1 << 20))
+    if (total > (size_t)s->nmax)
         return ef_fail(e, EF_E_INPUT, "%s: %s.placement: too many GPUs", file,
                        where);
     j->cur_node = ef_malloc(total * sizeof(int));
@@ -643,11 +920,11 @@ static int json_placement(job *j, const json_t *pl, const char *file,
         size_t m;
         json_t *x;
         json_array_foreach(json_object_get(el, "gpus"), m, x) {
-            if (!json_is_integer(x) || json_integer_value(x) < 0 ||
-                json_integer_value(x) > 63)
+            if (!json_is_integer(x) || json_integer_value(x) < s->min ||
+                json_integer_value(x) > s->max)
                 return ef_fail(e, EF_E_INPUT, "%s: %s.placement[%zu].gpus[%zu]: "
-                               "expected a GPU index from 0 to 63", file, where,
-                               k, m);
+                               "expected a GPU index from %d to %d", file,
+                               where, k, m, (int)s->min, (int)s->max);
             j->cur_node[j->ncur] = node;
             j->cur_gpu[j->ncur] = (int)json_integer_value(x);
             j->ncur++;
@@ -656,29 +933,25 @@ static int json_placement(job *j, const json_t *pl, const char *file,
     return EF_OK;
 }
 
-/* "batch_sizes": [64, 128, ...]. Returns 1 if present, 0 if absent or
- * null, EF_ERR on error. */
-static int json_batches(job *j, const json_t *o, const char *file,
-                        const char *where, ef_err *e)
+/* "batch_sizes": [64, 128, ...]. */
+static int json_batches(job *j, const json_t *a, const job_fspec *s,
+                        const char *file, const char *where, ef_err *e)
 {
-    const json_t *a = json_object_get(o, "batch_sizes");
-    if (!a || json_is_null(a))
-        return 0;
     if (!json_is_array(a) || json_array_size(a) == 0)
         return ef_fail(e, EF_E_INPUT, "%s: %s.batch_sizes: expected a "
                        "non-empty array of batch sizes such as [64, 128, "
                        "256], got %s", file, where,
                        json_is_array(a) ? "an empty array" : jsonin_type(a));
-    if (json_array_size(a) > MAX_BATCHES)
+    if (json_array_size(a) > (size_t)s->nmax)
         return ef_fail(e, EF_E_INPUT, "%s: %s.batch_sizes: %zu batch sizes "
                        "(expected at most %d)", file, where,
-                       json_array_size(a), MAX_BATCHES);
+                       json_array_size(a), (int)s->nmax);
     j->batches = ef_malloc(json_array_size(a) * sizeof *j->batches);
     size_t k;
     json_t *x;
     json_array_foreach(a, k, x) {
         json_int_t v = json_is_integer(x) ? json_integer_value(x) : 0;
-        if (!json_is_integer(x) || v < 1 || v > INT32_MAX) {
+        if (!json_is_integer(x) || v < s->min || v > s->max) {
             char got[48];
             if (json_is_integer(x))
                 snprintf(got, sizeof got, "%" JSON_INTEGER_FORMAT, v);
@@ -696,176 +969,214 @@ static int json_batches(job *j, const json_t *o, const char *file,
                                k, (long)v, m);
         j->batches[j->nbatch++] = (long)v;
     }
-    return 1;
-}
-
-/* ---- how to run a job (for efplan apply) --------------------------------- */
-
-static const struct {
-    const char *name;
-    int sig;
-} signals[] = {
-    {"SIGHUP", SIGHUP}, {"SIGINT", SIGINT}, {"SIGQUIT", SIGQUIT},
-    {"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGALRM", SIGALRM},
-    {"SIGTERM", SIGTERM}, {"SIGCONT", SIGCONT}, {"SIGWINCH", SIGWINCH},
-};
-#define NSIGNALS ((int)(sizeof signals / sizeof signals[0]))
-
-const char *job_signal_name(int sig)
-{
-    for (int i = 0; i < NSIGNALS; i++)
-        if (signals[i].sig == sig)
-            return signals[i].name;
-    return NULL;
-}
-
-/* Variables efplan apply sets itself: a job may not set them in "env". */
-static const char *const reserved_env[] = {
-    "NNODES", "NODE_RANK", "NPROC_PER_NODE", "WORLD_SIZE", "MASTER_ADDR",
-    "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "EFPLAN_JOB_ID",
-    "EFPLAN_PROGRESS_FILE", "EFPLAN_ATTEMPT", "EFPLAN_ITERATIONS"};
-
-/* A string of 1..4095 bytes without NUL bytes; 'what' is its path. */
-static int run_string(const json_t *v, const char *file, const char *what,
-                      const char **out, ef_err *e)
-{
-    if (!json_is_string(v))
-        return ef_fail(e, EF_E_INPUT, "%s: %s: expected a string, got %s",
-                       file, what, jsonin_type(v));
-    size_t n = json_string_length(v);
-    if (n == 0 || n > 4095)
-        return ef_fail(e, EF_E_INPUT, "%s: %s: %s (expected 1 to 4095 bytes)",
-                       file, what, n ? "too long" : "empty");
-    if (strlen(json_string_value(v)) != n)
-        return ef_fail(e, EF_E_INPUT, "%s: %s: contains a NUL byte", file,
-                       what);
-    *out = json_string_value(v);
     return EF_OK;
 }
 
-static int cmp_env(const void *a, const void *b)
+/* "command": the argv array. */
+static int json_argv(job *j, const json_t *v, const job_fspec *s,
+                     const char *file, const char *where, ef_err *e)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    job_run *r = &j->run;
+    char w[512];
+    const char *str;
+    if (!json_is_array(v) || json_array_size(v) == 0 ||
+        json_array_size(v) > (size_t)s->nmax)
+        return ef_fail(e, EF_E_INPUT, "%s: %s.command: expected a "
+                       "non-empty array of strings (the program and its "
+                       "arguments), got %s", file, where,
+                       json_is_array(v) ? (json_array_size(v)
+                                           ? "too many" : "an empty array")
+                                        : jsonin_type(v));
+    r->argv = ef_calloc(json_array_size(v) + 1, sizeof *r->argv);
+    size_t k;
+    json_t *x;
+    json_array_foreach(v, k, x) {
+        snprintf(w, sizeof w, "%s.command[%zu]", where, k);
+        if (json_path_str(x, s, file, w, &str, e) != EF_OK)
+            return EF_ERR;
+        r->argv[r->argc++] = ef_strdup(str);
+    }
+    return EF_OK;
 }
 
-/* "command", "workdir", "env", "checkpoint_signal", "grace_seconds". */
-static int json_run(job *j, const json_t *o, const char *file,
+/* "env": {"NAME": "value"}, kept as sorted "NAME=value" strings. */
+static int json_env(job *j, const json_t *v, const char *file,
                     const char *where, ef_err *e)
 {
     job_run *r = &j->run;
     char w[512], qv[128];
-    const char *s;
-    json_t *v = json_object_get(o, "command");
-    if (v) {
-        if (!json_is_array(v) || json_array_size(v) == 0 ||
-            json_array_size(v) > 4096)
-            return ef_fail(e, EF_E_INPUT, "%s: %s.command: expected a "
-                           "non-empty array of strings (the program and its "
-                           "arguments), got %s", file, where,
-                           json_is_array(v) ? (json_array_size(v)
-                                               ? "too many" : "an empty array")
-                                            : jsonin_type(v));
-        r->argv = ef_calloc(json_array_size(v) + 1, sizeof *r->argv);
-        size_t k;
-        json_t *x;
-        json_array_foreach(v, k, x) {
-            snprintf(w, sizeof w, "%s.command[%zu]", where, k);
-            if (run_string(x, file, w, &s, e) != EF_OK)
-                return EF_ERR;
-            r->argv[r->argc++] = ef_strdup(s);
-        }
+    if (!json_is_object(v))
+        return ef_fail(e, EF_E_INPUT, "%s: %s.env: expected an object of "
+                       "strings {\"NAME\": \"value\"}, got %s", file,
+                       where, jsonin_type(v));
+    r->env = ef_calloc(json_object_size(v) + 1, sizeof *r->env);
+    const char *key;
+    json_t *x;
+    json_object_foreach((json_t *)v, key, x) {
+        int ok = key[0] != '\0' && !isdigit((unsigned char)key[0]) &&
+                 strlen(key) <= 255;
+        for (const char *c = key; *c && ok; c++)
+            ok = isalnum((unsigned char)*c) || *c == '_';
+        if (!ok)
+            return ef_fail(e, EF_E_INPUT, "%s: %s.env: \"%s\" is not a "
+                           "variable name (expected letters, digits and "
+                           "_, not starting with a digit)", file, where,
+                           ef_quote(key, qv, sizeof qv));
+        for (size_t k = 0; k < sizeof reserved_env / sizeof *reserved_env;
+             k++)
+            if (strcmp(key, reserved_env[k]) == 0)
+                return ef_fail(e, EF_E_INPUT, "%s: %s.env.%s: set by "
+                               "efplan apply for each launch (remove "
+                               "it)", file, where, key);
+        snprintf(w, sizeof w, "%s.env.%s", where, key);
+        if (!json_is_string(x))
+            return ef_fail(e, EF_E_INPUT, "%s: %s: expected a string, got "
+                           "%s", file, w, jsonin_type(x));
+        if (strlen(json_string_value(x)) != json_string_length(x))
+            return ef_fail(e, EF_E_INPUT, "%s: %s: contains a NUL byte",
+                           file, w);
+        size_t n = strlen(key) + json_string_length(x) + 2;
+        r->env[r->nenv] = ef_malloc(n);
+        snprintf(r->env[r->nenv++], n, "%s=%s", key, json_string_value(x));
     }
-    v = json_object_get(o, "workdir");
-    if (v) {
-        snprintf(w, sizeof w, "%s.workdir", where);
-        if (run_string(v, file, w, &s, e) != EF_OK)
-            return EF_ERR;
-        r->workdir = ef_strdup(s);
-    }
-    v = json_object_get(o, "env");
-    if (v) {
-        if (!json_is_object(v))
-            return ef_fail(e, EF_E_INPUT, "%s: %s.env: expected an object of "
-                           "strings {\"NAME\": \"value\"}, got %s", file,
-                           where, jsonin_type(v));
-        r->env = ef_calloc(json_object_size(v) + 1, sizeof *r->env);
-        const char *key;
-        json_t *x;
-        json_object_foreach(v, key, x) {
-            int ok = key[0] != '\0' && !isdigit((unsigned char)key[0]) &&
-                     strlen(key) <= 255;
-            for (const char *c = key; *c && ok; c++)
-                ok = isalnum((unsigned char)*c) || *c == '_';
-            if (!ok)
-                return ef_fail(e, EF_E_INPUT, "%s: %s.env: \"%s\" is not a "
-                               "variable name (expected letters, digits and "
-                               "_, not starting with a digit)", file, where,
-                               ef_quote(key, qv, sizeof qv));
-            for (size_t k = 0; k < sizeof reserved_env / sizeof *reserved_env;
-                 k++)
-                if (strcmp(key, reserved_env[k]) == 0)
-                    return ef_fail(e, EF_E_INPUT, "%s: %s.env.%s: set by "
-                                   "efplan apply for each launch (remove "
-                                   "it)", file, where, key);
-            snprintf(w, sizeof w, "%s.env.%s", where, key);
-            if (!json_is_string(x))
-                return ef_fail(e, EF_E_INPUT, "%s: %s: expected a string, got "
-                               "%s", file, w, jsonin_type(x));
-            if (strlen(json_string_value(x)) != json_string_length(x))
-                return ef_fail(e, EF_E_INPUT, "%s: %s: contains a NUL byte",
-                               file, w);
-            size_t n = strlen(key) + json_string_length(x) + 2;
-            r->env[r->nenv] = ef_malloc(n);
-            snprintf(r->env[r->nenv++], n, "%s=%s", key, json_string_value(x));
-        }
-        qsort(r->env, (size_t)r->nenv, sizeof *r->env, cmp_env);
-    }
-    v = json_object_get(o, "checkpoint_signal");
-    if (v) {
-        if (json_is_integer(v)) {
-            json_int_t n = json_integer_value(v);
-            if (n < 1 || n > 64 || n == SIGKILL || n == SIGSTOP)
-                return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: %"
-                               JSON_INTEGER_FORMAT " (expected a signal number "
-                               "from 1 to 64 other than KILL (9) and STOP "
-                               "(19))", file, where, n);
-            r->signal = (int)n;
-        } else if (json_is_string(v)) {
-            const char *name = json_string_value(v);
-            char full[64];
-            snprintf(full, sizeof full, "%s%s",
-                     strncmp(name, "SIG", 3) == 0 ? "" : "SIG", name);
-            for (int i = 0; i < NSIGNALS && !r->signal; i++)
-                if (strcmp(full, signals[i].name) == 0)
-                    r->signal = signals[i].sig;
-            if (!r->signal) {
-                const char *names[NSIGNALS];
-                for (int i = 0; i < NSIGNALS; i++)
-                    names[i] = signals[i].name;
-                const char *sug = ef_suggest(full, names, NSIGNALS);
-                if (sug)
-                    return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: "
-                                   "unknown signal \"%s\" (did you mean "
-                                   "\"%s\"?)", file, where,
-                                   ef_quote(name, qv, sizeof qv), sug);
-                return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: "
-                               "unknown signal \"%s\" (expected SIGTERM, "
-                               "SIGUSR1, SIGUSR2, SIGINT, SIGHUP, SIGQUIT, "
-                               "SIGALRM, SIGCONT, SIGWINCH or a number)", file,
-                               where, ef_quote(name, qv, sizeof qv));
-            }
-        } else
-            return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: expected "
-                           "a signal name or number, got %s", file, where,
-                           jsonin_type(v));
-    }
-    int64_t g;
-    int hg = jsonin_int(o, "grace_seconds", 0, 0, 86400, &g, file, where, e);
-    if (hg < 0)
-        return EF_ERR;
-    if (hg)
-        r->grace = (int)g;
+    qsort(r->env, (size_t)r->nenv, sizeof *r->env, cmp_env);
     return EF_OK;
+}
+
+/* "checkpoint_signal": a name ("SIGUSR1", "USR1") or a number. */
+static int json_signal(job *j, const json_t *v, const job_fspec *s,
+                       const char *file, const char *where, ef_err *e)
+{
+    job_run *r = &j->run;
+    char qv[128];
+    if (json_is_integer(v)) {
+        json_int_t n = json_integer_value(v);
+        if (n < s->min || n > s->max || n == SIGKILL || n == SIGSTOP)
+            return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: %"
+                           JSON_INTEGER_FORMAT " (expected a signal number "
+                           "from %d to %d other than KILL (9) and STOP "
+                           "(19))", file, where, n, (int)s->min, (int)s->max);
+        r->signal = (int)n;
+        return EF_OK;
+    }
+    if (!json_is_string(v))
+        return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: expected "
+                       "a signal name or number, got %s", file, where,
+                       jsonin_type(v));
+    const char *name = json_string_value(v);
+    char full[64];
+    snprintf(full, sizeof full, "%s%s",
+             strncmp(name, "SIG", 3) == 0 ? "" : "SIG", name);
+    for (int i = 0; i < NSIGNALS && !r->signal; i++)
+        if (strcmp(full, signals[i].name) == 0)
+            r->signal = signals[i].sig;
+    if (r->signal)
+        return EF_OK;
+    const char *names[NSIGNALS];
+    for (int i = 0; i < NSIGNALS; i++)
+        names[i] = signals[i].name;
+    const char *sug = ef_suggest(full, names, NSIGNALS);
+    if (sug)
+        return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: "
+                       "unknown signal \"%s\" (did you mean "
+                       "\"%s\"?)", file, where,
+                       ef_quote(name, qv, sizeof qv), sug);
+    return ef_fail(e, EF_E_INPUT, "%s: %s.checkpoint_signal: "
+                   "unknown signal \"%s\" (expected SIGTERM, "
+                   "SIGUSR1, SIGUSR2, SIGINT, SIGHUP, SIGQUIT, "
+                   "SIGALRM, SIGCONT, SIGWINCH or a number)", file,
+                   where, ef_quote(name, qv, sizeof qv));
+}
+
+/* Is key k of o given (present, and not a null that means absent)? */
+static int json_given(const json_t *o, const job_fspec *s)
+{
+    const json_t *v = json_object_get(o, s->key);
+    return v && !((s->flags & JFF_NULL) && json_is_null(v));
+}
+
+/* Is any field of 'mask' given in o? */
+static int json_any(const json_t *o, unsigned mask)
+{
+    for (int f = 0; f < JF_NFIELDS; f++)
+        if ((mask & JB(f)) && json_given(o, &job_fields[f]))
+            return 1;
+    return 0;
+}
+
+/* The fields of one JSON job o (q->jobs[q->n - 1], at 'where'), in table
+ * order. */
+static int json_job(job_queue *q, const json_t *o, const char *where,
+                    ef_err *e)
+{
+    job *j = &q->jobs[q->n - 1];
+    const char *file = q->path, *str;
+    unsigned has = 0;
+    int64_t v[JF_NFIELDS] = {0};
+    char w[512];
+    for (int f = 0; f < JF_NFIELDS; f++) {
+        const job_fspec *s = &job_fields[f];
+        if (!(s->flags & JFF_JSON))
+            continue;
+        json_t *x = json_object_get(o, s->key);
+        if (!json_given(o, s)) {
+            if (s->req_json == JR_YES ||
+                (s->req_json == JR_UNLESS && !json_any(o, s->unless)))
+                return ef_fail(e, EF_E_INPUT, "%s: %s: missing required key "
+                               "\"%s\"", file, where, s->key);
+            continue;
+        }
+        int rc = EF_OK;
+        switch (s->type) {
+        case JFT_ID:
+            rc = json_id(j, o, s, file, where, e);
+            break;
+        case JFT_NAME: /* jsonin_str: 1..255 bytes (s->min..s->max) */
+            rc = jsonin_str(o, s->key, 1, &str, file, where, e) < 0
+                     ? EF_ERR : EF_OK;
+            if (rc == EF_OK)
+                *str_member(j, s) = ef_strdup(str);
+            break;
+        case JFT_INT:
+            if ((s->flags & JFF_ZERO) && json_is_integer(x) &&
+                json_integer_value(x) == 0)
+                v[f] = 0;
+            else if (jsonin_int(o, s->key, 1, s->min, s->max, &v[f], file,
+                                where, e) < 0)
+                rc = EF_ERR;
+            break;
+        case JFT_TIME:
+            rc = json_time(o, s, &v[f], file, where, e);
+            break;
+        case JFT_SIZES:
+            rc = json_batches(j, x, s, file, where, e);
+            break;
+        case JFT_PLACE:
+            rc = json_placement(j, x, s, file, where, e);
+            break;
+        case JFT_ARGV:
+            rc = json_argv(j, x, s, file, where, e);
+            break;
+        case JFT_PATH:
+            snprintf(w, sizeof w, "%s.%s", where, s->key);
+            rc = json_path_str(x, s, file, w, &str, e);
+            if (rc == EF_OK)
+                *str_member(j, s) = ef_strdup(str);
+            break;
+        case JFT_ENV:
+            rc = json_env(j, x, file, where, e);
+            break;
+        case JFT_SIGNAL:
+            rc = json_signal(j, x, s, file, where, e);
+            break;
+        }
+        if (rc != EF_OK)
+            return EF_ERR;
+        has |= JB(f);
+    }
+    q->has_num_gpu |= (has & JB(JF_NUMGPU)) != 0;
+    q->has_duration |= (has & JB(JF_DURATION)) != 0;
+    return job_finish(q, q->n - 1, has, v, e);
 }
 
 int queue_parse_json(job_queue *q, const char *path, const char *buf,
@@ -873,6 +1184,11 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
 {
     static const char *const top_keys[] = {"format", "version", "jobs",
                                            "apply"};
+    const char *keys[JF_NFIELDS];
+    int nkeys = 0;
+    for (int f = 0; f < JF_NFIELDS; f++)
+        if (job_fields[f].flags & JFF_JSON)
+            keys[nkeys++] = job_fields[f].key;
     memset(q, 0, sizeof *q);
     q->path = ef_strdup(path);
     q->is_json = 1;
@@ -928,100 +1244,12 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
                     where, jsonin_type(o));
             goto fail;
         }
-        static const char *const keys[] = {
-            "id", "model", "batch_size", "iterations", "submit_time",
-            "deadline", "iterations_done", "num_gpu", "duration",
-            "placement", "batch_sizes", "samples", "epochs", "dataset_size",
-            "samples_done", "command", "workdir", "env", "checkpoint_signal",
-            "grace_seconds"};
-        if (jsonin_check_keys(o, keys, 20, path, where, e) != EF_OK)
+        if (jsonin_check_keys(o, keys, nkeys, path, where, e) != EF_OK)
             goto fail;
         job *j = push_job(q, &cap);
         j->index = (int)i;
         j->line = (long)i;
-        json_t *id = json_object_get(o, "id");
-        if (!id) {
-            ef_fail(e, EF_E_INPUT, "%s: %s: missing required key \"id\"", path,
-                    where);
-            goto fail;
-        }
-        if (json_is_integer(id) && json_integer_value(id) >= 0) {
-            char tmp[32];
-            snprintf(tmp, sizeof tmp, "%" JSON_INTEGER_FORMAT,
-                     json_integer_value(id));
-            j->id = ef_strdup(tmp);
-        } else {
-            const char *s;
-            if (!json_is_string(id)) {
-                ef_fail(e, EF_E_INPUT, "%s: %s.id: expected a string or a "
-                        "non-negative integer, got %s", path, where,
-                        jsonin_type(id));
-                goto fail;
-            }
-            if (jsonin_str(o, "id", 1, &s, path, where, e) < 0)
-                goto fail;
-            j->id = ef_strdup(s);
-        }
-        const char *model;
-        if (jsonin_str(o, "model", 1, &model, path, where, e) < 0)
-            goto fail;
-        j->model = ef_strdup(model);
-        int64_t v = 0;
-        int hbs = json_batches(j, o, path, where, e);
-        if (hbs < 0)
-            goto fail;
-        int hb = jsonin_int(o, "batch_size", !hbs, 1, INT32_MAX, &v, path,
-                            where, e);
-        if (hb < 0)
-            goto fail;
-        j->batch = (long)v;
-        /* The work: iterations, samples, or epochs x dataset_size. */
-        int64_t ep = 0, ds = 0;
-        int hs = jsonin_int(o, "samples", 0, 1, EF_MAX_I64, &j->samples, path,
-                            where, e);
-        int he = hs < 0 ? -1 : jsonin_int(o, "epochs", 0, 1, 1000000, &ep,
-                                          path, where, e);
-        int hd2 = he < 0 ? -1 : jsonin_int(o, "dataset_size", 0, 1,
-                                           EF_MAX_I64, &ds, path, where, e);
-        if (hs < 0 || he < 0 || hd2 < 0)
-            goto fail;
-        /* Zero iterations is left to check_jobs (a clearer message than
-         * a range); anything else must be 1..EF_MAX_I64. */
-        json_t *it = json_object_get(o, "iterations");
-        int hi = it != NULL;
-        if (json_is_integer(it) && json_integer_value(it) == 0)
-            j->iterations = 0;
-        else if ((hi || !(hs || he || hd2)) &&
-                 jsonin_int(o, "iterations", 1, 1, EF_MAX_I64, &j->iterations,
-                            path, where, e) < 0)
-            goto fail;
-        int hdone = jsonin_int(o, "iterations_done", 0, 0, EF_MAX_I64,
-                               &j->iterations_done, path, where, e);
-        int hsd = hdone < 0 ? -1 : jsonin_int(o, "samples_done", 0, 0,
-                                              EF_MAX_I64, &j->samples_done,
-                                              path, where, e);
-        if (hdone < 0 || hsd < 0 ||
-            job_finish(q, q->n - 1, hb, hi, hs, ep, ds, hdone, hsd, e) !=
-                EF_OK ||
-            json_time(o, "submit_time", 1, 0, &j->submit, path, where, e) < 0)
-            goto fail;
-        int hd = json_time(o, "deadline", 0, 1, &j->deadline, path, where, e);
-        if (hd < 0)
-            goto fail;
-        j->has_deadline = hd;
-        v = 0;
-        int hn = jsonin_int(o, "num_gpu", 0, 0, (1 << 20), &v, path, where, e);
-        int hdur = hn < 0 ? -1 : jsonin_int(o, "duration", 0, 0, EF_MAX_I64,
-                                            &j->duration, path, where, e);
-        if (hn < 0 || hdur < 0)
-            goto fail;
-        j->num_gpu = (int)v;
-        q->has_num_gpu |= hn;
-        if (json_placement(j, json_object_get(o, "placement"), path, where,
-                           e) != EF_OK)
-            goto fail;
-        q->has_duration |= hdur;
-        if (json_run(j, o, path, where, e) != EF_OK)
+        if (json_job(q, o, where, e) != EF_OK)
             goto fail;
     }
     json_decref(root);
@@ -1035,6 +1263,95 @@ fail:
     queue_free(q);
     return EF_ERR;
 }
+
+/* ---- the JSON writer ---------------------------------------------------- */
+
+/* The value of field s of job j, for job_to_json. */
+static json_t *field_json(const job *j, const job_fspec *s)
+{
+    const job_run *r = &j->run;
+    json_t *a;
+    switch (s->type) {
+    case JFT_ID:
+    case JFT_NAME:
+    case JFT_PATH:
+        return json_string(get_str(j, s));
+    case JFT_INT:
+    case JFT_TIME:
+        return json_integer((json_int_t)get_int(j, s));
+    case JFT_SIZES:
+        a = json_array();
+        for (int k = 0; k < j->nbatch; k++)
+            json_array_append_new(a, json_integer(j->batches[k]));
+        return a;
+    case JFT_PLACE:
+        a = json_array();
+        for (int k = 0; k < j->ncur;) {
+            json_t *g = json_array();
+            int node = j->cur_node[k];
+            while (k < j->ncur && j->cur_node[k] == node)
+                json_array_append_new(g, json_integer(j->cur_gpu[k++]));
+            json_array_append_new(a, json_pack("{s:i,s:o}", "node", node,
+                                               "gpus", g));
+        }
+        return a;
+    case JFT_ARGV:
+        a = json_array();
+        for (int k = 0; k < r->argc; k++)
+            json_array_append_new(a, json_string(r->argv[k]));
+        return a;
+    case JFT_ENV:
+        a = json_object();
+        for (int k = 0; k < r->nenv; k++) {
+            const char *eq = strchr(r->env[k], '=');
+            char *key = ef_strndup(r->env[k], (size_t)(eq - r->env[k]));
+            json_object_set_new(a, key, json_string(eq + 1));
+            free(key);
+        }
+        return a;
+    case JFT_SIGNAL: {
+        const char *n = job_signal_name(r->signal);
+        return n ? json_string(n) : json_integer(r->signal);
+    }
+    }
+    ef_panic("field %s: no writer for its type", s->key);
+}
+
+json_t *job_to_json(const job *j)
+{
+    json_t *o = json_object();
+    for (int f = 0; f < JF_NFIELDS; f++) {
+        const job_fspec *s = &job_fields[f];
+        if (!(s->flags & JFF_JSON))
+            continue;
+        if (job_has(j, (job_field)f))
+            json_object_set_new(o, s->key, field_json(j, s));
+        else if (s->flags & JFF_NULLOUT)
+            json_object_set_new(o, s->key, json_null());
+    }
+    return o;
+}
+
+char *queue_write_json(const job *jobs, int n, const json_t *apply)
+{
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(arr, job_to_json(&jobs[i]));
+    json_t *root = json_pack("{s:s,s:o,s:i}", "format", "efplan-jobs",
+                             "jobs", arr, "version", 1);
+    if (apply)
+        json_object_set(root, "apply", (json_t *)apply);
+    char *s = json_dumps(root, JSON_INDENT(1) | JSON_SORT_KEYS);
+    json_decref(root);
+    ef_assert(s != NULL);
+    ef_buf out = {0};
+    ef_buf_put(&out, s);
+    ef_buf_put(&out, "\n");
+    free(s);
+    return out.s;
+}
+
+/* ---- loading and resolving ---------------------------------------------- */
 
 int queue_load(job_queue *q, const char *path, ef_err *e)
 {

@@ -1,7 +1,8 @@
 /*
  * jobs.h: the job queue: what users want trained and by when.
  *
- * Two formats:
+ * Two formats, read (and JSON written) through one field table,
+ * job_fields (jobs.c; the README's jobs table lists it):
  *   - the ElasticFlow/ITP trace CSV, columns read by name in either
  *     spelling: job_id, submit_time|submission_time,
  *     iteration|num_iteration, model_name, ddl|deadline, batch_size, and
@@ -33,17 +34,91 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "curve.h"
 #include "err.h"
 
-/* Fields of a job, for error positions. */
+/* The fields of a job, in the order of the field table (job_fields
+ * below), which is the order the readers read them in. */
 typedef enum job_field {
-    JF_ID, JF_SUBMIT, JF_ITER, JF_MODEL, JF_DEADLINE, JF_BATCH,
-    JF_NUMGPU, JF_DURATION, JF_BEST, JF_DONE,
+    JF_ID, JF_MODEL, JF_BATCH, JF_ITER, JF_SUBMIT, JF_BEST, JF_DEADLINE,
+    JF_DONE, JF_NUMGPU, JF_DURATION, JF_PLACEMENT,
     /* elastic batch (see below) */
     JF_BATCHES, JF_SAMPLES, JF_EPOCHS, JF_DATASET, JF_SAMPLES_DONE,
+    /* how to run it (job_run below) */
+    JF_COMMAND, JF_WORKDIR, JF_ENV, JF_SIGNAL, JF_GRACE,
     JF_NFIELDS
 } job_field;
+
+/* The kind of value a field holds. */
+typedef enum job_ftype {
+    JFT_ID,     /* a string of min..max bytes without control characters;
+                 * JSON also an integer >= 0 (kept as its decimal text) */
+    JFT_NAME,   /* a string of min..max bytes without control characters */
+    JFT_INT,    /* an integer min..max */
+    JFT_TIME,   /* seconds min..max; JSON also an ISO-8601 string with a
+                 * zone */
+    JFT_SIZES,  /* 1..nmax distinct integers min..max: JSON array, CSV
+                 * joined by ';' */
+    JFT_PLACE,  /* [{"node": n, "gpus": [i, ...]}], GPU indices min..max,
+                 * at most nmax GPUs */
+    JFT_ARGV,   /* 1..nmax strings of min..max bytes */
+    JFT_PATH,   /* a string of min..max bytes */
+    JFT_ENV,    /* an object of strings keyed by variable names */
+    JFT_SIGNAL  /* a signal name ("SIGUSR1", "USR1") or number min..max,
+                 * not KILL or STOP */
+} job_ftype;
+
+/* Whether a field must be given, in one format. */
+typedef enum job_req {
+    JR_NO,      /* optional (CSV: an empty cell is not given) */
+    JR_YES,     /* required (CSV: the column, and a non-empty cell) */
+    JR_UNLESS,  /* required unless a field of 'unless' is given (CSV: the
+                 * column is required unless one of theirs exists) */
+    JR_COLUMN   /* CSV: the column is required, a cell may be empty */
+} job_req;
+
+/* The C type of the job member a field is stored in (off). */
+typedef enum job_ctype {
+    JC_NONE,    /* not stored as such (see the readers) */
+    JC_INT, JC_LONG, JC_I64, JC_STR
+} job_ctype;
+
+/* job_fspec.flags */
+#define JFF_JSON    1u  /* a key of a JSON job */
+#define JFF_CSV     2u  /* a CSV column */
+#define JFF_NULL    4u  /* JSON null means not given */
+#define JFF_ZERO    8u  /* 0 passes the reader (check_jobs rejects it with
+                         * its own message) although min is 1 */
+#define JFF_NULLOUT 16u /* written as null when not given */
+
+/* One field of the efplan-jobs format: the JSON key and CSV column names,
+ * the value's type and bounds, whether it is required, and what the docs
+ * say about it. Both readers, the writer and the README's field table
+ * (checked by tests/unit/test_jobs.c) are driven by these. */
+typedef struct job_fspec {
+    job_field f;          /* its index in job_fields */
+    const char *key;      /* JSON key */
+    const char *csv[2];   /* CSV column names (spellings); NULL: none */
+    job_ftype type;
+    int64_t min, max;     /* the bounds the type says */
+    int64_t nmax;         /* SIZES, ARGV, PLACE: the most items */
+    int64_t absent;       /* INT, SIGNAL: the value that means not given */
+    job_req req_json, req_csv;
+    unsigned unless;      /* JR_UNLESS: bits 1u << job_field */
+    const char *what;     /* JR_UNLESS, a CSV row without the column: */
+    const char *alt;      /* what is missing, its alternatives in words */
+    unsigned flags;       /* JFF_* */
+    const char *expect;   /* CSV messages: what a valid cell is */
+    const char *dflt;     /* docs: what leaving it out means */
+    const char *doc;      /* docs: what it is, one line */
+    job_ctype ctype;      /* the job member it is stored in, at off */
+    size_t off;
+} job_fspec;
+
+/* The field table, indexed by job_field. */
+extern const job_fspec job_fields[JF_NFIELDS];
 
 /* How to run a job, for efplan apply (executor/): JSON keys "command"
  * (argv array of strings), "workdir" (string), "env" (object of string
@@ -91,6 +166,8 @@ typedef struct job {
      * batch), so fixed-batch consumers keep working. */
     int in_samples;
     int64_t samples, samples_done;
+    int64_t epochs, dataset_size; /* as given; 0 when the work is not in
+                                   * epochs (samples = their product) */
     job_run run;              /* how to run it (JSON only) */
     /* where the job came from: CSV line and columns, or JSON index */
     long line;
@@ -108,6 +185,14 @@ typedef struct job_queue {
     char *colname[JF_NFIELDS]; /* CSV column names as spelled in the file */
 } job_queue;
 
+/* 1 iff field f of job j is given (so the writer writes it): the work
+ * and its progress in the form the job gave them (iterations and
+ * iterations_done, samples and samples_done, or epochs, dataset_size
+ * and samples_done), id, model, batch_size and submit_time always, an
+ * integer when it is not the field's 'absent' value, a string when set,
+ * a list when not empty. best_effort (CSV only) never: deadline says it. */
+int job_has(const job *j, job_field f);
+
 /* Load a queue from a .json or .csv file (other extensions: sniffed).
  * Errors name file:line:col (CSV, JSON syntax) or the JSON path. An empty
  * queue ("jobs": [], or a CSV header line without rows) is valid: q->n == 0
@@ -119,6 +204,35 @@ int queue_parse_csv(job_queue *q, const char *path, const char *buf,
                     size_t len, ef_err *e);
 int queue_parse_json(job_queue *q, const char *path, const char *buf,
                      size_t len, ef_err *e);
+
+/*
+ * job_to_json: job j as a JSON object of the efplan-jobs format (a new
+ * reference, for the caller to decref): every field that job_has, by
+ * its key, with times as integer seconds, the deadline as null when
+ * there is none, env as an object, checkpoint_signal by name (a number
+ * when it has none) and placement in the order given, consecutive GPUs
+ * of one node in one {"node", "gpus"} entry. Reading it
+ * back gives the same values. Keys come out sorted when dumped with
+ * JSON_SORT_KEYS (queue_write_json does).
+ */
+json_t *job_to_json(const job *j);
+
+/*
+ * queue_write_json: jobs[0..n-1] as an efplan-jobs v1 file: {"format":
+ * "efplan-jobs", "jobs": [job_to_json of each], "version": 1} plus
+ * "apply": the report efplan apply adds to its state file, when 'apply'
+ * is not NULL (borrowed; the readers accept it and ignore it). Returns
+ * heap text (free it) with one-space indents, keys sorted and a final
+ * newline: the same jobs give the same bytes.
+ */
+char *queue_write_json(const job *jobs, int n, const json_t *apply);
+
+/* Record that job j has done 'done' iterations at j->batch (what a
+ * progress file counts): its progress becomes the larger of what it was
+ * and that, kept short of the whole work (a job in a queue is never
+ * finished). Work in samples: samples_done becomes at least done x
+ * batch, and iterations_done follows it. */
+void job_advance(job *j, int64_t done);
 
 /* Point every job at its curve row. Fails on an unknown model (listing
  * the known ones) or a batch size without a row (listing the known rows). */

@@ -305,6 +305,97 @@ static void test_journal_replay(void **state)
     exec_plan_free(&p);
 }
 
+/* The state file is a job queue that keeps every field of each job:
+ * batch sizes, the work as given (samples, epochs), command keys, and a
+ * job the plan lacks unchanged (placement too); progress is the
+ * executor's, in the job's own unit. */
+static void test_state_keeps_job_fields(void **state)
+{
+    (void)state;
+    exec_plan p;
+    ef_err e = {0};
+    load(&p);
+    char dir[] = "/tmp/efplan-test-XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/jobs.json", dir);
+    write_file(path,
+        "{\"jobs\": ["
+        "{\"id\": \"a\", \"model\": \"bert\", \"batch_size\": 64,"
+        " \"batch_sizes\": [128, 32, 64], \"iterations\": 100,"
+        " \"iterations_done\": 10, \"submit_time\": 0, \"deadline\": 900,"
+        " \"command\": [\"train\", \"--x\"], \"env\": {\"K\": \"v\"},"
+        " \"checkpoint_signal\": \"USR1\", \"grace_seconds\": 7,"
+        " \"workdir\": \"/w\", \"num_gpu\": 4, \"duration\": 60},"
+        "{\"id\": \"b\", \"model\": \"bert\", \"batch_size\": 64,"
+        " \"batch_sizes\": [64, 128], \"samples\": 6400, \"samples_done\": 64,"
+        " \"submit_time\": 0, \"command\": [\"b\"]},"
+        "{\"id\": \"c\", \"model\": \"bert\", \"batch_size\": 64,"
+        " \"epochs\": 4, \"dataset_size\": 1600, \"samples_done\": 640,"
+        " \"submit_time\": \"1970-01-01T00:00:10Z\", \"command\": [\"c\"]},"
+        "{\"id\": \"d\", \"model\": \"bert\", \"batch_size\": 64,"
+        " \"iterations\": 5, \"submit_time\": 0,"
+        " \"placement\": [{\"node\": 0, \"gpus\": [7]}]}]}");
+    assert_ok(exec_plan_attach_jobs(&p, path, &e), e);
+    exec_jjob jj[3];
+    memset(jj, 0, sizeof jj);
+    int node[2] = {0, 0}, gpu[2] = {4, 5};
+    for (int k = 0; k < 3; k++)
+        jj[k].progress = -1;
+    jj[0].progress = 42;             /* a runs on GPUs 4, 5 */
+    jj[0].had_place = 1;
+    jj[0].place = (exec_place){2, node, gpu};
+    jj[1].status = EXEC_J_FAILED;    /* b failed */
+    jj[1].attempt = 1;
+    snprintf(jj[1].why, sizeof jj[1].why, "exit 3");
+    jj[2].progress = 30;             /* c: 30 iterations of 64 samples */
+    exec_replay r = {.njobs = 3, .jobs = jj};
+    exec_ctx x = {.p = &p, .state = dir};
+    char *s = exec_state_json(&x, &r, 0, 120);
+    job_queue q;
+    assert_ok(queue_parse_json(&q, "state.json", s, strlen(s), &e), e);
+    assert_int_equal(q.n, 3);
+    const job *a = &q.jobs[0], *c = &q.jobs[1], *d = &q.jobs[2];
+    assert_string_equal(a->id, "a");
+    assert_int_equal(a->nbatch, 3);
+    assert_int_equal(a->batches[0], 32);
+    assert_true(a->iterations == 100 && a->iterations_done == 42);
+    assert_int_equal(a->ncur, 2);
+    assert_int_equal(a->cur_gpu[1], 5);
+    assert_int_equal(a->run.argc, 2);
+    assert_string_equal(a->run.env[0], "K=v");
+    assert_int_equal(a->run.grace, 7);
+    assert_string_equal(a->run.workdir, "/w");
+    assert_true(a->num_gpu == 4 && a->duration == 60);
+    assert_true(a->has_deadline && a->deadline == 900);
+    assert_string_equal(c->id, "c");
+    assert_true(c->in_samples && c->epochs == 4 && c->dataset_size == 1600);
+    assert_true(c->samples_done == 30 * 64 && c->iterations_done == 30);
+    assert_true(c->submit == 10);
+    assert_string_equal(d->id, "d");
+    assert_int_equal(d->ncur, 1);
+    assert_int_equal(d->cur_gpu[0], 7);
+    queue_free(&q);
+    /* the failed job, as kept for putting back, keeps its fields too */
+    json_t *root = json_loads(s, 0, NULL);
+    json_t *fj = json_object_get(json_array_get(json_object_get(
+        json_object_get(root, "apply"), "failed"), 0), "job");
+    assert_non_null(fj);
+    json_t *wrap = json_pack("{s:[O]}", "jobs", fj);
+    char *t = json_dumps(wrap, 0);
+    json_decref(wrap);
+    assert_ok(queue_parse_json(&q, "failed.json", t, strlen(t), &e), e);
+    assert_int_equal(q.jobs[0].nbatch, 2);
+    assert_true(q.jobs[0].in_samples && q.jobs[0].samples == 6400 &&
+                q.jobs[0].samples_done == 64);
+    queue_free(&q);
+    free(t);
+    json_decref(root);
+    free(s);
+    unlink(path);
+    rmdir(dir);
+    exec_plan_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_diff_plan),
         cmocka_unit_test(test_journal_replay),
+        cmocka_unit_test(test_state_keeps_job_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,11 @@
 /* test_jobs.c: the job queue from trace CSV or JSON (planner/jobs.h). */
 #include "testutil.h"
 
+#include <signal.h>
+#include <time.h>
+
 #include "../../planner/jobs.h"
+#include "../../planner/util.h"
 
 static int parse_csv(job_queue *q, const char *csv, ef_err *e)
 {
@@ -13,8 +17,71 @@ static int parse_json(job_queue *q, const char *js, ef_err *e)
     return queue_parse_json(q, "t.json", js, strlen(js), e);
 }
 
+static int same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The name of the first value in which jobs x and y differ (every field
+ * of the format, as read), or NULL. Where they came from (line, index,
+ * col) is not a value. */
+static const char *job_diff(const job *x, const job *y)
+{
+    const job_run *r = &x->run, *u = &y->run;
+    if (!same_str(x->id, y->id))
+        return "id";
+    if (!same_str(x->model, y->model))
+        return "model";
+    if (x->batch != y->batch)
+        return "batch_size";
+    if (x->iterations != y->iterations ||
+        x->iterations_done != y->iterations_done)
+        return "iterations";
+    if (x->submit != y->submit)
+        return "submit_time";
+    if (x->has_deadline != y->has_deadline ||
+        (x->has_deadline && x->deadline != y->deadline))
+        return "deadline";
+    if (x->num_gpu != y->num_gpu || x->duration != y->duration)
+        return "num_gpu/duration";
+    if (x->ncur != y->ncur)
+        return "placement";
+    for (int k = 0; k < x->ncur; k++)
+        if (x->cur_node[k] != y->cur_node[k] ||
+            x->cur_gpu[k] != y->cur_gpu[k])
+            return "placement";
+    if (x->nbatch != y->nbatch)
+        return "batch_sizes";
+    for (int k = 0; k < x->nbatch; k++)
+        if (x->batches[k] != y->batches[k])
+            return "batch_sizes";
+    if (x->in_samples != y->in_samples || x->samples != y->samples ||
+        x->samples_done != y->samples_done)
+        return "samples";
+    if (x->epochs != y->epochs || x->dataset_size != y->dataset_size)
+        return "epochs";
+    if ((r->argv == NULL) != (u->argv == NULL) || r->argc != u->argc)
+        return "command";
+    for (int k = 0; k < r->argc; k++)
+        if (!same_str(r->argv[k], u->argv[k]))
+            return "command";
+    if (!same_str(r->workdir, u->workdir))
+        return "workdir";
+    if (r->nenv != u->nenv)
+        return "env";
+    for (int k = 0; k < r->nenv; k++)
+        if (!same_str(r->env[k], u->env[k]))
+            return "env";
+    if (r->signal != u->signal)
+        return "checkpoint_signal";
+    if (r->grace != u->grace)
+        return "grace_seconds";
+    return NULL;
+}
+
+/* Same jobs in the same order; with 'lines', from the same lines too. */
 static void check_same_jobs(const job_queue *a, const job_queue *b,
-                            const char *file, int line)
+                            int lines, const char *file, int line)
 {
     if (a->n != b->n) {
         print_error("    %d jobs vs %d\n", a->n, b->n);
@@ -22,19 +89,18 @@ static void check_same_jobs(const job_queue *a, const job_queue *b,
     }
     for (int i = 0; i < a->n; i++) {
         const job *x = &a->jobs[i], *y = &b->jobs[i];
-        if (strcmp(x->id, y->id) || strcmp(x->model, y->model) ||
-            x->batch != y->batch || x->iterations != y->iterations ||
-            x->iterations_done != y->iterations_done ||
-            x->submit != y->submit || x->has_deadline != y->has_deadline ||
-            (x->has_deadline && x->deadline != y->deadline) ||
-            x->num_gpu != y->num_gpu || x->duration != y->duration ||
-            x->line != y->line) {
-            print_error("    job %d differs (%s vs %s)\n", i, x->id, y->id);
+        const char *d = job_diff(x, y);
+        if (d || (lines && x->line != y->line)) {
+            print_error("    job %d (%s vs %s) differs in %s\n", i, x->id,
+                        y->id, d ? d : "line");
             _fail(file, line);
         }
     }
 }
-#define assert_same_jobs(a, b) check_same_jobs((a), (b), __FILE__, __LINE__)
+#define assert_same_jobs(a, b) \
+    check_same_jobs((a), (b), 1, __FILE__, __LINE__)
+#define assert_same_values(a, b) \
+    check_same_jobs((a), (b), 0, __FILE__, __LINE__)
 
 #define ROWS "j1,10,100,bert,500,64\nj2,20,200,gpt2,,128\n"
 
@@ -553,6 +619,710 @@ static void test_load_sniffs_and_errors(void **state)
     tu_rmtree(dir);
 }
 
+/* ---- the field table and the writer ------------------------------------- */
+
+static void test_field_table(void **state)
+{
+    int njson = 0;
+    for (int f = 0; f < JF_NFIELDS; f++) {
+        const job_fspec *s = &job_fields[f];
+        assert_int_equal(s->f, f);
+        assert_non_null(s->key);
+        assert_non_null(s->doc);
+        assert_true(s->flags & (JFF_JSON | JFF_CSV));
+        /* a CSV column says what a valid cell is; a JSON-only field has
+         * no column */
+        if (s->flags & JFF_CSV) {
+            assert_non_null(s->csv[0]);
+            if (s->type == JFT_INT || s->type == JFT_TIME ||
+                s->type == JFT_ID || s->type == JFT_NAME)
+                assert_non_null(s->expect);
+        } else {
+            assert_null(s->csv[0]);
+            assert_int_equal(s->req_csv, JR_NO);
+        }
+        if (!(s->flags & JFF_JSON))
+            assert_int_equal(s->req_json, JR_NO);
+        njson += (s->flags & JFF_JSON) != 0;
+        /* optional fields say what leaving them out means */
+        if (s->req_json != JR_YES || s->req_csv != JR_YES)
+            assert_non_null(s->dflt);
+        assert_int_equal(s->unless != 0, s->req_json == JR_UNLESS ||
+                                             s->req_csv == JR_UNLESS);
+        if (s->req_csv == JR_UNLESS) {
+            assert_non_null(s->what);
+            assert_non_null(s->alt);
+        }
+        /* names are unique across the table */
+        for (int g = 0; g < f; g++) {
+            assert_string_not_equal(s->key, job_fields[g].key);
+            for (int a = 0; a < 2; a++)
+                for (int b = 0; b < 2; b++)
+                    if (s->csv[a] && job_fields[g].csv[b])
+                        assert_string_not_equal(s->csv[a],
+                                                job_fields[g].csv[b]);
+        }
+    }
+    assert_int_equal(njson, JF_NFIELDS - 1); /* all but best_effort */
+}
+
+/* The README's jobs table row of field s, rendered from the table. */
+static void doc_row(const job_fspec *s, char *dst, size_t len)
+{
+    char csv[96] = "-", val[160], req[300], unl[96] = "";
+    size_t o = 0;
+    if (s->csv[0])
+        snprintf(csv, sizeof csv, "`%s`%s%s%s", s->csv[0],
+                 s->csv[1] ? ", `" : "", s->csv[1] ? s->csv[1] : "",
+                 s->csv[1] ? "`" : "");
+    switch (s->type) {
+    case JFT_ID:
+        snprintf(val, sizeof val, "string of %lld..%lld bytes, or integer "
+                 ">= 0", (long long)s->min, (long long)s->max);
+        break;
+    case JFT_NAME:
+    case JFT_PATH:
+        snprintf(val, sizeof val, "string of %lld..%lld bytes",
+                 (long long)s->min, (long long)s->max);
+        break;
+    case JFT_INT:
+        if (s->max == EF_MAX_I64)
+            snprintf(val, sizeof val, "integer >= %lld", (long long)s->min);
+        else
+            snprintf(val, sizeof val, "integer %lld..%lld",
+                     (long long)s->min, (long long)s->max);
+        break;
+    case JFT_TIME:
+        snprintf(val, sizeof val, "seconds >= %lld, or ISO-8601 (JSON)",
+                 (long long)s->min);
+        break;
+    case JFT_SIZES:
+        snprintf(val, sizeof val, "1..%lld distinct integers %lld..%lld "
+                 "(CSV: joined by `;`)", (long long)s->nmax,
+                 (long long)s->min, (long long)s->max);
+        break;
+    case JFT_PLACE:
+        snprintf(val, sizeof val, "`[{\"node\": n, \"gpus\": [i, ...]}]`, "
+                 "GPU indices %lld..%lld", (long long)s->min,
+                 (long long)s->max);
+        break;
+    case JFT_ARGV:
+        snprintf(val, sizeof val, "1..%lld strings of %lld..%lld bytes",
+                 (long long)s->nmax, (long long)s->min, (long long)s->max);
+        break;
+    case JFT_ENV:
+        snprintf(val, sizeof val, "object of strings");
+        break;
+    case JFT_SIGNAL:
+        snprintf(val, sizeof val, "signal name, or number %lld..%lld; not "
+                 "KILL or STOP", (long long)s->min, (long long)s->max);
+        break;
+    }
+    for (int f = 0; f < JF_NFIELDS; f++)
+        if (s->unless & (1u << f))
+            o += (size_t)snprintf(unl + o, sizeof unl - o, "%s`%s`",
+                                  o ? ", " : "", job_fields[f].key);
+    const char *words[] = {"no", "yes", "unless ", "the column"};
+    char rj[128], rc[128];
+    snprintf(rj, sizeof rj, "%s%s", words[s->req_json],
+             s->req_json == JR_UNLESS ? unl : "");
+    snprintf(rc, sizeof rc, "%s%s", words[s->req_csv],
+             s->req_csv == JR_UNLESS ? unl : "");
+    if (!(s->flags & JFF_CSV) || strcmp(rj, rc) == 0)
+        snprintf(req, sizeof req, "%s", rj);
+    else if (!(s->flags & JFF_JSON))
+        snprintf(req, sizeof req, "%s", rc);
+    else
+        snprintf(req, sizeof req, "JSON: %s; CSV: %s", rj, rc);
+    snprintf(dst, len, "| `%s` | %s | %s%s | %s | %s | %s |", s->key, csv,
+             val, (s->flags & JFF_NULL) ? ", or null" : "", req,
+             s->dflt ? s->dflt : "-", s->doc);
+}
+
+/* The README's jobs table is the field table: one row per field, in
+ * table order, each as doc_row renders it. */
+static void test_readme_lists_fields(void **state)
+{
+    static const char head[] = "| field | CSV column | value | required | "
+                               "left out | meaning |";
+    char path[4096], row[1024], want[JF_NFIELDS * 1024];
+    char *text;
+    size_t len, o = 0;
+    ef_err e = {0};
+    tu_path(path, sizeof path, "README.md");
+    assert_ok(ef_read_file(path, &text, &len, &e), e);
+    o += (size_t)snprintf(want + o, sizeof want - o, "%s\n|---|---|---|---|"
+                          "---|---|\n", head);
+    for (int f = 0; f < JF_NFIELDS; f++) {
+        doc_row(&job_fields[f], row, sizeof row);
+        o += (size_t)snprintf(want + o, sizeof want - o, "%s\n", row);
+    }
+    const char *at = strstr(text, head);
+    int ok = at && strncmp(at, want, o) == 0 && at[o] != '|';
+    if (!ok) {
+        print_error("    README.md's jobs table should read:\n");
+        for (char *l = strtok(want, "\n"); l; l = strtok(NULL, "\n"))
+            print_error("%s\n", l);
+    }
+    free(text);
+    assert_true(ok);
+}
+
+static void test_write_json(void **state)
+{
+    job_queue q;
+    ef_err e = {0};
+    assert_ok(parse_json(&q,
+        "{\"jobs\": [{\"id\": 7, \"model\": \"bert\", \"batch_sizes\": [128, "
+        "64], \"epochs\": 2, \"dataset_size\": 1000, \"submit_time\": "
+        "\"1970-01-01T00:01:00Z\", \"placement\": [{\"node\": 1, \"gpus\": "
+        "[2, 3]}, {\"node\": 1, \"gpus\": [4]}], \"command\": [\"a b\"], "
+        "\"env\": {\"Z\": \"1\", \"A\": \"\"}, \"checkpoint_signal\": "
+        "\"USR1\", \"grace_seconds\": 0, \"num_gpu\": 0},"
+        " {\"id\": \"b\", \"model\": \"gpt2\", \"batch_size\": 64, "
+        "\"iterations\": 10, \"submit_time\": 0, \"deadline\": 50, "
+        "\"checkpoint_signal\": 33, \"duration\": 9}]}", &e), e);
+    char *s = queue_write_json(q.jobs, q.n, NULL);
+    assert_string_equal(s,
+        "{\n \"format\": \"efplan-jobs\",\n \"jobs\": [\n  {\n"
+        "   \"batch_size\": 64,\n   \"batch_sizes\": [\n    64,\n    128\n"
+        "   ],\n   \"checkpoint_signal\": \"SIGUSR1\",\n   \"command\": [\n"
+        "    \"a b\"\n   ],\n   \"dataset_size\": 1000,\n"
+        "   \"deadline\": null,\n   \"env\": {\n    \"A\": \"\",\n"
+        "    \"Z\": \"1\"\n   },\n   \"epochs\": 2,\n"
+        "   \"grace_seconds\": 0,\n   \"id\": \"7\",\n   \"model\": \"bert\",\n"
+        "   \"placement\": [\n    {\n     \"gpus\": [\n      2,\n      3,\n"
+        "      4\n     ],\n     \"node\": 1\n    }\n   ],\n"
+        "   \"samples_done\": 0,\n   \"submit_time\": 60\n  },\n  {\n"
+        "   \"batch_size\": 64,\n   \"checkpoint_signal\": 33,\n"
+        "   \"deadline\": 50,\n   \"duration\": 9,\n   \"id\": \"b\",\n"
+        "   \"iterations\": 10,\n   \"iterations_done\": 0,\n"
+        "   \"model\": \"gpt2\",\n   \"submit_time\": 0\n  }\n ],\n"
+        " \"version\": 1\n}\n");
+    free(s);
+    /* the state file's "apply" report rides along */
+    json_t *ap = json_pack("{s:b}", "complete", 1);
+    s = queue_write_json(NULL, 0, ap);
+    assert_string_equal(s, "{\n \"apply\": {\n  \"complete\": true\n },\n"
+                           " \"format\": \"efplan-jobs\",\n \"jobs\": [],\n"
+                           " \"version\": 1\n}\n");
+    json_decref(ap);
+    free(s);
+    queue_free(&q);
+}
+
+static void test_advance(void **state)
+{
+    job_queue q;
+    ef_err e = {0};
+    assert_ok(parse_json(&q, "{\"jobs\": ["
+        "{\"id\": \"i\", \"model\": \"m\", \"batch_size\": 10, \"iterations\":"
+        " 100, \"iterations_done\": 20, \"submit_time\": 0},"
+        "{\"id\": \"s\", \"model\": \"m\", \"batch_size\": 10, \"samples\":"
+        " 995, \"samples_done\": 205, \"submit_time\": 0}]}", &e), e);
+    job *a = &q.jobs[0], *b = &q.jobs[1];
+    job_advance(a, 10); /* never backwards */
+    assert_true(a->iterations_done == 20);
+    job_advance(a, 50);
+    assert_true(a->iterations_done == 50);
+    job_advance(a, 100); /* never finished */
+    assert_true(a->iterations_done == 99);
+    assert_true(b->iterations == 100 && b->iterations_done == 20);
+    job_advance(b, 20); /* 200 samples < 205 done: unchanged */
+    assert_true(b->samples_done == 205 && b->iterations_done == 20);
+    job_advance(b, 30);
+    assert_true(b->samples_done == 300 && b->iterations_done == 30);
+    job_advance(b, 99);
+    assert_true(b->samples_done == 990 && b->iterations_done == 99);
+    job_advance(b, 100);
+    assert_true(b->samples_done == 994 && b->iterations_done == 99);
+    queue_free(&q);
+}
+
+/* ---- round trip over generated queues ------------------------------------ */
+
+static uint64_t rng = 1;
+
+static uint64_t rnd(void) /* xorshift64* */
+{
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return rng * 2685821657736338717ULL;
+}
+
+static int64_t rnd_in(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
+
+static int chance(int pct)
+{
+    return (int)(rnd() % 100) < pct;
+}
+
+/* Random text of 1..max bytes: letters, digits, spaces, quotes,
+ * backslashes, commas, semicolons, UTF-8; no control characters, no
+ * space at either end (CSV trims those). */
+static char *rnd_text(int max)
+{
+    static const char *const parts[] = {
+        "a", "Z", "7", "_", "-", " ", "\"", "\\", ",", ";", "/", "\xc3\xa9",
+        "\xe2\x82\xac", "{", "}", "'", "="};
+    int n = (int)rnd_in(1, max);
+    char *s = malloc((size_t)n * 4 + 2);
+    size_t o = 0;
+    s[o++] = 'x';
+    for (int k = 1; k < n; k++) {
+        const char *p = parts[rnd() % (sizeof parts / sizeof *parts)];
+        memcpy(s + o, p, strlen(p));
+        o += strlen(p);
+    }
+    if (s[o - 1] == ' ')
+        s[o - 1] = 'y';
+    s[o] = '\0';
+    return s;
+}
+
+static int cmp_long_t(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_str_t(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A time as JSON: seconds, or (sometimes) ISO-8601 in UTC or with an
+ * offset. */
+static json_t *rnd_time(int64_t t, int *iso)
+{
+    if (!chance(30))
+        return json_integer(t);
+    int off = chance(50) ? 0 : (int)rnd_in(-12, 12) * 3600 + 30 * 60;
+    time_t local = (time_t)(t + off);
+    struct tm tm;
+    char buf[64], zone[16];
+    gmtime_r(&local, &tm);
+    if (off == 0)
+        snprintf(zone, sizeof zone, "Z");
+    else
+        snprintf(zone, sizeof zone, "%c%02d:%02d", off < 0 ? '-' : '+',
+                 abs(off) / 3600, abs(off) % 3600 / 60);
+    snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d%s",
+             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+             tm.tm_min, tm.tm_sec, zone);
+    (*iso)++;
+    return json_string(buf);
+}
+
+/* Job i of a generated queue: its JSON (*o) and the job the reader must
+ * make of it (*x). Uses every field, in every form the format allows. */
+typedef struct gen_stats {
+    int iso, int_id, no_batch, null_deadline, nulls, sig_names;
+} gen_stats;
+
+static void gen_json_job(int i, json_t **out, job *x, gen_stats *st)
+{
+    json_t *o = json_object();
+    char buf[64];
+    memset(x, 0, sizeof *x);
+    x->run.grace = -1;
+    if (chance(20)) {
+        json_object_set_new(o, "id", json_integer(100000 + i));
+        snprintf(buf, sizeof buf, "%d", 100000 + i);
+        x->id = strdup(buf);
+        st->int_id++;
+    } else {
+        char *t = rnd_text(30);
+        size_t n = strlen(t) + 32;
+        x->id = malloc(n);
+        snprintf(x->id, n, "job-%d-%s", i, t);
+        free(t);
+        json_object_set_new(o, "id", json_string(x->id));
+    }
+    x->model = chance(5) ? strdup("m") : rnd_text(chance(5) ? 80 : 20);
+    json_object_set_new(o, "model", json_string(x->model));
+    /* batch sizes */
+    if (chance(45)) {
+        int nb = (int)rnd_in(1, 6);
+        x->batches = malloc((size_t)nb * sizeof *x->batches);
+        json_t *a = json_array();
+        while (x->nbatch < nb) {
+            long b = (long)rnd_in(1, chance(10) ? INT32_MAX : 4096);
+            int dup = 0;
+            for (int k = 0; k < x->nbatch; k++)
+                dup |= x->batches[k] == b;
+            if (dup)
+                continue;
+            x->batches[x->nbatch++] = b;
+            json_array_append_new(a, json_integer(b));
+        }
+        json_object_set_new(o, "batch_sizes", a);
+        x->batch = x->batches[rnd() % (uint64_t)nb];
+        qsort(x->batches, (size_t)nb, sizeof *x->batches, cmp_long_t);
+        if (chance(30)) {
+            x->batch = x->batches[0];
+            st->no_batch++;
+        } else
+            json_object_set_new(o, "batch_size", json_integer(x->batch));
+    } else {
+        if (chance(5))
+            json_object_set_new(o, "batch_sizes", json_null());
+        x->batch = (long)rnd_in(1, chance(10) ? INT32_MAX : 1024);
+        json_object_set_new(o, "batch_size", json_integer(x->batch));
+    }
+    /* the work and its progress */
+    int form = (int)(rnd() % 3);
+    if (form == 0) {
+        x->iterations = rnd_in(1, chance(10) ? EF_MAX_I64 : 100000);
+        json_object_set_new(o, "iterations", json_integer(x->iterations));
+        if (chance(60)) {
+            x->iterations_done = rnd_in(0, x->iterations - 1);
+            json_object_set_new(o, "iterations_done",
+                                json_integer(x->iterations_done));
+        }
+    } else {
+        x->in_samples = 1;
+        if (form == 1) {
+            x->samples = rnd_in(1, chance(10) ? EF_MAX_I64 : 10000000);
+            json_object_set_new(o, "samples", json_integer(x->samples));
+        } else {
+            x->epochs = rnd_in(1, 1000000);
+            x->dataset_size = rnd_in(1, 1000000);
+            x->samples = x->epochs * x->dataset_size;
+            json_object_set_new(o, "epochs", json_integer(x->epochs));
+            json_object_set_new(o, "dataset_size",
+                                json_integer(x->dataset_size));
+        }
+        if (chance(60)) {
+            x->samples_done = rnd_in(0, x->samples - 1);
+            json_object_set_new(o, "samples_done",
+                                json_integer(x->samples_done));
+        }
+        x->iterations = (x->samples + x->batch - 1) / x->batch;
+        x->iterations_done = x->samples_done / x->batch;
+    }
+    /* times */
+    x->submit = rnd_in(0, 2000000000);
+    json_object_set_new(o, "submit_time", rnd_time(x->submit, &st->iso));
+    int d = (int)(rnd() % 3);
+    if (d == 1) {
+        json_object_set_new(o, "deadline", json_null());
+        st->null_deadline++;
+    } else if (d == 2) {
+        x->has_deadline = 1;
+        x->deadline = x->submit + rnd_in(1, 10000000);
+        json_object_set_new(o, "deadline", rnd_time(x->deadline, &st->iso));
+    }
+    if (chance(50)) {
+        x->num_gpu = (int)rnd_in(0, 1 << 20);
+        json_object_set_new(o, "num_gpu", json_integer(x->num_gpu));
+    }
+    if (chance(50)) {
+        x->duration = rnd_in(0, EF_MAX_I64);
+        json_object_set_new(o, "duration", json_integer(x->duration));
+    }
+    /* where it runs */
+    if (chance(40)) {
+        int ng = (int)rnd_in(1, 3);
+        json_t *a = json_array();
+        x->cur_node = malloc(64 * sizeof(int));
+        x->cur_gpu = malloc(64 * sizeof(int));
+        for (int g = 0; g < ng; g++) {
+            int node = (int)rnd_in(0, 1 << 20), m = (int)rnd_in(1, 8);
+            json_t *gp = json_array();
+            for (int k = 0; k < m; k++) {
+                int gpu = (int)rnd_in(0, 63);
+                json_array_append_new(gp, json_integer(gpu));
+                x->cur_node[x->ncur] = node;
+                x->cur_gpu[x->ncur++] = gpu;
+            }
+            json_array_append_new(a, json_pack("{s:i,s:o}", "node", node,
+                                               "gpus", gp));
+        }
+        json_object_set_new(o, "placement", a);
+    } else if (chance(10)) {
+        json_object_set_new(o, "placement", json_null());
+        st->nulls++;
+    }
+    /* how to run it */
+    if (chance(60)) {
+        int n = (int)rnd_in(1, 5);
+        json_t *a = json_array();
+        x->run.argv = calloc((size_t)n + 1, sizeof *x->run.argv);
+        for (int k = 0; k < n; k++) {
+            x->run.argv[x->run.argc++] = rnd_text(40);
+            json_array_append_new(a, json_string(x->run.argv[k]));
+        }
+        json_object_set_new(o, "command", a);
+    }
+    if (chance(40)) {
+        x->run.workdir = rnd_text(60);
+        json_object_set_new(o, "workdir", json_string(x->run.workdir));
+    }
+    if (chance(50)) {
+        static const char *const names[] = {
+            "A", "B_2", "_x", "OMP_NUM_THREADS", "NCCL_DEBUG", "z9", "PATH"};
+        json_t *env = json_object();
+        int n = (int)rnd_in(1, 4);
+        x->run.env = calloc((size_t)n + 1, sizeof *x->run.env);
+        for (int k = 0; k < n; k++) {
+            const char *key = names[rnd() % (sizeof names / sizeof *names)];
+            if (json_object_get(env, key))
+                continue;
+            char *v = chance(20) ? strdup("") : rnd_text(20);
+            size_t len = strlen(key) + strlen(v) + 2;
+            x->run.env[x->run.nenv] = malloc(len);
+            snprintf(x->run.env[x->run.nenv++], len, "%s=%s", key, v);
+            json_object_set_new(env, key, json_string(v));
+            free(v);
+        }
+        qsort(x->run.env, (size_t)x->run.nenv, sizeof *x->run.env,
+              cmp_str_t);
+        json_object_set_new(o, "env", env);
+    }
+    if (chance(50)) {
+        static const struct {
+            const char *name;
+            int sig;
+        } sigs[] = {{"SIGUSR1", SIGUSR1}, {"USR2", SIGUSR2},
+                    {"SIGTERM", SIGTERM}, {"HUP", SIGHUP},
+                    {"SIGWINCH", SIGWINCH}, {NULL, 33}, {NULL, 64},
+                    {NULL, 1}, {NULL, SIGUSR1}};
+        int k = (int)(rnd() % (sizeof sigs / sizeof *sigs));
+        x->run.signal = sigs[k].sig;
+        json_object_set_new(o, "checkpoint_signal",
+                            sigs[k].name ? json_string(sigs[k].name)
+                                         : json_integer(sigs[k].sig));
+        st->sig_names += sigs[k].name != NULL;
+    }
+    if (chance(50)) {
+        x->run.grace = (int)rnd_in(0, 86400);
+        json_object_set_new(o, "grace_seconds", json_integer(x->run.grace));
+    }
+    *out = o;
+}
+
+/* Write q, read it back, write again: the same values, the same bytes. */
+static void round_trip(const job_queue *q, int *uses)
+{
+    job_queue b;
+    ef_err e = {0};
+    char *t1 = queue_write_json(q->jobs, q->n, NULL);
+    assert_ok(queue_parse_json(&b, "w.json", t1, strlen(t1), &e), e);
+    assert_same_values(q, &b);
+    char *t2 = queue_write_json(b.jobs, b.n, NULL);
+    assert_string_equal(t1, t2);
+    for (int i = 0; i < b.n; i++)
+        for (int f = 0; f < JF_NFIELDS; f++)
+            uses[f] += job_has(&b.jobs[i], (job_field)f);
+    free(t1);
+    free(t2);
+    queue_free(&b);
+}
+
+static void test_round_trip_json(void **state)
+{
+    int uses[JF_NFIELDS] = {0};
+    gen_stats st = {0};
+    rng = 0x9e3779b97f4a7c15ULL;
+    for (int round = 0; round < 300; round++) {
+        job_queue want = {0}, a;
+        ef_err e = {0};
+        json_t *arr = json_array();
+        want.n = (int)rnd_in(0, 12);
+        want.jobs = calloc((size_t)want.n + 1, sizeof *want.jobs);
+        for (int i = 0; i < want.n; i++) {
+            json_t *o;
+            gen_json_job(round * 100 + i, &o, &want.jobs[i], &st);
+            json_array_append_new(arr, o);
+        }
+        json_t *root = json_pack("{s:o}", "jobs", arr);
+        if (chance(50)) {
+            json_object_set_new(root, "format", json_string("efplan-jobs"));
+            json_object_set_new(root, "version", json_integer(1));
+        }
+        char *text = json_dumps(root, chance(50) ? JSON_COMPACT : 0);
+        json_decref(root);
+        assert_ok(queue_parse_json(&a, "gen.json", text, strlen(text), &e),
+                  e);
+        assert_same_values(&want, &a); /* the reader read what was meant */
+        round_trip(&a, uses);
+        free(text);
+        queue_free(&a);
+        queue_free(&want);
+    }
+    /* every field the writer writes was written, in every form */
+    for (int f = 0; f < JF_NFIELDS; f++)
+        if (job_fields[f].flags & JFF_JSON) {
+            if (uses[f] == 0)
+                print_error("    field %s never used\n", job_fields[f].key);
+            assert_true(uses[f] > 0);
+        }
+    assert_true(st.iso > 0 && st.int_id > 0 && st.no_batch > 0 &&
+                st.null_deadline > 0 && st.nulls > 0 && st.sig_names > 0);
+}
+
+/* A CSV cell for text s: quoted, quotes doubled. */
+static void csv_text(ef_buf *b, const char *s)
+{
+    ef_buf_put(b, "\"");
+    for (const char *c = s; *c; c++)
+        ef_buf_put(b, *c == '"' ? "\"\"" : (char[2]){*c, 0});
+    ef_buf_put(b, "\"");
+}
+
+static void test_round_trip_csv(void **state)
+{
+    /* the columns; the first six are required */
+    static const job_field cols[] = {
+        JF_ID, JF_SUBMIT, JF_ITER, JF_MODEL, JF_DEADLINE, JF_BATCH,
+        JF_NUMGPU, JF_DURATION, JF_BEST, JF_DONE, JF_BATCHES, JF_SAMPLES,
+        JF_EPOCHS, JF_DATASET, JF_SAMPLES_DONE};
+    enum { NC = sizeof cols / sizeof *cols };
+    int uses[JF_NFIELDS] = {0};
+    rng = 12345;
+    for (int round = 0; round < 200; round++) {
+        int have[NC], order[NC];
+        for (int c = 0; c < NC; c++) {
+            have[c] = c < 6 || chance(60);
+            order[c] = c;
+        }
+        for (int c = NC - 1; c > 0; c--) { /* shuffle the columns */
+            int k = (int)(rnd() % (uint64_t)(c + 1)), t = order[c];
+            order[c] = order[k];
+            order[k] = t;
+        }
+        ef_buf b = {0};
+        int first = 1;
+        for (int k = 0; k < NC; k++) {
+            const job_fspec *s = &job_fields[cols[order[k]]];
+            if (!have[order[k]])
+                continue;
+            ef_buf_printf(&b, "%s%s", first ? "" : ",",
+                          s->csv[s->csv[1] && chance(50) ? 1 : 0]);
+            first = 0;
+        }
+        ef_buf_put(&b, ",real_iteration\r\n");
+        job_queue want = {0}, a;
+        want.n = (int)rnd_in(0, 10);
+        want.jobs = calloc((size_t)want.n + 1, sizeof *want.jobs);
+        for (int i = 0; i < want.n; i++) {
+            job *x = &want.jobs[i];
+            char id[64];
+            x->run.grace = -1;
+            snprintf(id, sizeof id, "r%d-%d", round, i);
+            x->id = strdup(id);
+            x->model = rnd_text(20);
+            int64_t v[JF_NFIELDS] = {0};
+            int set[JF_NFIELDS] = {0};
+            /* the work: samples or epochs when their columns exist */
+            int form = have[11] && chance(40) ? 1
+                       : have[12] && have[13] && chance(40) ? 2 : 0;
+            if (have[10] && chance(60)) {
+                int nb = (int)rnd_in(1, 4);
+                x->batches = malloc((size_t)nb * sizeof *x->batches);
+                while (x->nbatch < nb) {
+                    long bs = (long)rnd_in(1, 2048);
+                    int dup = 0;
+                    for (int k = 0; k < x->nbatch; k++)
+                        dup |= x->batches[k] == bs;
+                    if (!dup)
+                        x->batches[x->nbatch++] = bs;
+                }
+                x->batch = x->batches[rnd() % (uint64_t)nb];
+            } else
+                x->batch = (long)rnd_in(1, 4096);
+            v[JF_BATCH] = x->batch;
+            set[JF_BATCH] = 1;
+            x->submit = v[JF_SUBMIT] = rnd_in(0, 2000000000);
+            set[JF_SUBMIT] = 1;
+            if (form == 0) {
+                x->iterations = v[JF_ITER] = rnd_in(1, 1000000);
+                set[JF_ITER] = 1;
+                if (have[9] && chance(50)) {
+                    x->iterations_done = v[JF_DONE] =
+                        rnd_in(0, x->iterations - 1);
+                    set[JF_DONE] = 1;
+                }
+            } else {
+                x->in_samples = 1;
+                if (form == 1) {
+                    x->samples = v[JF_SAMPLES] = rnd_in(1, 100000000);
+                    set[JF_SAMPLES] = 1;
+                } else {
+                    x->epochs = v[JF_EPOCHS] = rnd_in(1, 1000);
+                    x->dataset_size = v[JF_DATASET] = rnd_in(1, 100000);
+                    x->samples = x->epochs * x->dataset_size;
+                    set[JF_EPOCHS] = set[JF_DATASET] = 1;
+                }
+                if (have[14] && chance(50)) {
+                    x->samples_done = v[JF_SAMPLES_DONE] =
+                        rnd_in(0, x->samples - 1);
+                    set[JF_SAMPLES_DONE] = 1;
+                }
+                x->iterations = (x->samples + x->batch - 1) / x->batch;
+                x->iterations_done = x->samples_done / x->batch;
+            }
+            int best = have[8] && chance(30);
+            if (have[8] && (best || chance(50))) {
+                v[JF_BEST] = best;
+                set[JF_BEST] = 1;
+            }
+            if (chance(60)) {
+                v[JF_DEADLINE] = x->submit + rnd_in(1, 1000000);
+                set[JF_DEADLINE] = 1;
+                x->has_deadline = !best;
+                x->deadline = best ? 0 : v[JF_DEADLINE];
+            }
+            if (have[6] && chance(70)) {
+                x->num_gpu = (int)(v[JF_NUMGPU] = rnd_in(0, 64));
+                set[JF_NUMGPU] = 1;
+            }
+            if (have[7] && chance(70)) {
+                x->duration = v[JF_DURATION] = rnd_in(0, 100000);
+                set[JF_DURATION] = 1;
+            }
+            first = 1;
+            for (int k = 0; k < NC; k++) {
+                int c = order[k];
+                job_field f = cols[c];
+                if (!have[c])
+                    continue;
+                ef_buf_put(&b, first ? "" : ",");
+                first = 0;
+                if (f == JF_ID)
+                    csv_text(&b, x->id);
+                else if (f == JF_MODEL)
+                    csv_text(&b, x->model);
+                else if (f == JF_BATCHES)
+                    for (int m = 0; m < x->nbatch; m++)
+                        ef_buf_printf(&b, "%s%ld", m ? ";" : "",
+                                      x->batches[m]);
+                else if (set[f])
+                    ef_buf_printf(&b, "%lld", (long long)v[f]);
+            }
+            ef_buf_printf(&b, ",%d\r\n", i);
+            if (x->nbatch)
+                qsort(x->batches, (size_t)x->nbatch, sizeof *x->batches,
+                      cmp_long_t);
+        }
+        ef_err e = {0};
+        assert_ok(queue_parse_csv(&a, "gen.csv", b.s, b.n, &e), e);
+        assert_same_values(&want, &a);
+        round_trip(&a, uses);
+        queue_free(&a);
+        queue_free(&want);
+        free(b.s);
+    }
+    for (int f = 0; f < JF_NFIELDS; f++)
+        if ((job_fields[f].flags & JFF_CSV) && f != JF_BEST)
+            assert_true(uses[f] > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -571,6 +1341,12 @@ int main(void)
         cmocka_unit_test(test_load_sample_json),
         cmocka_unit_test(test_load_sniffs_and_errors),
         cmocka_unit_test(test_empty_queue),
+        cmocka_unit_test(test_field_table),
+        cmocka_unit_test(test_readme_lists_fields),
+        cmocka_unit_test(test_write_json),
+        cmocka_unit_test(test_advance),
+        cmocka_unit_test(test_round_trip_json),
+        cmocka_unit_test(test_round_trip_csv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
