@@ -571,9 +571,9 @@ static int open_state(apply *A, int *lock, ef_err *e)
                        "(hash %s, this plan %s); use another --state", o->state,
                        A->r.hash, p->hash);
     if (A->r.begun && strcmp(A->r.backend, A->x.b->name) != 0)
-        return ef_fail(e, EF_E_INPUT, "%s: this plan was applied with --backend "
-                       "%s; resume it with the same backend", o->state,
-                       A->r.backend);
+        return ef_fail(e, EF_E_INPUT, "%s: this plan was applied with "
+                       "--backend %s; resume it with the same backend",
+                       o->state, A->r.backend);
     return EF_OK;
 }
 

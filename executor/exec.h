@@ -353,6 +353,12 @@ const char *exec_path_progress(const exec_ctx *x, int j, char *dst,
 const char *exec_path_run(const exec_ctx *x, int j, int a, const char *ext,
                           char *dst, size_t len);
 
+/* The first bytes (at most len - 1) of the small file at 'path' into buf,
+ * NUL-terminated ("" when nothing was read). Returns how many were read,
+ * or -1 when the file cannot be opened or read. Allocates nothing (safe in
+ * a forked child). */
+int exec_read_small(const char *path, char *buf, size_t len);
+
 /* Iterations done as the job last wrote them to its progress file, or -1
  * (no file, not a number, or a dry backend, which reads nothing). */
 int64_t exec_read_progress(const exec_ctx *x, int j);

@@ -31,14 +31,8 @@ static int proc_stat(long pid, char *state, unsigned long long *start)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (exec_read_small(path, buf, sizeof buf) <= 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
     char *p = strrchr(buf, ')');
     if (!p)
         return 0;
@@ -260,14 +254,10 @@ static int local_find(exec_ctx *x, exec_run *r, ef_err *e)
 {
     char pidp[4096], buf[128];
     exec_path_run(x, r->job, r->attempt, "pid", pidp, sizeof pidp);
-    int fd = open(pidp, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (exec_read_small(pidp, buf, sizeof buf) < 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
     long pid;
     unsigned long long st;
-    buf[n > 0 ? n : 0] = '\0';
     if (sscanf(buf, "%ld %llu", &pid, &st) != 2)
         return 0;
     snprintf(r->handle, sizeof r->handle, "%ld:%llu", pid, st);

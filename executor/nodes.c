@@ -82,12 +82,13 @@ int exec_nodes_parse(exec_nodes *t, const char *src, char *text, int listing,
 
 int exec_nodes_load(exec_nodes *t, const char *path, ef_err *e)
 {
-    char *buf;
+    char *buf = NULL;
     size_t len;
-    memset(t, 0, sizeof *t);
-    if (ef_read_file(path, &buf, &len, e) != EF_OK)
-        return EF_ERR;
-    int rc = exec_nodes_parse(t, path, buf, 0, e);
+    int rc = ef_read_file(path, &buf, &len, e);
+    if (rc == EF_OK)
+        rc = exec_nodes_parse(t, path, buf, 0, e);
+    else
+        memset(t, 0, sizeof *t);
     free(buf);
     return rc;
 }

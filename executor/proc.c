@@ -43,14 +43,9 @@ int64_t exec_read_progress(const exec_ctx *x, int j)
                     * none of its business */
     char path[4096], buf[64];
     exec_path_progress(x, j, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    int n = exec_read_small(path, buf, sizeof buf);
     if (n <= 0)
         return -1;
-    buf[n] = '\0';
     size_t k = 0;
     while (k < (size_t)n && buf[k] >= '0' && buf[k] <= '9')
         k++;
@@ -176,12 +171,8 @@ int exec_read_rc(const exec_ctx *x, const exec_run *r, int shell,
 {
     char path[4096], buf[64];
     exec_path_run(x, r->job, r->attempt, "rc", path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (exec_read_small(path, buf, sizeof buf) < 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    buf[n > 0 ? n : 0] = '\0';
     int v;
     if (sscanf(buf, "exit %d", &v) == 1) {
         st->code = v;
@@ -205,4 +196,18 @@ int exec_job_grace(const exec_plan *p, int j)
 {
     int g = p->jobs[j].in ? p->jobs[j].in->run.grace : -1;
     return g >= 0 ? g : 30;
+}
+
+int exec_read_small(const char *path, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n < 0)
+        return -1;
+    buf[n] = '\0';
+    return (int)n;
 }

@@ -422,7 +422,8 @@ static int slurm_find(exec_ctx *x, exec_run *r, ef_err *e)
             return 1;
         }
     exec_pstatus st;
-    if (exec_read_rc(x, r, 1, &st)) { /* it ran and ended while nobody watched */
+    /* it ran and ended while nobody watched */
+    if (exec_read_rc(x, r, 1, &st)) {
         snprintf(r->handle, sizeof r->handle, "0");
         return 1;
     }
