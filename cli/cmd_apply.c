@@ -27,8 +27,8 @@ void help_apply(void)
         "\n"
         "  --backend B       local: processes on this host (one-node plans,\n"
         "                    default); slurm: sbatch/scancel/squeue;\n"
-        "                    dry-run: print each slot's actions and the exact\n"
-        "                    launches, run nothing\n"
+        "                    dry-run: print each slot's actions, the exact\n"
+        "                    launches and stops; run and write nothing\n"
         "  --until TIME      stop applying at plan time TIME (seconds or\n"
         "                    ISO-8601); what still runs is checkpointed\n"
         "  --slots K         stop after the first K slots of the plan file\n"
@@ -36,8 +36,11 @@ void help_apply(void)
         "  --state DIR       journal, logs, progress files and state.json\n"
         "                    (default: PLAN without .json, plus .state)\n"
         "  --jobs FILE       the jobs file, if not where the plan says\n"
-        "  --nodes FILE      Slurm: node names, line k = plan node k-1\n"
-        "                    (default: sinfo's nodes, sorted)\n"
+        "  --nodes FILE      node names, one a line: the k-th names plan node\n"
+        "                    k-1 (spaces trimmed; empty and # lines skipped;\n"
+        "                    it must name every node of the plan). Default:\n"
+        "                    Slurm: sinfo's nodes, sorted; dry-run: node0,\n"
+        "                    node1, ...\n"
         "\n"
         "Each launch gets NNODES, NODE_RANK, NPROC_PER_NODE, WORLD_SIZE,\n"
         "MASTER_ADDR, MASTER_PORT, CUDA_VISIBLE_DEVICES, EFPLAN_JOB_ID,\n"
@@ -46,9 +49,9 @@ void help_apply(void)
         "a job queue for the next 'efplan plan --jobs'.\n"
         "\n"
         "Exit codes: 0 applied (or already applied), 2 usage error, 3 invalid\n"
-        "plan, jobs or state directory, 4 applied but some job failed (see\n"
-        "state.json), 5 the cluster failed or cannot be reached (the journal\n"
-        "is intact: run again to resume).\n");
+        "plan, jobs, --nodes file or state directory, 4 applied but some job\n"
+        "failed (see state.json), 5 the cluster failed or cannot be reached\n"
+        "(the journal is intact: run again to resume).\n");
 }
 
 static void say_err(void *arg, const char *line)

@@ -1,4 +1,5 @@
-/* apply.c: the apply loop and the dry run (see exec.h). */
+/* apply.c: the apply loop, crash recovery, and the choice of backend (see
+ * exec.h). The dry run is a backend too (dryrun.c): this loop drives it. */
 #define _GNU_SOURCE 1
 #include "exec.h"
 
@@ -37,7 +38,8 @@ typedef struct apply {
     exec_replay r;
     exec_journal jn;
     exec_report *rep;
-    int64_t t;        /* plan time of the current tick */
+    int64_t t;        /* plan time of the current tick (also x.now) */
+    int64_t dry_clock;/* a dry backend's plan clock */
 } apply;
 
 static void say(const apply *A, const char *fmt, ...)
@@ -45,7 +47,7 @@ static void say(const apply *A, const char *fmt, ...)
 
 static void say(const apply *A, const char *fmt, ...)
 {
-    if (!A->o->say)
+    if (!A->o->say || A->x.b->dry)
         return;
     char buf[2048];
     int n = snprintf(buf, sizeof buf, "apply: t=%" PRId64 " ", A->t);
@@ -75,27 +77,25 @@ static void sleep_s(double s)
 }
 
 /* Plan time now, as a real number. */
-static double plan_clock(const exec_replay *r)
+static double plan_clock(const apply *A)
 {
+    const exec_replay *r = &A->r;
+    if (A->x.b->dry)
+        return (double)A->dry_clock;
     return (double)r->anchor_plan + (wall_now() - r->anchor_wall) * r->scale;
+}
+
+/* The current tick is at plan time t. */
+static void tick(apply *A, int64_t t)
+{
+    A->t = t;
+    A->x.now = t;
 }
 
 static void reap(void)
 {
     while (waitpid(-1, NULL, WNOHANG) > 0)
         ;
-}
-
-static int grace_of(const exec_plan *p, int j)
-{
-    int g = p->jobs[j].in ? p->jobs[j].in->run.grace : -1;
-    return g >= 0 ? g : 30;
-}
-
-static int signal_of(const exec_plan *p, int j)
-{
-    int s = p->jobs[j].in ? p->jobs[j].in->run.signal : 0;
-    return s ? s : SIGTERM;
 }
 
 /* ---- journal records ----------------------------------------------------- */
@@ -106,7 +106,9 @@ static int put(apply *A, json_t *o, ef_err *e)
         return ef_fail(e, EF_E_INTERNAL, "journal: cannot build a record");
     char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(o);
-    int rc = exec_journal_append(&A->jn, &A->r, A->p, s, e);
+    /* a dry backend's journal is only in memory */
+    int rc = A->x.b->dry ? exec_replay_record(&A->r, A->p, s, e)
+                         : exec_journal_append(&A->jn, &A->r, A->p, s, e);
     free(s);
     return rc;
 }
@@ -180,11 +182,11 @@ static int stop_jobs(apply *A, const int *jobs, int n, const char *why,
                               A->p->jobs[j].id, "attempt", run.attempt, "why",
                               why);
         if (put(A, o, e) != EF_OK ||
-            A->x.b->signal(&A->x, &run, signal_of(A->p, j), e) != EF_OK)
+            A->x.b->signal(&A->x, &run, exec_job_signal(A->p, j), e) != EF_OK)
             rc = EF_ERR;
         left[k] = 1;
-        if (grace_of(A->p, j) > grace)
-            grace = grace_of(A->p, j);
+        if (exec_job_grace(A->p, j) > grace)
+            grace = exec_job_grace(A->p, j);
     }
     int forced = 0, remaining = n;
     while (rc == EF_OK && remaining > 0) {
@@ -278,7 +280,7 @@ static int launch(apply *A, int j, int s, const exec_place *pl, ef_err *e)
         return EF_ERR;
     exec_run run = run_of(A, j);
     run.wall_limit = (double)(until - A->t) / A->r.scale +
-                     grace_of(A->p, j) + 60;
+                     exec_job_grace(A->p, j) + 60;
     if (A->x.b->launch(&A->x, &run, e) != EF_OK) {
         ef_err e2 = {0};
         put(A, json_pack("{s:s,s:s,s:i,s:s}", "ev", "start_failed", "job",
@@ -387,6 +389,8 @@ static int apply_slot(apply *A, int s, ef_err *e)
             want[j] = sl->a[a].place;
     }
     int n = exec_diff(cur, want, p->njobs, act), nstop = 0, rc = EF_OK;
+    if (A->x.b->announce)
+        A->x.b->announce(&A->x, s, act, n);
     char line[2048];
     size_t o = 0;
     line[0] = '\0';
@@ -489,207 +493,13 @@ static int64_t window_end(const exec_plan *p, const exec_opts *o)
     return end_t;
 }
 
-/* ---- the dry run --------------------------------------------------------- */
-
-static void outf(const exec_opts *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void outf(const exec_opts *o, const char *fmt, ...)
-{
-    if (!o->out)
-        return;
-    char buf[16384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    o->out(o->arg, buf);
-}
-
-static void sh_word(ef_buf *b, const char *s)
-{
-    int plain = s[0] != '\0';
-    for (const char *c = s; *c && plain; c++)
-        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                       "0123456789_-./=:,+@%", *c) != NULL;
-    if (plain) {
-        ef_buf_put(b, s);
-        return;
-    }
-    ef_buf_put(b, "'");
-    for (; *s; s++) {
-        if (*s == '\'')
-            ef_buf_put(b, "'\\''");
-        else {
-            char c[2] = {*s, 0};
-            ef_buf_put(b, c);
-        }
-    }
-    ef_buf_put(b, "'");
-}
-
-static void dry_launch(exec_ctx *x, const exec_opts *o, int j, int a,
-                       const exec_place *pl, double limit)
-{
-    const exec_job *jb = &x->p->jobs[j];
-    char where[512];
-    exec_run run;
-    memset(&run, 0, sizeof run);
-    run.job = j;
-    run.attempt = a;
-    run.place = pl;
-    run.wall_limit = limit;
-    outf(o, "  start %s attempt %d on %s", jb->id, a,
-         exec_place_str(pl, where, sizeof where));
-    int *nodes = ef_malloc((size_t)(pl->n + 1) * sizeof *nodes);
-    int nn = exec_place_nodes(pl, nodes);
-    char tmp[64];
-    const char *master = x->node_names ? x->node_names[nodes[0]] : NULL;
-    if (!master) {
-        snprintf(tmp, sizeof tmp, nn > 1 ? "node%d" : "127.0.0.1", nodes[0]);
-        master = tmp;
-    }
-    for (int r = 0; r < nn; r++) {
-        ef_buf b = {0};
-        char **env = exec_launch_env(x, &run, r, master, 1);
-        for (int k = 0; env[k]; k++) {
-            ef_buf_put(&b, k ? " " : "");
-            sh_word(&b, env[k]);
-        }
-        exec_strv_free(env);
-        if (jb->in->run.workdir) {
-            ef_buf_put(&b, " (in ");
-            sh_word(&b, jb->in->run.workdir);
-            ef_buf_put(&b, ")");
-        }
-        ef_buf_put(&b, " --");
-        if (!jb->in->run.argv)
-            ef_buf_put(&b, " (no command: add \"command\" to the job)");
-        for (int k = 0; k < jb->in->run.argc; k++) {
-            ef_buf_put(&b, " ");
-            sh_word(&b, jb->in->run.argv[k]);
-        }
-        outf(o, "    node %d: %s", nodes[r], b.s);
-        free(b.s);
-    }
-    free(nodes);
-    char line[16384];
-    outf(o, "    slurm: %s",
-         exec_slurm_sbatch_line(x, &run, line, sizeof line));
-}
-
-static int dry_run(exec_plan *p, const exec_opts *o, exec_report *rep,
-                   ef_err *e)
-{
-    exec_ctx x;
-    memset(&x, 0, sizeof x);
-    x.p = p;
-    x.scale = o->scale;
-    x.state = ef_strdup(o->state);
-    x.nodes_file = o->nodes_file;
-    int rc = EF_OK;
-    if (o->nodes_file) {
-        /* only the names: read them the way the Slurm backend does */
-        char *buf;
-        size_t len;
-        if (ef_read_file(o->nodes_file, &buf, &len, e) != EF_OK) {
-            free(x.state);
-            return EF_ERR;
-        }
-        for (char *line = buf, *next; line && *line; line = next) {
-            next = strchr(line, '\n');
-            if (next)
-                *next++ = '\0';
-            if (!line[0] || line[0] == '#')
-                continue;
-            x.node_names = ef_realloc(x.node_names, (size_t)(x.nnames + 1) *
-                                      sizeof(char *));
-            x.node_names[x.nnames++] = ef_strdup(line);
-        }
-        free(buf);
-    }
-    int64_t end_t = window_end(p, o);
-    exec_place *cur = ef_calloc((size_t)p->njobs + 1, sizeof *cur);
-    exec_place *want = ef_calloc((size_t)p->njobs + 1, sizeof *want);
-    exec_action *act = ef_calloc((size_t)p->njobs + 1, sizeof *act);
-    int *attempt = ef_calloc((size_t)p->njobs + 1, sizeof *attempt);
-    int *done = ef_calloc((size_t)p->njobs + 1, sizeof *done);
-    outf(o, "dry-run of %s: %d jobs, %d slots from %" PRId64 " to %" PRId64
-         " (applying until %" PRId64 "); nothing is run", p->path, p->njobs,
-         p->nslots, p->now, p->end, end_t);
-    for (int s = 0; s < p->nslots && p->slots[s].start < end_t; s++) {
-        const exec_slot *sl = &p->slots[s];
-        for (int j = 0; j < p->njobs; j++)
-            want[j].n = 0;
-        for (int a = 0; a < sl->nalloc; a++)
-            if (!done[sl->a[a].job])
-                want[sl->a[a].job] = sl->a[a].place;
-        int n = exec_diff(cur, want, p->njobs, act), shown = 0;
-        for (int k = 0; k < n; k++) {
-            int j = act[k].job;
-            exec_act a = act[k].act;
-            if (a == EXEC_KEEP)
-                continue;
-            if (!shown++)
-                outf(o, "slot %d [%" PRId64 ", %" PRId64 ")", s, sl->start,
-                     sl->end);
-            if (a != EXEC_START) {
-                char h[160];
-                outf(o, "  %s %s%s", exec_act_name(a), p->jobs[j].id,
-                     a == EXEC_STOP ? "" : ": checkpoint, stop, start again");
-                snprintf(h, sizeof h, "<id of %.8s-%s-%d>", p->hash,
-                         p->jobs[j].safe, attempt[j]);
-                const char *sn = job_signal_name(signal_of(p, j));
-                outf(o, "    local: kill -%s -PGID; after %d s kill -KILL "
-                     "-PGID", sn ? sn + 3 : "?", grace_of(p, j));
-                outf(o, "    slurm: scancel --batch --signal=%s %s; after %d s "
-                     "scancel %s", sn ? sn + 3 : "?", h, grace_of(p, j), h);
-                cur[j].n = 0;
-            }
-        }
-        for (int k = 0; k < n; k++) {
-            int j = act[k].job;
-            exec_act a = act[k].act;
-            if (a == EXEC_START || a == EXEC_RESIZE || a == EXEC_MIGRATE) {
-                attempt[j]++;
-                dry_launch(&x, o, j, attempt[j], &want[j],
-                           (double)(shape_end(p, j, s, &want[j]) - sl->start) /
-                           o->scale + grace_of(p, j) + 60);
-                cur[j] = want[j];
-            }
-        }
-        for (int j = 0; j < p->njobs; j++)
-            if (cur[j].n && p->jobs[j].planned_end >= 0 &&
-                p->jobs[j].planned_end <= sl->end) {
-                outf(o, "  (%s completes at %" PRId64 " as planned: it exits "
-                     "and its GPUs stay idle to the slot's end)",
-                     p->jobs[j].id, p->jobs[j].planned_end);
-                cur[j].n = 0;
-                done[j] = 1;
-            }
-    }
-    outf(o, "end of dry-run at %" PRId64, end_t);
-    rep->complete = end_t == p->end;
-    free(cur);
-    free(want);
-    free(act);
-    free(attempt);
-    free(done);
-    for (int k = 0; k < x.nnames; k++)
-        free(x.node_names[k]);
-    free(x.node_names);
-    free(x.state);
-    return rc;
-}
-
 /* ---- apply --------------------------------------------------------------- */
 
 static int run_loop(apply *A, int64_t end_t, ef_err *e)
 {
     const exec_plan *p = A->p;
     for (;;) {
-        double now = plan_clock(&A->r);
-        A->t = (int64_t)floor(now);
+        tick(A, (int64_t)floor(plan_clock(A)));
         if (poll_all(A, e) != EF_OK)
             return EF_ERR;
         if (A->t >= end_t)
@@ -704,23 +514,35 @@ static int run_loop(apply *A, int64_t end_t, ef_err *e)
         } else if (p->nslots && A->t < p->slots[0].start) {
             next = p->slots[0].start;
         }
-        double wait = ((double)next - plan_clock(&A->r)) / A->r.scale;
+        if (A->x.b->dry) { /* nothing runs: on to the next boundary */
+            A->dry_clock = next;
+            continue;
+        }
+        double wait = ((double)next - plan_clock(A)) / A->r.scale;
         if (wait > A->o->poll)
             wait = A->o->poll;
         sleep_s(wait > 0.005 ? wait : 0.005);
     }
 }
 
-int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
-               ef_err *e)
+const exec_backend *exec_backend_find(const char *name)
 {
-    memset(rep, 0, sizeof *rep);
-    if (strcmp(o->backend, "dry-run") == 0)
-        return dry_run(p, o, rep, e);
-    const exec_backend *b = exec_backend_find(o->backend);
-    if (!b)
-        return ef_fail(e, EF_E_USAGE, "unknown backend \"%s\" (expected local, "
-                       "slurm or dry-run)", o->backend);
+    static const exec_backend *const all[] = {
+        &exec_backend_local, &exec_backend_slurm, &exec_backend_dryrun};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        if (strcmp(name, all[k]->name) == 0)
+            return all[k];
+    return NULL;
+}
+
+/* A real backend's state directory: create it and its subdirectories,
+ * lock it (*lock, -1 if not), replay its journal into A->r and check that
+ * the journal is this plan's, applied with this backend. */
+static int open_state(apply *A, int *lock, ef_err *e)
+{
+    const exec_opts *o = A->o;
+    const exec_plan *p = A->p;
+    exec_report *rep = A->rep;
     if (make_dir(o->state, e) != EF_OK)
         return EF_ERR;
     char real[PATH_MAX], path[PATH_MAX + 64];
@@ -733,14 +555,36 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
             return EF_ERR;
     }
     snprintf(path, sizeof path, "%s/lock", real);
-    int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock < 0)
+    *lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (*lock < 0)
         return ef_fail(e, EF_E_INPUT, "%s: %s", path, strerror(errno));
-    if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
-        close(lock);
+    if (flock(*lock, LOCK_EX | LOCK_NB) != 0)
         return ef_fail(e, EF_E_INPUT, "%s: another efplan apply is using this "
                        "state directory", o->state);
-    }
+    A->x.state = ef_strdup(real);
+    snprintf(rep->journal, sizeof rep->journal, "%s/journal.jsonl", real);
+    snprintf(rep->state_file, sizeof rep->state_file, "%s/state.json", real);
+    if (exec_journal_replay(rep->journal, p, &A->r, e) != EF_OK)
+        return EF_ERR;
+    if (A->r.begun && strcmp(A->r.hash, p->hash) != 0)
+        return ef_fail(e, EF_E_INPUT, "%s: its journal belongs to another plan "
+                       "(hash %s, this plan %s); use another --state", o->state,
+                       A->r.hash, p->hash);
+    if (A->r.begun && strcmp(A->r.backend, A->x.b->name) != 0)
+        return ef_fail(e, EF_E_INPUT, "%s: this plan was applied with "
+                       "--backend %s; resume it with the same backend",
+                       o->state, A->r.backend);
+    return EF_OK;
+}
+
+int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
+               ef_err *e)
+{
+    memset(rep, 0, sizeof *rep);
+    const exec_backend *b = exec_backend_find(o->backend);
+    if (!b)
+        return ef_fail(e, EF_E_USAGE, "unknown backend \"%s\" (expected local, "
+                       "slurm or dry-run)", o->backend);
     apply A;
     memset(&A, 0, sizeof A);
     A.p = p;
@@ -748,27 +592,25 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
     A.rep = rep;
     A.x.p = p;
     A.x.b = b;
-    A.x.state = ef_strdup(real);
     A.x.scale = o->scale;
     A.x.nodes_file = o->nodes_file;
-    snprintf(rep->journal, sizeof rep->journal, "%s/journal.jsonl", real);
-    snprintf(rep->state_file, sizeof rep->state_file, "%s/state.json", real);
+    A.x.out = o->out;
+    A.x.arg = o->arg;
     int64_t end_t = window_end(p, o);
-    int rc = EF_OK, prepared = 0;
-    if (exec_journal_replay(rep->journal, p, &A.r, e) != EF_OK) {
+    A.x.end = end_t;
+    A.dry_clock = p->now;
+    int rc = EF_OK, prepared = 0, lock = -1;
+    if (o->nodes_file &&
+        (exec_nodes_load(&A.x.nodes, o->nodes_file, e) != EF_OK ||
+         exec_nodes_check(&A.x.nodes, p, e) != EF_OK)) {
         rc = EF_ERR;
         goto out;
     }
-    if (A.r.begun && strcmp(A.r.hash, p->hash) != 0) {
-        rc = ef_fail(e, EF_E_INPUT, "%s: its journal belongs to another plan "
-                     "(hash %s, this plan %s); use another --state", o->state,
-                     A.r.hash, p->hash);
-        goto out;
-    }
-    if (A.r.begun && strcmp(A.r.backend, b->name) != 0) {
-        rc = ef_fail(e, EF_E_INPUT, "%s: this plan was applied with --backend "
-                     "%s; resume it with the same backend", o->state,
-                     A.r.backend);
+    if (b->dry) {
+        A.x.state = ef_strdup(o->state);
+        exec_replay_init(&A.r, p);
+    } else if (open_state(&A, &lock, e) != EF_OK) {
+        rc = EF_ERR;
         goto out;
     }
     if (A.r.ended) {
@@ -777,11 +619,8 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
         count(&A);
         goto out;
     }
-    if (check_commands(p, end_t, e) != EF_OK) {
-        rc = EF_ERR;
-        goto out;
-    }
-    if (exec_journal_open(&A.jn, rep->journal, e) != EF_OK) {
+    if (!b->dry && (check_commands(p, end_t, e) != EF_OK ||
+                    exec_journal_open(&A.jn, rep->journal, e) != EF_OK)) {
         rc = EF_ERR;
         goto out;
     }
@@ -801,7 +640,7 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
             goto out;
         }
     } else {
-        A.t = (int64_t)floor(plan_clock(&A.r));
+        tick(&A, (int64_t)floor(plan_clock(&A)));
         say(&A, "resuming from %s (%d records)", rep->journal, A.r.records);
         if (put(&A, json_pack("{s:s,s:I}", "ev", "resume", "time",
                               (json_int_t)A.t), e) != EF_OK) {
@@ -809,7 +648,7 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
             goto out;
         }
     }
-    A.t = (int64_t)floor(plan_clock(&A.r));
+    tick(&A, (int64_t)floor(plan_clock(&A)));
     if (b->prepare(&A.x, e) != EF_OK || settle(&A, e) != EF_OK) {
         rc = EF_ERR;
         goto backend_error;
@@ -820,16 +659,23 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
         goto backend_error;
     }
     /* the window is over: checkpoint and stop what still runs */
-    A.t = end_t;
+    tick(&A, end_t);
     {
         int *left = ef_calloc((size_t)p->njobs + 1, sizeof *left), n = 0;
+        exec_action *stops = ef_calloc((size_t)p->njobs + 1, sizeof *stops);
         for (int j = 0; j < p->njobs; j++)
-            if (A.r.jobs[j].running)
+            if (A.r.jobs[j].running) {
+                stops[n].act = EXEC_STOP;
+                stops[n].job = j;
                 left[n++] = j;
+            }
         if (n)
             say(&A, "end of the window at %" PRId64 ": stopping %d job(s)",
                 end_t, n);
+        if (b->announce)
+            b->announce(&A.x, -1, stops, n);
         rc = stop_jobs(&A, left, n, "end", e);
+        free(stops);
         free(left);
     }
     if (rc != EF_OK)
@@ -842,7 +688,8 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
         goto out;
     }
     count(&A);
-    rc = write_state(&A, rep->complete, e);
+    if (!b->dry)
+        rc = write_state(&A, rep->complete, e);
     goto out;
 backend_error:
     {
@@ -852,7 +699,8 @@ backend_error:
         if (A.jn.path)
             put(&A, json_pack("{s:s,s:s}", "ev", "error", "msg", e->msg), &e2);
         count(&A);
-        write_state(&A, 0, &e2);
+        if (!b->dry)
+            write_state(&A, 0, &e2);
         (void)prepared;
     }
 out:
@@ -860,10 +708,9 @@ out:
         b->release(&A.x);
     exec_journal_close(&A.jn);
     exec_replay_free(&A.r);
-    for (int k = 0; k < A.x.nnames; k++)
-        free(A.x.node_names[k]);
-    free(A.x.node_names);
+    exec_nodes_free(&A.x.nodes);
     free(A.x.state);
-    close(lock);
+    if (lock >= 0)
+        close(lock);
     return rc;
 }

@@ -7,14 +7,18 @@
  *                   migrate / stop, given what runs and what the slot says
  *   exec_journal_*  the append-only journal (one JSON object per line,
  *                   fsynced) and its replay after a crash
+ *   exec_nodes_*    the node table: plan node k -> the cluster's name for
+ *                   it (--nodes FILE or sinfo), one for every backend
  *   exec_backend    how jobs are launched, signalled, polled and stopped:
- *                   local processes, Slurm, or a dry run
+ *                   local processes, Slurm, or a dry run that prints what
+ *                   it would do
  *   exec_apply      the loop that ties them together
  *   exec_state_*    the state file: a job queue that `efplan plan --jobs`
  *                   reads (iterations done, current placement, failures)
  *
  * The library never prints: progress lines go to a callback the caller
- * gives (exec_opts.say). Errors come back as ef_err.
+ * gives (exec_opts.say), the dry run's lines to another (exec_opts.out).
+ * Errors come back as ef_err.
  */
 #ifndef EF_EXEC_H
 #define EF_EXEC_H
@@ -189,8 +193,13 @@ int exec_journal_replay(const char *path, const exec_plan *p,
                         exec_replay *r, ef_err *e);
 void exec_replay_free(exec_replay *r);
 
+/* An empty replay for plan p (no record yet): what exec_journal_replay
+ * gives for a missing journal. Free with exec_replay_free. */
+void exec_replay_init(exec_replay *r, const exec_plan *p);
+
 /* Apply one journal record (a JSON object as text) to *r, as replay does;
- * used by exec_journal_append to keep the in-memory state in step. */
+ * used by exec_journal_append to keep the in-memory state in step, and by
+ * the dry run, whose journal is only in memory. */
 int exec_replay_record(exec_replay *r, const exec_plan *p, const char *line,
                        ef_err *e);
 
@@ -208,6 +217,49 @@ int exec_journal_open(exec_journal *j, const char *path, ef_err *e);
 int exec_journal_append(exec_journal *j, exec_replay *r, const exec_plan *p,
                         const char *record, ef_err *e);
 void exec_journal_close(exec_journal *j);
+
+/* ---- the node table ------------------------------------------------------ */
+
+/* Plan node k -> the name the cluster knows it by: the Slurm node of
+ * --nodelist and the MASTER_ADDR of a job whose first node it is. */
+typedef struct exec_nodes {
+    int n;
+    char **name;      /* n names, distinct */
+    char *src;        /* where they came from: the file, or "sinfo" */
+    int lines;        /* lines read */
+} exec_nodes;
+
+/*
+ * exec_nodes_parse: node names from 'text' (NUL-terminated; modified), one
+ * a line: spaces, tabs and a CR around a name are trimmed; empty lines and
+ * lines that start with '#' are skipped. 'src' names the text in messages.
+ * listing 0 (a --nodes file): the k-th name is plan node k-1, and a name
+ * given twice is an error; listing 1 (sinfo's output, a node once per
+ * partition): repeats are dropped and the names sorted. A name holding a
+ * space, tab, CR, ',', '[' or ']' (Slurm would read a list or a range) is
+ * an error. Errors: EF_E_INPUT "SRC:LINE: ...". On success *t owns its
+ * names (free with exec_nodes_free); on error *t is empty.
+ */
+int exec_nodes_parse(exec_nodes *t, const char *src, char *text, int listing,
+                     ef_err *e);
+
+/* exec_nodes_parse (listing 0) of the file at 'path'; a file that cannot
+ * be read is EF_E_INPUT too. */
+int exec_nodes_load(exec_nodes *t, const char *path, ef_err *e);
+
+/* EF_OK if t names every node of plan p's cluster (t->n >= p->nodes),
+ * else EF_E_INPUT naming t->src, how many names it has in how many lines,
+ * and the first plan node without a name. */
+int exec_nodes_check(const exec_nodes *t, const exec_plan *p, ef_err *e);
+
+/* The name of plan node 'node': t's (t checked with exec_nodes_check), or
+ * "node<N>" written into tmp where t has none (an empty table: the dry run
+ * without --nodes). */
+const char *exec_nodes_name(const exec_nodes *t, int node, char *tmp,
+                            size_t len);
+
+/* Free the names; *t is empty again (an empty table is {0}). */
+void exec_nodes_free(exec_nodes *t);
 
 /* ---- backends ------------------------------------------------------------ */
 
@@ -239,34 +291,57 @@ typedef struct exec_pstatus {
  * problem with the plan or configuration, EF_E_INTERNAL when the cluster
  * cannot be reached or refuses). 'find' looks for an attempt that a
  * previous, killed executor may have launched: 1 found (handle filled),
- * 0 not launched.
+ * 0 not launched. 'release' frees what 'prepare' made; it is called once
+ * at the end, also when 'prepare' was not (or failed).
  */
 typedef struct exec_backend {
     const char *name;
+    /* 1: runs nothing (the dry run). exec_apply then keeps the journal in
+     * memory, creates, locks, reads and writes nothing in the state
+     * directory, lets jobs without a command through, prints no progress
+     * lines (say), and runs a plan clock of its own that goes from slot
+     * boundary to slot boundary without waiting; the backend tells what
+     * it would do through exec_ctx.out. */
+    int dry;
     int (*prepare)(exec_ctx *x, ef_err *e);
     int (*launch)(exec_ctx *x, exec_run *r, ef_err *e);
     int (*signal)(exec_ctx *x, const exec_run *r, int sig, ef_err *e);
     int (*poll)(exec_ctx *x, const exec_run *r, exec_pstatus *st, ef_err *e);
     int (*stop)(exec_ctx *x, const exec_run *r, ef_err *e);
     int (*find)(exec_ctx *x, exec_run *r, ef_err *e);
+    /* Optional (NULL: not told). What the loop is about to do at plan time
+     * x->now, before it does it: slot s's n actions as exec_diff ordered
+     * them (KEEP included; called at every tick of the slot), or, with
+     * s == -1, the end of the window: one EXEC_STOP for each job that
+     * still runs (n may be 0). */
+    void (*announce)(exec_ctx *x, int s, const exec_action *act, int n);
     void (*release)(exec_ctx *x);
 } exec_backend;
 
 extern const exec_backend exec_backend_local;
 extern const exec_backend exec_backend_slurm;
+extern const exec_backend exec_backend_dryrun;
 
-/* The backend called 'name' ("local", "slurm"), or NULL. */
+/* The backend called 'name' ("local", "slurm", "dry-run"), or NULL. */
 const exec_backend *exec_backend_find(const char *name);
 
 /* Shared by the backends and the apply loop. */
 struct exec_ctx {
     const exec_plan *p;
     const exec_backend *b;
-    char *state;           /* absolute state directory */
+    char *state;           /* absolute state directory (the dry run: as
+                            * given; it need not exist) */
     double scale;
-    char **node_names;     /* Slurm: plan node k -> name (nnames) */
-    int nnames;
-    const char *nodes_file;/* --nodes FILE, or NULL (sinfo) */
+    exec_nodes nodes;      /* --nodes FILE (read and checked by
+                            * exec_apply), else sinfo's (the Slurm
+                            * backend's prepare), else empty */
+    const char *nodes_file;/* --nodes FILE, or NULL */
+    int64_t now;           /* plan time of the loop's current tick */
+    int64_t end;           /* plan time the window ends at */
+    /* where a backend that prints (the dry run) writes its lines, without
+     * newline (exec_opts.out and .arg); out may be NULL */
+    void (*out)(void *arg, const char *line);
+    void *arg;
     void *priv;            /* backend's own data */
 };
 
@@ -278,9 +353,33 @@ const char *exec_path_progress(const exec_ctx *x, int j, char *dst,
 const char *exec_path_run(const exec_ctx *x, int j, int a, const char *ext,
                           char *dst, size_t len);
 
+/* The first bytes (at most len - 1) of the small file at 'path' into buf,
+ * NUL-terminated ("" when nothing was read). Returns how many were read,
+ * or -1 when the file cannot be opened or read. Allocates nothing (safe in
+ * a forked child). */
+int exec_read_small(const char *path, char *buf, size_t len);
+
 /* Iterations done as the job last wrote them to its progress file, or -1
- * (no file, or not a number). */
+ * (no file, not a number, or a dry backend, which reads nothing). */
 int64_t exec_read_progress(const exec_ctx *x, int j);
+
+/*
+ * exec_read_rc: the exit status a finished attempt left in its rc file
+ * (exec_path_run "rc"): "exit N" or "signal S". 'shell': the file was
+ * written by a shell as "exit $?", where N > 128 means killed by signal
+ * N - 128 (the Slurm batch script); otherwise N is the exit code as is
+ * (the local monitor writes "signal S" itself). Returns 1 and fills *st
+ * (EXEC_P_EXITED, code, sig; code 128 + S for a signal) when the file
+ * holds one of those forms, 0 when there is no file yet or it holds
+ * neither (an attempt without an rc file is still running or lost).
+ */
+int exec_read_rc(const exec_ctx *x, const exec_run *r, int shell,
+                 exec_pstatus *st);
+
+/* The job's checkpoint signal (SIGTERM unless its "checkpoint_signal"
+ * says otherwise) and grace in seconds (30 unless "grace_seconds"). */
+int exec_job_signal(const exec_plan *p, int j);
+int exec_job_grace(const exec_plan *p, int j);
 
 /* The environment apply adds for one launch (NULL-terminated array of
  * "KEY=VALUE", heap; free with exec_strv_free): the job's own "env",
@@ -300,9 +399,10 @@ void exec_strv_free(char **v);
  */
 int exec_run_cmd(char *const *argv, char *out, size_t outlen, int merge);
 
-/* Slurm's command lines for a launch, for the dry run (no cluster needed;
- * node names from x->node_names, else "node<N>"): one line each for the
- * sbatch of attempt r, into dst. */
+/* The sbatch command line of attempt r as the Slurm backend runs it, for
+ * the dry run (no cluster needed; node names by exec_nodes_name): its
+ * argv words joined by spaces, each as ef_sh_word writes it, into dst
+ * (cut at len - 1 bytes). */
 const char *exec_slurm_sbatch_line(exec_ctx *x, const exec_run *r, char *dst,
                                    size_t len);
 
@@ -310,13 +410,14 @@ const char *exec_slurm_sbatch_line(exec_ctx *x, const exec_run *r, char *dst,
 
 typedef struct exec_opts {
     const char *backend;      /* "local", "slurm" or "dry-run" */
-    const char *state;        /* state directory (created) */
-    const char *nodes_file;   /* Slurm node names, or NULL */
+    const char *state;        /* state directory (created; not by dry-run) */
+    const char *nodes_file;   /* node names (exec_nodes_load), or NULL */
     int64_t until;            /* stop at this plan time; -1 none */
     int slots;                /* stop after this many slot entries; 0 all */
     double scale;             /* plan seconds per wall second (default 1) */
     double poll;              /* wall seconds between polls (default 0.2) */
-    /* progress lines (no newline); dry-run actions go to 'out' */
+    /* progress lines (no newline; real backends); the dry run's lines
+     * go to 'out' */
     void (*say)(void *arg, const char *line);
     void (*out)(void *arg, const char *line);
     void *arg;
@@ -336,14 +437,18 @@ typedef struct exec_report {
 
 /*
  * exec_apply: apply plan p (loaded with its jobs) with the options given.
- * Real backends: keep a journal in the state directory, resume from it,
- * run the clock (scaled), act on each slot boundary, and write the state
- * file at the end (also after a backend error, when it can). dry-run:
- * print every slot's actions and the exact launches (local environment
- * and command; Slurm command lines) through o->out; runs nothing, writes
- * nothing. Errors: EF_E_INPUT (bad plan/state directory, another apply
- * holds the state directory), EF_E_INTERNAL (the backend failed; the
- * journal tells what was done; run again to resume).
+ * Reads o->nodes_file first, when given, and checks that it names every
+ * node of the plan (exec_nodes_load, exec_nodes_check). Real backends:
+ * keep a journal in the state directory, resume from it, run the clock
+ * (scaled), act on each slot boundary, and write the state file at the
+ * end (also after a backend error, when it can). dry-run: the same loop
+ * with the dry backend (see exec_backend.dry): prints every slot's
+ * actions, the exact launches (environment and command per node; the
+ * sbatch line), the stops, and the jobs' planned completions through
+ * o->out; runs nothing, writes nothing. Errors: EF_E_USAGE (unknown
+ * backend), EF_E_INPUT (bad plan, node file or state directory, another
+ * apply holds the state directory), EF_E_INTERNAL (the backend failed;
+ * the journal tells what was done; run again to resume).
  */
 int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
                ef_err *e);

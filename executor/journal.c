@@ -19,7 +19,7 @@ void exec_replay_free(exec_replay *r)
     memset(r, 0, sizeof *r);
 }
 
-static void replay_init(exec_replay *r, const exec_plan *p)
+void exec_replay_init(exec_replay *r, const exec_plan *p)
 {
     memset(r, 0, sizeof *r);
     r->njobs = p->njobs;
@@ -173,7 +173,7 @@ int exec_replay_record(exec_replay *r, const exec_plan *p, const char *line,
 int exec_journal_replay(const char *path, const exec_plan *p,
                         exec_replay *r, ef_err *e)
 {
-    replay_init(r, p);
+    exec_replay_init(r, p);
     struct stat st;
     if (stat(path, &st) != 0 && errno == ENOENT)
         return EF_OK;

@@ -31,14 +31,8 @@ static int proc_stat(long pid, char *state, unsigned long long *start)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (exec_read_small(path, buf, sizeof buf) <= 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
     char *p = strrchr(buf, ')');
     if (!p)
         return 0;
@@ -74,31 +68,6 @@ static int alive(const char *handle)
     if (!proc_stat(pid, &state, &st))
         return 0;
     return st == st0 && state != 'Z' && state != 'X';
-}
-
-/* "exit N" / "signal S" from the rc file: 1 read, 0 none. */
-static int read_rc(const char *path, exec_pstatus *stt)
-{
-    char buf[64];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    int v;
-    stt->state = EXEC_P_EXITED;
-    stt->sig = 0;
-    if (sscanf(buf, "exit %d", &v) == 1)
-        stt->code = v;
-    else if (sscanf(buf, "signal %d", &v) == 1) {
-        stt->sig = v;
-        stt->code = 128 + v;
-    } else
-        stt->code = 255;
-    return 1;
 }
 
 static int local_prepare(exec_ctx *x, ef_err *e)
@@ -172,8 +141,6 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
     exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
     char **add = exec_launch_env(x, r, 0, "127.0.0.1", 1);
     char **env = merged_env(add);
-    int ckpt = jr->signal ? jr->signal : SIGTERM;
-    (void)ckpt;
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -252,16 +219,14 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
 static int local_poll(exec_ctx *x, const exec_run *r, exec_pstatus *stt,
                       ef_err *e)
 {
-    char rcp[4096];
-    exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
-    if (read_rc(rcp, stt))
+    if (exec_read_rc(x, r, 0, stt))
         return EF_OK;
     if (alive(r->handle)) {
         stt->state = EXEC_P_RUNNING;
         return EF_OK;
     }
     /* the monitor writes the rc file just before it exits */
-    if (read_rc(rcp, stt))
+    if (exec_read_rc(x, r, 0, stt))
         return EF_OK;
     stt->state = EXEC_P_GONE;
     return EF_OK;
@@ -289,14 +254,10 @@ static int local_find(exec_ctx *x, exec_run *r, ef_err *e)
 {
     char pidp[4096], buf[128];
     exec_path_run(x, r->job, r->attempt, "pid", pidp, sizeof pidp);
-    int fd = open(pidp, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (exec_read_small(pidp, buf, sizeof buf) < 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
     long pid;
     unsigned long long st;
-    buf[n > 0 ? n : 0] = '\0';
     if (sscanf(buf, "%ld %llu", &pid, &st) != 2)
         return 0;
     snprintf(r->handle, sizeof r->handle, "%ld:%llu", pid, st);
@@ -309,5 +270,12 @@ static void local_release(exec_ctx *x)
 }
 
 const exec_backend exec_backend_local = {
-    "local", local_prepare, local_launch, local_signal, local_poll,
-    local_stop, local_find, local_release};
+    .name = "local",
+    .prepare = local_prepare,
+    .launch = local_launch,
+    .signal = local_signal,
+    .poll = local_poll,
+    .stop = local_stop,
+    .find = local_find,
+    .release = local_release,
+};

@@ -1,5 +1,6 @@
 /* proc.c: helpers the backends share: paths in the state directory, the
- * launch environment, progress files, running a command (see exec.h). */
+ * launch environment, progress and rc files, a job's checkpoint signal
+ * and grace, running a command (see exec.h). */
 #include "exec.h"
 
 #include <errno.h>
@@ -37,16 +38,14 @@ const char *exec_path_run(const exec_ctx *x, int j, int a, const char *ext,
 
 int64_t exec_read_progress(const exec_ctx *x, int j)
 {
+    if (x->b && x->b->dry)
+        return -1; /* its jobs finish as planned; a real apply's files are
+                    * none of its business */
     char path[4096], buf[64];
     exec_path_progress(x, j, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    int n = exec_read_small(path, buf, sizeof buf);
     if (n <= 0)
         return -1;
-    buf[n] = '\0';
     size_t k = 0;
     while (k < (size_t)n && buf[k] >= '0' && buf[k] <= '9')
         k++;
@@ -165,4 +164,50 @@ int exec_run_cmd(char *const *argv, char *out, size_t outlen, int merge)
     if (WIFEXITED(st))
         return WEXITSTATUS(st);
     return 128 + WTERMSIG(st);
+}
+
+int exec_read_rc(const exec_ctx *x, const exec_run *r, int shell,
+                 exec_pstatus *st)
+{
+    char path[4096], buf[64];
+    exec_path_run(x, r->job, r->attempt, "rc", path, sizeof path);
+    if (exec_read_small(path, buf, sizeof buf) < 0)
+        return 0;
+    int v;
+    if (sscanf(buf, "exit %d", &v) == 1) {
+        st->code = v;
+        st->sig = shell && v > 128 ? v - 128 : 0;
+    } else if (sscanf(buf, "signal %d", &v) == 1) {
+        st->code = 128 + v;
+        st->sig = v;
+    } else
+        return 0;
+    st->state = EXEC_P_EXITED;
+    return 1;
+}
+
+int exec_job_signal(const exec_plan *p, int j)
+{
+    int s = p->jobs[j].in ? p->jobs[j].in->run.signal : 0;
+    return s ? s : SIGTERM;
+}
+
+int exec_job_grace(const exec_plan *p, int j)
+{
+    int g = p->jobs[j].in ? p->jobs[j].in->run.grace : -1;
+    return g >= 0 ? g : 30;
+}
+
+int exec_read_small(const char *path, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n < 0)
+        return -1;
+    buf[n] = '\0';
+    return (int)n;
 }

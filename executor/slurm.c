@@ -133,70 +133,29 @@ static void job_name(const exec_ctx *x, int j, int a, char *dst, size_t len)
     snprintf(dst, len, "efp-%.8s-%s-%d", x->p->hash, x->p->jobs[j].safe, a);
 }
 
-static int read_names(exec_ctx *x, ef_err *e)
+/* Without --nodes: the node table is sinfo's nodes, sorted. */
+static int read_sinfo(exec_ctx *x, ef_err *e)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    if (x->nodes_file) {
-        if (ef_read_file(x->nodes_file, &buf, &len, e) != EF_OK)
-            return EF_ERR;
-    } else {
-        char *out = ef_malloc(OUTLEN);
-        char *argv[] = {"sinfo", "-h", "-N", "-o", "%N", NULL};
-        int rc = exec_run_cmd(argv, out, OUTLEN, 1);
-        if (rc != 0) {
-            int r = cmd_fail(e, "sinfo -h -N -o %N (node names; or pass "
-                             "--nodes FILE)", rc, out);
-            free(out);
-            return r;
-        }
-        buf = out;
-        len = strlen(out);
+    char *out = ef_malloc(OUTLEN);
+    char *argv[] = {"sinfo", "-h", "-N", "-o", "%N", NULL};
+    int rc = exec_run_cmd(argv, out, OUTLEN, 1);
+    if (rc != 0) {
+        int r = cmd_fail(e, "sinfo -h -N -o %N (node names; or pass --nodes "
+                         "FILE)", rc, out);
+        free(out);
+        return r;
     }
-    /* one name per line; sinfo lists a node once per partition: keep the
-     * first of each and, for sinfo, sort */
-    for (char *line = buf, *next; line && *line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        char *c = line;
-        while (*c == ' ' || *c == '\t')
-            c++;
-        size_t l = strlen(c);
-        while (l && (c[l - 1] == ' ' || c[l - 1] == '\t' || c[l - 1] == '\r'))
-            c[--l] = '\0';
-        if (l == 0 || c[0] == '#')
-            continue;
-        int dup = 0;
-        for (int k = 0; k < x->nnames && !dup; k++)
-            dup = strcmp(x->node_names[k], c) == 0;
-        if (dup)
-            continue;
-        x->node_names = ef_realloc(x->node_names,
-                                   (size_t)(x->nnames + 1) * sizeof(char *));
-        x->node_names[x->nnames++] = ef_strdup(c);
-    }
-    free(buf);
-    if (!x->nodes_file)
-        for (int a = 1; a < x->nnames; a++)
-            for (int b = a; b > 0 && strcmp(x->node_names[b - 1],
-                                            x->node_names[b]) > 0; b--) {
-                char *t = x->node_names[b];
-                x->node_names[b] = x->node_names[b - 1];
-                x->node_names[b - 1] = t;
-            }
-    if (x->nnames < x->p->nodes)
-        return ef_fail(e, EF_E_INPUT, "%s: %d node names for a plan of %d "
-                       "nodes (one name per line: line k names plan node k-1)",
-                       x->nodes_file ? x->nodes_file : "sinfo", x->nnames,
-                       x->p->nodes);
-    return EF_OK;
+    rc = exec_nodes_parse(&x->nodes, "sinfo", out, 1, e);
+    free(out);
+    if (rc != EF_OK)
+        return EF_ERR;
+    return exec_nodes_check(&x->nodes, x->p, e);
 }
 
 static int slurm_prepare(exec_ctx *x, ef_err *e)
 {
     x->priv = ef_calloc(1, sizeof(slurm_priv));
-    if (read_names(x, e) != EF_OK)
+    if (!x->nodes_file && read_sinfo(x, e) != EF_OK)
         return EF_ERR;
     return sq_refresh(x, 1, e);
 }
@@ -210,30 +169,6 @@ static void slurm_release(exec_ctx *x)
     }
 }
 
-/* 'text' single-quoted for sh. */
-static void sh_quote(ef_buf *b, const char *s)
-{
-    ef_buf_put(b, "'");
-    for (; *s; s++) {
-        if (*s == '\'')
-            ef_buf_put(b, "'\\''");
-        else {
-            char c[2] = {*s, 0};
-            ef_buf_put(b, c);
-        }
-    }
-    ef_buf_put(b, "'");
-}
-
-static const char *node_name(const exec_ctx *x, int node, char *tmp,
-                             size_t len)
-{
-    if (x->node_names && node < x->nnames)
-        return x->node_names[node];
-    snprintf(tmp, len, "node%d", node);
-    return tmp;
-}
-
 /* argv of the sbatch command for attempt r (heap strings). */
 static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
 {
@@ -243,7 +178,7 @@ static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
     char tmp[64], name[256], logp[4096];
     for (int k = 0; k < nn; k++) {
         ef_buf_put(&nl, k ? "," : "");
-        ef_buf_put(&nl, node_name(x, nodes[k], tmp, sizeof tmp));
+        ef_buf_put(&nl, exec_nodes_name(&x->nodes, nodes[k], tmp, sizeof tmp));
     }
     free(nodes);
     long minutes = (long)((r->wall_limit + 59) / 60);
@@ -281,11 +216,14 @@ const char *exec_slurm_sbatch_line(exec_ctx *x, const exec_run *r, char *dst,
     char script[4096];
     exec_path_run(x, r->job, r->attempt, "sbatch", script, sizeof script);
     char **v = sbatch_argv(x, r, script);
-    size_t o = 0;
-    dst[0] = '\0';
-    for (int k = 0; v[k] && o < len; k++)
-        o += (size_t)snprintf(dst + o, len - o, "%s%s", k ? " " : "", v[k]);
+    ef_buf b = {0};
+    for (int k = 0; v[k]; k++) {
+        ef_buf_put(&b, k ? " " : "");
+        ef_sh_word(&b, v[k]);
+    }
     exec_strv_free(v);
+    snprintf(dst, len, "%s", b.s);
+    free(b.s);
     return dst;
 }
 
@@ -297,24 +235,25 @@ static int write_script(exec_ctx *x, const exec_run *r, const char *path,
     int *nodes = ef_malloc((size_t)(r->place->n + 1) * sizeof *nodes);
     int nn = exec_place_nodes(r->place, nodes);
     char tmp[64], rcp[4096];
-    const char *master = node_name(x, nodes[0], tmp, sizeof tmp);
+    const char *master = exec_nodes_name(&x->nodes, nodes[0], tmp,
+                                         sizeof tmp);
     free(nodes);
     char **env = exec_launch_env(x, r, 0, master, 0);
     exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
-    int sig = jr->signal ? jr->signal : SIGTERM;
+    int sig = exec_job_signal(x->p, r->job);
     ef_buf b = {0};
     ef_buf_printf(&b, "#!/bin/sh\n# efplan apply: job %s, attempt %d, plan "
                   "%s\n", jb->safe, r->attempt, x->p->hash);
     for (int k = 0; env[k]; k++) {
         const char *eq = strchr(env[k], '=');
         ef_buf_printf(&b, "export %.*s=", (int)(eq - env[k]), env[k]);
-        sh_quote(&b, eq + 1);
+        ef_sh_quote(&b, eq + 1);
         ef_buf_put(&b, "\n");
     }
     exec_strv_free(env);
     if (jr->workdir) {
         ef_buf_put(&b, "cd ");
-        sh_quote(&b, jr->workdir);
+        ef_sh_quote(&b, jr->workdir);
         ef_buf_put(&b, " || exit 127\n");
     }
     ef_buf_printf(&b, "trap 'kill -%d $child 2>/dev/null' %d\n", sig, sig);
@@ -324,7 +263,7 @@ static int write_script(exec_ctx *x, const exec_run *r, const char *path,
                    "\"$@\"' efplan-node");
     for (int k = 0; k < jr->argc; k++) {
         ef_buf_put(&b, (k || nn > 1) ? " " : "");
-        sh_quote(&b, jr->argv[k]);
+        ef_sh_quote(&b, jr->argv[k]);
     }
     ef_buf_put(&b, " &\nchild=$!\n"
                "while kill -0 $child 2>/dev/null; do wait $child; done\n"
@@ -364,25 +303,6 @@ static int slurm_launch(exec_ctx *x, exec_run *r, ef_err *e)
     return EF_OK;
 }
 
-static int read_rc(const exec_ctx *x, const exec_run *r, exec_pstatus *st)
-{
-    char rcp[4096], buf[64];
-    exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
-    int fd = open(rcp, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    int v;
-    buf[n > 0 ? n : 0] = '\0';
-    if (sscanf(buf, "exit %d", &v) != 1)
-        return 0;
-    st->state = EXEC_P_EXITED;
-    st->code = v;
-    st->sig = v > 128 ? v - 128 : 0;
-    return 1;
-}
-
 static const sq_job *sq_find_id(const slurm_priv *s, long id)
 {
     for (int i = 0; i < s->n; i++)
@@ -405,7 +325,7 @@ static int active(const char *state)
 static int slurm_poll(exec_ctx *x, const exec_run *r, exec_pstatus *st,
                       ef_err *e)
 {
-    if (read_rc(x, r, st))
+    if (exec_read_rc(x, r, 1, st))
         return EF_OK;
     if (sq_refresh(x, 0, e) != EF_OK)
         return EF_ERR;
@@ -414,7 +334,7 @@ static int slurm_poll(exec_ctx *x, const exec_run *r, exec_pstatus *st,
         st->state = EXEC_P_RUNNING;
         return EF_OK;
     }
-    if (read_rc(x, r, st))
+    if (exec_read_rc(x, r, 1, st))
         return EF_OK;
     /* Not listed as active: ask for this job alone before calling it
      * gone (a controller shutting down may answer squeue with less). */
@@ -432,7 +352,7 @@ static int slurm_poll(exec_ctx *x, const exec_run *r, exec_pstatus *st,
         st->state = EXEC_P_RUNNING;
         return EF_OK;
     }
-    if (read_rc(x, r, st))
+    if (exec_read_rc(x, r, 1, st))
         return EF_OK;
     st->state = EXEC_P_GONE;
     return EF_OK;
@@ -502,7 +422,8 @@ static int slurm_find(exec_ctx *x, exec_run *r, ef_err *e)
             return 1;
         }
     exec_pstatus st;
-    if (read_rc(x, r, &st)) { /* it ran and ended while nobody watched */
+    /* it ran and ended while nobody watched */
+    if (exec_read_rc(x, r, 1, &st)) {
         snprintf(r->handle, sizeof r->handle, "0");
         return 1;
     }
@@ -510,14 +431,12 @@ static int slurm_find(exec_ctx *x, exec_run *r, ef_err *e)
 }
 
 const exec_backend exec_backend_slurm = {
-    "slurm", slurm_prepare, slurm_launch, slurm_signal, slurm_poll,
-    slurm_stop, slurm_find, slurm_release};
-
-const exec_backend *exec_backend_find(const char *name)
-{
-    if (strcmp(name, "local") == 0)
-        return &exec_backend_local;
-    if (strcmp(name, "slurm") == 0)
-        return &exec_backend_slurm;
-    return NULL;
-}
+    .name = "slurm",
+    .prepare = slurm_prepare,
+    .launch = slurm_launch,
+    .signal = slurm_signal,
+    .poll = slurm_poll,
+    .stop = slurm_stop,
+    .find = slurm_find,
+    .release = slurm_release,
+};

@@ -427,3 +427,29 @@ void ef_buf_json_str(ef_buf *b, const char *s)
     }
     ef_buf_put(b, "\"");
 }
+
+void ef_sh_quote(ef_buf *b, const char *s)
+{
+    ef_buf_put(b, "'");
+    for (const char *c = s; *c; c++) {
+        if (*c == '\'')
+            ef_buf_put(b, "'\\''");
+        else {
+            char one[2] = {*c, 0};
+            ef_buf_put(b, one);
+        }
+    }
+    ef_buf_put(b, "'");
+}
+
+void ef_sh_word(ef_buf *b, const char *s)
+{
+    int bare = s[0] != '\0';
+    for (const char *c = s; *c && bare; c++)
+        bare = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                      "0123456789_-./=:,+@%", *c) != NULL;
+    if (bare)
+        ef_buf_put(b, s);
+    else
+        ef_sh_quote(b, s);
+}

@@ -1,7 +1,8 @@
 /*
  * util.h: small helpers every input reader uses: reading a whole file,
  * strict number parsing, ISO-8601 timestamps, quoting user text in error
- * messages, and "did you mean" suggestions.
+ * messages, and "did you mean" suggestions; a growable output buffer with
+ * JSON and shell quoting.
  */
 #ifndef EF_UTIL_H
 #define EF_UTIL_H
@@ -83,6 +84,22 @@ void ef_buf_printf(ef_buf *b, const char *fmt, ...)
 
 /* Append 's' as a JSON string literal (quotes, escapes). */
 void ef_buf_json_str(ef_buf *b, const char *s);
+
+/* Append 's' as one POSIX sh word in single quotes: every byte stands for
+ * itself inside them except the quote, which is written as '\'' (close,
+ * escaped quote, reopen). Safe for every byte 1..255 (sh reads the word
+ * back as exactly 's'), for the empty string (''), and wherever a word may
+ * stand, command name and assignment value included. The one quoting of
+ * the executor: the Slurm batch script and the dry run's lines. */
+void ef_sh_quote(ef_buf *b, const char *s);
+
+/* Append 's' as a sh word for people to read: bare when it is not empty and
+ * every byte is a letter, digit or one of _ - . / = : , + @ % (none of them
+ * special to sh, so the bare word reads back as 's' in any argument or
+ * assignment-value position), else as ef_sh_quote writes it. A bare word
+ * with '=' stands for an assignment when it comes before the command name:
+ * quote such a word with ef_sh_quote. */
+void ef_sh_word(ef_buf *b, const char *s);
 
 /* The first grid point now + k*slot (k >= 0) that is >= x; now if x <= now. */
 int64_t ef_align_up(int64_t now, int64_t x, int slot);

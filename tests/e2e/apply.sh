@@ -13,7 +13,9 @@
 # - a failing job is reported (exit 4, its log named), never relaunched;
 #   --until stops and checkpoints what runs, and the state file it writes
 #   is accepted by efplan plan --jobs;
-# - dry-run prints the actions and runs nothing.
+# - dry-run prints the actions and runs nothing; its MASTER_ADDR is the
+#   node of --nodelist; a --nodes file that names too few nodes (or a node
+#   twice) is an error naming the file and line (exit 3).
 set -eu
 : "${EFPLAN:?}" "${EFPLAN_ROOT:?}"
 V=${VALGRIND:-}
@@ -187,4 +189,45 @@ grep -q '^  migrate a: checkpoint, stop, start again' dry.out || fail "dry-run: 
 grep -q 'slurm: sbatch --parsable --job-name=efp-[0-9a-f]*-b-4 --nodes=1 --nodelist=node0 --ntasks-per-node=1 --gres=gpu:8' dry.out ||
     fail "dry-run: sbatch line"
 grep -q 'CUDA_VISIBLE_DEVICES=4,5 .*EFPLAN_JOB_ID=a ' dry.out || fail "dry-run: env"
+grep -q "DUMMY_NOTE='b'\\\\''s own' NNODES=1 " dry.out || fail "dry-run: env quoting"
+# every launch's MASTER_ADDR is the first node of its --nodelist (a
+# one-node job used to print 127.0.0.1 beside --nodelist=node0)
+same_master() {
+    awk '/MASTER_ADDR=/ { m = $0; sub(/.*MASTER_ADDR=/, "", m); sub(/ .*/, "", m) }
+         /--nodelist=/ { n = $0; sub(/.*--nodelist=/, "", n); sub(/[ ,].*/, "", n); k++
+             if (m != n) { print "MASTER_ADDR " m " beside --nodelist " n; bad = 1 } }
+         END { if (!k) { print "no launch"; bad = 1 }; exit bad }' "$1"
+}
+same_master dry.out || fail "dry-run: MASTER_ADDR differs from --nodelist"
+# the end of the window stops what still runs
+grep -q '^end of dry-run at [0-9]*' dry.out || fail "dry-run: end line"
+
+# 6. --nodes: one node table for every backend. A 2-node plan with a file
+# naming one node is a clear error, exit 3, before anything is printed
+# (the dry run used to read past its table); with two names (trimmed,
+# comments skipped) the dry run names both, MASTER_ADDR as in --nodelist
+"$EFPLAN" plan --jobs jobs.json --cluster n2g2 --curves A100 \
+    --out plan2.json >/dev/null || fail "plan on n2g2 failed"
+grep -q '"node": 1' plan2.json || fail "the n2g2 plan does not use node 1"
+printf 'only-node\n' > one.txt
+set +e
+$V "$EFPLAN" apply plan2.json --backend dry-run --nodes one.txt >dry1.out 2>dry1.err
+rc=$?
+set -e
+[ $rc -eq 3 ] || { cat dry1.err; fail "one node name for 2 nodes: exit $rc, expected 3"; }
+grep -q 'one.txt: 1 node name in 1 line for a plan of 2 nodes: plan node 1 has no name' dry1.err ||
+    { cat dry1.err; fail "one node name for 2 nodes: message"; }
+[ ! -s dry1.out ] || fail "one node name for 2 nodes: printed before the error"
+printf ' head-0 \n# spare\n\nhead-1\n' > two.txt
+$V "$EFPLAN" apply plan2.json --backend dry-run --nodes two.txt >dry2.out ||
+    fail "dry-run with two node names failed"
+grep -q -- '--nodelist=head-1 ' dry2.out || fail "--nodes: plan node 1 is not head-1"
+same_master dry2.out || fail "--nodes: MASTER_ADDR differs from --nodelist"
+printf 'head-0\nhead-0\n' > dup.txt
+set +e
+$V "$EFPLAN" apply plan2.json --backend dry-run --nodes dup.txt >/dev/null 2>dup.err
+rc=$?
+set -e
+[ $rc -eq 3 ] && grep -q 'dup.txt:2: node "head-0" is already plan node 0 (line 1)' dup.err ||
+    { cat dup.err; fail "--nodes: a name twice: exit $rc"; }
 echo "apply e2e ok"

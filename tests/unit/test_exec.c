@@ -1,8 +1,9 @@
-/* test_exec.c: the executor's plan reader, slot diff and journal replay
- * (executor/exec.h). */
+/* test_exec.c: the executor's plan reader, slot diff, journal replay,
+ * node table, rc files and the dry-run backend (executor/exec.h). */
 #include "testutil.h"
 
 #include "../../executor/exec.h"
+#include "../../planner/util.h"
 
 /* A 1-node, 8-GPU plan: a on 0-3 then 4-5 then 0-1 (resize, migrate),
  * b from 120 on 0-3, c on 4-7 then 6-7 then gone. */
@@ -396,6 +397,245 @@ static void test_state_keeps_job_fields(void **state)
     exec_plan_free(&p);
 }
 
+/* ---- the node table ------------------------------------------------------ */
+
+static void test_nodes(void **state)
+{
+    (void)state;
+    exec_nodes t;
+    ef_err e = {0};
+    char text[] = "  alpha \n\n# a comment\n\tbeta\r\ngamma";
+    assert_ok(exec_nodes_parse(&t, "n.txt", text, 0, &e), e);
+    assert_int_equal(t.n, 3);
+    assert_int_equal(t.lines, 5);
+    assert_string_equal(t.name[0], "alpha");
+    assert_string_equal(t.name[1], "beta");
+    assert_string_equal(t.name[2], "gamma");
+    char tmp[32];
+    assert_string_equal(exec_nodes_name(&t, 1, tmp, sizeof tmp), "beta");
+    /* a 1-node plan is covered; a 3-node plan too */
+    exec_plan p;
+    load(&p);
+    assert_ok(exec_nodes_check(&t, &p, &e), e);
+    exec_nodes_free(&t);
+    assert_int_equal(t.n, 0);
+    /* no table: node<N> */
+    assert_string_equal(exec_nodes_name(&t, 7, tmp, sizeof tmp), "node7");
+    /* a plan of 2 nodes, a table of 1 */
+    char one[] = "# the only one\nonly\n";
+    assert_ok(exec_nodes_parse(&t, "n.txt", one, 0, &e), e);
+    p.nodes = 2;
+    assert_err(exec_nodes_check(&t, &p, &e), e,
+               "n.txt: 1 node name in 2 lines for a plan of 2 nodes: plan "
+               "node 1 has no name", NULL);
+    exec_nodes_free(&t);
+    exec_plan_free(&p);
+    /* a name twice in a file: an error naming both lines */
+    char dup[] = "a\nb\n a\n";
+    assert_err(exec_nodes_parse(&t, "n.txt", dup, 0, &e), e,
+               "n.txt:3: node \"a\" is already plan node 0 (line 1)", NULL);
+    assert_int_equal(t.n, 0);
+    char bad[] = "a\nb c\n";
+    assert_err(exec_nodes_parse(&t, "n.txt", bad, 0, &e), e,
+               "n.txt:2: node name \"b c\" holds ' '", NULL);
+    char range[] = "node[1-4]\n";
+    assert_err(exec_nodes_parse(&t, "n.txt", range, 0, &e), e,
+               "n.txt:1: node name \"node[1-4]\" holds '['", NULL);
+    /* sinfo's listing: a node once per partition; sorted */
+    char sinfo[] = "n3\nn1\n  n0\nn1\nn0\n";
+    assert_ok(exec_nodes_parse(&t, "sinfo", sinfo, 1, &e), e);
+    assert_int_equal(t.n, 3);
+    assert_string_equal(t.name[0], "n0");
+    assert_string_equal(t.name[2], "n3");
+    exec_nodes_free(&t);
+    /* a missing file */
+    assert_err(exec_nodes_load(&t, "/nonexistent/nodes", &e), e,
+               "/nonexistent/nodes", NULL);
+}
+
+/* ---- rc files ------------------------------------------------------------ */
+
+static void test_read_rc(void **state)
+{
+    (void)state;
+    exec_plan p;
+    load(&p);
+    char dir[256], sub[512];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(sub, sizeof sub, dir, "run");
+    assert_int_equal(mkdir(sub, 0755), 0);
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.p = &p;
+    x.state = dir;
+    exec_place pl = {0, NULL, NULL};
+    exec_run r = {.job = 0, .attempt = 2, .place = &pl};
+    exec_pstatus st;
+    assert_int_equal(exec_read_rc(&x, &r, 0, &st), 0); /* no file yet */
+    static const struct {
+        const char *text;
+        int shell, read, code, sig;
+    } cases[] = {
+        {"exit 0\n", 0, 1, 0, 0},     {"exit 3\n", 1, 1, 3, 0},
+        {"exit 137\n", 1, 1, 137, 9}, /* the batch script's $? */
+        {"exit 137\n", 0, 1, 137, 0}, /* the local monitor's exit code */
+        {"signal 15\n", 0, 1, 143, 15},
+        {"", 0, 0, 0, 0},             {"garbage\n", 1, 0, 0, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        tu_write(sub, "a.2.rc", cases[k].text, NULL, 0);
+        memset(&st, 0, sizeof st);
+        assert_int_equal(exec_read_rc(&x, &r, cases[k].shell, &st),
+                         cases[k].read);
+        if (!cases[k].read)
+            continue;
+        assert_int_equal(st.state, EXEC_P_EXITED);
+        assert_int_equal(st.code, cases[k].code);
+        assert_int_equal(st.sig, cases[k].sig);
+    }
+    tu_rmtree(sub);
+    tu_rmtree(dir);
+    exec_plan_free(&p);
+}
+
+/* ---- the dry run --------------------------------------------------------- */
+
+/* 2 nodes x 2 GPUs: a on node 1 in [0, 60) and done at 50; b on node 0,
+ * then on both nodes (a resize) in [60, 120). */
+static const char *PLAN2 =
+    "{\"cluster\": {\"gpus_per_node\": 2, \"nodes\": 2}, \"curves\": \"A100\","
+    " \"format\": \"efplan-plan\", \"jobs\": ["
+    "{\"id\": \"a\", \"iterations\": 100, \"iterations_done\": 0,"
+    " \"planned_end\": 50},"
+    "{\"id\": \"b\", \"iterations\": 100, \"iterations_done\": 0,"
+    " \"planned_end\": null}],"
+    " \"jobs_file\": \"jobs.json\", \"now\": 0, \"slot_seconds\": 60,"
+    " \"slots\": ["
+    "{\"allocations\": [{\"gpus\": 2, \"job\": \"a\", \"placement\":"
+    "  [{\"gpus\": [0, 1], \"node\": 1}]},"
+    "  {\"gpus\": 2, \"job\": \"b\", \"placement\":"
+    "  [{\"gpus\": [0, 1], \"node\": 0}]}], \"end\": 60, \"start\": 0},"
+    "{\"allocations\": [{\"gpus\": 4, \"job\": \"b\", \"placement\":"
+    "  [{\"gpus\": [0, 1], \"node\": 0}, {\"gpus\": [0, 1], \"node\": 1}]}],"
+    "  \"end\": 120, \"start\": 60}"
+    "], \"version\": 1}";
+
+static const char *JOBS2 =
+    "{\"jobs\": ["
+    "{\"id\": \"a\", \"model\": \"bert\", \"batch_size\": 64,"
+    " \"iterations\": 100, \"submit_time\": 0, \"deadline\": 600,"
+    " \"command\": [\"train\", \"it's\"]},"
+    "{\"id\": \"b\", \"model\": \"bert\", \"batch_size\": 64,"
+    " \"iterations\": 100, \"submit_time\": 0, \"deadline\": 600,"
+    " \"env\": {\"NOTE\": \"b's\"}, \"command\": [\"train\"]}]}";
+
+/* The dry run's lines, one string. */
+static void collect(void *arg, const char *line)
+{
+    ef_buf *b = arg;
+    ef_buf_put(b, line);
+    ef_buf_put(b, "\n");
+}
+
+/* Every launch's MASTER_ADDR is the first node of its --nodelist. */
+static void check_master(const char *out, int expect_launches)
+{
+    int launches = 0;
+    char master[64] = "";
+    for (const char *l = out; *l; l = strchr(l, '\n') + 1) {
+        const char *m = strstr(l, "MASTER_ADDR=");
+        const char *nl = strchr(l, '\n');
+        if (m && m < nl)
+            sscanf(m, "MASTER_ADDR=%63[^ \n]", master);
+        const char *s = strstr(l, "--nodelist=");
+        if (s && s < nl) {
+            char first[64] = "";
+            sscanf(s, "--nodelist=%63[^, \n]", first);
+            assert_string_equal(master, first);
+            launches++;
+            master[0] = '\0';
+        }
+    }
+    assert_int_equal(launches, expect_launches);
+}
+
+static void test_dry_run(void **state)
+{
+    (void)state;
+    char dir[256], plan[512], nodes[512], st[512];
+    tu_tmpdir(dir, sizeof dir);
+    tu_write(dir, "plan.json", PLAN2, plan, sizeof plan);
+    tu_write(dir, "jobs.json", JOBS2, NULL, 0);
+    tu_join(st, sizeof st, dir, "plan.state");
+    exec_plan p;
+    ef_err e = {0};
+    assert_ok(exec_plan_load(&p, plan, NULL, &e), e);
+    exec_opts o;
+    exec_opts_default(&o);
+    o.backend = "dry-run";
+    o.state = st;
+    ef_buf out = {0};
+    o.out = collect;
+    o.arg = &out;
+    exec_report rep;
+
+    /* a node file naming one node, for a plan that uses node 1: a clear
+     * error before anything is printed (it used to read past the table) */
+    tu_write(dir, "one.txt", "only-node\n", nodes, sizeof nodes);
+    o.nodes_file = nodes;
+    assert_err(exec_apply(&p, &o, &rep, &e), e, nodes,
+               ": 1 node name in 1 line for a plan of 2 nodes: plan node 1 "
+               "has no name");
+    assert_null(out.s);
+
+    /* without --nodes: node<N>, MASTER_ADDR as in --nodelist */
+    o.nodes_file = NULL;
+    assert_ok(exec_apply(&p, &o, &rep, &e), e);
+    assert_true(rep.complete);
+    check_master(out.s, 3);
+    assert_contains(out.s, "MASTER_ADDR=node1 MASTER_PORT=");
+    assert_contains(out.s, "--nodelist=node1 ");
+    assert_not_contains(out.s, "127.0.0.1");
+    /* the loop's actions: starts, a's planned completion, b's resize */
+    assert_contains(out.s, "slot 0 [0, 60)\n  start a attempt 1 on node 1 "
+                           "GPUs 0,1\n");
+    assert_contains(out.s, "  (a completes at 50 as planned: it exits and "
+                           "its GPUs stay idle to the slot's end)\nslot 1 "
+                           "[60, 120)\n  resize b: checkpoint, stop, start "
+                           "again\n    local: kill -TERM -PGID; after 30 s "
+                           "kill -KILL -PGID\n");
+    assert_contains(out.s, "  start b attempt 2 on node 0 GPUs 0,1; node 1 "
+                           "GPUs 0,1\n");
+    /* quoted by ef_sh_word: the value of an assignment, an argument */
+    assert_contains(out.s, " NOTE='b'\\''s' NNODES=");
+    assert_contains(out.s, " -- train 'it'\\''s'\n");
+    /* b still runs at the end of the plan: stopped */
+    assert_contains(out.s, "end of dry-run at 120: checkpoint and stop what "
+                           "still runs\n  stop b\n");
+    /* nothing written */
+    assert_int_equal(tu_count_entries(dir), 3);
+    free(out.s);
+    memset(&out, 0, sizeof out);
+
+    /* with names: trimmed, and MASTER_ADDR still agrees */
+    tu_write(dir, "two.txt", " head-a \n# spare\nhead-b\n", nodes,
+             sizeof nodes);
+    o.nodes_file = nodes;
+    o.slots = 1;
+    assert_ok(exec_apply(&p, &o, &rep, &e), e);
+    assert_false(rep.complete);
+    check_master(out.s, 2);
+    assert_contains(out.s, "--nodelist=head-b ");
+    assert_contains(out.s, "  (a completes at 50 as planned: it exits and "
+                           "its GPUs stay idle to the slot's end)\nend of "
+                           "dry-run at 60: checkpoint and stop what still "
+                           "runs\n  stop b\n");
+    assert_not_contains(out.s, "slot 1 ");
+    free(out.s);
+    exec_plan_free(&p);
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +645,9 @@ int main(void)
         cmocka_unit_test(test_diff_plan),
         cmocka_unit_test(test_journal_replay),
         cmocka_unit_test(test_state_keeps_job_fields),
+        cmocka_unit_test(test_nodes),
+        cmocka_unit_test(test_read_rc),
+        cmocka_unit_test(test_dry_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

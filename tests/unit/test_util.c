@@ -1,9 +1,10 @@
-/* test_util.c: strict number parsing, ISO-8601 times, quoting,
- * suggestions and file helpers (planner/util.h). */
+/* test_util.c: strict number parsing, ISO-8601 times, quoting (error
+ * messages, sh words), suggestions and file helpers (planner/util.h). */
 #include "testutil.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <sys/wait.h>
 
 #include "../../planner/util.h"
 
@@ -457,6 +458,122 @@ static void test_read_file_large(void **state)
     tu_rmtree(dir);
 }
 
+/* ---- ef_sh_quote / ef_sh_word ------------------------------------------- */
+
+/* Run /bin/sh -c script in directory 'dir'; its standard output (any
+ * bytes) into out, its length into *n. Fails the test unless sh exits 0. */
+static void sh_output(const char *dir, const char *script, char *out,
+                      size_t cap, size_t *n)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 1);
+        if (chdir(dir) != 0)
+            _exit(126);
+        execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    *n = 0;
+    for (;;) {
+        ssize_t r = read(fds[0], out + *n, cap - *n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        *n += (size_t)r;
+    }
+    close(fds[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        assert_int_equal(errno, EINTR);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* sh reads quote(s) back as exactly s: as an argument, as the value of an
+ * assignment, and (set --) as a positional parameter; run in 'dir', whose
+ * files "a", "x" and "axb" a glob left bare would match. */
+static void sh_roundtrip(const char *dir,
+                         void (*quote)(ef_buf *, const char *), const char *s,
+                         int c)
+{
+    ef_buf w = {0}, sc = {0};
+    quote(&w, s);
+    ef_buf_printf(&sc, "printf '%%s' %s; V=%s; printf '%%s' \"$V\"; "
+                  "set -- %s; printf '%%s' \"$1\"", w.s, w.s, w.s);
+    char out[4096];
+    size_t n, l = strlen(s);
+    sh_output(dir, sc.s, out, sizeof out, &n);
+    if (n != 3 * l || memcmp(out, s, l) != 0 || memcmp(out + l, s, l) != 0 ||
+        memcmp(out + 2 * l, s, l) != 0) {
+        print_error("    byte %d: the word %s came back as %zu bytes, "
+                    "expected 3 x %zu\n", c, w.s, n, l);
+        fail();
+    }
+    free(w.s);
+    free(sc.s);
+}
+
+static void test_sh_quote_every_byte(void **state)
+{
+    (void)state;
+    void (*fn[2])(ef_buf *, const char *) = {ef_sh_quote, ef_sh_word};
+    char all[256];
+    for (int c = 1; c < 256; c++)
+        all[c - 1] = (char)c;
+    all[255] = '\0';
+    char dir[256];
+    tu_tmpdir(dir, sizeof dir);
+    tu_write(dir, "a", "", NULL, 0);
+    tu_write(dir, "x", "", NULL, 0);
+    tu_write(dir, "axb", "", NULL, 0);
+    for (int f = 0; f < 2; f++) {
+        for (int c = 1; c < 256; c++) {
+            char one[2] = {(char)c, 0}, mid[8], quoted[8];
+            snprintf(mid, sizeof mid, "a%cb", c);
+            snprintf(quoted, sizeof quoted, "a%c'b", c);
+            sh_roundtrip(dir, fn[f], one, c);
+            sh_roundtrip(dir, fn[f], mid, c);
+            sh_roundtrip(dir, fn[f], quoted, c);
+        }
+        sh_roundtrip(dir, fn[f], all, 0);
+        sh_roundtrip(dir, fn[f], "", 0);
+        sh_roundtrip(dir, fn[f], "''\\'\"$(x)`y`*?~ \t\n", 0);
+    }
+    tu_rmtree(dir);
+}
+
+static void test_sh_quote_forms(void **state)
+{
+    (void)state;
+    ef_buf b = {0};
+    ef_sh_quote(&b, "it's");
+    ef_buf_put(&b, " ");
+    ef_sh_quote(&b, "plain");
+    ef_buf_put(&b, " ");
+    ef_sh_quote(&b, "");
+    assert_string_equal(b.s, "'it'\\''s' 'plain' ''");
+    free(b.s);
+    memset(&b, 0, sizeof b);
+    /* plain words stay bare; anything else is quoted */
+    ef_sh_word(&b, "CUDA_VISIBLE_DEVICES=4,5");
+    ef_buf_put(&b, " ");
+    ef_sh_word(&b, "/a/b-c.d:e+f@g%h");
+    ef_buf_put(&b, " ");
+    ef_sh_word(&b, "a b");
+    ef_buf_put(&b, " ");
+    ef_sh_word(&b, "~");
+    ef_buf_put(&b, " ");
+    ef_sh_word(&b, "");
+    assert_string_equal(b.s, "CUDA_VISIBLE_DEVICES=4,5 /a/b-c.d:e+f@g%h "
+                             "'a b' '~' ''");
+    free(b.s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -472,6 +589,8 @@ int main(void)
         cmocka_unit_test(test_iso_rejects),
         cmocka_unit_test(test_quote_plain_and_escapes),
         cmocka_unit_test(test_quote_truncates),
+        cmocka_unit_test(test_sh_quote_every_byte),
+        cmocka_unit_test(test_sh_quote_forms),
         cmocka_unit_test(test_suggest),
         cmocka_unit_test(test_edit_distance),
         cmocka_unit_test(test_is_pow2),
