@@ -723,7 +723,8 @@ const char *job_signal_name(int sig)
 static const char *const reserved_env[] = {
     "NNODES", "NODE_RANK", "NPROC_PER_NODE", "WORLD_SIZE", "MASTER_ADDR",
     "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "EFPLAN_JOB_ID",
-    "EFPLAN_PROGRESS_FILE", "EFPLAN_ATTEMPT", "EFPLAN_ITERATIONS"};
+    "EFPLAN_PROGRESS_FILE", "EFPLAN_ATTEMPT", "EFPLAN_ITERATIONS",
+    "EFPLAN_BATCH_SIZE"};
 
 /* A string of 1..4095 bytes without NUL bytes; 'what' is its path. */
 static int run_string(const json_t *v, const char *file, const char *what,
