@@ -3,7 +3,8 @@
 # - gen-trace --elastic-batch writes a batch_sizes column, the same bytes
 #   for the same seed, and validate reads it;
 # - plan --elastic-batch: the plan file says each elastic allocation's
-#   batch and passes the planner's own check; submit keeps the mode;
+#   batch and passes the planner's own check; submit keeps the mode and
+#   every job's batch range, samples and planned end;
 # - simulate --policy saxena and ef --elastic-batch: result keys, the
 #   policy time per point, results independent of the thread count
 #   (timings aside); ef --elastic-batch without overheads misses no
@@ -36,6 +37,17 @@ grep -q '{"batch_size": [0-9]*, "gpus": [0-9]*, "job": ' "$T/p.json" ||
 grep -q '"samples_left": ' "$T/p.json" || fail "no samples_left"
 "$EFPLAN" plan --jobs "$T/g.csv" --cluster n2g8 --curves A100 --out "$T/p0.json" >/dev/null
 grep -q '"batch_size": [0-9]*, "gpus"' "$T/p0.json" && fail "fixed-batch plan names batches"
+# submit into an elastic-batch plan keeps every old job as the plan had
+# it: a job submitted after the plan's end leaves each old job's entry
+# (batch range, samples, planned end, ...) byte for byte
+cp "$T/p.json" "$T/pa.json"
+end=$(sed -n 's/.*"summary": {[^}]*"end": \([0-9]*\),.*/\1/p' "$T/pa.json")
+$V "$EFPLAN" submit --plan "$T/pa.json" --job "{\"id\": \"after\", \"model\": \"resnet50\", \"batch_size\": 64, \"iterations\": 100, \"submit_time\": $((end + 60)), \"deadline\": null}" \
+    >"$T/sa.out" || fail "submit after the end of an elastic-batch plan: exit $?"
+grep '^    {"batch_size"' "$T/p.json" | sed 's/,$//' >"$T/ja"
+grep '^    {"batch_size"' "$T/pa.json" | grep -v '"id": "after"' | sed 's/,$//' >"$T/jb"
+grep -q '"batch_sizes": \[' "$T/ja" || fail "the plan has no job with a batch range"
+cmp -s "$T/ja" "$T/jb" || { diff "$T/ja" "$T/jb" | head -4; fail "submit changed the jobs of an elastic-batch plan"; }
 cat >"$T/j.json" <<'J'
 {"id": "late", "model": "resnet50", "batch_sizes": [64, 128, 256], "samples": 6400000, "submit_time": 0, "deadline": 9999999}
 J
