@@ -153,6 +153,21 @@ static int read_int(const jf_field *f, const json_t *v, int64_t *out,
     return EF_OK;
 }
 
+/* v is an array for field f (of 'what'): its size into *n. */
+static int array_of(const jf_field *f, const json_t *v, const char *what,
+                    size_t *n, const jf_ctx *c, const char *path)
+{
+    if (!json_is_array(v))
+        return bad(c, path, "expected an array%s, got %s", what,
+                   jsonin_type(v));
+    *n = json_array_size(v);
+    if (*n == 0 && (f->flags & JF_NONEMPTY))
+        return bad(c, path, "must not be empty");
+    if (*n > INT32_MAX)
+        return bad(c, path, "too many elements");
+    return EF_OK;
+}
+
 static int read_member(const jf_field *f, const json_t *o, void *obj,
                        const jf_ctx *c, const char *where)
 {
@@ -232,13 +247,9 @@ static int read_member(const jf_field *f, const json_t *o, void *obj,
     case JF_OBJ:
         return jf_read(f->sub, v, AT(obj, f->off, char), c, path);
     case JF_ARR: {
-        if (!json_is_array(v))
-            return bad(c, path, "expected an array, got %s", jsonin_type(v));
-        size_t n = json_array_size(v);
-        if (n == 0 && (f->flags & JF_NONEMPTY))
-            return bad(c, path, "must not be empty");
-        if (n > INT32_MAX)
-            return bad(c, path, "too many elements");
+        size_t n;
+        if (array_of(f, v, "", &n, c, path) != EF_OK)
+            return EF_ERR;
         char *a = n ? jf_alloc(c->arena, n * f->sub->size) : NULL;
         for (size_t i = 0; i < n; i++) {
             char p2[512];
@@ -251,14 +262,9 @@ static int read_member(const jf_field *f, const json_t *o, void *obj,
         return EF_OK;
     }
     case JF_LONGS: {
-        if (!json_is_array(v))
-            return bad(c, path, "expected an array of integers, got %s",
-                       jsonin_type(v));
-        size_t n = json_array_size(v);
-        if (n == 0 && (f->flags & JF_NONEMPTY))
-            return bad(c, path, "must not be empty");
-        if (n > INT32_MAX)
-            return bad(c, path, "too many elements");
+        size_t n;
+        if (array_of(f, v, " of integers", &n, c, path) != EF_OK)
+            return EF_ERR;
         long *a = n ? jf_alloc(c->arena, n * sizeof *a) : NULL;
         for (size_t i = 0; i < n; i++) {
             char p2[512];
@@ -346,6 +352,38 @@ int jf_read(const jf_table *t, const json_t *o, void *obj, const jf_ctx *c,
             return EF_ERR;
     }
     return EF_OK;
+}
+
+int jf_parse(const jf_table *t, void *obj, const char *what,
+             const char *path, const char *buf, size_t len, jf_arena *a,
+             ef_err *e)
+{
+    json_t *root = jsonin_parse(path, buf, len, e);
+    if (!root)
+        return EF_ERR;
+    jf_ctx c = {path, a, e};
+    int rc;
+    if (!json_is_object(root))
+        rc = ef_fail(e, EF_E_INPUT, "%s: expected %s, got %s", path, what,
+                     jsonin_type(root));
+    else
+        rc = jf_read(t, root, obj, &c, "");
+    json_decref(root);
+    return rc;
+}
+
+int jf_load(const char *path, int (*parse)(void *obj, const char *path,
+                                           const char *buf, size_t len,
+                                           ef_err *e),
+            void *obj, ef_err *e)
+{
+    char *buf;
+    size_t len;
+    if (ef_read_file(path, &buf, &len, e) != EF_OK)
+        return EF_ERR;
+    int rc = parse(obj, path, buf, len, e);
+    free(buf);
+    return rc;
 }
 
 /* ---- write ------------------------------------------------------------- */

@@ -144,6 +144,22 @@ int jf_read(const struct jf_table *t, const json_t *o, void *obj,
             const jf_ctx *c, const char *where);
 
 /*
+ * jf_parse: parse 'buf' (len bytes; 'path' names it in messages) as one
+ * JSON document and jf_read it into obj by table t. A document that is not
+ * an object: "path: expected WHAT, got an array". Allocates from a.
+ */
+int jf_parse(const struct jf_table *t, void *obj, const char *what,
+             const char *path, const char *buf, size_t len, jf_arena *a,
+             ef_err *e);
+
+/* Read the file at 'path' (ef_read_file) and hand its text to
+ * parse(obj, path, buf, len, e): a format's X_load from its X_parse. */
+int jf_load(const char *path, int (*parse)(void *obj, const char *path,
+                                           const char *buf, size_t len,
+                                           ef_err *e),
+            void *obj, ef_err *e);
+
+/*
  * jf_write: write 'obj' by table t as an object (member 'key' of the
  * enclosing object, or NULL). mask 0 writes every member; otherwise only
  * those whose flags share a bit with mask (nested objects are written

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "ebatch.h"
-#include "jsonin.h"
 #include "util.h"
 
 /* ---- placement ------------------------------------------------------------ */
@@ -534,17 +533,8 @@ int plan_doc_parse(plan_doc *d, const char *path, const char *buf,
                    size_t len, ef_err *e)
 {
     memset(d, 0, sizeof *d);
-    json_t *root = jsonin_parse(path, buf, len, e);
-    if (!root)
-        return EF_ERR;
-    jf_ctx c = {path, &d->arena, e};
-    int rc;
-    if (!json_is_object(root))
-        rc = ef_fail(e, EF_E_INPUT, "%s: expected a plan file (format "
-                     "efplan-plan), got %s", path, jsonin_type(root));
-    else
-        rc = jf_read(&top_table, root, d, &c, "");
-    json_decref(root);
+    int rc = jf_parse(&top_table, d, "a plan file (format efplan-plan)", path,
+                      buf, len, &d->arena, e);
     if (rc == EF_OK)
         rc = check_doc(d, path, e);
     if (rc != EF_OK)
@@ -552,16 +542,16 @@ int plan_doc_parse(plan_doc *d, const char *path, const char *buf,
     return rc;
 }
 
+static int parse_any(void *d, const char *path, const char *buf, size_t len,
+                     ef_err *e)
+{
+    return plan_doc_parse(d, path, buf, len, e);
+}
+
 int plan_doc_load(plan_doc *d, const char *path, ef_err *e)
 {
-    char *buf;
-    size_t len;
     memset(d, 0, sizeof *d);
-    if (ef_read_file(path, &buf, &len, e) != EF_OK)
-        return EF_ERR;
-    int rc = plan_doc_parse(d, path, buf, len, e);
-    free(buf);
-    return rc;
+    return jf_load(path, parse_any, d, e);
 }
 
 char *plan_doc_queue_json(const plan_doc *d, const char *extra)

@@ -5,7 +5,6 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "../planner/jsonin.h"
 #include "../planner/util.h"
 
 /* ---- the result file -------------------------------------------------------- */
@@ -154,27 +153,23 @@ int sim_result_parse(sim_result *r, const char *path, const char *buf,
                      size_t len, ef_err *e)
 {
     memset(r, 0, sizeof *r);
-    json_t *root = jsonin_parse(path, buf, len, e);
-    if (!root)
-        return EF_ERR;
-    jf_ctx c = {path, &r->arena, e};
-    int rc = jf_read(&result_table, root, r, &c, "");
-    json_decref(root);
+    int rc = jf_parse(&result_table, r, "a simulation result (format "
+                      "efplan-sim)", path, buf, len, &r->arena, e);
     if (rc != EF_OK)
         sim_result_free(r);
     return rc;
 }
 
+static int parse_any(void *r, const char *path, const char *buf, size_t len,
+                     ef_err *e)
+{
+    return sim_result_parse(r, path, buf, len, e);
+}
+
 int sim_result_load(sim_result *r, const char *path, ef_err *e)
 {
-    char *buf;
-    size_t len;
     memset(r, 0, sizeof *r);
-    if (ef_read_file(path, &buf, &len, e) != EF_OK)
-        return EF_ERR;
-    int rc = sim_result_parse(r, path, buf, len, e);
-    free(buf);
-    return rc;
+    return jf_load(path, parse_any, r, e);
 }
 
 int sim_result_equal(const sim_result *a, const sim_result *b)

@@ -153,45 +153,49 @@ static void test_plan_errors(void **state)
     free(bad);
     parse_err("{\"format\": \"efplan-jobs\"}", "expected \"efplan-plan\"");
     parse_err("[1]", "expected a plan file");
-    /* every member is checked by the plan file's tables */
-    sub_err(PLAN, "\"jobs_file\"", "\"jobs_fil\"",
-            "p.json: unknown key \"jobs_fil\" (did you mean \"jobs_file\"?)");
-    sub_err(PLAN, "\"slot_seconds\": 60", "\"slot_seconds\": 0",
-            "p.json: slot_seconds: 0 is out of range (expected 1..86400)");
-    sub_err(PLAN, "\"decision\": \"admitted\"", "\"decision\": \"maybe\"",
-            "p.json: jobs[0].decision: \"maybe\" (expected one of");
-    sub_err(PLAN, "\"gpus\": 4, \"job\": \"c\"", "\"gpus\": 2, \"job\": \"c\"",
-            "p.json: slots[0].allocations[1]: gpus is 2 but the placement has 4");
-    sub_err(PLAN, "[7, 6, 5, 4]", "[7, 6, 5, 9]",
-            "p.json: slots[0].allocations[1].placement: node 0 GPU 9 is "
-            "outside the cluster (1 nodes of 8 GPUs)");
-    sub_err(PLAN, "[7, 6, 5, 4]", "[7, 6, 5, 64]",
-            "p.json: slots[0].allocations[1].placement[0].gpus[3]: 64 is out "
-            "of range (expected 0..63)");
-    sub_err(PLAN, "[7, 6, 5, 4]", "[7, 6, 5, 5]",
-            "p.json: slots[0].allocations[1].placement[0].gpus: node 0 GPU 5 "
-            "twice");
-    sub_err(PLAN, "\"job\": \"c\"", "\"job\": \"zz\"",
-            "p.json: slots[0].allocations[1].job: \"zz\" is not in jobs");
-    sub_err(PLAN, "\"nodes\": 1}", "\"nodes\": 1, \"x\": 2}",
-            "p.json: cluster: unknown key \"x\"");
-    sub_err(PLAN, ", \"summary\"", ", \"summry\"",
-            "did you mean \"summary\"?");
-    sub_err(PLAN, "\"version\": 1", "\"version\": 2", "version: expected 1");
-    /* a batch size only for an elastic-batch job, and one it accepts */
-    sub_err(PLAN, "{\"gpus\": 4, \"job\": \"a\"",
-            "{\"batch_size\": 64, \"gpus\": 4, \"job\": \"a\"",
-            "slots[0].allocations[0].batch_size: 64 is not one of job \"a\"'s "
-            "batch_sizes");
-    sub_err(PLAN_EB, "\"batch_size\": 128, \"gpus\": 4",
-            "\"batch_size\": 256, \"gpus\": 4",
-            "slots[2].allocations[0].batch_size: 256 is not one of");
-    sub_err(PLAN_EB, "\"samples_left\": 6400, ", "",
-            "p.json: jobs[0]: missing required key \"samples_left\" (it goes "
-            "with \"batch_sizes\")");
-    sub_err(PLAN_EB, "\"elastic_batch\": true, ", "",
-            "p.json: jobs[0].batch_sizes: an elastic-batch job in a plan "
-            "without \"elastic_batch\": true");
+    /* every member is checked by the plan file's tables; what the file
+     * promises as a whole too: {plan, from, to, message} */
+    const char *const cases[][4] = {
+        {PLAN, "\"jobs_file\"", "\"jobs_fil\"",
+         "p.json: unknown key \"jobs_fil\" (did you mean \"jobs_file\"?)"},
+        {PLAN, "\"slot_seconds\": 60", "\"slot_seconds\": 0",
+         "p.json: slot_seconds: 0 is out of range (expected 1..86400)"},
+        {PLAN, "\"decision\": \"admitted\"", "\"decision\": \"maybe\"",
+         "p.json: jobs[0].decision: \"maybe\" (expected one of"},
+        {PLAN, "\"gpus\": 4, \"job\": \"c\"", "\"gpus\": 2, \"job\": \"c\"",
+         "p.json: slots[0].allocations[1]: gpus is 2 but the placement has 4"},
+        {PLAN, "[7, 6, 5, 4]", "[7, 6, 5, 9]",
+         "p.json: slots[0].allocations[1].placement: node 0 GPU 9 is outside "
+         "the cluster (1 nodes of 8 GPUs)"},
+        {PLAN, "[7, 6, 5, 4]", "[7, 6, 5, 64]",
+         "p.json: slots[0].allocations[1].placement[0].gpus[3]: 64 is out of "
+         "range (expected 0..63)"},
+        {PLAN, "[7, 6, 5, 4]", "[7, 6, 5, 5]",
+         "p.json: slots[0].allocations[1].placement[0].gpus: node 0 GPU 5 "
+         "twice"},
+        {PLAN, "\"job\": \"c\"", "\"job\": \"zz\"",
+         "p.json: slots[0].allocations[1].job: \"zz\" is not in jobs"},
+        {PLAN, "\"nodes\": 1}", "\"nodes\": 1, \"x\": 2}",
+         "p.json: cluster: unknown key \"x\""},
+        {PLAN, ", \"summary\"", ", \"summry\"", "did you mean \"summary\"?"},
+        {PLAN, "\"version\": 1", "\"version\": 2", "version: expected 1"},
+        /* a batch size only for an elastic-batch job, one it accepts */
+        {PLAN, "{\"gpus\": 4, \"job\": \"a\"",
+         "{\"batch_size\": 64, \"gpus\": 4, \"job\": \"a\"",
+         "slots[0].allocations[0].batch_size: 64 is not one of job \"a\"'s "
+         "batch_sizes"},
+        {PLAN_EB, "\"batch_size\": 128, \"gpus\": 4",
+         "\"batch_size\": 256, \"gpus\": 4",
+         "slots[2].allocations[0].batch_size: 256 is not one of"},
+        {PLAN_EB, "\"samples_left\": 6400, ", "",
+         "p.json: jobs[0]: missing required key \"samples_left\" (it goes "
+         "with \"batch_sizes\")"},
+        {PLAN_EB, "\"elastic_batch\": true, ", "",
+         "p.json: jobs[0].batch_sizes: an elastic-batch job in a plan "
+         "without \"elastic_batch\": true"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+        sub_err(cases[k][0], cases[k][1], cases[k][2], cases[k][3]);
 }
 
 /* ---- batch sizes ------------------------------------------------------------ */
@@ -433,28 +437,25 @@ static void test_journal_replay(void **state)
     assert_string_equal(r.jobs[0].handle, "200:1");
     exec_replay_free(&r);
 
-    /* a journal naming a job the plan lacks, and a malformed line */
-    write_file(path, "{\"ev\":\"end\",\"time\":0}\n{\"at\":0,\"attempt\":1,"
-               "\"ev\":\"start\",\"job\":\"zz\",\"place\":[{\"gpus\":[0],"
-               "\"node\":0}],\"slot\":0}\n");
-    assert_int_equal(exec_journal_replay(path, &p, &r, &e), EF_ERR);
-    assert_contains(e.msg, "journal.jsonl:2: job \"zz\" is not in the plan");
-    write_file(path, "{\"ev\":\"end\",\"time\":0}\nnot json\n"
-               "{\"ev\":\"end\"}\n");
-    assert_int_equal(exec_journal_replay(path, &p, &r, &e), EF_ERR);
-    assert_contains(e.msg, "journal.jsonl:2: not a journal record");
-    /* each record type has its members, checked on replay */
-    write_file(path, "{\"ev\":\"slot\",\"start\":0}\n");
-    assert_int_equal(exec_journal_replay(path, &p, &r, &e), EF_ERR);
-    assert_contains(e.msg, "journal.jsonl:1: slot: missing required key "
-                    "\"running\"");
-    write_file(path, "{\"ev\":\"done\",\"job\":\"a\",\"progress\":3,"
-               "\"handle\":\"x\"}\n");
-    assert_int_equal(exec_journal_replay(path, &p, &r, &e), EF_ERR);
-    assert_contains(e.msg, "journal.jsonl:1: done: unknown key \"handle\"");
-    write_file(path, "{\"ev\":\"hello\"}\n");
-    assert_int_equal(exec_journal_replay(path, &p, &r, &e), EF_ERR);
-    assert_contains(e.msg, "journal.jsonl:1: unknown record \"hello\"");
+    /* bad journals: {text, message}: a job the plan lacks, a malformed
+     * line, and each record type's members, checked on replay */
+    static const char *const bad[][2] = {
+        {"{\"ev\":\"end\",\"time\":0}\n{\"at\":0,\"attempt\":1,\"ev\":\"start\","
+         "\"job\":\"zz\",\"place\":[{\"gpus\":[0],\"node\":0}],\"slot\":0}\n",
+         "journal.jsonl:2: job \"zz\" is not in the plan"},
+        {"{\"ev\":\"end\",\"time\":0}\nnot json\n{\"ev\":\"end\"}\n",
+         "journal.jsonl:2: not a journal record"},
+        {"{\"ev\":\"slot\",\"start\":0}\n",
+         "journal.jsonl:1: slot: missing required key \"running\""},
+        {"{\"ev\":\"done\",\"job\":\"a\",\"progress\":3,\"handle\":\"x\"}\n",
+         "journal.jsonl:1: done: unknown key \"handle\""},
+        {"{\"ev\":\"hello\"}\n", "journal.jsonl:1: unknown record \"hello\""},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        write_file(path, bad[k][0]);
+        assert_int_equal(exec_journal_replay(path, &p, &r, &e), EF_ERR);
+        assert_contains(e.msg, bad[k][1]);
+    }
     unlink(path);
     rmdir(dir);
     exec_plan_free(&p);

@@ -3,29 +3,7 @@
 
 #include "../../planner/planio.h"
 #include "../../planner/submit.h"
-#include "testplan.h"
-
-/* Plan 'queue' (JSON) on n1g8 with the A100 curves and write the plan
- * file to dir/plan.json (its path into path). */
-static void make_plan(const char *dir, const char *queue, int elastic,
-                      char *path, size_t len)
-{
-    job_queue q = {0};
-    cluster c;
-    plan p;
-    plan_opts o;
-    ef_err e = {0};
-    assert_ok(queue_parse_json(&q, "q.json", queue, strlen(queue), &e), e);
-    assert_ok(queue_resolve(&q, &g_curves, &e), e);
-    assert_ok(cluster_init(&c, 1, 1, 8, "n1g8", &e), e);
-    plan_opts_default(&o);
-    o.elastic_batch = elastic;
-    assert_ok(plan_build(&p, &q, &c, &o, &e), e);
-    tu_join(path, len, dir, "plan.json");
-    assert_ok(plan_write_json(&p, path, "q.json", "A100", &e), e);
-    plan_free(&p);
-    queue_free(&q);
-}
+#include "testplanio.h"
 
 static const char *Q_CHANGE =
     "{\"jobs\": ["
@@ -33,6 +11,43 @@ static const char *Q_CHANGE =
     "\"iterations\": 60000, \"submit_time\": 600, \"deadline\": 6000},"
     "{\"id\": \"s\", \"model\": \"bert\", \"batch_size\": 64, "
     "\"iterations\": 2000, \"submit_time\": 0, \"deadline\": 20000}]}";
+
+static const char *Q_EB; /* below */
+
+/* The plan files the tests submit into (plan_submit writes nothing):
+ * Q_CHANGE planned, and Q_EB planned with elastic batch, in one scratch
+ * directory for the group. */
+static char g_dir[256], g_plan[512], g_plan_eb[512];
+
+static int make_plan(const char *queue, int elastic, const char *name,
+                     char *path, size_t len)
+{
+    tp_planned t;
+    ef_err e = {0};
+    tp_opts(&t);
+    t.o.elastic_batch = elastic;
+    if (tp_plan(&t, queue, 1, &e) != EF_OK)
+        return -1;
+    tu_join(path, len, g_dir, name);
+    int rc = plan_write_json(&t.p, path, "q.json", "A100", &e);
+    tp_planned_free(&t);
+    return rc == EF_OK ? 0 : -1;
+}
+
+static int setup(void **state)
+{
+    if (tp_setup(state) != 0)
+        return -1;
+    tu_tmpdir(g_dir, sizeof g_dir);
+    return make_plan(Q_CHANGE, 0, "plan.json", g_plan, sizeof g_plan) ||
+           make_plan(Q_EB, 1, "plan-eb.json", g_plan_eb, sizeof g_plan_eb);
+}
+
+static int teardown(void **state)
+{
+    tu_rmtree(g_dir);
+    return tp_teardown(state);
+}
 
 #define Y(deadline)                                                         \
     "{\"id\": \"y\", \"model\": \"resnet50\", \"batch_size\": 128, "        \
@@ -43,9 +58,7 @@ static const char *Q_CHANGE =
 static void test_admit_changes(void **state)
 {
     (void)state;
-    char dir[256], path[512];
-    tu_tmpdir(dir, sizeof dir);
-    make_plan(dir, Q_CHANGE, 0, path, sizeof path);
+    const char *path = g_plan;
     plan_submit_res r;
     ef_err e = {0};
     assert_ok(plan_submit(path, Y("5000"), NULL, &r, &e), e);
@@ -67,7 +80,6 @@ static void test_admit_changes(void **state)
     assert_int_equal(r.nchanges, 0);
     assert_true(r.p.jobs[r.p.njobs - 1].in->submit == 0); /* plan's now */
     plan_submit_free(&r);
-    tu_rmtree(dir);
 }
 
 /* Rejected with the earliest deadline that is admitted: that deadline
@@ -75,9 +87,8 @@ static void test_admit_changes(void **state)
 static void test_reject_earliest(void **state)
 {
     (void)state;
-    char dir[256], path[512], text[512];
-    tu_tmpdir(dir, sizeof dir);
-    make_plan(dir, Q_CHANGE, 0, path, sizeof path);
+    const char *path = g_plan;
+    char text[512];
     plan_submit_res r;
     ef_err e = {0};
     assert_ok(plan_submit(path, Y("3000"), NULL, &r, &e), e);
@@ -97,7 +108,6 @@ static void test_reject_earliest(void **state)
     assert_ok(plan_submit(path, text, NULL, &r, &e), e);
     assert_int_equal(r.decision, PLAN_REJECTED);
     plan_submit_free(&r);
-    tu_rmtree(dir);
 }
 
 static const char *Q_EB =
@@ -121,9 +131,7 @@ static const char *Q_EB =
 static void test_elastic_keeps_jobs(void **state)
 {
     (void)state;
-    char dir[256], path[512];
-    tu_tmpdir(dir, sizeof dir);
-    make_plan(dir, Q_EB, 1, path, sizeof path);
+    const char *path = g_plan_eb;
     plan_doc before;
     ef_err e = {0};
     assert_ok(plan_doc_load(&before, path, &e), e);
@@ -167,15 +175,13 @@ static void test_elastic_keeps_jobs(void **state)
     plan_doc_free(&after);
     plan_doc_free(&before);
     plan_submit_free(&r);
-    tu_rmtree(dir);
 }
 
 static void test_errors(void **state)
 {
     (void)state;
-    char dir[256], path[512], bad[512];
-    tu_tmpdir(dir, sizeof dir);
-    make_plan(dir, Q_CHANGE, 0, path, sizeof path);
+    const char *path = g_plan;
+    char bad[512];
     plan_submit_res r;
     ef_err e = {0};
     assert_err(plan_submit(path, "{\"id\": ", NULL, &r, &e), e,
@@ -194,11 +200,10 @@ static void test_errors(void **state)
                            &e), e, path, "\"c\"");
     plan_submit_free(&r);
     /* not a plan file */
-    tu_write(dir, "q.json", Q_CHANGE, bad, sizeof bad);
+    tu_write(g_dir, "q.json", Q_CHANGE, bad, sizeof bad);
     assert_err(plan_submit(bad, Y("5000"), NULL, &r, &e), e, bad,
                "missing required key \"format\"");
     plan_submit_free(&r);
-    tu_rmtree(dir);
 }
 
 int main(void)
@@ -209,5 +214,5 @@ int main(void)
         cmocka_unit_test(test_elastic_keeps_jobs),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, tp_setup, tp_teardown);
+    return cmocka_run_group_tests(tests, setup, teardown);
 }
