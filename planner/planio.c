@@ -407,22 +407,24 @@ int plan_write_json(const plan *p, const char *path, const char *jobs_path,
 
 /* ---- reading ------------------------------------------------------------------ */
 
-static const plan_doc *g_sort_doc; /* for cmp_id; only under sort_ids */
+/* A job id and its index, sorted by id for lookups. */
+typedef struct id_index {
+    const char *id;
+    int i;
+} id_index;
 
-/* Job indices of d sorted by id, for lookups. */
 static int cmp_id(const void *a, const void *b)
 {
-    return strcmp(g_sort_doc->jobs[*(const int *)a].id,
-                  g_sort_doc->jobs[*(const int *)b].id);
+    return strcmp(((const id_index *)a)->id, ((const id_index *)b)->id);
 }
 
-static int find_id(const plan_doc *d, const int *ord, const char *id)
+static int find_id(const plan_doc *d, const id_index *ord, const char *id)
 {
     int lo = 0, hi = d->njobs - 1;
     while (lo <= hi) {
-        int mid = (lo + hi) / 2, c = strcmp(d->jobs[ord[mid]].id, id);
+        int mid = (lo + hi) / 2, c = strcmp(ord[mid].id, id);
         if (c == 0)
-            return ord[mid];
+            return ord[mid].i;
         if (c < 0)
             lo = mid + 1;
         else
@@ -440,7 +442,7 @@ static int accepts(const plan_doc_job *j, long b)
     return 0;
 }
 
-static int check_alloc(plan_doc *d, const int *ord, plan_doc_alloc *a,
+static int check_alloc(plan_doc *d, const id_index *ord, plan_doc_alloc *a,
                        char *owner, int *seen, int s, const char *file,
                        const char *w, ef_err *e)
 {
@@ -488,22 +490,17 @@ static int check_doc(plan_doc *d, const char *file, ef_err *e)
             return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].batch_sizes: an "
                            "elastic-batch job in a plan without "
                            "\"elastic_batch\": true", file, i);
-    int *ord = ef_malloc((size_t)(d->njobs + 1) * sizeof *ord);
+    id_index *ord = ef_malloc((size_t)(d->njobs + 1) * sizeof *ord);
     int *seen = ef_calloc((size_t)d->njobs + 1, sizeof *seen);
     char *owner = ef_malloc((size_t)N * (size_t)G);
     int rc = EF_OK;
     for (int i = 0; i < d->njobs; i++)
-        ord[i] = i;
-    #pragma omp critical(planio_sort)
-    {
-        g_sort_doc = d;
-        qsort(ord, (size_t)d->njobs, sizeof *ord, cmp_id);
-        g_sort_doc = NULL;
-    }
+        ord[i] = (id_index){d->jobs[i].id, i};
+    qsort(ord, (size_t)d->njobs, sizeof *ord, cmp_id);
     for (int k = 1; k < d->njobs && rc == EF_OK; k++)
-        if (strcmp(d->jobs[ord[k - 1]].id, d->jobs[ord[k]].id) == 0)
+        if (strcmp(ord[k - 1].id, ord[k].id) == 0)
             rc = ef_fail(e, EF_E_INPUT, "%s: jobs: job \"%s\" twice", file,
-                         d->jobs[ord[k]].id);
+                         ord[k].id);
     int64_t t = d->now;
     for (int s = 0; s < d->nslots && rc == EF_OK; s++) {
         plan_doc_slot *sl = &d->slots[s];

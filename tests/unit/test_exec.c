@@ -179,6 +179,11 @@ static void test_plan_errors(void **state)
          "p.json: cluster: unknown key \"x\""},
         {PLAN, ", \"summary\"", ", \"summry\"", "did you mean \"summary\"?"},
         {PLAN, "\"version\": 1", "\"version\": 2", "version: expected 1"},
+        {PLAN, "\"id\": \"b\"", "\"id\": \"a\"", "p.json: jobs: job \"a\" twice"},
+        {PLAN, "\"job\": \"c\", \"placement\":  [{\"gpus\": [6, 7]",
+         "\"job\": \"a\", \"placement\":  [{\"gpus\": [6, 7]",
+         "p.json: slots[1].allocations[2].job: \"a\" has two allocations in "
+         "this slot"},
         /* a batch size only for an elastic-batch job, one it accepts */
         {PLAN, "{\"gpus\": 4, \"job\": \"a\"",
          "{\"batch_size\": 64, \"gpus\": 4, \"job\": \"a\"",
