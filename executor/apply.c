@@ -18,8 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "../planner/util.h"
 
 void exec_opts_default(exec_opts *o)
@@ -100,25 +98,16 @@ static void reap(void)
 
 /* ---- journal records ----------------------------------------------------- */
 
-static int put(apply *A, json_t *o, ef_err *e)
+static int put(apply *A, const exec_rec *rec, ef_err *e)
 {
-    if (!o)
-        return ef_fail(e, EF_E_INTERNAL, "journal: cannot build a record");
-    char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(o);
-    /* a dry backend's journal is only in memory */
-    int rc = A->x.b->dry ? exec_replay_record(&A->r, A->p, s, e)
-                         : exec_journal_append(&A->jn, &A->r, A->p, s, e);
-    free(s);
-    return rc;
-}
-
-static json_t *place_json(const exec_place *pl)
-{
-    json_t *a = json_array();
-    for (int k = 0; k < pl->n; k++)
-        json_array_append_new(a, json_pack("[i,i]", pl->node[k], pl->gpu[k]));
-    return a;
+    if (A->x.b->dry) {
+        /* a dry backend's journal is only in memory */
+        char *s = exec_rec_json(rec);
+        int rc = exec_replay_record(&A->r, A->p, s, e);
+        free(s);
+        return rc;
+    }
+    return exec_journal_put(&A->jn, &A->r, A->p, rec, e);
 }
 
 static exec_run run_of(const apply *A, int j)
@@ -149,12 +138,11 @@ static int job_exited(apply *A, int j, const exec_pstatus *st, ef_err *e)
     else
         snprintf(why, sizeof why, "exit %d", st->code);
     int ok = st->state == EXEC_P_EXITED && st->code == 0;
-    json_t *o = json_pack("{s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:I}", "ev", "exit",
-                          "job", jb->id, "attempt", a, "code",
-                          st->state == EXEC_P_GONE ? -1 : st->code, "why", why,
-                          "result", ok ? "done" : "failed", "log", logp,
-                          "progress", (json_int_t)prog);
-    if (put(A, o, e) != EF_OK)
+    if (put(A, &(exec_rec){.ev = EXEC_R_EXIT, .job = jb->id, .attempt = a,
+                           .code = st->state == EXEC_P_GONE ? -1 : st->code,
+                           .why = why, .result = ok ? EXEC_RESULT_DONE
+                                                    : EXEC_RESULT_FAILED,
+                           .log = logp, .progress = prog}, e) != EF_OK)
         return EF_ERR;
     if (ok)
         say(A, "done %s (attempt %d exited 0)", jb->id, a);
@@ -178,10 +166,9 @@ static int stop_jobs(apply *A, const int *jobs, int n, const char *why,
     for (int k = 0; k < n && rc == EF_OK; k++) {
         int j = jobs[k];
         exec_run run = run_of(A, j);
-        json_t *o = json_pack("{s:s,s:s,s:i,s:s}", "ev", "stop", "job",
-                              A->p->jobs[j].id, "attempt", run.attempt, "why",
-                              why);
-        if (put(A, o, e) != EF_OK ||
+        if (put(A, &(exec_rec){.ev = EXEC_R_STOP, .job = A->p->jobs[j].id,
+                               .attempt = run.attempt, .why = why}, e) !=
+                EF_OK ||
             A->x.b->signal(&A->x, &run, exec_job_signal(A->p, j), e) != EF_OK)
             rc = EF_ERR;
         left[k] = 1;
@@ -213,16 +200,15 @@ static int stop_jobs(apply *A, const int *jobs, int n, const char *why,
                 snprintf(how, sizeof how, "signal %d", st.sig);
             else
                 snprintf(how, sizeof how, "exit %d", st.code);
-            json_t *o = json_pack("{s:s,s:s,s:i,s:s,s:s,s:I}", "ev", "stopped",
-                                  "job", A->p->jobs[j].id, "attempt",
-                                  run.attempt, "why", why, "how", how,
-                                  "progress", (json_int_t)prog);
-            if (put(A, o, e) != EF_OK)
+            if (put(A, &(exec_rec){.ev = EXEC_R_STOPPED,
+                                   .job = A->p->jobs[j].id,
+                                   .attempt = run.attempt, .why = why,
+                                   .how = how, .progress = prog}, e) != EF_OK)
                 rc = EF_ERR;
             else if (prog >= A->p->jobs[j].iterations &&
-                     put(A, json_pack("{s:s,s:s,s:I}", "ev", "done", "job",
-                                      A->p->jobs[j].id, "progress",
-                                      (json_int_t)prog), e) != EF_OK)
+                     put(A, &(exec_rec){.ev = EXEC_R_DONE,
+                                        .job = A->p->jobs[j].id,
+                                        .progress = prog}, e) != EF_OK)
                 rc = EF_ERR;
         }
         if (rc != EF_OK || remaining == 0)
@@ -272,24 +258,21 @@ static int launch(apply *A, int j, int s, const exec_place *pl, ef_err *e)
     const exec_job *jb = &A->p->jobs[j];
     int a = A->r.jobs[j].attempt + 1;
     int64_t until = shape_end(A->p, j, s, pl);
-    json_t *o = json_pack("{s:s,s:s,s:i,s:o,s:I,s:f}", "ev", "start", "job",
-                          jb->id, "attempt", a, "place", place_json(pl),
-                          "slot", (json_int_t)A->p->slots[s].start, "at",
-                          wall_now());
-    if (put(A, o, e) != EF_OK)
+    if (put(A, &(exec_rec){.ev = EXEC_R_START, .job = jb->id, .attempt = a,
+                           .place = *pl, .slot = A->p->slots[s].start,
+                           .at = wall_now()}, e) != EF_OK)
         return EF_ERR;
     exec_run run = run_of(A, j);
     run.wall_limit = (double)(until - A->t) / A->r.scale +
                      exec_job_grace(A->p, j) + 60;
     if (A->x.b->launch(&A->x, &run, e) != EF_OK) {
         ef_err e2 = {0};
-        put(A, json_pack("{s:s,s:s,s:i,s:s}", "ev", "start_failed", "job",
-                         jb->id, "attempt", a, "why", e->msg), &e2);
+        put(A, &(exec_rec){.ev = EXEC_R_START_FAILED, .job = jb->id,
+                           .attempt = a, .why = e->msg}, &e2);
         return EF_ERR;
     }
-    o = json_pack("{s:s,s:s,s:i,s:s}", "ev", "started", "job", jb->id,
-                  "attempt", a, "handle", run.handle);
-    if (put(A, o, e) != EF_OK)
+    if (put(A, &(exec_rec){.ev = EXEC_R_STARTED, .job = jb->id, .attempt = a,
+                           .handle = run.handle}, e) != EF_OK)
         return EF_ERR;
     char where[512];
     say(A, "start %s attempt %d on %s", jb->id, a,
@@ -313,18 +296,17 @@ static int settle(apply *A, ef_err *e)
             int f = A->x.b->find(&A->x, &run, e);
             if (f < 0)
                 return EF_ERR;
-            json_t *o;
+            exec_rec o = {.ev = EXEC_R_STARTED, .job = A->p->jobs[j].id,
+                          .attempt = run.attempt, .handle = run.handle,
+                          .adopted = 1};
             if (f) {
-                o = json_pack("{s:s,s:s,s:i,s:s,s:b}", "ev", "started", "job",
-                              A->p->jobs[j].id, "attempt", run.attempt,
-                              "handle", run.handle, "adopted", 1);
                 say(A, "adopt %s attempt %d (launched before a restart)",
                     A->p->jobs[j].id, run.attempt);
-            } else
-                o = json_pack("{s:s,s:s,s:i,s:s}", "ev", "start_failed", "job",
-                              A->p->jobs[j].id, "attempt", run.attempt, "why",
-                              "not launched: the executor stopped first");
-            if (put(A, o, e) != EF_OK)
+            } else {
+                o.ev = EXEC_R_START_FAILED;
+                o.why = "not launched: the executor stopped first";
+            }
+            if (put(A, &o, e) != EF_OK)
                 return EF_ERR;
         }
         if (jj->stop_in_doubt) {
@@ -362,9 +344,8 @@ static int poll_all(apply *A, ef_err *e)
             if (stop_jobs(A, &one, 1, "done", e) != EF_OK)
                 return EF_ERR;
             if (A->r.jobs[j].status != EXEC_J_DONE &&
-                put(A, json_pack("{s:s,s:s,s:I}", "ev", "done", "job",
-                                 A->p->jobs[j].id, "progress",
-                                 (json_int_t)prog), e) != EF_OK)
+                put(A, &(exec_rec){.ev = EXEC_R_DONE, .job = A->p->jobs[j].id,
+                                   .progress = prog}, e) != EF_OK)
                 return EF_ERR;
         }
     }
@@ -401,9 +382,14 @@ static int apply_slot(apply *A, int s, ef_err *e)
         o += (size_t)snprintf(line + o, o < sizeof line ? sizeof line - o : 0,
                               "%s%s %s", o ? ", " : "",
                               exec_act_name(act[k].act), p->jobs[j].id);
-        if (act[k].act == EXEC_RESIZE && o < sizeof line)
+        if (act[k].act == EXEC_RESIZE && cur[j].n != want[j].n &&
+            o < sizeof line)
             o += (size_t)snprintf(line + o, sizeof line - o, " %d->%d GPUs",
                                   cur[j].n, want[j].n);
+        if (act[k].act == EXEC_RESIZE && cur[j].batch != want[j].batch &&
+            o < sizeof line)
+            o += (size_t)snprintf(line + o, sizeof line - o, " batch "
+                                  "%ld->%ld", cur[j].batch, want[j].batch);
         if (act[k].act != EXEC_START)
             stops[nstop++] = j;
     }
@@ -425,8 +411,8 @@ static int apply_slot(apply *A, int s, ef_err *e)
         int running = 0;
         for (int j = 0; j < p->njobs; j++)
             running += A->r.jobs[j].running;
-        rc = put(A, json_pack("{s:s,s:I,s:i}", "ev", "slot", "start",
-                              (json_int_t)sl->start, "running", running), e);
+        rc = put(A, &(exec_rec){.ev = EXEC_R_SLOT, .start = sl->start,
+                                .running = running}, e);
         say(A, "slot %d of %d [%" PRId64 ", %" PRId64 "): %d job(s) running",
             s + 1, p->nslots, sl->start, sl->end, running);
     }
@@ -631,19 +617,18 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
             aw = 0; /* Unix times: the plan clock is the wall clock */
             ap = 0;
         }
-        json_t *bo = json_pack("{s:s,s:s,s:s,s:s,s:f,s:I,s:f}", "ev", "begin",
-                               "plan", p->path, "hash", p->hash, "backend",
-                               b->name, "anchor_wall", aw, "anchor_plan",
-                               (json_int_t)ap, "scale", o->scale);
-        if (put(&A, bo, e) != EF_OK) {
+        if (put(&A, &(exec_rec){.ev = EXEC_R_BEGIN, .plan = p->path,
+                                .hash = p->hash, .backend = b->name,
+                                .anchor_wall = aw, .anchor_plan = ap,
+                                .scale = o->scale}, e) != EF_OK) {
             rc = EF_ERR;
             goto out;
         }
     } else {
         tick(&A, (int64_t)floor(plan_clock(&A)));
         say(&A, "resuming from %s (%d records)", rep->journal, A.r.records);
-        if (put(&A, json_pack("{s:s,s:I}", "ev", "resume", "time",
-                              (json_int_t)A.t), e) != EF_OK) {
+        if (put(&A, &(exec_rec){.ev = EXEC_R_RESUME, .time = A.t}, e) !=
+            EF_OK) {
             rc = EF_ERR;
             goto out;
         }
@@ -682,8 +667,7 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
         goto backend_error;
     rep->complete = end_t == p->end;
     if (rep->complete &&
-        put(&A, json_pack("{s:s,s:I}", "ev", "end", "time", (json_int_t)A.t),
-            e) != EF_OK) {
+        put(&A, &(exec_rec){.ev = EXEC_R_END, .time = A.t}, e) != EF_OK) {
         rc = EF_ERR;
         goto out;
     }
@@ -697,7 +681,7 @@ backend_error:
          * file is rewritten; jobs keep running until the next apply */
         ef_err e2 = {0};
         if (A.jn.path)
-            put(&A, json_pack("{s:s,s:s}", "ev", "error", "msg", e->msg), &e2);
+            put(&A, &(exec_rec){.ev = EXEC_R_ERROR, .msg = e->msg}, &e2);
         count(&A);
         if (!b->dry)
             write_state(&A, 0, &e2);

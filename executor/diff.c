@@ -19,8 +19,8 @@ static exec_act classify(const exec_place *cur, const exec_place *want)
         return EXEC_START;
     if (want->n == 0)
         return EXEC_STOP;
-    if (cur->n != want->n)
-        return EXEC_RESIZE;
+    if (cur->n != want->n || cur->batch != want->batch)
+        return EXEC_RESIZE; /* another GPU count or batch size */
     return exec_place_equal(cur, want) ? EXEC_KEEP : EXEC_MIGRATE;
 }
 

@@ -28,20 +28,19 @@
 
 #include "../planner/err.h"
 #include "../planner/jobs.h"
+#include "../planner/planio.h"
 
 /* ---- the plan as apply reads it ---------------------------------------- */
 
-/* Where an attempt runs: n (node, gpu) pairs sorted by node then GPU, GPU
- * indices local to the node. n == 0: nowhere (not running). */
-typedef struct exec_place {
-    int n;
-    int *node;
-    int *gpu;
-} exec_place;
+/* Where and how an attempt runs: the plan file's placement (planio.h): n
+ * (node, gpu) pairs sorted by node then GPU, GPU indices local to the
+ * node (n == 0: nowhere, not running), and 'batch', the batch size of an
+ * elastic-batch allocation (0: the job's own batch_size). */
+typedef plan_place exec_place;
 
 typedef struct exec_alloc {
     int job;          /* index into exec_plan.jobs */
-    exec_place place;
+    exec_place place; /* with the allocation's batch size */
 } exec_alloc;
 
 typedef struct exec_slot {
@@ -55,6 +54,8 @@ typedef struct exec_job {
     int64_t iterations;       /* total */
     int64_t iterations_done;  /* at the plan's start */
     int64_t planned_end;      /* -1 if never */
+    long batch_size;          /* its batch size (elastic jobs: the one its
+                                 iterations count at) */
     const job *in;            /* the job in the queue file (command etc.) */
     int port;                 /* MASTER_PORT, unique within the plan */
     char safe[96];            /* id made safe for file and Slurm names */
@@ -74,10 +75,12 @@ typedef struct exec_plan {
     job_queue q;              /* the jobs file (exec_plan_attach_jobs) */
 } exec_plan;
 
-/* Parse plan JSON from a buffer ('path' names it in messages). Checks what
- * apply relies on: known jobs, consecutive slots, placements inside the
- * cluster, no GPU given twice in a slot. Errors are EF_E_INPUT with the
- * JSON path. On success *p owns everything; free with exec_plan_free. */
+/* Parse plan JSON from a buffer ('path' names it in messages) with the
+ * plan file's reader (plan_doc_parse: every member and what the file
+ * promises as a whole: known jobs, consecutive slots, placements inside
+ * the cluster, no GPU given twice in a slot). Errors are EF_E_INPUT with
+ * the JSON path. On success *p owns everything; free with
+ * exec_plan_free. */
 int exec_plan_parse(exec_plan *p, const char *path, const char *buf,
                     size_t len, ef_err *e);
 
@@ -100,11 +103,20 @@ int exec_plan_find(const exec_plan *p, const char *id);
  * before the first slot or at/after the last one's end. */
 int exec_plan_slot_at(const exec_plan *p, int64_t t);
 
-/* 1 if a and b hold the same (node, gpu) pairs. */
-int exec_place_equal(const exec_place *a, const exec_place *b);
+/* 1 if a and b hold the same (node, gpu) pairs and batch size. */
+static inline int exec_place_equal(const exec_place *a, const exec_place *b)
+{
+    return plan_place_equal(a, b);
+}
 /* Deep copy into *dst (freeing what dst held). */
-void exec_place_copy(exec_place *dst, const exec_place *src);
-void exec_place_free(exec_place *pl);
+static inline void exec_place_copy(exec_place *dst, const exec_place *src)
+{
+    plan_place_copy(dst, src);
+}
+static inline void exec_place_free(exec_place *pl)
+{
+    plan_place_free(pl);
+}
 /* The distinct nodes of pl, ascending, into nodes[] (room for pl->n);
  * returns their count. */
 int exec_place_nodes(const exec_place *pl, int *nodes);
@@ -119,7 +131,8 @@ const char *exec_place_gpus(const exec_place *pl, int node, char *dst,
 typedef enum exec_act {
     EXEC_KEEP = 0,  /* runs, and the slot keeps it where it is */
     EXEC_START,     /* not running; the slot gives it GPUs */
-    EXEC_RESIZE,    /* runs; the slot gives it another GPU count */
+    EXEC_RESIZE,    /* runs; the slot gives it another GPU count or
+                       batch size */
     EXEC_MIGRATE,   /* runs; same count, other GPUs */
     EXEC_STOP       /* runs; the slot gives it nothing */
 } exec_act;
@@ -182,6 +195,71 @@ typedef struct exec_replay {
     int torn;             /* 1 if a torn last line was dropped */
 } exec_replay;
 
+/* The journal's records: one JSON object per line, "ev" naming its type.
+ * Each type has its own members (the record table in journal.c, used to
+ * write them and to replay them):
+ *   begin        plan, hash, backend, anchor_wall, anchor_plan, scale
+ *   resume       time
+ *   start        job, attempt, place (the plan's placement shape), batch
+ *                (an elastic-batch allocation's batch size), slot, at
+ *   started      job, attempt, handle, adopted (found after a restart)
+ *   start_failed job, attempt, why
+ *   stop         job, attempt, why
+ *   stopped      job, attempt, why, how, progress
+ *   exit         job, attempt, code, why, result, log, progress
+ *   done         job, progress
+ *   slot         start, running
+ *   error        msg
+ *   end          time */
+typedef enum exec_rtype {
+    EXEC_R_BEGIN, EXEC_R_RESUME, EXEC_R_START, EXEC_R_STARTED,
+    EXEC_R_START_FAILED, EXEC_R_STOP, EXEC_R_STOPPED, EXEC_R_EXIT,
+    EXEC_R_DONE, EXEC_R_SLOT, EXEC_R_ERROR, EXEC_R_END,
+    EXEC_R_COUNT
+} exec_rtype;
+
+typedef enum exec_result {
+    EXEC_RESULT_DONE = 0,   /* "done" */
+    EXEC_RESULT_FAILED      /* "failed" */
+} exec_result;
+
+/* One record; only the members of its type are written and read. */
+typedef struct exec_rec {
+    exec_rtype ev;
+    const char *job;          /* job id */
+    int attempt;
+    exec_place place;         /* start: where, and at which batch size */
+    int64_t slot;             /* start: the start of the slot */
+    double at;                /* start: wall clock of the intent */
+    const char *handle;       /* started: the backend's handle */
+    int adopted;              /* started: found after a restart */
+    const char *why, *how;    /* why it started / stopped / failed */
+    int64_t progress;         /* iterations done read; -1 unknown */
+    int code;                 /* exit: exit code, -1 for none */
+    exec_result result;       /* exit */
+    const char *log;          /* exit: the attempt's log */
+    const char *plan, *hash, *backend; /* begin */
+    double anchor_wall, scale;         /* begin */
+    int64_t anchor_plan;               /* begin */
+    int64_t start;            /* slot: its start */
+    int running;              /* slot: attempts running */
+    int64_t time;             /* resume, end: plan time */
+    const char *msg;          /* error */
+} exec_rec;
+
+/* The record as one journal line (heap, no newline): compact JSON, keys
+ * sorted, the members of its type only. */
+char *exec_rec_json(const exec_rec *rec);
+
+/* Read one journal line into *rec, checking it against its type's members
+ * (unknown type, missing or unknown member, wrong type: EF_E_INPUT,
+ * "start: missing required key ..."). Strings and the placement live in
+ * arena 'a'. */
+int exec_rec_parse(const char *line, exec_rec *rec, jf_arena *a, ef_err *e);
+
+/* 1 if a and b are records of one type with the same members. */
+int exec_rec_equal(const exec_rec *a, const exec_rec *b);
+
 /*
  * exec_journal_replay: read the journal at 'path' (a missing file is an
  * empty journal) against plan p and rebuild *r. A last line without its
@@ -197,9 +275,9 @@ void exec_replay_free(exec_replay *r);
  * gives for a missing journal. Free with exec_replay_free. */
 void exec_replay_init(exec_replay *r, const exec_plan *p);
 
-/* Apply one journal record (a JSON object as text) to *r, as replay does;
- * used by exec_journal_append to keep the in-memory state in step, and by
- * the dry run, whose journal is only in memory. */
+/* Apply one journal record (a JSON object as text, exec_rec_parse) to *r,
+ * as replay does; used by exec_journal_append to keep the in-memory state
+ * in step, and by the dry run, whose journal is only in memory. */
 int exec_replay_record(exec_replay *r, const exec_plan *p, const char *line,
                        ef_err *e);
 
@@ -216,6 +294,9 @@ int exec_journal_open(exec_journal *j, const char *path, ef_err *e);
  * write(2) and fsync. Also applies it to *r (when r is not NULL). */
 int exec_journal_append(exec_journal *j, exec_replay *r, const exec_plan *p,
                         const char *record, ef_err *e);
+/* exec_rec_json of 'rec', then exec_journal_append: how apply writes. */
+int exec_journal_put(exec_journal *j, exec_replay *r, const exec_plan *p,
+                     const exec_rec *rec, ef_err *e);
 void exec_journal_close(exec_journal *j);
 
 /* ---- the node table ------------------------------------------------------ */
@@ -386,7 +467,8 @@ int exec_job_grace(const exec_plan *p, int j);
  * then NNODES, NODE_RANK, NPROC_PER_NODE, WORLD_SIZE, MASTER_ADDR,
  * MASTER_PORT, CUDA_VISIBLE_DEVICES (the plan's GPUs on 'node'; omitted
  * when cvd is 0), EFPLAN_JOB_ID, EFPLAN_PROGRESS_FILE, EFPLAN_ATTEMPT,
- * EFPLAN_ITERATIONS. */
+ * EFPLAN_ITERATIONS, EFPLAN_BATCH_SIZE (the attempt's batch size:
+ * r->place->batch in an elastic-batch allocation, else the job's). */
 char **exec_launch_env(const exec_ctx *x, const exec_run *r, int node_rank,
                        const char *master_addr, int cvd);
 void exec_strv_free(char **v);

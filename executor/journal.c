@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "../planner/jfield.h"
 #include "../planner/util.h"
 
 void exec_replay_free(exec_replay *r)
@@ -30,141 +31,237 @@ void exec_replay_init(exec_replay *r, const exec_plan *p)
     r->scale = 1;
 }
 
-static const char *str_of(json_t *o, const char *k)
+/* ---- the record table --------------------------------------------------- */
+
+#define R(k, kd, fl, m) JF_F(k, kd, JF_REQ | (fl), exec_rec, m)
+#define EV(name) {.key = "ev", .kind = JF_CONST, .sval = (name)}
+#define F_ANCHOR_PLAN {R("anchor_plan", JF_I64, 0, anchor_plan), \
+                       .min = 0, .max = EF_MAX_I64}
+#define F_ANCHOR_WALL {R("anchor_wall", JF_G17, 0, anchor_wall)}
+#define F_AT          {R("at", JF_G17, 0, at)}
+#define F_ATTEMPT     {R("attempt", JF_INT, 0, attempt), .min = 0, \
+                       .max = INT32_MAX}
+#define F_BACKEND     {R("backend", JF_STR, JF_NONEMPTY, backend), \
+                       .maxlen = 15}
+#define F_BATCH       {JF_F("batch", JF_LONG, JF_OPT, exec_rec, place.batch), \
+                       .min = 1, .max = INT32_MAX}
+#define F_CODE        {R("code", JF_INT, 0, code), .min = -1, .max = 1024}
+#define F_HANDLE      {R("handle", JF_STR, 0, handle), .maxlen = 127}
+#define F_HASH        {R("hash", JF_STR, JF_NONEMPTY, hash), .maxlen = 16}
+#define F_HOW         {R("how", JF_STR, 0, how)}
+#define F_JOB         {R("job", JF_STR, JF_NONEMPTY, job), .maxlen = 255}
+#define F_LOG         {R("log", JF_STR, 0, log)}
+#define F_MSG         {R("msg", JF_STR, 0, msg)}
+#define F_PLACE       {R("place", JF_CUSTOM, 0, place), \
+                       .custom = &plan_place_kind}
+#define F_PLAN        {R("plan", JF_STR, 0, plan)}
+#define F_PROGRESS    {R("progress", JF_I64, 0, progress), .min = -1, \
+                       .max = EF_MAX_I64}
+#define F_RESULT      {R("result", JF_ENUM, 0, result), \
+                       .names = result_names, .nnames = 2}
+#define F_RUNNING     {R("running", JF_INT, 0, running), .min = 0, \
+                       .max = INT32_MAX}
+#define F_SCALE       {R("scale", JF_G17, 0, scale)}
+#define F_SLOT        {R("slot", JF_I64, 0, slot), .min = 0, \
+                       .max = EF_MAX_I64}
+#define F_START       {R("start", JF_I64, 0, start), .min = 0, \
+                       .max = EF_MAX_I64}
+#define F_TIME        {R("time", JF_I64, 0, time), .min = -EF_MAX_I64, \
+                       .max = EF_MAX_I64}
+#define F_WHY         {R("why", JF_STR, 0, why)}
+#define F_ADOPTED     {JF_F("adopted", JF_FLAG, 0, exec_rec, adopted)}
+
+static const char *const result_names[] = {"done", "failed"};
+
+static const jf_field r_begin[] = {F_ANCHOR_PLAN, F_ANCHOR_WALL, F_BACKEND,
+                                   EV("begin"), F_HASH, F_PLAN, F_SCALE};
+static const jf_field r_resume[] = {EV("resume"), F_TIME};
+static const jf_field r_start[] = {F_AT, F_ATTEMPT, F_BATCH, EV("start"),
+                                   F_JOB, F_PLACE, F_SLOT};
+static const jf_field r_started[] = {F_ADOPTED, F_ATTEMPT, EV("started"),
+                                     F_HANDLE, F_JOB};
+static const jf_field r_start_failed[] = {F_ATTEMPT, EV("start_failed"),
+                                          F_JOB, F_WHY};
+static const jf_field r_stop[] = {F_ATTEMPT, EV("stop"), F_JOB, F_WHY};
+static const jf_field r_stopped[] = {F_ATTEMPT, EV("stopped"), F_HOW, F_JOB,
+                                     F_PROGRESS, F_WHY};
+static const jf_field r_exit[] = {F_ATTEMPT, F_CODE, EV("exit"), F_JOB,
+                                  F_LOG, F_PROGRESS, F_RESULT, F_WHY};
+static const jf_field r_done[] = {EV("done"), F_JOB, F_PROGRESS};
+static const jf_field r_slot[] = {EV("slot"), F_RUNNING, F_START};
+static const jf_field r_error[] = {EV("error"), F_MSG};
+static const jf_field r_end[] = {EV("end"), F_TIME};
+
+/* Every record type: its "ev" name and its members, by exec_rtype. */
+static const struct rtype {
+    const char *name;
+    jf_table t;
+} rtypes[EXEC_R_COUNT] = {
+    [EXEC_R_BEGIN] = {"begin", JF_TABLE(exec_rec, &jw_inline_obj, r_begin)},
+    [EXEC_R_RESUME] = {"resume", JF_TABLE(exec_rec, &jw_inline_obj,
+                                          r_resume)},
+    [EXEC_R_START] = {"start", JF_TABLE(exec_rec, &jw_inline_obj, r_start)},
+    [EXEC_R_STARTED] = {"started", JF_TABLE(exec_rec, &jw_inline_obj,
+                                            r_started)},
+    [EXEC_R_START_FAILED] = {"start_failed", JF_TABLE(exec_rec,
+                             &jw_inline_obj, r_start_failed)},
+    [EXEC_R_STOP] = {"stop", JF_TABLE(exec_rec, &jw_inline_obj, r_stop)},
+    [EXEC_R_STOPPED] = {"stopped", JF_TABLE(exec_rec, &jw_inline_obj,
+                                            r_stopped)},
+    [EXEC_R_EXIT] = {"exit", JF_TABLE(exec_rec, &jw_inline_obj, r_exit)},
+    [EXEC_R_DONE] = {"done", JF_TABLE(exec_rec, &jw_inline_obj, r_done)},
+    [EXEC_R_SLOT] = {"slot", JF_TABLE(exec_rec, &jw_inline_obj, r_slot)},
+    [EXEC_R_ERROR] = {"error", JF_TABLE(exec_rec, &jw_inline_obj, r_error)},
+    [EXEC_R_END] = {"end", JF_TABLE(exec_rec, &jw_inline_obj, r_end)},
+};
+
+char *exec_rec_json(const exec_rec *rec)
 {
-    json_t *v = json_object_get(o, k);
-    return json_is_string(v) ? json_string_value(v) : NULL;
+    ef_assert(rec->ev >= 0 && rec->ev < EXEC_R_COUNT);
+    jw w;
+    jw_init(&w, 1);
+    jf_write(&w, NULL, &rtypes[rec->ev].t, rec, 0);
+    return jw_take(&w, NULL);
 }
 
-static int64_t int_of(json_t *o, const char *k, int64_t dflt)
+int exec_rec_parse(const char *line, exec_rec *rec, jf_arena *a, ef_err *e)
 {
-    json_t *v = json_object_get(o, k);
-    return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
+    json_error_t je;
+    json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &je);
+    json_t *ev = json_object_get(o, "ev");
+    memset(rec, 0, sizeof *rec);
+    rec->progress = -1;
+    if (!json_is_object(o) || !json_is_string(ev)) {
+        json_decref(o);
+        return ef_fail(e, EF_E_INPUT, "not a journal record");
+    }
+    int t = 0;
+    while (t < EXEC_R_COUNT &&
+           strcmp(rtypes[t].name, json_string_value(ev)) != 0)
+        t++;
+    int rc;
+    if (t == EXEC_R_COUNT) {
+        rc = ef_fail(e, EF_E_INPUT, "unknown record \"%.40s\"",
+                     json_string_value(ev));
+    } else {
+        jf_ctx c = {rtypes[t].name, a, e};
+        rec->ev = (exec_rtype)t;
+        rc = jf_read(&rtypes[t].t, o, rec, &c, "");
+    }
+    json_decref(o);
+    return rc;
 }
+
+int exec_rec_equal(const exec_rec *a, const exec_rec *b)
+{
+    return a->ev == b->ev && jf_equal(&rtypes[a->ev].t, a, b);
+}
+
+/* ---- replay ----------------------------------------------------------- */
 
 static void copy_str(char *dst, size_t len, const char *s)
 {
     snprintf(dst, len, "%s", s ? s : "");
 }
 
-/* "place": [[node, gpu], ...] */
-static int read_place(json_t *arr, exec_place *pl)
+/* What record 'rec' says, applied to *r. */
+static int apply_rec(exec_replay *r, const exec_plan *p, const exec_rec *rec,
+                     ef_err *e)
 {
-    exec_place_free(pl);
-    if (!json_is_array(arr))
-        return -1;
-    size_t n = json_array_size(arr), i;
-    json_t *x;
-    if (n == 0)
-        return 0;
-    pl->node = ef_malloc(n * sizeof *pl->node);
-    pl->gpu = ef_malloc(n * sizeof *pl->gpu);
-    json_array_foreach(arr, i, x) {
-        json_t *a = json_array_get(x, 0), *b = json_array_get(x, 1);
-        if (!json_is_integer(a) || !json_is_integer(b))
-            return -1;
-        pl->node[i] = (int)json_integer_value(a);
-        pl->gpu[i] = (int)json_integer_value(b);
-        pl->n++;
+    exec_jjob *jj = NULL;
+    if (rec->job) {
+        int j = exec_plan_find(p, rec->job);
+        if (j < 0)
+            return ef_fail(e, EF_E_INPUT, "job \"%.200s\" is not in the plan "
+                           "(a journal of another plan?)", rec->job);
+        jj = &r->jobs[j];
+        if (rec->progress >= 0)
+            jj->progress = rec->progress;
     }
-    return 0;
+    int same = jj && rec->attempt == jj->attempt;
+    switch (rec->ev) {
+    case EXEC_R_BEGIN:
+        r->begun = 1;
+        copy_str(r->hash, sizeof r->hash, rec->hash);
+        copy_str(r->backend, sizeof r->backend, rec->backend);
+        r->anchor_wall = rec->anchor_wall;
+        r->scale = rec->scale;
+        r->anchor_plan = rec->anchor_plan;
+        break;
+    case EXEC_R_END:
+        r->ended = 1;
+        break;
+    case EXEC_R_SLOT:
+        r->last_slot = rec->start;
+        break;
+    case EXEC_R_RESUME:
+    case EXEC_R_ERROR:
+        break; /* informational */
+    case EXEC_R_START:
+        jj->attempt = rec->attempt;
+        jj->start_in_doubt = 1;
+        jj->running = 0;
+        jj->had_place = 0;
+        jj->handle[0] = '\0';
+        jj->start_at = rec->at;
+        exec_place_copy(&jj->place, &rec->place);
+        break;
+    case EXEC_R_STARTED:
+        if (same) {
+            jj->start_in_doubt = 0;
+            jj->running = 1;
+            copy_str(jj->handle, sizeof jj->handle, rec->handle);
+        }
+        break;
+    case EXEC_R_START_FAILED:
+        if (same) {
+            jj->start_in_doubt = 0;
+            jj->running = 0;
+        }
+        break;
+    case EXEC_R_STOP:
+        if (same && jj->running)
+            jj->stop_in_doubt = 1;
+        break;
+    case EXEC_R_STOPPED:
+        if (same) {
+            jj->stop_in_doubt = 0;
+            jj->running = 0;
+            jj->had_place = strcmp(rec->why, "end") == 0;
+        }
+        break;
+    case EXEC_R_EXIT:
+        if (same) {
+            jj->running = 0;
+            jj->start_in_doubt = 0;
+            jj->stop_in_doubt = 0;
+        }
+        if (rec->result == EXEC_RESULT_DONE) {
+            jj->status = EXEC_J_DONE;
+        } else {
+            jj->status = EXEC_J_FAILED;
+            jj->exit_code = rec->code;
+            copy_str(jj->why, sizeof jj->why, rec->why);
+        }
+        break;
+    case EXEC_R_DONE:
+        jj->status = EXEC_J_DONE;
+        break;
+    case EXEC_R_COUNT:
+        break;
+    }
+    return EF_OK;
 }
 
 int exec_replay_record(exec_replay *r, const exec_plan *p, const char *line,
                        ef_err *e)
 {
-    json_error_t je;
-    json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &je);
-    const char *ev = o ? str_of(o, "ev") : NULL;
-    int rc = EF_OK;
-    if (!ev) {
-        json_decref(o);
-        return ef_fail(e, EF_E_INPUT, "not a journal record");
-    }
-    const char *id = str_of(o, "job");
-    exec_jjob *jj = NULL;
-    if (id) {
-        int j = exec_plan_find(p, id);
-        if (j < 0) {
-            ef_fail(e, EF_E_INPUT, "job \"%.200s\" is not in the plan (a "
-                    "journal of another plan?)", id);
-            json_decref(o);
-            return EF_ERR;
-        }
-        jj = &r->jobs[j];
-    }
-    int attempt = (int)int_of(o, "attempt", 0);
-    int64_t prog = int_of(o, "progress", -1);
-    if (jj && prog >= 0)
-        jj->progress = prog;
-    if (strcmp(ev, "begin") == 0) {
-        r->begun = 1;
-        copy_str(r->hash, sizeof r->hash, str_of(o, "hash"));
-        copy_str(r->backend, sizeof r->backend, str_of(o, "backend"));
-        json_t *w = json_object_get(o, "anchor_wall");
-        json_t *s = json_object_get(o, "scale");
-        r->anchor_wall = json_is_number(w) ? json_number_value(w) : 0;
-        r->scale = json_is_number(s) ? json_number_value(s) : 1;
-        r->anchor_plan = int_of(o, "anchor_plan", 0);
-    } else if (strcmp(ev, "end") == 0) {
-        r->ended = 1;
-    } else if (strcmp(ev, "slot") == 0) {
-        r->last_slot = int_of(o, "start", -1);
-    } else if (strcmp(ev, "error") == 0 || strcmp(ev, "resume") == 0) {
-        /* informational */
-    } else if (!jj || attempt < 0) {
-        rc = ef_fail(e, EF_E_INPUT, "record \"%.40s\" without a job", ev);
-    } else if (strcmp(ev, "start") == 0) {
-        jj->attempt = attempt;
-        jj->start_in_doubt = 1;
-        jj->running = 0;
-        jj->had_place = 0;
-        jj->handle[0] = '\0';
-        json_t *at = json_object_get(o, "at");
-        jj->start_at = json_is_number(at) ? json_number_value(at) : 0;
-        if (read_place(json_object_get(o, "place"), &jj->place) != 0)
-            rc = ef_fail(e, EF_E_INPUT, "start: bad \"place\"");
-    } else if (strcmp(ev, "started") == 0) {
-        if (attempt == jj->attempt) {
-            jj->start_in_doubt = 0;
-            jj->running = 1;
-            copy_str(jj->handle, sizeof jj->handle, str_of(o, "handle"));
-        }
-    } else if (strcmp(ev, "start_failed") == 0) {
-        if (attempt == jj->attempt) {
-            jj->start_in_doubt = 0;
-            jj->running = 0;
-        }
-    } else if (strcmp(ev, "stop") == 0) {
-        if (attempt == jj->attempt && jj->running)
-            jj->stop_in_doubt = 1;
-    } else if (strcmp(ev, "stopped") == 0) {
-        if (attempt == jj->attempt) {
-            const char *why = str_of(o, "why");
-            jj->stop_in_doubt = 0;
-            jj->running = 0;
-            jj->had_place = why && strcmp(why, "end") == 0;
-        }
-    } else if (strcmp(ev, "exit") == 0) {
-        const char *res = str_of(o, "result");
-        if (attempt == jj->attempt) {
-            jj->running = 0;
-            jj->start_in_doubt = 0;
-            jj->stop_in_doubt = 0;
-        }
-        if (res && strcmp(res, "done") == 0)
-            jj->status = EXEC_J_DONE;
-        else if (res && strcmp(res, "failed") == 0) {
-            jj->status = EXEC_J_FAILED;
-            jj->exit_code = (int)int_of(o, "code", -1);
-            copy_str(jj->why, sizeof jj->why, str_of(o, "why"));
-        }
-    } else if (strcmp(ev, "done") == 0) {
-        jj->status = EXEC_J_DONE;
-    } else {
-        rc = ef_fail(e, EF_E_INPUT, "unknown record \"%.40s\"", ev);
-    }
-    json_decref(o);
+    exec_rec rec;
+    jf_arena a = {0};
+    int rc = exec_rec_parse(line, &rec, &a, e);
+    if (rc == EF_OK)
+        rc = apply_rec(r, p, &rec, e);
+    jf_arena_free(&a);
     if (rc == EF_OK)
         r->records++;
     return rc;
@@ -243,6 +340,15 @@ int exec_journal_append(exec_journal *j, exec_replay *r, const exec_plan *p,
         return ef_fail(e, EF_E_INTERNAL, "%s: cannot append to the journal: %s",
                        j->path, w < 0 ? strerror(errno) : "short write");
     return EF_OK;
+}
+
+int exec_journal_put(exec_journal *j, exec_replay *r, const exec_plan *p,
+                     const exec_rec *rec, ef_err *e)
+{
+    char *s = exec_rec_json(rec);
+    int rc = exec_journal_append(j, r, p, s, e);
+    free(s);
+    return rc;
 }
 
 void exec_journal_close(exec_journal *j)

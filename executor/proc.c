@@ -107,6 +107,8 @@ char **exec_launch_env(const exec_ctx *x, const exec_run *r, int node_rank,
          exec_path_progress(x, r->job, prog, sizeof prog));
     push(&v, &n, "EFPLAN_ATTEMPT=%d", r->attempt);
     push(&v, &n, "EFPLAN_ITERATIONS=%" PRId64, jb->iterations);
+    push(&v, &n, "EFPLAN_BATCH_SIZE=%ld",
+         r->place->batch ? r->place->batch : jb->batch_size);
     return v;
 }
 

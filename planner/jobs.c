@@ -503,7 +503,8 @@ const char *job_signal_name(int sig)
 static const char *const reserved_env[] = {
     "NNODES", "NODE_RANK", "NPROC_PER_NODE", "WORLD_SIZE", "MASTER_ADDR",
     "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "EFPLAN_JOB_ID",
-    "EFPLAN_PROGRESS_FILE", "EFPLAN_ATTEMPT", "EFPLAN_ITERATIONS"};
+    "EFPLAN_PROGRESS_FILE", "EFPLAN_ATTEMPT", "EFPLAN_ITERATIONS",
+    "EFPLAN_BATCH_SIZE"};
 
 static int cmp_env(const void *a, const void *b)
 {

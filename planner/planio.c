@@ -1,169 +1,396 @@
-/* planio.c: plan file (JSON) and checker (see plan.h). */
-#include "plan.h"
+/* planio.c: the plan file: its field tables, writer and reader (see
+ * planio.h), and the checker (see plan.h). */
+#include "planio.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "ebatch.h"
 #include "util.h"
 
-static void sb_time(ef_buf *b, int64_t t)
-{
-    if (t < 0)
-        ef_buf_put(b, "null");
-    else
-        ef_buf_printf(b, "%lld", (long long)t);
-}
+/* ---- placement ------------------------------------------------------------ */
 
-static const char *decision_name(plan_decision d)
+/* One entry of a placement: a node and its GPUs. */
+typedef struct place_entry {
+    int ngpus;
+    long *gpus;
+    int node;
+} place_entry;
+
+static const jf_field place_entry_fields[] = {
+    {JF_F("gpus", JF_LONGS, JF_REQ | JF_NONEMPTY, place_entry, gpus),
+     .cnt = offsetof(place_entry, ngpus), .min = 0, .max = 63,
+     .style = &jw_inline_arr},
+    {JF_F("node", JF_INT, JF_REQ, place_entry, node), .min = 0,
+     .max = (1 << 20) - 1},
+};
+static const jf_table place_entry_table =
+    JF_TABLE(place_entry, &jw_inline_obj, place_entry_fields);
+
+static int place_read(const json_t *v, void *val, const jf_ctx *c,
+                      const char *path)
 {
-    switch (d) {
-    case PLAN_ADMITTED: return "admitted";
-    case PLAN_REJECTED: return "rejected";
-    case PLAN_BEST_EFFORT: return "best_effort";
-    default: return "pending";
+    plan_place *pl = val;
+    if (!json_is_array(v) || json_array_size(v) == 0)
+        return ef_fail(c->e, EF_E_INPUT, "%s: %s: expected a non-empty array "
+                       "of {\"gpus\": [...], \"node\": n}", c->file, path);
+    size_t n = json_array_size(v), total = 0;
+    place_entry *pe = jf_alloc(c->arena, n * sizeof *pe);
+    for (size_t k = 0; k < n; k++) {
+        char w[512];
+        if (jf_read(&place_entry_table, json_array_get(v, k), &pe[k], c,
+                    jf_index(w, sizeof w, path, k)) != EF_OK)
+            return EF_ERR;
+        total += (size_t)pe[k].ngpus;
     }
-}
-
-#define SLOT_CHUNK 512
-
-/* One entry of "slots", with its leading separator. */
-static void slot_json(ef_buf *b, const plan *p, int s)
-{
-    int G = p->cl.gpus_per_node;
-    const plan_slot *sl = &p->slots[s];
-    ef_buf_put(b, s ? ",\n    " : "\n    ");
-    ef_buf_put(b, "{\"allocations\": [");
-    for (int a = 0; a < sl->nalloc; a++) {
-        const plan_alloc *al = &sl->a[a];
-        ef_buf_put(b, a ? ", {" : "{");
-        if (al->batch)
-            ef_buf_printf(b, "\"batch_size\": %ld, ", al->batch);
-        ef_buf_printf(b, "\"gpus\": %d, \"job\": ", al->gpus);
-        ef_buf_json_str(b, p->jobs[al->job].in->id);
-        ef_buf_put(b, ", \"placement\": [");
-        for (int k = 0; k < al->gpus;) {
-            int node = al->gpu[k] / G;
-            ef_buf_printf(b, "%s{\"gpus\": [", k ? ", " : "");
-            int first = 1;
-            while (k < al->gpus && al->gpu[k] / G == node) {
-                ef_buf_printf(b, "%s%d", first ? "" : ", ", al->gpu[k] % G);
-                first = 0;
-                k++;
+    pl->node = jf_alloc(c->arena, total * sizeof *pl->node);
+    pl->gpu = jf_alloc(c->arena, total * sizeof *pl->gpu);
+    pl->n = 0;
+    for (size_t k = 0; k < n; k++)
+        for (int m = 0; m < pe[k].ngpus; m++) {
+            int nd = pe[k].node, g = (int)pe[k].gpus[m];
+            /* insertion into (node, gpu) order; duplicates rejected */
+            int i = pl->n;
+            while (i > 0 && (pl->node[i - 1] > nd ||
+                             (pl->node[i - 1] == nd && pl->gpu[i - 1] > g))) {
+                pl->node[i] = pl->node[i - 1];
+                pl->gpu[i] = pl->gpu[i - 1];
+                i--;
             }
-            ef_buf_printf(b, "], \"node\": %d}", node);
+            if (i > 0 && pl->node[i - 1] == nd && pl->gpu[i - 1] == g)
+                return ef_fail(c->e, EF_E_INPUT, "%s: %s[%zu].gpus: node %d "
+                               "GPU %d twice", c->file, path, k, nd, g);
+            pl->node[i] = nd;
+            pl->gpu[i] = g;
+            pl->n++;
         }
-        ef_buf_put(b, "]}");
+    return EF_OK;
+}
+
+static void place_write(jw *w, const char *key, const void *val)
+{
+    const plan_place *pl = val;
+    long gpus[64];
+    jw_arr(w, key, &jw_inline_arr);
+    for (int k = 0; k < pl->n;) {
+        place_entry pe = {0, gpus, pl->node[k]};
+        while (k < pl->n && pl->node[k] == pe.node && pe.ngpus < 64)
+            gpus[pe.ngpus++] = pl->gpu[k++];
+        jf_write(w, NULL, &place_entry_table, &pe, 0);
     }
-    ef_buf_printf(b, "], \"end\": %lld, \"start\": %lld}", (long long)sl->end,
-              (long long)sl->start);
+    jw_end(w);
+}
+
+static int pairs_equal(const void *va, const void *vb)
+{
+    const plan_place *a = va, *b = vb;
+    if (a->n != b->n)
+        return 0;
+    for (int i = 0; i < a->n; i++)
+        if (a->node[i] != b->node[i] || a->gpu[i] != b->gpu[i])
+            return 0;
+    return 1;
+}
+
+static int place_empty(const void *val)
+{
+    return ((const plan_place *)val)->n == 0;
+}
+
+const jf_custom plan_place_kind = {place_read, place_write, pairs_equal,
+                                   place_empty};
+
+int plan_place_equal(const plan_place *a, const plan_place *b)
+{
+    return pairs_equal(a, b) && a->batch == b->batch;
+}
+
+void plan_place_free(plan_place *pl)
+{
+    free(pl->node);
+    free(pl->gpu);
+    memset(pl, 0, sizeof *pl);
+}
+
+void plan_place_copy(plan_place *dst, const plan_place *src)
+{
+    plan_place_free(dst);
+    dst->n = src->n;
+    dst->batch = src->batch;
+    if (src->n) {
+        dst->node = ef_malloc((size_t)src->n * sizeof *dst->node);
+        dst->gpu = ef_malloc((size_t)src->n * sizeof *dst->gpu);
+        memcpy(dst->node, src->node, (size_t)src->n * sizeof *dst->node);
+        memcpy(dst->gpu, src->gpu, (size_t)src->n * sizeof *dst->gpu);
+    }
+}
+
+/* ---- the tables ------------------------------------------------------------ */
+
+static const char *const decision_names[] = {"pending", "admitted",
+                                             "rejected", "best_effort"};
+static const char *const surplus_names[] = {"gain", "reference"};
+
+const char *plan_decision_name(plan_decision d)
+{
+    return decision_names[d];
+}
+
+/* the file's top level, and its "jobs" and "slots": one line per entry */
+static const jw_style top_style = {"{\n  ", ",\n  ", "\n}", "{}", ": "};
+static const jw_style list_style = {"[\n    ", ",\n    ", "\n  ]",
+                                    "[\n  ]", ": "};
+
+#define TIME_MAX EF_MAX_I64
+#define JOB(k, kd, fl, m) JF_F(k, kd, fl, plan_doc_job, m)
+#define EB .cond = offsetof(plan_doc_job, eb) + 1
+
+static const jf_field entry_fields[] = {
+    {JOB("batch_size", JF_LONG, JF_REQ | PLAN_F_JOB, batch_size), .min = 1,
+     .max = INT32_MAX},
+    {JOB("batch_sizes", JF_LONGS, JF_NONEMPTY | PLAN_F_JOB, batch_sizes),
+     .cnt = offsetof(plan_doc_job, nbatch), EB, .min = 1, .max = INT32_MAX,
+     .style = &jw_inline_arr},
+    {JOB("deadline", JF_I64, JF_REQ | JF_NULLABLE | PLAN_F_JOB, deadline),
+     .nul = -1, .min = 0, .max = TIME_MAX},
+    {JOB("decision", JF_ENUM, JF_REQ, decision), .names = decision_names,
+     .nnames = 4},
+    {JOB("earliest_feasible_deadline", JF_I64, JF_REQ | JF_NULLABLE,
+         earliest_feasible_deadline), .nul = -1, .min = 0, .max = TIME_MAX},
+    {JOB("gpu_seconds", JF_FIXED, JF_REQ, gpu_seconds), .dec = 0},
+    {JOB("id", JF_STR, JF_REQ | JF_NONEMPTY | PLAN_F_JOB, id), .maxlen = 255},
+    {JOB("iterations", JF_I64, JF_REQ | PLAN_F_ITER, iterations), .min = 1,
+     .max = TIME_MAX},
+    {JOB("iterations_done", JF_I64, JF_REQ | PLAN_F_ITER, iterations_done),
+     .min = 0, .max = TIME_MAX},
+    {JOB("iterations_left", JF_FIXED, JF_REQ, iterations_left), .dec = 0},
+    {JOB("migrations", JF_INT, JF_REQ, migrations), .min = 0,
+     .max = INT32_MAX},
+    {JOB("model", JF_STR, JF_REQ | JF_NONEMPTY | PLAN_F_JOB, model),
+     .maxlen = 255},
+    {JOB("planned_end", JF_I64, JF_REQ | JF_NULLABLE, planned_end),
+     .nul = -1, .min = 0, .max = TIME_MAX},
+    {JOB("reason", JF_STR, JF_OPT, reason)},
+    {JOB("resizes", JF_INT, JF_REQ, resizes), .min = 0, .max = INT32_MAX},
+    {JOB("samples", JF_FIXED, PLAN_F_JOB, samples), EB, .dec = 0},
+    {JOB("samples_done", JF_FIXED, PLAN_F_JOB, samples_done), EB, .dec = 0},
+    {JOB("samples_left", JF_FIXED, 0, samples_left), EB, .dec = 0},
+    {JOB("slack", JF_I64, JF_REQ | JF_NULLABLE, slack), .nul = PLAN_NO_SLACK,
+     .min = -TIME_MAX, .max = TIME_MAX},
+    {JOB("start", JF_I64, JF_REQ | JF_NULLABLE, start), .nul = -1, .min = 0,
+     .max = TIME_MAX},
+    {JOB("submit_time", JF_I64, JF_REQ | PLAN_F_JOB, submit_time), .min = 0,
+     .max = TIME_MAX},
+};
+static const jf_table job_table = JF_TABLE(plan_doc_job, &jw_inline_obj,
+                                           entry_fields);
+
+static const jf_field alloc_fields[] = {
+    {JF_F("batch_size", JF_LONG, JF_OPT, plan_doc_alloc, place.batch),
+     .min = 1, .max = INT32_MAX},
+    {JF_F("gpus", JF_INT, JF_REQ, plan_doc_alloc, gpus), .min = 1,
+     .max = 1 << 20},
+    {JF_F("job", JF_STR, JF_REQ | JF_NONEMPTY, plan_doc_alloc, job),
+     .maxlen = 255},
+    {JF_F("placement", JF_CUSTOM, JF_REQ, plan_doc_alloc, place),
+     .custom = &plan_place_kind},
+};
+static const jf_table alloc_table = JF_TABLE(plan_doc_alloc, &jw_inline_obj,
+                                             alloc_fields);
+
+static const jf_field slot_fields[] = {
+    {JF_F("allocations", JF_ARR, JF_REQ, plan_doc_slot, a),
+     .cnt = offsetof(plan_doc_slot, nalloc), .sub = &alloc_table,
+     .style = &jw_inline_arr},
+    {JF_F("end", JF_I64, JF_REQ, plan_doc_slot, end), .min = 0,
+     .max = TIME_MAX},
+    {JF_F("start", JF_I64, JF_REQ, plan_doc_slot, start), .min = 0,
+     .max = TIME_MAX},
+};
+static const jf_table slot_table = JF_TABLE(plan_doc_slot, &jw_inline_obj,
+                                            slot_fields);
+
+static const jf_field cluster_fields[] = {
+    {JF_F("gpus_per_node", JF_INT, JF_REQ, plan_doc_cluster, gpus_per_node),
+     .min = 1, .max = 64},
+    {JF_F("nodes", JF_INT, JF_REQ, plan_doc_cluster, nodes), .min = 1,
+     .max = 1 << 20},
+};
+static const jf_table cluster_table = JF_TABLE(plan_doc_cluster,
+                                               &jw_inline_obj, cluster_fields);
+
+#define SUM(k, kd, m) JF_F(k, kd, JF_REQ, plan_doc_summary, m)
+#define COUNT .min = 0, .max = INT32_MAX
+static const jf_field summary_fields[] = {
+    {SUM("admitted", JF_INT, admitted), COUNT},
+    {SUM("best_effort", JF_INT, best_effort), COUNT},
+    {SUM("end", JF_I64, end), .min = 0, .max = TIME_MAX},
+    {SUM("migrations", JF_INT, migrations), COUNT},
+    {SUM("promised_gpu_hours", JF_FIXED, promised_gpu_hours), .dec = 3},
+    {SUM("rejected", JF_INT, rejected), COUNT},
+    {SUM("replan_fallbacks", JF_INT, replan_fallbacks), COUNT},
+    {SUM("resizes", JF_INT, resizes), COUNT},
+    {SUM("scheduling_points", JF_INT, scheduling_points), COUNT},
+    {SUM("used_gpu_hours", JF_FIXED, used_gpu_hours), .dec = 3},
+    {SUM("utilisation", JF_FIXED, utilisation), .dec = 6},
+};
+static const jf_table summary_table = JF_TABLE(plan_doc_summary,
+                                               &jw_inline_obj, summary_fields);
+
+#define TOP(k, kd, fl, m) JF_F(k, kd, fl, plan_doc, m)
+static const jf_field top_fields[] = {
+    {TOP("cluster", JF_OBJ, JF_REQ, cluster), .sub = &cluster_table},
+    {TOP("curves", JF_STR, JF_REQ, curves)},
+    {TOP("elastic_batch", JF_FLAG, 0, elastic_batch)},
+    {.key = "format", .kind = JF_CONST, .sval = "efplan-plan",
+     .hint = "a plan written by efplan plan --out"},
+    {TOP("jobs", JF_ARR, JF_REQ, jobs), .cnt = offsetof(plan_doc, njobs),
+     .sub = &job_table, .style = &list_style},
+    {TOP("jobs_file", JF_STR, JF_REQ, jobs_file)},
+    {TOP("now", JF_I64, JF_REQ, now), .min = 0, .max = TIME_MAX},
+    {TOP("slot_seconds", JF_INT, JF_REQ, slot_seconds), .min = 1,
+     .max = 86400},
+    {TOP("slots", JF_ARR, JF_REQ, slots), .cnt = offsetof(plan_doc, nslots),
+     .sub = &slot_table, .style = &list_style},
+    {TOP("summary", JF_OBJ, JF_REQ, summary), .sub = &summary_table},
+    {TOP("surplus", JF_ENUM, JF_REQ, surplus), .names = surplus_names,
+     .nnames = 2},
+    {.key = "version", .kind = JF_CONST, .min = 1},
+};
+static const jf_table top_table = JF_TABLE(plan_doc, &top_style, top_fields);
+
+/* ---- plan -> document -------------------------------------------------------- */
+
+static int64_t time_or_null(int64_t t)
+{
+    return t < 0 ? -1 : t;
+}
+
+static void job_doc(plan_doc_job *d, const plan_job *j)
+{
+    const job *in = j->in;
+    d->batch_size = in->batch;
+    d->eb = j->eb;
+    if (j->eb) {
+        d->nbatch = in->nbatch;
+        d->batch_sizes = in->batches;
+        d->samples = in->in_samples ? (double)in->samples
+                                    : (double)in->iterations * in->batch;
+        d->samples_done = in->in_samples
+                              ? (double)in->samples_done
+                              : (double)in->iterations_done * in->batch;
+        d->samples_left = j->iterations_left;
+    }
+    d->deadline = in->has_deadline ? time_or_null(in->deadline) : -1;
+    d->decision = j->decision;
+    d->earliest_feasible_deadline = time_or_null(j->earliest_feasible_deadline);
+    d->gpu_seconds = j->gpu_seconds;
+    d->id = in->id;
+    d->iterations = in->iterations;
+    d->iterations_done = in->iterations_done;
+    /* an elastic-batch job counts samples; its iterations are at
+     * batch_size */
+    d->iterations_left = j->eb ? ceil(j->iterations_left / (double)in->batch)
+                               : j->iterations_left;
+    d->migrations = j->migrations;
+    d->model = in->model;
+    d->planned_end = time_or_null(j->planned_end);
+    d->reason = j->reason[0] ? j->reason : NULL;
+    d->resizes = j->resizes;
+    d->slack = in->has_deadline && j->planned_end >= 0
+                   ? in->deadline - j->planned_end : PLAN_NO_SLACK;
+    d->start = time_or_null(j->start);
+    d->submit_time = in->submit;
+}
+
+void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
+                        const char *curves)
+{
+    memset(d, 0, sizeof *d);
+    int G = p->cl.gpus_per_node;
+    d->cluster.gpus_per_node = G;
+    d->cluster.nodes = p->cl.nodes;
+    d->curves = curves ? curves : "";
+    d->elastic_batch = p->opts.elastic_batch != 0;
+    d->njobs = p->njobs;
+    d->jobs = jf_alloc(&d->arena, (size_t)p->njobs * sizeof *d->jobs);
+    for (int i = 0; i < p->njobs; i++)
+        job_doc(&d->jobs[i], &p->jobs[i]);
+    d->jobs_file = jobs_path ? jobs_path : "";
+    d->now = p->now;
+    d->slot_seconds = p->opts.slot;
+    d->nslots = p->nslots;
+    d->slots = jf_alloc(&d->arena, (size_t)p->nslots * sizeof *d->slots);
+    for (int s = 0; s < p->nslots; s++) {
+        const plan_slot *sl = &p->slots[s];
+        plan_doc_slot *ds = &d->slots[s];
+        ds->start = sl->start;
+        ds->end = sl->end;
+        ds->nalloc = sl->nalloc;
+        ds->a = jf_alloc(&d->arena, (size_t)sl->nalloc * sizeof *ds->a);
+        for (int a = 0; a < sl->nalloc; a++) {
+            const plan_alloc *al = &sl->a[a];
+            plan_doc_alloc *da = &ds->a[a];
+            da->gpus = al->gpus;
+            da->job = p->jobs[al->job].in->id;
+            da->jobi = al->job;
+            da->place.n = al->gpus;
+            da->place.batch = al->batch;
+            da->place.node = jf_alloc(&d->arena,
+                                      (size_t)al->gpus * sizeof(int));
+            da->place.gpu = jf_alloc(&d->arena,
+                                     (size_t)al->gpus * sizeof(int));
+            for (int k = 0; k < al->gpus; k++) {
+                da->place.node[k] = al->gpu[k] / G;
+                da->place.gpu[k] = al->gpu[k] % G;
+            }
+        }
+    }
+    plan_doc_summary *m = &d->summary;
+    double span = (double)(p->end - p->now) * p->cl.total_gpus;
+    m->admitted = p->admitted;
+    m->best_effort = p->best_effort;
+    m->end = p->end;
+    m->migrations = p->migrations;
+    m->promised_gpu_hours = p->promised_gpu_seconds / 3600.0;
+    m->rejected = p->rejected;
+    m->replan_fallbacks = p->replan_fallbacks;
+    m->resizes = p->resizes;
+    m->scheduling_points = p->points;
+    m->used_gpu_hours = p->used_gpu_seconds / 3600.0;
+    m->utilisation = span > 0 ? p->used_gpu_seconds / span : 0.0;
+    d->surplus = p->opts.surplus;
+}
+
+void plan_doc_free(plan_doc *d)
+{
+    jf_arena_free(&d->arena);
+    memset(d, 0, sizeof *d);
+}
+
+char *plan_doc_json(const plan_doc *d, size_t *len)
+{
+    jw w;
+    jw_init(&w, 0);
+    jf_write(&w, NULL, &top_table, d, 0);
+    ef_buf_put(&w.b, "\n");
+    return jw_take(&w, len);
+}
+
+int plan_doc_equal(const plan_doc *a, const plan_doc *b)
+{
+    return jf_equal(&top_table, a, b);
 }
 
 int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
                  char **out, size_t *len)
 {
-    ef_buf b = {0};
-    int G = p->cl.gpus_per_node;
-    ef_buf_printf(&b, "{\n  \"cluster\": {\"gpus_per_node\": %d, \"nodes\": %d},\n",
-              G, p->cl.nodes);
-    ef_buf_put(&b, "  \"curves\": ");
-    ef_buf_json_str(&b, curves ? curves : "");
-    if (p->opts.elastic_batch)
-        ef_buf_put(&b, ",\n  \"elastic_batch\": true");
-    ef_buf_put(&b, ",\n  \"format\": \"efplan-plan\",\n  \"jobs\": [");
-    for (int i = 0; i < p->njobs; i++) {
-        const plan_job *j = &p->jobs[i];
-        ef_buf_put(&b, i ? ",\n    " : "\n    ");
-        ef_buf_printf(&b, "{\"batch_size\": %ld, ", j->in->batch);
-        if (j->eb) {
-            ef_buf_put(&b, "\"batch_sizes\": [");
-            for (int k = 0; k < j->in->nbatch; k++)
-                ef_buf_printf(&b, "%s%ld", k ? ", " : "", j->in->batches[k]);
-            ef_buf_put(&b, "], ");
-        }
-        ef_buf_put(&b, "\"deadline\": ");
-        sb_time(&b, j->in->has_deadline ? j->in->deadline : -1);
-        ef_buf_printf(&b, ", \"decision\": \"%s\", \"earliest_feasible_deadline\": ",
-                  decision_name(j->decision));
-        sb_time(&b, j->earliest_feasible_deadline);
-        ef_buf_printf(&b, ", \"gpu_seconds\": %.0f, \"id\": ", j->gpu_seconds);
-        ef_buf_json_str(&b, j->in->id);
-        /* an elastic-batch job counts samples; its iterations are at
-         * batch_size */
-        double il = j->eb ? ceil(j->iterations_left / (double)j->in->batch)
-                          : j->iterations_left;
-        ef_buf_printf(&b, ", \"iterations\": %lld, \"iterations_done\": %lld, "
-                  "\"iterations_left\": %.0f, \"migrations\": %d, "
-                  "\"model\": ",
-                  (long long)j->in->iterations,
-                  (long long)j->in->iterations_done, il,
-                  j->migrations);
-        ef_buf_json_str(&b, j->in->model);
-        ef_buf_put(&b, ", \"planned_end\": ");
-        sb_time(&b, j->planned_end);
-        if (j->reason[0]) {
-            ef_buf_put(&b, ", \"reason\": ");
-            ef_buf_json_str(&b, j->reason);
-        }
-        ef_buf_printf(&b, ", \"resizes\": %d, ", j->resizes);
-        if (j->eb)
-            ef_buf_printf(&b, "\"samples\": %.0f, \"samples_done\": %.0f, "
-                          "\"samples_left\": %.0f, ",
-                          j->in->in_samples ? (double)j->in->samples
-                              : (double)j->in->iterations * j->in->batch,
-                          j->in->in_samples ? (double)j->in->samples_done
-                              : (double)j->in->iterations_done * j->in->batch,
-                          j->iterations_left);
-        ef_buf_put(&b, "\"slack\": ");
-        if (j->in->has_deadline && j->planned_end >= 0)
-            ef_buf_printf(&b, "%lld", (long long)(j->in->deadline - j->planned_end));
-        else
-            ef_buf_put(&b, "null");
-        ef_buf_put(&b, ", \"start\": ");
-        sb_time(&b, j->start);
-        ef_buf_printf(&b, ", \"submit_time\": %lld}", (long long)j->in->submit);
-    }
-    ef_buf_put(&b, "\n  ],\n  \"jobs_file\": ");
-    ef_buf_json_str(&b, jobs_path ? jobs_path : "");
-    ef_buf_printf(&b, ",\n  \"now\": %lld,\n  \"slot_seconds\": %d,\n  \"slots\": [",
-              (long long)p->now, p->opts.slot);
-    /* The slots are most of the file on a long trace: render chunks of
-     * them in parallel, each into its own buffer, and join the buffers in
-     * slot order, so the bytes do not depend on the thread count. */
-    int nchunk = (p->nslots + SLOT_CHUNK - 1) / SLOT_CHUNK;
-    ef_buf *part = ef_calloc((size_t)(nchunk ? nchunk : 1), sizeof *part);
-    #pragma omp parallel for schedule(static)
-    for (int c = 0; c < nchunk; c++) {
-        int hi = (c + 1) * SLOT_CHUNK < p->nslots ? (c + 1) * SLOT_CHUNK
-                                                  : p->nslots;
-        for (int s = c * SLOT_CHUNK; s < hi; s++)
-            slot_json(&part[c], p, s);
-    }
-    for (int c = 0; c < nchunk; c++) {
-        if (part[c].n) {
-            ef_buf_grow(&b, part[c].n);
-            memcpy(b.s + b.n, part[c].s, part[c].n + 1);
-            b.n += part[c].n;
-        }
-        free(part[c].s);
-    }
-    free(part);
-    double span = (double)(p->end - p->now) * p->cl.total_gpus;
-    ef_buf_printf(&b,
-              "\n  ],\n  \"summary\": {\"admitted\": %d, \"best_effort\": %d, "
-              "\"end\": %lld, \"migrations\": %d, \"promised_gpu_hours\": %.3f, "
-              "\"rejected\": %d, \"replan_fallbacks\": %d, \"resizes\": %d, "
-              "\"scheduling_points\": %d, \"used_gpu_hours\": %.3f, "
-              "\"utilisation\": %.6f},\n",
-              p->admitted, p->best_effort, (long long)p->end, p->migrations,
-              p->promised_gpu_seconds / 3600.0, p->rejected,
-              p->replan_fallbacks, p->resizes, p->points,
-              p->used_gpu_seconds / 3600.0,
-              span > 0 ? p->used_gpu_seconds / span : 0.0);
-    ef_buf_printf(&b, "  \"surplus\": \"%s\",\n  \"version\": 1\n}\n",
-              p->opts.surplus == SURPLUS_GAIN ? "gain" : "reference");
-    *out = b.s;
-    *len = b.n;
+    plan_doc d;
+    plan_doc_from_plan(&d, p, jobs_path, curves);
+    *out = plan_doc_json(&d, len);
+    plan_doc_free(&d);
     return EF_OK;
 }
 
@@ -176,6 +403,178 @@ int plan_write_json(const plan *p, const char *path, const char *jobs_path,
     int rc = ef_write_file_atomic(path, s, n, e);
     free(s);
     return rc;
+}
+
+/* ---- reading ------------------------------------------------------------------ */
+
+/* A job id and its index, sorted by id for lookups. */
+typedef struct id_index {
+    const char *id;
+    int i;
+} id_index;
+
+static int cmp_id(const void *a, const void *b)
+{
+    return strcmp(((const id_index *)a)->id, ((const id_index *)b)->id);
+}
+
+static int find_id(const plan_doc *d, const id_index *ord, const char *id)
+{
+    int lo = 0, hi = d->njobs - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, c = strcmp(ord[mid].id, id);
+        if (c == 0)
+            return ord[mid].i;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+/* Does batch size b belong to job j? */
+static int accepts(const plan_doc_job *j, long b)
+{
+    for (int k = 0; k < j->nbatch; k++)
+        if (j->batch_sizes[k] == b)
+            return 1;
+    return 0;
+}
+
+static int check_alloc(plan_doc *d, const id_index *ord, plan_doc_alloc *a,
+                       char *owner, int *seen, int s, const char *file,
+                       const char *w, ef_err *e)
+{
+    int G = d->cluster.gpus_per_node, N = d->cluster.nodes;
+    a->jobi = find_id(d, ord, a->job);
+    if (a->jobi < 0)
+        return ef_fail(e, EF_E_INPUT, "%s: %s.job: \"%s\" is not in jobs",
+                       file, w, a->job);
+    const plan_doc_job *j = &d->jobs[a->jobi];
+    if (seen[a->jobi] == s + 1)
+        return ef_fail(e, EF_E_INPUT, "%s: %s.job: \"%s\" has two "
+                       "allocations in this slot", file, w, a->job);
+    seen[a->jobi] = s + 1;
+    if (a->gpus != a->place.n)
+        return ef_fail(e, EF_E_INPUT, "%s: %s: gpus is %d but the placement "
+                       "has %d GPUs", file, w, a->gpus, a->place.n);
+    if (a->place.batch && !(j->eb && accepts(j, a->place.batch)))
+        return ef_fail(e, EF_E_INPUT, "%s: %s.batch_size: %ld is not one of "
+                       "job \"%s\"'s batch_sizes", file, w, a->place.batch,
+                       j->id);
+    for (int m = 0; m < a->place.n; m++) {
+        int nd = a->place.node[m], g = a->place.gpu[m];
+        if (nd >= N || g >= G)
+            return ef_fail(e, EF_E_INPUT, "%s: %s.placement: node %d GPU %d "
+                           "is outside the cluster (%d nodes of %d GPUs)",
+                           file, w, nd, g, N, G);
+        size_t gid = (size_t)nd * (size_t)G + (size_t)g;
+        if (owner[gid])
+            return ef_fail(e, EF_E_INPUT, "%s: %s: node %d GPU %d is given to "
+                           "two jobs", file, w, nd, g);
+        owner[gid] = 1;
+    }
+    return EF_OK;
+}
+
+/* What the file promises as a whole (the tables check each member). */
+static int check_doc(plan_doc *d, const char *file, ef_err *e)
+{
+    int G = d->cluster.gpus_per_node, N = d->cluster.nodes;
+    if ((int64_t)N * G > (1 << 20))
+        return ef_fail(e, EF_E_INPUT, "%s: cluster: too many GPUs (%d nodes "
+                       "of %d; at most 2^20)", file, N, G);
+    for (int i = 0; i < d->njobs; i++)
+        if (d->jobs[i].eb && !d->elastic_batch)
+            return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].batch_sizes: an "
+                           "elastic-batch job in a plan without "
+                           "\"elastic_batch\": true", file, i);
+    id_index *ord = ef_malloc((size_t)(d->njobs + 1) * sizeof *ord);
+    int *seen = ef_calloc((size_t)d->njobs + 1, sizeof *seen);
+    char *owner = ef_malloc((size_t)N * (size_t)G);
+    int rc = EF_OK;
+    for (int i = 0; i < d->njobs; i++)
+        ord[i] = (id_index){d->jobs[i].id, i};
+    qsort(ord, (size_t)d->njobs, sizeof *ord, cmp_id);
+    for (int k = 1; k < d->njobs && rc == EF_OK; k++)
+        if (strcmp(ord[k - 1].id, ord[k].id) == 0)
+            rc = ef_fail(e, EF_E_INPUT, "%s: jobs: job \"%s\" twice", file,
+                         ord[k].id);
+    int64_t t = d->now;
+    for (int s = 0; s < d->nslots && rc == EF_OK; s++) {
+        plan_doc_slot *sl = &d->slots[s];
+        char w[64];
+        snprintf(w, sizeof w, "slots[%d]", s);
+        if (sl->start != t || sl->end <= sl->start) {
+            rc = ef_fail(e, EF_E_INPUT, "%s: %s: [%" PRId64 ", %" PRId64 ") "
+                         "does not follow the previous slot (expected start %"
+                         PRId64 ")", file, w, sl->start, sl->end, t);
+            break;
+        }
+        t = sl->end;
+        memset(owner, 0, (size_t)N * (size_t)G);
+        for (int a = 0; a < sl->nalloc && rc == EF_OK; a++) {
+            char wa[160];
+            snprintf(wa, sizeof wa, "%s.allocations[%d]", w, a);
+            rc = check_alloc(d, ord, &sl->a[a], owner, seen, s, file, wa, e);
+        }
+    }
+    free(ord);
+    free(seen);
+    free(owner);
+    return rc;
+}
+
+int plan_doc_parse(plan_doc *d, const char *path, const char *buf,
+                   size_t len, ef_err *e)
+{
+    memset(d, 0, sizeof *d);
+    int rc = jf_parse(&top_table, d, "a plan file (format efplan-plan)", path,
+                      buf, len, &d->arena, e);
+    if (rc == EF_OK)
+        rc = check_doc(d, path, e);
+    if (rc != EF_OK)
+        plan_doc_free(d);
+    return rc;
+}
+
+static int parse_any(void *d, const char *path, const char *buf, size_t len,
+                     ef_err *e)
+{
+    return plan_doc_parse(d, path, buf, len, e);
+}
+
+int plan_doc_load(plan_doc *d, const char *path, ef_err *e)
+{
+    memset(d, 0, sizeof *d);
+    return jf_load(path, parse_any, d, e);
+}
+
+char *plan_doc_queue_json(const plan_doc *d, const char *extra)
+{
+    jw w;
+    jw_init(&w, 0);
+    jw_obj(&w, NULL, &jw_inline_obj);
+    jw_arr(&w, "jobs", &jw_inline_arr);
+    for (int i = 0; i < d->njobs; i++)
+        jf_write(&w, NULL, &job_table, &d->jobs[i],
+                 d->jobs[i].eb ? PLAN_F_JOB : PLAN_F_JOB | PLAN_F_ITER);
+    if (extra)
+        jw_elems(&w, extra, strlen(extra), 1);
+    jw_end(&w);
+    jw_end(&w);
+    return jw_take(&w, NULL);
+}
+
+void plan_doc_opts(const plan_doc *d, plan_opts *o)
+{
+    plan_opts_default(o);
+    o->now = d->now;
+    o->slot = d->slot_seconds;
+    o->surplus = d->surplus == SURPLUS_REFERENCE ? SURPLUS_REFERENCE
+                                                 : SURPLUS_GAIN;
+    o->elastic_batch = d->elastic_batch;
 }
 
 /* ---- checker --------------------------------------------------------------- */

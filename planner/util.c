@@ -415,15 +415,26 @@ size_t ef_bom_len(const char *buf, size_t len)
 void ef_buf_json_str(ef_buf *b, const char *s)
 {
     ef_buf_put(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        /* copy a run of bytes that need no escape at once */
+        const unsigned char *q = p;
+        while (*q && *q != '"' && *q != '\\' && *q >= 0x20)
+            q++;
+        if (q > p) {
+            size_t n = (size_t)(q - p);
+            ef_buf_grow(b, n);
+            memcpy(b->s + b->n, p, n);
+            b->n += n;
+            b->s[b->n] = '\0';
+            p = q;
+            continue;
+        }
         if (*p == '"' || *p == '\\')
             ef_buf_printf(b, "\\%c", *p);
-        else if (*p < 0x20)
+        else
             ef_buf_printf(b, "\\u%04x", *p);
-        else {
-            char c[2] = {(char)*p, 0};
-            ef_buf_put(b, c);
-        }
+        p++;
     }
     ef_buf_put(b, "\"");
 }

@@ -1,91 +1,198 @@
 /* simio.c: the simulator's output files (see sim.h). */
+#include "simio.h"
+
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "../planner/util.h"
-#include "sim.h"
 
-static void num(ef_buf *b, double x)
+/* ---- the result file -------------------------------------------------------- */
+
+static const jw_style top_style = {"{\n  ", ",\n  ", "\n}", "{}", ": "};
+static const jw_style list_style = {"[\n    ", ",\n    ", "\n  ]", "[]",
+                                    ": "};
+
+#define COUNT .min = 0, .max = INT32_MAX
+#define PT(k, kd, m) JF_F(k, kd, JF_REQ, sim_result_point, m)
+static const jf_field point_fields[] = {
+    {PT("efficiency", JF_G10, efficiency)},
+    {PT("gpus_used", JF_INT, gpus_used), COUNT},
+    {PT("met", JF_INT, met), COUNT},
+    {PT("running", JF_INT, running), COUNT},
+    {PT("t", JF_I64, t), .min = -EF_MAX_I64, .max = EF_MAX_I64},
+};
+static const jf_table point_table = JF_TABLE(sim_result_point,
+                                             &jw_inline_obj, point_fields);
+
+#define CL(k, m) JF_F(k, JF_INT, JF_REQ, sim_result_cluster, m)
+static const jf_field cluster_fields[] = {
+    {CL("gpus_per_node", gpus_per_node), .min = 1, .max = 64},
+    {CL("nodes", nodes), .min = 1, .max = 1 << 20},
+    {CL("total_gpus", total_gpus), .min = 1, .max = 1 << 20},
+};
+static const jf_table cluster_table = JF_TABLE(sim_result_cluster,
+                                               &jw_inline_obj, cluster_fields);
+
+#define R(k, kd, m) JF_F(k, kd, JF_REQ, sim_result, m)
+#define EB(k, kd, m) JF_F(k, kd, 0, sim_result, m), \
+    .cond = offsetof(sim_result, elastic_batch) + 1
+static const jf_field result_fields[] = {
+    {R("admitted", JF_INT, admitted), COUNT},
+    {EB("batch_changes", JF_INT, batch_changes), COUNT},
+    {R("best_effort_jobs", JF_INT, best_effort_jobs), COUNT},
+    {R("best_effort_mean_jct", JF_G10, best_effort_mean_jct)},
+    {R("cluster", JF_OBJ, cluster), .sub = &cluster_table},
+    {R("deadline_jobs", JF_INT, deadline_jobs), COUNT},
+    {R("deadline_ratio", JF_G10, deadline_ratio)},
+    {JF_F("elastic_batch", JF_FLAG, 0, sim_result, elastic_batch)},
+    {.key = "format", .kind = JF_CONST, .sval = "efplan-sim",
+     .hint = "a result written by efplan simulate --out"},
+    {R("gpu_hours", JF_G10, gpu_hours)},
+    {R("idle_gpu_hours_after_completion", JF_G10,
+       idle_gpu_hours_after_completion)},
+    {R("jobs", JF_INT, jobs), COUNT},
+    {R("mean_efficiency", JF_G10, mean_efficiency)},
+    {R("mean_jct", JF_G10, mean_jct)},
+    {R("met", JF_INT, met), COUNT},
+    {R("migrations", JF_INT, migrations), COUNT},
+    {R("missed", JF_INT, missed), COUNT},
+    {R("overhead", JF_STR, overhead)},
+    {R("overhead_gpu_hours", JF_G10, overhead_gpu_hours)},
+    {EB("point_us_max", JF_FIXED, point_us_max), .dec = 1},
+    {EB("point_us_mean", JF_FIXED, point_us_mean), .dec = 1},
+    {R("points", JF_INT, points), COUNT},
+    {R("policy", JF_STR, policy)},
+    {R("preemptions", JF_INT, preemptions), COUNT},
+    {R("rejected", JF_INT, rejected), COUNT},
+    {R("rescales", JF_INT, rescales), COUNT},
+    {R("slot_seconds", JF_INT, slot_seconds), .min = 1, .max = 86400},
+    {R("solver_fallbacks", JF_INT, solver_fallbacks), COUNT},
+    {R("tick_seconds", JF_I64, tick_seconds), .min = 0, .max = EF_MAX_I64},
+    {R("timeline", JF_ARR, timeline), .cnt = offsetof(sim_result, ntimeline),
+     .sub = &point_table, .style = &list_style},
+    {R("trace", JF_STR, trace)},
+    {R("unfinished", JF_INT, unfinished), COUNT},
+    {.key = "version", .kind = JF_CONST, .min = 1},
+    {R("wall_seconds", JF_FIXED, wall_seconds), .dec = 3},
+};
+static const jf_table result_table = JF_TABLE(sim_result, &top_style,
+                                              result_fields);
+
+/* A mean that may not exist (< 0): NaN, written null. */
+static double mean_or_none(double x)
 {
-    if (!isfinite(x))
-        ef_buf_put(b, "null");
-    else if (x == floor(x) && fabs(x) < 1e15)
-        ef_buf_printf(b, "%.0f", x);
-    else
-        ef_buf_printf(b, "%.10g", x);
+    return x < 0 ? NAN : x;
+}
+
+void sim_result_from(sim_result *r, const sim *s, const char *trace)
+{
+    sim_metrics m;
+    sim_metrics_compute(s, &m);
+    memset(r, 0, sizeof *r);
+    r->admitted = m.admitted;
+    r->best_effort_jobs = m.best_effort_jobs;
+    r->best_effort_mean_jct = mean_or_none(m.best_effort_mean_jct);
+    r->cluster.gpus_per_node = s->cl.gpus_per_node;
+    r->cluster.nodes = s->cl.nodes;
+    r->cluster.total_gpus = s->cl.total_gpus;
+    r->deadline_jobs = m.deadline_jobs;
+    r->deadline_ratio = m.deadline_ratio;
+    /* elastic batch runs only, so other results keep their bytes */
+    r->elastic_batch = s->elastic != 0;
+    r->batch_changes = m.batch_changes;
+    /* the policy's time per scheduling point (varies between runs, like
+     * wall_seconds) */
+    r->point_us_max = s->point_seconds_max * 1e6;
+    r->point_us_mean = s->points ? s->point_seconds_sum * 1e6 / s->points
+                                 : 0;
+    r->gpu_hours = m.gpu_hours;
+    r->idle_gpu_hours_after_completion = m.idle_gpu_hours_after_completion;
+    r->jobs = m.jobs;
+    r->mean_efficiency = m.mean_efficiency;
+    r->mean_jct = mean_or_none(m.mean_jct);
+    r->met = m.met;
+    r->migrations = m.migrations;
+    r->missed = m.missed;
+    r->overhead = ovh_name(s->opts.overhead);
+    r->overhead_gpu_hours = m.overhead_gpu_hours;
+    r->points = s->points;
+    r->policy = s->pol->name;
+    r->preemptions = m.preemptions;
+    r->rejected = m.rejected;
+    r->rescales = m.rescales;
+    r->slot_seconds = s->opts.slot;
+    r->solver_fallbacks = m.solver_fallbacks;
+    r->tick_seconds = s->opts.tick;
+    r->ntimeline = s->ntl;
+    r->timeline = jf_alloc(&r->arena, (size_t)s->ntl * sizeof *r->timeline);
+    for (int k = 0; k < s->ntl; k++) {
+        const sim_point *p = &s->tl[k];
+        sim_result_point *q = &r->timeline[k];
+        q->efficiency = p->efficiency;
+        q->gpus_used = p->gpus_used;
+        q->met = p->met_so_far;
+        q->running = p->running;
+        q->t = p->t;
+    }
+    r->trace = trace;
+    r->unfinished = m.unfinished;
+    r->wall_seconds = s->wall_seconds;
+}
+
+char *sim_result_json(const sim_result *r, size_t *len)
+{
+    jw w;
+    jw_init(&w, 0);
+    jf_write(&w, NULL, &result_table, r, 0);
+    ef_buf_put(&w.b, "\n");
+    return jw_take(&w, len);
+}
+
+int sim_result_parse(sim_result *r, const char *path, const char *buf,
+                     size_t len, ef_err *e)
+{
+    memset(r, 0, sizeof *r);
+    int rc = jf_parse(&result_table, r, "a simulation result (format "
+                      "efplan-sim)", path, buf, len, &r->arena, e);
+    if (rc != EF_OK)
+        sim_result_free(r);
+    return rc;
+}
+
+static int parse_any(void *r, const char *path, const char *buf, size_t len,
+                     ef_err *e)
+{
+    return sim_result_parse(r, path, buf, len, e);
+}
+
+int sim_result_load(sim_result *r, const char *path, ef_err *e)
+{
+    memset(r, 0, sizeof *r);
+    return jf_load(path, parse_any, r, e);
+}
+
+int sim_result_equal(const sim_result *a, const sim_result *b)
+{
+    return jf_equal(&result_table, a, b);
+}
+
+void sim_result_free(sim_result *r)
+{
+    jf_arena_free(&r->arena);
+    memset(r, 0, sizeof *r);
 }
 
 int sim_write_json(const sim *s, const char *trace, const char *path,
                    ef_err *e)
 {
-    sim_metrics m;
-    sim_metrics_compute(s, &m);
-    ef_buf b = {0};
-    ef_buf_put(&b, "{\n  \"admitted\": ");
-    ef_buf_printf(&b, "%d", m.admitted);
-    /* elastic batch runs only, so other results keep their bytes */
-    if (s->elastic)
-        ef_buf_printf(&b, ",\n  \"batch_changes\": %d", m.batch_changes);
-    ef_buf_printf(&b, ",\n  \"best_effort_jobs\": %d", m.best_effort_jobs);
-    ef_buf_put(&b, ",\n  \"best_effort_mean_jct\": ");
-    if (m.best_effort_mean_jct < 0)
-        ef_buf_put(&b, "null");
-    else
-        num(&b, m.best_effort_mean_jct);
-    ef_buf_printf(&b, ",\n  \"cluster\": {\"gpus_per_node\": %d, \"nodes\": "
-                  "%d, \"total_gpus\": %d}", s->cl.gpus_per_node, s->cl.nodes,
-                  s->cl.total_gpus);
-    ef_buf_printf(&b, ",\n  \"deadline_jobs\": %d", m.deadline_jobs);
-    ef_buf_put(&b, ",\n  \"deadline_ratio\": ");
-    num(&b, m.deadline_ratio);
-    if (s->elastic)
-        ef_buf_put(&b, ",\n  \"elastic_batch\": true");
-    ef_buf_put(&b, ",\n  \"format\": \"efplan-sim\",\n  \"gpu_hours\": ");
-    num(&b, m.gpu_hours);
-    ef_buf_put(&b, ",\n  \"idle_gpu_hours_after_completion\": ");
-    num(&b, m.idle_gpu_hours_after_completion);
-    ef_buf_printf(&b, ",\n  \"jobs\": %d", m.jobs);
-    ef_buf_put(&b, ",\n  \"mean_efficiency\": ");
-    num(&b, m.mean_efficiency);
-    ef_buf_put(&b, ",\n  \"mean_jct\": ");
-    if (m.mean_jct < 0)
-        ef_buf_put(&b, "null");
-    else
-        num(&b, m.mean_jct);
-    ef_buf_printf(&b, ",\n  \"met\": %d,\n  \"migrations\": %d,\n  "
-                  "\"missed\": %d,\n  \"overhead\": \"%s\"", m.met,
-                  m.migrations, m.missed, ovh_name(s->opts.overhead));
-    ef_buf_put(&b, ",\n  \"overhead_gpu_hours\": ");
-    num(&b, m.overhead_gpu_hours);
-    /* the policy's time per scheduling point (varies between runs, like
-     * wall_seconds) */
-    if (s->elastic)
-        ef_buf_printf(&b, ",\n  \"point_us_max\": %.1f,\n  "
-                      "\"point_us_mean\": %.1f", s->point_seconds_max * 1e6,
-                      s->points ? s->point_seconds_sum * 1e6 / s->points : 0);
-    ef_buf_printf(&b, ",\n  \"points\": %d,\n  \"policy\": ", s->points);
-    ef_buf_json_str(&b, s->pol->name);
-    ef_buf_printf(&b, ",\n  \"preemptions\": %d,\n  \"rejected\": %d,\n  "
-                  "\"rescales\": %d,\n  \"slot_seconds\": %d,\n  "
-                  "\"solver_fallbacks\": %d,\n  \"tick_seconds"
-                  "\": %lld,\n  \"timeline\": [", m.preemptions, m.rejected,
-                  m.rescales, s->opts.slot, m.solver_fallbacks,
-                  (long long)s->opts.tick);
-    for (int k = 0; k < s->ntl; k++) {
-        const sim_point *p = &s->tl[k];
-        ef_buf_put(&b, k ? ",\n    " : "\n    ");
-        ef_buf_put(&b, "{\"efficiency\": ");
-        num(&b, p->efficiency);
-        ef_buf_printf(&b, ", \"gpus_used\": %d, \"met\": %d, \"running\": %d, "
-                      "\"t\": %lld}", p->gpus_used, p->met_so_far, p->running,
-                      (long long)p->t);
-    }
-    ef_buf_put(&b, s->ntl ? "\n  ],\n  \"trace\": " : "],\n  \"trace\": ");
-    ef_buf_json_str(&b, trace);
-    ef_buf_printf(&b, ",\n  \"unfinished\": %d,\n  \"version\": 1,\n  "
-                  "\"wall_seconds\": %.3f\n}\n", m.unfinished, s->wall_seconds);
-    int rc = ef_write_file_atomic(path, b.s, b.n, e);
-    free(b.s);
+    sim_result r;
+    size_t n;
+    sim_result_from(&r, s, trace);
+    char *text = sim_result_json(&r, &n);
+    sim_result_free(&r);
+    int rc = ef_write_file_atomic(path, text, n, e);
+    free(text);
     return rc;
 }
 

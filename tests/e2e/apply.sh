@@ -71,8 +71,8 @@ launches() {
             gsub(/"/, "", v); return v }
         { key = field("job") "." field("attempt")
           if (field("ev") == "start") {
-              p = $0; sub(/.*"place":\[/, "", p); sub(/\],"slot".*/, "", p)
-              gsub(/\[0,/, "", p); gsub(/\]/, "", p)
+              p = $0; sub(/.*"place":\[\{"gpus":\[/, "", p)
+              sub(/\],"node":0\}\].*/, "", p)
               n++; k[n] = key; line[n] = field("job") " " p
           } else for (i = 1; i <= n; i++) if (k[i] == key) k[i] = "" }
         END { for (i = 1; i <= n; i++) if (k[i] != "") print line[i] }'

@@ -3,12 +3,15 @@
 # - gen-trace --elastic-batch writes a batch_sizes column, the same bytes
 #   for the same seed, and validate reads it;
 # - plan --elastic-batch: the plan file says each elastic allocation's
-#   batch and passes the planner's own check; submit keeps the mode;
+#   batch and passes the planner's own check; submit keeps the mode and
+#   every job's batch range, samples and planned end;
 # - simulate --policy saxena and ef --elastic-batch: result keys, the
 #   policy time per point, results independent of the thread count
 #   (timings aside); ef --elastic-batch without overheads misses no
 #   deadline it admitted;
-# - --elastic-batch with a policy that keeps batch sizes: usage error.
+# - --elastic-batch with a policy that keeps batch sizes: usage error;
+# - apply gives each launch its allocation's batch size (EFPLAN_BATCH_SIZE)
+#   and restarts a job whose batch size changes.
 . "$(dirname "$0")/lib/common.sh"
 
 $V "$EFPLAN" gen-trace --jobs 150 --mean-interarrival 400 --deadline-factor 0.5 1.5 \
@@ -36,6 +39,17 @@ grep -q '{"batch_size": [0-9]*, "gpus": [0-9]*, "job": ' "$T/p.json" ||
 grep -q '"samples_left": ' "$T/p.json" || fail "no samples_left"
 "$EFPLAN" plan --jobs "$T/g.csv" --cluster n2g8 --curves A100 --out "$T/p0.json" >/dev/null
 grep -q '"batch_size": [0-9]*, "gpus"' "$T/p0.json" && fail "fixed-batch plan names batches"
+# submit into an elastic-batch plan keeps every old job as the plan had
+# it: a job submitted after the plan's end leaves each old job's entry
+# (batch range, samples, planned end, ...) byte for byte
+cp "$T/p.json" "$T/pa.json"
+end=$(sed -n 's/.*"summary": {[^}]*"end": \([0-9]*\),.*/\1/p' "$T/pa.json")
+$V "$EFPLAN" submit --plan "$T/pa.json" --job "{\"id\": \"after\", \"model\": \"resnet50\", \"batch_size\": 64, \"iterations\": 100, \"submit_time\": $((end + 60)), \"deadline\": null}" \
+    >"$T/sa.out" || fail "submit after the end of an elastic-batch plan: exit $?"
+grep '^    {"batch_size"' "$T/p.json" | sed 's/,$//' >"$T/ja"
+grep '^    {"batch_size"' "$T/pa.json" | grep -v '"id": "after"' | sed 's/,$//' >"$T/jb"
+grep -q '"batch_sizes": \[' "$T/ja" || fail "the plan has no job with a batch range"
+cmp -s "$T/ja" "$T/jb" || { diff "$T/ja" "$T/jb" | head -4; fail "submit changed the jobs of an elastic-batch plan"; }
 cat >"$T/j.json" <<'J'
 {"id": "late", "model": "resnet50", "batch_sizes": [64, 128, 256], "samples": 6400000, "submit_time": 0, "deadline": 9999999}
 J
@@ -72,4 +86,42 @@ rc=0; "$EFPLAN" simulate --trace "$T/g.csv" --cluster n2g8 --curves A100 \
     --policy edf --elastic-batch 2>"$T/err" || rc=$?
 [ "$rc" -eq 2 ] || fail "--elastic-batch with edf: exit $rc"
 grep -q 'keeps every job' "$T/err" || fail "no reason for the usage error"
+# apply runs each allocation at its batch size: the job sees it in
+# EFPLAN_BATCH_SIZE (the job's own batch_size where the plan names none),
+# and a batch change at the same GPUs restarts it (a resize)
+cat >"$T/job.sh" <<'SH'
+echo "$EFPLAN_JOB_ID $EFPLAN_BATCH_SIZE $WORLD_SIZE" >> "$EV"
+trap 'exit 0' TERM
+while :; do sleep 0.05; done
+SH
+cmd="[\"sh\", \"$T/job.sh\"]"
+cat >"$T/eq.json" <<J
+{"jobs": [
+ {"id": "e", "model": "resnet50", "batch_sizes": [64, 128, 256], "samples": 2000000,
+  "submit_time": 0, "deadline": null, "grace_seconds": 5, "env": {"EV": "$T/ev"}, "command": $cmd},
+ {"id": "f", "model": "bert", "batch_size": 64, "iterations": 3000, "submit_time": 0,
+  "deadline": 900, "grace_seconds": 5, "env": {"EV": "$T/ev"}, "command": $cmd}]}
+J
+$V "$EFPLAN" plan --jobs "$T/eq.json" --cluster n1g8 --curves A100 --elastic-batch \
+    --out "$T/ep.json" >/dev/null || fail "plan of the apply queue"
+grep -q '"batch_size": 256, "gpus": 4, "job": "e"' "$T/ep.json" || fail "e does not run at 256"
+$V "$EFPLAN" apply "$T/ep.json" --time-scale 600 --state "$T/s1" >/dev/null 2>"$T/a1.err" ||
+    { cat "$T/a1.err"; fail "apply of an elastic-batch plan"; }
+# each job's launches in order (the two jobs start at once: their lines
+# may come in either order)
+launches() { grep "^$1 " "$T/ev" | tr '\n' ';'; }
+[ "$(launches e)" = "e 256 4;e 256 8;" ] && [ "$(launches f)" = "f 64 4;" ] ||
+    { cat "$T/ev"; fail "the jobs did not see the plan's batch sizes"; }
+# the same GPUs at another batch size: a resize, launched with the new size
+sed 's/{"batch_size": 256, "gpus": 8, "job": "e", "placement": \[{"gpus": \[0, 1, 2, 3, 4, 5, 6, 7\]/{"batch_size": 128, "gpus": 4, "job": "e", "placement": [{"gpus": [0, 1, 2, 3]/' \
+    "$T/ep.json" >"$T/ep2.json"
+grep -q '"batch_size": 128, "gpus": 4' "$T/ep2.json" || fail "no batch change made"
+rm -f "$T/ev"
+$V "$EFPLAN" apply "$T/ep2.json" --jobs "$T/eq.json" --time-scale 600 --state "$T/s2" \
+    >/dev/null 2>"$T/a2.err" || { cat "$T/a2.err"; fail "apply with a batch change"; }
+[ "$(launches e)" = "e 256 4;e 128 4;" ] ||
+    { cat "$T/ev"; fail "a batch change did not relaunch the job at its new size"; }
+grep -q 'resize e batch 256->128' "$T/a2.err" || { cat "$T/a2.err"; fail "no resize for the batch change"; }
+grep -q '"batch":128,"ev":"start","job":"e"' "$T/s2/journal.jsonl" || fail "the journal lacks the batch"
+
 echo "elastic batch: $n ranged jobs; guarantee: $rej rejected, 0 admitted late"

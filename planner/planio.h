@@ -1,0 +1,166 @@
+/*
+ * planio.h: the plan file (format efplan-plan, version 1), read and
+ * written by one module through one field table per object: the top
+ * level, a job entry, a slot, an allocation and a placement (planio.c).
+ *
+ * plan_doc is the file's value, member for member. plan_write_json and
+ * plan_to_json (plan.h) turn a plan into a plan_doc and write it;
+ * plan_doc_parse / plan_doc_load read one back, checking every member
+ * (types, ranges, unknown keys) and what the file promises as a whole:
+ * known and distinct job ids, slots consecutive from "now", placements
+ * inside the cluster and of "gpus" GPUs, no GPU given twice in a slot, a
+ * batch size only for an elastic-batch job and one it accepts. Whoever
+ * reads a plan (apply's exec_plan, submit) reads it here.
+ *
+ * Ownership: a plan_doc's strings and arrays live in its arena; free the
+ * whole with plan_doc_free.
+ */
+#ifndef EF_PLANIO_H
+#define EF_PLANIO_H
+
+#include <stdint.h>
+
+#include "err.h"
+#include "jfield.h"
+#include "jobs.h"
+#include "plan.h"
+
+/* Where an allocation runs: n (node, gpu) pairs sorted by node then GPU,
+ * GPU indices local to the node, and the batch size it runs at (an
+ * elastic-batch allocation's "batch_size"; 0: the job's own). In JSON:
+ * [{"gpus": [i, ...], "node": n}, ...], one entry per node. */
+typedef struct plan_place {
+    int n;
+    int *node;
+    int *gpu;
+    long batch;
+} plan_place;
+
+/* The placement value kind, for other formats that hold one (the
+ * journal): reads and writes the JSON above ("batch" is not part of it). */
+extern const jf_custom plan_place_kind;
+
+/* 1 if a and b hold the same pairs and batch size. */
+int plan_place_equal(const plan_place *a, const plan_place *b);
+
+/* Deep copy into *dst (heap arrays; free with plan_place_free), freeing
+ * what dst held. Not for placements that live in an arena. */
+void plan_place_copy(plan_place *dst, const plan_place *src);
+void plan_place_free(plan_place *pl);
+
+/* Name of a decision in the plan file ("admitted", ...). */
+const char *plan_decision_name(plan_decision d);
+
+/* Flags of the job-entry fields (plan_doc_queue_json's mask): a member of
+ * the job as the queue gave it (efplan-jobs key of the same name), and
+ * the work counted in iterations (iterations, iterations_done: a job
+ * member too unless the entry has the work in samples). */
+#define PLAN_F_JOB  JF_USER
+#define PLAN_F_ITER (JF_USER << 1)
+
+typedef struct plan_doc_job {
+    long batch_size;
+    int nbatch;
+    long *batch_sizes;       /* elastic jobs (eb) */
+    int64_t deadline;        /* -1: null (best-effort) */
+    int decision;            /* plan_decision */
+    int64_t earliest_feasible_deadline; /* -1: null */
+    double gpu_seconds;
+    const char *id;
+    int64_t iterations, iterations_done;
+    double iterations_left;
+    int migrations;
+    const char *model;
+    int64_t planned_end;     /* -1: null */
+    const char *reason;      /* NULL: none */
+    int resizes;
+    double samples, samples_done, samples_left; /* elastic jobs (eb) */
+    int64_t slack;           /* PLAN_NO_SLACK: null */
+    int64_t start;           /* -1: null */
+    int64_t submit_time;
+    int eb;                  /* an elastic-batch job: batch_sizes and the
+                                samples members are there */
+} plan_doc_job;
+
+#define PLAN_NO_SLACK INT64_MIN
+
+typedef struct plan_doc_alloc {
+    int gpus;
+    const char *job;
+    plan_place place;        /* "placement", and "batch_size" in
+                                place.batch */
+    int jobi;                /* read: index of the job in plan_doc.jobs */
+} plan_doc_alloc;
+
+typedef struct plan_doc_slot {
+    int nalloc;
+    plan_doc_alloc *a;
+    int64_t end, start;
+} plan_doc_slot;
+
+typedef struct plan_doc_summary {
+    int admitted, best_effort;
+    int64_t end;
+    int migrations;
+    double promised_gpu_hours;
+    int rejected, replan_fallbacks, resizes, scheduling_points;
+    double used_gpu_hours, utilisation;
+} plan_doc_summary;
+
+typedef struct plan_doc_cluster {
+    int gpus_per_node, nodes;
+} plan_doc_cluster;
+
+typedef struct plan_doc {
+    plan_doc_cluster cluster;
+    const char *curves;
+    int elastic_batch;
+    int njobs;
+    plan_doc_job *jobs;           /* in file order */
+    const char *jobs_file;
+    int64_t now;
+    int slot_seconds;
+    int nslots;
+    plan_doc_slot *slots;
+    plan_doc_summary summary;
+    int surplus;                  /* plan_surplus */
+    jf_arena arena;               /* owns every string and array */
+} plan_doc;
+
+/* The plan file as written: plan 'p' with the jobs file and curves it
+ * records ("" when NULL). d borrows p's strings (ids, models, reasons,
+ * batch sizes) and jobs_path and curves: use it while they live. Free
+ * with plan_doc_free. */
+void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
+                        const char *curves);
+
+/* The file text of d (heap; *len its length): keys sorted, the plan
+ * file's layout (one line per job and per slot). */
+char *plan_doc_json(const plan_doc *d, size_t *len);
+
+/* Read plan JSON from a buffer ('path' names it in messages), checking
+ * all that the header comment lists. EF_E_INPUT with file and JSON path
+ * on any problem; then *d is empty. Free with plan_doc_free. */
+int plan_doc_parse(plan_doc *d, const char *path, const char *buf,
+                   size_t len, ef_err *e);
+
+/* plan_doc_parse of the file at 'path'. */
+int plan_doc_load(plan_doc *d, const char *path, ef_err *e);
+
+void plan_doc_free(plan_doc *d);
+
+/* 1 if a and b hold the same value, member for member. */
+int plan_doc_equal(const plan_doc *a, const plan_doc *b);
+
+/* The plan's jobs as the queue gave them: {"jobs": [...]} (efplan-jobs,
+ * heap text) with every job member the plan file holds (the PLAN_F_JOB
+ * fields: the work in samples for an elastic job, else in iterations),
+ * then 'extra' (the text of one more job object) when not NULL. For
+ * queue_parse_json: a re-plan of a plan's queue plans the same jobs. */
+char *plan_doc_queue_json(const plan_doc *d, const char *extra);
+
+/* The plan options the file records: now, slot, surplus, elastic batch
+ * (horizon 0: the file does not say). */
+void plan_doc_opts(const plan_doc *d, plan_opts *o);
+
+#endif

@@ -1,0 +1,339 @@
+/* test_planio.c: the plan file (planner/planio.h): read -> write -> read
+ * gives the same value and the same bytes, over generated plans that use
+ * every member (elastic batch, multi-node placements, reasons, rejected
+ * and best-effort jobs, both surplus modes), and over real plans; the
+ * sorted-key writer (planner/jsonw.h). */
+#include "testutil.h"
+
+#include <math.h>
+
+#include "../../planner/jsonw.h"
+#include "../../planner/planio.h"
+#include "testplanio.h"
+
+/* ---- the writer -------------------------------------------------------------- */
+
+static void test_writer_sorts(void **state)
+{
+    (void)state;
+    jw w;
+    jw_init(&w, 0);
+    jw_obj(&w, NULL, &jw_inline_obj);
+    jw_int(&w, "zeta", 1);
+    jw_arr(&w, "alpha", &jw_inline_arr);
+    jw_obj(&w, NULL, &jw_inline_obj);
+    jw_str(&w, "y", "q\"\n");
+    jw_null(&w, "x");
+    jw_end(&w);
+    jw_obj(&w, NULL, &jw_inline_obj);
+    jw_end(&w);
+    jw_end(&w);
+    jw_fixed(&w, "mid", 2.5, 3);
+    jw_bool(&w, "b", 0);
+    jw_end(&w);
+    char *s = jw_take(&w, NULL);
+    assert_string_equal(s, "{\"alpha\": [{\"x\": null, \"y\": \"q\\\"\\u000a\"},"
+                           " {}], \"b\": false, \"mid\": 2.500, \"zeta\": 1}");
+    free(s);
+    /* compact, and a list spliced into an array */
+    jw part;
+    jw_init(&part, 1);
+    jw_list(&part, &jw_inline_arr);
+    jw_int(&part, NULL, 2);
+    jw_int(&part, NULL, 3);
+    jw_end(&part);
+    jw_init(&w, 1);
+    jw_obj(&w, NULL, &jw_inline_obj);
+    jw_arr(&w, "k", &jw_inline_arr);
+    jw_int(&w, NULL, 1);
+    jw_elems(&w, part.b.s, part.b.n, 2);
+    jw_end(&w);
+    jw_num(&w, "a", "%.17g", 0.1);
+    jw_end(&w);
+    s = jw_take(&w, NULL);
+    assert_string_equal(s, "{\"a\":0.10000000000000001,\"k\":[1,2,3]}");
+    free(s);
+    jw_free(&part);
+}
+
+/* ---- generated plan files ---------------------------------------------------- */
+
+static const char *const names[] = {"a", "job-2", "\"quoted\" id", "\xc3\xa9t\xc3\xa9",
+                                    "x/y", "tab\there", "z9", "long-name-0123456789"};
+static const char *const reasons[] = {"deadline too tight even alone",
+                                      "GPUs before the deadline are promised",
+                                      "demoted: \"late\"\n(second line)"};
+
+static uint32_t rn(uint32_t n)
+{
+    return tp_rnd() % n;
+}
+
+/* A plan file value using every member, valid as a whole: njobs jobs, on
+ * a cluster of N nodes of G GPUs, consecutive slots with buddy-free but
+ * distinct placements (the file does not require buddy placement). */
+static void gen_doc(plan_doc *d)
+{
+    jf_arena *A = &d->arena;
+    memset(d, 0, sizeof *d);
+    d->cluster.gpus_per_node = 1 << rn(4);
+    d->cluster.nodes = 1 + (int)rn(4);
+    d->curves = rn(2) ? "A100" : "";
+    d->elastic_batch = (int)rn(2);
+    d->jobs_file = rn(2) ? "inputs/jobs/sample.json" : "";
+    d->now = (int64_t)rn(100000);
+    d->slot_seconds = 1 + (int)rn(600);
+    d->surplus = (int)rn(2);
+    d->njobs = (int)rn(8);
+    d->jobs = jf_alloc(A, (size_t)(d->njobs + 1) * sizeof *d->jobs);
+    for (int i = 0; i < d->njobs; i++) {
+        plan_doc_job *j = &d->jobs[i];
+        j->id = names[i];
+        j->model = rn(2) ? "resnet50" : "bert";
+        j->batch_size = 16 << rn(4);
+        j->eb = d->elastic_batch && rn(2);
+        if (j->eb) {
+            j->nbatch = 2 + (int)rn(2);
+            j->batch_sizes = jf_alloc(A, (size_t)j->nbatch * sizeof(long));
+            for (int k = 0; k < j->nbatch; k++)
+                j->batch_sizes[k] = j->batch_size << k;
+            j->samples = (double)(1 + rn(1000000)) * 64;
+            j->samples_done = (double)rn(1000);
+            j->samples_left = j->samples - j->samples_done;
+        }
+        j->decision = 1 + (int)rn(3);
+        j->deadline = rn(3) ? (int64_t)rn(1000000) : -1;
+        j->earliest_feasible_deadline = j->decision == PLAN_REJECTED
+                                            ? (int64_t)rn(2000000) : -1;
+        j->gpu_seconds = (double)rn(100000);
+        j->iterations = 1 + rn(100000);
+        j->iterations_done = rn((uint32_t)j->iterations);
+        j->iterations_left = (double)(j->iterations - j->iterations_done);
+        j->migrations = (int)rn(5);
+        j->resizes = (int)rn(5);
+        j->planned_end = rn(4) ? (int64_t)rn(1000000) : -1;
+        j->start = j->planned_end >= 0 ? (int64_t)rn(1000) : -1;
+        j->reason = j->decision == PLAN_REJECTED || rn(4) == 0
+                        ? reasons[rn(3)] : NULL;
+        j->slack = j->deadline >= 0 && j->planned_end >= 0
+                       ? j->deadline - j->planned_end : PLAN_NO_SLACK;
+        j->submit_time = (int64_t)rn(5000);
+    }
+    d->nslots = d->njobs ? (int)rn(5) : 0;
+    d->slots = jf_alloc(A, (size_t)(d->nslots + 1) * sizeof *d->slots);
+    int N = d->cluster.nodes, G = d->cluster.gpus_per_node;
+    int64_t t = d->now;
+    for (int s = 0; s < d->nslots; s++) {
+        plan_doc_slot *sl = &d->slots[s];
+        sl->start = t;
+        sl->end = t = t + d->slot_seconds * (1 + (int)rn(3));
+        /* each job at most once, on GPUs taken in order: distinct */
+        int next = 0;
+        sl->a = jf_alloc(A, (size_t)d->njobs * sizeof *sl->a);
+        for (int j = 0; j < d->njobs && next < N * G; j++) {
+            if (rn(3) == 0)
+                continue;
+            plan_doc_alloc *a = &sl->a[sl->nalloc++];
+            int g = 1 + (int)rn((uint32_t)(N * G - next < 2 * G
+                                           ? N * G - next : 2 * G));
+            a->gpus = g;
+            a->job = d->jobs[j].id;
+            a->jobi = j;
+            a->place.n = g;
+            a->place.node = jf_alloc(A, (size_t)g * sizeof(int));
+            a->place.gpu = jf_alloc(A, (size_t)g * sizeof(int));
+            for (int k = 0; k < g; k++, next++) {
+                a->place.node[k] = next / G;
+                a->place.gpu[k] = next % G;
+            }
+            if (d->jobs[j].eb)
+                a->place.batch = d->jobs[j].batch_sizes[rn(
+                    (uint32_t)d->jobs[j].nbatch)];
+        }
+    }
+    plan_doc_summary *m = &d->summary;
+    m->admitted = (int)rn(10);
+    m->best_effort = (int)rn(10);
+    m->end = t;
+    m->migrations = (int)rn(10);
+    m->promised_gpu_hours = rn(100000) / 1000.0;
+    m->rejected = (int)rn(10);
+    m->replan_fallbacks = (int)rn(3);
+    m->resizes = (int)rn(10);
+    m->scheduling_points = (int)rn(100);
+    m->used_gpu_hours = rn(100000) / 1000.0;
+    m->utilisation = rn(1000000) / 1e6;
+}
+
+/* text -> doc -> text: the same bytes; and doc -> text -> doc: the same
+ * value. 'd' (when not NULL) is the value 'text' was written from: it
+ * reads back equal (a plan's own values are rounded when written, so a
+ * real plan is not compared). */
+static void roundtrip(const plan_doc *d, const char *text)
+{
+    plan_doc back, again;
+    ef_err e = {0};
+    assert_ok(plan_doc_parse(&back, "p.json", text, strlen(text), &e), e);
+    assert_true(!d || plan_doc_equal(d, &back));
+    char *t2 = plan_doc_json(&back, NULL);
+    assert_string_equal(text, t2);
+    assert_ok(plan_doc_parse(&again, "p.json", t2, strlen(t2), &e), e);
+    assert_true(plan_doc_equal(&back, &again));
+    for (int s = 0; d && s < back.nslots; s++)
+        for (int a = 0; a < back.slots[s].nalloc; a++)
+            assert_int_equal(back.slots[s].a[a].jobi,
+                             d->slots[s].a[a].jobi);
+    free(t2);
+    plan_doc_free(&back);
+    plan_doc_free(&again);
+}
+
+static void test_generated_roundtrip(void **state)
+{
+    (void)state;
+    /* every member of every object appears in some generated file */
+    static const char *const seen_keys[] = {
+        "\"batch_size\": ", "\"batch_sizes\": [", "\"deadline\": null",
+        "\"decision\": \"rejected\"", "\"decision\": \"best_effort\"",
+        "\"decision\": \"admitted\"", "\"earliest_feasible_deadline\": 1",
+        "\"elastic_batch\": true", "\"reason\": \"demoted: \\\"late\\\"\\u000a",
+        "\"samples\": ", "\"samples_done\": ", "\"samples_left\": ",
+        "\"slack\": -", "\"slack\": null", "\"start\": null",
+        "\"surplus\": \"reference\"", "\"surplus\": \"gain\"",
+        "{\"batch_size\": ", "\"node\": 1}", "\"jobs\": [\n  ]",
+        "\"slots\": [\n  ]", "\"curves\": \"\"", "\"planned_end\": null"};
+    int seen[sizeof seen_keys / sizeof *seen_keys] = {0};
+    tp_seed(14);
+    for (int it = 0; it < 600; it++) {
+        plan_doc d;
+        gen_doc(&d);
+        char *text = plan_doc_json(&d, NULL);
+        roundtrip(&d, text);
+        for (size_t k = 0; k < sizeof seen_keys / sizeof *seen_keys; k++)
+            seen[k] += strstr(text, seen_keys[k]) != NULL;
+        free(text);
+        plan_doc_free(&d);
+    }
+    for (size_t k = 0; k < sizeof seen_keys / sizeof *seen_keys; k++) {
+        if (!seen[k])
+            print_error("    never generated: %s\n", seen_keys[k]);
+        assert_true(seen[k] > 0);
+    }
+}
+
+/* ---- real plans ----------------------------------------------------------------- */
+
+static const char *const models[] = {"resnet50", "bert", "vgg16", "gpt2",
+                                     "inception3", "deepspeech2"};
+static const long batches[][3] = {{64, 128, 256}, {64, 128, 0},
+                                  {64, 128, 256}, {128, 256, 0},
+                                  {64, 128, 0}, {32, 64, 0}};
+
+/* A generated queue: elastic and fixed jobs, tight and loose deadlines,
+ * best-effort jobs, progress made. (Progress in samples is at least one
+ * iteration: a plan without elastic batch counts such a job in whole
+ * iterations, and plan.c demotes a late job with samples_done > 0 even
+ * when that is 0 iterations, which the plan file cannot say.) */
+static char *gen_queue(int n)
+{
+    ef_buf b = {0};
+    ef_buf_put(&b, "{\"jobs\": [");
+    for (int i = 0; i < n; i++) {
+        int m = (int)rn(6);
+        int nb = batches[m][2] ? 3 : 2;
+        ef_buf_printf(&b, "%s{\"id\": \"j%d\", \"model\": \"%s\", ",
+                      i ? ", " : "", i, models[m]);
+        if (rn(2)) {
+            ef_buf_printf(&b, "\"batch_sizes\": [%ld, %ld%s", batches[m][0],
+                          batches[m][1], nb == 3 ? ", " : "]");
+            if (nb == 3)
+                ef_buf_printf(&b, "%ld]", batches[m][2]);
+            ef_buf_printf(&b, ", \"samples\": %u, \"samples_done\": %u",
+                          (1 + rn(200)) * 20000, rn(3) ? 0 : 256 + rn(5000));
+        } else {
+            ef_buf_printf(&b, "\"batch_size\": %ld, \"iterations\": %u, "
+                          "\"iterations_done\": %u", batches[m][0],
+                          1000 + rn(30000), rn(3) ? 0 : rn(500));
+        }
+        uint32_t sub = rn(4000);
+        ef_buf_printf(&b, ", \"submit_time\": %u", sub);
+        if (rn(5) == 0)
+            ef_buf_put(&b, ", \"deadline\": null}");
+        else
+            ef_buf_printf(&b, ", \"deadline\": %u}", sub + 300 + rn(8000));
+    }
+    ef_buf_put(&b, "]}");
+    return b.s;
+}
+
+/* 1 if the plan text has an allocation that names its batch size. */
+static int batch_allocation(const char *text)
+{
+    for (const char *x = strstr(text, "\"batch_size\": "); x;
+         x = strstr(x + 1, "\"batch_size\": ")) {
+        x += 14;
+        while (*x >= '0' && *x <= '9')
+            x++;
+        if (strncmp(x, ", \"gpus\": ", 10) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static void test_real_plans(void **state)
+{
+    (void)state;
+    tp_seed(9);
+    int reason = 0, rejected = 0, eb = 0;
+    for (int it = 0; it < 24; it++) {
+        char *qt = gen_queue(3 + (int)rn(14));
+        tp_planned t;
+        ef_err e = {0};
+        tp_opts(&t);
+        t.o.elastic_batch = it % 2;
+        t.o.surplus = (it / 2) % 2 ? SURPLUS_REFERENCE : SURPLUS_GAIN;
+        t.o.slot = 60 << rn(3);
+        assert_ok(tp_plan(&t, qt, 1 + (long)rn(3), &e), e);
+        const plan *p = &t.p;
+        char *text;
+        size_t len;
+        plan_to_json(p, "q.json", "A100", &text, &len);
+        plan_doc d;
+        plan_doc_from_plan(&d, p, "q.json", "A100");
+        roundtrip(NULL, text);
+        reason += strstr(text, "\"reason\"") != NULL;
+        rejected += strstr(text, "\"rejected\",") != NULL;
+        eb += batch_allocation(text);
+        /* the plan's queue as the file holds it is the queue planned: the
+         * same plan again */
+        char *qt2 = plan_doc_queue_json(&d, NULL);
+        tp_planned t2;
+        tp_opts(&t2);
+        t2.o = t.o;
+        assert_ok(tp_plan(&t2, qt2, t.c.nodes, &e), e);
+        char *text2;
+        plan_to_json(&t2.p, "q.json", "A100", &text2, &len);
+        assert_string_equal(text, text2);
+        free(text2);
+        tp_planned_free(&t2);
+        free(qt2);
+        plan_doc_free(&d);
+        free(text);
+        tp_planned_free(&t);
+        free(qt);
+    }
+    if (!(reason > 0 && rejected > 0 && eb > 0))
+        print_error("    reason %d rejected %d elastic %d\n", reason,
+                    rejected, eb);
+    assert_true(reason > 0 && rejected > 0 && eb > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_writer_sorts),
+        cmocka_unit_test(test_generated_roundtrip),
+        cmocka_unit_test(test_real_plans),
+    };
+    return cmocka_run_group_tests(tests, tp_setup, tp_teardown);
+}
