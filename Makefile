@@ -17,8 +17,9 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 STD      := -std=c11
 DATADIR  := $(CURDIR)/inputs
 DEFS     := -D_POSIX_C_SOURCE=200809L -DEFPLAN_DATADIR='"$(DATADIR)"'
+INCS     := -iquote $(CURDIR)
 SAN      ?=
-CFLAGS_ALL = $(STD) $(WARN) $(OPT) -g -fopenmp $(SAN) $(DEFS) -MMD -MP $(CFLAGS)
+CFLAGS_ALL = $(STD) $(WARN) $(OPT) -g -fopenmp $(SAN) $(DEFS) $(INCS) -MMD -MP $(CFLAGS)
 LDLIBS_ALL = -fopenmp $(SAN) -ljansson -lglpk -lm $(LDLIBS)
 
 BUILD    ?= build
@@ -35,6 +36,8 @@ else
 Q := @
 endif
 
+COMMON_SRC  := $(wildcard common/*.c)
+MODEL_SRC   := $(wildcard model/*.c)
 PLANNER_SRC := $(wildcard planner/*.c)
 SIM_SRC     := $(wildcard simulator/*.c)
 SOLVER_SRC  := $(wildcard solver/*.c)
@@ -42,6 +45,8 @@ CLI_SRC     := $(wildcard cli/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 
 EXEC_SRC    := $(wildcard executor/*.c)
+COMMON_OBJ  := $(COMMON_SRC:%.c=$(OBJ)/%.o)
+MODEL_OBJ   := $(MODEL_SRC:%.c=$(OBJ)/%.o)
 PLANNER_OBJ := $(PLANNER_SRC:%.c=$(OBJ)/%.o)
 SIM_OBJ     := $(SIM_SRC:%.c=$(OBJ)/%.o)
 EXEC_OBJ    := $(EXEC_SRC:%.c=$(OBJ)/%.o)
@@ -49,7 +54,11 @@ SOLVER_OBJ  := $(SOLVER_SRC:%.c=$(OBJ)/%.o)
 CLI_OBJ     := $(CLI_SRC:%.c=$(OBJ)/%.o)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
+LIBCOMMON   := $(BUILD)/libcommon.a
+LIBMODEL    := $(BUILD)/libmodel.a
 LIBPLANNER  := $(BUILD)/libplanner.a
+# the bottom three layers, in link order
+LIBBASE     := $(LIBPLANNER) $(LIBMODEL) $(LIBCOMMON)
 LIBSIM      := $(BUILD)/libsim.a
 LIBEXEC     := $(BUILD)/libexecutor.a
 LIBSOLVER   := $(BUILD)/libsolver.a
@@ -67,6 +76,14 @@ $(OBJ)/%.o: %.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+$(LIBCOMMON): $(COMMON_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBMODEL): $(MODEL_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(LIBPLANNER): $(PLANNER_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -83,15 +100,15 @@ $(LIBSOLVER): $(SOLVER_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(EFPLAN): $(CLI_OBJ) $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER)
+$(EFPLAN): $(CLI_OBJ) $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBBASE)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $(CLI_OBJ) $(PROF_LINK) $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER) \
+	$(Q)$(CC) -o $@ $(CLI_OBJ) $(PROF_LINK) $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBBASE) \
 	  $(LDLIBS_ALL) $(CUDA_LIBS)
 
-$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER)
+$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBBASE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $< $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL) -lcmocka
+	$(Q)$(CC) -o $@ $< $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBBASE) $(LDLIBS_ALL) -lcmocka
 
 # ---- profiler (efplan profile) ---------------------------------------------
 #
@@ -144,23 +161,23 @@ $(LIBPROFILER): $(PROF_OBJ)
 $(OBJ)/%.o: %.cu
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
-	$(Q)$(NVCC) -O2 -std=c++17 $(NVCC_ARCH) -Xcompiler -Wall,-Wextra,-Werror \
+	$(Q)$(NVCC) -O2 -std=c++17 $(INCS:-iquote=-I) $(NVCC_ARCH) -Xcompiler -Wall,-Wextra,-Werror \
 	  -MMD -MP -c $< -o $@
 
 $(EFPLAN): $(PROF_LINK)
 
 $(PROF_NOCUDA): $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBSOLVER) \
-                $(LIBEXEC) $(LIBSIM) $(LIBPLANNER)
+                $(LIBEXEC) $(LIBSIM) $(LIBBASE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) -o $@ $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBSOLVER) \
-	  $(LIBEXEC) $(LIBSIM) $(LIBPLANNER) $(LDLIBS_ALL)
+	  $(LIBEXEC) $(LIBSIM) $(LIBBASE) $(LDLIBS_ALL)
 
 $(BUILD)/tests/test_prof: $(OBJ)/tests/unit/test_prof.o $(LIBPROFILER) \
-                          $(PROF_GPU_NONE) $(LIBPLANNER)
+                          $(PROF_GPU_NONE) $(LIBBASE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $< $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBPLANNER) \
+	$(Q)$(CC) -o $@ $< $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBBASE) \
 	  $(LDLIBS_ALL) -lcmocka
 
 # ---- setup ------------------------------------------------------------------
@@ -238,7 +255,8 @@ fuzz:
 	@$(MAKE) --no-print-directory deps deps-fuzz
 	@mkdir -p $(BUILD)/fuzz
 	clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined $(DEFS) \
-	  -o $(BUILD)/fuzz/fuzz_inputs $(FUZZ_SRC) $(PLANNER_SRC) -fopenmp -ljansson -lglpk -lm
+	  $(INCS) -o $(BUILD)/fuzz/fuzz_inputs $(FUZZ_SRC) $(COMMON_SRC) \
+	  $(MODEL_SRC) $(PLANNER_SRC) -fopenmp -ljansson -lglpk -lm
 	tests/fuzz/run.sh $(BUILD)/fuzz/fuzz_inputs $(FUZZ_SECONDS)
 
 clean:

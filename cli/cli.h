@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "../planner/err.h"
+#include "common/err.h"
 
 /* Exit codes (documented in README.md). */
 #define EXIT_OK_ 0

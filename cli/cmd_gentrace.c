@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../planner/curve.h"
-#include "../planner/util.h"
-#include "../simulator/gen.h"
-#include "cli.h"
+#include "model/curve.h"
+#include "common/util.h"
+#include "simulator/gen.h"
+#include "cli/cli.h"
 
 void help_gentrace(void)
 {

@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../planner/cluster.h"
-#include "../planner/curve.h"
-#include "../planner/jobs.h"
-#include "../planner/plan.h"
-#include "../planner/util.h"
-#include "cli.h"
+#include "model/cluster.h"
+#include "model/curve.h"
+#include "model/jobs.h"
+#include "planner/plan.h"
+#include "common/util.h"
+#include "cli/cli.h"
 
 void help_plan(void)
 {

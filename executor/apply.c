@@ -1,7 +1,7 @@
 /* apply.c: the apply loop, crash recovery, and the choice of backend (see
  * exec.h). The dry run is a backend too (dryrun.c): this loop drives it. */
 #define _GNU_SOURCE 1
-#include "exec.h"
+#include "executor/exec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../planner/util.h"
+#include "common/util.h"
 
 void exec_opts_default(exec_opts *o)
 {

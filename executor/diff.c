@@ -1,5 +1,5 @@
 /* diff.c: what to do at a slot boundary (see exec.h). */
-#include "exec.h"
+#include "executor/exec.h"
 
 const char *exec_act_name(exec_act a)
 {

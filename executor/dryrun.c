@@ -11,14 +11,14 @@
  * the plan has it (jobs are assumed to finish as planned); and the stops
  * at the end of the window. Words are quoted with ef_sh_word.
  */
-#include "exec.h"
+#include "executor/exec.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../planner/util.h"
+#include "common/util.h"
 
 typedef struct dry_priv {
     exec_act *act;   /* per job: its action in the step announced last */

@@ -26,9 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../planner/err.h"
-#include "../planner/jobs.h"
-#include "../planner/planio.h"
+#include "common/err.h"
+#include "model/jobs.h"
+#include "planner/planio.h"
 
 /* ---- the plan as apply reads it ---------------------------------------- */
 

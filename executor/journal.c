@@ -1,5 +1,5 @@
 /* journal.c: the append-only journal and its replay (see exec.h). */
-#include "exec.h"
+#include "executor/exec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,8 +9,8 @@
 
 #include <jansson.h>
 
-#include "../planner/jfield.h"
-#include "../planner/util.h"
+#include "common/jfield.h"
+#include "common/util.h"
 
 void exec_replay_free(exec_replay *r)
 {

@@ -9,7 +9,7 @@
  * recorded, even when the executor itself was killed meanwhile: a new
  * executor adopts the attempt from these two files.
  */
-#include "exec.h"
+#include "executor/exec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../planner/util.h"
+#include "common/util.h"
 
 extern char **environ;
 

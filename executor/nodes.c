@@ -1,13 +1,13 @@
 /* nodes.c: the node table: plan node k -> the cluster's name for it, read
  * once from --nodes FILE (or sinfo's listing) and used by every backend
  * (see exec.h). */
-#include "exec.h"
+#include "executor/exec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../planner/util.h"
+#include "common/util.h"
 
 void exec_nodes_free(exec_nodes *t)
 {

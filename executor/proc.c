@@ -1,7 +1,7 @@
 /* proc.c: helpers the backends share: paths in the state directory, the
  * launch environment, progress and rc files, a job's checkpoint signal
  * and grace, running a command (see exec.h). */
-#include "exec.h"
+#include "executor/exec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../planner/util.h"
+#include "common/util.h"
 
 const char *exec_path_log(const exec_ctx *x, int j, int a, char *dst,
                           size_t len)

@@ -12,7 +12,7 @@
  * is checkpoint, stop, and a new batch job with the new shape. What runs
  * is read back with squeue --json.
  */
-#include "exec.h"
+#include "executor/exec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +25,7 @@
 
 #include <jansson.h>
 
-#include "../planner/util.h"
+#include "common/util.h"
 
 typedef struct sq_job {
     long id;

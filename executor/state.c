@@ -1,11 +1,11 @@
 /* state.c: the state file apply writes for the next plan (see exec.h). */
-#include "exec.h"
+#include "executor/exec.h"
 
 #include <string.h>
 
 #include <jansson.h>
 
-#include "../planner/util.h"
+#include "common/util.h"
 
 /* Job 'in' as the next plan gets it: its progress at least 'done'
  * iterations, its placement 'pl' when the executor knows where it runs

@@ -1,11 +1,11 @@
 /* xplan.c: read a plan file and its jobs file for apply (see exec.h). */
-#include "exec.h"
+#include "executor/exec.h"
 
 #include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../planner/util.h"
+#include "common/util.h"
 
 int exec_place_nodes(const exec_place *pl, int *nodes)
 {

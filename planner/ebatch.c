@@ -1,5 +1,5 @@
 /* ebatch.c: elastic batch size helpers (see ebatch.h). */
-#include "ebatch.h"
+#include "planner/ebatch.h"
 
 #include <string.h>
 
@@ -50,7 +50,7 @@ double eb_gpu_seconds(const resv *r)
 
 const curve_row *eb_mss(const job *j, int on, int max_gpus, double work,
                         int64_t now, int64_t deadline, int slot,
-                        const profile *F, resv *out, resv *tmp)
+                        const avail *F, resv *out, resv *tmp)
 {
     if (!(on && job_elastic(j)))
         return mss_plan(j->curve, max_gpus, work, now, deadline, slot, F, out)
@@ -74,7 +74,7 @@ const curve_row *eb_mss(const job *j, int on, int max_gpus, double work,
 }
 
 int64_t eb_fastest(const job *j, int on, int max_gpus, double work,
-                   int64_t now, int slot, const profile *F, resv *out,
+                   int64_t now, int slot, const avail *F, resv *out,
                    resv *tmp, const curve_row **row)
 {
     if (!(on && job_elastic(j))) {

@@ -15,10 +15,10 @@
 
 #include <stdint.h>
 
-#include "curve.h"
-#include "jobs.h"
-#include "mss.h"
-#include "profile.h"
+#include "model/curve.h"
+#include "model/jobs.h"
+#include "planner/mss.h"
+#include "planner/avail.h"
 
 /* The curve rows job j may run at in a run with elastic batch 'on':
  * its accepted batch sizes' rows when it is elastic there, else its one
@@ -51,7 +51,7 @@ double eb_gpu_seconds(const resv *r);
  */
 const curve_row *eb_mss(const job *j, int on, int max_gpus, double work,
                         int64_t now, int64_t deadline, int slot,
-                        const profile *F, resv *out, resv *tmp);
+                        const avail *F, resv *out, resv *tmp);
 
 /*
  * eb_fastest: mss_fastest over the job's rows: the plan that completes
@@ -60,7 +60,7 @@ const curve_row *eb_mss(const job *j, int on, int max_gpus, double work,
  * cannot run at all.
  */
 int64_t eb_fastest(const job *j, int on, int max_gpus, double work,
-                   int64_t now, int slot, const profile *F, resv *out,
+                   int64_t now, int slot, const avail *F, resv *out,
                    resv *tmp, const curve_row **row);
 
 #endif

@@ -1,9 +1,9 @@
 /* engine.c: the slot engine (see engine.h). */
-#include "engine.h"
+#include "planner/engine.h"
 
 #include <string.h>
 
-#include "util.h"
+#include "common/util.h"
 
 void eng_init(eng *x, const cluster *c, int cap)
 {

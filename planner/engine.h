@@ -23,9 +23,9 @@
 #ifndef EF_ENGINE_H
 #define EF_ENGINE_H
 
-#include "cluster.h"
-#include "err.h"
-#include "place.h"
+#include "model/cluster.h"
+#include "common/err.h"
+#include "planner/place.h"
 
 /* What happened to one job's GPUs at a point. */
 typedef enum eng_change {

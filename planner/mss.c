@@ -1,11 +1,11 @@
 /* mss.c: Minimum Satisfactory Share with progressive filling (see mss.h). */
-#include "mss.h"
+#include "planner/mss.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "err.h"
-#include "util.h"
+#include "common/err.h"
+#include "common/util.h"
 
 void resv_clear(resv *r)
 {
@@ -58,10 +58,10 @@ int resv_at(const resv *r, int64_t x)
     return 0;
 }
 
-void resv_apply(const resv *r, profile *p, int sign)
+void resv_apply(const resv *r, avail *p, int sign)
 {
     for (int i = 0; i < r->n; i++)
-        profile_add(p, r->s[i].start, r->s[i].end, sign * r->s[i].gpus);
+        avail_add(p, r->s[i].start, r->s[i].end, sign * r->s[i].gpus);
 }
 
 void resv_trim(resv *r, int64_t now)
@@ -92,7 +92,7 @@ typedef struct ivals {
     int n;
 } ivals;
 
-static void ivals_make(ivals *iv, const profile *F, int64_t now, int64_t until)
+static void ivals_make(ivals *iv, const avail *F, int64_t now, int64_t until)
 {
     iv->a = ef_malloc((size_t)(F->n + 1) * sizeof *iv->a);
     iv->b = ef_malloc((size_t)(F->n + 1) * sizeof *iv->b);
@@ -138,7 +138,7 @@ static void finish_at(int64_t a, double rem, double tp, int slot,
 }
 
 int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
-             int64_t deadline, int slot, const profile *F, resv *out)
+             int64_t deadline, int slot, const avail *F, resv *out)
 {
     resv_clear(out);
     if (deadline <= now)
@@ -239,7 +239,7 @@ static double tput_runnable(const curve_row *row, int g)
 }
 
 static int64_t fastest(const curve_row *row, int top, int runnable,
-                       double work, int64_t now, int slot, const profile *F,
+                       double work, int64_t now, int slot, const avail *F,
                        resv *out)
 {
     if (out)
@@ -277,21 +277,21 @@ static int64_t fastest(const curve_row *row, int top, int runnable,
 }
 
 int64_t mss_fastest(const curve_row *row, int max_gpus, double work,
-                    int64_t now, int slot, const profile *F, resv *out)
+                    int64_t now, int slot, const avail *F, resv *out)
 {
     return fastest(row, curve_max_usable(row, max_gpus), 0, work, now, slot,
                    F, out);
 }
 
 int64_t mss_fastest_runnable(const curve_row *row, int cap, double work,
-                             int64_t now, int slot, const profile *F,
+                             int64_t now, int slot, const avail *F,
                              resv *out)
 {
     return fastest(row, cap, 1, work, now, slot, F, out);
 }
 
 int64_t mss_earliest_finish(const curve_row *row, int max_gpus, double work,
-                            int64_t now, int slot, const profile *F)
+                            int64_t now, int slot, const avail *F)
 {
     return mss_fastest(row, max_gpus, work, now, slot, F, NULL);
 }

@@ -3,7 +3,7 @@
  *
  * A reservation is what an admitted job is promised: GPU counts over
  * slot-aligned segments of time that complete its remaining work by its
- * deadline against a capacity profile.
+ * deadline against the GPUs still available over time (avail.h).
  *
  * mss_plan follows ElasticFlow's planner: try the job's usable sizes in
  * ascending order; for level q, fill backward from the deadline with
@@ -19,8 +19,8 @@
 
 #include <stdint.h>
 
-#include "curve.h"
-#include "profile.h"
+#include "model/curve.h"
+#include "planner/avail.h"
 
 /* Relative safety margin on work: plans aim for work x (1 + MSS_MARGIN)
  * so that summing per-slot progress can never fall short by rounding. */
@@ -44,7 +44,7 @@ void resv_copy(resv *dst, const resv *src);
 /* GPUs reserved at time x. */
 int resv_at(const resv *r, int64_t x);
 /* Add (delta = -1) or give back (+1) a reservation to a profile. */
-void resv_apply(const resv *r, profile *p, int sign);
+void resv_apply(const resv *r, avail *p, int sign);
 /* Drop every part of r before 'now'. */
 void resv_trim(resv *r, int64_t now);
 
@@ -55,7 +55,7 @@ void resv_trim(resv *r, int64_t now);
  * the largest usable size cannot make it ('out' is then cleared).
  */
 int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
-             int64_t deadline, int slot, const profile *F, resv *out);
+             int64_t deadline, int slot, const avail *F, resv *out);
 
 /*
  * mss_earliest_finish: the earliest completion (integer seconds) of
@@ -66,7 +66,7 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
  * breakpoint).
  */
 int64_t mss_earliest_finish(const curve_row *row, int max_gpus, double work,
-                            int64_t now, int slot, const profile *F);
+                            int64_t now, int slot, const avail *F);
 
 /*
  * mss_fastest: the plan behind mss_earliest_finish: in every interval of F
@@ -76,7 +76,7 @@ int64_t mss_earliest_finish(const curve_row *row, int max_gpus, double work,
  * job this way, and late jobs without admission control get this plan.
  */
 int64_t mss_fastest(const curve_row *row, int max_gpus, double work,
-                    int64_t now, int slot, const profile *F, resv *out);
+                    int64_t now, int slot, const avail *F, resv *out);
 
 /*
  * mss_fastest_runnable: the same over every runnable power of two up to
@@ -84,7 +84,7 @@ int64_t mss_fastest(const curve_row *row, int max_gpus, double work,
  * reference implementation's EDF, kept to compare numbers with it.
  */
 int64_t mss_fastest_runnable(const curve_row *row, int cap, double work,
-                             int64_t now, int slot, const profile *F,
+                             int64_t now, int slot, const avail *F,
                              resv *out);
 
 #endif

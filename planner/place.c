@@ -1,11 +1,11 @@
 /* place.c: buddy placement with stickiness (see place.h). */
 #define _GNU_SOURCE 1 /* qsort_r */
-#include "place.h"
+#include "planner/place.h"
 
 #include <string.h>
 
-#include "err.h"
-#include "util.h"
+#include "common/err.h"
+#include "common/util.h"
 
 void place_set_free(place_set *s)
 {

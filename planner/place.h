@@ -14,7 +14,7 @@
 #ifndef EF_PLACE_H
 #define EF_PLACE_H
 
-#include "cluster.h"
+#include "model/cluster.h"
 
 /* A job's GPUs: global GPU ids node * gpus_per_node + index, ascending. */
 typedef struct place_set {

@@ -1,14 +1,14 @@
 /* plan.c: the planner core loop (see plan.h). */
 #define _GNU_SOURCE 1 /* qsort_r */
-#include "plan.h"
+#include "planner/plan.h"
 
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
-#include "ebatch.h"
-#include "engine.h"
-#include "util.h"
+#include "planner/ebatch.h"
+#include "planner/engine.h"
+#include "common/util.h"
 
 void plan_opts_default(plan_opts *o)
 {
@@ -140,13 +140,13 @@ static void record(plan *p, int *cap, const int *act, int na, int64_t t,
 /* Plan the jobs ord[0..m-1] by MSS in deadline order from scratch at t.
  * If every one is feasible, commit their reservations, set F to the
  * resulting profile and return 1; otherwise change nothing, return 0. */
-static int edf_plan(plan *p, int *ord, int m, int64_t t, profile *F,
+static int edf_plan(plan *p, int *ord, int m, int64_t t, avail *F,
                     resv *tmp)
 {
     int N = p->cl.total_gpus, S = p->opts.slot;
     qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, p);
-    profile Fn;
-    profile_init(&Fn, t, N);
+    avail Fn;
+    avail_init(&Fn, t, N);
     int ok = 1;
     for (int k = 0; k < m && ok; k++) {
         plan_job *j = &p->jobs[ord[k]];
@@ -167,15 +167,15 @@ static int edf_plan(plan *p, int *ord, int m, int64_t t, profile *F,
             if (p->jobs[ord[k]].eb)
                 p->jobs[ord[k]].rrow = p->tmprow[k];
         }
-        profile_copy(F, &Fn);
+        avail_copy(F, &Fn);
     }
-    profile_free(&Fn);
+    avail_free(&Fn);
     return ok;
 }
 
 /* Re-plan every admitted job by MSS in deadline order from scratch; keep
  * the old reservations if the fresh plan fails any of them. Rebuilds F. */
-static void replan(plan *p, int *act, int na, int64_t t, profile *F,
+static void replan(plan *p, int *act, int na, int64_t t, avail *F,
                    resv *tmp, int *ord)
 {
     int N = p->cl.total_gpus, m = 0;
@@ -185,8 +185,8 @@ static void replan(plan *p, int *act, int na, int64_t t, profile *F,
     if (edf_plan(p, ord, m, t, F, tmp))
         return;
     p->replan_fallbacks++;
-    profile_free(F);
-    profile_init(F, t, N);
+    avail_free(F);
+    avail_init(F, t, N);
     for (int k = 0; k < m; k++) {
         resv_trim(&p->jobs[ord[k]].r, t);
         resv_apply(&p->jobs[ord[k]].r, F, -1);
@@ -194,7 +194,7 @@ static void replan(plan *p, int *act, int na, int64_t t, profile *F,
 }
 
 /* Decide one released job at t. */
-static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp,
+static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
                    const int *act, int na, int *ord)
 {
     int N = p->cl.total_gpus, S = p->opts.slot;
@@ -248,8 +248,8 @@ static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp,
         return;
     }
     j->decision = PLAN_PENDING;
-    profile empty;
-    profile_init(&empty, t, N);
+    avail empty;
+    avail_init(&empty, t, N);
     int64_t alone;
     if (j->eb) {
         j->earliest_feasible_deadline = eb_fastest(j->in, 1, N, j->rem, t, S,
@@ -261,7 +261,7 @@ static void decide(plan *p, plan_job *j, int64_t t, profile *F, resv *tmp,
                                                             t, S, F);
         alone = mss_earliest_finish(row, N, j->rem, t, S, &empty);
     }
-    profile_free(&empty);
+    avail_free(&empty);
     if (j->in->iterations_done > 0 || j->in->samples_done > 0) {
         /* A job already under way is not dropped: it keeps running as
          * best-effort, and says so. */
@@ -466,7 +466,7 @@ static int current_placements(plan *p, const job_queue *q, ef_err *e)
  * order by MSS; one that cannot make its deadline gets the fastest plan
  * the capacity left allows (and takes it from later jobs). */
 static void replan_noac(plan *p, const int *act, int na, int64_t t,
-                        profile *F)
+                        avail *F)
 {
     int N = p->cl.total_gpus, S = p->opts.slot, m = 0;
     for (int i = 0; i < na; i++)
@@ -495,8 +495,8 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
                 int nrel)
 {
     int N = p->cl.total_gpus;
-    profile F;
-    profile_init(&F, t, N);
+    avail F;
+    avail_init(&F, t, N);
     p->points++;
     if (p->opts.no_admission) {
         for (int r = 0; r < nrel; r++) {
@@ -523,7 +523,7 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
                 act[(*na)++] = rel[r];
         }
     }
-    profile_free(&F);
+    avail_free(&F);
     /* keep the active list in a fixed order: by job index */
     qsort(act, (size_t)*na, sizeof *act, cmp_int);
     for (int i = 0; i < *na; i++) {

@@ -32,12 +32,12 @@
 
 #include <stdint.h>
 
-#include "cluster.h"
-#include "curve.h"
-#include "err.h"
-#include "jobs.h"
-#include "mss.h"
-#include "place.h"
+#include "model/cluster.h"
+#include "model/curve.h"
+#include "common/err.h"
+#include "model/jobs.h"
+#include "planner/mss.h"
+#include "planner/place.h"
 
 typedef enum plan_decision {
     PLAN_PENDING = 0,   /* not yet released (internal) */

@@ -1,14 +1,14 @@
 /* planio.c: the plan file: its field tables, writer and reader (see
  * planio.h), and the checker (see plan.h). */
-#include "planio.h"
+#include "planner/planio.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
-#include "ebatch.h"
-#include "util.h"
+#include "planner/ebatch.h"
+#include "common/util.h"
 
 /* ---- placement ------------------------------------------------------------ */
 

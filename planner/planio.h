@@ -20,10 +20,10 @@
 
 #include <stdint.h>
 
-#include "err.h"
-#include "jfield.h"
-#include "jobs.h"
-#include "plan.h"
+#include "common/err.h"
+#include "common/jfield.h"
+#include "model/jobs.h"
+#include "planner/plan.h"
 
 /* Where an allocation runs: n (node, gpu) pairs sorted by node then GPU,
  * GPU indices local to the node, and the batch size it runs at (an

@@ -1,9 +1,9 @@
 /* plansvg.c: draw a plan as an SVG chart (see plan.h). */
-#include "plan.h"
+#include "planner/plan.h"
 
 #include <string.h>
 
-#include "util.h"
+#include "common/util.h"
 
 #define SVG_W 1200
 #define SVG_H 600

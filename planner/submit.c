@@ -1,12 +1,12 @@
 /* submit.c: one new job against a plan file (see submit.h). */
-#include "submit.h"
+#include "planner/submit.h"
 
 #include <string.h>
 
 #include <jansson.h>
 
-#include "jsonin.h"
-#include "util.h"
+#include "common/jsonin.h"
+#include "common/util.h"
 
 /* The new job's JSON text, with submit_time defaulted to 'now', checked
  * alone first so that errors name --job. Heap text, or NULL on error. */

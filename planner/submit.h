@@ -19,12 +19,12 @@
 
 #include <stdint.h>
 
-#include "cluster.h"
-#include "curve.h"
-#include "err.h"
-#include "jobs.h"
-#include "plan.h"
-#include "planio.h"
+#include "model/cluster.h"
+#include "model/curve.h"
+#include "common/err.h"
+#include "model/jobs.h"
+#include "planner/plan.h"
+#include "planner/planio.h"
 
 /* A job of the old plan whose decision the new job changes. */
 typedef struct plan_change {

@@ -1,12 +1,12 @@
 /* prof.c: model presets, the step-time model and its fit (see prof.h). */
-#include "prof.h"
+#include "profiler/prof.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../planner/util.h"
+#include "common/util.h"
 
 /*
  * Presets. FLOPs are forward FLOPs per sample counting a multiply-add as 2

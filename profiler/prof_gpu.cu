@@ -9,9 +9,9 @@
 #include <time.h>
 
 extern "C" {
-#include "../planner/err.h"
+#include "common/err.h"
 }
-#include "prof_gpu.h"
+#include "profiler/prof_gpu.h"
 
 #define CHAINS 8                       /* independent FMA chains per thread */
 #define FLOPS_PER_ITER (2.0 * CHAINS)  /* one FMA = 2 FLOPs */

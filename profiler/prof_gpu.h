@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "../planner/err.h"
+#include "common/err.h"
 
 #ifdef __cplusplus
 extern "C" {

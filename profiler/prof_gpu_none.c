@@ -1,6 +1,6 @@
 /* prof_gpu_none.c: the GPU side of a build without CUDA (HAVE_CUDA=0):
  * every call answers PROF_GPU_NOT_BUILT (see prof_gpu.h). */
-#include "prof_gpu.h"
+#include "profiler/prof_gpu.h"
 
 #include <string.h>
 

@@ -1,11 +1,11 @@
 /* prof_measure.c: the measurement loop over GPU counts and batch sizes
  * (see prof_measure.h). */
-#include "prof_measure.h"
+#include "profiler/prof_measure.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../planner/util.h"
+#include "common/util.h"
 
 void prof_stats(double *v, int n, prof_spread *s, double *median)
 {

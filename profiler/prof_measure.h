@@ -8,8 +8,8 @@
 #ifndef EF_PROF_MEASURE_H
 #define EF_PROF_MEASURE_H
 
-#include "prof.h"
-#include "prof_gpu.h"
+#include "profiler/prof.h"
+#include "profiler/prof_gpu.h"
 
 typedef struct prof_measure_opts {
     double flops_per_sample;  /* forward FLOPs; a step does 3x per sample */

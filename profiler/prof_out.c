@@ -1,12 +1,12 @@
 /* prof_out.c: the curve CSV and the provenance JSON (see prof.h). */
-#include "prof.h"
+#include "profiler/prof.h"
 
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../planner/util.h"
+#include "common/util.h"
 
 int prof_write_csv(const prof_curve *c, const char *path, ef_err *e)
 {

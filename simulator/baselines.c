@@ -1,14 +1,14 @@
 /* baselines.c: helpers and solvers of the fixed-size baselines (see
  * baselines.h). */
 #define _GNU_SOURCE 1 /* qsort_r */
-#include "baselines.h"
+#include "simulator/baselines.h"
 
 #include <glpk.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../planner/util.h"
+#include "common/util.h"
 
 int bl_fixed_size(const sim *s, const sim_job *j, const char **why)
 {

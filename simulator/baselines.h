@@ -13,7 +13,7 @@
 #ifndef EF_BASELINES_H
 #define EF_BASELINES_H
 
-#include "sim.h"
+#include "simulator/sim.h"
 
 /*
  * bl_fixed_size: the GPU count job j requested, if the simulation can

@@ -4,9 +4,9 @@
 
 #include <jansson.h>
 
-#include "../planner/jsonin.h"
-#include "compare.h"
-#include "published.h"
+#include "common/jsonin.h"
+#include "simulator/compare.h"
+#include "simulator/published.h"
 
 const char *cmp_stem(const char *path, char *dst, size_t len)
 {

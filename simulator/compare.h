@@ -20,12 +20,12 @@
 #ifndef EF_COMPARE_H
 #define EF_COMPARE_H
 
-#include "../planner/cluster.h"
-#include "../planner/err.h"
-#include "../planner/jobs.h"
-#include "../planner/util.h"
-#include "overhead.h"
-#include "sim.h"
+#include "model/cluster.h"
+#include "common/err.h"
+#include "model/jobs.h"
+#include "common/util.h"
+#include "simulator/overhead.h"
+#include "simulator/sim.h"
 
 /* Room for a trace's file stem (cmp_stem), terminator included: a longer
  * stem is cut to CMP_STEM_LEN - 1 bytes. */

@@ -1,5 +1,5 @@
 /* gen.c: the synthetic trace generator (see gen.h). */
-#include "gen.h"
+#include "simulator/gen.h"
 
 #include <math.h>
 #include <string.h>

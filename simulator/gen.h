@@ -24,9 +24,9 @@
 
 #include <stdint.h>
 
-#include "../planner/curve.h"
-#include "../planner/err.h"
-#include "../planner/util.h"
+#include "model/curve.h"
+#include "common/err.h"
+#include "common/util.h"
 
 typedef struct gen_opts {
     int jobs;            /* > 0 */

@@ -1,13 +1,13 @@
 /* goodput.c: the goodput model of batch-adaptive jobs (see goodput.h). */
-#include "goodput.h"
+#include "simulator/goodput.h"
 
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../planner/csv.h"
-#include "../planner/util.h"
+#include "common/csv.h"
+#include "common/util.h"
 
 #define GP_BATCHES 50
 

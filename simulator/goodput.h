@@ -40,7 +40,7 @@
 #ifndef EF_GOODPUT_H
 #define EF_GOODPUT_H
 
-#include "../planner/err.h"
+#include "common/err.h"
 
 /* The measured rows of one placement, ascending local batch. */
 typedef struct gp_place {

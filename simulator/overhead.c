@@ -1,10 +1,10 @@
 /* overhead.c: reconfiguration overheads (see overhead.h). */
-#include "overhead.h"
+#include "simulator/overhead.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "../planner/err.h"
+#include "common/err.h"
 
 /* Fig. 12(b) of the ElasticFlow paper, seconds:
  * 1->2, 2->1, 8->16, 16->8, migrate 8 GPUs. */

@@ -51,8 +51,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../planner/util.h"
-#include "baselines.h"
+#include "common/util.h"
+#include "simulator/baselines.h"
 
 #define CH_NONE 0
 #define CH_ACCEPTED 1

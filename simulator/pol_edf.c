@@ -15,10 +15,10 @@
 #define _GNU_SOURCE 1 /* qsort_r */
 #include <string.h>
 
-#include "../planner/mss.h"
-#include "../planner/profile.h"
-#include "../planner/util.h"
-#include "sim.h"
+#include "planner/mss.h"
+#include "planner/avail.h"
+#include "common/util.h"
+#include "simulator/sim.h"
 
 typedef struct edf_state {
     int ac, n;
@@ -85,8 +85,8 @@ static void plan_all(sim *s, edf_state *st, int *ord, int m, int64_t t,
 {
     int N = s->cl.total_gpus;
     qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, s);
-    profile F;
-    profile_init(&F, t, N);
+    avail F;
+    avail_init(&F, t, N);
     for (int k = 0; k < m; k++) {
         int i = ord[k];
         const sim_job *j = &s->jobs[i];
@@ -111,7 +111,7 @@ static void plan_all(sim *s, edf_state *st, int *ord, int m, int64_t t,
         meets[i] = !j->best_effort && end >= 0 && end <= j->in->deadline;
         resv_apply(&st->r[i], &F, -1);
     }
-    profile_free(&F);
+    avail_free(&F);
 }
 
 static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)

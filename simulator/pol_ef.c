@@ -16,9 +16,9 @@
  */
 #include <string.h>
 
-#include "../planner/plan.h"
-#include "../planner/util.h"
-#include "sim.h"
+#include "planner/plan.h"
+#include "common/util.h"
+#include "simulator/sim.h"
 
 typedef struct ef_state {
     plan p;

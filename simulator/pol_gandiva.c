@@ -37,8 +37,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../planner/util.h"
-#include "baselines.h"
+#include "common/util.h"
+#include "simulator/baselines.h"
 
 typedef struct gset {
     int cls;       /* job size */

@@ -49,10 +49,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../planner/util.h"
-#include "goodput.h"
-#include "pollux.h"
-#include "sim.h"
+#include "common/util.h"
+#include "simulator/goodput.h"
+#include "simulator/pollux.h"
+#include "simulator/sim.h"
 
 #define PX_BIG 1e30      /* cost of an allocation with speedup 0 */
 #define PX_RESTART 30.0  /* seconds in the reference's restart penalty */

@@ -18,10 +18,10 @@
 #include <float.h>
 #include <string.h>
 
-#include "../planner/ebatch.h"
-#include "../planner/util.h"
-#include "saxena.h"
-#include "sim.h"
+#include "planner/ebatch.h"
+#include "common/util.h"
+#include "simulator/saxena.h"
+#include "simulator/sim.h"
 
 void sax_ws_free(sax_ws *ws)
 {

@@ -30,8 +30,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../planner/util.h"
-#include "baselines.h"
+#include "common/util.h"
+#include "simulator/baselines.h"
 
 typedef struct thst {
     int *g;

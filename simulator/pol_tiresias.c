@@ -26,8 +26,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../planner/util.h"
-#include "baselines.h"
+#include "common/util.h"
+#include "simulator/baselines.h"
 
 #define NQ 3
 static const double limits[NQ - 1] = {3250, 7200};

@@ -2,7 +2,7 @@
  * write pol_NAME.c exporting a sim_policy and list it here. */
 #include <string.h>
 
-#include "sim.h"
+#include "simulator/sim.h"
 
 extern const sim_policy sim_policy_ef, sim_policy_ef_noac, sim_policy_edf,
     sim_policy_edf_ac;

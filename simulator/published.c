@@ -1,5 +1,5 @@
 /* published.c: published deadline ratios (see published.h). */
-#include "published.h"
+#include "simulator/published.h"
 
 #include <string.h>
 

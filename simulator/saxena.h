@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "../planner/curve.h"
+#include "model/curve.h"
 
 /* One job's options: GPU counts (ascending, distinct) and their values. */
 typedef struct sax_item {

@@ -1,14 +1,14 @@
 /* sim.c: the simulator's event loop (see sim.h). */
 #define _GNU_SOURCE 1 /* qsort_r */
-#include "sim.h"
+#include "simulator/sim.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "../planner/engine.h"
-#include "../planner/util.h"
+#include "planner/engine.h"
+#include "common/util.h"
 
 void sim_opts_default(sim_opts *o)
 {
@@ -136,7 +136,7 @@ static void timeline_add(sim *s, int64_t t, int met)
         s->captl = s->captl ? s->captl * 2 : 1024;
         s->tl = ef_realloc(s->tl, (size_t)s->captl * sizeof *s->tl);
     }
-    sim_point *p = &s->tl[s->ntl++];
+    sim_sample *p = &s->tl[s->ntl++];
     p->t = t;
     p->gpus_used = used;
     p->running = running;

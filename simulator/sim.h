@@ -50,12 +50,12 @@
 
 #include <stdint.h>
 
-#include "../planner/cluster.h"
-#include "../planner/curve.h"
-#include "../planner/err.h"
-#include "../planner/jobs.h"
-#include "../planner/place.h"
-#include "overhead.h"
+#include "model/cluster.h"
+#include "model/curve.h"
+#include "common/err.h"
+#include "model/jobs.h"
+#include "planner/place.h"
+#include "simulator/overhead.h"
 
 typedef enum sim_state {
     SJ_WAITING = 0, /* not released yet */
@@ -101,13 +101,13 @@ typedef struct sim_job {
 } sim_job;
 
 /* One scheduling point, for the timeline. */
-typedef struct sim_point {
+typedef struct sim_sample {
     int64_t t;
     int gpus_used;
     int running;
     int met_so_far;       /* deadline jobs completed in time up to t */
     double efficiency;    /* sum of tput(g)/tput(1) over running jobs / N */
-} sim_point;
+} sim_sample;
 
 typedef struct sim sim;
 
@@ -169,7 +169,7 @@ struct sim {
     int64_t t;            /* current point */
     /* results */
     int points;
-    sim_point *tl;
+    sim_sample *tl;
     int ntl, captl;
     double idle_after_completion; /* GPU-seconds */
     double overhead_gpu_seconds;

@@ -1,11 +1,11 @@
 /* simio.c: the simulator's output files (see sim.h). */
-#include "simio.h"
+#include "simulator/simio.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
-#include "../planner/util.h"
+#include "common/util.h"
 
 /* ---- the result file -------------------------------------------------------- */
 
@@ -127,7 +127,7 @@ void sim_result_from(sim_result *r, const sim *s, const char *trace)
     r->ntimeline = s->ntl;
     r->timeline = jf_alloc(&r->arena, (size_t)s->ntl * sizeof *r->timeline);
     for (int k = 0; k < s->ntl; k++) {
-        const sim_point *p = &s->tl[k];
+        const sim_sample *p = &s->tl[k];
         sim_result_point *q = &r->timeline[k];
         q->efficiency = p->efficiency;
         q->gpus_used = p->gpus_used;

@@ -18,9 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../planner/err.h"
-#include "../planner/jfield.h"
-#include "sim.h"
+#include "common/err.h"
+#include "common/jfield.h"
+#include "simulator/sim.h"
 
 typedef struct sim_result_point {
     double efficiency;

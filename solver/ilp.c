@@ -1,5 +1,5 @@
 /* ilp.c: the exact ILP oracle in GLPK (see ilp.h). */
-#include "ilp.h"
+#include "solver/ilp.h"
 
 #include <glpk.h>
 #include <math.h>
@@ -9,9 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../planner/engine.h"
-#include "../planner/mss.h"
-#include "../planner/util.h"
+#include "planner/engine.h"
+#include "planner/mss.h"
+#include "common/util.h"
 
 /* Refuse to build models larger than this many binaries: memory grows
  * with it and GLPK would not get far anyway. */

@@ -36,12 +36,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../planner/cluster.h"
-#include "../../planner/curve.h"
-#include "../../planner/jobs.h"
-#include "../../planner/mss.h"
-#include "../../planner/plan.h"
-#include "../../planner/profile.h"
+#include "model/cluster.h"
+#include "model/curve.h"
+#include "model/jobs.h"
+#include "planner/mss.h"
+#include "planner/plan.h"
+#include "planner/avail.h"
 #include "testplan.h"
 
 #define BF_SLOT 60
@@ -285,8 +285,8 @@ static int bf_feasible(bf *b)
 /* MSS over jobs idx[0..m) in that order from an empty cluster: all fit? */
 static int mss_all(const job_queue *q, const int *idx, int m, int N)
 {
-    profile F;
-    profile_init(&F, 0, N);
+    avail F;
+    avail_init(&F, 0, N);
     resv r = {0};
     int ok = 1;
     for (int k = 0; k < m && ok; k++) {
@@ -297,7 +297,7 @@ static int mss_all(const job_queue *q, const int *idx, int m, int N)
             resv_apply(&r, &F, -1);
     }
     resv_free(&r);
-    profile_free(&F);
+    avail_free(&F);
     return ok;
 }
 
@@ -305,7 +305,7 @@ static int mss_all(const job_queue *q, const int *idx, int m, int N)
  * cluster. If all fit, store each job's reservation in rv[job], set *F
  * to the resulting profile and return 1; else change nothing, return 0. */
 static int edf_commit(const job_queue *q, const int *idx, int m, int N,
-                      profile *F, resv *rv)
+                      avail *F, resv *rv)
 {
     int ord[BF_MAXJ];
     memcpy(ord, idx, (size_t)m * sizeof *ord);
@@ -317,8 +317,8 @@ static int edf_commit(const job_queue *q, const int *idx, int m, int N,
                 int t = ord[b]; ord[b] = ord[b - 1]; ord[b - 1] = t;
             }
         }
-    profile Fn;
-    profile_init(&Fn, 0, N);
+    avail Fn;
+    avail_init(&Fn, 0, N);
     resv tmp[BF_MAXJ];
     memset(tmp, 0, sizeof tmp);
     int ok = 1;
@@ -332,11 +332,11 @@ static int edf_commit(const job_queue *q, const int *idx, int m, int N,
     if (ok) {
         for (int k = 0; k < m; k++)
             resv_copy(&rv[ord[k]], &tmp[k]);
-        profile_copy(F, &Fn);
+        avail_copy(F, &Fn);
     }
     for (int k = 0; k < m; k++)
         resv_free(&tmp[k]);
-    profile_free(&Fn);
+    avail_free(&Fn);
     return ok;
 }
 
@@ -356,12 +356,12 @@ static int mss_any_order(const job_queue *q, int *idx, int m, int N, int k)
 }
 
 /* Largest usable size that fits F in every slot: finishes by deadline? */
-static int greedy_fits(const job *j, const profile *F, int N)
+static int greedy_fits(const job *j, const avail *F, int N)
 {
     double rem = (double)(j->iterations - j->iterations_done) *
                  (1.0 + MSS_MARGIN);
     for (int64_t a = 0; a < j->deadline; a += BF_SLOT) {
-        int fr = profile_at(F, a);
+        int fr = avail_at(F, a);
         int g = curve_max_usable(j->curve, fr < N ? fr : N);
         int64_t e = a + BF_SLOT < j->deadline ? a + BF_SLOT : j->deadline;
         if (g > 0)
@@ -468,16 +468,16 @@ static void test_admission_bruteforce(void **state)
         instances++;
 
         /* the decisions at t=0, recomputed in queue order */
-        profile F;
-        profile_init(&F, 0, N);
+        avail F;
+        avail_init(&F, 0, N);
         resv rv[BF_MAXJ];
         memset(rv, 0, sizeof rv);
         int adm[BF_MAXJ], na = 0;
         for (int i = 0; i < q.n; i++) {
             const job *j = &q.jobs[i];
-            profile Fbefore;
-            profile_init(&Fbefore, 0, N);
-            profile_copy(&Fbefore, &F);
+            avail Fbefore;
+            avail_init(&Fbefore, 0, N);
+            avail_copy(&Fbefore, &F);
             int ok = mss_plan(j->curve, N, (double)j->iterations, 0,
                               j->deadline, BF_SLOT, &F, &rv[i]);
             if (ok)
@@ -495,7 +495,7 @@ static void test_admission_bruteforce(void **state)
             if (ok) {
                 adm[na++] = i;
                 admitted++;
-                profile_free(&Fbefore);
+                avail_free(&Fbefore);
                 continue;
             }
             rejected++;
@@ -507,13 +507,13 @@ static void test_admission_bruteforce(void **state)
             int v = bf_feasible(&b);
             bf_free(&b);
             /* one job: the largest size in every slot is optimal */
-            profile empty;
-            profile_init(&empty, 0, N);
+            avail empty;
+            avail_init(&empty, 0, N);
             assert_int_equal(v, greedy_fits(j, &empty, N));
-            profile_free(&empty);
+            avail_free(&empty);
             if (v == 0) {
                 alone++;
-                profile_free(&Fbefore);
+                avail_free(&Fbefore);
                 continue;
             }
             checked++;
@@ -559,7 +559,7 @@ static void test_admission_bruteforce(void **state)
                 }
             }
             bf_free(&b);
-            profile_free(&Fbefore);
+            avail_free(&Fbefore);
         }
         /* the admitted set is feasible (a planner bug otherwise) */
         if (na > 0) {
@@ -577,7 +577,7 @@ static void test_admission_bruteforce(void **state)
         }
         for (int i = 0; i < q.n; i++)
             resv_free(&rv[i]);
-        profile_free(&F);
+        avail_free(&F);
         plan_free(&p);
         queue_free(&q);
     }

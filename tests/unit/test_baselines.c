@@ -10,11 +10,11 @@
 
 #include <cmocka.h>
 
-#include "../../planner/cluster.h"
-#include "../../planner/util.h"
-#include "../../simulator/baselines.h"
-#include "../../simulator/gen.h"
-#include "../../simulator/sim.h"
+#include "model/cluster.h"
+#include "common/util.h"
+#include "simulator/baselines.h"
+#include "simulator/gen.h"
+#include "simulator/sim.h"
 #include "testsim.h"
 
 /* model "lin": g it/s on g GPUs */

@@ -1,8 +1,8 @@
 /* test_cluster.c: cluster specs: shorthand, artifact CSV, JSON
- * (planner/cluster.h). */
+ * (model/cluster.h). */
 #include "testutil.h"
 
-#include "../../planner/cluster.h"
+#include "model/cluster.h"
 
 static void check_cluster(const cluster *c, int switches, int nodes, int gpn,
                           const char *name, const char *file, int line)

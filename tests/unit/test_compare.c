@@ -12,7 +12,7 @@
 #include <math.h>
 #include <omp.h>
 
-#include "../../simulator/compare.h"
+#include "simulator/compare.h"
 #include "testsim.h"
 
 /* ---- hand-made results ---------------------------------------------------- */

@@ -1,7 +1,7 @@
-/* test_csv.c: the position-aware CSV tokenizer (planner/csv.h). */
+/* test_csv.c: the position-aware CSV tokenizer (common/csv.h). */
 #include "testutil.h"
 
-#include "../../planner/csv.h"
+#include "common/csv.h"
 
 /* Read every record of buf[0..len) and render it as
  *   "LINE: COL=field COL=field\n" per record

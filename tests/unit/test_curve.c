@@ -1,11 +1,11 @@
 /* test_curve.c: throughput curves and the usable-size rule
- * (planner/curve.h). */
+ * (model/curve.h). */
 #include "testutil.h"
 
 #include <limits.h>
 #include <math.h>
 
-#include "../../planner/curve.h"
+#include "model/curve.h"
 
 /* A row with cells c[0..n) at 1, 2, 4, ... GPUs. */
 static curve_row mkrow(const double *c, int n)

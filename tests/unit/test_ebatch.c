@@ -11,12 +11,12 @@
 
 #include <cmocka.h>
 
-#include "../../planner/cluster.h"
-#include "../../planner/ebatch.h"
-#include "../../planner/plan.h"
-#include "../../planner/util.h"
-#include "../../simulator/gen.h"
-#include "../../simulator/sim.h"
+#include "model/cluster.h"
+#include "planner/ebatch.h"
+#include "planner/plan.h"
+#include "common/util.h"
+#include "simulator/gen.h"
+#include "simulator/sim.h"
 #include "testsim.h"
 
 /* Toy models. "eb": batch 64: 1, 2, 3 it/s on 1, 2, 4 GPUs (64, 128, 192
@@ -69,8 +69,8 @@ static void test_mss_least_gpu_time(void **state)
     job_queue q = {0};
     ts_load(&q, "job_id,submit_time,model_name,ddl,batch_size,batch_sizes,"
              "samples\nA,0,eb,600,64,64;128,48000\n", &toy);
-    profile F;
-    profile_init(&F, 0, 4);
+    avail F;
+    avail_init(&F, 0, 4);
     resv r = {0}, tmp = {0};
     const curve_row *row = eb_mss(&q.jobs[0], 1, 4, 48000, 0, 600, 60, &F,
                                   &r, &tmp);
@@ -95,7 +95,7 @@ static void test_mss_least_gpu_time(void **state)
     assert_int_equal(row->batch, 128);
     resv_free(&r);
     resv_free(&tmp);
-    profile_free(&F);
+    avail_free(&F);
     queue_free(&q);
 }
 

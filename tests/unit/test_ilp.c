@@ -26,12 +26,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../planner/cluster.h"
-#include "../../planner/curve.h"
-#include "../../planner/jobs.h"
-#include "../../planner/plan.h"
-#include "../../simulator/gen.h"
-#include "../../solver/ilp.h"
+#include "model/cluster.h"
+#include "model/curve.h"
+#include "model/jobs.h"
+#include "planner/plan.h"
+#include "simulator/gen.h"
+#include "solver/ilp.h"
 #include "testplan.h"
 
 /* A toy model: 1.0 it/s on one GPU, 1.8 on two. */

@@ -1,11 +1,11 @@
-/* test_jobs.c: the job queue from trace CSV or JSON (planner/jobs.h). */
+/* test_jobs.c: the job queue from trace CSV or JSON (model/jobs.h). */
 #include "testutil.h"
 
 #include <signal.h>
 #include <time.h>
 
-#include "../../planner/jobs.h"
-#include "../../planner/util.h"
+#include "model/jobs.h"
+#include "common/util.h"
 
 static int parse_csv(job_queue *q, const char *csv, ef_err *e)
 {

@@ -15,13 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../planner/cluster.h"
-#include "../../planner/curve.h"
-#include "../../planner/jobs.h"
-#include "../../planner/mss.h"
-#include "../../planner/place.h"
-#include "../../planner/plan.h"
-#include "../../planner/profile.h"
+#include "model/cluster.h"
+#include "model/curve.h"
+#include "model/jobs.h"
+#include "planner/mss.h"
+#include "planner/place.h"
+#include "planner/plan.h"
+#include "planner/avail.h"
 #include "testplan.h"
 
 static const curve_row *row_of(const char *model, long batch)
@@ -38,19 +38,19 @@ static const curve_row *row_of(const char *model, long batch)
 static void test_profile(void **state)
 {
     (void)state;
-    profile p;
-    profile_init(&p, 0, 8);
-    profile_add(&p, 60, 120, -4);
-    assert_int_equal(profile_at(&p, 0), 8);
-    assert_int_equal(profile_at(&p, 60), 4);
-    assert_int_equal(profile_at(&p, 119), 4);
-    assert_int_equal(profile_at(&p, 120), 8);
-    assert_int_equal(profile_min(&p, 0, 200), 4);
-    profile_add(&p, 60, 120, 4); /* give back: merges to one step */
+    avail p;
+    avail_init(&p, 0, 8);
+    avail_add(&p, 60, 120, -4);
+    assert_int_equal(avail_at(&p, 0), 8);
+    assert_int_equal(avail_at(&p, 60), 4);
+    assert_int_equal(avail_at(&p, 119), 4);
+    assert_int_equal(avail_at(&p, 120), 8);
+    assert_int_equal(avail_min(&p, 0, 200), 4);
+    avail_add(&p, 60, 120, 4); /* give back: merges to one step */
     assert_int_equal(p.n, 1);
-    profile_add(&p, 0, INT64_MAX, -2);
-    assert_int_equal(profile_at(&p, 1000000), 6);
-    profile_free(&p);
+    avail_add(&p, 0, INT64_MAX, -2);
+    assert_int_equal(avail_at(&p, 1000000), 6);
+    avail_free(&p);
 }
 
 /* ---- MSS: the worked examples of the specification ------------------------- */
@@ -59,9 +59,9 @@ static void test_mss_examples(void **state)
 {
     (void)state;
     const curve_row *r = row_of("resnet50", 128);
-    profile F;
+    avail F;
     resv rv = {0};
-    profile_init(&F, 0, 8);
+    avail_init(&F, 0, 8);
     /* lax deadline: one GPU suffices (2000 s of work), reserved as late
      * as possible: from the last slot boundary that still makes it */
     assert_int_equal(mss_plan(r, 8, 7310, 0, 5000, 240, &F, &rv), 1);
@@ -85,12 +85,12 @@ static void test_mss_examples(void **state)
     assert_int_equal(ef, (int64_t)ceil(7310 * (1 + MSS_MARGIN) / 16.53414011075494));
     assert_int_equal(mss_plan(r, 8, 7310, 0, ef, 240, &F, &rv), 1);
     /* capacity promised to others: two-level plan around the hole */
-    profile_add(&F, 0, 480, -8);
+    avail_add(&F, 0, 480, -8);
     assert_int_equal(mss_plan(r, 8, 7310, 0, 2000, 240, &F, &rv), 1);
     assert_true(rv.s[0].start >= 480);
     assert_true(rv.real_end <= 2000);
     resv_free(&rv);
-    profile_free(&F);
+    avail_free(&F);
 }
 
 /* ---- placement --------------------------------------------------------------- */

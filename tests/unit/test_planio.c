@@ -2,13 +2,13 @@
  * gives the same value and the same bytes, over generated plans that use
  * every member (elastic batch, multi-node placements, reasons, rejected
  * and best-effort jobs, both surplus modes), and over real plans; the
- * sorted-key writer (planner/jsonw.h). */
+ * sorted-key writer (common/jsonw.h). */
 #include "testutil.h"
 
 #include <math.h>
 
-#include "../../planner/jsonw.h"
-#include "../../planner/planio.h"
+#include "common/jsonw.h"
+#include "planner/planio.h"
 #include "testplanio.h"
 
 /* ---- the writer -------------------------------------------------------------- */

@@ -13,11 +13,11 @@
 
 #include <cmocka.h>
 
-#include "../../planner/cluster.h"
-#include "../../planner/util.h"
-#include "../../simulator/goodput.h"
-#include "../../simulator/pollux.h"
-#include "../../simulator/sim.h"
+#include "model/cluster.h"
+#include "common/util.h"
+#include "simulator/goodput.h"
+#include "simulator/pollux.h"
+#include "simulator/sim.h"
 #include "testsim.h"
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)

@@ -13,11 +13,11 @@
 #include <limits.h>
 #include <math.h>
 
-#include "../../planner/curve.h"
-#include "../../planner/util.h"
-#include "../../profiler/prof.h"
-#include "../../profiler/prof_gpu.h"
-#include "../../profiler/prof_measure.h"
+#include "model/curve.h"
+#include "common/util.h"
+#include "profiler/prof.h"
+#include "profiler/prof_gpu.h"
+#include "profiler/prof_measure.h"
 
 /* The parameters the synthetic measurements come from. */
 static prof_model truth(void)

@@ -9,10 +9,10 @@
 
 #include <cmocka.h>
 
-#include "../../planner/cluster.h"
-#include "../../planner/util.h"
-#include "../../simulator/saxena.h"
-#include "../../simulator/sim.h"
+#include "model/cluster.h"
+#include "common/util.h"
+#include "simulator/saxena.h"
+#include "simulator/sim.h"
 #include "testsim.h"
 
 static sax_item item(int n, const int *g, const double *v)

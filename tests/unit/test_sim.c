@@ -8,11 +8,11 @@
 
 #include <cmocka.h>
 
-#include "../../planner/cluster.h"
-#include "../../planner/plan.h"
-#include "../../planner/util.h"
-#include "../../simulator/gen.h"
-#include "../../simulator/sim.h"
+#include "model/cluster.h"
+#include "planner/plan.h"
+#include "common/util.h"
+#include "simulator/gen.h"
+#include "simulator/sim.h"
 #include "testsim.h"
 
 /* A toy curve set: model "lin" scales linearly (g it/s on g GPUs). */

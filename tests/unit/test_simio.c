@@ -5,7 +5,7 @@
 
 #include <math.h>
 
-#include "../../simulator/simio.h"
+#include "simulator/simio.h"
 #include "testsim.h"
 
 static uint32_t rn(uint32_t n)

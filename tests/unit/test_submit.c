@@ -1,8 +1,8 @@
 /* test_submit.c: one new job against a plan file (planner/submit.h). */
 #include "testutil.h"
 
-#include "../../planner/planio.h"
-#include "../../planner/submit.h"
+#include "planner/planio.h"
+#include "planner/submit.h"
 #include "testplanio.h"
 
 static const char *Q_CHANGE =

@@ -1,12 +1,12 @@
 /* test_util.c: strict number parsing, ISO-8601 times, quoting (error
- * messages, sh words), suggestions and file helpers (planner/util.h). */
+ * messages, sh words), suggestions and file helpers (common/util.h). */
 #include "testutil.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <sys/wait.h>
 
-#include "../../planner/util.h"
+#include "common/util.h"
 
 /* ---- ef_parse_i64 ------------------------------------------------------- */
 

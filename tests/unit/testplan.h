@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../planner/curve.h"
+#include "model/curve.h"
 
 static curve_set g_curves;
 

@@ -7,9 +7,9 @@
 
 #include <string.h>
 
-#include "../../planner/cluster.h"
-#include "../../planner/jobs.h"
-#include "../../planner/plan.h"
+#include "model/cluster.h"
+#include "model/jobs.h"
+#include "planner/plan.h"
 #include "testplan.h"
 
 /* A planned queue: the queue, its cluster, the options and the plan. */

@@ -9,10 +9,10 @@
 
 #include <string.h>
 
-#include "../../planner/cluster.h"
-#include "../../planner/jobs.h"
-#include "../../simulator/gen.h"
-#include "../../simulator/sim.h"
+#include "model/cluster.h"
+#include "model/jobs.h"
+#include "simulator/gen.h"
+#include "simulator/sim.h"
 #include "testplan.h"
 
 /* Parse n toy models (names[i] from csv[i]) into cs, backed by models[]

@@ -29,7 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../planner/err.h"
+#include "common/err.h"
 
 static inline void tu_contains(const char *s, const char *sub,
                                const char *file, int line)

@@ -1,5 +1,5 @@
 /* err.c: error buffers, panics and checked allocation (see err.h). */
-#include "err.h"
+#include "common/err.h"
 
 #include <stdarg.h>
 #include <string.h>

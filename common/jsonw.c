@@ -1,10 +1,10 @@
 /* jsonw.c: the sorted-key JSON writer (see jsonw.h). */
-#include "jsonw.h"
+#include "common/jsonw.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "common/err.h"
 
 const jw_style jw_inline_obj = {"{", ", ", "}", "{}", ": "};
 const jw_style jw_inline_arr = {"[", ", ", "]", "[]", ": "};

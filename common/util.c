@@ -1,5 +1,5 @@
 /* util.c: file reading, strict number parsing, timestamps (see util.h). */
-#include "util.h"
+#include "common/util.h"
 
 #include <ctype.h>
 #include <errno.h>

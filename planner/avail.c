@@ -1,11 +1,11 @@
-/* profile.c: capacity step function (see profile.h). */
-#include "profile.h"
+/* avail.c: free GPUs over time, a step function (see avail.h). */
+#include "planner/avail.h"
 
 #include <string.h>
 
-#include "err.h"
+#include "common/err.h"
 
-void profile_init(profile *p, int64_t now, int total)
+void avail_init(avail *p, int64_t now, int total)
 {
     p->cap = 16;
     p->t = ef_malloc((size_t)p->cap * sizeof *p->t);
@@ -15,14 +15,14 @@ void profile_init(profile *p, int64_t now, int total)
     p->free[0] = total;
 }
 
-void profile_free(profile *p)
+void avail_free(avail *p)
 {
     free(p->t);
     free(p->free);
     memset(p, 0, sizeof *p);
 }
 
-void profile_copy(profile *dst, const profile *src)
+void avail_copy(avail *dst, const avail *src)
 {
     if (dst->cap < src->n) {
         dst->cap = src->cap;
@@ -35,7 +35,7 @@ void profile_copy(profile *dst, const profile *src)
 }
 
 /* Index of the step containing x: the last i with t[i] <= x. */
-static int find(const profile *p, int64_t x)
+static int find(const avail *p, int64_t x)
 {
     int lo = 0, hi = p->n - 1;
     while (lo < hi) {
@@ -48,14 +48,14 @@ static int find(const profile *p, int64_t x)
     return lo;
 }
 
-int profile_at(const profile *p, int64_t x)
+int avail_at(const avail *p, int64_t x)
 {
     ef_assert(x >= p->t[0]);
     return p->free[find(p, x)];
 }
 
 /* Ensure a breakpoint at x (x > t[0]); return its index. */
-static int split(profile *p, int64_t x)
+static int split(avail *p, int64_t x)
 {
     int i = find(p, x);
     if (p->t[i] == x)
@@ -74,7 +74,7 @@ static int split(profile *p, int64_t x)
     return i + 1;
 }
 
-void profile_add(profile *p, int64_t a, int64_t b, int delta)
+void avail_add(avail *p, int64_t a, int64_t b, int delta)
 {
     if (a < p->t[0])
         a = p->t[0];
@@ -96,7 +96,7 @@ void profile_add(profile *p, int64_t a, int64_t b, int delta)
     p->n = o;
 }
 
-int profile_min(const profile *p, int64_t a, int64_t b)
+int avail_min(const avail *p, int64_t a, int64_t b)
 {
     int i = find(p, a);
     int m = p->free[i];

@@ -1,13 +1,13 @@
 /* cluster.c: cluster specs (see cluster.h). */
-#include "cluster.h"
+#include "model/cluster.h"
 
 #include <ctype.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "csv.h"
-#include "jsonin.h"
-#include "util.h"
+#include "common/csv.h"
+#include "common/jsonin.h"
+#include "common/util.h"
 
 int cluster_init(cluster *c, int switches, long nodes, long gpus_per_node,
                  const char *where, ef_err *e)

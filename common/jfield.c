@@ -1,5 +1,5 @@
 /* jfield.c: JSON formats described by field tables (see jfield.h). */
-#include "jfield.h"
+#include "common/jfield.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jsonin.h"
-#include "util.h"
+#include "common/jsonin.h"
+#include "common/util.h"
 
 /* ---- arena ------------------------------------------------------------- */
 

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "common/util.h"
 
 typedef struct jw_style {
     const char *open;   /* "{" or "[" and what follows it */

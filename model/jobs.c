@@ -1,7 +1,7 @@
 /* jobs.c: the efplan-jobs format (JSON and CSV job queues): its field
  * table, the readers and checks it drives, and the JSON writer (see
  * jobs.h). */
-#include "jobs.h"
+#include "model/jobs.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "csv.h"
-#include "jsonin.h"
-#include "util.h"
+#include "common/csv.h"
+#include "common/jsonin.h"
+#include "common/util.h"
 
 /* ---- the field table ---------------------------------------------------- */
 

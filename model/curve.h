@@ -27,7 +27,7 @@
 #ifndef EF_CURVE_H
 #define EF_CURVE_H
 
-#include "err.h"
+#include "common/err.h"
 
 /* GPU counts are 2^0 .. 2^(CURVE_MAX_LEVELS-1). */
 #define CURVE_MAX_LEVELS 16

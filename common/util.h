@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "common/err.h"
 
 /* Largest time, iteration count or duration efplan accepts: 10^15 (about
  * 31 million years in seconds), so sums and products stay far from int64

@@ -1,10 +1,10 @@
 /* jsonin.c: JSON loading with positions and strict keys (see jsonin.h). */
-#include "jsonin.h"
+#include "common/jsonin.h"
 
 #include <inttypes.h>
 #include <string.h>
 
-#include "util.h"
+#include "common/util.h"
 
 json_t *jsonin_parse(const char *file, const char *buf, size_t len,
                      ef_err *e)

@@ -31,8 +31,8 @@
 
 #include <jansson.h>
 
-#include "err.h"
-#include "jsonw.h"
+#include "common/err.h"
+#include "common/jsonw.h"
 
 /* ---- arena -------------------------------------------------------------- */
 

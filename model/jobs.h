@@ -36,8 +36,8 @@
 
 #include <jansson.h>
 
-#include "curve.h"
-#include "err.h"
+#include "model/curve.h"
+#include "common/err.h"
 
 /* The fields of a job, in the order of the field table (job_fields
  * below), which is the order the readers read them in. */

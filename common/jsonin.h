@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "err.h"
+#include "common/err.h"
 
 /* Parse 'buf' as one JSON document (duplicate keys and trailing garbage
  * rejected). 'file' names it in messages. Returns NULL on error. */

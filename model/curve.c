@@ -1,5 +1,5 @@
 /* curve.c: throughput curves and the usable-size rule (see curve.h). */
-#include "curve.h"
+#include "model/curve.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -8,9 +8,9 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "csv.h"
-#include "jsonin.h"
-#include "util.h"
+#include "common/csv.h"
+#include "common/jsonin.h"
+#include "common/util.h"
 
 int curve_usable(const curve_row *row, int max_gpus, int *gpus, double *tput)
 {

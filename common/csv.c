@@ -1,10 +1,10 @@
 /* csv.c: strict CSV tokenizer (see csv.h). */
-#include "csv.h"
+#include "common/csv.h"
 
 #include <stdint.h>
 #include <string.h>
 
-#include "util.h"
+#include "common/util.h"
 
 void csv_open(csv_reader *r, const char *name, const char *buf, size_t len)
 {

@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "common/err.h"
 
 typedef struct csv_reader {
     const char *name; /* file name used in messages */

@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "common/err.h"
 
 #define CLUSTER_MAX_GPUS (1 << 20)
 
