@@ -145,7 +145,7 @@ static void check_model(const curve_model *m, const char *model)
 static void check_queue(job_queue *q, const char *path, int is_json)
 {
     char w[600];
-    CHECK(q->n >= 1 && q->jobs);
+    CHECK(q->n >= 0 && (q->n == 0 || q->jobs)); /* empty queues are valid */
     CHECK(q->is_json == is_json);
     CHECK(q->path && strcmp(q->path, path) == 0);
     for (int i = 0; i < q->n; i++) {
