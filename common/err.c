@@ -50,7 +50,7 @@ void ef_panic_at(const char *file, int line, const char *fmt, ...)
 static void oom(size_t n)
 {
     fprintf(stderr, "efplan: internal error: out of memory (%zu bytes)\n", n);
-    exit(5); /* EXIT_INTERNAL, see cli/exitcodes.h */
+    exit(5); /* EXIT_INTERNAL in cli/cli.h (README: Exit codes) */
 }
 
 void *ef_malloc(size_t n)

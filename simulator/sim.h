@@ -12,7 +12,8 @@
  *   - At a point the policy decides the released jobs (admit or reject)
  *     and sets the GPU count every active job gets until the next point
  *     (a usable size of its curve, see curve.h; total <= cluster). The
- *     loop then places the jobs by the buddy rule (place.h), keeping each
+ *     loop then places the jobs through the slot engine (engine.h: the
+ *     step the planner takes too) by the buddy rule, keeping each
  *     on its GPUs where it can.
  *   - A job whose GPU count or GPU set changed pays an overhead (see
  *     overhead.h): unproductive seconds at the start of the new

@@ -148,9 +148,11 @@ const char *ilp_status_name(ilp_status s);
 /*
  * ilp_to_plan: the incumbent of 'r' (status optimal or feasible) as a
  * plan in the planner's format: admitted jobs run as the solution says,
- * other deadline jobs are rejected, best-effort jobs get nothing; each
- * slot placed by the buddy rule (place_slot), consecutive equal slots
- * merged. The result passes plan_check. 'q' and 'c' must be those given
+ * other deadline jobs are rejected, best-effort jobs get nothing. The
+ * sizes run through the planner's slot loop (plan_from_sizes, plan.h):
+ * placed by the buddy rule by the slot engine, advanced and completed as
+ * plan_build does, consecutive equal slots merged. The result passes
+ * plan_check. 'q' and 'c' must be those given
  * to ilp_solve. Returns EF_ERR (EF_E_INFEASIBLE) without an incumbent.
  */
 int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
