@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor/exec.h"
-#include "common/util.h"
 #include "cli/cli.h"
+#include "common/util.h"
+#include "executor/exec.h"
 
 void help_apply(void)
 {

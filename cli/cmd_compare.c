@@ -4,14 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
+#include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
-#include "common/util.h"
 #include "simulator/compare.h"
 #include "simulator/published.h"
 #include "simulator/sim.h"
-#include "cli/cli.h"
 
 #define MAX_ITEMS 64
 

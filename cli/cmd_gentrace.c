@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model/curve.h"
-#include "common/util.h"
-#include "simulator/gen.h"
 #include "cli/cli.h"
+#include "common/util.h"
+#include "model/curve.h"
+#include "simulator/gen.h"
 
 void help_gentrace(void)
 {

@@ -5,13 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
+#include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
 #include "planner/plan.h"
-#include "common/util.h"
 #include "solver/ilp.h"
-#include "cli/cli.h"
 
 void help_oracle(void)
 {

@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
+#include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
 #include "planner/plan.h"
-#include "common/util.h"
-#include "cli/cli.h"
 
 void help_plan(void)
 {

@@ -11,12 +11,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "model/curve.h"
+#include "cli/cli.h"
 #include "common/util.h"
+#include "model/curve.h"
 #include "profiler/prof.h"
 #include "profiler/prof_gpu.h"
 #include "profiler/prof_measure.h"
-#include "cli/cli.h"
 
 #define MAX_BATCHES 32
 

@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
+#include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
-#include "common/util.h"
 #include "simulator/sim.h"
-#include "cli/cli.h"
 
 void help_simulate(void)
 {

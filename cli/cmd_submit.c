@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "planner/planio.h"
 #include "planner/submit.h"
-#include "cli/cli.h"
 
 void help_submit(void)
 {

@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
+#include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
-#include "common/util.h"
-#include "cli/cli.h"
 
 void help_validate(void)
 {

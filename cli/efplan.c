@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
+#include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
-#include "common/util.h"
-#include "cli/cli.h"
 
 #ifndef EFPLAN_VERSION
 #define EFPLAN_VERSION "0.1.0"

@@ -36,8 +36,8 @@
 
 #include <jansson.h>
 
-#include "model/curve.h"
 #include "common/err.h"
+#include "model/curve.h"
 
 /* The fields of a job, in the order of the field table (job_fields
  * below), which is the order the readers read them in. */

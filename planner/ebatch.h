@@ -17,8 +17,8 @@
 
 #include "model/curve.h"
 #include "model/jobs.h"
-#include "planner/mss.h"
 #include "planner/avail.h"
+#include "planner/mss.h"
 
 /* The curve rows job j may run at in a run with elastic batch 'on':
  * its accepted batch sizes' rows when it is elastic there, else its one

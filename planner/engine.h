@@ -23,8 +23,8 @@
 #ifndef EF_ENGINE_H
 #define EF_ENGINE_H
 
-#include "model/cluster.h"
 #include "common/err.h"
+#include "model/cluster.h"
 #include "planner/place.h"
 
 /* What happened to one job's GPUs at a point. */

@@ -6,9 +6,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "planner/ebatch.h"
 #include "planner/engine.h"
-#include "common/util.h"
 
 void plan_opts_default(plan_opts *o)
 {

@@ -32,9 +32,9 @@
 
 #include <stdint.h>
 
+#include "common/err.h"
 #include "model/cluster.h"
 #include "model/curve.h"
-#include "common/err.h"
 #include "model/jobs.h"
 #include "planner/mss.h"
 #include "planner/place.h"

@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "planner/ebatch.h"
 #include "common/util.h"
+#include "planner/ebatch.h"
 
 /* ---- placement ------------------------------------------------------------ */
 

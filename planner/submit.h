@@ -19,9 +19,9 @@
 
 #include <stdint.h>
 
+#include "common/err.h"
 #include "model/cluster.h"
 #include "model/curve.h"
-#include "common/err.h"
 #include "model/jobs.h"
 #include "planner/plan.h"
 #include "planner/planio.h"

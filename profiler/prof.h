@@ -35,8 +35,8 @@
 #ifndef EF_PROF_H
 #define EF_PROF_H
 
-#include "model/curve.h"
 #include "common/err.h"
+#include "model/curve.h"
 
 /* A model preset: public figures (sources in prof.c and README.md). */
 typedef struct prof_preset {

@@ -20,10 +20,10 @@
 #ifndef EF_COMPARE_H
 #define EF_COMPARE_H
 
-#include "model/cluster.h"
 #include "common/err.h"
-#include "model/jobs.h"
 #include "common/util.h"
+#include "model/cluster.h"
+#include "model/jobs.h"
 #include "simulator/overhead.h"
 #include "simulator/sim.h"
 

@@ -24,9 +24,9 @@
 
 #include <stdint.h>
 
-#include "model/curve.h"
 #include "common/err.h"
 #include "common/util.h"
+#include "model/curve.h"
 
 typedef struct gen_opts {
     int jobs;            /* > 0 */

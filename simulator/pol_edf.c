@@ -15,9 +15,9 @@
 #define _GNU_SOURCE 1 /* qsort_r */
 #include <string.h>
 
-#include "planner/mss.h"
-#include "planner/avail.h"
 #include "common/util.h"
+#include "planner/avail.h"
+#include "planner/mss.h"
 #include "simulator/sim.h"
 
 typedef struct edf_state {

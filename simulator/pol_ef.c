@@ -16,8 +16,8 @@
  */
 #include <string.h>
 
-#include "planner/plan.h"
 #include "common/util.h"
+#include "planner/plan.h"
 #include "simulator/sim.h"
 
 typedef struct ef_state {

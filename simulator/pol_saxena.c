@@ -18,8 +18,8 @@
 #include <float.h>
 #include <string.h>
 
-#include "planner/ebatch.h"
 #include "common/util.h"
+#include "planner/ebatch.h"
 #include "simulator/saxena.h"
 #include "simulator/sim.h"
 

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "planner/engine.h"
 #include "common/util.h"
+#include "planner/engine.h"
 
 void sim_opts_default(sim_opts *o)
 {

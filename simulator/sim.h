@@ -51,9 +51,9 @@
 
 #include <stdint.h>
 
+#include "common/err.h"
 #include "model/cluster.h"
 #include "model/curve.h"
-#include "common/err.h"
 #include "model/jobs.h"
 #include "planner/place.h"
 #include "simulator/overhead.h"

@@ -9,9 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "planner/engine.h"
 #include "planner/mss.h"
-#include "common/util.h"
 
 /* Refuse to build models larger than this many binaries: memory grows
  * with it and GLPK would not get far anyway. */

@@ -65,11 +65,11 @@
 
 #include <stdint.h>
 
-#include "model/cluster.h"
 #include "common/err.h"
+#include "common/util.h"
+#include "model/cluster.h"
 #include "model/jobs.h"
 #include "planner/plan.h"
-#include "common/util.h"
 
 typedef enum ilp_status {
     ILP_OPTIMAL = 0,  /* proven optimum (admitted count, then GPU-time) */

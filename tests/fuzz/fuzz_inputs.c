@@ -26,11 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/err.h"
+#include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
-#include "common/err.h"
 #include "model/jobs.h"
-#include "common/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -39,9 +39,9 @@
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
+#include "planner/avail.h"
 #include "planner/mss.h"
 #include "planner/plan.h"
-#include "planner/avail.h"
 #include "testplan.h"
 
 #define BF_SLOT 60

@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "model/cluster.h"
 #include "common/util.h"
+#include "model/cluster.h"
 #include "simulator/baselines.h"
 #include "simulator/gen.h"
 #include "simulator/sim.h"

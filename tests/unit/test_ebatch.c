@@ -11,10 +11,10 @@
 
 #include <cmocka.h>
 
+#include "common/util.h"
 #include "model/cluster.h"
 #include "planner/ebatch.h"
 #include "planner/plan.h"
-#include "common/util.h"
 #include "simulator/gen.h"
 #include "simulator/sim.h"
 #include "testsim.h"

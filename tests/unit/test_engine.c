@@ -4,9 +4,9 @@
 
 #include <math.h>
 
+#include "common/util.h"
 #include "planner/engine.h"
 #include "planner/plan.h"
-#include "common/util.h"
 
 /* n jobs "A", "B", ... holding the GPUs in held[k] (-1 ends a list). */
 typedef struct rig {

@@ -2,8 +2,8 @@
  * node table, rc files and the dry-run backend (executor/exec.h). */
 #include "testutil.h"
 
-#include "executor/exec.h"
 #include "common/util.h"
+#include "executor/exec.h"
 
 /* A plan file's job entry: id, batch size, iterations done, planned end
  * (a number or null). */

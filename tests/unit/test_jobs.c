@@ -4,8 +4,8 @@
 #include <signal.h>
 #include <time.h>
 
-#include "model/jobs.h"
 #include "common/util.h"
+#include "model/jobs.h"
 
 static int parse_csv(job_queue *q, const char *csv, ef_err *e)
 {

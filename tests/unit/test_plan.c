@@ -18,10 +18,10 @@
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
+#include "planner/avail.h"
 #include "planner/mss.h"
 #include "planner/place.h"
 #include "planner/plan.h"
-#include "planner/avail.h"
 #include "testplan.h"
 
 static const curve_row *row_of(const char *model, long batch)

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "model/cluster.h"
 #include "common/util.h"
+#include "model/cluster.h"
 #include "simulator/goodput.h"
 #include "simulator/pollux.h"
 #include "simulator/sim.h"

@@ -13,8 +13,8 @@
 #include <limits.h>
 #include <math.h>
 
-#include "model/curve.h"
 #include "common/util.h"
+#include "model/curve.h"
 #include "profiler/prof.h"
 #include "profiler/prof_gpu.h"
 #include "profiler/prof_measure.h"

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "model/cluster.h"
 #include "common/util.h"
+#include "model/cluster.h"
 #include "simulator/saxena.h"
 #include "simulator/sim.h"
 #include "testsim.h"
