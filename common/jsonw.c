@@ -8,6 +8,9 @@
 
 const jw_style jw_inline_obj = {"{", ", ", "}", "{}", ": "};
 const jw_style jw_inline_arr = {"[", ", ", "]", "[]", ": "};
+const jw_style jw_block_obj = {"{\n  ", ",\n  ", "\n}", "{}", ": "};
+const jw_style jw_block_arr = {"[\n    ", ",\n    ", "\n  ]", "[\n  ]",
+                               ": "};
 
 static const jw_style compact_obj = {"{", ",", "}", "{}", ":"};
 static const jw_style compact_arr = {"[", ",", "]", "[]", ":"};

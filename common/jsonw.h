@@ -38,6 +38,12 @@ typedef struct jw_style {
 /* {"a": 1, "b": 2} and [1, 2]: one line, ", " between items. */
 extern const jw_style jw_inline_obj, jw_inline_arr;
 
+/* A file's top level, one member a line indented two spaces, and an array
+ * member of it, one element a line indented four:
+ *   {\n  "a": 1,\n  "b": [\n    1,\n    2\n  ]\n}
+ * Empty, "{}" and "[\n  ]". */
+extern const jw_style jw_block_obj, jw_block_arr;
+
 typedef struct jw_frame jw_frame;
 typedef struct jw_member jw_member;
 

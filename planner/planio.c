@@ -138,11 +138,6 @@ const char *plan_decision_name(plan_decision d)
     return decision_names[d];
 }
 
-/* the file's top level, and its "jobs" and "slots": one line per entry */
-static const jw_style top_style = {"{\n  ", ",\n  ", "\n}", "{}", ": "};
-static const jw_style list_style = {"[\n    ", ",\n    ", "\n  ]",
-                                    "[\n  ]", ": "};
-
 #define TIME_MAX EF_MAX_I64
 #define JOB(k, kd, fl, m) JF_F(k, kd, fl, plan_doc_job, m)
 #define EB .cond = offsetof(plan_doc_job, eb) + 1
@@ -247,19 +242,20 @@ static const jf_field top_fields[] = {
     {.key = "format", .kind = JF_CONST, .sval = "efplan-plan",
      .hint = "a plan written by efplan plan --out"},
     {TOP("jobs", JF_ARR, JF_REQ, jobs), .cnt = offsetof(plan_doc, njobs),
-     .sub = &job_table, .style = &list_style},
+     .sub = &job_table, .style = &jw_block_arr},
     {TOP("jobs_file", JF_STR, JF_REQ, jobs_file)},
     {TOP("now", JF_I64, JF_REQ, now), .min = 0, .max = TIME_MAX},
     {TOP("slot_seconds", JF_INT, JF_REQ, slot_seconds), .min = 1,
      .max = 86400},
     {TOP("slots", JF_ARR, JF_REQ, slots), .cnt = offsetof(plan_doc, nslots),
-     .sub = &slot_table, .style = &list_style},
+     .sub = &slot_table, .style = &jw_block_arr},
     {TOP("summary", JF_OBJ, JF_REQ, summary), .sub = &summary_table},
     {TOP("surplus", JF_ENUM, JF_REQ, surplus), .names = surplus_names,
      .nnames = 2},
     {.key = "version", .kind = JF_CONST, .min = 1},
 };
-static const jf_table top_table = JF_TABLE(plan_doc, &top_style, top_fields);
+static const jf_table top_table = JF_TABLE(plan_doc, &jw_block_obj,
+                                          top_fields);
 
 /* ---- plan -> document -------------------------------------------------------- */
 

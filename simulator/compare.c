@@ -5,6 +5,7 @@
 #include <jansson.h>
 
 #include "common/jsonin.h"
+#include "common/jsonw.h"
 #include "simulator/compare.h"
 #include "simulator/published.h"
 
@@ -202,100 +203,55 @@ static const char *const root_keys[] = {"cells", "format", "overhead",
                                         "slot_seconds", "version"};
 #define NROOT_KEYS ((int)(sizeof root_keys / sizeof root_keys[0]))
 
-/*
- * A JSON object being written: members are added in any order, each with
- * its value's text, and come out sorted by key (jobj_end). So the keys
- * are sorted by construction, whatever order the code adds them in.
- */
-#define JOBJ_MAX 16
-typedef struct jobj {
-    int n;
-    const char *key[JOBJ_MAX];
-    ef_buf val[JOBJ_MAX];
-} jobj;
-
-/* A new member 'key' (a static string); returns the buffer for its value. */
-static ef_buf *jobj_add(jobj *o, const char *key)
-{
-    ef_assert(o->n < JOBJ_MAX);
-    o->key[o->n] = key;
-    o->val[o->n] = (ef_buf){0};
-    ef_buf_put(&o->val[o->n], "");
-    return &o->val[o->n++];
-}
-
-/* Write the members sorted by key as open "key": value sep ... close,
- * then free them. */
-static void jobj_end(jobj *o, ef_buf *out, const char *open, const char *sep,
-                     const char *close)
-{
-    int ix[JOBJ_MAX];
-    for (int k = 0; k < o->n; k++) { /* insertion sort: a few members */
-        int j = k;
-        for (; j > 0 && strcmp(o->key[ix[j - 1]], o->key[k]) > 0; j--)
-            ix[j] = ix[j - 1];
-        ix[j] = k;
-    }
-    for (int k = 1; k < o->n; k++)
-        ef_assert(strcmp(o->key[ix[k - 1]], o->key[ix[k]]) != 0);
-    ef_buf_put(out, open);
-    for (int k = 0; k < o->n; k++) {
-        if (k)
-            ef_buf_put(out, sep);
-        ef_buf_json_str(out, o->key[ix[k]]);
-        ef_buf_put(out, ": ");
-        ef_buf_put(out, o->val[ix[k]].s);
-    }
-    ef_buf_put(out, close);
-    for (int k = 0; k < o->n; k++)
-        free(o->val[k].s);
-    o->n = 0;
-}
-
-static void put_field(ef_buf *b, const field *f, const cmp_cell *c)
+static void put_field(jw *w, const field *f, const cmp_cell *c)
 {
     const char *p = (const char *)c + f->off;
     double x;
     switch (f->type) {
     case F_INT:
-        ef_buf_printf(b, "%d", *(const int *)p);
+        jw_int(w, f->key, *(const int *)p);
         break;
     case F_STR:
-        ef_buf_json_str(b, *(char *const *)p);
+        jw_str(w, f->key, *(char *const *)p);
         break;
     case F_RATIO:
-        ef_buf_printf(b, "%.10g", *(const double *)p);
+        jw_num(w, f->key, "%.10g", *(const double *)p);
         break;
     case F_PUB:
         x = *(const double *)p;
         if (x >= 0)
-            ef_buf_printf(b, "%.3f", x);
+            jw_fixed(w, f->key, x, 3);
         else
-            ef_buf_put(b, "null");
+            jw_null(w, f->key);
         break;
     case F_SECS:
-        ef_buf_printf(b, "%.3f", *(const double *)p);
+        jw_fixed(w, f->key, *(const double *)p, 3);
         break;
     }
 }
 
 void cmp_json(const cmp_result *r, ef_buf *out)
 {
-    jobj root = {0}, cell = {0};
-    ef_buf *cells = jobj_add(&root, "cells");
-    ef_buf_put(cells, "[");
+    jw w;
+    jw_init(&w, 0);
+    jw_obj(&w, NULL, &jw_block_obj);
+    jw_arr(&w, "cells", &jw_block_arr);
     for (int k = 0; k < r->ntraces * r->npolicies; k++) {
+        jw_obj(&w, NULL, &jw_inline_obj);
         for (int f = 0; f < NCELL_FIELDS; f++)
-            put_field(jobj_add(&cell, cell_fields[f].key), &cell_fields[f],
-                      &r->cells[k]);
-        jobj_end(&cell, cells, k ? ",\n    {" : "\n    {", ", ", "}");
+            put_field(&w, &cell_fields[f], &r->cells[k]);
+        jw_end(&w);
     }
-    ef_buf_put(cells, "\n  ]");
-    ef_buf_json_str(jobj_add(&root, "format"), "efplan-compare");
-    ef_buf_json_str(jobj_add(&root, "overhead"), ovh_name(r->overhead));
-    ef_buf_printf(jobj_add(&root, "slot_seconds"), "%d", r->slot);
-    ef_buf_put(jobj_add(&root, "version"), "1");
-    jobj_end(&root, out, "{\n  ", ",\n  ", "\n}\n");
+    jw_end(&w);
+    jw_str(&w, "format", "efplan-compare");
+    jw_str(&w, "overhead", ovh_name(r->overhead));
+    jw_int(&w, "slot_seconds", r->slot);
+    jw_int(&w, "version", 1);
+    jw_end(&w);
+    ef_buf_put(&w.b, "\n");
+    char *s = jw_take(&w, NULL);
+    ef_buf_put(out, s);
+    free(s);
 }
 
 int cmp_write_json(const cmp_result *r, const char *path, ef_err *e)

@@ -9,7 +9,7 @@
 
 /* ---- the result file -------------------------------------------------------- */
 
-static const jw_style top_style = {"{\n  ", ",\n  ", "\n}", "{}", ": "};
+/* "timeline": one point a line, like jw_block_arr but [] when empty */
 static const jw_style list_style = {"[\n    ", ",\n    ", "\n  ]", "[]",
                                     ": "};
 
@@ -76,7 +76,7 @@ static const jf_field result_fields[] = {
     {.key = "version", .kind = JF_CONST, .min = 1},
     {R("wall_seconds", JF_FIXED, wall_seconds), .dec = 3},
 };
-static const jf_table result_table = JF_TABLE(sim_result, &top_style,
+static const jf_table result_table = JF_TABLE(sim_result, &jw_block_obj,
                                               result_fields);
 
 /* A mean that may not exist (< 0): NaN, written null. */

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/jsonw.h"
 #include "common/util.h"
 #include "planner/engine.h"
 #include "planner/mss.h"
@@ -870,101 +871,93 @@ int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
 
 /* ---- the oracle's report ------------------------------------------------- */
 
-static void json_str(ef_buf *b, const char *s)
+/* Member 'key': the ids of the jobs with flag[j] (or, flag NULL, those
+ * plan p admits), in queue order. */
+static void json_ids(jw *w, const char *key, const job_queue *q,
+                     const int *flag, const plan *p)
 {
-    ef_buf_put(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            ef_buf_printf(b, "\\%c", *p);
-        else if (*p < 0x20)
-            ef_buf_printf(b, "\\u%04x", *p);
-        else
-            ef_buf_printf(b, "%c", *p);
-    }
-    ef_buf_put(b, "\"");
+    jw_arr(w, key, &jw_inline_arr);
+    for (int j = 0; j < q->n; j++)
+        if (flag ? flag[j] : p->jobs[j].decision == PLAN_ADMITTED)
+            jw_str(w, NULL, q->jobs[j].id);
+    jw_end(w);
 }
 
-/* ["id", ...] of the jobs with flag[j] (or decision admitted). */
-static void json_ids(ef_buf *b, const job_queue *q, const int *flag,
-                     const plan *p)
+/* Member 'key': v, or null when 'have' is 0. */
+static void int_or_null(jw *w, const char *key, int have, int64_t v)
 {
-    int first = 1;
-    ef_buf_put(b, "[");
-    for (int j = 0; j < q->n; j++) {
-        int on = flag ? flag[j] : p->jobs[j].decision == PLAN_ADMITTED;
-        if (!on)
-            continue;
-        ef_buf_put(b, first ? "" : ", ");
-        json_str(b, q->jobs[j].id);
-        first = 0;
-    }
-    ef_buf_put(b, "]");
+    if (have)
+        jw_int(w, key, v);
+    else
+        jw_null(w, key);
+}
+
+/* Member 'key': v with no decimals, or null when 'have' is 0. */
+static void whole_or_null(jw *w, const char *key, int have, double v)
+{
+    if (have)
+        jw_fixed(w, key, v, 0);
+    else
+        jw_null(w, key);
 }
 
 void ilp_report_json(const ilp_result *r, const plan *greedy,
                      const job_queue *q, const char *jobs_path, ef_buf *b)
 {
     int inc = r->admit != NULL;
-    int infeasible = r->status == ILP_INFEASIBLE;
-    ef_buf_printf(b, "{\n  \"cluster\": {\"gpus\": %d, \"gpus_per_node\": %d, "
-                  "\"nodes\": %d},\n", greedy->cl.total_gpus,
-                  greedy->cl.gpus_per_node, greedy->cl.nodes);
-    ef_buf_put(b, "  \"format\": \"efplan-oracle\",\n  \"gap_jobs\": ");
-    if (infeasible)
-        ef_buf_put(b, "null");
-    else
-        ef_buf_printf(b, "%d", r->bound - greedy->admitted);
-    ef_buf_printf(b, ",\n  \"greedy\": {\"admitted\": %d, \"admitted_jobs\": ",
-                  greedy->admitted);
-    json_ids(b, q, NULL, greedy);
-    ef_buf_printf(b, ", \"gpu_seconds\": %.0f},\n",
-                  greedy->promised_gpu_seconds);
-    ef_buf_put(b, "  \"ilp\": {\"admitted\": ");
-    if (inc) {
-        ef_buf_printf(b, "%d, \"admitted_jobs\": ", r->admitted);
-        json_ids(b, q, r->admit, NULL);
-    } else {
-        ef_buf_put(b, "null, \"admitted_jobs\": null");
-    }
-    ef_buf_printf(b, ", \"binaries\": %d, \"bound\": ", r->binaries);
-    if (infeasible)
-        ef_buf_put(b, "null");
-    else
-        ef_buf_printf(b, "%d", r->bound);
-    ef_buf_printf(b, ", \"deadline_jobs\": %d, \"gap_jobs\": ",
-                  r->deadline_jobs);
+    int feasible = r->status != ILP_INFEASIBLE;
+    jw w;
+    jw_init(&w, 0);
+    jw_obj(&w, NULL, &jw_block_obj);
+    jw_str(&w, "format", "efplan-oracle");
+    jw_int(&w, "version", 1);
+    jw_str(&w, "jobs_file", jobs_path);
+    jw_int(&w, "now", r->now);
+    jw_int(&w, "slot_seconds", r->slot);
+    jw_int(&w, "slots", r->nslots);
+    jw_obj(&w, "cluster", &jw_inline_obj);
+    jw_int(&w, "gpus", greedy->cl.total_gpus);
+    jw_int(&w, "gpus_per_node", greedy->cl.gpus_per_node);
+    jw_int(&w, "nodes", greedy->cl.nodes);
+    jw_end(&w);
+    int_or_null(&w, "gap_jobs", feasible, r->bound - greedy->admitted);
+
+    jw_obj(&w, "greedy", &jw_inline_obj);
+    jw_int(&w, "admitted", greedy->admitted);
+    json_ids(&w, "admitted_jobs", q, NULL, greedy);
+    jw_fixed(&w, "gpu_seconds", greedy->promised_gpu_seconds, 0);
+    jw_end(&w);
+
+    jw_obj(&w, "ilp", &jw_inline_obj);
+    jw_str(&w, "status", ilp_status_name(r->status));
+    int_or_null(&w, "admitted", inc, r->admitted);
     if (inc)
-        ef_buf_printf(b, "%d", r->bound - r->admitted);
+        json_ids(&w, "admitted_jobs", q, r->admit, NULL);
     else
-        ef_buf_put(b, "null");
-    ef_buf_put(b, ", \"gpu_seconds\": ");
-    if (inc)
-        ef_buf_printf(b, "%.0f", r->gpu_seconds);
-    else
-        ef_buf_put(b, "null");
-    ef_buf_put(b, ", \"gpu_seconds_bound\": ");
-    if (r->gpu_seconds_bound >= 0)
-        ef_buf_printf(b, "%.0f", r->gpu_seconds_bound);
-    else
-        ef_buf_put(b, "null");
-    ef_buf_printf(b, ", \"gpu_status\": \"%s\"",
-                  r->gpu_status == ILP_OPTIMAL ? "optimal"
-                  : r->gpu_status == ILP_FEASIBLE ? "feasible" : "not_run");
-    ef_buf_printf(b, ", \"hopeless\": %d, \"limit\": \"%s\", \"lp_bound\": ",
-                  r->hopeless, r->limit_hit == 1 ? "time"
-                  : r->limit_hit == 2 ? "nodes" : "none");
-    if (r->lp_bound >= 0)
-        ef_buf_printf(b, "%d", r->lp_bound);
-    else
-        ef_buf_put(b, "null");
-    ef_buf_printf(b, ", \"nodes\": %ld, \"rows\": %d, \"seconds\": %.3f, "
-                  "\"status\": \"%s\", \"warm_start\": \"%s\"},\n", r->nodes,
-                  r->rows, r->seconds, ilp_status_name(r->status),
-                  r->warm_start > 0 ? "accepted"
-                  : r->warm_start < 0 ? "rejected" : "none");
-    ef_buf_put(b, "  \"jobs_file\": ");
-    json_str(b, jobs_path ? jobs_path : "");
-    ef_buf_printf(b, ",\n  \"now\": %lld,\n  \"slot_seconds\": %d,\n"
-                  "  \"slots\": %d,\n  \"version\": 1\n}\n",
-                  (long long)r->now, r->slot, r->nslots);
+        jw_null(&w, "admitted_jobs");
+    int_or_null(&w, "bound", feasible, r->bound);
+    int_or_null(&w, "gap_jobs", inc, r->bound - r->admitted);
+    int_or_null(&w, "lp_bound", r->lp_bound >= 0, r->lp_bound);
+    jw_int(&w, "deadline_jobs", r->deadline_jobs);
+    jw_int(&w, "hopeless", r->hopeless);
+    whole_or_null(&w, "gpu_seconds", inc, r->gpu_seconds);
+    whole_or_null(&w, "gpu_seconds_bound", r->gpu_seconds_bound >= 0,
+                  r->gpu_seconds_bound);
+    jw_str(&w, "gpu_status", r->gpu_status == ILP_OPTIMAL ? "optimal"
+           : r->gpu_status == ILP_FEASIBLE ? "feasible" : "not_run");
+    jw_str(&w, "limit", r->limit_hit == 1 ? "time"
+           : r->limit_hit == 2 ? "nodes" : "none");
+    jw_str(&w, "warm_start", r->warm_start > 0 ? "accepted"
+           : r->warm_start < 0 ? "rejected" : "none");
+    jw_int(&w, "nodes", r->nodes);
+    jw_int(&w, "binaries", r->binaries);
+    jw_int(&w, "rows", r->rows);
+    jw_fixed(&w, "seconds", r->seconds, 3);
+    jw_end(&w);
+
+    jw_end(&w);
+    ef_buf_put(&w.b, "\n");
+    char *s = jw_take(&w, NULL);
+    ef_buf_put(b, s);
+    free(s);
 }

@@ -260,37 +260,6 @@ static void same_result(const cmp_result *a, const cmp_result *b, double tol3,
         same_cell(&a->cells[k], &b->cells[k], tol3, tol10);
 }
 
-/* Every object's keys in 'json' come in ascending order (a small scanner:
- * strings, and the key before each ':' at its depth). */
-static void keys_sorted(const char *json)
-{
-    char last[16][64];
-    int depth = 0;
-    for (const char *p = json; *p; p++) {
-        if (*p == '{') {
-            assert_true(++depth < 16);
-            last[depth][0] = 0;
-        } else if (*p == '}') {
-            depth--;
-        } else if (*p == '"') {
-            const char *s = ++p;
-            while (*p != '"')
-                p += *p == '\\' ? 2 : 1;
-            const char *q = p + 1;
-            while (*q == ' ')
-                q++;
-            if (*q == ':') {
-                char key[64];
-                snprintf(key, sizeof key, "%.*s", (int)(p - s), s);
-                if (strcmp(last[depth], key) >= 0)
-                    fail_msg("key \"%s\" after \"%s\"", key, last[depth]);
-                snprintf(last[depth], sizeof last[depth], "%s", key);
-            }
-        }
-    }
-    assert_int_equal(depth, 0);
-}
-
 static void test_round_trip(void **state)
 {
     (void)state;
@@ -301,7 +270,7 @@ static void test_round_trip(void **state)
         gen_result(&r);
         ef_buf w = {0}, w1 = {0};
         cmp_json(&r, &w);
-        keys_sorted(w.s);
+        assert_keys_sorted(w.s);
         assert_ok(cmp_parse(&r1, "gen.json", w.s, w.n, &e), e);
         /* the file keeps 3 decimals (published, wall) and 10 digits */
         same_result(&r, &r1, 5e-4, 1e-9);

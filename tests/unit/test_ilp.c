@@ -11,7 +11,9 @@
  * - seeded random instances from the trace generator: whenever the ILP
  *   proves its admitted count, greedy admits no more; the bound is never
  *   below greedy; the ILP's plan passes plan_check; same inputs, same
- *   answer.
+ *   answer;
+ * - the oracle's report (efplan-oracle): its bytes for a solved instance,
+ *   nulls for an infeasible one, keys sorted in every object.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,6 +35,7 @@
 #include "simulator/gen.h"
 #include "solver/ilp.h"
 #include "testplan.h"
+#include "testutil.h"
 
 /* A toy model: 1.0 it/s on one GPU, 1.8 on two. */
 static curve_model g_toy;
@@ -127,14 +130,19 @@ static int admitted_id(const inst *t, const char *id)
 /* First come, first served loses: A (first in the queue) fills the only
  * GPU to its deadline, so greedy admits 1; B then C, back to back, make
  * 2 (all three need 1850 s of work, the GPU has 1000). */
+static void solve_greedy_suboptimal(inst *t)
+{
+    solve_toy(t, "{\"jobs\": [" JOB("A", 950, 0, 1000) ", "
+              JOB("B", 450, 0, 500) ", " JOB("C", 450, 0, 1000) "]}",
+              "n1g1", 100, NULL);
+    assert_int_equal(t->rc, EF_OK);
+}
+
 static void test_greedy_suboptimal(void **state)
 {
     (void)state;
     inst t;
-    solve_toy(&t, "{\"jobs\": [" JOB("A", 950, 0, 1000) ", "
-              JOB("B", 450, 0, 500) ", " JOB("C", 450, 0, 1000) "]}",
-              "n1g1", 100, NULL);
-    assert_int_equal(t.rc, EF_OK);
+    solve_greedy_suboptimal(&t);
     assert_int_equal(t.greedy.admitted, 1);
     assert_int_equal(t.greedy.jobs[0].decision, PLAN_ADMITTED);
     assert_int_equal(t.r.status, ILP_OPTIMAL);
@@ -488,6 +496,63 @@ static void test_node_limit(void **state)
     queue_free(&q);
 }
 
+/* The efplan-oracle bytes of solve_greedy_suboptimal's instance, as they
+ * were when the report was written by hand ("seconds" set by the test). */
+static const char report_golden[] =
+    "{\n"
+    "  \"cluster\": {\"gpus\": 1, \"gpus_per_node\": 1, \"nodes\": 1},\n"
+    "  \"format\": \"efplan-oracle\",\n"
+    "  \"gap_jobs\": 1,\n"
+    "  \"greedy\": {\"admitted\": 1, \"admitted_jobs\": [\"A\"], "
+    "\"gpu_seconds\": 1000},\n"
+    "  \"ilp\": {\"admitted\": 2, \"admitted_jobs\": [\"B\", \"C\"], "
+    "\"binaries\": 28, \"bound\": 2, \"deadline_jobs\": 3, \"gap_jobs\": 0, "
+    "\"gpu_seconds\": 1000, \"gpu_seconds_bound\": 1000, "
+    "\"gpu_status\": \"optimal\", \"hopeless\": 0, \"limit\": \"none\", "
+    "\"lp_bound\": 2, \"nodes\": 2, \"rows\": 42, \"seconds\": 0.250, "
+    "\"status\": \"optimal\", \"warm_start\": \"none\"},\n"
+    "  \"jobs_file\": \"t.json\",\n"
+    "  \"now\": 0,\n"
+    "  \"slot_seconds\": 100,\n"
+    "  \"slots\": 10,\n"
+    "  \"version\": 1\n"
+    "}\n";
+
+/* The report of the instance above (with its solve time fixed) and of an
+ * infeasible one: its bytes, its nulls, its keys sorted. */
+static void test_report_json(void **state)
+{
+    (void)state;
+    inst t;
+    solve_greedy_suboptimal(&t);
+    t.r.seconds = 0.25;
+    ef_buf b = {0};
+    ilp_report_json(&t.r, &t.greedy, &t.q, "t.json", &b);
+    assert_string_equal(b.s, report_golden);
+    assert_keys_sorted(b.s);
+    free(b.s);
+    inst_free(&t);
+    /* two must jobs that do not fit together: no incumbent, no bound */
+    int must[2] = {1, 1};
+    ilp_opts o;
+    ilp_opts_default(&o);
+    o.must = must;
+    solve_toy(&t, "{\"jobs\": [" JOB("J1", 340, 0, 200) ", "
+              JOB("J2", 150, 0, 200) "]}", "n1g2", 100, &o);
+    assert_int_equal(t.r.status, ILP_INFEASIBLE);
+    b = (ef_buf){0};
+    ilp_report_json(&t.r, &t.greedy, &t.q, NULL, &b);
+    assert_keys_sorted(b.s);
+    assert_contains(b.s, "\"gap_jobs\": null,\n");
+    assert_contains(b.s, "{\"admitted\": null, \"admitted_jobs\": null, ");
+    assert_contains(b.s, "\"bound\": null, ");
+    assert_contains(b.s, "\"gpu_seconds\": null, ");
+    assert_contains(b.s, "\"status\": \"infeasible\"");
+    assert_contains(b.s, "\"jobs_file\": \"\",\n");
+    free(b.s);
+    inst_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -500,6 +565,7 @@ int main(void)
         cmocka_unit_test(test_written_lp),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_node_limit),
+        cmocka_unit_test(test_report_json),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

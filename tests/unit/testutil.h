@@ -11,6 +11,8 @@
  *                                (sub may be NULL)
  *   tu_root()                    the repository root: $EFPLAN_ROOT (which
  *                                tests/run.sh exports), else "."
+ *   assert_keys_sorted(json)     every object's keys in the JSON text
+ *                                come in strcmp order, none twice
  *   tu_tmpdir / tu_write / tu_rmtree   a scratch directory per test
  */
 #ifndef EF_TESTUTIL_H
@@ -95,6 +97,50 @@ static inline void tu_err(int rc, const ef_err *e, ef_errkind kind,
             _fail(__FILE__, __LINE__);                                      \
         }                                                                   \
     } while (0)
+
+/* Every object's keys in 'json' come in ascending order (a small scanner:
+ * strings, and the key before each ':' at its depth; keys of at most 63
+ * bytes, objects nested at most 15 deep). */
+static inline void tu_keys_sorted(const char *json, const char *file,
+                                  int line)
+{
+    char last[16][64];
+    int depth = 0;
+    for (const char *p = json; *p; p++) {
+        if (*p == '{') {
+            if (++depth >= 16) {
+                print_error("    objects nested too deep\n");
+                _fail(file, line);
+            }
+            last[depth][0] = 0;
+        } else if (*p == '}') {
+            depth--;
+        } else if (*p == '"') {
+            const char *s = ++p;
+            while (*p != '"')
+                p += *p == '\\' ? 2 : 1;
+            const char *q = p + 1;
+            while (*q == ' ')
+                q++;
+            if (*q == ':') {
+                char key[64];
+                snprintf(key, sizeof key, "%.*s", (int)(p - s), s);
+                if (strcmp(last[depth], key) >= 0) {
+                    print_error("    key \"%s\" after \"%s\"\n", key,
+                                last[depth]);
+                    _fail(file, line);
+                }
+                snprintf(last[depth], sizeof last[depth], "%s", key);
+            }
+        }
+    }
+    if (depth != 0) {
+        print_error("    unbalanced braces (depth %d at the end)\n", depth);
+        _fail(file, line);
+    }
+}
+
+#define assert_keys_sorted(json) tu_keys_sorted((json), __FILE__, __LINE__)
 
 static inline const char *tu_root(void)
 {
