@@ -169,7 +169,9 @@ n=0
 grep '"ev":"start",' s1/journal.jsonl |
     sed 's/.*"attempt":\([0-9]*\),"ev":"start","job":"\([^"]*\)","place":\[\(.*\)\],"slot".*/\2 \1 \3/' |
     while read -r job att place; do
-        gpus=$(echo "$place" | grep -o '\[0,[0-9]*\]' | wc -l)
+        # place: [{"gpus":[0,1,...],"node":0}] (one node here)
+        gpus=$(echo "$place" | sed 's/"node":[0-9]*//g' | grep -o '[0-9][0-9]*' |
+               wc -l)
         id=$(grep "\"attempt\":$att,\"ev\":\"started\",\"handle\":\"[0-9]*\",\"job\":\"$job\"" s1/journal.jsonl |
              sed 's/.*"handle":"\([0-9]*\)".*/\1/')
         [ -n "$id" ] || fail "$job attempt $att: no Slurm job id in the journal"
