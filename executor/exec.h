@@ -36,7 +36,7 @@
  * (node, gpu) pairs sorted by node then GPU, GPU indices local to the
  * node (n == 0: nowhere, not running), and 'batch', the batch size of an
  * elastic-batch allocation (0: the job's own batch_size). */
-typedef plan_place exec_place;
+typedef placement exec_place;
 
 typedef struct exec_alloc {
     int job;          /* index into exec_plan.jobs */
@@ -106,16 +106,16 @@ int exec_plan_slot_at(const exec_plan *p, int64_t t);
 /* 1 if a and b hold the same (node, gpu) pairs and batch size. */
 static inline int exec_place_equal(const exec_place *a, const exec_place *b)
 {
-    return plan_place_equal(a, b);
+    return placement_equal(a, b);
 }
 /* Deep copy into *dst (freeing what dst held). */
 static inline void exec_place_copy(exec_place *dst, const exec_place *src)
 {
-    plan_place_copy(dst, src);
+    placement_copy(dst, src);
 }
 static inline void exec_place_free(exec_place *pl)
 {
-    plan_place_free(pl);
+    placement_free(pl);
 }
 /* The distinct nodes of pl, ascending, into nodes[] (room for pl->n);
  * returns their count. */

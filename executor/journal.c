@@ -53,7 +53,7 @@ void exec_replay_init(exec_replay *r, const exec_plan *p)
 #define F_LOG         {R("log", JF_STR, 0, log)}
 #define F_MSG         {R("msg", JF_STR, 0, msg)}
 #define F_PLACE       {R("place", JF_CUSTOM, 0, place), \
-                       .custom = &plan_place_kind}
+                       .custom = &placement_kind}
 #define F_PLAN        {R("plan", JF_STR, 0, plan)}
 #define F_PROGRESS    {R("progress", JF_I64, 0, progress), .min = -1, \
                        .max = EF_MAX_I64}

@@ -17,9 +17,7 @@ static job state_job(const job *in, int64_t done, const exec_place *pl,
     job t = *in;
     job_advance(&t, done);
     if (!keep_place) {
-        t.ncur = pl ? pl->n : 0;
-        t.cur_node = pl ? pl->node : NULL;
-        t.cur_gpu = pl ? pl->gpu : NULL;
+        t.cur = pl ? *pl : (placement){0, NULL, NULL, 0};
     }
     return t;
 }

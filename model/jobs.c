@@ -217,7 +217,7 @@ int job_has(const job *j, job_field f)
     case JF_SAMPLES_DONE:
         return j->in_samples;
     case JF_PLACEMENT:
-        return j->ncur > 0;
+        return j->cur.n > 0;
     case JF_BATCHES:
         return j->nbatch > 0;
     case JF_COMMAND:
@@ -239,8 +239,7 @@ void queue_free(job_queue *q)
     for (int i = 0; i < q->n; i++) {
         free(q->jobs[i].id);
         free(q->jobs[i].model);
-        free(q->jobs[i].cur_node);
-        free(q->jobs[i].cur_gpu);
+        placement_free(&q->jobs[i].cur);
         free(q->jobs[i].batches);
         free(q->jobs[i].rows);
         job_run *r = &q->jobs[i].run;
@@ -879,57 +878,20 @@ static int json_path_str(const json_t *v, const job_fspec *s,
 }
 
 /* "placement": [{"node": n, "gpus": [i, ...]}, ...]: where the job runs
- * now. Checked against the cluster later, by the planner. */
+ * now, read by the placement module (every file's placement has one
+ * reader). Checked against the cluster later, by the planner. */
 static int json_placement(job *j, const json_t *pl, const job_fspec *s,
                           const char *file, const char *where, ef_err *e)
 {
-    static const char *const keys[] = {"node", "gpus"};
-    if (!json_is_array(pl))
-        return ef_fail(e, EF_E_INPUT, "%s: %s.placement: expected an array "
-                       "[{\"node\": n, \"gpus\": [i, ...]}], got %s", file,
-                       where, jsonin_type(pl));
-    size_t k, total = 0;
-    json_t *el;
-    json_array_foreach(pl, k, el) {
-        char w[96];
-        snprintf(w, sizeof w, "%s.placement[%zu]", where, k);
-        if (!json_is_object(el))
-            return ef_fail(e, EF_E_INPUT, "%s: %s: expected an object, got %s",
-                           file, w, jsonin_type(el));
-        int64_t node;
-        if (jsonin_check_keys(el, keys, 2, file, w, e) != EF_OK ||
-            jsonin_int(el, "node", 1, 0, 1 << 20, &node, file, w, e) < 0)
-            return EF_ERR;
-        json_t *g = json_object_get(el, "gpus");
-        if (!json_is_array(g) || json_array_size(g) == 0)
-            return ef_fail(e, EF_E_INPUT, "%s: %s.gpus: expected a non-empty "
-                           "array of GPU indices", file, w);
-        if (json_array_size(g) > (size_t)s->max + 1)
-            return ef_fail(e, EF_E_INPUT, "%s: %s.gpus: more than %d GPUs on "
-                           "one node", file, w, (int)s->max + 1);
-        total += json_array_size(g);
-    }
-    if (total == 0)
-        return EF_OK;
-    if (total > (size_t)s->nmax)
-        return ef_fail(e, EF_E_INPUT, "%s: %s.placement: too many GPUs", file,
-                       where);
-    j->cur_node = ef_malloc(total * sizeof(int));
-    j->cur_gpu = ef_malloc(total * sizeof(int));
-    json_array_foreach(pl, k, el) {
-        int node = (int)json_integer_value(json_object_get(el, "node"));
-        size_t m;
-        json_t *x;
-        json_array_foreach(json_object_get(el, "gpus"), m, x) {
-            if (!json_is_integer(x) || json_integer_value(x) < s->min ||
-                json_integer_value(x) > s->max)
-                return ef_fail(e, EF_E_INPUT, "%s: %s.placement[%zu].gpus[%zu]: "
-                               "expected a GPU index from %d to %d", file,
-                               where, k, m, (int)s->min, (int)s->max);
-            j->cur_node[j->ncur] = node;
-            j->cur_gpu[j->ncur] = (int)json_integer_value(x);
-            j->ncur++;
-        }
+    char w[128];
+    snprintf(w, sizeof w, "%s.placement", where);
+    if (json_is_array(pl) && json_array_size(pl) == 0)
+        return EF_OK; /* [] as null: not running */
+    if (placement_read_json(pl, &j->cur, file, w, e) != EF_OK)
+        return EF_ERR;
+    if (j->cur.n > s->nmax) {
+        placement_free(&j->cur);
+        return ef_fail(e, EF_E_INPUT, "%s: %s: too many GPUs", file, w);
     }
     return EF_OK;
 }
@@ -1287,11 +1249,11 @@ static json_t *field_json(const job *j, const job_fspec *s)
         return a;
     case JFT_PLACE:
         a = json_array();
-        for (int k = 0; k < j->ncur;) {
+        for (int k = 0; k < j->cur.n;) {
             json_t *g = json_array();
-            int node = j->cur_node[k];
-            while (k < j->ncur && j->cur_node[k] == node)
-                json_array_append_new(g, json_integer(j->cur_gpu[k++]));
+            int node = j->cur.node[k];
+            while (k < j->cur.n && j->cur.node[k] == node)
+                json_array_append_new(g, json_integer(j->cur.gpu[k++]));
             json_array_append_new(a, json_pack("{s:i,s:o}", "node", node,
                                                "gpus", g));
         }

@@ -38,6 +38,7 @@
 
 #include "common/err.h"
 #include "model/curve.h"
+#include "model/placement.h"
 
 /* The fields of a job, in the order of the field table (job_fields
  * below), which is the order the readers read them in. */
@@ -148,10 +149,8 @@ typedef struct job {
     int64_t duration;         /* requested run time (0 if unknown) */
     const curve_row *curve;   /* set by queue_resolve */
     /* where the job runs now (JSON "placement"), for a re-plan that
-     * continues from reality: ncur (node, gpu) pairs, gpu local to node */
-    int ncur;
-    int *cur_node;
-    int *cur_gpu;
+     * continues from reality (cur.n == 0: not running) */
+    placement cur;
     /* Elastic batch: the global batch sizes the job accepts (ascending,
      * 'batch' among them; nbatch == 0 when it gives none) and their curve
      * rows (set by queue_resolve). A job with two or more is elastic when

@@ -418,7 +418,7 @@ static int current_placements(plan *p, const job_queue *q, ef_err *e)
     int *owner = NULL;
     for (int i = 0; i < p->njobs; i++) {
         const job *jb = p->jobs[i].in;
-        if (jb->ncur == 0)
+        if (jb->cur.n == 0)
             continue;
         if (!owner) {
             owner = ef_malloc((size_t)N * sizeof *owner);
@@ -426,17 +426,17 @@ static int current_placements(plan *p, const job_queue *q, ef_err *e)
                 owner[k] = -1;
         }
         place_set *ps = &p->jobs[i].pl;
-        ps->g = jb->ncur;
-        ps->gpu = ef_malloc((size_t)jb->ncur * sizeof(int));
-        for (int k = 0; k < jb->ncur; k++) {
-            if (jb->cur_node[k] >= p->cl.nodes || jb->cur_gpu[k] >= G) {
+        ps->g = jb->cur.n;
+        ps->gpu = ef_malloc((size_t)jb->cur.n * sizeof(int));
+        for (int k = 0; k < jb->cur.n; k++) {
+            if (jb->cur.node[k] >= p->cl.nodes || jb->cur.gpu[k] >= G) {
                 free(owner);
                 return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].placement: node %d "
                                "GPU %d is not in the cluster (%d nodes x %d "
-                               "GPUs)", q->path, jb->index, jb->cur_node[k],
-                               jb->cur_gpu[k], p->cl.nodes, G);
+                               "GPUs)", q->path, jb->index, jb->cur.node[k],
+                               jb->cur.gpu[k], p->cl.nodes, G);
             }
-            ps->gpu[k] = jb->cur_node[k] * G + jb->cur_gpu[k];
+            ps->gpu[k] = jb->cur.node[k] * G + jb->cur.gpu[k];
         }
         qsort(ps->gpu, (size_t)ps->g, sizeof(int), cmp_int);
         for (int k = 0; k < ps->g; k++) {

@@ -23,30 +23,8 @@
 #include "common/err.h"
 #include "common/jfield.h"
 #include "model/jobs.h"
+#include "model/placement.h"
 #include "planner/plan.h"
-
-/* Where an allocation runs: n (node, gpu) pairs sorted by node then GPU,
- * GPU indices local to the node, and the batch size it runs at (an
- * elastic-batch allocation's "batch_size"; 0: the job's own). In JSON:
- * [{"gpus": [i, ...], "node": n}, ...], one entry per node. */
-typedef struct plan_place {
-    int n;
-    int *node;
-    int *gpu;
-    long batch;
-} plan_place;
-
-/* The placement value kind, for other formats that hold one (the
- * journal): reads and writes the JSON above ("batch" is not part of it). */
-extern const jf_custom plan_place_kind;
-
-/* 1 if a and b hold the same pairs and batch size. */
-int plan_place_equal(const plan_place *a, const plan_place *b);
-
-/* Deep copy into *dst (heap arrays; free with plan_place_free), freeing
- * what dst held. Not for placements that live in an arena. */
-void plan_place_copy(plan_place *dst, const plan_place *src);
-void plan_place_free(plan_place *pl);
 
 /* Name of a decision in the plan file ("admitted", ...). */
 const char *plan_decision_name(plan_decision d);
@@ -87,7 +65,7 @@ typedef struct plan_doc_job {
 typedef struct plan_doc_alloc {
     int gpus;
     const char *job;
-    plan_place place;        /* "placement", and "batch_size" in
+    placement place;        /* "placement", and "batch_size" in
                                 place.batch */
     int jobi;                /* read: index of the job in plan_doc.jobs */
 } plan_doc_alloc;

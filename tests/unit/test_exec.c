@@ -521,8 +521,8 @@ static void test_state_keeps_job_fields(void **state)
     assert_int_equal(a->nbatch, 3);
     assert_int_equal(a->batches[0], 32);
     assert_true(a->iterations == 100 && a->iterations_done == 42);
-    assert_int_equal(a->ncur, 2);
-    assert_int_equal(a->cur_gpu[1], 5);
+    assert_int_equal(a->cur.n, 2);
+    assert_int_equal(a->cur.gpu[1], 5);
     assert_int_equal(a->run.argc, 2);
     assert_string_equal(a->run.env[0], "K=v");
     assert_int_equal(a->run.grace, 7);
@@ -534,8 +534,8 @@ static void test_state_keeps_job_fields(void **state)
     assert_true(c->samples_done == 30 * 64 && c->iterations_done == 30);
     assert_true(c->submit == 10);
     assert_string_equal(d->id, "d");
-    assert_int_equal(d->ncur, 1);
-    assert_int_equal(d->cur_gpu[0], 7);
+    assert_int_equal(d->cur.n, 1);
+    assert_int_equal(d->cur.gpu[0], 7);
     queue_free(&q);
     /* the failed job, as kept for putting back, keeps its fields too */
     json_t *root = json_loads(s, 0, NULL);

@@ -44,12 +44,8 @@ static const char *job_diff(const job *x, const job *y)
         return "deadline";
     if (x->num_gpu != y->num_gpu || x->duration != y->duration)
         return "num_gpu/duration";
-    if (x->ncur != y->ncur)
+    if (!placement_equal(&x->cur, &y->cur))
         return "placement";
-    for (int k = 0; k < x->ncur; k++)
-        if (x->cur_node[k] != y->cur_node[k] ||
-            x->cur_gpu[k] != y->cur_gpu[k])
-            return "placement";
     if (x->nbatch != y->nbatch)
         return "batch_sizes";
     for (int k = 0; k < x->nbatch; k++)
@@ -1027,18 +1023,18 @@ static void gen_json_job(int i, json_t **out, job *x, gen_stats *st)
     }
     /* where it runs */
     if (chance(40)) {
-        int ng = (int)rnd_in(1, 3);
+        /* distinct nodes and GPUs, ascending: as the reader keeps them */
+        int ng = (int)rnd_in(1, 3), node = (int)rnd_in(0, (1 << 20) - 4);
         json_t *a = json_array();
-        x->cur_node = malloc(64 * sizeof(int));
-        x->cur_gpu = malloc(64 * sizeof(int));
-        for (int g = 0; g < ng; g++) {
-            int node = (int)rnd_in(0, 1 << 20), m = (int)rnd_in(1, 8);
+        x->cur.node = malloc(64 * sizeof(int));
+        x->cur.gpu = malloc(64 * sizeof(int));
+        for (int g = 0; g < ng; g++, node++) {
+            int m = (int)rnd_in(1, 8), gpu = (int)rnd_in(0, 7);
             json_t *gp = json_array();
-            for (int k = 0; k < m; k++) {
-                int gpu = (int)rnd_in(0, 63);
+            for (int k = 0; k < m; k++, gpu += (int)rnd_in(1, 7)) {
                 json_array_append_new(gp, json_integer(gpu));
-                x->cur_node[x->ncur] = node;
-                x->cur_gpu[x->ncur++] = gpu;
+                x->cur.node[x->cur.n] = node;
+                x->cur.gpu[x->cur.n++] = gpu;
             }
             json_array_append_new(a, json_pack("{s:i,s:o}", "node", node,
                                                "gpus", gp));

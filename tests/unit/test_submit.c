@@ -169,7 +169,7 @@ static void test_elastic_keeps_jobs(void **state)
         assert_true(before.slots[s].start == after.slots[s].start);
         assert_int_equal(before.slots[s].nalloc, after.slots[s].nalloc);
         for (int a = 0; a < before.slots[s].nalloc; a++)
-            assert_true(plan_place_equal(&before.slots[s].a[a].place,
+            assert_true(placement_equal(&before.slots[s].a[a].place,
                                          &after.slots[s].a[a].place));
     }
     plan_doc_free(&after);
