@@ -192,6 +192,9 @@ run_all() {
     OVERHEADS="fig12 reference restart none"
 
     # -- scratch inputs (fixed bytes) --
+    # submit adds its job to the plan's jobs file: plan from a copy
+    cp "$SAMPLE" tmp/sample.json
+    SAMPLE=tmp/sample.json
     printf '{"jobs": []}\n' >tmp/q.json
     printf 'job_id,submit_time,iteration,model_name,ddl,batch_size\n' >tmp/q.csv
     cat >tmp/new.json <<'JSON'

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/util.h"
 #include "planner/planio.h"
 #include "planner/submit.h"
 
@@ -17,14 +18,15 @@ void help_submit(void)
         "Ask whether one new job can be admitted into an existing plan. The\n"
         "plan's queue plus the new job is planned again with the plan's\n"
         "cluster, curves, slot and surplus mode. The job is admitted only if\n"
-        "its deadline is guaranteed and every job admitted before it arrives\n"
-        "stays admitted; then the plan file is rewritten atomically (jobs\n"
-        "submitted later are decided when they arrive; changes to their\n"
-        "decisions are listed). Otherwise the\n"
-        "answer says why, with the earliest deadline that could be\n"
-        "guaranteed, and the plan file is left untouched.\n"
-        "\n"
-        "  --plan FILE     plan written by 'efplan plan --out'\n"
+        "its deadline is guaranteed and every job the plan admitted stays\n"
+        "admitted, whatever its submit time: a promise is never broken. Then\n"
+        "the job (every field: command, env, batch range) is added to the\n"
+        "jobs file the plan names and the plan file is rewritten, both\n"
+        "atomically, under a lock (PLAN.lock), so concurrent submits land one\n"
+        "after the other. Otherwise the answer says why, with the earliest\n"
+        "deadline that would be admitted (the second before it is not), and\n"
+        "nothing is written.\n"
+        "\n"        "  --plan FILE     plan written by 'efplan plan --out'\n"
         "  --job JSON      the job, as in a JSON queue: {\"id\", \"model\",\n"
         "                  \"batch_size\", \"iterations\", \"deadline\",\n"
         "                  \"submit_time\" (default: the plan's start)}\n"
@@ -65,6 +67,14 @@ int cmd_submit(int argc, char **argv)
     ef_err e = {0};
     plan_submit_res r;
     int rc = 0;
+    /* read, decide and write under the plan's lock */
+    size_t ln = strlen(plan_path) + 8;
+    char *lock_path = ef_malloc(ln);
+    snprintf(lock_path, ln, "%s.lock", plan_path);
+    int lock = ef_lock_file(lock_path, &e);
+    free(lock_path);
+    if (lock < 0)
+        return cli_fail(&e);
     if (plan_submit(plan_path, job_arg, curves_arg, &r, &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
@@ -84,14 +94,14 @@ int cmd_submit(int argc, char **argv)
         rc = EXIT_INFEASIBLE;
         goto out;
     }
-    if (plan_write_json(&r.p, plan_path, r.jobs_file, r.curves, &e) !=
-        EF_OK) {
+    if (plan_submit_commit(&r, plan_path, &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }
     for (int k = 0; k < r.nchanges; k++) {
         if (k == 0)
-            printf("note: jobs submitted later change decision:\n");
+            printf("note: jobs the plan had not admitted change "
+                   "decision:\n");
         printf("  %s: %s -> %s\n", r.changes[k].id,
                plan_decision_name(r.changes[k].from),
                plan_decision_name(r.changes[k].to));
@@ -103,7 +113,17 @@ int cmd_submit(int argc, char **argv)
     else
         printf("best_effort: %s, planned end %" PRId64 "; %s rewritten\n",
                nw->in->id, nw->planned_end, plan_path);
+    if (r.jobs_path && !r.jobs_csv)
+        printf("added %s to the jobs file %s\n", nw->in->id, r.jobs_path);
+    else if (r.jobs_path)
+        printf("note: the jobs file %s is a CSV trace (no command, env): "
+               "not changed; apply this plan with --jobs FILE holding %s\n",
+               r.jobs_path, nw->in->id);
+    else
+        printf("note: the plan names no jobs file: apply this plan with "
+               "--jobs FILE holding %s\n", nw->in->id);
 out:
     plan_submit_free(&r);
+    ef_unlock_file(lock);
     return rc;
 }

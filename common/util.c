@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -463,4 +464,32 @@ void ef_sh_word(ef_buf *b, const char *s)
         ef_buf_put(b, s);
     else
         ef_sh_quote(b, s);
+}
+
+int ef_lock_file(const char *path, ef_err *e)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        ef_fail(e, EF_E_INTERNAL, "%s: cannot open the lock file: %s", path,
+                strerror(errno));
+        return -1;
+    }
+    while (flock(fd, LOCK_EX) != 0) {
+        if (errno == EINTR)
+            continue;
+        int err = errno;
+        close(fd);
+        ef_fail(e, EF_E_INTERNAL, "%s: cannot lock: %s", path,
+                strerror(err));
+        return -1;
+    }
+    return fd;
+}
+
+void ef_unlock_file(int fd)
+{
+    if (fd < 0)
+        return;
+    flock(fd, LOCK_UN);
+    close(fd);
 }

@@ -28,6 +28,21 @@ int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e);
 int ef_write_file_atomic(const char *path, const char *data, size_t len,
                          ef_err *e);
 
+/*
+ * ef_lock_file: take an exclusive lock on the lock file at 'path' (an
+ * flock, waiting for whoever holds it), creating it (mode 0644) when it
+ * is missing; a symlink at 'path' is refused (O_NOFOLLOW). Returns the
+ * descriptor that holds the lock (>= 0; release with ef_unlock_file, or
+ * by exiting), or -1 with *e filled (EF_E_INTERNAL, naming the path: the
+ * file cannot be created or opened, or the lock cannot be taken). The
+ * lock file itself is never removed: removing it would let two processes
+ * lock two different files of one name.
+ */
+int ef_lock_file(const char *path, ef_err *e);
+
+/* Release and close a descriptor from ef_lock_file; -1 is ignored. */
+void ef_unlock_file(int fd);
+
 /* Result of the strict number parsers. */
 typedef enum ef_numerr {
     EF_NUM_OK = 0,

@@ -1,7 +1,9 @@
 /* submit.c: one new job against a plan file (see submit.h). */
 #include "planner/submit.h"
 
+#include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -9,7 +11,8 @@
 #include "common/util.h"
 
 /* The new job's JSON text, with submit_time defaulted to 'now', checked
- * alone first so that errors name --job. Heap text, or NULL on error. */
+ * alone first so that errors name --job; a submit_time before 'now' is
+ * refused. Heap text, or NULL on error. */
 static char *new_job(const char *text, int64_t now, ef_err *e)
 {
     json_t *nj = jsonin_parse("--job", text, strlen(text), e);
@@ -30,6 +33,11 @@ static char *new_job(const char *text, int64_t now, ef_err *e)
     snprintf(wrap, n + 16, "{\"jobs\": [%s]}", t);
     job_queue one = {0};
     int rc = queue_parse_json(&one, "--job", wrap, strlen(wrap), e);
+    if (rc == EF_OK && one.jobs[0].submit < now)
+        rc = ef_fail(e, EF_E_INPUT, "--job: jobs[0].submit_time: %" PRId64
+                     " is before the plan's now %" PRId64 " (a job cannot "
+                     "be submitted into the plan's past)", one.jobs[0].submit,
+                     now);
     queue_free(&one);
     free(wrap);
     if (rc != EF_OK) {
@@ -39,15 +47,12 @@ static char *new_job(const char *text, int64_t now, ef_err *e)
     return t;
 }
 
-/* The id of a job that had been admitted by the time the new (last) job
- * arrives and that plan p no longer admits; NULL when every promise
- * holds. */
+/* The id of a job the old plan admitted that plan p does not admit (the
+ * first in queue order); NULL when every promise holds. */
 static const char *broken_promise(const plan_submit_res *r, const plan *p)
 {
-    const job *nw = p->jobs[p->njobs - 1].in;
     for (int i = 0; i < r->doc.njobs; i++)
-        if (p->jobs[i].in->submit <= nw->submit &&
-            r->doc.jobs[i].decision == PLAN_ADMITTED &&
+        if (r->doc.jobs[i].decision == PLAN_ADMITTED &&
             p->jobs[i].decision != PLAN_ADMITTED)
             return p->jobs[i].in->id;
     return NULL;
@@ -55,7 +60,7 @@ static const char *broken_promise(const plan_submit_res *r, const plan *p)
 
 /* Plan the queue with the new job's deadline set to 'deadline': 1 if it
  * is admitted and no promise breaks, 0 if not (*hint = the planner's
- * earliest feasible deadline then), -1 on an error. */
+ * earliest feasible deadline then, -1 if none), -1 on an error. */
 static int admissible(plan_submit_res *r, int64_t deadline, int64_t *hint,
                       ef_err *e)
 {
@@ -72,22 +77,23 @@ static int admissible(plan_submit_res *r, int64_t deadline, int64_t *hint,
     return ok;
 }
 
-/* The earliest deadline admitted without breaking a promise: from the
- * planner's answer step forward, doubling the step, until one is
- * accepted; then bisect between the last failure and the first success.
- * -1 when none is found; EF_ERR on an error. */
+/* The earliest admissible deadline (submit.h): 'lo' starts at the
+ * deadline asked for (refused); from the planner's hint (or lo + one
+ * slot) step forward, doubling the step, until a deadline is admitted;
+ * then bisect between the last refusal and the first admission until
+ * they are one second apart. *out = -1 when none is found up to
+ * EF_MAX_I64; EF_ERR on an error. */
 static int earliest(plan_submit_res *r, int64_t *out, ef_err *e)
 {
-    const plan_job *nw = &r->p.jobs[r->p.njobs - 1];
-    int64_t cand = nw->earliest_feasible_deadline, step = r->po.slot;
-    int64_t saved_deadline = nw->in->deadline;
-    int saved_has = nw->in->has_deadline;
-    if (nw->in->has_deadline && cand < 0 && r->broken)
-        cand = nw->in->deadline + step;
+    job *qj = &r->q.jobs[r->q.n - 1];
+    int64_t saved_deadline = qj->deadline;
+    int saved_has = qj->has_deadline;
+    int64_t lo = qj->has_deadline ? qj->deadline : qj->submit;
+    int64_t step = r->po.slot, hint = r->p.jobs[r->p.njobs - 1]
+                                          .earliest_feasible_deadline;
+    int64_t cand = hint > lo ? hint : lo + step;
     int found = 0, rc = EF_OK;
-    int64_t lo = -1; /* largest deadline known to fail */
-    for (int tries = 0; tries < 40 && cand >= 0 && !found; tries++) {
-        int64_t hint;
+    while (!found && cand <= EF_MAX_I64) {
         int ok = admissible(r, cand, &hint, e);
         if (ok < 0) {
             rc = EF_ERR;
@@ -97,14 +103,14 @@ static int earliest(plan_submit_res *r, int64_t *out, ef_err *e)
             found = 1;
         } else {
             lo = cand;
-            cand = hint > cand ? hint : cand + step;
-            step *= 2;
+            cand = hint > cand && hint - cand > step ? hint : cand + step;
+            if (step < EF_MAX_I64 / 2)
+                step *= 2;
         }
     }
-    for (int tries = 0; rc == EF_OK && found && lo >= 0 && cand - lo > 1 &&
-                        tries < 24; tries++) {
-        int64_t mid = lo + (cand - lo) / 2, hint;
-        int ok = admissible(r, mid, &hint, e);
+    while (rc == EF_OK && found && cand - lo > 1) {
+        int64_t mid = lo + (cand - lo) / 2, h;
+        int ok = admissible(r, mid, &h, e);
         if (ok < 0)
             rc = EF_ERR;
         else if (ok)
@@ -113,11 +119,61 @@ static int earliest(plan_submit_res *r, int64_t *out, ef_err *e)
             lo = mid;
     }
     /* the queue's job as it was submitted (r->p points at it) */
-    job *qj = &r->q.jobs[r->q.n - 1];
     qj->deadline = saved_deadline;
     qj->has_deadline = saved_has;
     *out = found ? cand : -1;
     return rc;
+}
+
+/* Find and check the jobs file the plan names, as efplan apply finds it:
+ * as written, else (relative) next to the plan. */
+static int find_jobs_file(plan_submit_res *r, const char *plan_path,
+                          ef_err *e)
+{
+    const char *jf = r->doc.jobs_file;
+    struct stat st;
+    if (!jf || jf[0] == '\0')
+        return EF_OK;
+    size_t n = strlen(plan_path) + strlen(jf) + 2;
+    char *use = ef_strdup(jf);
+    if (stat(use, &st) != 0 && jf[0] != '/') {
+        const char *slash = strrchr(plan_path, '/');
+        if (slash) {
+            char *alt = ef_malloc(n);
+            snprintf(alt, n, "%.*s/%s", (int)(slash - plan_path), plan_path,
+                     jf);
+            if (stat(alt, &st) == 0) {
+                free(use);
+                use = alt;
+            } else {
+                free(alt);
+            }
+        }
+    }
+    r->jobs_path = use;
+    if (stat(use, &st) != 0)
+        return ef_fail(e, EF_E_INPUT, "%s: jobs_file \"%s\" not found (submit "
+                       "adds the job to it)", plan_path, jf);
+    job_queue q;
+    if (queue_load(&q, use, e) != EF_OK) {
+        queue_free(&q);
+        return EF_ERR;
+    }
+    queue_free(&q);
+    size_t l = strlen(use);
+    char *buf = NULL;
+    size_t len = 0;
+    if (!(l > 5 && strcmp(use + l - 5, ".json") == 0)) {
+        if (ef_read_file(use, &buf, &len, e) != EF_OK)
+            return EF_ERR;
+        size_t i = ef_bom_len(buf, len);
+        while (i < len && (buf[i] == ' ' || buf[i] == '\t' ||
+                           buf[i] == '\n' || buf[i] == '\r'))
+            i++;
+        r->jobs_csv = !(i < len && (buf[i] == '{' || buf[i] == '['));
+        free(buf);
+    }
+    return EF_OK;
 }
 
 int plan_submit(const char *plan_path, const char *job_json,
@@ -138,7 +194,7 @@ int plan_submit(const char *plan_path, const char *job_json,
     free(qt);
     r->curves = curves ? curves : d->curves;
     r->jobs_file = d->jobs_file;
-    if (rc != EF_OK ||
+    if (rc != EF_OK || find_jobs_file(r, plan_path, e) != EF_OK ||
         cluster_init(&r->c, 1, d->cluster.nodes, d->cluster.gpus_per_node,
                      plan_path, e) != EF_OK ||
         curve_set_load_arg(&r->cs, r->curves, e) != EF_OK ||
@@ -167,6 +223,54 @@ int plan_submit(const char *plan_path, const char *job_json,
     return EF_OK;
 }
 
+/* Append the new job to the jobs file (submit.h), under its lock. */
+static int commit_jobs(plan_submit_res *r, ef_err *e)
+{
+    const char *path = r->jobs_path;
+    size_t n = strlen(path) + 8;
+    char *lk = ef_malloc(n);
+    snprintf(lk, n, "%s.lock", path);
+    int fd = ef_lock_file(lk, e);
+    free(lk);
+    if (fd < 0)
+        return EF_ERR;
+    job_queue q;
+    char *buf = NULL, *out = NULL;
+    size_t len = 0;
+    json_t *root = NULL;
+    int rc = EF_ERR;
+    if (queue_load(&q, path, e) != EF_OK ||
+        ef_read_file(path, &buf, &len, e) != EF_OK)
+        goto out;
+    root = json_loadb(buf, len, 0, NULL);
+    const json_t *apply = root ? json_object_get(root, "apply") : NULL;
+    const job *nw = &r->q.jobs[r->q.n - 1];
+    job *all = ef_calloc((size_t)q.n + 1, sizeof *all);
+    int m = 0;
+    for (int i = 0; i < q.n; i++)
+        if (strcmp(q.jobs[i].id, nw->id) != 0)
+            all[m++] = q.jobs[i];
+    all[m++] = *nw;
+    out = queue_write_json(all, m, apply);
+    free(all);
+    rc = ef_write_file_atomic(path, out, strlen(out), e);
+out:
+    json_decref(root);
+    free(out);
+    free(buf);
+    queue_free(&q);
+    ef_unlock_file(fd);
+    return rc;
+}
+
+int plan_submit_commit(plan_submit_res *r, const char *plan_path, ef_err *e)
+{
+    ef_assert(r->decision != PLAN_REJECTED);
+    if (r->jobs_path && !r->jobs_csv && commit_jobs(r, e) != EF_OK)
+        return EF_ERR;
+    return plan_write_json(&r->p, plan_path, r->jobs_file, r->curves, e);
+}
+
 void plan_submit_free(plan_submit_res *r)
 {
     plan_free(&r->p);
@@ -174,5 +278,6 @@ void plan_submit_free(plan_submit_res *r)
     curve_set_free(&r->cs);
     plan_doc_free(&r->doc);
     free(r->changes);
+    free(r->jobs_path);
     memset(r, 0, sizeof *r);
 }

@@ -51,8 +51,11 @@ grep '^    {"batch_size"' "$T/pa.json" | grep -v '"id": "after"' | sed 's/,$//' 
 grep -q '"batch_sizes": \[' "$T/ja" || fail "the plan has no job with a batch range"
 cmp -s "$T/ja" "$T/jb" || { diff "$T/ja" "$T/jb" | head -4; fail "submit changed the jobs of an elastic-batch plan"; }
 cat >"$T/j.json" <<'J'
-{"id": "late", "model": "resnet50", "batch_sizes": [64, 128, 256], "samples": 6400000, "submit_time": 0, "deadline": 9999999}
+{"id": "late", "model": "resnet50", "batch_sizes": [64, 128, 256], "samples": 6400000, "submit_time": SUBMIT, "deadline": 9999999}
 J
+# after the plan's end: a job submitted at 0 could cost an admitted job
+# its promise, and submit refuses that
+sed -i "s/SUBMIT/$((end + 60))/" "$T/j.json"
 rc=0; $V "$EFPLAN" submit --plan "$T/p.json" --job "$(cat "$T/j.json")" >"$T/s.out" || rc=$?
 [ "$rc" -eq 0 ] || fail "submit to an elastic plan: exit $rc"
 grep -q '"elastic_batch": true' "$T/p.json" || fail "submit dropped elastic_batch"

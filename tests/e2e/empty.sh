@@ -75,8 +75,17 @@ for q in q.json q.csv; do
 
     # submit into the empty plan
     cp $n.plan.json $n.sub.json
+    cp $q $q.orig
     $V "$EFPLAN" submit --plan $n.sub.json --job "$NEW" >$n.sub.out ||
         fail "$q: submit into the empty plan failed"
+    # the JSON jobs file the plan names gets the job; a CSV one is kept
+    if [ $q = q.json ]; then
+        grep -q '"id": "new"' $q || fail "$q: submit did not add the job"
+    else
+        cmp -s $q $q.orig || fail "$q: submit changed a CSV jobs file"
+        grep -q 'is a CSV trace' $n.sub.out || fail "$q: no CSV note"
+    fi
+    mv $q.orig $q
     grep -q '^admitted: new' $n.sub.out || fail "$q: submit: expected admitted"
     grep -q '"id": "new"' $n.sub.json || fail "$q: submit did not rewrite the plan"
     cp $n.plan.json $n.rej.json

@@ -23,7 +23,9 @@ plan_twice() { # name jobs cluster curves
         "$T/$1.out" || fail "$1: summary line missing"
 }
 
-plan_twice sample "$D/jobs/sample.json" n4g8 A100
+# submit (below) adds its job to the plan's jobs file: plan from a copy
+cp "$D/jobs/sample.json" "$T/sample.json"
+plan_twice sample "$T/sample.json" n4g8 A100
 plan_twice c10 "$D/traces/itp/cluster10.csv" n32g8 A100
 plan_twice philly "$D/traces/artifact/philly_103959.csv" n32g8 A100
 grep -q 'admitted 257, rejected 3, best-effort 0' "$T/c10.out" || {

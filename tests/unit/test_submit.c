@@ -39,6 +39,8 @@ static int setup(void **state)
     if (tp_setup(state) != 0)
         return -1;
     tu_tmpdir(g_dir, sizeof g_dir);
+    char jf[512];
+    tu_write(g_dir, "q.json", Q_CHANGE, jf, sizeof jf);
     return make_plan(Q_CHANGE, 0, "plan.json", g_plan, sizeof g_plan) ||
            make_plan(Q_EB, 1, "plan-eb.json", g_plan_eb, sizeof g_plan_eb);
 }
@@ -53,32 +55,31 @@ static int teardown(void **state)
     "{\"id\": \"y\", \"model\": \"resnet50\", \"batch_size\": 128, "        \
     "\"iterations\": 60000, \"submit_time\": 0, \"deadline\": " deadline "}"
 
-/* Admitted; a job submitted later loses its admission (it was promised
- * nothing yet): listed as a change, not a broken promise. */
-static void test_admit_changes(void **state)
+/* A job submitted later than the new one but admitted by the plan keeps
+ * its promise: the new job is rejected, naming it (it used to be
+ * admitted and c listed as admitted -> rejected). */
+static void test_keeps_promise(void **state)
 {
     (void)state;
     const char *path = g_plan;
     plan_submit_res r;
     ef_err e = {0};
     assert_ok(plan_submit(path, Y("5000"), NULL, &r, &e), e);
-    assert_int_equal(r.decision, PLAN_ADMITTED);
-    assert_null(r.broken);
-    assert_int_equal(r.nchanges, 1);
-    assert_string_equal(r.changes[0].id, "c");
-    assert_int_equal(r.changes[0].from, PLAN_ADMITTED);
-    assert_int_equal(r.changes[0].to, PLAN_REJECTED);
+    assert_int_equal(r.decision, PLAN_REJECTED);
+    assert_non_null(r.broken);
+    assert_string_equal(r.broken, "c");
+    assert_true(r.earliest > 5000);
     assert_string_equal(r.p.jobs[r.p.njobs - 1].in->id, "y");
     assert_string_equal(r.jobs_file, "q.json");
     assert_string_equal(r.curves, "A100");
     plan_submit_free(&r);
-    /* best-effort: no deadline, no change */
+    /* best-effort: no deadline, no change, submitted at the plan's now */
     assert_ok(plan_submit(path, "{\"id\": \"z\", \"model\": \"bert\", "
                           "\"batch_size\": 64, \"iterations\": 10}", NULL,
                           &r, &e), e);
     assert_int_equal(r.decision, PLAN_BEST_EFFORT);
     assert_int_equal(r.nchanges, 0);
-    assert_true(r.p.jobs[r.p.njobs - 1].in->submit == 0); /* plan's now */
+    assert_true(r.p.jobs[r.p.njobs - 1].in->submit == r.doc.now);
     plan_submit_free(&r);
 }
 
@@ -93,7 +94,6 @@ static void test_reject_earliest(void **state)
     ef_err e = {0};
     assert_ok(plan_submit(path, Y("3000"), NULL, &r, &e), e);
     assert_int_equal(r.decision, PLAN_REJECTED);
-    assert_null(r.broken);
     assert_contains(r.reason, "deadline too tight");
     int64_t best = r.earliest;
     assert_true(best > 3000);
@@ -177,6 +177,119 @@ static void test_elastic_keeps_jobs(void **state)
     plan_submit_free(&r);
 }
 
+/* A small deterministic generator (no wall time, no libc rand). */
+static uint64_t g_rng;
+static int64_t rnd(int64_t lo, int64_t hi)
+{
+    g_rng = g_rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + (int64_t)((g_rng >> 33) % (uint64_t)(hi - lo + 1));
+}
+
+/* One random job object: a model and batch the A100 curves have, work
+ * of minutes to hours, a deadline (or none, one in six) from tight to
+ * loose. */
+static void rnd_job(char *dst, size_t len, const char *id, int64_t submit)
+{
+    static const char *const models[] = {"resnet50", "bert", "vgg16"};
+    static const int batch[] = {128, 64, 128};
+    int m = (int)rnd(0, 2);
+    int64_t iters = rnd(1000, 60000);
+    char ddl[32];
+    if (rnd(0, 5) == 0)
+        snprintf(ddl, sizeof ddl, "null");
+    else
+        snprintf(ddl, sizeof ddl, "%lld",
+                 (long long)(submit + rnd(300, 9000)));
+    snprintf(dst, len, "{\"id\": \"%s\", \"model\": \"%s\", "
+             "\"batch_size\": %d, \"iterations\": %lld, "
+             "\"submit_time\": %lld, \"deadline\": %s}", id, models[m],
+             batch[m], (long long)iters, (long long)submit, ddl);
+}
+
+/* Submit 'text' into 'path' and check the contract: no job the plan
+ * admitted loses its admission when the answer is not a rejection.
+ * Returns the decision. */
+static plan_decision submit_checked(const char *path, const char *text,
+                                    int64_t *earliest)
+{
+    plan_submit_res r;
+    ef_err e = {0};
+    assert_ok(plan_submit(path, text, NULL, &r, &e), e);
+    plan_decision d = r.decision;
+    if (d != PLAN_REJECTED)
+        for (int i = 0; i < r.doc.njobs; i++)
+            if (r.doc.jobs[i].decision == PLAN_ADMITTED)
+                assert_int_equal(r.p.jobs[i].decision, PLAN_ADMITTED);
+    if (earliest)
+        *earliest = r.earliest;
+    plan_submit_free(&r);
+    return d;
+}
+
+/* Over 300 seeded random plans (3 to 8 jobs on 8 or 16 GPUs, arrivals
+ * spread over an hour, a random slot) and one random submission each,
+ * submitted at a random time from the plan's now on: no admitted job's
+ * decision changes; a rejection's earliest deadline E is admitted and
+ * E - 1 refused. Accepted answers are committed, then a second job is
+ * submitted into the result: promises made by a submit are kept too. */
+static void test_property(void **state)
+{
+    (void)state;
+    char queue[4096], job_text[512], path[512], id[16];
+    int rejected = 0, admitted = 0, with_earliest = 0;
+    tu_join(path, sizeof path, g_dir, "prop.json");
+    for (int c = 0; c < 300; c++) {
+        g_rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)c;
+        int n = (int)rnd(3, 8);
+        size_t off = (size_t)snprintf(queue, sizeof queue, "{\"jobs\": [");
+        for (int i = 0; i < n; i++) {
+            snprintf(id, sizeof id, "j%d", i);
+            rnd_job(job_text, sizeof job_text, id, i == 0 ? 0 : rnd(0, 3600));
+            off += (size_t)snprintf(queue + off, sizeof queue - off, "%s%s",
+                                    i ? ", " : "", job_text);
+        }
+        snprintf(queue + off, sizeof queue - off, "]}");
+        tp_planned t;
+        ef_err e = {0};
+        tp_opts(&t);
+        t.o.slot = (int)rnd(1, 5) * 60;
+        assert_ok(tp_plan(&t, queue, rnd(1, 2), &e), e);
+        assert_ok(plan_write_json(&t.p, path, "q.json", "A100", &e), e);
+        tp_planned_free(&t);
+        for (int k = 0; k < 2; k++) {
+            snprintf(id, sizeof id, "new%d", k);
+            rnd_job(job_text, sizeof job_text, id, rnd(0, 3600));
+            int64_t best = -1;
+            plan_decision d = submit_checked(path, job_text, &best);
+            if (d != PLAN_REJECTED) {
+                admitted++;
+                plan_submit_res r;
+                assert_ok(plan_submit(path, job_text, NULL, &r, &e), e);
+                assert_ok(plan_submit_commit(&r, path, &e), e);
+                plan_submit_free(&r);
+                continue;
+            }
+            rejected++;
+            if (best < 0)
+                continue;
+            with_earliest++;
+            /* the same job at E, and at E - 1 */
+            char *dl = strstr(job_text, "\"deadline\": ");
+            assert_non_null(dl);
+            snprintf(dl, sizeof job_text - (size_t)(dl - job_text),
+                     "\"deadline\": %lld}", (long long)best);
+            assert_int_equal(submit_checked(path, job_text, NULL),
+                             PLAN_ADMITTED);
+            snprintf(dl, sizeof job_text - (size_t)(dl - job_text),
+                     "\"deadline\": %lld}", (long long)best - 1);
+            assert_int_equal(submit_checked(path, job_text, NULL),
+                             PLAN_REJECTED);
+        }
+    }
+    /* the generator reaches every branch */
+    assert_true(admitted > 50 && rejected > 50 && with_earliest > 50);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -199,6 +312,26 @@ static void test_errors(void **state)
                            "\"batch_size\": 64, \"iterations\": 5}", NULL, &r,
                            &e), e, path, "\"c\"");
     plan_submit_free(&r);
+    /* a submit_time in the plan's past (a plan whose now is 600) */
+    tp_planned t;
+    char p600[512];
+    tp_opts(&t);
+    t.o.now = 600;
+    assert_ok(tp_plan(&t, Q_CHANGE, 1, &e), e);
+    tu_join(p600, sizeof p600, g_dir, "now600.json");
+    assert_ok(plan_write_json(&t.p, p600, "q.json", "A100", &e), e);
+    tp_planned_free(&t);
+    assert_err(plan_submit(p600, "{\"id\": \"x\", \"model\": \"bert\", "
+                           "\"batch_size\": 64, \"iterations\": 5, "
+                           "\"submit_time\": 599}", NULL, &r, &e), e,
+               "--job: jobs[0].submit_time: 599 is before the plan's now 600",
+               NULL);
+    plan_submit_free(&r);
+    assert_ok(plan_submit(p600, "{\"id\": \"x\", \"model\": \"bert\", "
+                          "\"batch_size\": 64, \"iterations\": 5}", NULL,
+                          &r, &e), e);
+    assert_true(r.p.jobs[r.p.njobs - 1].in->submit == 600);
+    plan_submit_free(&r);
     /* not a plan file */
     tu_write(g_dir, "q.json", Q_CHANGE, bad, sizeof bad);
     assert_err(plan_submit(bad, Y("5000"), NULL, &r, &e), e, bad,
@@ -209,9 +342,10 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_admit_changes),
+        cmocka_unit_test(test_keeps_promise),
         cmocka_unit_test(test_reject_earliest),
         cmocka_unit_test(test_elastic_keeps_jobs),
+        cmocka_unit_test(test_property),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
