@@ -24,10 +24,11 @@
  *   found by stepping forward from the planner's own hint with a doubling
  *   step and bisecting to the second between the last refusal and the
  *   first admission. Admission is not monotone in the deadline in
- *   general (the planner is greedy: a later deadline moves the new job's
- *   reservation later, as late as it can go, where it can collide with a
- *   job that arrives later; a deadline in between can therefore be
- *   refused while both sides are admitted). So E is the earliest
+ *   general: the planner is greedy, and a later deadline moves the new
+ *   job in the deadline order and moves its reservation (placed as late
+ *   as it can go), which changes how the jobs after it are planned; a
+ *   deadline can therefore be refused while deadlines on both sides of
+ *   it are admitted. So E is the earliest
  *   admissible deadline in this sense: E is admitted, E - 1 is refused,
  *   and every deadline the search planned below E was refused; a deadline
  *   further below E that the search never planned may still be admitted.
