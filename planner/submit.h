@@ -99,8 +99,7 @@ typedef struct plan_submit_res {
  * job ("--job: jobs[0].x: ...", EF_E_INPUT; a submit_time before the
  * plan's now is one), the plan's jobs file missing or not a job queue
  * (EF_E_INPUT), a failed re-plan or self-check (EF_E_INTERNAL). A
- * rejection is not an error: r->decision
- * says it.
+ * rejection is not an error: r->decision says it.
  */
 int plan_submit(const char *plan_path, const char *job_json,
                 const char *curves, plan_submit_res *r, ef_err *e);
