@@ -543,7 +543,8 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
  * neither done nor failed, each with every field it had, its progress
  * raised to what the journal and progress files say (job_advance), its
  * placement when it was running at the end of this apply (a job the plan
- * lacks: unchanged); plus "apply": {"complete", "failed": [{"attempt",
+ * lacks: unchanged), then the jobs added to the jobs file since the plan
+ * read it (efplan submit while apply ran), as given; plus "apply": {"complete", "failed": [{"attempt",
  * "id", "job", "log", "why"}], "finished": [ids], "journal", "plan",
  * "plan_time"}.
  */

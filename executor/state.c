@@ -22,12 +22,53 @@ static job state_job(const job *in, int64_t done, const exec_place *pl,
     return t;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Jobs the jobs file holds now that it did not hold when apply read it
+ * (an `efplan submit` while apply ran adds them there): read the file
+ * again into *later (empty when it is unreadable or names no new job) and
+ * return how many of its jobs are new, marking them in (*isnew)[i]. */
+static int submitted_since(const exec_plan *p, job_queue *later, char **isnew)
+{
+    memset(later, 0, sizeof *later);
+    *isnew = NULL;
+    ef_err e = {0};
+    if (!p->q.path || !p->q.path[0] || queue_load(later, p->q.path, &e) !=
+                                             EF_OK) {
+        queue_free(later);
+        memset(later, 0, sizeof *later);
+        return 0;
+    }
+    const char **ids = ef_malloc(((size_t)p->q.n + 1) * sizeof *ids);
+    for (int k = 0; k < p->q.n; k++)
+        ids[k] = p->q.jobs[k].id;
+    qsort(ids, (size_t)p->q.n, sizeof *ids, cmp_str);
+    *isnew = ef_calloc((size_t)later->n + 1, 1);
+    int m = 0;
+    for (int i = 0; i < later->n; i++) {
+        const char *id = later->jobs[i].id;
+        if (!bsearch(&id, ids, (size_t)p->q.n, sizeof *ids, cmp_str)) {
+            (*isnew)[i] = 1;
+            m++;
+        }
+    }
+    free(ids);
+    return m;
+}
+
 char *exec_state_json(const exec_ctx *x, const exec_replay *r, int complete,
                       int64_t plan_time)
 {
     const exec_plan *p = x->p;
     json_t *failed = json_array(), *finished = json_array();
-    job *jobs = ef_malloc(((size_t)p->q.n + 1) * sizeof *jobs);
+    job_queue later;
+    char *isnew;
+    int nlater = submitted_since(p, &later, &isnew);
+    job *jobs = ef_malloc(((size_t)p->q.n + (size_t)nlater + 1) *
+                          sizeof *jobs);
     int n = 0;
     for (int k = 0; k < p->q.n; k++) {
         const job *in = &p->q.jobs[k];
@@ -58,6 +99,11 @@ char *exec_state_json(const exec_ctx *x, const exec_replay *r, int complete,
         }
         jobs[n++] = state_job(in, done, jj->had_place ? &jj->place : NULL, 0);
     }
+    /* submitted while apply ran: for the next plan, as given */
+    for (int i = 0; i < later.n; i++)
+        if (isnew[i])
+            jobs[n++] = state_job(&later.jobs[i],
+                                  later.jobs[i].iterations_done, NULL, 1);
     char jpath[4200];
     snprintf(jpath, sizeof jpath, "%s/journal.jsonl", x->state);
     json_t *ap = json_pack("{s:b,s:o,s:o,s:s,s:s,s:I}", "complete", complete,
@@ -67,5 +113,7 @@ char *exec_state_json(const exec_ctx *x, const exec_replay *r, int complete,
     char *out = queue_write_json(jobs, n, ap);
     json_decref(ap);
     free(jobs);
+    free(isnew);
+    queue_free(&later);
     return out;
 }

@@ -558,6 +558,63 @@ static void test_state_keeps_job_fields(void **state)
     exec_plan_free(&p);
 }
 
+/* A job submitted while apply ran (efplan submit adds it to the jobs file
+ * the plan names) reaches the state file, and so the next night's plan;
+ * the jobs apply read are written as before. */
+static void test_state_carries_submitted(void **state)
+{
+    (void)state;
+    exec_plan p;
+    ef_err e = {0};
+    load(&p);
+    char dir[] = "/tmp/efplan-test-XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/jobs.json", dir);
+#define SJOB(id) "{\"id\": \"" id "\", \"model\": \"bert\", " \
+    "\"batch_size\": 64, \"iterations\": 100, \"submit_time\": 0, " \
+    "\"command\": [\"train\"]}"
+    write_file(path, "{\"jobs\": [" SJOB("a") ", " SJOB("b") ", " SJOB("c")
+                     "]}");
+    assert_ok(exec_plan_attach_jobs(&p, path, &e), e);
+    /* while apply runs: a submit rewrites the jobs file with one more */
+    write_file(path, "{\"jobs\": [" SJOB("a") ", " SJOB("b") ", " SJOB("c")
+                     ", {\"id\": \"late\", \"model\": \"bert\", "
+                     "\"batch_size\": 64, \"iterations\": 50, "
+                     "\"submit_time\": 300, \"deadline\": 9000, "
+                     "\"command\": [\"run\", \"it\"]}]}");
+#undef SJOB
+    exec_jjob jj[3];
+    memset(jj, 0, sizeof jj);
+    for (int k = 0; k < 3; k++)
+        jj[k].progress = -1;
+    jj[1].status = EXEC_J_DONE;
+    exec_replay r = {.njobs = 3, .jobs = jj};
+    exec_ctx x = {.p = &p, .state = dir};
+    char *s = exec_state_json(&x, &r, 1, 480);
+    job_queue q;
+    assert_ok(queue_parse_json(&q, "state.json", s, strlen(s), &e), e);
+    assert_int_equal(q.n, 3); /* a, c and the late one; b is done */
+    assert_string_equal(q.jobs[0].id, "a");
+    assert_string_equal(q.jobs[1].id, "c");
+    const job *l = &q.jobs[2];
+    assert_string_equal(l->id, "late");
+    assert_true(l->iterations == 50 && l->submit == 300);
+    assert_true(l->has_deadline && l->deadline == 9000);
+    assert_int_equal(l->run.argc, 2);
+    assert_string_equal(l->run.argv[1], "it");
+    queue_free(&q);
+    free(s);
+    /* a jobs file gone since: the state holds what apply read */
+    unlink(path);
+    s = exec_state_json(&x, &r, 1, 480);
+    assert_ok(queue_parse_json(&q, "state.json", s, strlen(s), &e), e);
+    assert_int_equal(q.n, 2);
+    queue_free(&q);
+    free(s);
+    rmdir(dir);
+    exec_plan_free(&p);
+}
+
 /* ---- the node table ------------------------------------------------------ */
 
 static void test_nodes(void **state)
@@ -870,6 +927,7 @@ int main(void)
         cmocka_unit_test(test_diff_plan),
         cmocka_unit_test(test_journal_replay),
         cmocka_unit_test(test_state_keeps_job_fields),
+        cmocka_unit_test(test_state_carries_submitted),
         cmocka_unit_test(test_nodes),
         cmocka_unit_test(test_read_rc),
         cmocka_unit_test(test_dry_run),
