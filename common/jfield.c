@@ -400,7 +400,7 @@ static int empty(const jf_field *f, const void *obj)
     case JF_G10:
     case JF_G17: return *CAT(obj, f->off, double) == 0;
     case JF_STR: {
-        const char *s = *CAT(obj, f->off, const char *);
+        const char *s = *CAT(obj, f->off, char *);
         return !s || !s[0];
     }
     case JF_ENUM:
@@ -417,7 +417,7 @@ static int empty(const jf_field *f, const void *obj)
 
 static void write_array(jw *w, const jf_field *f, const void *obj)
 {
-    const char *a = *CAT(obj, f->off, const char *);
+    const char *a = *CAT(obj, f->off, char *);
     int n = *CAT(obj, f->cnt, int);
     size_t sz = f->sub->size;
     jw_arr(w, f->key, f->style);
@@ -479,7 +479,7 @@ static void write_member(jw *w, const jf_field *f, const void *obj)
         jw_num(w, f->key, "%.17g", *CAT(obj, f->off, double));
         return;
     case JF_STR:
-        jw_str(w, f->key, *CAT(obj, f->off, const char *));
+        jw_str(w, f->key, *CAT(obj, f->off, char *));
         return;
     case JF_ENUM:
         jw_str(w, f->key, f->names[*CAT(obj, f->off, int)]);
@@ -501,7 +501,7 @@ static void write_member(jw *w, const jf_field *f, const void *obj)
         write_array(w, f, obj);
         return;
     case JF_LONGS: {
-        const long *a = *CAT(obj, f->off, const long *);
+        const long *a = *CAT(obj, f->off, long *);
         int n = *CAT(obj, f->cnt, int);
         jw_arr(w, f->key, f->style);
         for (int i = 0; i < n; i++)
@@ -550,8 +550,8 @@ static int equal_member(const jf_field *f, const void *a, const void *b)
     case JF_G17:
         return same_double(*CAT(a, f->off, double), *CAT(b, f->off, double));
     case JF_STR: {
-        const char *x = *CAT(a, f->off, const char *);
-        const char *y = *CAT(b, f->off, const char *);
+        const char *x = *CAT(a, f->off, char *);
+        const char *y = *CAT(b, f->off, char *);
         return strcmp(x ? x : "", y ? y : "") == 0;
     }
     case JF_ENUM:
@@ -563,8 +563,8 @@ static int equal_member(const jf_field *f, const void *a, const void *b)
         int n = *CAT(a, f->cnt, int);
         if (n != *CAT(b, f->cnt, int))
             return 0;
-        const char *x = *CAT(a, f->off, const char *);
-        const char *y = *CAT(b, f->off, const char *);
+        const char *x = *CAT(a, f->off, char *);
+        const char *y = *CAT(b, f->off, char *);
         for (int i = 0; i < n; i++)
             if (!jf_equal(f->sub, x + (size_t)i * f->sub->size,
                           y + (size_t)i * f->sub->size))
@@ -575,8 +575,8 @@ static int equal_member(const jf_field *f, const void *a, const void *b)
         int n = *CAT(a, f->cnt, int);
         if (n != *CAT(b, f->cnt, int))
             return 0;
-        const long *x = *CAT(a, f->off, const long *);
-        const long *y = *CAT(b, f->off, const long *);
+        const long *x = *CAT(a, f->off, long *);
+        const long *y = *CAT(b, f->off, long *);
         return n == 0 || memcmp(x, y, (size_t)n * sizeof *x) == 0;
     }
     case JF_CUSTOM:

@@ -468,8 +468,8 @@ static void test_empty_queue(void **state)
     static const char *const js[] = {
         "{\"jobs\": []}",
         "{\"format\": \"efplan-jobs\", \"version\": 1, \"jobs\": []}",
-        "{\"apply\": {\"complete\": true, \"finished\": [\"a\"]}, "
-        "\"jobs\": []}"};
+        ("{\"apply\": {\"complete\": true, \"finished\": [\"a\"]}, "
+         "\"jobs\": []}")};
     curve_set cs;
     load_a100(&cs);
     for (size_t k = 0; k < 3; k++) {
