@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 
+#include "common/jfield.h"
 #include "common/jsonin.h"
 #include "common/jsonw.h"
 #include "simulator/compare.h"
@@ -418,14 +419,14 @@ out:
     return rc;
 }
 
+static int parse_any(void *r, const char *path, const char *buf, size_t len,
+                     ef_err *e)
+{
+    return cmp_parse(r, path, buf, len, e);
+}
+
 int cmp_read(cmp_result *r, const char *path, ef_err *e)
 {
-    char *buf;
-    size_t len;
     memset(r, 0, sizeof *r);
-    if (ef_read_file(path, &buf, &len, e) != EF_OK)
-        return EF_ERR;
-    int rc = cmp_parse(r, path, buf, len, e);
-    free(buf);
-    return rc;
+    return jf_load(path, parse_any, r, e);
 }

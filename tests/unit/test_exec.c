@@ -567,9 +567,9 @@ static void test_state_carries_submitted(void **state)
     exec_plan p;
     ef_err e = {0};
     load(&p);
-    char dir[] = "/tmp/efplan-test-XXXXXX", path[256];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/jobs.json", dir);
+    char dir[256], path[512];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(path, sizeof path, dir, "jobs.json");
 #define SJOB(id) "{\"id\": \"" id "\", \"model\": \"bert\", " \
     "\"batch_size\": 64, \"iterations\": 100, \"submit_time\": 0, " \
     "\"command\": [\"train\"]}"
@@ -611,7 +611,7 @@ static void test_state_carries_submitted(void **state)
     assert_int_equal(q.n, 2);
     queue_free(&q);
     free(s);
-    rmdir(dir);
+    tu_rmtree(dir);
     exec_plan_free(&p);
 }
 
