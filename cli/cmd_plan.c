@@ -20,6 +20,7 @@ void help_plan(void)
         "                   [--out plan.json] [--svg plan.svg]\n"
         "                   [--surplus gain|reference] [--all]\n"
         "                   [--elastic-batch]\n"
+        "                   [--overhead fig12|reference|restart|none]\n"
         "\n"
         "Plan a job queue: admit each job whose deadline can be guaranteed by\n"
         "its minimum satisfactory share (in submit order, against the GPUs\n"
@@ -43,6 +44,9 @@ void help_plan(void)
         "  --elastic-batch     jobs with batch_sizes: choose the batch size\n"
         "                      too (least GPU-time share; surplus may move a\n"
         "                      job to a larger batch); work in samples\n"
+        "  --overhead MODEL    reconfiguration costs the plan pays and keeps\n"
+        "                      its promises under, as simulate models them:\n"
+        "                      fig12 (default), reference, restart or none\n"
         "\n"
         "Exit codes: 0 planned (some jobs may be rejected: see the summary),\n"
         "2 usage error, 3 invalid input, 5 internal error.\n");
@@ -127,6 +131,7 @@ int cmd_plan(int argc, char **argv)
         {"surplus", required_argument, NULL, 'S'},
         {"all", no_argument, NULL, 'a'},
         {"elastic-batch", no_argument, NULL, 'E'},
+        {"overhead", required_argument, NULL, 'O'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *jobs_path = NULL, *cluster_arg = NULL, *curves_arg = NULL;
@@ -134,6 +139,7 @@ int cmd_plan(int argc, char **argv)
     int all = 0, o;
     plan_opts po;
     plan_opts_default(&po);
+    po.overhead = OVH_FIG12;
     opterr = 0;
     optind = 1;
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -169,6 +175,15 @@ int cmd_plan(int argc, char **argv)
                                        "gain or reference)", optarg);
             break;
         case 'E': po.elastic_batch = 1; break;
+        case 'O': {
+            int m = ovh_parse(optarg);
+            if (m < 0)
+                return cli_usage_error("plan", "--overhead: \"%s\" (expected "
+                                       "fig12, reference, restart or none)",
+                                       optarg);
+            po.overhead = (ovh_mode)m;
+            break;
+        }
         case 'h': help_plan(); return 0;
         default:
             return cli_option_error("plan", o, argv[optind - 1]);

@@ -15,6 +15,7 @@ void eng_init(eng *x, const cluster *c, int cap)
     x->prev = ef_calloc(n, sizeof *x->prev);
     x->out = ef_calloc(n, sizeof *x->out);
     x->ids = ef_malloc(n * sizeof *x->ids);
+    x->keep = ef_malloc(n);
     x->owner = ef_malloc((N ? N : 1) * sizeof *x->owner);
     x->load = ef_malloc((N ? N : 1) * sizeof *x->load);
 }
@@ -25,6 +26,7 @@ void eng_free(eng *x)
     free(x->prev);
     free(x->out);
     free(x->ids);
+    free(x->keep);
     free(x->owner);
     free(x->load);
     memset(x, 0, sizeof *x);
@@ -98,6 +100,7 @@ int eng_place(eng *x, eng_alloc *a, int n, ef_err *e)
         x->want[k] = a[k].want;
         x->prev[k] = *a[k].pl;
         x->ids[k] = a[k].id;
+        x->keep[k] = (char)(a[k].keep != 0);
         total += a[k].want;
         pinned |= a[k].pin && a[k].want > 0;
     }
@@ -108,8 +111,8 @@ int eng_place(eng *x, eng_alloc *a, int n, ef_err *e)
         if (total > N)
             return ef_fail(e, EF_E_INTERNAL, "%ld GPUs given out of %d",
                            total, N);
-        if (place_slot(&x->cl, n, x->want, x->prev, x->ids, x->out,
-                       x->owner) != EF_OK)
+        if (place_slot_keep(&x->cl, n, x->want, x->prev, x->ids, x->keep,
+                            x->out, x->owner) != EF_OK)
             return ef_fail(e, EF_E_INTERNAL, "placement of %ld GPUs failed",
                            total);
     }

@@ -47,6 +47,9 @@ typedef struct eng_alloc {
     place_set *pl;       /* in: the GPUs held; out: the GPUs held from now
                             on (the engine frees the old set) */
     eng_change change;   /* out */
+    int keep;            /* 1: hold it on its GPUs if its size is unchanged
+                            even when others must move for it (its promise
+                            has no room for a migration; place.h) */
 } eng_alloc;
 
 /* Scratch for one cluster, reused from point to point. */
@@ -56,6 +59,7 @@ typedef struct eng {
     int *want;           /* per allocation */
     place_set *prev, *out;
     const char **ids;
+    char *keep;          /* per allocation: eng_alloc.keep */
     int *owner;          /* per GPU: place_slot's scratch */
     double *load;        /* per GPU: pinned shares */
 } eng;

@@ -45,6 +45,7 @@ typedef struct ord {
     int i;
     int want;
     int kept; /* same size as before: placed first among equals */
+    int fixed; /* takes exactly its old GPUs before anyone is placed */
 } ord;
 
 static int cmp_ord(const void *a, const void *b, void *ctx)
@@ -86,8 +87,18 @@ static void take(int *owner, int *nodefree, int G, place_set *o, int job,
     }
 }
 
-int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
-               const char *const *ids, place_set *out, int *owner)
+/* Which jobs a placement attempt fixes on the GPUs they hold. */
+enum { FIX_NONE, FIX_KEEP, FIX_ALL };
+
+/* One placement attempt. Each job whose size is unchanged and that
+ * 'fix' names (FIX_ALL: every such job; FIX_KEEP: those with keep[i])
+ * first takes exactly the GPUs it held; then the others are placed
+ * largest first, each preferring its old GPUs. With nothing fixed this
+ * never fails while the total fits; fixed blocks may leave no aligned
+ * room for a job (EF_ERR). */
+static int place_try(const cluster *c, int n, const int *want,
+                     const place_set *prev, const char *const *ids,
+                     const char *keep, place_set *out, int *owner, int fix)
 {
     int G = c->gpus_per_node, N = c->total_gpus;
     long total = 0;
@@ -106,6 +117,8 @@ int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
         o[m].i = i;
         o[m].want = want[i];
         o[m].kept = prev && prev[i].g == want[i];
+        o[m].fixed = o[m].kept && (fix == FIX_ALL ||
+                                   (fix == FIX_KEEP && keep && keep[i]));
         m++;
     }
     if (total > N) {
@@ -125,9 +138,28 @@ int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
     for (int i = 0; prev && i < n; i++)
         for (int k = 0; k < prev[i].g && want[i] > 0; k++)
             claim[prev[i].gpu[k]] = i;
+    if (fix != FIX_NONE) {
+        for (int r = 0; r < m; r++) {
+            int i = o[r].i;
+            if (!o[r].fixed)
+                continue;
+            out[i].g = prev[i].g;
+            out[i].gpu = ef_malloc((size_t)prev[i].g * sizeof(int));
+            for (int k = 0; k < prev[i].g; k++) {
+                int x = prev[i].gpu[k];
+                if (owner[x] >= 0)
+                    goto fail;
+                owner[x] = i;
+                nodefree[x / G]--;
+                out[i].gpu[k] = x;
+            }
+        }
+    }
     for (int r = 0; r < m; r++) {
         int i = o[r].i, g = o[r].want;
         const place_set *pv = prev && prev[i].g > 0 ? &prev[i] : NULL;
+        if (o[r].fixed)
+            continue;
         out[i].g = g;
         out[i].gpu = ef_malloc((size_t)g * sizeof(int));
         if (g <= G) {
@@ -189,4 +221,23 @@ fail:
     free(nodefree);
     free(claim);
     return EF_ERR;
+}
+
+int place_slot_keep(const cluster *c, int n, const int *want,
+                    const place_set *prev, const char *const *ids,
+                    const char *keep, place_set *out, int *owner)
+{
+    if (prev && place_try(c, n, want, prev, ids, keep, out, owner,
+                          FIX_ALL) == EF_OK)
+        return EF_OK;
+    if (prev && keep && place_try(c, n, want, prev, ids, keep, out, owner,
+                                  FIX_KEEP) == EF_OK)
+        return EF_OK;
+    return place_try(c, n, want, prev, ids, keep, out, owner, FIX_NONE);
+}
+
+int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
+               const char *const *ids, place_set *out, int *owner)
+{
+    return place_slot_keep(c, n, want, prev, ids, NULL, out, owner);
 }

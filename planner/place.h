@@ -3,13 +3,18 @@
  *
  * Rule: a job of g <= gpus_per_node GPUs sits inside one node on an
  * aligned block (GPUs [k*g, (k+1)*g) of that node); a larger job takes
- * g / gpus_per_node whole nodes. Jobs are placed largest first, so every
- * block already taken is aligned to the current size: the free space of
- * every node is a union of aligned blocks, and placement never fails
- * while the total fits (no fragmentation). Within that order each job
- * prefers the GPUs it held in the previous slot (same GPUs when its size
- * is unchanged, a block inside or around its old one when it resized),
- * so jobs move only when they must.
+ * g / gpus_per_node whole nodes. A move costs the job a migration, so
+ * placement tries, in turn:
+ *   1. every job whose size is unchanged keeps exactly its GPUs, the
+ *      others are placed around them (largest first);
+ *   2. (place_slot_keep) only the jobs marked 'keep' are held in place;
+ *   3. all jobs are placed largest first, so every block already taken
+ *      is aligned to the current size: the free space of every node is a
+ *      union of aligned blocks, and this never fails while the total fits
+ *      (no fragmentation). Within that order each job prefers the GPUs it
+ *      held in the previous slot (same GPUs when its size is unchanged, a
+ *      block inside or around its old one when it resized).
+ * The first attempt that places every job wins.
  */
 #ifndef EF_PLACE_H
 #define EF_PLACE_H
@@ -32,6 +37,13 @@ typedef struct place_set {
  */
 int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
                const char *const *ids, place_set *out, int *owner);
+
+/* place_slot with keep[i] = 1 for the jobs attempt 2 holds in place (an
+ * admitted job whose promise has no room for a migration); keep may be
+ * NULL (then it is place_slot). */
+int place_slot_keep(const cluster *c, int n, const int *want,
+                    const place_set *prev, const char *const *ids,
+                    const char *keep, place_set *out, int *owner);
 
 void place_set_free(place_set *s);
 

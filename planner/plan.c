@@ -9,6 +9,7 @@
 #include "common/util.h"
 #include "planner/ebatch.h"
 #include "planner/engine.h"
+#include "planner/promise.h"
 
 void plan_opts_default(plan_opts *o)
 {
@@ -17,6 +18,7 @@ void plan_opts_default(plan_opts *o)
     o->now = INT64_MIN;
     o->surplus = SURPLUS_GAIN;
     o->horizon = 0;
+    o->overhead = OVH_NONE;
 }
 
 void plan_free(plan *p)
@@ -137,35 +139,215 @@ static void record(plan *p, int *cap, const int *act, int na, int64_t t,
 
 /* ---- one scheduling point ------------------------------------------------ */
 
+/* ---- the promise under overheads (promise.h) ---------------------------- */
+
+/* The physics the plan's promises are checked against: the overhead
+ * model in force, a possible point every slot, a reference restart every
+ * 'slot' points (as the simulator counts them), one forced migration. */
+static prm_model pmodel(const plan *p)
+{
+    prm_model m = {p->opts.overhead, p->cl.total_gpus, p->opts.slot,
+                   p->opts.slot, p->point_index, 2};
+    return m;
+}
+
+/* Where job j stands at point t. */
+static prm_start pstart(const plan_job *j, int64_t t)
+{
+    prm_start s = {t, j->held, j->held ? j->hrow : NULL, j->owed,
+                   j->in->model, j->eb};
+    return s;
+}
+
+/* 1 if job j, from where it stands at t, completes its remaining work by
+ * its deadline along 'head' (if not NULL) then reservation r at 'row'
+ * from 'from' on, paying every overhead. Always 1 without overheads (MSS
+ * reservations are exact then). */
+static int covers(const plan *p, const plan_job *j, const prm_piece *head,
+                  const resv *r, const curve_row *row, int64_t t,
+                  int64_t from, int migrations)
+{
+    if (p->opts.overhead == OVH_NONE)
+        return 1;
+    prm_model m = pmodel(p);
+    m.migrations = migrations;
+    prm_start s = pstart(j, t);
+    return prm_resv_work(&m, &s, head, r, row, from, j->deadline) >=
+           j->rem * (1.0 + MSS_MARGIN);
+}
+
+/* How many times plan_mss and plan_fastest raise the work they plan for
+ * before giving up. */
+#define OVH_ROUNDS 12
+
+/* How much more work plan_mss and plan_fastest ask for when plan r at
+ * 'row' delivers 'got' < 'need' ('last': what the previous round's plan
+ * delivered, -1 if none): the shortfall; when asking more did not change
+ * what the plan delivers (plans grow a slot at a time), a slot's work at
+ * the plan's largest size. */
+static double raise_by(double need, double got, double last, const resv *r,
+                       const curve_row *row, int samples, int S)
+{
+    double step = need - got;
+    if (last >= 0 && got <= last + 1e-9 * need) {
+        double tpmax = 0;
+        for (int k = 0; k < r->n; k++) {
+            double tp = eb_tput(row, r->s[k].gpus, samples);
+            if (tp > tpmax)
+                tpmax = tp;
+        }
+        if (tpmax * S > step)
+            step = tpmax * S;
+    }
+    return step + need * 1e-9;
+}
+
+/*
+ * plan_mss: job j's minimum satisfactory share at t against F that keeps
+ * the promise under the overhead model: MSS (eb_mss for an elastic-batch
+ * job) for its remaining work plus what the reservation's own changes
+ * and the allowances cost, raised until the reservation covers it (at
+ * most OVH_ROUNDS times). Fills 'out' and returns the batch row, or NULL
+ * ('out' cleared) when no reservation covers it by the deadline.
+ */
+static const curve_row *plan_mss(plan *p, plan_job *j, int64_t t,
+                                 const avail *F, resv *out)
+{
+    int N = p->cl.total_gpus, S = p->opts.slot;
+    double w = j->rem;        /* the work MSS is asked to plan */
+    double last = -1;         /* what the previous round's plan delivered */
+    for (int round = 0; round < OVH_ROUNDS; round++) {
+        const curve_row *row;
+        if (j->eb)
+            row = eb_mss(j->in, 1, N, w, t, j->deadline, S, F, out,
+                         &p->ebtmp);
+        else
+            row = mss_plan(j->in->curve, N, w, t, j->deadline, S, F, out)
+                      ? j->in->curve : NULL;
+        if (!row || p->opts.overhead == OVH_NONE)
+            return row;
+        prm_model m = pmodel(p);
+        prm_start s = pstart(j, t);
+        double need = j->rem * (1.0 + MSS_MARGIN);
+        double got = prm_resv_work(&m, &s, NULL, out, row, t, j->deadline);
+        if (got >= need)
+            return row;
+        w += raise_by(need, got, last, out, row, j->eb, S);
+        last = got;
+    }
+    resv_clear(out);
+    return NULL;
+}
+
+/*
+ * plan_fastest: the earliest completion of job j from t against F, the
+ * job taking in every interval the largest usable size that fits, with
+ * the overhead model's costs paid (the work raised as in plan_mss). Fills
+ * 'out' and *row if given; returns the completion (integer seconds) or -1
+ * when the job cannot run at all.
+ */
+static int64_t plan_fastest(plan *p, plan_job *j, int64_t t, const avail *F,
+                            resv *out, const curve_row **row)
+{
+    int N = p->cl.total_gpus, S = p->opts.slot;
+    resv mine = {0};          /* the plan when the caller wants none */
+    resv *r = out ? out : &mine;
+    double w = j->rem;
+    double last = -1;         /* what the previous round's plan delivered */
+    int64_t fin = -1;
+    const curve_row *er = j->in->curve;
+    for (int round = 0; round < OVH_ROUNDS; round++) {
+        int64_t f;
+        if (j->eb)
+            f = eb_fastest(j->in, 1, N, w, t, S, F, r, &p->ebtmp, &er);
+        else
+            f = mss_fastest(j->in->curve, N, w, t, S, F, r);
+        if (f < 0 || p->opts.overhead == OVH_NONE) {
+            fin = f;
+            break;
+        }
+        prm_model m = pmodel(p);
+        prm_start s = pstart(j, t);
+        double need = j->rem * (1.0 + MSS_MARGIN);
+        fin = prm_finish(&m, &s, r, er, need);
+        if (fin >= 0)
+            break;
+        double got = prm_resv_work(&m, &s, NULL, r, er, t, INT64_MAX);
+        w += raise_by(need, got, last, r, er, j->eb, S);
+        last = got;
+    }
+    if (row)
+        *row = er;
+    resv_free(&mine);
+    return fin;
+}
+
+/* Plan the isolated (at-risk) jobs among act[0..na-1] against what F
+ * leaves, in deadline order: each by plan_mss if it can still make its
+ * deadline, else by plan_fastest; F loses their reservations. */
+static void plan_at_risk(plan *p, const int *act, int na, int64_t t,
+                         avail *F)
+{
+    int m = 0;
+    for (int i = 0; i < na; i++) {
+        plan_job *j = &p->jobs[act[i]];
+        if (j->decision == PLAN_ADMITTED && j->at_risk)
+            p->ord[m++] = act[i];
+    }
+    if (m == 0)
+        return;
+    qsort_r(p->ord, (size_t)m, sizeof *p->ord, cmp_edf, p);
+    for (int k = 0; k < m; k++) {
+        plan_job *j = &p->jobs[p->ord[k]];
+        const curve_row *row = plan_mss(p, j, t, F, &j->r);
+        if (!row)
+            (void)plan_fastest(p, j, t, F, &j->r, &row);
+        if (row)
+            j->rrow = row;
+        resv_apply(&j->r, F, -1);
+    }
+}
+
+/* Flag admitted job j at risk at t: its reservation no longer covers its
+ * remaining work. From now on it is planned apart (plan_at_risk). */
+static void flag_at_risk(plan *p, plan_job *j, int64_t t)
+{
+    if (j->at_risk)
+        return;
+    j->at_risk = 1;
+    p->at_risk++;
+    snprintf(j->risk, sizeof j->risk,
+             "at risk since %lld: its reservation no longer covers the "
+             "%.0f %s it has left by its deadline %lld (fell behind for a "
+             "cause outside the plan); planned apart from the other jobs",
+             (long long)t, j->rem, j->eb ? "samples" : "iterations",
+             (long long)j->deadline);
+}
+
+
 /* Plan the jobs ord[0..m-1] by MSS in deadline order from scratch at t.
  * If every one is feasible, commit their reservations, set F to the
  * resulting profile and return 1; otherwise change nothing, return 0. */
 static int edf_plan(plan *p, int *ord, int m, int64_t t, avail *F,
                     resv *tmp)
 {
-    int N = p->cl.total_gpus, S = p->opts.slot;
+    int N = p->cl.total_gpus;
     qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, p);
     avail Fn;
     avail_init(&Fn, t, N);
     int ok = 1;
     for (int k = 0; k < m && ok; k++) {
         plan_job *j = &p->jobs[ord[k]];
-        if (j->eb) {
-            p->tmprow[k] = eb_mss(j->in, 1, N, j->rem, t, j->deadline, S,
-                                  &Fn, &tmp[k], &p->ebtmp);
-            ok = p->tmprow[k] != NULL;
-        } else {
-            ok = mss_plan(j->in->curve, N, j->rem, t, j->deadline, S, &Fn,
-                          &tmp[k]);
-        }
+        p->tmprow[k] = plan_mss(p, j, t, &Fn, &tmp[k]);
+        ok = p->tmprow[k] != NULL;
         if (ok)
             resv_apply(&tmp[k], &Fn, -1);
     }
     if (ok) {
         for (int k = 0; k < m; k++) {
             resv_copy(&p->jobs[ord[k]].r, &tmp[k]);
-            if (p->jobs[ord[k]].eb)
-                p->jobs[ord[k]].rrow = p->tmprow[k];
+            p->jobs[ord[k]].rrow = p->tmprow[k];
+            p->jobs[ord[k]].tight = 0;
         }
         avail_copy(F, &Fn);
     }
@@ -173,31 +355,79 @@ static int edf_plan(plan *p, int *ord, int m, int64_t t, avail *F,
     return ok;
 }
 
-/* Re-plan every admitted job by MSS in deadline order from scratch; keep
- * the old reservations if the fresh plan fails any of them. Rebuilds F. */
+/* The admitted jobs among act[0..na-1] that are not at risk, into ord;
+ * returns how many. */
+static int healthy(const plan *p, const int *act, int na, int *ord)
+{
+    int m = 0;
+    for (int i = 0; i < na; i++) {
+        const plan_job *j = &p->jobs[act[i]];
+        if (j->decision == PLAN_ADMITTED && !j->at_risk)
+            ord[m++] = act[i];
+    }
+    return m;
+}
+
+/* Step 1 of a point: re-plan every admitted job that is not at risk by
+ * MSS in deadline order from scratch. If that fails, keep the previous
+ * reservations of the jobs they still cover (from where each job stands,
+ * overheads paid); each job they no longer cover (it fell behind: a
+ * forced migration, a slower run) gets a new MSS reservation from what
+ * is left if there is one, and is otherwise flagged at risk, and then
+ * the others are re-planned afresh without it if they can be. At-risk
+ * jobs get what is left after the others (plan_at_risk), so a late job
+ * never blocks the others' re-planning. Rebuilds F. */
 static void replan(plan *p, int *act, int na, int64_t t, avail *F,
                    resv *tmp, int *ord)
 {
-    int N = p->cl.total_gpus, m = 0;
-    for (int i = 0; i < na; i++)
-        if (p->jobs[act[i]].decision == PLAN_ADMITTED)
-            ord[m++] = act[i];
-    if (edf_plan(p, ord, m, t, F, tmp))
-        return;
-    p->replan_fallbacks++;
-    avail_free(F);
-    avail_init(F, t, N);
-    for (int k = 0; k < m; k++) {
-        resv_trim(&p->jobs[ord[k]].r, t);
-        resv_apply(&p->jobs[ord[k]].r, F, -1);
+    int N = p->cl.total_gpus;
+    int m = healthy(p, act, na, ord);
+    if (!edf_plan(p, ord, m, t, F, tmp)) {
+        p->replan_fallbacks++;
+        avail_free(F);
+        avail_init(F, t, N);
+        int behind = 0, bad = 0;
+        for (int k = 0; k < m; k++) {
+            plan_job *j = &p->jobs[ord[k]];
+            resv_trim(&j->r, t);
+            resv_apply(&j->r, F, -1);
+            if (!covers(p, j, NULL, &j->r, j->rrow, t, t, 1)) {
+                ord[behind++] = ord[k]; /* (k >= behind) */
+            }
+        }
+        qsort_r(ord, (size_t)behind, sizeof *ord, cmp_edf, p);
+        for (int k = 0; k < behind; k++) {
+            plan_job *j = &p->jobs[ord[k]];
+            resv_apply(&j->r, F, +1);
+            resv_copy(&tmp[0], &j->r);
+            const curve_row *row = plan_mss(p, j, t, F, &j->r);
+            if (row) {
+                j->rrow = row;
+                j->tight = 0;
+                resv_apply(&j->r, F, -1);
+            } else if (covers(p, j, NULL, &tmp[0], j->rrow, t, t, 0)) {
+                resv_copy(&j->r, &tmp[0]); /* it holds if j is not moved */
+                j->tight = 1;
+                resv_apply(&j->r, F, -1);
+            } else {
+                flag_at_risk(p, j, t);
+                resv_clear(&j->r);
+                bad++;
+            }
+        }
+        if (bad) {
+            m = healthy(p, act, na, ord);
+            (void)edf_plan(p, ord, m, t, F, tmp);
+        }
     }
+    plan_at_risk(p, act, na, t, F);
 }
 
 /* Decide one released job at t. */
 static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
                    const int *act, int na, int *ord)
 {
-    int N = p->cl.total_gpus, S = p->opts.slot;
+    int N = p->cl.total_gpus;
     const curve_row *row = j->in->curve;
     int lv[CURVE_MAX_LEVELS], g0;
     if (j->eb ? eb_min_config(j->in, 1, N, &g0) == NULL
@@ -219,14 +449,10 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
         return;
     }
     /* Admitted if its MSS plan fits what the admitted jobs left free ... */
-    const curve_row *er = NULL;
-    if (j->eb)
-        er = eb_mss(j->in, 1, N, j->rem, t, j->deadline, S, F, tmp,
-                    &p->ebtmp);
-    if (j->eb ? er != NULL
-              : mss_plan(row, N, j->rem, t, j->deadline, S, F, tmp)) {
-        if (j->eb)
-            j->rrow = er;
+    const curve_row *er = plan_mss(p, j, t, F, tmp);
+    if (er) {
+        j->rrow = er;
+        j->tight = 0;
         j->decision = PLAN_ADMITTED;
         resv_copy(&j->r, tmp);
         resv_apply(&j->r, F, -1);
@@ -237,30 +463,20 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
      * deadline order, all still make their deadlines (a job with an
      * earlier deadline comes before later-deadline promises, which are
      * re-planned around it). */
-    int m = 0;
-    for (int i = 0; i < na; i++)
-        if (p->jobs[act[i]].decision == PLAN_ADMITTED)
-            ord[m++] = act[i];
+    int m = healthy(p, act, na, ord);
     ord[m++] = (int)(j - p->jobs);
     j->decision = PLAN_ADMITTED;
     if (edf_plan(p, ord, m, t, F, tmp)) {
         p->admitted++;
+        plan_at_risk(p, act, na, t, F);
         return;
     }
     j->decision = PLAN_PENDING;
     avail empty;
     avail_init(&empty, t, N);
     int64_t alone;
-    if (j->eb) {
-        j->earliest_feasible_deadline = eb_fastest(j->in, 1, N, j->rem, t, S,
-                                                   F, NULL, NULL, &er);
-        alone = eb_fastest(j->in, 1, N, j->rem, t, S, &empty, NULL, NULL,
-                           &er);
-    } else {
-        j->earliest_feasible_deadline = mss_earliest_finish(row, N, j->rem,
-                                                            t, S, F);
-        alone = mss_earliest_finish(row, N, j->rem, t, S, &empty);
-    }
+    j->earliest_feasible_deadline = plan_fastest(p, j, t, F, NULL, &er);
+    alone = plan_fastest(p, j, t, &empty, NULL, &er);
     avail_free(&empty);
     if (j->in->iterations_done > 0 || j->in->samples_done > 0) {
         /* A job already under way is not dropped: it keeps running as
@@ -337,10 +553,49 @@ static int eb_step(const plan_job *j, int N, int free_gpus, int *ng,
     return found;
 }
 
-/* Hand out the GPUs free in this slot, one step at a time. */
-static void surplus(plan *p, int *act, int na)
+/* Earliest time > t at which reservation r changes (INT64_MAX: never). */
+static int64_t resv_next_change(const resv *r, int64_t t)
+{
+    for (int k = 0; k < r->n; k++) {
+        if (r->s[k].start > t)
+            return r->s[k].start;
+        if (r->s[k].end > t)
+            return r->s[k].end;
+    }
+    return INT64_MAX;
+}
+
+/* 1 if admitted job j may run at ng GPUs at batch row nrow from point t
+ * instead of its reservation and still keep its promise: whether the
+ * next point comes after one slot (it steps back to its reservation
+ * then) or only when its reservation changes, the step up, the step back
+ * and the allowances are paid and the reservation still covers the rest.
+ * Without overheads a step that adds throughput always may. */
+static int surplus_ok(const plan *p, const plan_job *j, int64_t t, int ng,
+                      const curve_row *nrow)
+{
+    if (j->decision != PLAN_ADMITTED || p->opts.overhead == OVH_NONE)
+        return 1;
+    int64_t S = p->opts.slot;
+    prm_piece head = {t, t + S, ng, nrow};
+    if (!covers(p, j, &head, &j->r, j->rrow, t, t + S, 1))
+        return 0;
+    int64_t k = resv_next_change(&j->r, t);
+    if (k != INT64_MAX && k > t + S) {
+        head.b = k;
+        if (!covers(p, j, &head, &j->r, j->rrow, t, k, 1))
+            return 0;
+    }
+    return 1;
+}
+
+/* Step 3 of a point at t: hand out the GPUs free in this slot, one step
+ * at a time; an admitted job takes a step only when surplus_ok says its
+ * promise survives it (else it takes no more). */
+static void surplus(plan *p, int *act, int na, int64_t t)
 {
     int N = p->cl.total_gpus, used = 0;
+    char *closed = ef_calloc((size_t)(na ? na : 1), 1); /* no more steps */
     for (int i = 0; i < na; i++)
         used += p->jobs[act[i]].g;
     int free_gpus = N - used;
@@ -356,6 +611,8 @@ static void surplus(plan *p, int *act, int na)
             plan_job *j = &p->jobs[act[i]];
             const curve_row *row = j->in->curve;
             int nx = 0;
+            if (closed[i])
+                continue;
             double score = 0;
             const curve_row *nrow = row;
             if (j->eb) {
@@ -400,12 +657,17 @@ static void surplus(plan *p, int *act, int na)
             break;
         plan_job *j = &p->jobs[act[best]];
         int nx = best_ng;
+        if (!surplus_ok(p, j, t, nx, j->eb ? best_row : j->row)) {
+            closed[best] = 1;
+            continue;
+        }
         ef_assert(j->eb || nx == next_size(j->in->curve, j->g, N));
         free_gpus -= nx - j->g;
         j->g = nx;
         if (j->eb)
             j->row = best_row;
     }
+    free(closed);
 }
 
 /* Take the jobs' current placements (from the queue) as the placement
@@ -468,25 +730,18 @@ static int current_placements(plan *p, const job_queue *q, ef_err *e)
 static void replan_noac(plan *p, const int *act, int na, int64_t t,
                         avail *F)
 {
-    int N = p->cl.total_gpus, S = p->opts.slot, m = 0;
+    int m = 0;
     for (int i = 0; i < na; i++)
         if (p->jobs[act[i]].decision == PLAN_ADMITTED)
             p->ord[m++] = act[i];
     qsort_r(p->ord, (size_t)m, sizeof *p->ord, cmp_edf, p);
     for (int k = 0; k < m; k++) {
         plan_job *j = &p->jobs[p->ord[k]];
-        if (j->eb) {
-            const curve_row *r = eb_mss(j->in, 1, N, j->rem, t, j->deadline,
-                                        S, F, &j->r, &p->ebtmp);
-            if (!r)
-                (void)eb_fastest(j->in, 1, N, j->rem, t, S, F, &j->r,
-                                 &p->ebtmp, &r);
-            if (r)
-                j->rrow = r;
-        } else if (!mss_plan(j->in->curve, N, j->rem, t, j->deadline, S, F,
-                             &j->r)) {
-            (void)mss_fastest(j->in->curve, N, j->rem, t, S, F, &j->r);
-        }
+        const curve_row *r = plan_mss(p, j, t, F, &j->r);
+        if (!r)
+            (void)plan_fastest(p, j, t, F, &j->r, &r);
+        if (r)
+            j->rrow = r;
         resv_apply(&j->r, F, -1);
     }
 }
@@ -498,6 +753,17 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
     avail F;
     avail_init(&F, t, N);
     p->points++;
+    /* where every job in play stands: the GPUs and batch it holds */
+    for (int i = 0; i < *na; i++) {
+        plan_job *j = &p->jobs[act[i]];
+        j->held = j->pl.g > 0 ? j->pl.g : j->g;
+        j->hrow = j->row;
+    }
+    for (int r = 0; r < nrel; r++) {
+        plan_job *j = &p->jobs[rel[r]];
+        j->held = j->pl.g;
+        j->hrow = j->row;
+    }
     if (p->opts.no_admission) {
         for (int r = 0; r < nrel; r++) {
             plan_job *j = &p->jobs[rel[r]];
@@ -531,7 +797,7 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
         j->g = j->decision == PLAN_ADMITTED ? resv_at(&j->r, t) : 0;
         j->row = j->rrow;
     }
-    surplus(p, act, *na);
+    surplus(p, act, *na, t);
 }
 
 void plan_set_deadline(plan *p, int i, int64_t deadline)
@@ -544,6 +810,17 @@ void plan_set_remaining(plan *p, int i, double rem)
 {
     ef_assert(i >= 0 && i < p->njobs);
     p->jobs[i].rem = rem;
+}
+
+void plan_set_point_index(plan *p, int64_t index)
+{
+    p->point_index = index;
+}
+
+void plan_set_owed(plan *p, int i, double seconds)
+{
+    ef_assert(i >= 0 && i < p->njobs);
+    p->jobs[i].owed = seconds > 0 ? seconds : 0;
 }
 
 void plan_retire(plan *p, int i)
@@ -600,6 +877,7 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
 typedef struct plan_run {
     eng x;          /* the slot engine's scratch */
     eng_alloc *a;   /* one per job in play */
+    int *held;      /* per job in play: GPUs held before a placement */
     int cap;        /* slots allocated in p->slots */
 } plan_run;
 
@@ -607,6 +885,7 @@ static void run_init(plan_run *R, const plan *p)
 {
     eng_init(&R->x, &p->cl, p->njobs);
     R->a = ef_calloc((size_t)(p->njobs ? p->njobs : 1), sizeof *R->a);
+    R->held = ef_calloc((size_t)(p->njobs ? p->njobs : 1), sizeof *R->held);
     R->cap = 0;
 }
 
@@ -614,6 +893,7 @@ static void run_free(plan_run *R)
 {
     eng_free(&R->x);
     free(R->a);
+    free(R->held);
 }
 
 /* Place act[0..na-1] at their 'g' by the buddy rule through the slot
@@ -623,12 +903,28 @@ static int place_act(plan *p, plan_run *R, const int *act, int na, ef_err *e)
 {
     for (int i = 0; i < na; i++) {
         plan_job *j = &p->jobs[act[i]];
-        R->a[i] = (eng_alloc){j->in->id, j->g, NULL, 0, &j->pl, ENG_KEEP};
+        R->held[i] = j->pl.g;
+        R->a[i] = (eng_alloc){j->in->id, j->g, NULL, 0, &j->pl, ENG_KEEP,
+                              j->tight || j->at_risk};
     }
     if (eng_place(&R->x, R->a, na, e) != EF_OK)
         return EF_ERR;
     for (int i = 0; i < na; i++) {
         plan_job *j = &p->jobs[act[i]];
+        int g0 = R->held[i], g1 = j->pl.g;
+        int moved = R->a[i].change == ENG_MIGRATE;
+        int rebatch = j->eb && g0 > 0 && g1 > 0 && j->hrow && j->row != j->hrow;
+        j->hrow = j->row;
+        if (g1 == 0)
+            j->owed = 0;
+        else if (p->opts.overhead == OVH_REFERENCE)
+            j->changed = g0 != g1 || moved || rebatch;
+        else {
+            double c = ovh_charge(p->opts.overhead, j->in->model, g0, g1,
+                                  moved, rebatch);
+            if (c > 0)
+                j->owed = c;
+        }
         if (R->a[i].change == ENG_RESIZE) {
             j->resizes++;
             p->resizes++;
@@ -649,19 +945,33 @@ static int run_slot(plan *p, plan_run *R, int *act, int *na, int *aux,
                     int64_t t)
 {
     int S = p->opts.slot, keep = 0, fin = 0;
+    /* OVH_REFERENCE: a point every slot, a restart every 'slot' slots */
+    int64_t k = (t - p->now) / S;
+    int restart = k > 0 && k % S == 0;
     record(p, &R->cap, act, *na, t, S);
     for (int i = 0; i < *na; i++) {
         plan_job *j = &p->jobs[act[i]];
         if (j->g > 0) {
             double tp = j->eb ? eb_tput(j->row, j->g, 1)
                               : curve_tput(j->in->curve, j->g);
-            double ovh = 0, ov, used;
+            double ov, used;
+            if (p->opts.overhead == OVH_REFERENCE) {
+                j->owed = restart ? ovh_reference(j->g, 0, 1, p->cl.total_gpus)
+                                  : ovh_reference(j->g, !j->changed &&
+                                                  !j->restarted, 0,
+                                                  p->cl.total_gpus);
+                j->changed = 0;
+                j->restarted = restart;
+            }
             if (j->start < 0)
                 j->start = t;
             j->gpu_seconds += (double)j->g * S;
             p->used_gpu_seconds += (double)j->g * S;
-            if (eng_advance(&j->rem, &ovh, tp, (double)S, &ov, &used)) {
-                j->planned_end = t + (int64_t)ceil(used);
+            int done = eng_advance(&j->rem, &j->owed, tp, (double)S, &ov,
+                                   &used);
+            j->overhead_seconds += ov;
+            if (done) {
+                j->planned_end = t + (int64_t)ceil(ov + used);
                 j->done = 1;
                 j->g = 0;
                 place_set_free(&j->pl);
@@ -731,6 +1041,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
                 ai++;
             for (int i = 0; i < n; i++)
                 prevg[i] = p->jobs[i].g;
+            plan_set_point_index(p, (t - now) / S);
             plan_point(p, t, act, &na, arr + a0, ai - a0);
             int changed = 0;
             for (int i = 0; i < na; i++) {

@@ -36,6 +36,7 @@
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
+#include "model/overhead.h"
 #include "planner/mss.h"
 #include "planner/place.h"
 
@@ -61,6 +62,9 @@ typedef struct plan_opts {
                               control, for the simulator's ablation) */
     int elastic_batch;     /* jobs with batch_sizes: MSS and the surplus
                               step choose the batch too (see plan_point) */
+    ovh_mode overhead;     /* reconfiguration costs the plan pays and its
+                              promises count (promise.h); OVH_NONE by
+                              default here, fig12 in efplan plan */
 } plan_opts;
 
 void plan_opts_default(plan_opts *o);
@@ -77,6 +81,13 @@ typedef struct plan_job {
     int64_t planned_end;      /* completion time; -1 if never */
     int64_t earliest_feasible_deadline; /* rejected: earliest admissible; -1 none */
     char reason[160];         /* why rejected */
+    int at_risk;              /* admitted, but fell behind its reservation
+                                 for causes outside the plan: planned apart
+                                 from the others since (see plan_point) */
+    char risk[200];           /* why, and since when */
+    int tight;                /* admitted; its reservation covers it only if
+                                 placement does not move it (no room left
+                                 for a migration): placement keeps it */
     int resizes, migrations;
     double gpu_seconds;
     /* internal state while planning */
@@ -85,6 +96,12 @@ typedef struct plan_job {
     int g;
     place_set pl;
     int done;
+    int held;                 /* GPUs held just before the current point */
+    const curve_row *hrow;    /* batch row held then */
+    double owed;              /* overhead seconds not yet paid */
+    int changed, restarted;   /* OVH_REFERENCE physics: its GPUs changed at
+                                 this point; the last slot restarted */
+    double overhead_seconds;  /* unproductive seconds paid in the plan */
     /* elastic batch: 'eb' = the job may change batch in this plan; then
      * 'rem' and 'iterations_left' count samples, 'rrow' is the batch of
      * its reservation and 'row' the batch it runs at now (both its own
@@ -123,6 +140,9 @@ typedef struct plan {
     int64_t end;                  /* end of the last slot */
     int points;                   /* scheduling points evaluated */
     int replan_fallbacks;         /* fresh re-plan failed, old kept */
+    int at_risk;                  /* admitted jobs flagged at risk */
+    int64_t point_index;          /* the loop's index of the current point
+                                     (plan_set_point_index) */
     int migrations, resizes;
     /* scratch for plan_point: one entry per job */
     resv *tmp;
@@ -175,17 +195,23 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
 /*
  * A loop that drives plan_point with its own physics (the simulator's
  * ef policy; a live controller) tells the planner what happened through
- * these three, and never writes into 'struct plan' itself:
+ * these, and never writes into 'struct plan' itself:
  *   plan_set_deadline: plan job i against 'deadline' (earlier than its
  *     own, e.g. less a margin for reconfiguration costs); before its
  *     release.
  *   plan_set_remaining: job i's real remaining work at the next point,
  *     in its unit (iterations; samples for an elastic-batch job).
+ *   plan_set_owed: the overhead seconds job i has not yet paid then.
+ *   plan_set_point_index: the loop's count of scheduling points before
+ *     the next one (OVH_REFERENCE restarts fall on the points whose
+ *     index is a multiple of the slot; plan_build counts every slot).
  *   plan_retire: job i has finished (or left): its reservation and its
  *     GPUs are released; drop it from the active list too.
  */
 void plan_set_deadline(plan *p, int i, int64_t deadline);
 void plan_set_remaining(plan *p, int i, double rem);
+void plan_set_owed(plan *p, int i, double seconds);
+void plan_set_point_index(plan *p, int64_t index);
 void plan_retire(plan *p, int i);
 
 /*

@@ -128,6 +128,7 @@ static const jf_field top_fields[] = {
      .sub = &job_table, .style = &jw_block_arr},
     {TOP("jobs_file", JF_STR, JF_REQ, jobs_file)},
     {TOP("now", JF_I64, JF_REQ, now), .min = 0, .max = TIME_MAX},
+    {TOP("overhead", JF_STR, JF_OPT, overhead)},
     {TOP("slot_seconds", JF_INT, JF_REQ, slot_seconds), .min = 1,
      .max = 86400},
     {TOP("slots", JF_ARR, JF_REQ, slots), .cnt = offsetof(plan_doc, nslots),
@@ -241,6 +242,7 @@ void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
     m->used_gpu_hours = p->used_gpu_seconds / 3600.0;
     m->utilisation = span > 0 ? p->used_gpu_seconds / span : 0.0;
     d->surplus = p->opts.surplus;
+    d->overhead = ovh_name(p->opts.overhead);
 }
 
 void plan_doc_free(plan_doc *d)
@@ -361,6 +363,10 @@ static int check_alloc(plan_doc *d, const id_index *ord, plan_doc_alloc *a,
 static int check_doc(plan_doc *d, const char *file, ef_err *e)
 {
     int G = d->cluster.gpus_per_node, N = d->cluster.nodes;
+    if (d->overhead && ovh_parse(d->overhead) < 0)
+        return ef_fail(e, EF_E_INPUT, "%s: overhead: \"%s\" is not an "
+                       "overhead model (fig12, reference, restart or none)",
+                       file, d->overhead);
     if ((int64_t)N * G > (1 << 20))
         return ef_fail(e, EF_E_INPUT, "%s: cluster: too many GPUs (%d nodes "
                        "of %d; at most 2^20)", file, N, G);
@@ -454,20 +460,33 @@ void plan_doc_opts(const plan_doc *d, plan_opts *o)
     o->surplus = d->surplus == SURPLUS_REFERENCE ? SURPLUS_REFERENCE
                                                  : SURPLUS_GAIN;
     o->elastic_batch = d->elastic_batch;
+    o->overhead = d->overhead ? (ovh_mode)ovh_parse(d->overhead) : OVH_NONE;
 }
 
 /* ---- checker --------------------------------------------------------------- */
 
+/* What plan_check follows for each job as it walks the slots. */
+typedef struct chk_job {
+    double rem;          /* work left */
+    int64_t end;         /* completion; -1 not yet */
+    int64_t last;        /* end of the last slot it ran in; -1 none */
+    int g;               /* GPUs it held there */
+    const int *gpu;      /* which ones */
+    long batch;          /* at which batch (0: its own) */
+    double owed;         /* overhead seconds not yet paid */
+    int restarted;       /* OVH_REFERENCE: its last slot was a restart */
+} chk_job;
+
 int plan_check(const plan *p, ef_err *e)
 {
     int N = p->cl.total_gpus, S = p->opts.slot;
+    ovh_mode om = p->opts.overhead;
     int *owner = ef_malloc((size_t)N * sizeof *owner);
-    double *rem = ef_malloc((size_t)(p->njobs ? p->njobs : 1) * sizeof *rem);
-    int64_t *end = ef_malloc((size_t)(p->njobs ? p->njobs : 1) * sizeof *end);
+    chk_job *cj = ef_calloc((size_t)(p->njobs ? p->njobs : 1), sizeof *cj);
     int rc = EF_OK;
     for (int i = 0; i < p->njobs; i++) {
-        rem[i] = p->jobs[i].iterations_left;
-        end[i] = -1;
+        cj[i].rem = p->jobs[i].iterations_left;
+        cj[i].end = cj[i].last = -1;
     }
     int64_t t = p->now;
     for (int s = 0; s < p->nslots && rc == EF_OK; s++) {
@@ -510,7 +529,7 @@ int plan_check(const plan *p, ef_err *e)
                 rc = ef_fail(e, EF_E_INTERNAL, "slot %d: job %s runs before its "
                              "release %lld", s, j->in->id,
                              (long long)j->release);
-            else if (end[al->job] >= 0)
+            else if (cj[al->job].end >= 0)
                 rc = ef_fail(e, EF_E_INTERNAL, "slot %d: job %s runs after it "
                              "completed", s, j->in->id);
             for (int k = 0; k < al->gpus && rc == EF_OK; k++) {
@@ -521,21 +540,51 @@ int plan_check(const plan *p, ef_err *e)
             }
             if (rc != EF_OK)
                 break;
-            /* progress, slot by slot, as the planner counts it */
+            /* progress, slot by slot, with the overheads the plan's model
+             * charges for what changed since the job's last slot */
+            chk_job *c = &cj[al->job];
             double tp = al->batch ? eb_tput(row, al->gpus, 1)
                                   : curve_tput(j->in->curve, al->gpus);
+            int g0 = c->last == sl->start ? c->g : 0;
+            int moved = g0 == al->gpus &&
+                        memcmp(c->gpu, al->gpu, (size_t)g0 * sizeof(int));
+            int rebatch = g0 > 0 && c->batch != al->batch;
+            int change = g0 != al->gpus || moved || rebatch;
+            if (g0 == 0)
+                c->owed = 0;
+            if (change && (om == OVH_FIG12 || om == OVH_RESTART)) {
+                double cost = ovh_charge(om, j->in->model, g0, al->gpus,
+                                         moved, rebatch);
+                if (cost > 0)
+                    c->owed = cost;
+            }
             for (int64_t x = sl->start; x < sl->end; x += S) {
-                if (rem[al->job] <= tp * S) {
-                    end[al->job] = x + (int64_t)ceil(rem[al->job] / tp);
-                    rem[al->job] = 0;
+                if (om == OVH_REFERENCE) {
+                    int64_t k = (x - p->now) / S;
+                    int restart = k > 0 && k % S == 0;
+                    int fresh = (change && x == sl->start) || c->restarted;
+                    c->owed = ovh_reference(al->gpus, restart ? 0 : !fresh,
+                                            restart, N);
+                    c->restarted = restart;
+                }
+                double pay = c->owed < S ? c->owed : S;
+                double prod = S - pay;
+                if (c->rem <= tp * prod) {
+                    c->end = x + (int64_t)ceil(pay + c->rem / tp);
+                    c->rem = 0;
                     if (x + S < sl->end)
                         rc = ef_fail(e, EF_E_INTERNAL, "slot %d: job %s holds "
                                      "GPUs past the slot it completes in", s,
                                      j->in->id);
                     break;
                 }
-                rem[al->job] -= tp * S;
+                c->rem -= tp * prod;
+                c->owed -= pay;
             }
+            c->last = sl->end;
+            c->g = al->gpus;
+            c->gpu = al->gpu;
+            c->batch = al->batch;
         }
         if (rc == EF_OK && used > N)
             rc = ef_fail(e, EF_E_INTERNAL, "slot %d: %d GPUs used of %d", s,
@@ -546,19 +595,18 @@ int plan_check(const plan *p, ef_err *e)
         const plan_job *j = &p->jobs[i];
         if (j->decision == PLAN_REJECTED)
             continue;
-        if (truncated && end[i] < 0)
+        if (truncated && cj[i].end < 0)
             continue;
-        if (end[i] != j->planned_end)
+        if (cj[i].end != j->planned_end)
             rc = ef_fail(e, EF_E_INTERNAL, "job %s: slots complete it at %lld, "
-                         "planned_end says %lld", j->in->id, (long long)end[i],
-                         (long long)j->planned_end);
-        else if (j->decision == PLAN_ADMITTED && end[i] > j->in->deadline)
+                         "planned_end says %lld", j->in->id,
+                         (long long)cj[i].end, (long long)j->planned_end);
+        else if (j->decision == PLAN_ADMITTED && cj[i].end > j->in->deadline)
             rc = ef_fail(e, EF_E_INTERNAL, "job %s: admitted but completes at "
                          "%lld after its deadline %lld", j->in->id,
-                         (long long)end[i], (long long)j->in->deadline);
+                         (long long)cj[i].end, (long long)j->in->deadline);
     }
     free(owner);
-    free(rem);
-    free(end);
+    free(cj);
     return rc;
 }

@@ -102,6 +102,7 @@ typedef struct plan_doc {
     plan_doc_slot *slots;
     plan_doc_summary summary;
     int surplus;                  /* plan_surplus */
+    const char *overhead;         /* ovh_name; NULL (absent): "none" */
     jf_arena arena;               /* owns every string and array */
 } plan_doc;
 
@@ -137,8 +138,8 @@ int plan_doc_equal(const plan_doc *a, const plan_doc *b);
  * queue_parse_json: a re-plan of a plan's queue plans the same jobs. */
 char *plan_doc_queue_json(const plan_doc *d, const char *extra);
 
-/* The plan options the file records: now, slot, surplus, elastic batch
- * (horizon 0: the file does not say). */
+/* The plan options the file records: now, slot, surplus, elastic batch,
+ * overhead model (horizon 0: the file does not say). */
 void plan_doc_opts(const plan_doc *d, plan_opts *o);
 
 #endif

@@ -24,7 +24,7 @@
 #include "common/util.h"
 #include "model/cluster.h"
 #include "model/jobs.h"
-#include "simulator/overhead.h"
+#include "model/overhead.h"
 #include "simulator/sim.h"
 
 /* Room for a trace's file stem (cmp_stem), terminator included: a longer

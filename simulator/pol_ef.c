@@ -9,10 +9,12 @@
  *            one that cannot make its deadline gets the fastest plan the
  *            capacity left allows ("EDF + elastic scaling" in the paper's
  *            ablation).
- * With overheads on, each job is planned against its deadline minus a
- * margin of two of its largest reconfiguration costs, so that the
- * unproductive seconds of the resizes a plan implies do not turn a
- * promise into a miss.
+ * The planner models the simulation's overhead model itself (plan_opts
+ * .overhead, planner/promise.h): every admitted job's reservation covers
+ * its remaining work with every reconfiguration cost paid, at every
+ * point, from the GPUs it holds and the overhead it still owes (both
+ * told to the planner here). A job the planner flags at risk is reported
+ * (sim_flag_at_risk).
  */
 #include <string.h>
 
@@ -36,19 +38,12 @@ static void *init_common(sim *s, int noac, ef_err *e)
     po.no_admission = noac;
     po.surplus = s->opts.surplus_reference ? SURPLUS_REFERENCE : SURPLUS_GAIN;
     po.elastic_batch = s->opts.elastic_batch;
+    po.overhead = s->opts.overhead;
     if (po.elastic_batch)
         sim_use_elastic_batch(s); /* work of such jobs in samples */
     if (plan_init(&st->p, s->q, &s->cl, &po, e) != EF_OK) {
         free(st);
         return NULL;
-    }
-    for (int i = 0; i < s->n; i++) {
-        const plan_job *j = &st->p.jobs[i];
-        if (!j->in->has_deadline)
-            continue;
-        double margin = 2 * ovh_expect_max(s->opts.overhead, j->in->model);
-        plan_set_deadline(&st->p, i, j->in->deadline -
-                                         (int64_t)(margin + 0.999));
     }
     st->act = ef_malloc((size_t)(s->n ? s->n : 1) * sizeof *st->act);
     return st;
@@ -90,11 +85,13 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
             continue;
         }
         plan_set_remaining(p, i, s->jobs[i].rem);
+        plan_set_owed(p, i, s->jobs[i].ovh_left);
         st->act[keep++] = i;
     }
     st->na = keep;
     for (int r = 0; r < nrel; r++)
         plan_set_remaining(p, rel[r], s->jobs[rel[r]].rem);
+    plan_set_point_index(p, s->points);
     plan_point(p, t, st->act, &st->na, rel, nrel);
     for (int r = 0; r < nrel; r++) {
         const plan_job *j = &p->jobs[rel[r]];
@@ -106,7 +103,10 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
     int64_t wake = INT64_MAX;
     for (int k = 0; k < st->na; k++) {
         const plan_job *j = &p->jobs[st->act[k]];
+        if (j->at_risk)
+            sim_flag_at_risk(s, st->act[k], j->risk);
         s->jobs[st->act[k]].want = j->g;
+        s->jobs[st->act[k]].keep = j->tight || j->at_risk;
         if (j->eb)
             s->jobs[st->act[k]].want_row = j->row;
         if (j->decision == PLAN_ADMITTED) {

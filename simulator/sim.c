@@ -47,6 +47,15 @@ void sim_reject(sim *s, int i, int64_t earliest, const char *why)
     snprintf(j->reason, sizeof j->reason, "%s", why ? why : "");
 }
 
+void sim_flag_at_risk(sim *s, int i, const char *why)
+{
+    sim_job *j = &s->jobs[i];
+    ef_assert(j->state == SJ_ACTIVE);
+    if (!j->risk[0])
+        snprintf(j->risk, sizeof j->risk, "%s", why && why[0] ? why :
+                 "at risk");
+}
+
 void sim_use_elastic_batch(sim *s)
 {
     s->elastic = 1;
@@ -167,7 +176,8 @@ static int apply_point(sim *s, eng *x, eng_alloc *al, ef_err *e)
             return ef_fail(e, EF_E_INTERNAL, "policy %s gave job %s %d GPUs, "
                            "not a runnable size of its curve", s->pol->name,
                            j->in->id, w);
-        al[k] = (eng_alloc){j->in->id, w, j->pin, j->share, &j->pl, ENG_KEEP};
+        al[k] = (eng_alloc){j->in->id, w, j->pin, j->share, &j->pl, ENG_KEEP,
+                            j->keep};
     }
     if (eng_place(x, al, s->nact, e) != EF_OK)
         return ef_prefix(e, "policy %s at t=%lld: ", s->pol->name,
@@ -187,11 +197,9 @@ static int apply_point(sim *s, eng *x, eng_alloc *al, ef_err *e)
         j->batch_changes += rebatch;
         j->row = r1;
         double c = 0;
-        if ((s->opts.overhead == OVH_FIG12 ||
-             s->opts.overhead == OVH_RESTART) && (g0 != g1 || moved))
-            c = ovh_expect(s->opts.overhead, j->in->model, g0, g1, moved);
-        else if (s->opts.overhead == OVH_FIG12 && rebatch)
-            c = ovh_change(j->in->model, g0, g1, 1); /* a restart */
+        if (s->opts.overhead == OVH_FIG12 || s->opts.overhead == OVH_RESTART)
+            c = ovh_charge(s->opts.overhead, j->in->model, g0, g1, moved,
+                           rebatch);
         else if (s->opts.overhead == OVH_REFERENCE && g1 > 0)
             c = ovh_reference(g1, ovh_cache_seen(&s->cache, j->pl.gpu, g1),
                               restart, N);
@@ -385,6 +393,7 @@ void sim_metrics_compute(const sim *s, sim_metrics *m)
             if (!j->best_effort)
                 m->missed++;
         }
+        m->at_risk += j->risk[0] != 0;
         gs += j->gpu_seconds;
         m->rescales += j->rescales;
         m->batch_changes += j->batch_changes;

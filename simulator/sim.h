@@ -56,7 +56,7 @@
 #include "model/curve.h"
 #include "model/jobs.h"
 #include "planner/place.h"
-#include "simulator/overhead.h"
+#include "model/overhead.h"
 
 typedef enum sim_state {
     SJ_WAITING = 0, /* not released yet */
@@ -74,6 +74,8 @@ typedef struct sim_job {
     int want;             /* the policy's answer at the current point */
     double share;         /* time share in (0,1] of 'want' (0: 1) */
     const int *pin;       /* the policy's own GPU ids for 'want', or NULL */
+    int keep;             /* the policy asks placement to hold the job on
+                             its GPUs if its size is unchanged (eng_alloc) */
     int g;                /* GPUs held now */
     place_set pl;         /* which ones */
     double ovh_left;      /* unproductive seconds left of this config */
@@ -89,6 +91,7 @@ typedef struct sim_job {
                              earlier (chronus --baselines reference judges
                              accepted jobs by their lease-floored deadline) */
     char reason[120];
+    char risk[200];       /* flagged at risk by its policy: why ("" not) */
     /* elastic batch (see sim_use_elastic_batch): 'eb' = this job's work
      * is counted in samples ('rem') and it may change batch; 'row' is the
      * batch it runs at (its own row otherwise); 'want_row' the policy's
@@ -199,6 +202,9 @@ void sim_admit(sim *s, int i);
 /* Reject released job i; 'earliest' the earliest deadline that would
  * have been admitted (-1 unknown); 'why' one line. */
 void sim_reject(sim *s, int i, int64_t earliest, const char *why);
+/* Flag admitted job i at risk of missing its deadline, 'why' one line
+ * (the first flag is kept). */
+void sim_flag_at_risk(sim *s, int i, const char *why);
 
 /*
  * sim_run: simulate queue 'q' (resolved against its curves) on cluster
@@ -223,6 +229,7 @@ int sim_policy_elastic_batch(const sim_policy *p);
 typedef struct sim_metrics {
     int jobs, deadline_jobs, best_effort_jobs, admitted, rejected;
     int met, missed, unfinished;
+    int at_risk;                 /* admitted jobs flagged at risk */
     double deadline_ratio;
     double gpu_hours, idle_gpu_hours_after_completion, overhead_gpu_hours;
     double best_effort_mean_jct; /* < 0 if none */

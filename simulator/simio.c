@@ -39,6 +39,7 @@ static const jf_table cluster_table = JF_TABLE(sim_result_cluster,
     .cond = offsetof(sim_result, elastic_batch) + 1
 static const jf_field result_fields[] = {
     {R("admitted", JF_INT, admitted), COUNT},
+    {R("at_risk", JF_INT, at_risk), COUNT},
     {EB("batch_changes", JF_INT, batch_changes), COUNT},
     {R("best_effort_jobs", JF_INT, best_effort_jobs), COUNT},
     {R("best_effort_mean_jct", JF_G10, best_effort_mean_jct)},
@@ -91,6 +92,7 @@ void sim_result_from(sim_result *r, const sim *s, const char *trace)
     sim_metrics_compute(s, &m);
     memset(r, 0, sizeof *r);
     r->admitted = m.admitted;
+    r->at_risk = m.at_risk;
     r->best_effort_jobs = m.best_effort_jobs;
     r->best_effort_mean_jct = mean_or_none(m.best_effort_mean_jct);
     r->cluster.gpus_per_node = s->cl.gpus_per_node;
@@ -228,7 +230,7 @@ int sim_write_jobs_csv(const sim *s, const char *path, ef_err *e)
     ef_buf b = {0};
     ef_buf_put(&b, "id,model,batch_size,submit,start,end,deadline,met,state,"
                    "rescales,migrations,preemptions,gpu_seconds,"
-                   "overhead_seconds,earliest_deadline\n");
+                   "overhead_seconds,earliest_deadline,at_risk\n");
     for (int i = 0; i < s->n; i++) {
         const sim_job *j = &s->jobs[i];
         csv_field(&b, j->in->id);
@@ -249,6 +251,9 @@ int sim_write_jobs_csv(const sim *s, const char *path, ef_err *e)
                       j->preemptions, j->gpu_seconds, j->overhead_seconds);
         if (j->earliest_deadline >= 0)
             ef_buf_printf(&b, "%lld", (long long)j->earliest_deadline);
+        ef_buf_put(&b, ",");
+        if (j->risk[0])
+            csv_field(&b, j->risk);
         ef_buf_put(&b, "\n");
     }
     int rc = ef_write_file_atomic(path, b.s, b.n, e);

@@ -36,6 +36,7 @@ typedef struct sim_result_cluster {
 
 typedef struct sim_result {
     int admitted;
+    int at_risk;        /* admitted jobs the policy flagged at risk */
     int batch_changes;        /* elastic batch runs */
     int best_effort_jobs;
     double best_effort_mean_jct;   /* NaN: none (null) */

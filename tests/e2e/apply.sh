@@ -1,6 +1,6 @@
 #!/bin/sh
 # End-to-end: efplan apply with the local backend on a real plan.
-# A 3-job plan on one 8-GPU node (made by efplan plan) has resizes, a
+# A 4-job plan on one 8-GPU node (made by efplan plan) has resizes, a
 # migration and completions; each job runs tests/data/dummy_train.sh,
 # which logs the GPUs it saw, advances its progress file and checkpoints
 # on its signal. Checks:
@@ -40,20 +40,23 @@ if [ -n "$V" ]; then SCALE=30; KSCALE=30; fi
 jobs() { # events-file finish-of-c
     cat <<JSON
 {"jobs": [
- {"id": "a", "model": "bert", "batch_size": 64, "iterations": 4000,
-  "submit_time": 0, "deadline": 600, "grace_seconds": 5,
-  "command": ["sh", "$DUMMY", "$1", "3"]},
- {"id": "b", "model": "deepspeech2", "batch_size": 32, "iterations": 8000,
-  "submit_time": 120, "deadline": 1320, "grace_seconds": 5,
+ {"id": "a", "model": "resnet50", "batch_size": 64, "iterations": 8000,
+  "submit_time": 60, "deadline": 660, "grace_seconds": 5,
+  "command": ["sh", "$DUMMY", "$1", "2"]},
+ {"id": "b", "model": "deepspeech2", "batch_size": 32, "iterations": 6000,
+  "submit_time": 0, "deadline": 1200, "grace_seconds": 5,
   "checkpoint_signal": "SIGUSR1", "env": {"DUMMY_NOTE": "b's own"},
   "command": ["sh", "$DUMMY", "$1", "4"]},
- {"id": "c", "model": "deepspeech2", "batch_size": 32, "iterations": 8000,
+ {"id": "c", "model": "gpt2", "batch_size": 128, "iterations": 2000,
+  "submit_time": 0, "deadline": 1500, "grace_seconds": 5,
+  "command": ["sh", "$DUMMY", "$1", "$2"]},
+ {"id": "d", "model": "deepspeech2", "batch_size": 32, "iterations": 6000,
   "submit_time": 0, "deadline": 1200, "grace_seconds": 5,
-  "command": ["sh", "$DUMMY", "$1", "$2"]}]}
+  "command": ["sh", "$DUMMY", "$1", "2"]}]}
 JSON
 }
 cd "$T"
-jobs "$T/ev1" 3 > jobs.json
+jobs "$T/ev1" 1 > jobs.json
 "$EFPLAN" plan --jobs jobs.json --cluster n1g8 --curves A100 \
     --out plan.json >/dev/null || fail "plan failed"
 grep -q '"migrations": [1-9]' plan.json || fail "the plan has no migration"
@@ -93,16 +96,15 @@ no_overlap() {
          END { exit bad }' "$1"
 }
 cat > expected <<'TXT'
-a 0,1,2,3
-c 4,5,6,7
-a 4,5
-c 6,7
 b 0,1,2,3
-a 0,1
+c 4,5
+d 6,7
 b 2,3
-c 4,5,6,7
-b 0,1,2,3
-b 0,1,2,3,4,5,6,7
+a 0,1
+a 0,1,2,3
+b 4,5
+b 4,5,6,7
+d 0,1,2,3
 TXT
 sort expected > expected_seen
 
@@ -115,22 +117,22 @@ seen ev1 > seen1
 diff expected_seen seen1 || fail "the GPUs the processes saw differ"
 once ev1 || fail "an attempt started twice"
 no_overlap ev1 || fail "two processes held one GPU"
-grep -q 'jobs: 3 done, 0 failed, 0 not done' out1 || { cat out1; fail "outcome"; }
+grep -q 'jobs: 4 done, 0 failed, 0 not done' out1 || { cat out1; fail "outcome"; }
 grep -q '"finished": \[' s1/state.json || fail "state file lacks finished"
-grep -q 'slot 3 of 5 \[300, 480): migrate a, resize b 4->2 GPUs, resize c 2->4 GPUs' err1 ||
-    { cat err1; fail "progress lines: no migrate/resize at 300"; }
-grep -q '"progress":4000,"result":"done"' s1/journal.jsonl || fail "a's progress"
+grep -q 'slot 3 of 4 \[180, 600): resize a 2->4 GPUs, migrate b' err1 ||
+    { cat err1; fail "progress lines: no migrate/resize at 180"; }
+grep -q '"progress":8000,"result":"done"' s1/journal.jsonl || fail "a's progress"
 
 # 2. the same plan, the executor killed with -9 mid-plan, then rerun
-jobs "$T/ev2" 3 > jobs.json
+jobs "$T/ev2" 1 > jobs.json
 $V "$EFPLAN" apply plan.json --time-scale $KSCALE --state s2 >/dev/null 2>err2 &
 pid=$!
-# mid-plan: once the slot at 300 (a migration, two resizes) is under way
+# mid-plan: once the slot at 180 (a migration, a resize) is under way
 for _ in $(seq 1 400); do
-    grep -q '"slot":300' s2/journal.jsonl 2>/dev/null && break
+    grep -q '"slot":180' s2/journal.jsonl 2>/dev/null && break
     sleep 0.025
 done
-grep -q '"slot":300' s2/journal.jsonl || fail "the first run never reached the slot at 300"
+grep -q '"slot":180' s2/journal.jsonl || fail "the first run never reached the slot at 180"
 kill -9 $pid
 wait $pid 2>/dev/null || true
 grep -q '"ev":"end"' s2/journal.jsonl && fail "the run ended before the kill"
@@ -143,7 +145,7 @@ seen ev2 > seen2
 diff expected_seen seen2 || fail "after kill -9: a process ran twice or on other GPUs"
 once ev2 || fail "after kill -9: an attempt started twice"
 no_overlap ev2 || fail "after kill -9: two processes held one GPU"
-grep -q 'jobs: 3 done, 0 failed, 0 not done' out2 || { cat out2; fail "outcome after kill"; }
+grep -q 'jobs: 4 done, 0 failed, 0 not done' out2 || { cat out2; fail "outcome after kill"; }
 # nothing left: no live (non-zombie) process in any group it launched,
 # once a dummy's last 'sleep 0.05' has had time to end
 for f in s2/run/*.pid; do
@@ -166,7 +168,8 @@ $V "$EFPLAN" apply plan.json --time-scale $KSCALE --state s2 >out3 2>&1 || fail 
 grep -q 'already applied' out3 || fail "re-apply: no 'already applied'"
 cmp -s j.before s2/journal.jsonl || fail "re-apply changed the journal"
 
-# 4. a failing job; stop at 400 with b running; the state file re-plans
+# 4. a failing job; stop at 400 with b and d running (a is done: the dummy
+# completes at its second start); the state file re-plans
 jobs "$T/ev4" fail > jobs.json
 set +e
 $V "$EFPLAN" apply plan.json --time-scale $SCALE --state s4 --until 400 >out4 2>err4
@@ -180,15 +183,15 @@ grep -q '"why": "exit 3"' s4/state.json || fail "state: c's failure"
 grep -q '"placement": \[' s4/state.json || fail "state: b's placement"
 "$EFPLAN" plan --jobs s4/state.json --cluster n1g8 --curves A100 \
     --now 400 >replan.out || fail "the state file is not a valid queue"
-grep -q '^plan     1 jobs' replan.out || { cat replan.out; fail "re-plan: expected b only"; }
+grep -q '^plan     2 jobs' replan.out || { cat replan.out; fail "re-plan: expected b and d"; }
 
 # 5. dry-run: actions and launches printed, nothing run or written
 $V "$EFPLAN" apply plan.json --backend dry-run --state s5 >dry.out || fail "dry-run failed"
 [ ! -e s5 ] || fail "dry-run wrote its state directory"
-grep -q '^  migrate a: checkpoint, stop, start again' dry.out || fail "dry-run: migrate"
-grep -q 'slurm: sbatch --parsable --job-name=efp-[0-9a-f]*-b-4 --nodes=1 --nodelist=node0 --ntasks-per-node=1 --gres=gpu:8' dry.out ||
+grep -q '^  migrate b: checkpoint, stop, start again' dry.out || fail "dry-run: migrate"
+grep -q 'slurm: sbatch --parsable --job-name=efp-[0-9a-f]*-b-4 --nodes=1 --nodelist=node0 --ntasks-per-node=1 --gres=gpu:4' dry.out ||
     fail "dry-run: sbatch line"
-grep -q 'CUDA_VISIBLE_DEVICES=4,5 .*EFPLAN_JOB_ID=a ' dry.out || fail "dry-run: env"
+grep -q 'CUDA_VISIBLE_DEVICES=4,5 .*EFPLAN_JOB_ID=c ' dry.out || fail "dry-run: env"
 grep -q "DUMMY_NOTE='b'\\\\''s own' NNODES=1 " dry.out || fail "dry-run: env quoting"
 # every launch's MASTER_ADDR is the first node of its --nodelist (a
 # one-node job used to print 127.0.0.1 beside --nodelist=node0)

@@ -41,8 +41,11 @@ grep -q '"id": "new"' "$T/s.json" || fail "submit: plan not rewritten"
 # submit: infeasible job rejected with exit 4, plan untouched
 cp "$T/s.json" "$T/s.before"
 set +e
+# (submitted after the sample's last arrival, 11346, as a live submission
+# is: one placed before queued arrivals changes what they get, and may
+# find no deadline that keeps every promise made to them)
 $V "$EFPLAN" submit --plan "$T/s.json" --job \
-    '{"id":"huge","model":"vgg16","batch_size":256,"iterations":200000,"deadline":5000}' \
+    '{"id":"huge","model":"vgg16","batch_size":256,"iterations":200000,"submit_time":12000,"deadline":15000}' \
     >"$T/rej.out"
 rc=$?
 set -e
@@ -52,7 +55,7 @@ cmp -s "$T/s.json" "$T/s.before" || fail "rejected submit changed the plan file"
 # the earliest deadline is admissible
 E=$(sed -n 's/^earliest deadline that can be guaranteed: //p' "$T/rej.out")
 $V "$EFPLAN" submit --plan "$T/s.json" --job \
-    "{\"id\":\"huge\",\"model\":\"vgg16\",\"batch_size\":256,\"iterations\":200000,\"deadline\":$E}" \
+    "{\"id\":\"huge\",\"model\":\"vgg16\",\"batch_size\":256,\"iterations\":200000,\"submit_time\":12000,\"deadline\":$E}" \
     >"$T/acc.out" || fail "resubmission with the earliest deadline $E was not admitted"
 
 # horizon: no slot ends after now + 1h

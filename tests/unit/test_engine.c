@@ -40,7 +40,7 @@ static void rig_hold(rig *r, int k, const int *gpus, int g)
 static int rig_place(rig *r, const int *want, ef_err *e)
 {
     for (int k = 0; k < r->n; k++)
-        r->a[k] = (eng_alloc){ids[k], want[k], NULL, 0, &r->pl[k], ENG_KEEP};
+        r->a[k] = (eng_alloc){ids[k], want[k], NULL, 0, &r->pl[k], ENG_KEEP, 0};
     return eng_place(&r->x, r->a, r->n, e);
 }
 
@@ -136,8 +136,8 @@ static void test_pinned(void **state)
     ef_err e = {0};
     rig_init(&r, "n1g4", 2);
     int pa[] = {1, 2, 3}, pb[] = {3};
-    r.a[0] = (eng_alloc){"A", 3, pa, 0.5, &r.pl[0], ENG_KEEP};
-    r.a[1] = (eng_alloc){"B", 1, pb, 0.5, &r.pl[1], ENG_KEEP};
+    r.a[0] = (eng_alloc){"A", 3, pa, 0.5, &r.pl[0], ENG_KEEP, 0};
+    r.a[1] = (eng_alloc){"B", 1, pb, 0.5, &r.pl[1], ENG_KEEP, 0};
     assert_int_equal(eng_place(&r.x, r.a, 2, &e), EF_OK);
     assert_held(&r, 0, pa, 3);
     assert_held(&r, 1, pb, 1);
@@ -148,14 +148,14 @@ static void test_pinned(void **state)
     assert_held(&r, 0, pa, 3);
     /* not ascending */
     int bad[] = {2, 1};
-    r.a[1] = (eng_alloc){"B", 2, bad, 0, &r.pl[1], ENG_KEEP};
+    r.a[1] = (eng_alloc){"B", 2, bad, 0, &r.pl[1], ENG_KEEP, 0};
     r.a[0].share = 0;
     r.a[0].want = 0;
     assert_int_equal(eng_place(&r.x, r.a, 2, &e), EF_ERR);
     assert_contains(e.msg, "job B: GPU ids out of range or not ascending");
     /* one pinned, one not */
-    r.a[0] = (eng_alloc){"A", 1, NULL, 0, &r.pl[0], ENG_KEEP};
-    r.a[1] = (eng_alloc){"B", 1, pb, 0, &r.pl[1], ENG_KEEP};
+    r.a[0] = (eng_alloc){"A", 1, NULL, 0, &r.pl[0], ENG_KEEP, 0};
+    r.a[1] = (eng_alloc){"B", 1, pb, 0, &r.pl[1], ENG_KEEP, 0};
     assert_int_equal(eng_place(&r.x, r.a, 2, &e), EF_ERR);
     assert_contains(e.msg, "job A runs without its GPUs");
     assert_held(&r, 1, pb, 1);

@@ -57,6 +57,18 @@ double ovh_expect(ovh_mode m, const char *model, int g0, int g1, int moved);
 /* Largest single cost ovh_expect can return for a model (margins). */
 double ovh_expect_max(ovh_mode m, const char *model);
 
+/*
+ * ovh_charge: what one job pays at a point under OVH_FIG12 or
+ * OVH_RESTART when it goes from g0 to g1 GPUs, 'moved' (same count on
+ * other GPUs) and/or 'rebatch' (its batch size changed, a restart at g1).
+ * A rebatch without a size change costs what a migration does. 0 when
+ * nothing changes, when g1 is 0, and for the other modes (OVH_REFERENCE
+ * charges per point: ovh_reference). The simulator charges exactly this,
+ * and the planner's promises (planner/promise.h) count it.
+ */
+double ovh_charge(ovh_mode m, const char *model, int g0, int g1, int moved,
+                  int rebatch);
+
 /* The reference formula for one job at one point. */
 double ovh_reference(int g, int cached, int restart, int total_gpus);
 

@@ -1,5 +1,5 @@
 /* overhead.c: reconfiguration overheads (see overhead.h). */
-#include "simulator/overhead.h"
+#include "model/overhead.h"
 
 #include <math.h>
 #include <string.h>
@@ -168,4 +168,16 @@ double ovh_expect_max(ovh_mode m, const char *model)
     if (m == OVH_FIG12)
         return ovh_max(model);
     return m == OVH_RESTART ? OVH_RESTART_SECONDS : 0;
+}
+
+double ovh_charge(ovh_mode m, const char *model, int g0, int g1, int moved,
+                  int rebatch)
+{
+    if (g1 <= 0 || (m != OVH_FIG12 && m != OVH_RESTART))
+        return 0;
+    if (g0 != g1 || moved)
+        return ovh_expect(m, model, g0, g1, moved);
+    if (rebatch && g0 > 0)
+        return ovh_expect(m, model, g1, g1, 1);
+    return 0;
 }

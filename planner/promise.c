@@ -1,0 +1,205 @@
+/* promise.c: the overhead-aware promise check (see promise.h). */
+#include "planner/promise.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "common/util.h"
+#include "planner/ebatch.h"
+
+static double tput(const prm_start *s, const curve_row *row, int g)
+{
+    return row && g > 0 ? eb_tput(row, g, s->samples) : 0;
+}
+
+/* The allowance, in work, for what the path cannot foresee: forced
+ * migrations (FIG12, RESTART) or restarts (REFERENCE) at the path's
+ * largest size and highest throughput, the path spanning 'slots' slots
+ * from its point. */
+static double allowance(const prm_model *m, const prm_start *s, int gmax,
+                        double tpmax, int64_t slots)
+{
+    if (gmax <= 0)
+        return 0;
+    if (m->mode == OVH_FIG12 || m->mode == OVH_RESTART)
+        return m->migrations *
+               ovh_charge(m->mode, s->model, gmax, gmax, 1, 0) * tpmax;
+    if (m->mode != OVH_REFERENCE)
+        return 0;
+    int64_t every = m->restart_every > 0 ? m->restart_every : 1;
+    /* restarts at points i0 - 1 (its uncached point is i0) .. i0 + slots
+     * - 1, on multiples of 'every' other than 0 */
+    int64_t lo = m->index0 - 1 > 1 ? m->index0 - 1 : 1;
+    int64_t hi = m->index0 + slots - 1;
+    int64_t restarts = hi >= lo ? hi / every - (lo - 1) / every : 0;
+    double base = ovh_reference(gmax, 1, 0, m->total_gpus);
+    double moved = ovh_reference(gmax, 0, 0, m->total_gpus) - base;
+    double extra = ovh_reference(gmax, 0, 1, m->total_gpus) - base + moved;
+    return ((double)restarts * extra + m->migrations * moved) * tpmax;
+}
+
+/* OVH_REFERENCE: productive seconds over 'len' seconds from a slot
+ * boundary when the first point costs c1 and every later one 'base'. */
+static double ref_prod(double len, double c1, double base, int S)
+{
+    double l0 = len < S ? len : S;
+    double prod = l0 > c1 ? l0 - c1 : 0;
+    double rest = len - l0;
+    double nfull = floor(rest / S), part = rest - nfull * S;
+    if (S > base)
+        prod += nfull * (S - base);
+    if (part > base)
+        prod += part - base;
+    return prod;
+}
+
+/* OVH_REFERENCE: seconds from the piece's start until 'x' productive
+ * seconds are done (x <= ref_prod of the piece). */
+static double ref_time(double x, double c1, double base, int S)
+{
+    double p0 = S > c1 ? S - c1 : 0;
+    if (x <= p0)
+        return c1 + x;
+    x -= p0;
+    double pf = S - base;
+    double k = ceil(x / pf) - 1;
+    if (k < 0)
+        k = 0;
+    return S + k * S + base + (x - k * pf);
+}
+
+/* The walk behind prm_work and prm_finish: work by 'deadline' (less the
+ * allowance); with 'fin', also the first second at which 'target' work is
+ * done (-1 if never). */
+static double walk(const prm_model *m, const prm_start *s, const prm_piece *p,
+                   int n, int64_t deadline, double target, int64_t *fin)
+{
+    int S = m->slot > 0 ? m->slot : 1;
+    double tpmax = 0;
+    int gmax = 0;
+    int64_t last = s->t;      /* end of the last piece that counts */
+    for (int k = 0; k < n; k++) {
+        int64_t a = p[k].a > s->t ? p[k].a : s->t;
+        int64_t b = p[k].b < deadline ? p[k].b : deadline;
+        if (b <= a || p[k].gpus <= 0)
+            continue;
+        double tp = tput(s, p[k].row, p[k].gpus);
+        if (tp > tpmax)
+            tpmax = tp;
+        if (p[k].gpus > gmax)
+            gmax = p[k].gpus;
+        last = b;
+    }
+    int64_t slots = (last - s->t + S - 1) / S; /* slots the path spans */
+    double allow = allowance(m, s, gmax, tpmax, slots);
+    double goal = target + allow;
+    double work = 0;        /* work done so far along the path */
+    double owed = s->owed;  /* overhead seconds not yet paid */
+    int held = s->gpus;     /* GPUs held before the current piece */
+    const curve_row *hrow = s->row;
+    int64_t cur = s->t;     /* end of what has been walked */
+    if (fin)
+        *fin = -1;
+    for (int k = 0; k < n; k++) {
+        int64_t a = p[k].a > cur ? p[k].a : cur;
+        int64_t b = p[k].b < deadline ? p[k].b : deadline;
+        if (a > cur && held > 0) { /* a gap: the job is stopped */
+            held = 0;
+            owed = 0;
+        }
+        if (b <= a || p[k].gpus <= 0) {
+            if (p[k].b > cur)
+                cur = p[k].b;
+            continue;
+        }
+        int g = p[k].gpus;
+        const curve_row *row = p[k].row;
+        int rebatch = held > 0 && row != hrow;
+        int change = g != held || rebatch;
+        double tp = tput(s, row, g), len = (double)(b - a), prod, c1 = 0,
+               base = 0;
+        if (m->mode == OVH_REFERENCE) {
+            base = ovh_reference(g, 1, 0, m->total_gpus);
+            c1 = ovh_reference(g, !change, 0, m->total_gpus);
+            prod = ref_prod(len, c1, base, S);
+        } else {
+            if (change)
+                owed = ovh_charge(m->mode, s->model, held, g, 0, rebatch);
+            c1 = owed < len ? owed : len;
+            prod = len - c1;
+            owed -= c1;
+        }
+        if (fin && *fin < 0 && tp > 0 && work + prod * tp >= goal) {
+            double x = (goal - work) / tp;
+            if (x < 0)
+                x = 0;
+            double off = m->mode == OVH_REFERENCE ? ref_time(x, c1, base, S)
+                                                  : c1 + x;
+            *fin = a + (int64_t)ceil(off - 1e-9);
+        }
+        work += prod * tp;
+        held = g;
+        hrow = row;
+        cur = b;
+    }
+    work -= allow;
+    return work > 0 ? work : 0;
+}
+
+double prm_work(const prm_model *m, const prm_start *s, const prm_piece *p,
+                int n, int64_t deadline)
+{
+    return walk(m, s, p, n, deadline, 0, NULL);
+}
+
+/* Pieces of 'head' (if any) and of r from 'from' on, at 'row'. */
+static prm_piece *pieces(const prm_piece *head, const resv *r,
+                         const curve_row *row, int64_t from, int *n,
+                         prm_piece *buf, int nbuf)
+{
+    int need = r->n + 1;
+    prm_piece *p = need <= nbuf ? buf
+                                : ef_malloc((size_t)need * sizeof *p);
+    int k = 0;
+    if (head && head->b > head->a)
+        p[k++] = *head;
+    for (int i = 0; i < r->n; i++) {
+        if (r->s[i].end <= from)
+            continue;
+        p[k].a = r->s[i].start > from ? r->s[i].start : from;
+        p[k].b = r->s[i].end;
+        p[k].gpus = r->s[i].gpus;
+        p[k].row = row;
+        k++;
+    }
+    *n = k;
+    return p;
+}
+
+double prm_resv_work(const prm_model *m, const prm_start *s,
+                     const prm_piece *head, const resv *r,
+                     const curve_row *row, int64_t from, int64_t deadline)
+{
+    prm_piece buf[16];
+    int n;
+    if (from < s->t)
+        from = s->t;
+    prm_piece *p = pieces(head, r, row, from, &n, buf, 16);
+    double w = walk(m, s, p, n, deadline, 0, NULL);
+    if (p != buf)
+        free(p);
+    return w;
+}
+
+int64_t prm_finish(const prm_model *m, const prm_start *s, const resv *r,
+                   const curve_row *row, double work)
+{
+    prm_piece buf[16];
+    int n;
+    prm_piece *p = pieces(NULL, r, row, s->t, &n, buf, 16);
+    int64_t fin;
+    (void)walk(m, s, p, n, INT64_MAX, work, &fin);
+    if (p != buf)
+        free(p);
+    return fin;
+}
