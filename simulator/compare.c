@@ -124,8 +124,8 @@ void cmp_tables(const cmp_result *r, ef_buf *md)
                   r->cap_reference ? "reference" : "usable",
                   r->surplus_reference ? "reference" : "gain");
     if (r->baselines_reference)
-        ef_buf_put(md, " Fixed-size baselines keep the reference's defects "
-                       "(--baselines reference).");
+        ef_buf_put(md, " Fixed-size baselines and edf-ac keep the "
+                       "reference's defects (--baselines reference).");
     table_head(r, md, "\n\n| trace | cluster |", "\n|---|---|");
     for (int i = 0; i < r->ntraces; i++) {
         const cmp_cell *row = &r->cells[i * np];

@@ -8,6 +8,11 @@
  *   edf-ac  The same with admission control: a released job is admitted
  *           iff, planned with the active jobs, it meets its deadline and
  *           every job that met its deadline without it still does.
+ *           --baselines reference (opts.baselines_reference) applies the
+ *           reference implementation's rule instead: admitted iff, planned
+ *           with the active jobs, every deadline job meets its deadline,
+ *           so a job that is already late (planned to miss without the
+ *           newcomer) vetoes every newcomer until it ends.
  * Usable sizes follow curve.h (never past a curve's peak) for both, unlike
  * the reference, whose EDF may scale past the peak; --cap reference
  * (opts.cap_reference) restores that to compare numbers (see README).
@@ -114,6 +119,33 @@ static void plan_all(sim *s, edf_state *st, int *ord, int m, int64_t t,
     avail_free(&F);
 }
 
+/* The admission test of released deadline job i at t against the active
+ * jobs: 1 iff EDF-planning them with it has i meet its deadline and every
+ * active deadline job that met its deadline without it still meet it
+ * (default), or every active deadline job meet it, late ones included
+ * (opts.baselines_reference: the reference's rule). Scratch: st->ord,
+ * st->meets, st->meets2 and st->r (the caller re-plans afterwards). */
+static int admit_test(sim *s, edf_state *st, int i, int64_t t)
+{
+    int ref = s->opts.baselines_reference;
+    int m = 0;
+    for (int k = 0; k < s->nact; k++)
+        st->ord[m++] = s->act[k];
+    if (!ref)
+        plan_all(s, st, st->ord, m, t, st->meets);
+    st->ord[m++] = i;
+    plan_all(s, st, st->ord, m, t, st->meets2);
+    if (!st->meets2[i])
+        return 0;
+    for (int k = 0; k < s->nact; k++) {
+        int a = s->act[k];
+        int before = ref ? !s->jobs[a].best_effort : st->meets[a];
+        if (before && !st->meets2[a])
+            return 0;
+    }
+    return 1;
+}
+
 static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
 {
     edf_state *st = v;
@@ -128,18 +160,7 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
             sim_admit(s, i);
             continue;
         }
-        /* admission test: the active jobs with and without it */
-        int m = 0;
-        for (int k = 0; k < s->nact; k++)
-            st->ord[m++] = s->act[k];
-        plan_all(s, st, st->ord, m, t, st->meets);
-        st->ord[m++] = i;
-        plan_all(s, st, st->ord, m, t, st->meets2);
-        int ok = st->meets2[i];
-        for (int k = 0; k < s->nact && ok; k++)
-            if (st->meets[s->act[k]] && !st->meets2[s->act[k]])
-                ok = 0;
-        if (ok)
+        if (admit_test(s, st, i, t))
             sim_admit(s, i);
         else
             sim_reject(s, i, -1, "EDF with this job would miss a deadline");

@@ -147,9 +147,11 @@ typedef struct sim_opts {
                              the curve's peak (default: usable sizes) */
     int timeline;         /* keep the per-point timeline */
     int elastic_batch;    /* ef: choose among the jobs' batch sizes too */
-    int baselines_reference; /* fixed-size baselines: keep the reference's
-                             defects that change numbers (README:
-                             gandiva, tiresias, themis, chronus) */
+    int baselines_reference; /* baselines: keep the reference's defects
+                             that change numbers (README: gandiva,
+                             tiresias, themis, chronus; edf-ac: any job
+                             planned to miss, late ones included, rejects
+                             a newcomer) */
     int mip_nodes;        /* policies that solve a MIP (chronus): branch-
                              and-bound node budget per solve; past it the
                              policy falls back to a greedy answer

@@ -114,7 +114,7 @@ static void test_tables(void **state)
         "Deadline ratio (met / jobs with a deadline); in parentheses the "
         "ElasticFlow paper's number where it has one. Slot 60 s, overhead "
         "fig12, baseline cap reference, surplus gain. Fixed-size baselines "
-        "keep the reference's defects (--baselines reference).\n"
+        "and edf-ac keep the reference's defects (--baselines reference).\n"
         "\n"
         "| trace | cluster | ef | chronus |\n"
         "|---|---|---|---|\n"

@@ -128,6 +128,51 @@ static void test_admission_all_policies(void **state)
     queue_free(&q);
 }
 
+/* edf-ac's two admission rules, with the restart model (30 s without
+ * progress at a start; EDF plans ignore overheads). J1 (40 it, deadline
+ * 15) is planned alone at t=0 on 4 GPUs to end at 10: admitted by both
+ * rules. Its start costs 30 s, so at t=10, when J2 (40 it, deadline 1000)
+ * arrives, J1 still has all 40 iterations left: planned first (earlier
+ * deadline) it ends at 20, late with or without J2; J2 is planned after it
+ * in [20, 30), in time. The default rule admits J2 (J1 missed without it
+ * too); the reference's rule (--baselines reference) rejects J2 because a
+ * job misses with it. J1 runs from 30 and ends at 40 either way; admitted,
+ * J2 starts at the point at 40, pays 30 s and ends at 80, in time. */
+static void test_edf_ac_reference_rule(void **state)
+{
+    (void)state;
+    job_queue q = {0};
+    ts_load(&q, "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
+                   "J1,0,40,lin,15,64\nJ2,10,40,lin,1000,64\n", &toy);
+    for (int ref = 0; ref <= 1; ref++) {
+        sim_opts o;
+        sim_opts_default(&o);
+        o.overhead = OVH_RESTART;
+        o.slot = 10;
+        o.baselines_reference = ref;
+        sim s;
+        ts_run(&s, &q, "n1g4", "edf-ac", &o);
+        sim_metrics m;
+        sim_metrics_compute(&s, &m);
+        assert_int_equal(ts_job(&s, "J1")->state, SJ_DONE);
+        assert_false(ts_job(&s, "J1")->met);
+        assert_true(fabs(END(&s, "J1") - 40.0) < 1e-9);
+        if (ref) {
+            assert_int_equal(ts_job(&s, "J2")->state, SJ_REJECTED);
+            assert_int_equal(m.rejected, 1);
+            assert_int_equal(m.met, 0);
+        } else {
+            assert_int_equal(ts_job(&s, "J2")->state, SJ_DONE);
+            assert_true(ts_job(&s, "J2")->met);
+            assert_true(fabs(END(&s, "J2") - 80.0) < 1e-9);
+            assert_int_equal(m.rejected, 0);
+            assert_int_equal(m.met, 1);
+        }
+        sim_free(&s);
+    }
+    queue_free(&q);
+}
+
 /* A preempted job: J1 (late deadline) runs alone on 4 GPUs, J2 arrives at
  * 10 with a tight deadline; EDF gives J2 everything, J1 drops to 0 and
  * resumes after J2 ends: J1 did 40 it by 10, J2 40 it in [10, 20), J1 the
@@ -285,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_ef_single_overhead),
         cmocka_unit_test(test_admission_all_policies),
         cmocka_unit_test(test_edf_preemption),
+        cmocka_unit_test(test_edf_ac_reference_rule),
         cmocka_unit_test(test_guarantee),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_agrees_with_planner),
