@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "common/util.h"
@@ -14,6 +15,7 @@ void help_submit(void)
 {
     printf(
         "Usage: efplan submit --plan plan.json --job JSON [--curves DIR]\n"
+        "                     [--now T]\n"
         "\n"
         "Ask whether one new job can be admitted into an existing plan. The\n"
         "plan's queue plus the new job is planned again with the plan's\n"
@@ -26,11 +28,18 @@ void help_submit(void)
         "after the other. Otherwise the answer says why, with the earliest\n"
         "deadline that would be admitted (the second before it is not), and\n"
         "nothing is written.\n"
-        "\n"        "  --plan FILE     plan written by 'efplan plan --out'\n"
+        "\n"
+        "  --plan FILE     plan written by 'efplan plan --out'\n"
         "  --job JSON      the job, as in a JSON queue: {\"id\", \"model\",\n"
         "                  \"batch_size\", \"iterations\", \"deadline\",\n"
-        "                  \"submit_time\" (default: the plan's start)}\n"
+        "                  \"submit_time\"}; submit_time defaults to the\n"
+        "                  plan's current time: its now, or, when later,\n"
+        "                  --now, or (a plan in Unix time, now >= 10^9,\n"
+        "                  without --now) the wall clock; never earlier\n"
+        "                  than the plan's now\n"
         "  --curves DIR    curves to use instead of the ones the plan names\n"
+        "  --now T         the current time on the plan's clock (seconds or\n"
+        "                  ISO-8601), instead of the wall clock\n"
         "\n"
         "Exit codes: 0 admitted (or best-effort), 4 rejected, 2 usage error,\n"
         "3 invalid input, 5 internal error.\n");
@@ -42,9 +51,11 @@ int cmd_submit(int argc, char **argv)
         {"plan", required_argument, NULL, 'p'},
         {"job", required_argument, NULL, 'j'},
         {"curves", required_argument, NULL, 'u'},
+        {"now", required_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *plan_path = NULL, *job_arg = NULL, *curves_arg = NULL;
+    plan_submit_clock clk = {.now = -1, .wall = -1};
     int o;
     opterr = 0;
     optind = 1;
@@ -53,6 +64,10 @@ int cmd_submit(int argc, char **argv)
         case 'p': plan_path = optarg; break;
         case 'j': job_arg = optarg; break;
         case 'u': curves_arg = optarg; break;
+        case 'n':
+            if (cli_parse_now("submit", optarg, &clk.now) != 0)
+                return EXIT_USAGE;
+            break;
         case 'h': help_submit(); return 0;
         default:
             return cli_option_error("submit", o, argv[optind - 1]);
@@ -64,6 +79,11 @@ int cmd_submit(int argc, char **argv)
     if (!plan_path || !job_arg)
         return cli_usage_error("submit", "--plan and --job are required");
 
+    if (clk.now < 0) { /* the wall clock, for a plan in Unix time */
+        struct timespec ts;
+        if (clock_gettime(CLOCK_REALTIME, &ts) == 0 && ts.tv_sec >= 0)
+            clk.wall = (int64_t)ts.tv_sec;
+    }
     ef_err e = {0};
     plan_submit_res r;
     int rc = 0;
@@ -75,11 +95,15 @@ int cmd_submit(int argc, char **argv)
     free(lock_path);
     if (lock < 0)
         return cli_fail(&e);
-    if (plan_submit(plan_path, job_arg, curves_arg, &r, &e) != EF_OK) {
+    if (plan_submit(plan_path, job_arg, curves_arg, &clk, &r, &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }
     const plan_job *nw = &r.p.jobs[r.p.njobs - 1];
+    if (r.submit_from == PLAN_SUBMIT_NOW || r.submit_from == PLAN_SUBMIT_WALL)
+        printf("submit_time: %" PRId64 " (%s; the plan's now is %" PRId64
+               ")\n", r.submit_time, r.submit_from == PLAN_SUBMIT_NOW ?
+               "--now" : "the wall clock", r.doc.now);
     if (r.decision == PLAN_REJECTED) {
         if (r.broken)
             printf("rejected: %s would break the promise made to job %s\n",

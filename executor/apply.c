@@ -613,7 +613,7 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
     if (!A.r.begun) {
         double aw = wall_now();
         int64_t ap = p->now;
-        if (o->scale == 1 && p->now >= 1000000000LL) {
+        if (o->scale == 1 && plan_unix_time(p->now)) {
             aw = 0; /* Unix times: the plan clock is the wall clock */
             ap = 0;
         }

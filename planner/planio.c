@@ -452,6 +452,11 @@ char *plan_doc_queue_json(const plan_doc *d, const char *extra)
     return jw_take(&w, NULL);
 }
 
+int plan_unix_time(int64_t now)
+{
+    return now >= PLAN_UNIX_MIN;
+}
+
 void plan_doc_opts(const plan_doc *d, plan_opts *o)
 {
     plan_opts_default(o);

@@ -138,6 +138,17 @@ int plan_doc_equal(const plan_doc *a, const plan_doc *b);
  * queue_parse_json: a re-plan of a plan's queue plans the same jobs. */
 char *plan_doc_queue_json(const plan_doc *d, const char *extra);
 
+/* A plan in Unix time: one whose "now" is at least PLAN_UNIX_MIN (10^9
+ * s, 2001-09-09T01:46:40Z) counts its times in Unix seconds, so its
+ * clock is the wall clock (efplan apply runs it on real time at
+ * --time-scale 1; efplan submit defaults a new job's submit_time to the
+ * wall clock when that is later than "now"). A smaller "now" is a clock
+ * of its own (seconds from a trace's start). */
+#define PLAN_UNIX_MIN 1000000000LL
+
+/* 1 if a plan whose "now" is 'now' is in Unix time (above), else 0. */
+int plan_unix_time(int64_t now);
+
 /* The plan options the file records: now, slot, surplus, elastic batch,
  * overhead model (horizon 0: the file does not say). */
 void plan_doc_opts(const plan_doc *d, plan_opts *o);

@@ -10,10 +10,12 @@
 #include "common/jsonin.h"
 #include "common/util.h"
 
-/* The new job's JSON text, with submit_time defaulted to 'now', checked
- * alone first so that errors name --job; a submit_time before 'now' is
- * refused. Heap text, or NULL on error. */
-static char *new_job(const char *text, int64_t now, ef_err *e)
+/* The new job's JSON text, with submit_time defaulted to 'dflt' (>=
+ * 'now'), checked alone first so that errors name --job; a submit_time
+ * before 'now' is refused. *given: 1 if the job gave its submit_time,
+ * *submit the submit_time it gets. Heap text, or NULL on error. */
+static char *new_job(const char *text, int64_t now, int64_t dflt,
+                     int *given, int64_t *submit, ef_err *e)
 {
     json_t *nj = jsonin_parse("--job", text, strlen(text), e);
     if (!nj)
@@ -24,8 +26,9 @@ static char *new_job(const char *text, int64_t now, ef_err *e)
         json_decref(nj);
         return NULL;
     }
-    if (!json_object_get(nj, "submit_time"))
-        json_object_set_new(nj, "submit_time", json_integer(now));
+    *given = json_object_get(nj, "submit_time") != NULL;
+    if (!*given)
+        json_object_set_new(nj, "submit_time", json_integer(dflt));
     char *t = json_dumps(nj, 0);
     json_decref(nj);
     size_t n = strlen(t);
@@ -38,6 +41,8 @@ static char *new_job(const char *text, int64_t now, ef_err *e)
                      " is before the plan's now %" PRId64 " (a job cannot "
                      "be submitted into the plan's past)", one.jobs[0].submit,
                      now);
+    if (rc == EF_OK)
+        *submit = one.jobs[0].submit;
     queue_free(&one);
     free(wrap);
     if (rc != EF_OK) {
@@ -176,17 +181,44 @@ static int find_jobs_file(plan_submit_res *r, const char *plan_path,
     return EF_OK;
 }
 
+/* The default submit_time (submit.h): the later of the plan's now and
+ * the current time 'clk' gives; *from says which. */
+static int64_t default_submit(const plan_doc *d, const plan_submit_clock *clk,
+                              plan_submit_from *from)
+{
+    int64_t cur = -1;
+    plan_submit_from f = PLAN_SUBMIT_PLAN_NOW;
+    if (clk && clk->now >= 0) {
+        cur = clk->now;
+        f = PLAN_SUBMIT_NOW;
+    } else if (clk && clk->wall >= 0 && plan_unix_time(d->now)) {
+        cur = clk->wall;
+        f = PLAN_SUBMIT_WALL;
+    }
+    if (cur > d->now) {
+        *from = f;
+        return cur;
+    }
+    *from = PLAN_SUBMIT_PLAN_NOW;
+    return d->now;
+}
+
 int plan_submit(const char *plan_path, const char *job_json,
-                const char *curves, plan_submit_res *r, ef_err *e)
+                const char *curves, const plan_submit_clock *clk,
+                plan_submit_res *r, ef_err *e)
 {
     memset(r, 0, sizeof *r);
     r->earliest = -1;
     if (plan_doc_load(&r->doc, plan_path, e) != EF_OK)
         return EF_ERR;
     const plan_doc *d = &r->doc;
-    char *nj = new_job(job_json, d->now, e);
+    plan_submit_from from;
+    int64_t dflt = default_submit(d, clk, &from);
+    int given = 0;
+    char *nj = new_job(job_json, d->now, dflt, &given, &r->submit_time, e);
     if (!nj)
         return EF_ERR;
+    r->submit_from = given ? PLAN_SUBMIT_GIVEN : from;
     /* the plan's queue plus the new job */
     char *qt = plan_doc_queue_json(d, nj);
     free(nj);

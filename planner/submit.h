@@ -3,9 +3,13 @@
  * submit answers), keeping every promise the plan made.
  *
  * The contract:
- * - The new job arrives at its submit_time, which defaults to the plan's
- *   "now" and may not be earlier (a job cannot be placed in the plan's
- *   past: an input error).
+ * - The new job arrives at its submit_time, which may not be earlier
+ *   than the plan's "now" (a job cannot be placed in the plan's past: an
+ *   input error). Its default is the plan's current time: the caller's
+ *   current time on the plan's clock (efplan submit --now) when given,
+ *   else, for a plan in Unix time (plan_unix_time), the wall clock the
+ *   caller read; either only when later than "now", which it is
+ *   otherwise. The library never reads the clock itself.
  * - The plan's queue, as the plan file holds it (every job member the
  *   file records, through its reader: batch ranges and samples too),
  *   plus the new job is planned again with the plan's cluster, curves,
@@ -48,6 +52,22 @@
 #include "planner/plan.h"
 #include "planner/planio.h"
 
+/* Where the new job's submit_time came from. */
+typedef enum plan_submit_from {
+    PLAN_SUBMIT_GIVEN,    /* the job gave it */
+    PLAN_SUBMIT_PLAN_NOW, /* the plan's "now" */
+    PLAN_SUBMIT_NOW,      /* the caller's current time (--now) */
+    PLAN_SUBMIT_WALL      /* the wall clock (a plan in Unix time) */
+} plan_submit_from;
+
+/* The current time, for the new job's default submit_time: 'now' the
+ * caller's current time on the plan's clock (-1: not given), 'wall' the
+ * wall clock in Unix seconds, rounded down (-1: not known), used only
+ * for a plan in Unix time and when 'now' is not given. */
+typedef struct plan_submit_clock {
+    int64_t now, wall;
+} plan_submit_clock;
+
 /* A job of the old plan whose decision the new job changes. */
 typedef struct plan_change {
     const char *id;
@@ -63,6 +83,8 @@ typedef struct plan_submit_res {
     const char *reason;       /* rejected by the planner: its reason */
     int64_t earliest;         /* rejected: the earliest deadline that can
                                  be guaranteed; -1: none found */
+    int64_t submit_time;      /* the new job's submit_time, and */
+    plan_submit_from submit_from; /* where it came from */
     int nchanges;             /* accepted: old jobs whose decision */
     plan_change *changes;     /* changes (never from admitted), in queue
                                  order */
@@ -89,20 +111,25 @@ typedef struct plan_submit_res {
 
 /*
  * plan_submit: read the plan file at 'plan_path' and decide the job given
- * as JSON text 'job_json' (a job object as in a JSON queue; submit_time
- * defaults to the plan's "now") under the contract above. 'curves'
- * replaces the curves the plan names when not NULL. Fills *r (free with
- * plan_submit_free, also after an error). Writes nothing and takes no
- * lock: a caller that commits takes the plan's lock first (the CLI:
- * ef_lock_file on PLAN.lock around plan_submit and plan_submit_commit).
- * Errors: the plan file or curves (EF_E_INPUT, file and JSON path), the
- * job ("--job: jobs[0].x: ...", EF_E_INPUT; a submit_time before the
- * plan's now is one), the plan's jobs file missing or not a job queue
- * (EF_E_INPUT), a failed re-plan or self-check (EF_E_INTERNAL). A
- * rejection is not an error: r->decision says it.
+ * as JSON text 'job_json' (a job object as in a JSON queue) under the
+ * contract above. A job without submit_time gets the plan's current
+ * time: the later of the plan's "now" and the time 'clk' gives (its
+ * 'now', else its 'wall' for a plan in Unix time); 'clk' NULL: the
+ * plan's "now". 'curves' replaces the curves the plan names when not
+ * NULL. Fills *r (free with plan_submit_free, also after an error);
+ * r->submit_time and r->submit_from say which submit_time the job got.
+ * Writes nothing, reads no clock and takes no lock: a caller that commits
+ * takes the plan's lock first (the CLI: ef_lock_file on PLAN.lock around
+ * plan_submit and plan_submit_commit). Errors: the plan file or curves
+ * (EF_E_INPUT, file and JSON path), the job ("--job: jobs[0].x: ...",
+ * EF_E_INPUT; a submit_time before the plan's now is one), the plan's
+ * jobs file missing or not a job queue (EF_E_INPUT), a failed re-plan or
+ * self-check (EF_E_INTERNAL). A rejection is not an error: r->decision
+ * says it.
  */
 int plan_submit(const char *plan_path, const char *job_json,
-                const char *curves, plan_submit_res *r, ef_err *e);
+                const char *curves, const plan_submit_clock *clk,
+                plan_submit_res *r, ef_err *e);
 void plan_submit_free(plan_submit_res *r);
 
 /*

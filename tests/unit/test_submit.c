@@ -64,7 +64,7 @@ static void test_keeps_promise(void **state)
     const char *path = g_plan;
     plan_submit_res r;
     ef_err e = {0};
-    assert_ok(plan_submit(path, Y("5000"), NULL, &r, &e), e);
+    assert_ok(plan_submit(path, Y("5000"), NULL, NULL, &r, &e), e);
     assert_int_equal(r.decision, PLAN_REJECTED);
     assert_non_null(r.broken);
     assert_string_equal(r.broken, "c");
@@ -76,7 +76,7 @@ static void test_keeps_promise(void **state)
     /* best-effort: no deadline, no change, submitted at the plan's now */
     assert_ok(plan_submit(path, "{\"id\": \"z\", \"model\": \"bert\", "
                           "\"batch_size\": 64, \"iterations\": 10}", NULL,
-                          &r, &e), e);
+                          NULL, &r, &e), e);
     assert_int_equal(r.decision, PLAN_BEST_EFFORT);
     assert_int_equal(r.nchanges, 0);
     assert_true(r.p.jobs[r.p.njobs - 1].in->submit == r.doc.now);
@@ -92,7 +92,7 @@ static void test_reject_earliest(void **state)
     char text[512];
     plan_submit_res r;
     ef_err e = {0};
-    assert_ok(plan_submit(path, Y("3000"), NULL, &r, &e), e);
+    assert_ok(plan_submit(path, Y("3000"), NULL, NULL, &r, &e), e);
     assert_int_equal(r.decision, PLAN_REJECTED);
     assert_contains(r.reason, "deadline too tight");
     int64_t best = r.earliest;
@@ -101,11 +101,11 @@ static void test_reject_earliest(void **state)
     assert_true(r.p.jobs[r.p.njobs - 1].in->deadline == 3000);
     plan_submit_free(&r);
     snprintf(text, sizeof text, Y("%lld"), (long long)best);
-    assert_ok(plan_submit(path, text, NULL, &r, &e), e);
+    assert_ok(plan_submit(path, text, NULL, NULL, &r, &e), e);
     assert_int_equal(r.decision, PLAN_ADMITTED);
     plan_submit_free(&r);
     snprintf(text, sizeof text, Y("%lld"), (long long)best - 1);
-    assert_ok(plan_submit(path, text, NULL, &r, &e), e);
+    assert_ok(plan_submit(path, text, NULL, NULL, &r, &e), e);
     assert_int_equal(r.decision, PLAN_REJECTED);
     plan_submit_free(&r);
 }
@@ -139,7 +139,8 @@ static void test_elastic_keeps_jobs(void **state)
     plan_submit_res r;
     assert_ok(plan_submit(path, "{\"id\": \"z\", \"model\": \"bert\", "
                           "\"batch_size\": 64, \"iterations\": 10, "
-                          "\"submit_time\": 90000}", NULL, &r, &e), e);
+                          "\"submit_time\": 90000}", NULL, NULL, &r, &e),
+              e);
     assert_int_equal(r.decision, PLAN_BEST_EFFORT);
     assert_int_equal(r.nchanges, 0);
     assert_true(r.po.elastic_batch);
@@ -214,7 +215,7 @@ static plan_decision submit_checked(const char *path, const char *text,
 {
     plan_submit_res r;
     ef_err e = {0};
-    assert_ok(plan_submit(path, text, NULL, &r, &e), e);
+    assert_ok(plan_submit(path, text, NULL, NULL, &r, &e), e);
     plan_decision d = r.decision;
     if (d != PLAN_REJECTED)
         for (int i = 0; i < r.doc.njobs; i++)
@@ -264,7 +265,7 @@ static void test_property(void **state)
             if (d != PLAN_REJECTED) {
                 admitted++;
                 plan_submit_res r;
-                assert_ok(plan_submit(path, job_text, NULL, &r, &e), e);
+                assert_ok(plan_submit(path, job_text, NULL, NULL, &r, &e), e);
                 assert_ok(plan_submit_commit(&r, path, &e), e);
                 plan_submit_free(&r);
                 continue;
@@ -297,20 +298,20 @@ static void test_errors(void **state)
     char bad[512];
     plan_submit_res r;
     ef_err e = {0};
-    assert_err(plan_submit(path, "{\"id\": ", NULL, &r, &e), e,
+    assert_err(plan_submit(path, "{\"id\": ", NULL, NULL, &r, &e), e,
                "--job:1:", "JSON syntax");
     plan_submit_free(&r);
-    assert_err(plan_submit(path, "[1]", NULL, &r, &e), e,
+    assert_err(plan_submit(path, "[1]", NULL, NULL, &r, &e), e,
                "--job: expected an object", NULL);
     plan_submit_free(&r);
     assert_err(plan_submit(path, "{\"id\": \"x\", \"batch_size\": 64, "
-                           "\"iterations\": 5}", NULL, &r, &e), e,
+                           "\"iterations\": 5}", NULL, NULL, &r, &e), e,
                "--job: jobs[0]: missing required key \"model\"", NULL);
     plan_submit_free(&r);
     /* a job id the plan has already */
     assert_err(plan_submit(path, "{\"id\": \"c\", \"model\": \"bert\", "
-                           "\"batch_size\": 64, \"iterations\": 5}", NULL, &r,
-                           &e), e, path, "\"c\"");
+                           "\"batch_size\": 64, \"iterations\": 5}", NULL,
+                           NULL, &r, &e), e, path, "\"c\"");
     plan_submit_free(&r);
     /* a submit_time in the plan's past (a plan whose now is 600) */
     tp_planned t;
@@ -323,19 +324,94 @@ static void test_errors(void **state)
     tp_planned_free(&t);
     assert_err(plan_submit(p600, "{\"id\": \"x\", \"model\": \"bert\", "
                            "\"batch_size\": 64, \"iterations\": 5, "
-                           "\"submit_time\": 599}", NULL, &r, &e), e,
+                           "\"submit_time\": 599}", NULL, NULL, &r, &e), e,
                "--job: jobs[0].submit_time: 599 is before the plan's now 600",
                NULL);
     plan_submit_free(&r);
     assert_ok(plan_submit(p600, "{\"id\": \"x\", \"model\": \"bert\", "
                           "\"batch_size\": 64, \"iterations\": 5}", NULL,
-                          &r, &e), e);
+                          NULL, &r, &e), e);
     assert_true(r.p.jobs[r.p.njobs - 1].in->submit == 600);
     plan_submit_free(&r);
     /* not a plan file */
     tu_write(g_dir, "q.json", Q_CHANGE, bad, sizeof bad);
-    assert_err(plan_submit(bad, Y("5000"), NULL, &r, &e), e, bad,
+    assert_err(plan_submit(bad, Y("5000"), NULL, NULL, &r, &e), e, bad,
                "missing required key \"format\"");
+    plan_submit_free(&r);
+}
+
+/* The default submit_time is the plan's current time: its now; a later
+ * --now (clk.now); for a plan in Unix time the wall clock (clk.wall)
+ * when later and no --now; never before the plan's now. A submit_time
+ * the job gives is kept. */
+static void test_default_submit_time(void **state)
+{
+    (void)state;
+    static const char *BE = "{\"id\": \"x\", \"model\": \"bert\", "
+                            "\"batch_size\": 64, \"iterations\": 5}";
+    static const char *BE_700 = "{\"id\": \"x\", \"model\": \"bert\", "
+                                "\"batch_size\": 64, \"iterations\": 5, "
+                                "\"submit_time\": 700}";
+    const int64_t U = 1700000000; /* 2023-11-14T22:13:20Z */
+    static const struct {
+        int unix_plan;
+        int64_t now, wall;
+        int given;
+        int64_t want;
+        plan_submit_from from;
+    } c[] = {
+        /* a plan on its own clock (now 600): the wall clock is not its */
+        {0, -1, -1, 0, 600, PLAN_SUBMIT_PLAN_NOW},
+        {0, -1, 2000000000, 0, 600, PLAN_SUBMIT_PLAN_NOW},
+        {0, 900, 2000000000, 0, 900, PLAN_SUBMIT_NOW},
+        {0, 100, -1, 0, 600, PLAN_SUBMIT_PLAN_NOW},
+        {0, 600, -1, 0, 600, PLAN_SUBMIT_PLAN_NOW},
+        {0, 900, -1, 1, 700, PLAN_SUBMIT_GIVEN},
+        /* a plan in Unix time (now U): the wall clock when later */
+        {1, -1, -1, 0, U, PLAN_SUBMIT_PLAN_NOW},
+        {1, -1, U + 500, 0, U + 500, PLAN_SUBMIT_WALL},
+        {1, -1, U - 500, 0, U, PLAN_SUBMIT_PLAN_NOW},
+        {1, -1, U, 0, U, PLAN_SUBMIT_PLAN_NOW},
+        {1, U + 100, U + 500, 0, U + 100, PLAN_SUBMIT_NOW},
+        {1, U - 100, U + 500, 0, U, PLAN_SUBMIT_PLAN_NOW},
+    };
+    char p600[512], pu[512];
+    ef_err e = {0};
+    tp_planned t;
+    tp_opts(&t);
+    t.o.now = 600;
+    assert_ok(tp_plan(&t, Q_CHANGE, 1, &e), e);
+    tu_join(p600, sizeof p600, g_dir, "default600.json");
+    assert_ok(plan_write_json(&t.p, p600, "q.json", "A100", &e), e);
+    tp_planned_free(&t);
+    tp_opts(&t);
+    t.o.now = U;
+    assert_ok(tp_plan(&t, Q_CHANGE, 1, &e), e);
+    tu_join(pu, sizeof pu, g_dir, "default-unix.json");
+    assert_ok(plan_write_json(&t.p, pu, "q.json", "A100", &e), e);
+    tp_planned_free(&t);
+    assert_false(plan_unix_time(600));
+    assert_false(plan_unix_time(PLAN_UNIX_MIN - 1));
+    assert_true(plan_unix_time(PLAN_UNIX_MIN));
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        plan_submit_res r;
+        plan_submit_clock clk = {.now = c[k].now, .wall = c[k].wall};
+        const char *path = c[k].unix_plan ? pu : p600;
+        const char *text = c[k].given ? BE_700 : BE;
+        assert_ok(plan_submit(path, text, NULL, &clk, &r, &e), e);
+        const job *nj = r.p.jobs[r.p.njobs - 1].in;
+        if (nj->submit != c[k].want || r.submit_time != c[k].want ||
+            r.submit_from != c[k].from)
+            fail_msg("case %zu: submit_time %lld (%lld, from %d), expected "
+                     "%lld from %d", k, (long long)nj->submit,
+                     (long long)r.submit_time, (int)r.submit_from,
+                     (long long)c[k].want, (int)c[k].from);
+        plan_submit_free(&r);
+    }
+    /* no clock at all: the plan's now */
+    plan_submit_res r;
+    assert_ok(plan_submit(pu, BE, NULL, NULL, &r, &e), e);
+    assert_true(r.submit_time == U && r.submit_from == PLAN_SUBMIT_PLAN_NOW);
     plan_submit_free(&r);
 }
 
@@ -347,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_elastic_keeps_jobs),
         cmocka_unit_test(test_property),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_default_submit_time),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
