@@ -566,7 +566,8 @@ static int64_t resv_next_change(const resv *r, int64_t t)
 }
 
 /* 1 if admitted job j may run at ng GPUs at batch row nrow from point t
- * instead of its reservation and still keep its promise: whether the
+ * instead of its reservation and still keep its promise (a job at risk
+ * has none left to keep: it takes every step that gains): whether the
  * next point comes after one slot (it steps back to its reservation
  * then) or only when its reservation changes, the step up, the step back
  * and the allowances are paid and the reservation still covers the rest.
@@ -574,7 +575,8 @@ static int64_t resv_next_change(const resv *r, int64_t t)
 static int surplus_ok(const plan *p, const plan_job *j, int64_t t, int ng,
                       const curve_row *nrow)
 {
-    if (j->decision != PLAN_ADMITTED || p->opts.overhead == OVH_NONE)
+    if (j->decision != PLAN_ADMITTED || j->at_risk ||
+        p->opts.overhead == OVH_NONE)
         return 1;
     int64_t S = p->opts.slot;
     prm_piece head = {t, t + S, ng, nrow};

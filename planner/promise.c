@@ -27,15 +27,18 @@ static double allowance(const prm_model *m, const prm_start *s, int gmax,
     if (m->mode != OVH_REFERENCE)
         return 0;
     int64_t every = m->restart_every > 0 ? m->restart_every : 1;
-    /* restarts at points i0 - 1 (its uncached point is i0) .. i0 + slots
-     * - 1, on multiples of 'every' other than 0 */
-    int64_t lo = m->index0 - 1 > 1 ? m->index0 - 1 : 1;
+    /* restarts at the points i0 .. i0 + slots - 1 whose index is a
+     * multiple of 'every' (not 0), each with the uncached point after
+     * it; a restart at i0 - 1 leaves only its uncached point, at i0 */
+    int64_t lo = m->index0 > 1 ? m->index0 : 1;
     int64_t hi = m->index0 + slots - 1;
     int64_t restarts = hi >= lo ? hi / every - (lo - 1) / every : 0;
+    int before = m->index0 - 1 > 0 && (m->index0 - 1) % every == 0;
     double base = ovh_reference(gmax, 1, 0, m->total_gpus);
     double moved = ovh_reference(gmax, 0, 0, m->total_gpus) - base;
     double extra = ovh_reference(gmax, 0, 1, m->total_gpus) - base + moved;
-    return ((double)restarts * extra + m->migrations * moved) * tpmax;
+    return ((double)restarts * extra + (before + m->migrations) * moved) *
+           tpmax;
 }
 
 /* OVH_REFERENCE: productive seconds over 'len' seconds from a slot

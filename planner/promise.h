@@ -18,8 +18,9 @@
  *     per slot, so this bounds them), each charged ovh_reference: cached
  *     when its GPUs did not change, uncached at a change; plus, at the
  *     path's highest throughput, every restart (and the uncached point
- *     after it) the point indexes from index0 - 1 on can hold, and the
- *     uncached points of 'migrations' forced moves.
+ *     after it) the point indexes from index0 on can hold, the uncached
+ *     point after a restart at index0 - 1, and the uncached points of
+ *     'migrations' forced moves.
  *   - OVH_NONE: the work at the curve's throughput.
  * An overhead replaces the one still owed (as the slot engine charges
  * it); work counts only up to the deadline. Costs are lost work: seconds
