@@ -79,10 +79,14 @@ static void print_summary(const plan *p, int all)
 {
     char span[64];
     double cap = (double)(p->end - p->now) * p->cl.total_gpus;
-    printf("plan     %d jobs on %s (%d GPUs), slots of %d s from %" PRId64 "\n",
-           p->njobs, p->cl.name, p->cl.total_gpus, p->opts.slot, p->now);
+    printf("plan     %d jobs on %s (%d GPUs), slots of %d s from %" PRId64
+           ", overhead %s\n", p->njobs, p->cl.name, p->cl.total_gpus,
+           p->opts.slot, p->now, ovh_name(p->opts.overhead));
     printf("  admitted %d, rejected %d, best-effort %d\n", p->admitted,
            p->rejected, p->best_effort);
+    if (p->at_risk > 0)
+        printf("  at risk %d (admitted, fell behind their reservations: see "
+               "their reason)\n", p->at_risk);
     printf("  GPU-hours promised %.1f, used %.1f; utilisation %.1f%% over %s\n",
            p->promised_gpu_seconds / 3600.0, p->used_gpu_seconds / 3600.0,
            cap > 0 ? 100.0 * p->used_gpu_seconds / cap : 0.0,

@@ -86,6 +86,9 @@ static void print_sim(const sim *s, const char *trace)
            m.rejected);
     printf("  %-34s %d met, %d missed (%d unfinished)\n", "deadlines", m.met,
            m.missed, m.unfinished);
+    if (m.at_risk > 0)
+        printf("  %-34s %d (see the at_risk column of --jobs-out)\n",
+               "admitted jobs flagged at risk", m.at_risk);
     printf("  %-34s %.4f\n", "deadline ratio (met / deadline jobs)",
            m.deadline_ratio);
     printf("  %-34s %.1f (overheads %.1f, idle after completion %.1f)\n",

@@ -103,6 +103,7 @@ static const jf_table cluster_table = JF_TABLE(plan_doc_cluster,
 #define COUNT .min = 0, .max = INT32_MAX
 static const jf_field summary_fields[] = {
     {SUM("admitted", JF_INT, admitted), COUNT},
+    {JF_F("at_risk", JF_INT, JF_OPT, plan_doc_summary, at_risk), COUNT},
     {SUM("best_effort", JF_INT, best_effort), COUNT},
     {SUM("end", JF_I64, end), .min = 0, .max = TIME_MAX},
     {SUM("migrations", JF_INT, migrations), COUNT},
@@ -177,7 +178,7 @@ static void job_doc(plan_doc_job *d, const plan_job *j)
     d->migrations = j->migrations;
     d->model = in->model;
     d->planned_end = time_or_null(j->planned_end);
-    d->reason = j->reason[0] ? j->reason : NULL;
+    d->reason = j->reason[0] ? j->reason : j->at_risk ? j->risk : NULL;
     d->resizes = j->resizes;
     d->slack = in->has_deadline && j->planned_end >= 0
                    ? in->deadline - j->planned_end : PLAN_NO_SLACK;
@@ -231,6 +232,7 @@ void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
     plan_doc_summary *m = &d->summary;
     double span = (double)(p->end - p->now) * p->cl.total_gpus;
     m->admitted = p->admitted;
+    m->at_risk = p->at_risk;
     m->best_effort = p->best_effort;
     m->end = p->end;
     m->migrations = p->migrations;

@@ -50,7 +50,8 @@ typedef struct plan_doc_job {
     int migrations;
     const char *model;
     int64_t planned_end;     /* -1: null */
-    const char *reason;      /* NULL: none */
+    const char *reason;      /* why rejected, or why an admitted job is at
+                             risk; NULL: none */
     int resizes;
     double samples, samples_done, samples_left; /* elastic jobs (eb) */
     int64_t slack;           /* PLAN_NO_SLACK: null */
@@ -78,6 +79,8 @@ typedef struct plan_doc_slot {
 
 typedef struct plan_doc_summary {
     int admitted, best_effort;
+    int at_risk;                  /* admitted jobs flagged at risk (0: the
+                                     key is left out) */
     int64_t end;
     int migrations;
     double promised_gpu_hours;

@@ -228,7 +228,8 @@ static plan_decision submit_checked(const char *path, const char *text,
 }
 
 /* Over 300 seeded random plans (3 to 8 jobs on 8 or 16 GPUs, arrivals
- * spread over an hour, a random slot) and one random submission each,
+ * spread over an hour, a random slot, each overhead model) and two
+ * random submissions each,
  * submitted at a random time from the plan's now on: no admitted job's
  * decision changes; a rejection's earliest deadline E is admitted and
  * E - 1 refused. Accepted answers are committed, then a second job is
@@ -254,6 +255,7 @@ static void test_property(void **state)
         ef_err e = {0};
         tp_opts(&t);
         t.o.slot = (int)rnd(1, 5) * 60;
+        t.o.overhead = (ovh_mode)rnd(0, 3); /* every overhead model */
         assert_ok(tp_plan(&t, queue, rnd(1, 2), &e), e);
         assert_ok(plan_write_json(&t.p, path, "q.json", "A100", &e), e);
         tp_planned_free(&t);
