@@ -729,10 +729,10 @@ static int current_placements(plan *p, const job_queue *q, ef_err *e)
 /* Without admission control: every deadline job is planned in deadline
  * order by MSS; one that cannot make its deadline gets the fastest plan
  * the capacity left allows (and takes it from later jobs). */
-static void replan_noac(plan *p, const int *act, int na, int64_t t,
-                        avail *F)
+static int replan_noac(plan *p, const int *act, int na, int64_t t,
+                       avail *F)
 {
-    int m = 0;
+    int m = 0, late = 0;
     for (int i = 0; i < na; i++)
         if (p->jobs[act[i]].decision == PLAN_ADMITTED)
             p->ord[m++] = act[i];
@@ -740,11 +740,84 @@ static void replan_noac(plan *p, const int *act, int na, int64_t t,
     for (int k = 0; k < m; k++) {
         plan_job *j = &p->jobs[p->ord[k]];
         const curve_row *r = plan_mss(p, j, t, F, &j->r);
-        if (!r)
+        if (!r) {
+            late++;
             (void)plan_fastest(p, j, t, F, &j->r, &r);
+        }
         if (r)
             j->rrow = r;
         resv_apply(&j->r, F, -1);
+    }
+    return late;
+}
+
+/* The reference implementation's admission (opts.admission_reference):
+ * the deadline jobs released at t are tentatively admitted, then every
+ * admitted job and they are planned afresh in deadline order (a job that
+ * cannot make its deadline gets the fastest plan left, as without
+ * admission control). If any job, an already late one included, cannot
+ * make its deadline, every deadline arrival of the point is rejected and
+ * the admitted jobs are planned again alone. Other arrivals are decided
+ * as usual (best-effort; no usable size). Appends the admitted and
+ * best-effort arrivals to act; F ends as the profile left. */
+static void admit_reference(plan *p, int *act, int *na, const int *rel,
+                            int nrel, int64_t t, avail *F)
+{
+    int N = p->cl.total_gpus, tent = 0;
+    for (int r = 0; r < nrel; r++) {
+        plan_job *j = &p->jobs[rel[r]];
+        if (curve_usable(j->in->curve, N, NULL, NULL) == 0 ||
+            !j->in->has_deadline) {
+            decide(p, j, t, F, p->tmp, act, *na, p->ord);
+        } else {
+            j->decision = PLAN_ADMITTED;
+            tent++;
+        }
+        if (j->decision == PLAN_ADMITTED || j->decision == PLAN_BEST_EFFORT)
+            act[(*na)++] = rel[r];
+    }
+    if (replan_noac(p, act, *na, t, F) == 0 || tent == 0) {
+        p->admitted += tent;
+        return;
+    }
+    /* refused: drop the tentative admissions, plan the others again */
+    int keep = 0;
+    for (int i = 0; i < *na; i++) {
+        plan_job *j = &p->jobs[act[i]];
+        int arrival = 0;
+        for (int r = 0; r < nrel && !arrival; r++)
+            arrival = rel[r] == act[i];
+        if (arrival && j->decision == PLAN_ADMITTED) {
+            j->decision = PLAN_PENDING;
+            resv_clear(&j->r);
+            continue;
+        }
+        act[keep++] = act[i];
+    }
+    *na = keep;
+    avail_free(F);
+    avail_init(F, t, N);
+    (void)replan_noac(p, act, *na, t, F);
+    for (int r = 0; r < nrel; r++) {
+        plan_job *j = &p->jobs[rel[r]];
+        if (j->decision != PLAN_PENDING)
+            continue;
+        const curve_row *er;
+        j->earliest_feasible_deadline = plan_fastest(p, j, t, F, NULL, &er);
+        if (j->in->iterations_done > 0 || j->in->samples_done > 0) {
+            j->decision = PLAN_BEST_EFFORT;
+            snprintf(j->reason, sizeof j->reason,
+                     "demoted to best-effort: the reference admission "
+                     "refused this point's arrivals");
+            p->best_effort++;
+            act[(*na)++] = rel[r];
+            continue;
+        }
+        j->decision = PLAN_REJECTED;
+        p->rejected++;
+        snprintf(j->reason, sizeof j->reason,
+                 "reference admission: planned with this point's arrivals, "
+                 "a job (admitted or arriving) would miss its deadline");
     }
 }
 
@@ -780,7 +853,9 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
                 j->decision == PLAN_BEST_EFFORT)
                 act[(*na)++] = rel[r];
         }
-        replan_noac(p, act, *na, t, &F);
+        (void)replan_noac(p, act, *na, t, &F);
+    } else if (p->opts.admission_reference) {
+        admit_reference(p, act, na, rel, nrel, t, &F);
     } else {
         replan(p, act, *na, t, &F, p->tmp, p->ord);
         for (int r = 0; r < nrel; r++) {

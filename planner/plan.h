@@ -60,6 +60,11 @@ typedef struct plan_opts {
     int no_admission;      /* admit every job; late ones get the fastest
                               plan left (ElasticFlow without admission
                               control, for the simulator's ablation) */
+    int admission_reference; /* the reference implementation's admission
+                              (the simulator's --baselines reference): a
+                              point's deadline arrivals are admitted all
+                              or none, and refused whenever any job would
+                              miss, an already late one included */
     int elastic_batch;     /* jobs with batch_sizes: MSS and the surplus
                               step choose the batch too (see plan_point) */
     ovh_mode overhead;     /* reconfiguration costs the plan pays and its

@@ -15,6 +15,11 @@
  * point, from the GPUs it holds and the overhead it still owes (both
  * told to the planner here). A job the planner flags at risk is reported
  * (sim_flag_at_risk).
+ * --baselines reference (ef only) restores the reference implementation's
+ * admission instead (plan_opts.admission_reference: a point's arrivals
+ * all or none, vetoed by any late job, planned without overheads) and
+ * its metric: an admitted job counts as met iff its last plan's
+ * overhead-free end is by its deadline.
  */
 #include <string.h>
 
@@ -38,7 +43,10 @@ static void *init_common(sim *s, int noac, ef_err *e)
     po.no_admission = noac;
     po.surplus = s->opts.surplus_reference ? SURPLUS_REFERENCE : SURPLUS_GAIN;
     po.elastic_batch = s->opts.elastic_batch;
-    po.overhead = s->opts.overhead;
+    /* --baselines reference: the reference's admission, which plans
+     * without overheads */
+    po.admission_reference = s->opts.baselines_reference && !noac;
+    po.overhead = po.admission_reference ? OVH_NONE : s->opts.overhead;
     if (po.elastic_batch)
         sim_use_elastic_batch(s); /* work of such jobs in samples */
     if (plan_init(&st->p, s->q, &s->cl, &po, e) != EF_OK) {
@@ -105,6 +113,11 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         const plan_job *j = &p->jobs[st->act[k]];
         if (j->at_risk)
             sim_flag_at_risk(s, st->act[k], j->risk);
+        /* the reference judges its ElasticFlow on the planned,
+         * overhead-free end of a job's last plan (reference_runs.md) */
+        if (p->opts.admission_reference && j->decision == PLAN_ADMITTED)
+            s->jobs[st->act[k]].due = j->r.n > 0 && j->r.real_end <=
+                                      j->in->deadline ? INT64_MAX : -1;
         s->jobs[st->act[k]].want = j->g;
         s->jobs[st->act[k]].keep = j->tight || j->at_risk;
         if (j->eb)
