@@ -87,9 +87,10 @@ typedef struct sim_job {
     double overhead_seconds;
     int64_t earliest_deadline; /* rejected: earliest admissible; -1 none */
     int64_t due;          /* the job counts as met iff it ends by 'due':
-                             its deadline, unless the policy moved it
-                             earlier (chronus --baselines reference judges
-                             accepted jobs by their lease-floored deadline) */
+                             its deadline, unless the policy changed it
+                             (--baselines reference: chronus judges
+                             accepted jobs by their lease-floored deadline;
+                             ef by its last plan's end: INT64_MAX or -1) */
     char reason[120];
     char risk[200];       /* flagged at risk by its policy: why ("" not) */
     /* elastic batch (see sim_use_elastic_batch): 'eb' = this job's work
@@ -151,7 +152,8 @@ typedef struct sim_opts {
                              that change numbers (README: gandiva,
                              tiresias, themis, chronus; edf-ac: any job
                              planned to miss, late ones included, rejects
-                             a newcomer) */
+                             a newcomer; ef: the reference's admission and
+                             metric, pol_ef.c) */
     int mip_nodes;        /* policies that solve a MIP (chronus): branch-
                              and-bound node budget per solve; past it the
                              policy falls back to a greedy answer
