@@ -324,7 +324,6 @@ static void flag_at_risk(plan *p, plan_job *j, int64_t t)
              (long long)j->deadline);
 }
 
-
 /* Plan the jobs ord[0..m-1] by MSS in deadline order from scratch at t.
  * If every one is feasible, commit their reservations, set F to the
  * resulting profile and return 1; otherwise change nothing, return 0. */
@@ -391,9 +390,8 @@ static void replan(plan *p, int *act, int na, int64_t t, avail *F,
             plan_job *j = &p->jobs[ord[k]];
             resv_trim(&j->r, t);
             resv_apply(&j->r, F, -1);
-            if (!covers(p, j, NULL, &j->r, j->rrow, t, t, 1)) {
-                ord[behind++] = ord[k]; /* (k >= behind) */
-            }
+            if (!covers(p, j, NULL, &j->r, j->rrow, t, t, 1))
+                ord[behind++] = ord[k]; /* fell behind (k >= behind) */
         }
         qsort_r(ord, (size_t)behind, sizeof *ord, cmp_edf, p);
         for (int k = 0; k < behind; k++) {

@@ -3,25 +3,39 @@
  * plan with an admission answer per job and a placement per slot.
  *
  * The plan is what the ElasticFlow scheduler does over a known queue when
- * every job runs exactly at its curve's throughput. Time is cut into slots
- * of 'slot' seconds from 'now'; decisions happen only at slot boundaries.
+ * every job runs at its curve's throughput and pays the reconfiguration
+ * costs of opts.overhead (model/overhead.h). Time is cut into slots of
+ * 'slot' seconds from 'now'; decisions happen only at slot boundaries.
+ *
+ * The promise (promise.h): at every scheduling point, every admitted job's
+ * reservation, run from the GPUs it holds and the overhead it owes,
+ * completes its remaining work by its deadline with every cost the plan
+ * makes it pay (its own changes, the surplus step and the step back, an
+ * allowance for forced migrations).
+ *
  * At a boundary t that is a scheduling point (arrivals, completions, a
  * change in some reservation), the planner
- *   1. re-plans every admitted deadline job by MSS in deadline order
- *      against an empty cluster (keeping the previous reservations when
- *      the fresh plan would fail one of them, so promises never break);
+ *   1. re-plans every admitted deadline job that is not at risk by
+ *      overhead-aware MSS in deadline order against an empty cluster;
+ *      when that fails, keeps each previous reservation that still
+ *      covers its job, re-plans from what is left those that fell behind,
+ *      keeps one that covers only if its job is not moved (marked 'tight':
+ *      placement holds it), and flags the rest at risk; at-risk jobs are
+ *      planned apart, after the others, with what they leave;
  *   2. decides each job released at t (submit time <= t), in submit
  *      order: a deadline job is admitted iff its MSS plan fits the
  *      capacity left by the reservations of already admitted jobs, or
  *      the admitted jobs and this one, re-planned afresh by MSS in
- *      deadline order, all make their deadlines (then those new
- *      reservations are kept); otherwise it is rejected with the earliest
- *      deadline that would have been accepted; a job without deadline is
- *      best-effort;
+ *      deadline order, all keep the promise (then those new reservations
+ *      are kept); otherwise it is rejected with the earliest deadline it
+ *      could finish by; a job without deadline is best-effort
+ *      (opts.admission_reference: the reference implementation's rule
+ *      instead, see plan_opts);
  *   3. gives the GPUs free in slot [t, t+slot) away one usable-size step
  *      at a time to the job with the largest throughput gain per added
  *      GPU (best-effort jobs included; --surplus reference keeps the
- *      reference implementation's order instead);
+ *      reference implementation's order instead); an admitted job takes a
+ *      step only if its promise survives it;
  *   4. places the slot's allocations by the buddy rule (place.h).
  * Between points the allocation stays as it is. Jobs complete at the
  * exact time their work runs out; they hold their GPUs to the end of that
