@@ -33,7 +33,7 @@ one() { # bin trace cluster curves slot overhead
 }
 
 runs() {
-    for c in 01:n64g8 05:n32g8 06:n32g8 08:n64g8 09:n128g8 10:n16g8; do
+    for c in 01:n64g8 05:n64g8 06:n64g8 08:n128g8 09:n128g8 10:n32g8; do
         echo "$T/itp/cluster${c%%:*}.csv ${c#*:} A100 60"
     done
     echo "$T/artifact/philly_103959.csv n32g8 A100 60"
