@@ -58,6 +58,17 @@ int resv_at(const resv *r, int64_t x)
     return 0;
 }
 
+int64_t resv_next_change(const resv *r, int64_t t)
+{
+    for (int k = 0; k < r->n; k++) {
+        if (r->s[k].start > t)
+            return r->s[k].start;
+        if (r->s[k].end > t)
+            return r->s[k].end;
+    }
+    return INT64_MAX;
+}
+
 void resv_apply(const resv *r, avail *p, int sign)
 {
     for (int i = 0; i < r->n; i++)

@@ -43,6 +43,8 @@ void resv_free(resv *r);
 void resv_copy(resv *dst, const resv *src);
 /* GPUs reserved at time x. */
 int resv_at(const resv *r, int64_t x);
+/* Earliest time > t at which r's GPU count changes (INT64_MAX: never). */
+int64_t resv_next_change(const resv *r, int64_t t);
 /* Add (delta = -1) or give back (+1) a reservation to a profile. */
 void resv_apply(const resv *r, avail *p, int sign);
 /* Drop every part of r before 'now'. */

@@ -551,18 +551,6 @@ static int eb_step(const plan_job *j, int N, int free_gpus, int *ng,
     return found;
 }
 
-/* Earliest time > t at which reservation r changes (INT64_MAX: never). */
-static int64_t resv_next_change(const resv *r, int64_t t)
-{
-    for (int k = 0; k < r->n; k++) {
-        if (r->s[k].start > t)
-            return r->s[k].start;
-        if (r->s[k].end > t)
-            return r->s[k].end;
-    }
-    return INT64_MAX;
-}
-
 /* 1 if admitted job j may run at ng GPUs at batch row nrow from point t
  * instead of its reservation and still keep its promise (a job at risk
  * has none left to keep: it takes every step that gains): whether the

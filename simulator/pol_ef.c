@@ -68,18 +68,6 @@ static void fini(void *v)
     free(st);
 }
 
-/* Earliest time > t at which a reservation changes. */
-static int64_t next_change(const resv *r, int64_t t)
-{
-    for (int k = 0; k < r->n; k++) {
-        if (r->s[k].start > t)
-            return r->s[k].start;
-        if (r->s[k].end > t)
-            return r->s[k].end;
-    }
-    return INT64_MAX;
-}
-
 static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
 {
     ef_state *st = v;
@@ -123,7 +111,7 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         if (j->eb)
             s->jobs[st->act[k]].want_row = j->row;
         if (j->decision == PLAN_ADMITTED) {
-            int64_t w = next_change(&j->r, t);
+            int64_t w = resv_next_change(&j->r, t);
             if (w < wake)
                 wake = w;
         }

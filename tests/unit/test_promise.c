@@ -127,6 +127,16 @@ static void load(job_queue *q, const char *rows)
     ts_load(q, csv, &toy);
 }
 
+/* Plan queue q on n1g8 with options o and check the plan. */
+static void build_checked(plan *p, const job_queue *q, const plan_opts *o)
+{
+    cluster c;
+    ef_err e;
+    assert_int_equal(cluster_from_arg(&c, "n1g8", &e), EF_OK);
+    assert_int_equal(plan_build(p, q, &c, o, &e), EF_OK);
+    assert_int_equal(plan_check(p, &e), EF_OK);
+}
+
 static const plan_job *by_id(const plan *p, const char *id)
 {
     for (int i = 0; i < p->njobs; i++)
@@ -145,16 +155,12 @@ static void test_plan_counts_overheads(void **state)
     (void)state;
     job_queue q = {0};
     load(&q, "A,0,600,lin,78,64\nB,0,600,lin,5000,64\n");
-    cluster c;
-    ef_err e;
-    assert_int_equal(cluster_from_arg(&c, "n1g8", &e), EF_OK);
     for (int mode = 0; mode < 4; mode++) {
         plan_opts o;
         plan_opts_default(&o);
         o.overhead = (ovh_mode)mode;
         plan p;
-        assert_int_equal(plan_build(&p, &q, &c, &o, &e), EF_OK);
-        assert_int_equal(plan_check(&p, &e), EF_OK);
+        build_checked(&p, &q, &o);
         const plan_job *a = by_id(&p, "A");
         if (mode == OVH_NONE) {
             assert_int_equal(a->decision, PLAN_ADMITTED);
@@ -227,16 +233,12 @@ static void test_reference_all_or_none(void **state)
     (void)state;
     job_queue q = {0};
     load(&q, "D,0,600,lin,1000,64\nE,0,9000,lin,600,64\n");
-    cluster c;
-    ef_err e;
-    assert_int_equal(cluster_from_arg(&c, "n1g8", &e), EF_OK);
     for (int ref = 0; ref <= 1; ref++) {
         plan_opts o;
         plan_opts_default(&o);
         o.admission_reference = ref;
         plan p;
-        assert_int_equal(plan_build(&p, &q, &c, &o, &e), EF_OK);
-        assert_int_equal(plan_check(&p, &e), EF_OK);
+        build_checked(&p, &q, &o);
         assert_int_equal(by_id(&p, "E")->decision, PLAN_REJECTED);
         assert_int_equal(by_id(&p, "D")->decision,
                          ref ? PLAN_REJECTED : PLAN_ADMITTED);

@@ -293,6 +293,21 @@ static void test_property(void **state)
     assert_true(admitted > 50 && rejected > 50 && with_earliest > 50);
 }
 
+/* Plan Q_CHANGE from 'now' and write it to g_dir/name (its path into
+ * path[0..len-1]). */
+static void write_plan_at(char *path, size_t len, const char *name,
+                          int64_t now)
+{
+    ef_err e = {0};
+    tp_planned t;
+    tp_opts(&t);
+    t.o.now = now;
+    assert_ok(tp_plan(&t, Q_CHANGE, 1, &e), e);
+    tu_join(path, len, g_dir, name);
+    assert_ok(plan_write_json(&t.p, path, "q.json", "A100", &e), e);
+    tp_planned_free(&t);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -316,14 +331,8 @@ static void test_errors(void **state)
                            NULL, &r, &e), e, path, "\"c\"");
     plan_submit_free(&r);
     /* a submit_time in the plan's past (a plan whose now is 600) */
-    tp_planned t;
     char p600[512];
-    tp_opts(&t);
-    t.o.now = 600;
-    assert_ok(tp_plan(&t, Q_CHANGE, 1, &e), e);
-    tu_join(p600, sizeof p600, g_dir, "now600.json");
-    assert_ok(plan_write_json(&t.p, p600, "q.json", "A100", &e), e);
-    tp_planned_free(&t);
+    write_plan_at(p600, sizeof p600, "now600.json", 600);
     assert_err(plan_submit(p600, "{\"id\": \"x\", \"model\": \"bert\", "
                            "\"batch_size\": 64, \"iterations\": 5, "
                            "\"submit_time\": 599}", NULL, NULL, &r, &e), e,
@@ -379,19 +388,8 @@ static void test_default_submit_time(void **state)
     };
     char p600[512], pu[512];
     ef_err e = {0};
-    tp_planned t;
-    tp_opts(&t);
-    t.o.now = 600;
-    assert_ok(tp_plan(&t, Q_CHANGE, 1, &e), e);
-    tu_join(p600, sizeof p600, g_dir, "default600.json");
-    assert_ok(plan_write_json(&t.p, p600, "q.json", "A100", &e), e);
-    tp_planned_free(&t);
-    tp_opts(&t);
-    t.o.now = U;
-    assert_ok(tp_plan(&t, Q_CHANGE, 1, &e), e);
-    tu_join(pu, sizeof pu, g_dir, "default-unix.json");
-    assert_ok(plan_write_json(&t.p, pu, "q.json", "A100", &e), e);
-    tp_planned_free(&t);
+    write_plan_at(p600, sizeof p600, "default600.json", 600);
+    write_plan_at(pu, sizeof pu, "default-unix.json", U);
     assert_false(plan_unix_time(600));
     assert_false(plan_unix_time(PLAN_UNIX_MIN - 1));
     assert_true(plan_unix_time(PLAN_UNIX_MIN));
