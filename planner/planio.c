@@ -472,6 +472,11 @@ void plan_doc_opts(const plan_doc *d, plan_opts *o)
 
 /* ---- checker --------------------------------------------------------------- */
 
+static int cmp_gpu(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
 /* What plan_check follows for each job as it walks the slots. */
 typedef struct chk_job {
     double rem;          /* work left */
@@ -479,6 +484,8 @@ typedef struct chk_job {
     int64_t last;        /* end of the last slot it ran in; -1 none */
     int g;               /* GPUs it held there */
     const int *gpu;      /* which ones */
+    int *own;            /* its current placement's ids (the queue's),
+                            owned; NULL if none */
     long batch;          /* at which batch (0: its own) */
     double owed;         /* overhead seconds not yet paid */
     int restarted;       /* OVH_REFERENCE: its last slot was a restart */
@@ -492,8 +499,20 @@ int plan_check(const plan *p, ef_err *e)
     chk_job *cj = ef_calloc((size_t)(p->njobs ? p->njobs : 1), sizeof *cj);
     int rc = EF_OK;
     for (int i = 0; i < p->njobs; i++) {
+        const placement *cur = &p->jobs[i].in->cur;
         cj[i].rem = p->jobs[i].iterations_left;
         cj[i].end = cj[i].last = -1;
+        if (cur->n > 0) { /* running at now: a kept size is no start */
+            cj[i].own = ef_malloc((size_t)cur->n * sizeof *cj[i].own);
+            for (int k = 0; k < cur->n; k++)
+                cj[i].own[k] = cur->node[k] * p->cl.gpus_per_node +
+                               cur->gpu[k];
+            qsort(cj[i].own, (size_t)cur->n, sizeof *cj[i].own, cmp_gpu);
+            cj[i].last = p->now;
+            cj[i].g = cur->n;
+            cj[i].gpu = cj[i].own;
+            cj[i].batch = p->jobs[i].eb ? p->jobs[i].in->curve->batch : 0;
+        }
     }
     int64_t t = p->now;
     for (int s = 0; s < p->nslots && rc == EF_OK; s++) {
@@ -614,6 +633,8 @@ int plan_check(const plan *p, ef_err *e)
                          (long long)cj[i].end, (long long)j->in->deadline);
     }
     free(owner);
+    for (int i = 0; i < p->njobs; i++)
+        free(cj[i].own);
     free(cj);
     return rc;
 }

@@ -127,12 +127,13 @@ static void load(job_queue *q, const char *rows)
     ts_load(q, csv, &toy);
 }
 
-/* Plan queue q on n1g8 with options o and check the plan. */
-static void build_checked(plan *p, const job_queue *q, const plan_opts *o)
+/* Plan queue q on cluster 'cl' with options o and check the plan. */
+static void build_checked(plan *p, const job_queue *q, const plan_opts *o,
+                          const char *cl)
 {
     cluster c;
     ef_err e;
-    assert_int_equal(cluster_from_arg(&c, "n1g8", &e), EF_OK);
+    assert_int_equal(cluster_from_arg(&c, cl, &e), EF_OK);
     assert_int_equal(plan_build(p, q, &c, o, &e), EF_OK);
     assert_int_equal(plan_check(p, &e), EF_OK);
 }
@@ -160,7 +161,7 @@ static void test_plan_counts_overheads(void **state)
         plan_opts_default(&o);
         o.overhead = (ovh_mode)mode;
         plan p;
-        build_checked(&p, &q, &o);
+        build_checked(&p, &q, &o, "n1g8");
         const plan_job *a = by_id(&p, "A");
         if (mode == OVH_NONE) {
             assert_int_equal(a->decision, PLAN_ADMITTED);
@@ -171,6 +172,41 @@ static void test_plan_counts_overheads(void **state)
         if (mode == OVH_RESTART)
             assert_true(a->earliest_feasible_deadline >= 105);
         assert_int_equal(by_id(&p, "B")->decision, PLAN_ADMITTED);
+        plan_free(&p);
+    }
+    queue_free(&q);
+}
+
+/* A queue re-planned from a state file: R runs on all 4 GPUs and keeps
+ * them (S waits), so it pays no start; plan_check must count the same (it charged
+ * a start for a job it had not seen run, and refused the plan), under
+ * every overhead model. */
+static void test_running_job_keeps_its_gpus(void **state)
+{
+    (void)state;
+    static const char q_json[] =
+        "{\"jobs\": [{\"id\": \"R\", \"model\": \"lin\", "
+        "\"batch_size\": 64, \"iterations\": 1000, \"iterations_done\": 400, "
+        "\"submit_time\": 0, \"deadline\": 900, "
+        "\"placement\": [{\"node\": 0, \"gpus\": [0, 1, 2, 3]}]}, "
+        "{\"id\": \"S\", \"model\": \"lin\", \"batch_size\": 64, "
+        "\"iterations\": 300, \"submit_time\": 0, \"deadline\": 900}]}";
+    job_queue q = {0};
+    ef_err e;
+    assert_int_equal(queue_parse_json(&q, "q.json", q_json, strlen(q_json),
+                                      &e), EF_OK);
+    assert_int_equal(queue_resolve(&q, &toy, &e), EF_OK);
+    for (int mode = 0; mode < 4; mode++) {
+        plan_opts o;
+        plan_opts_default(&o);
+        o.now = 0;
+        o.overhead = (ovh_mode)mode;
+        plan p;
+        build_checked(&p, &q, &o, "n1g4");
+        const plan_job *r = by_id(&p, "R");
+        assert_int_equal(r->decision, PLAN_ADMITTED);
+        assert_int_equal(r->resizes + r->migrations, 0);
+        assert_int_equal(p.slots[0].nalloc, 1);
         plan_free(&p);
     }
     queue_free(&q);
@@ -238,7 +274,7 @@ static void test_reference_all_or_none(void **state)
         plan_opts_default(&o);
         o.admission_reference = ref;
         plan p;
-        build_checked(&p, &q, &o);
+        build_checked(&p, &q, &o, "n1g8");
         assert_int_equal(by_id(&p, "E")->decision, PLAN_REJECTED);
         assert_int_equal(by_id(&p, "D")->decision,
                          ref ? PLAN_REJECTED : PLAN_ADMITTED);
@@ -288,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_reference_path),
         cmocka_unit_test(test_finish),
         cmocka_unit_test(test_plan_counts_overheads),
+        cmocka_unit_test(test_running_job_keeps_its_gpus),
         cmocka_unit_test(test_late_job_isolated),
         cmocka_unit_test(test_reference_all_or_none),
         cmocka_unit_test(test_sim_keeps_promises),
