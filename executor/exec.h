@@ -488,6 +488,15 @@ int exec_run_cmd(char *const *argv, char *out, size_t outlen, int merge);
 const char *exec_slurm_sbatch_line(exec_ctx *x, const exec_run *r, char *dst,
                                    size_t len);
 
+/* The batch script of attempt r as the Slurm backend writes it to
+ * run/JOB.A.sbatch (heap text, free with free()): the launch environment,
+ * the job's workdir and command (every word quoted with ef_sh_quote), the
+ * checkpoint signal forwarded to the command, and the command's exit
+ * status written to the attempt's rc file (exec_read_rc, 'shell' form)
+ * and returned as the script's own. Runs under any POSIX sh. The job must
+ * have a command. */
+char *exec_slurm_script(exec_ctx *x, const exec_run *r);
+
 /* ---- the apply loop ------------------------------------------------------ */
 
 typedef struct exec_opts {

@@ -227,8 +227,7 @@ const char *exec_slurm_sbatch_line(exec_ctx *x, const exec_run *r, char *dst,
     return dst;
 }
 
-static int write_script(exec_ctx *x, const exec_run *r, const char *path,
-                        ef_err *e)
+char *exec_slurm_script(exec_ctx *x, const exec_run *r)
 {
     const exec_job *jb = &x->p->jobs[r->job];
     const job_run *jr = &jb->in->run;
@@ -244,6 +243,17 @@ static int write_script(exec_ctx *x, const exec_run *r, const char *path,
     ef_buf b = {0};
     ef_buf_printf(&b, "#!/bin/sh\n# efplan apply: job %s, attempt %d, plan "
                   "%s\n", jb->safe, r->attempt, x->p->hash);
+    /* efplan_done N: the exit status N to the rc file (through a
+     * temporary file beside it), and exit N */
+    ef_buf_printf(&b, "efplan_done() {\n    printf 'exit %%d\\n' \"$1\" > "
+                  "'%s.tmp' && mv '%s.tmp' '%s'\n    exit \"$1\"\n}\n", rcp,
+                  rcp, rcp);
+    /* The checkpoint signal, from the first line on: forwarded to the
+     * command once it runs, or as soon as it does when it came first. */
+    ef_buf_printf(&b, "efplan_child= efplan_sig= efplan_early=\n"
+                  "trap 'efplan_sig=1; if [ -n \"$efplan_child\" ]; then "
+                  "kill -%d \"$efplan_child\" 2>/dev/null; else "
+                  "efplan_early=1; fi' %d\n", sig, sig);
     for (int k = 0; env[k]; k++) {
         const char *eq = strchr(env[k], '=');
         ef_buf_printf(&b, "export %.*s=", (int)(eq - env[k]), env[k]);
@@ -254,9 +264,8 @@ static int write_script(exec_ctx *x, const exec_run *r, const char *path,
     if (jr->workdir) {
         ef_buf_put(&b, "cd ");
         ef_sh_quote(&b, jr->workdir);
-        ef_buf_put(&b, " || exit 127\n");
+        ef_buf_put(&b, " || efplan_done 127\n");
     }
-    ef_buf_printf(&b, "trap 'kill -%d $child 2>/dev/null' %d\n", sig, sig);
     if (nn > 1)
         ef_buf_put(&b, "srun --nodes=\"$SLURM_NNODES\" --ntasks-per-node=1 "
                    "sh -c 'NODE_RANK=$SLURM_NODEID; export NODE_RANK; exec "
@@ -265,14 +274,35 @@ static int write_script(exec_ctx *x, const exec_run *r, const char *path,
         ef_buf_put(&b, (k || nn > 1) ? " " : "");
         ef_sh_quote(&b, jr->argv[k]);
     }
-    ef_buf_put(&b, " &\nchild=$!\n"
-               "while kill -0 $child 2>/dev/null; do wait $child; done\n"
-               "wait $child; rc=$?\n"
-               "printf 'exit %d\\n' $rc > ");
-    ef_buf_printf(&b, "'%s.tmp' && mv '%s.tmp' '%s'\nexit $rc\n", rcp, rcp,
-                  rcp);
-    int rc = ef_write_file_atomic(path, b.s, b.n, e);
-    free(b.s);
+    /* Its exit status: a wait that the trapped signal interrupts returns
+     * above 128 before the command has ended, so wait again while a
+     * signal came and the status is above 128. That second wait returns
+     * the status when the first was interrupted, and 127 (no such child:
+     * dash, bash in POSIX mode) or the same status (bash otherwise) when
+     * the first had it already; so 127 keeps the first. (A command that
+     * exits 127 right after an interrupted wait is recorded as killed by
+     * the signal.) */
+    ef_buf_printf(&b, " &\nefplan_child=$!\n"
+                  "if [ -n \"$efplan_early\" ]; then kill -%d "
+                  "\"$efplan_child\" 2>/dev/null; fi\n"
+                  "wait \"$efplan_child\"; efplan_rc=$?\n"
+                  "while [ -n \"$efplan_sig\" ] && [ \"$efplan_rc\" -gt 128 ]; "
+                  "do\n"
+                  "    efplan_sig=\n"
+                  "    wait \"$efplan_child\" 2>/dev/null; efplan_st=$?\n"
+                  "    [ \"$efplan_st\" -eq 127 ] && break\n"
+                  "    efplan_rc=$efplan_st\n"
+                  "done\n"
+                  "efplan_done \"$efplan_rc\"\n", sig);
+    return b.s;
+}
+
+static int write_script(exec_ctx *x, const exec_run *r, const char *path,
+                        ef_err *e)
+{
+    char *s = exec_slurm_script(x, r);
+    int rc = ef_write_file_atomic(path, s, strlen(s), e);
+    free(s);
     if (rc == EF_OK)
         chmod(path, 0755);
     return rc;

@@ -1,6 +1,11 @@
 /* test_exec.c: the executor's plan reader, slot diff, journal replay,
  * node table, rc files and the dry-run backend (executor/exec.h). */
+#define _GNU_SOURCE 1 /* realpath, symlink, setenv */
 #include "testutil.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include "common/util.h"
 #include "executor/exec.h"
@@ -851,6 +856,233 @@ static void test_dry_run(void **state)
     tu_rmtree(dir);
 }
 
+/* ---- the Slurm batch script and every byte ------------------------------- */
+
+/* Run argv (no shell) in the test's environment; its output (merged) into
+ * out for messages. Returns its exit status (exec_run_cmd). */
+static int run_argv(char *const *argv, char *out, size_t len)
+{
+    return exec_run_cmd(argv, out, len, 1);
+}
+
+/* rm -rf path (the scratch trees here hold every byte in their names). */
+static void rm_rf(const char *path)
+{
+    char out[256];
+    char *argv[] = {"rm", "-rf", "--", (char *)path, NULL};
+    assert_int_equal(run_argv(argv, out, sizeof out), 0);
+}
+
+/* The shells a generated script must run under, as argv prefixes: dash,
+ * bash --posix, and bash invoked as sh (a symlink named sh in dir/bash-sh,
+ * which puts bash in POSIX mode). Fills pre[k] (up to 2 words and NULL)
+ * and name[k]; returns how many were found. */
+static int test_shells(const char *dir, char *pre[][3], const char **name,
+                       char *link, size_t len)
+{
+    static const char *const dashes[] = {"/bin/dash", "/usr/bin/dash"};
+    static const char *const bashes[] = {"/bin/bash", "/usr/bin/bash"};
+    const char *dash = NULL, *bash = NULL;
+    for (int k = 0; k < 2; k++) {
+        if (!dash && access(dashes[k], X_OK) == 0)
+            dash = dashes[k];
+        if (!bash && access(bashes[k], X_OK) == 0)
+            bash = bashes[k];
+    }
+    int n = 0;
+    if (dash) {
+        pre[n][0] = (char *)dash;
+        pre[n][1] = NULL;
+        name[n++] = "dash";
+    } else
+        print_message("    (dash not installed: not tested under dash)\n");
+    if (bash) {
+        pre[n][0] = (char *)bash;
+        pre[n][1] = "--posix";
+        pre[n][2] = NULL;
+        name[n++] = "bash --posix";
+        char d[512];
+        tu_join(d, sizeof d, dir, "bash-sh");
+        assert_int_equal(mkdir(d, 0755), 0);
+        tu_join(link, len, d, "sh");
+        assert_int_equal(symlink(bash, link), 0);
+        pre[n][0] = link;
+        pre[n][1] = NULL;
+        name[n++] = "bash as sh";
+    } else
+        print_message("    (bash not installed: not tested under bash)\n");
+    return n;
+}
+
+/* pre + more (NULL-terminated) as one argv, then run it. */
+static int run_shell(char *const *pre, char *const *more, char *out,
+                     size_t len)
+{
+    char *argv[16];
+    int n = 0;
+    for (int k = 0; pre[k]; k++)
+        argv[n++] = pre[k];
+    for (int k = 0; more[k]; k++)
+        argv[n++] = more[k];
+    argv[n] = NULL;
+    return run_argv(argv, out, len);
+}
+
+/* Start argv (no shell) with its output to dir/log; its pid. */
+static pid_t spawn(char *const *argv, const char *dir)
+{
+    char log[4200];
+    tu_join(log, sizeof log, dir, "spawn.log");
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execv(argv[0], argv);
+        _exit(126);
+    }
+    return pid;
+}
+
+/* Wait for pid, polling: at most about 20 s (then kill it and fail); its
+ * wait status into *st. */
+static void wait_bounded(pid_t pid, int *st)
+{
+    for (int k = 0; k < 4000; k++) {
+        pid_t w = waitpid(pid, st, WNOHANG);
+        if (w == pid)
+            return;
+        assert_true(w == 0);
+        usleep(5000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, st, 0);
+    print_error("    pid %ld did not end\n", (long)pid);
+    fail();
+}
+
+/* Wait (polling, at most about 20 s) for the file at path to exist. */
+static void wait_file(const char *path)
+{
+    for (int k = 0; k < 4000; k++) {
+        if (access(path, F_OK) == 0)
+            return;
+        usleep(5000);
+    }
+    print_error("    %s never appeared\n", path);
+    fail();
+}
+
+/* The batch script keeps its command's exit status, under dash, bash
+ * --posix and bash as sh: exit 0 and 3, killed by a signal, and the
+ * checkpoint signal sent to the script while it waits (forwarded to the
+ * command, which then exits 5 from its handler, or dies of the signal);
+ * the rc file says what the script itself exits with. */
+static void test_slurm_script_status(void **state)
+{
+    (void)state;
+    char dir[256], planf[512], st[512], sub[600], link[600], out[4096];
+    tu_tmpdir(dir, sizeof dir);
+    tu_write(dir, "plan.json", PLAN2, planf, sizeof planf);
+    tu_write(dir, "jobs.json", JOBS2, NULL, 0);
+    tu_join(st, sizeof st, dir, "state");
+    assert_int_equal(mkdir(st, 0755), 0);
+    static const char *const subs[] = {"run", "logs", "progress"};
+    for (int k = 0; k < 3; k++) {
+        tu_join(sub, sizeof sub, st, subs[k]);
+        assert_int_equal(mkdir(sub, 0755), 0);
+    }
+    char ready[600];
+    tu_join(ready, sizeof ready, st, "ready");
+    exec_plan p;
+    ef_err e = {0};
+    assert_ok(exec_plan_load(&p, planf, NULL, &e), e);
+    job *in = (job *)p.jobs[0].in;
+    free(in->run.workdir);
+    in->run.workdir = ef_strdup(st);
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.p = &p;
+    x.b = &exec_backend_slurm;
+    x.state = st;
+    char *pre[3][3];
+    const char *name[3];
+    int nsh = test_shells(dir, pre, name, link, sizeof link);
+    /* {the command's sh -c text, checkpoint signal (0: none sent), the
+     * exit status expected} */
+    static const struct {
+        const char *cmd;
+        int sig, code;
+    } cases[] = {
+        {"exit 0", 0, 0},
+        {"exit 3", 0, 3},
+        {"kill -9 $$", 0, 137},
+        {"trap 'exit 5' USR1; : > ready; while :; do sleep 0.01; done",
+         SIGUSR1, 5},
+        {": > ready; exec sleep 30", SIGTERM, 128 + SIGTERM},
+    };
+    int attempt = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        for (int k = 0; k < nsh; k++) {
+            exec_strv_free(in->run.argv);
+            in->run.argc = 3;
+            in->run.argv = ef_calloc(4, sizeof *in->run.argv);
+            in->run.argv[0] = ef_strdup("sh");
+            in->run.argv[1] = ef_strdup("-c");
+            in->run.argv[2] = ef_strdup(cases[c].cmd);
+            in->run.signal = cases[c].sig;
+            exec_run r = {.job = 0, .attempt = ++attempt,
+                          .place = &p.slots[0].a[0].place, .wall_limit = 60};
+            char script[4200];
+            exec_path_run(&x, 0, r.attempt, "sbatch", script, sizeof script);
+            char *text = exec_slurm_script(&x, &r);
+            FILE *f = fopen(script, "w");
+            assert_non_null(f);
+            fputs(text, f);
+            fclose(f);
+            free(text);
+            char *check[] = {"-n", script, NULL};
+            if (run_shell(pre[k], check, out, sizeof out) != 0) {
+                print_error("    %s -n: %s\n", name[k], out);
+                fail();
+            }
+            unlink(ready);
+            char *argv[8];
+            int n = 0;
+            for (int w = 0; pre[k][w]; w++)
+                argv[n++] = pre[k][w];
+            argv[n++] = script;
+            argv[n] = NULL;
+            pid_t pid = spawn(argv, dir);
+            if (cases[c].sig) {
+                wait_file(ready);
+                assert_int_equal(kill(pid, cases[c].sig), 0);
+            }
+            int ws;
+            wait_bounded(pid, &ws);
+            exec_pstatus ps;
+            memset(&ps, 0, sizeof ps);
+            if (!WIFEXITED(ws) || WEXITSTATUS(ws) != cases[c].code ||
+                exec_read_rc(&x, &r, 1, &ps) != 1 ||
+                ps.code != cases[c].code) {
+                print_error("    %s, command \"%s\": script %s %d, rc file "
+                            "code %d (expected %d)\n", name[k], cases[c].cmd,
+                            WIFEXITED(ws) ? "exit" : "signal",
+                            WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws),
+                            ps.code, cases[c].code);
+                fail();
+            }
+            if (cases[c].code > 128)
+                assert_int_equal(ps.sig, cases[c].code - 128);
+        }
+    exec_plan_free(&p);
+    rm_rf(dir);
+}
+
 /* ---- journal records round trip ------------------------------------------- */
 
 static uint64_t rng = 88172645463325252ULL;
@@ -933,6 +1165,7 @@ int main(void)
         cmocka_unit_test(test_dry_run),
         cmocka_unit_test(test_batch),
         cmocka_unit_test(test_journal_roundtrip),
+        cmocka_unit_test(test_slurm_script_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
