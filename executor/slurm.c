@@ -133,6 +133,28 @@ static void job_name(const exec_ctx *x, int j, int a, char *dst, size_t len)
     snprintf(dst, len, "efp-%.8s-%s-%d", x->p->hash, x->p->jobs[j].safe, a);
 }
 
+/* sbatch reads --output as a filename pattern: '%' starts a replacement
+ * symbol ("%%" is one '%'), and a backslash anywhere turns replacement off
+ * and is dropped. So a state directory whose path holds a backslash
+ * cannot be named there: EF_E_INPUT. */
+static int state_path_ok(const exec_ctx *x, ef_err *e)
+{
+    if (strchr(x->state, '\\'))
+        return ef_fail(e, EF_E_INPUT, "%s: the state directory's path holds "
+                       "a backslash, which sbatch --output cannot name (use "
+                       "another --state)", x->state);
+    return EF_OK;
+}
+
+/* "--output=" and the pattern that names 'path' exactly (state_path_ok:
+ * no backslash), into dst. */
+static void output_arg(const char *path, ef_buf *dst)
+{
+    ef_buf_put(dst, "--output=");
+    for (const char *c = path; *c; c++)
+        ef_buf_printf(dst, *c == '%' ? "%%%%" : "%c", *c);
+}
+
 /* Without --nodes: the node table is sinfo's nodes, sorted. */
 static int read_sinfo(exec_ctx *x, ef_err *e)
 {
@@ -155,6 +177,8 @@ static int read_sinfo(exec_ctx *x, ef_err *e)
 static int slurm_prepare(exec_ctx *x, ef_err *e)
 {
     x->priv = ef_calloc(1, sizeof(slurm_priv));
+    if (state_path_ok(x, e) != EF_OK)
+        return EF_ERR;
     if (!x->nodes_file && read_sinfo(x, e) != EF_OK)
         return EF_ERR;
     return sq_refresh(x, 1, e);
@@ -202,8 +226,9 @@ static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
     v[n++] = ef_strdup(buf);
     snprintf(buf, sizeof buf, "--time=%ld", minutes);
     v[n++] = ef_strdup(buf);
-    snprintf(buf, sizeof buf, "--output=%s", logp);
-    v[n++] = ef_strdup(buf);
+    ef_buf out = {0};
+    output_arg(logp, &out);
+    v[n++] = out.s;
     v[n++] = ef_strdup("--open-mode=append");
     v[n++] = ef_strdup(script);
     free(nl.s);
@@ -213,6 +238,11 @@ static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
 const char *exec_slurm_sbatch_line(exec_ctx *x, const exec_run *r, char *dst,
                                    size_t len)
 {
+    ef_err e = {0};
+    if (state_path_ok(x, &e) != EF_OK) {
+        snprintf(dst, len, "(none: %s)", e.msg);
+        return dst;
+    }
     char script[4096];
     exec_path_run(x, r->job, r->attempt, "sbatch", script, sizeof script);
     char **v = sbatch_argv(x, r, script);
@@ -244,10 +274,17 @@ char *exec_slurm_script(exec_ctx *x, const exec_run *r)
     ef_buf_printf(&b, "#!/bin/sh\n# efplan apply: job %s, attempt %d, plan "
                   "%s\n", jb->safe, r->attempt, x->p->hash);
     /* efplan_done N: the exit status N to the rc file (through a
-     * temporary file beside it), and exit N */
-    ef_buf_printf(&b, "efplan_done() {\n    printf 'exit %%d\\n' \"$1\" > "
-                  "'%s.tmp' && mv '%s.tmp' '%s'\n    exit \"$1\"\n}\n", rcp,
-                  rcp, rcp);
+     * temporary file beside it; both paths hold the state directory, any
+     * bytes: quoted like every other word), and exit N */
+    char rct[4200];
+    snprintf(rct, sizeof rct, "%s.tmp", rcp);
+    ef_buf_put(&b, "efplan_done() {\n    printf 'exit %d\\n' \"$1\" > ");
+    ef_sh_quote(&b, rct);
+    ef_buf_put(&b, " && mv -f -- ");
+    ef_sh_quote(&b, rct);
+    ef_buf_put(&b, " ");
+    ef_sh_quote(&b, rcp);
+    ef_buf_put(&b, "\n    exit \"$1\"\n}\n");
     /* The checkpoint signal, from the first line on: forwarded to the
      * command once it runs, or as soon as it does when it came first. */
     ef_buf_printf(&b, "efplan_child= efplan_sig= efplan_early=\n"

@@ -928,6 +928,289 @@ static int run_shell(char *const *pre, char *const *more, char *out,
     return run_argv(argv, out, len);
 }
 
+/* The file at dir/name holds exactly want (n bytes). */
+static void assert_file_is(const char *dir, const char *name,
+                           const char *want, size_t n, const char *shell)
+{
+    char path[4096];
+    char *buf;
+    size_t len;
+    ef_err e = {0};
+    tu_join(path, sizeof path, dir, name);
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    if (len != n || memcmp(buf, want, n) != 0) {
+        size_t k = 0;
+        while (k < len && k < n && buf[k] == want[k])
+            k++;
+        print_error("    %s: %s: %zu bytes, expected %zu; first difference "
+                    "at byte %zu\n", shell, name, len, n, k);
+        fail();
+    }
+    free(buf);
+}
+
+/* The words sh reads from 'text' (eval "set -- TEXT" under the shell
+ * pre, in 'dir'), each byte for byte: heap, NULL-terminated, into
+ * *words. */
+static int sh_words(char *const *pre, const char *text, const char *dir,
+                    char ***words)
+{
+    char outf[4200], out[4096];
+    tu_join(outf, sizeof outf, dir, "words");
+    char *more[] = {"-c", "o=$2; cd \"$3\" || exit 1; eval \"set -- $1\"; "
+                    "printf '%s\\0' \"$@\" > \"$o\"", "words", (char *)text,
+                    outf, (char *)dir, NULL};
+    if (run_shell(pre, more, out, sizeof out) != 0) {
+        print_error("    %s: eval failed: %s\n", pre[0], out);
+        fail();
+    }
+    char *buf;
+    size_t len;
+    ef_err e = {0};
+    assert_ok(ef_read_file(outf, &buf, &len, &e), e);
+    int n = 0;
+    *words = ef_calloc(len + 1, sizeof **words);
+    for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+        (*words)[n++] = ef_strdup(buf + i);
+    free(buf);
+    return n;
+}
+
+/* What the test job's command writes, relative to its working directory:
+ * its first two arguments, an env value, its job id, progress file, rank
+ * and working directory, each byte for byte. */
+static const char *const REPORT =
+    "printf %s \"$1\" > arg1; printf %s \"$2\" > arg2; "
+    "printf %s \"$V1\" > env1; printf %s \"$EFPLAN_JOB_ID\" > id; "
+    "printf %s \"$EFPLAN_PROGRESS_FILE\" > prog; "
+    "printf %s \"$NODE_RANK\" > rank; pwd -P > wd";
+
+/* Every byte 1..255 in the strings that reach the batch script: the state
+ * directory (its rc, log and progress paths), the job id, an env value,
+ * the command's arguments and its workdir. The script passes sh -n and
+ * runs under dash, bash --posix and bash as sh (one node, and several
+ * through a stand-in srun), and every string arrives byte for byte; the
+ * exit status reaches the rc file. */
+static void test_slurm_script_every_byte(void **state)
+{
+    (void)state;
+    char all[256], noslash[256];
+    size_t na = 0, ns = 0;
+    for (int c = 1; c < 256; c++) {
+        all[na++] = (char)c;
+        if (c != '/')
+            noslash[ns++] = (char)c;
+    }
+    all[na] = noslash[ns] = '\0';
+    char dir[256], planf[512], st[4096], sub[4200], bin[512], srun[600];
+    char link[600], out[8192];
+    tu_tmpdir(dir, sizeof dir);
+    tu_write(dir, "plan.json", PLAN2, planf, sizeof planf);
+    tu_write(dir, "jobs.json", JOBS2, NULL, 0);
+    /* the state directory: one name of every byte but '/' */
+    tu_join(st, sizeof st, dir, noslash);
+    assert_int_equal(mkdir(st, 0755), 0);
+    static const char *const subs[] = {"run", "logs", "progress"};
+    for (int k = 0; k < 3; k++) {
+        tu_join(sub, sizeof sub, st, subs[k]);
+        assert_int_equal(mkdir(sub, 0755), 0);
+    }
+    /* a stand-in srun: drops its options, runs the rest as node 0 */
+    tu_join(bin, sizeof bin, dir, "bin");
+    assert_int_equal(mkdir(bin, 0755), 0);
+    tu_write(bin, "srun", "#!/bin/sh\nwhile [ $# -gt 0 ]; do case $1 in "
+             "--*) shift ;; *) break ;; esac; done\nSLURM_NODEID=0 exec "
+             "\"$@\"\n", srun, sizeof srun);
+    assert_int_equal(chmod(srun, 0755), 0);
+    const char *path0 = getenv("PATH");
+    char *oldpath = ef_strdup(path0 ? path0 : "/usr/bin:/bin");
+    ef_buf np = {0};
+    ef_buf_printf(&np, "%s:%s", bin, oldpath);
+    setenv("PATH", np.s, 1);
+    free(np.s);
+
+    exec_plan p;
+    ef_err e = {0};
+    assert_ok(exec_plan_load(&p, planf, NULL, &e), e);
+    /* job a: every byte in its id, an env value, arguments, workdir */
+    free(p.jobs[0].id);
+    p.jobs[0].id = ef_strdup(all);
+    job *in = (job *)p.jobs[0].in;
+    exec_strv_free(in->run.argv);
+    in->run.argc = 6;
+    in->run.argv = ef_calloc(7, sizeof *in->run.argv);
+    in->run.argv[0] = ef_strdup("sh");
+    in->run.argv[1] = ef_strdup("-c");
+    in->run.argv[2] = ef_strdup(REPORT);
+    in->run.argv[3] = ef_strdup("report");
+    in->run.argv[4] = ef_strdup(all);
+    in->run.argv[5] = ef_strdup("");
+    exec_strv_free(in->run.env);
+    in->run.nenv = 1;
+    in->run.env = ef_calloc(2, sizeof *in->run.env);
+    ef_buf kv = {0};
+    ef_buf_printf(&kv, "V1=%s", all);
+    in->run.env[0] = kv.s;
+    free(in->run.workdir);
+    in->run.workdir = ef_strdup(st);
+    char realst[4096];
+    assert_non_null(realpath(st, realst));
+    strcat(realst, "\n");
+
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.p = &p;
+    x.b = &exec_backend_slurm;
+    x.state = st;
+    char *pre[3][3];
+    const char *name[3];
+    int nsh = test_shells(dir, pre, name, link, sizeof link);
+    /* one node (slot 0: node 1), then two (b's placement in slot 1) */
+    const exec_place *places[2] = {&p.slots[0].a[0].place,
+                                   &p.slots[1].a[0].place};
+    char prog[4200];
+    exec_path_progress(&x, 0, prog, sizeof prog);
+    for (int pl = 0; pl < 2; pl++) {
+        exec_run r = {.job = 0, .attempt = 1 + pl, .place = places[pl],
+                      .wall_limit = 60};
+        char script[4200], rcp[4200];
+        exec_path_run(&x, 0, r.attempt, "sbatch", script, sizeof script);
+        exec_path_run(&x, 0, r.attempt, "rc", rcp, sizeof rcp);
+        char *text = exec_slurm_script(&x, &r);
+        FILE *f = fopen(script, "w");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+        free(text);
+        for (int k = 0; k < nsh; k++) {
+            char *check[] = {"-n", script, NULL};
+            if (run_shell(pre[k], check, out, sizeof out) != 0) {
+                print_error("    %s -n: %s\n", name[k], out);
+                fail();
+            }
+            unlink(rcp);
+            char *go[] = {script, NULL};
+            int rc = run_shell(pre[k], go, out, sizeof out);
+            if (rc != 0) {
+                print_error("    %s (%d nodes): exit %d: %s\n", name[k],
+                            pl + 1, rc, out);
+                fail();
+            }
+            assert_file_is(st, "arg1", all, na, name[k]);
+            assert_file_is(st, "arg2", "", 0, name[k]);
+            assert_file_is(st, "env1", all, na, name[k]);
+            assert_file_is(st, "id", all, na, name[k]);
+            assert_file_is(st, "prog", prog, strlen(prog), name[k]);
+            assert_file_is(st, "rank", "0", 1, name[k]);
+            assert_file_is(st, "wd", realst, strlen(realst), name[k]);
+            exec_pstatus ps;
+            memset(&ps, 0, sizeof ps);
+            assert_int_equal(exec_read_rc(&x, &r, 1, &ps), 1);
+            assert_int_equal(ps.code, 0);
+        }
+    }
+
+    /* the dry run's lines: each node's environment and command, and the
+     * sbatch line, read back by sh word for word */
+    ef_buf dry = {0};
+    x.out = collect;
+    x.arg = &dry;
+    exec_run r2 = {.job = 0, .attempt = 1, .place = places[1],
+                   .wall_limit = 60};
+    assert_ok(exec_backend_dryrun.launch(&x, &r2, &e), e);
+    ef_buf wd = {0};
+    ef_buf_put(&wd, " (in ");
+    ef_sh_word(&wd, st);
+    ef_buf_put(&wd, ") --");
+    for (int rank = 0; rank < 2; rank++) {
+        char head[32];
+        snprintf(head, sizeof head, "\n    node %d: ", rank);
+        const char *l = strstr(dry.s, head);
+        assert_non_null(l);
+        l += strlen(head);
+        const char *in_wd = strstr(l, wd.s);
+        assert_non_null(in_wd);
+        /* the words without " (in DIR)": the environment, --, argv */
+        const char *end = strstr(in_wd, rank ? "\n    slurm: "
+                                              : "\n    node 1: ");
+        assert_non_null(end);
+        ef_buf line = {0};
+        ef_buf_printf(&line, "%.*s --%.*s", (int)(in_wd - l), l,
+                      (int)(end - in_wd - (ptrdiff_t)wd.n), in_wd + wd.n);
+        char **env = exec_launch_env(&x, &r2, rank, "node0", 1);
+        for (int k = 0; k < nsh; k++) {
+            char **w;
+            int n = sh_words(pre[k], line.s, dir, &w), m = 0;
+            for (; env[m]; m++) {
+                assert_true(m < n);
+                assert_string_equal(w[m], env[m]);
+            }
+            assert_true(m + 1 + in->run.argc == n);
+            assert_string_equal(w[m], "--");
+            for (int a = 0; a < in->run.argc; a++)
+                assert_string_equal(w[m + 1 + a], in->run.argv[a]);
+            exec_strv_free(w);
+        }
+        exec_strv_free(env);
+        free(line.s);
+    }
+    free(wd.s);
+    /* this state directory holds a backslash: sbatch --output cannot name
+     * it, so the Slurm backend refuses it and the dry run says so */
+    assert_contains(dry.s, "    slurm: (none: ");
+    assert_contains(dry.s, ": the state directory's path holds a backslash, "
+                           "which sbatch --output cannot name (use another "
+                           "--state))\n");
+    free(dry.s);
+    x.nodes_file = "given";
+    assert_err(exec_backend_slurm.prepare(&x, &e), e, st,
+               ": the state directory's path holds a backslash");
+    exec_backend_slurm.release(&x);
+    /* without the backslash: the sbatch line names the log and the script
+     * exactly ('%' is "%%" in the --output pattern) */
+    char st2[4096], nobs[256];
+    size_t nb = 0;
+    for (size_t k = 0; k < ns; k++)
+        if (noslash[k] != '\\')
+            nobs[nb++] = noslash[k];
+    nobs[nb] = '\0';
+    tu_join(st2, sizeof st2, dir, nobs);
+    x.state = st2;
+    char line[16384], logp[4200], script[4200];
+    exec_slurm_sbatch_line(&x, &r2, line, sizeof line);
+    exec_path_log(&x, 0, 1, logp, sizeof logp);
+    exec_path_run(&x, 0, 1, "sbatch", script, sizeof script);
+    for (int k = 0; k < nsh; k++) {
+        char **w;
+        int n = sh_words(pre[k], line, dir, &w), seen = 0;
+        assert_true(n > 2);
+        assert_string_equal(w[0], "sbatch");
+        assert_string_equal(w[n - 1], script);
+        for (int i = 0; i < n; i++) {
+            if (strncmp(w[i], "--output=", 9) != 0)
+                continue;
+            /* the file sbatch opens: "%%" is '%' */
+            ef_buf f = {0};
+            for (const char *c = w[i] + 9; *c; c++) {
+                ef_buf_printf(&f, "%c", *c);
+                if (*c == '%') {
+                    assert_int_equal(c[1], '%');
+                    c++;
+                }
+            }
+            assert_string_equal(f.s, logp);
+            free(f.s);
+            seen++;
+        }
+        assert_int_equal(seen, 1);
+        exec_strv_free(w);
+    }
+    setenv("PATH", oldpath, 1);
+    free(oldpath);
+    exec_plan_free(&p);
+    rm_rf(dir);
+}
+
 /* Start argv (no shell) with its output to dir/log; its pid. */
 static pid_t spawn(char *const *argv, const char *dir)
 {
@@ -1165,6 +1448,7 @@ int main(void)
         cmocka_unit_test(test_dry_run),
         cmocka_unit_test(test_batch),
         cmocka_unit_test(test_journal_roundtrip),
+        cmocka_unit_test(test_slurm_script_every_byte),
         cmocka_unit_test(test_slurm_script_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
