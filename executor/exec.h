@@ -58,7 +58,8 @@ typedef struct exec_job {
                                  iterations count at) */
     const job *in;            /* the job in the queue file (command etc.) */
     int port;                 /* MASTER_PORT, unique within the plan */
-    char safe[96];            /* id made safe for file and Slurm names */
+    char safe[96];            /* id made safe for file and Slurm names:
+                                 [A-Za-z0-9_.-], unique in the plan */
 } exec_job;
 
 typedef struct exec_plan {
@@ -78,9 +79,10 @@ typedef struct exec_plan {
 /* Parse plan JSON from a buffer ('path' names it in messages) with the
  * plan file's reader (plan_doc_parse: every member and what the file
  * promises as a whole: known jobs, consecutive slots, placements inside
- * the cluster, no GPU given twice in a slot). Errors are EF_E_INPUT with
- * the JSON path. On success *p owns everything; free with
- * exec_plan_free. */
+ * the cluster, no GPU given twice in a slot), and gives each job its file
+ * and Slurm name (exec_job.safe). Errors are EF_E_INPUT with the JSON
+ * path, or naming two jobs whose names would be the same. On success *p
+ * owns everything; free with exec_plan_free. */
 int exec_plan_parse(exec_plan *p, const char *path, const char *buf,
                     size_t len, ef_err *e);
 

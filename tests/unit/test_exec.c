@@ -349,6 +349,38 @@ static void test_diff_plan(void **state)
     exec_plan_free(&p);
 }
 
+/* Ids longer than 48 bytes, or with other bytes than [A-Za-z0-9_.-], get
+ * a file and Slurm name of their first 48 bytes and 32 bits of a hash:
+ * two ids sharing those 48 bytes get distinct names, and two whose hash
+ * collides too (the pair below, found by search) are refused, naming
+ * both, instead of sharing logs, rc files and Slurm jobs. */
+#define LONG_A "train-resnet50-imagenet-nightly-sweep-lr-0.1-wd-1e-4-224191"
+#define LONG_B "train-resnet50-imagenet-nightly-sweep-lr-0.1-wd-1e-4-816080"
+#define LONG_C "train-resnet50-imagenet-nightly-sweep-lr-0.1-wd-1e-4-000001"
+#define TWO_JOBS(a, b)                                                      \
+    TOP_HEAD "\"jobs\": [" JOB(a, 64, 0, 60) ", " JOB(b, 64, 0, 60) "],"    \
+    " \"jobs_file\": \"jobs.json\", \"now\": 0, \"slot_seconds\": 60,"      \
+    " \"slots\": [{\"allocations\": [{\"gpus\": 1, \"job\": \"" a "\","     \
+    " \"placement\": [{\"gpus\": [0], \"node\": 0}]}, {\"gpus\": 1,"        \
+    " \"job\": \"" b "\", \"placement\": [{\"gpus\": [1], \"node\": 0}]}],"  \
+    " \"end\": 60, \"start\": 0}]" TOP_TAIL
+
+static void test_safe_names_unique(void **state)
+{
+    (void)state;
+    exec_plan p;
+    ef_err e = {0};
+    const char *ok = TWO_JOBS(LONG_A, LONG_C);
+    assert_ok(exec_plan_parse(&p, "p.json", ok, strlen(ok), &e), e);
+    assert_string_not_equal(p.jobs[0].safe, p.jobs[1].safe);
+    assert_int_equal(strncmp(p.jobs[0].safe, p.jobs[1].safe, 48), 0);
+    exec_plan_free(&p);
+    const char *bad = TWO_JOBS(LONG_A, LONG_B);
+    assert_err(exec_plan_parse(&p, "p.json", bad, strlen(bad), &e), e,
+               "p.json: jobs \"" LONG_A "\" and \"" LONG_B "\" would share "
+               "the file and Slurm name ", "; rename one)");
+}
+
 /* ---- journal --------------------------------------------------------------- */
 
 static void write_file(const char *path, const char *text)
@@ -1440,6 +1472,7 @@ int main(void)
         cmocka_unit_test(test_plan_errors),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_diff_plan),
+        cmocka_unit_test(test_safe_names_unique),
         cmocka_unit_test(test_journal_replay),
         cmocka_unit_test(test_state_keeps_job_fields),
         cmocka_unit_test(test_state_carries_submitted),
