@@ -666,14 +666,19 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
     if (rc != EF_OK)
         goto backend_error;
     rep->complete = end_t == p->end;
-    if (rep->complete &&
-        put(&A, &(exec_rec){.ev = EXEC_R_END, .time = A.t}, e) != EF_OK) {
+    count(&A);
+    /* the state file first, then the journal's end: a state file that
+     * could not be written leaves the plan open, so that the rerun
+     * finishes it and writes the file (instead of "already applied") */
+    if (!b->dry && write_state(&A, rep->complete, e) != EF_OK) {
+        ef_err e2 = {0};
+        put(&A, &(exec_rec){.ev = EXEC_R_ERROR, .msg = e->msg}, &e2);
         rc = EF_ERR;
         goto out;
     }
-    count(&A);
-    if (!b->dry)
-        rc = write_state(&A, rep->complete, e);
+    if (rep->complete &&
+        put(&A, &(exec_rec){.ev = EXEC_R_END, .time = A.t}, e) != EF_OK)
+        rc = EF_ERR;
     goto out;
 backend_error:
     {

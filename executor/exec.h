@@ -534,8 +534,10 @@ typedef struct exec_report {
  * node of the plan (exec_nodes_load, exec_nodes_check). Real backends:
  * keep a journal in the state directory, resume from it, run the clock
  * (scaled), act on each slot boundary, and write the state file at the
- * end (also after a backend error, when it can). dry-run: the same loop
- * with the dry backend (see exec_backend.dry): prints every slot's
+ * end (also after a backend error, when it can); the journal's "end"
+ * record follows the state file, so a state file that cannot be written
+ * (EF_E_INTERNAL) leaves the plan open for the rerun. dry-run: the same
+ * loop with the dry backend (see exec_backend.dry): prints every slot's
  * actions, the exact launches (environment and command per node; the
  * sbatch line), the stops, and the jobs' planned completions through
  * o->out; runs nothing, writes nothing. Errors: EF_E_USAGE (unknown

@@ -1398,6 +1398,154 @@ static void test_slurm_script_status(void **state)
     rm_rf(dir);
 }
 
+/* ---- the local backend and apply when a write fails ---------------------- */
+
+/* PLAN's jobs, each with a command that exits 0 (in the state directory
+ * 'dir', where it leaves a file named after its job). */
+static void write_plan_jobs(const char *dir, const char *state_dir)
+{
+    ef_buf b = {0};
+    ef_buf_put(&b, "{\"jobs\": [");
+    static const char *const ids[] = {"a", "b", "c"};
+    for (int k = 0; k < 3; k++) {
+        ef_buf_printf(&b, "%s{\"id\": \"%s\", \"model\": \"bert\", "
+                      "\"batch_size\": 64, \"iterations\": 100, "
+                      "\"submit_time\": 0, \"deadline\": 900, \"workdir\": ",
+                      k ? ", " : "", ids[k]);
+        ef_buf_json_str(&b, state_dir);
+        ef_buf_printf(&b, ", \"command\": [\"sh\", \"-c\", \": > ran-$1\", "
+                      "\"sh\", \"%s\"]}", ids[k]);
+    }
+    ef_buf_put(&b, "]}");
+    tu_write(dir, "jobs.json", b.s, NULL, 0);
+    free(b.s);
+}
+
+/* A fresh state directory with its subdirectories. */
+static void make_state(const char *st)
+{
+    char sub[4200];
+    assert_int_equal(mkdir(st, 0755), 0);
+    static const char *const subs[] = {"run", "logs", "progress"};
+    for (int k = 0; k < 3; k++) {
+        tu_join(sub, sizeof sub, st, subs[k]);
+        assert_int_equal(mkdir(sub, 0755), 0);
+    }
+}
+
+/* The local monitor's writes are checked. Its rc file cannot be written
+ * (a directory stands at its path): the attempt, whose command exited 0,
+ * stays running (never "lost") until the write succeeds, then exits 0.
+ * Its pid file cannot be written: the launch fails, naming the file, and
+ * the command is not started. */
+static void test_local_write_fails(void **state)
+{
+    (void)state;
+    char dir[256], planf[512], st[600], rcp[4200], pidp[4200], ran[700];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(st, sizeof st, dir, "state");
+    make_state(st);
+    tu_write(dir, "plan.json", PLAN, planf, sizeof planf);
+    write_plan_jobs(dir, st);
+    exec_plan p;
+    ef_err e = {0};
+    assert_ok(exec_plan_load(&p, planf, NULL, &e), e);
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.p = &p;
+    x.b = &exec_backend_local;
+    x.state = st;
+    assert_ok(exec_backend_local.prepare(&x, &e), e);
+    exec_run r = {.job = 0, .attempt = 1, .place = &p.slots[0].a[0].place,
+                  .wall_limit = 60};
+    exec_path_run(&x, 0, 1, "rc", rcp, sizeof rcp);
+    assert_int_equal(mkdir(rcp, 0755), 0);
+    assert_ok(exec_backend_local.launch(&x, &r, &e), e);
+    tu_join(ran, sizeof ran, st, "ran-a");
+    wait_file(ran);
+    exec_pstatus ps;
+    for (int k = 0; k < 100; k++) {
+        assert_ok(exec_backend_local.poll(&x, &r, &ps, &e), e);
+        assert_int_equal(ps.state, EXEC_P_RUNNING);
+        usleep(10000);
+    }
+    assert_int_equal(rmdir(rcp), 0);
+    for (int k = 0; k < 4000; k++) {
+        assert_ok(exec_backend_local.poll(&x, &r, &ps, &e), e);
+        if (ps.state != EXEC_P_RUNNING)
+            break;
+        usleep(5000);
+    }
+    assert_int_equal(ps.state, EXEC_P_EXITED);
+    assert_int_equal(ps.code, 0);
+    assert_int_equal(ps.sig, 0);
+    /* the pid file */
+    exec_run r2 = {.job = 1, .attempt = 1, .place = &p.slots[1].a[1].place,
+                   .wall_limit = 60};
+    exec_path_run(&x, 1, 1, "pid", pidp, sizeof pidp);
+    assert_int_equal(mkdir(pidp, 0755), 0);
+    assert_err_kind(exec_backend_local.launch(&x, &r2, &e), e,
+                    EF_E_INTERNAL, "launch of b attempt 1: ", pidp);
+    assert_contains(e.msg, "(the command was not started)");
+    tu_join(ran, sizeof ran, st, "ran-b");
+    assert_int_equal(access(ran, F_OK), -1);
+    exec_backend_local.release(&x);
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    exec_plan_free(&p);
+    rm_rf(dir);
+}
+
+/* state.json cannot be written at the end of the plan (a directory stands
+ * at its path): apply fails, and the journal is not closed (no "end"), so
+ * the rerun finishes the plan and writes state.json instead of saying it
+ * was already applied; the run after that does. */
+static void test_apply_state_write_fails(void **state)
+{
+    (void)state;
+    char dir[256], planf[512], st[600], sj[700];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(st, sizeof st, dir, "state");
+    tu_write(dir, "plan.json", PLAN, planf, sizeof planf);
+    write_plan_jobs(dir, st);
+    exec_plan p;
+    ef_err e = {0};
+    assert_ok(exec_plan_load(&p, planf, NULL, &e), e);
+    assert_int_equal(mkdir(st, 0755), 0);
+    tu_join(sj, sizeof sj, st, "state.json");
+    assert_int_equal(mkdir(sj, 0755), 0);
+    exec_opts o;
+    exec_opts_default(&o);
+    o.state = st;
+    o.scale = 48000; /* the plan's 480 s in 10 ms */
+    o.poll = 0.002;
+    exec_report rep;
+    assert_err_kind(exec_apply(&p, &o, &rep, &e), e, EF_E_INTERNAL, sj,
+                    NULL);
+    exec_replay r;
+    assert_ok(exec_journal_replay(rep.journal, &p, &r, &e), e);
+    assert_int_equal(r.ended, 0);
+    exec_replay_free(&r);
+    assert_int_equal(rmdir(sj), 0);
+    assert_ok(exec_apply(&p, &o, &rep, &e), e);
+    assert_int_equal(rep.already_done, 0);
+    assert_true(rep.complete);
+    char *text;
+    size_t len;
+    assert_ok(ef_read_file(sj, &text, &len, &e), e);
+    assert_contains(text, "\"complete\": true");
+    free(text);
+    assert_ok(exec_journal_replay(rep.journal, &p, &r, &e), e);
+    assert_int_equal(r.ended, 1);
+    exec_replay_free(&r);
+    assert_ok(exec_apply(&p, &o, &rep, &e), e);
+    assert_int_equal(rep.already_done, 1);
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    exec_plan_free(&p);
+    rm_rf(dir);
+}
+
 /* ---- journal records round trip ------------------------------------------- */
 
 static uint64_t rng = 88172645463325252ULL;
@@ -1483,6 +1631,8 @@ int main(void)
         cmocka_unit_test(test_journal_roundtrip),
         cmocka_unit_test(test_slurm_script_every_byte),
         cmocka_unit_test(test_slurm_script_status),
+        cmocka_unit_test(test_local_write_fails),
+        cmocka_unit_test(test_apply_state_write_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
