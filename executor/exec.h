@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/util.h"
 #include "model/jobs.h"
 #include "planner/planio.h"
 
@@ -482,6 +483,11 @@ void exec_strv_free(char **v);
  * (the reason in out). Without 'merge', its standard error is discarded.
  */
 int exec_run_cmd(char *const *argv, char *out, size_t outlen, int merge);
+
+/* exec_run_cmd with all of the output, whatever its size, appended to *out
+ * (NUL-terminated; the caller frees out->s; a NUL byte in the output ends
+ * the text that string functions see). */
+int exec_run_capture(char *const *argv, ef_buf *out, int merge);
 
 /* The sbatch command line of attempt r as the Slurm backend runs it, for
  * the dry run (no cluster needed; node names by exec_nodes_name): its

@@ -1546,6 +1546,88 @@ static void test_apply_state_write_fails(void **state)
     rm_rf(dir);
 }
 
+/* ---- squeue on a busy cluster -------------------------------------------- */
+
+/* apply asks squeue for this user's jobs only and reads its answer
+ * whatever its size: a stand-in squeue on PATH that prints more than
+ * 1.2 MB of other jobs (in the format asked for: --json or --format),
+ * with this plan's attempt last and one of another plan's, is read to its
+ * end: the attempt is found by its name and polled as running. */
+static void test_squeue_busy(void **state)
+{
+    (void)state;
+    char dir[256], planf[512], st[600], bin[512], fake[700], args[700];
+    tu_tmpdir(dir, sizeof dir);
+    tu_write(dir, "plan.json", PLAN2, planf, sizeof planf);
+    tu_write(dir, "jobs.json", JOBS2, NULL, 0);
+    tu_join(st, sizeof st, dir, "state");
+    make_state(st);
+    tu_join(bin, sizeof bin, dir, "bin");
+    assert_int_equal(mkdir(bin, 0755), 0);
+    tu_join(args, sizeof args, dir, "squeue.args");
+    exec_plan p;
+    ef_err e = {0};
+    assert_ok(exec_plan_load(&p, planf, NULL, &e), e);
+    char name[128];
+    snprintf(name, sizeof name, "efp-%.8s-a-1", p.hash);
+    ef_buf sh = {0};
+    ef_buf_printf(&sh, "#!/bin/sh\nprintf '%%s\\n' \"$@\" > '%s'\n"
+        "for a; do [ \"$a\" = --json ] && exec awk 'BEGIN {\n"
+        "  printf \"{\\\"jobs\\\": [\"\n"
+        "  for (i = 1; i <= 12000; i++)\n"
+        "    printf \"{\\\"job_id\\\": %%d, \\\"name\\\": \\\"a job of "
+        "someone else %%d, padded to be long enough\\\", \\\"job_state\\\": "
+        "\\\"RUNNING\\\", \\\"user_name\\\": \\\"user%%d\\\"}, \", i, i, "
+        "i %% 50\n"
+        "  printf \"{\\\"job_id\\\": 999998, \\\"name\\\": "
+        "\\\"efp-deadbeef-a-1\\\", \\\"job_state\\\": \\\"RUNNING\\\"}, \"\n"
+        "  printf \"{\\\"job_id\\\": 999999, \\\"name\\\": \\\"%s\\\", "
+        "\\\"job_state\\\": \\\"RUNNING\\\"}]}\\n\" }'\n"
+        "done\n"
+        "awk 'BEGIN {\n"
+        "  for (i = 1; i <= 22000; i++)\n"
+        "    printf \"%%d RUNNING a job of someone else %%d, padded to be "
+        "long\\n\", i, i\n"
+        "  print \"999998 RUNNING efp-deadbeef-a-1\"\n"
+        "  print \"999999 RUNNING %s\" }'\n", args, name, name);
+    tu_write(bin, "squeue", sh.s, fake, sizeof fake);
+    free(sh.s);
+    assert_int_equal(chmod(fake, 0755), 0);
+    const char *path0 = getenv("PATH");
+    char *oldpath = ef_strdup(path0 ? path0 : "/usr/bin:/bin");
+    ef_buf np = {0};
+    ef_buf_printf(&np, "%s:%s", bin, oldpath);
+    setenv("PATH", np.s, 1);
+    free(np.s);
+
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.p = &p;
+    x.b = &exec_backend_slurm;
+    x.state = st;
+    x.nodes_file = "given"; /* no sinfo */
+    assert_ok(exec_backend_slurm.prepare(&x, &e), e);
+    exec_run r = {.job = 0, .attempt = 1, .place = &p.slots[0].a[0].place,
+                  .wall_limit = 60};
+    assert_int_equal(exec_backend_slurm.find(&x, &r, &e), 1);
+    assert_string_equal(r.handle, "999999");
+    exec_pstatus ps;
+    assert_ok(exec_backend_slurm.poll(&x, &r, &ps, &e), e);
+    assert_int_equal(ps.state, EXEC_P_RUNNING);
+    exec_backend_slurm.release(&x);
+    /* asked for this user's jobs only */
+    char *text, user[64];
+    size_t len;
+    assert_ok(ef_read_file(args, &text, &len, &e), e);
+    snprintf(user, sizeof user, "\n--user=%ld\n", (long)getuid());
+    assert_contains(text, user);
+    free(text);
+    setenv("PATH", oldpath, 1);
+    free(oldpath);
+    exec_plan_free(&p);
+    rm_rf(dir);
+}
+
 /* ---- journal records round trip ------------------------------------------- */
 
 static uint64_t rng = 88172645463325252ULL;
@@ -1633,6 +1715,7 @@ int main(void)
         cmocka_unit_test(test_slurm_script_status),
         cmocka_unit_test(test_local_write_fails),
         cmocka_unit_test(test_apply_state_write_fails),
+        cmocka_unit_test(test_squeue_busy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
