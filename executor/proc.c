@@ -68,15 +68,19 @@ void exec_strv_free(char **v)
 static void push(char ***v, int *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Append one "KEY=VALUE" (printf-style, whole: never cut) to *v. */
 static void push(char ***v, int *n, const char *fmt, ...)
 {
-    char buf[8192];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int l = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = ef_malloc((size_t)l + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)l + 1, fmt, ap);
     va_end(ap);
     *v = ef_realloc(*v, (size_t)(*n + 2) * sizeof **v);
-    (*v)[(*n)++] = ef_strdup(buf);
+    (*v)[(*n)++] = s;
     (*v)[*n] = NULL;
 }
 
