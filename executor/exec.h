@@ -414,7 +414,8 @@ struct exec_ctx {
     const exec_plan *p;
     const exec_backend *b;
     char *state;           /* absolute state directory (the dry run: as
-                            * given; it need not exist) */
+                            * a real run would name it; it need not
+                            * exist) */
     double scale;
     exec_nodes nodes;      /* --nodes FILE (read and checked by
                             * exec_apply), else sinfo's (the Slurm
