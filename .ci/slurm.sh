@@ -8,6 +8,8 @@
 # Runs when CI=true, or as root with EFPLAN_SLURM_TEST=1; otherwise it
 # says it skipped. Needs build/efplan (run after `make test`). It
 #   1. installs the packages if missing, starts munged, slurmctld, slurmd;
+#   1b. applies a one-job plan with a state directory whose path holds a
+#      quote and shell text: no text runs, the job's exit 0 is recorded;
 #   2. plans the 3-job queue of tests/e2e/apply.sh on n1g8 and applies it
 #      with --backend slurm; checks from Slurm's own answers (scontrol
 #      show job: name, state, GPUs per node) that every attempt ran with
@@ -158,6 +160,30 @@ JSON
 jobs "$R/ev1" > jobs.json
 "$EFPLAN" plan --jobs jobs.json --cluster n1g8 --curves A100 --out plan.json >/dev/null
 SCALE=30
+
+# 1b. a state directory whose path holds a quote and shell text: the batch
+# script quotes it (it used to run the text and end with "Unterminated
+# quoted string"); the job's exit 0 is recorded as exit 0 (bash as
+# /bin/sh used to record 127)
+Q="$R/night's;touch PWNED;'.state"
+cat > q.json <<JSON
+{"jobs": [{"id": "q", "model": "bert", "batch_size": 64, "iterations": 200,
+  "submit_time": 0, "deadline": 600, "grace_seconds": 10,
+  "command": ["sh", "-c", "echo ran > \"\$1\"", "q", "$R/q.ran"]}]}
+JSON
+"$EFPLAN" plan --jobs q.json --cluster n1g8 --curves A100 --out q-plan.json >/dev/null
+set +e
+"$EFPLAN" apply q-plan.json --backend slurm --time-scale $SCALE --state "$Q" >outq 2>errq
+rc=$?
+set -e
+[ $rc -eq 0 ] || { cat errq; fail "apply with a quote in --state: exit $rc"; }
+grep -q 'jobs: 1 done, 0 failed, 0 not done' outq || { cat outq errq; fail "quoted state: outcome"; }
+[ -s "$R/q.ran" ] || fail "quoted state: the job did not run"
+[ ! -e "$R/PWNED" ] && [ ! -e "$Q/PWNED" ] && [ ! -e PWNED ] ||
+    fail "quoted state: the state path ran as shell text"
+grep -q '"code":0,"ev":"exit","job":"q"' "$Q/journal.jsonl" ||
+    { cat "$Q/journal.jsonl"; fail "quoted state: exit status not 0"; }
+echo "slurm e2e: a state directory named $Q works"
 
 # 2. apply on Slurm
 set +e

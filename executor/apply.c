@@ -521,6 +521,36 @@ const exec_backend *exec_backend_find(const char *name)
     return NULL;
 }
 
+/* The state directory 'given' as a real run names it (open_state: created,
+ * then its real path), for the dry run, which creates nothing: its real
+ * path when it exists; else its parent's real path and its last name;
+ * else (the real run could not create it) 'given' made absolute against
+ * the current directory. Heap. */
+static char *state_path_as_run(const char *given)
+{
+    char real[PATH_MAX];
+    if (realpath(given, real))
+        return ef_strdup(real);
+    size_t n = strlen(given);
+    while (n > 1 && given[n - 1] == '/')
+        n--;
+    char *g = ef_strndup(given, n);
+    char *slash = strrchr(g, '/');
+    const char *base = slash ? slash + 1 : g;
+    char *parent = slash ? ef_strndup(g, (size_t)(slash - g)) : ef_strdup(".");
+    ef_buf b = {0};
+    if (realpath(parent[0] ? parent : "/", real))
+        ef_buf_printf(&b, "%s%s%s", real, strcmp(real, "/") ? "/" : "",
+                      base);
+    else if (g[0] == '/' || !getcwd(real, sizeof real))
+        ef_buf_put(&b, g);
+    else
+        ef_buf_printf(&b, "%s/%s", real, g);
+    free(parent);
+    free(g);
+    return b.s;
+}
+
 /* A real backend's state directory: create it and its subdirectories,
  * lock it (*lock, -1 if not), replay its journal into A->r and check that
  * the journal is this plan's, applied with this backend. */
@@ -593,7 +623,7 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
         goto out;
     }
     if (b->dry) {
-        A.x.state = ef_strdup(o->state);
+        A.x.state = state_path_as_run(o->state);
         exec_replay_init(&A.r, p);
     } else if (open_state(&A, &lock, e) != EF_OK) {
         rc = EF_ERR;
@@ -666,14 +696,19 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
     if (rc != EF_OK)
         goto backend_error;
     rep->complete = end_t == p->end;
-    if (rep->complete &&
-        put(&A, &(exec_rec){.ev = EXEC_R_END, .time = A.t}, e) != EF_OK) {
+    count(&A);
+    /* the state file first, then the journal's end: a state file that
+     * could not be written leaves the plan open, so that the rerun
+     * finishes it and writes the file (instead of "already applied") */
+    if (!b->dry && write_state(&A, rep->complete, e) != EF_OK) {
+        ef_err e2 = {0};
+        put(&A, &(exec_rec){.ev = EXEC_R_ERROR, .msg = e->msg}, &e2);
         rc = EF_ERR;
         goto out;
     }
-    count(&A);
-    if (!b->dry)
-        rc = write_state(&A, rep->complete, e);
+    if (rep->complete &&
+        put(&A, &(exec_rec){.ev = EXEC_R_END, .time = A.t}, e) != EF_OK)
+        rc = EF_ERR;
     goto out;
 backend_error:
     {

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/util.h"
 #include "model/jobs.h"
 #include "planner/planio.h"
 
@@ -58,7 +59,8 @@ typedef struct exec_job {
                                  iterations count at) */
     const job *in;            /* the job in the queue file (command etc.) */
     int port;                 /* MASTER_PORT, unique within the plan */
-    char safe[96];            /* id made safe for file and Slurm names */
+    char safe[96];            /* id made safe for file and Slurm names:
+                                 [A-Za-z0-9_.-], unique in the plan */
 } exec_job;
 
 typedef struct exec_plan {
@@ -78,9 +80,10 @@ typedef struct exec_plan {
 /* Parse plan JSON from a buffer ('path' names it in messages) with the
  * plan file's reader (plan_doc_parse: every member and what the file
  * promises as a whole: known jobs, consecutive slots, placements inside
- * the cluster, no GPU given twice in a slot). Errors are EF_E_INPUT with
- * the JSON path. On success *p owns everything; free with
- * exec_plan_free. */
+ * the cluster, no GPU given twice in a slot), and gives each job its file
+ * and Slurm name (exec_job.safe). Errors are EF_E_INPUT with the JSON
+ * path, or naming two jobs whose names would be the same. On success *p
+ * owns everything; free with exec_plan_free. */
 int exec_plan_parse(exec_plan *p, const char *path, const char *buf,
                     size_t len, ef_err *e);
 
@@ -411,7 +414,8 @@ struct exec_ctx {
     const exec_plan *p;
     const exec_backend *b;
     char *state;           /* absolute state directory (the dry run: as
-                            * given; it need not exist) */
+                            * a real run would name it; it need not
+                            * exist) */
     double scale;
     exec_nodes nodes;      /* --nodes FILE (read and checked by
                             * exec_apply), else sinfo's (the Slurm
@@ -481,12 +485,26 @@ void exec_strv_free(char **v);
  */
 int exec_run_cmd(char *const *argv, char *out, size_t outlen, int merge);
 
+/* exec_run_cmd with all of the output, whatever its size, appended to *out
+ * (NUL-terminated; the caller frees out->s; a NUL byte in the output ends
+ * the text that string functions see). */
+int exec_run_capture(char *const *argv, ef_buf *out, int merge);
+
 /* The sbatch command line of attempt r as the Slurm backend runs it, for
  * the dry run (no cluster needed; node names by exec_nodes_name): its
  * argv words joined by spaces, each as ef_sh_word writes it, into dst
  * (cut at len - 1 bytes). */
 const char *exec_slurm_sbatch_line(exec_ctx *x, const exec_run *r, char *dst,
                                    size_t len);
+
+/* The batch script of attempt r as the Slurm backend writes it to
+ * run/JOB.A.sbatch (heap text, free with free()): the launch environment,
+ * the job's workdir and command (every word quoted with ef_sh_quote), the
+ * checkpoint signal forwarded to the command, and the command's exit
+ * status written to the attempt's rc file (exec_read_rc, 'shell' form)
+ * and returned as the script's own. Runs under any POSIX sh. The job must
+ * have a command. */
+char *exec_slurm_script(exec_ctx *x, const exec_run *r);
 
 /* ---- the apply loop ------------------------------------------------------ */
 
@@ -523,8 +541,10 @@ typedef struct exec_report {
  * node of the plan (exec_nodes_load, exec_nodes_check). Real backends:
  * keep a journal in the state directory, resume from it, run the clock
  * (scaled), act on each slot boundary, and write the state file at the
- * end (also after a backend error, when it can). dry-run: the same loop
- * with the dry backend (see exec_backend.dry): prints every slot's
+ * end (also after a backend error, when it can); the journal's "end"
+ * record follows the state file, so a state file that cannot be written
+ * (EF_E_INTERNAL) leaves the plan open for the rerun. dry-run: the same
+ * loop with the dry backend (see exec_backend.dry): prints every slot's
  * actions, the exact launches (environment and command per node; the
  * sbatch line), the stops, and the jobs' planned completions through
  * o->out; runs nothing, writes nothing. Errors: EF_E_USAGE (unknown

@@ -2,9 +2,11 @@
  * host (see exec.h).
  *
  * A launch forks a small monitor (the group leader): it writes
- * run/JOB.A.pid ("pid starttime"), forks the command with the job's
- * environment, output appended to logs/JOB.A.log, and waits for it; then
- * writes run/JOB.A.rc ("exit N" or "signal S"). The monitor ignores the
+ * run/JOB.A.pid ("pid starttime"; when it cannot, the launch fails and
+ * nothing runs), forks the command with the job's environment, output
+ * appended to logs/JOB.A.log, and waits for it; then writes run/JOB.A.rc
+ * ("exit N" or "signal S"), retrying until it can. Every file goes
+ * through ef_write_file_atomic. The monitor ignores the
  * checkpoint signals sent to the group, so the exit status is always
  * recorded, even when the executor itself was killed meanwhile: a new
  * executor adopts the attempt from these two files.
@@ -87,20 +89,37 @@ static int local_prepare(exec_ctx *x, ef_err *e)
     return EF_OK;
 }
 
-/* Write "text" to path through a temporary file and rename (in a forked
- * child: no allocation). */
-static void write_small(const char *path, const char *text)
+/* In the monitor: the exit status text to the rc file (ef_write_file_atomic),
+ * retried until it is written (10 ms, doubling up to 1 s, between tries):
+ * a command that ended must not be taken for lost because the state
+ * directory's file system was full for a while. Until then the monitor
+ * lives on, so the attempt is seen running; a stop kills it, which is
+ * recorded as killed, never as failed. The first failure is noted in the
+ * attempt's log. */
+static void monitor_write_rc(const char *rcp, const char *logp,
+                             const char *txt)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return;
-    ssize_t n = write(fd, text, strlen(text));
-    (void)n;
-    fsync(fd);
-    close(fd);
-    rename(tmp, path);
+    long ms = 10;
+    for (int tries = 0;; tries++) {
+        ef_err e = {0};
+        if (ef_write_file_atomic(rcp, txt, strlen(txt), &e) == EF_OK)
+            return;
+        if (tries == 0) {
+            int lf = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+                          0644);
+            if (lf >= 0) {
+                dprintf(lf, "efplan apply: %s (the command's status, %.*s, "
+                        "is kept: retrying)\n", e.msg,
+                        (int)strcspn(txt, "\n"), txt);
+                close(lf);
+            }
+        }
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+        if (ms < 1000)
+            ms = ms * 2 < 1000 ? ms * 2 : 1000;
+    }
 }
 
 static char **merged_env(char **add)
@@ -141,28 +160,50 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
     exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
     char **add = exec_launch_env(x, r, 0, "127.0.0.1", 1);
     char **env = merged_env(add);
+    /* the monitor says over this pipe whether it wrote the pid file: a
+     * message when it could not (and runs nothing), end of file when it
+     * could */
+    int pfd[2];
+    if (pipe(pfd) != 0) {
+        int err = errno;
+        free(env);
+        exec_strv_free(add);
+        return ef_fail(e, EF_E_INTERNAL, "launch of %s attempt %d: pipe: %s",
+                       jb->id, r->attempt, strerror(err));
+    }
+    fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
+    fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         int err = errno;
+        close(pfd[0]);
+        close(pfd[1]);
         free(env);
         exec_strv_free(add);
         return ef_fail(e, EF_E_INTERNAL, "fork: %s", strerror(err));
     }
     if (pid == 0) {
         /* the monitor: keep no descriptor of the executor (its journal,
-         * its lock on the state directory) */
+         * its lock on the state directory) but the pipe's write end */
         setpgid(0, 0);
         for (int fd = 3; fd < 1024; fd++)
-            close(fd);
+            if (fd != pfd[1])
+                close(fd);
         char txt[128], st = 0;
         unsigned long long start = 0;
         proc_stat((long)getpid(), &st, &start);
         snprintf(txt, sizeof txt, "%ld %llu\n", (long)getpid(), start);
-        write_small(pidp, txt);
+        ef_err pe = {0};
+        if (ef_write_file_atomic(pidp, txt, strlen(txt), &pe) != EF_OK) {
+            ssize_t w = write(pfd[1], pe.msg, strlen(pe.msg));
+            (void)w;
+            _exit(0);
+        }
         for (int s = 1; s < 32; s++)
             if (s != SIGKILL && s != SIGSTOP && s != SIGCHLD)
                 signal(s, SIG_IGN);
+        close(pfd[1]);
         pid_t g = fork();
         if (g == 0) {
             for (int s = 1; s < 32; s++)
@@ -201,8 +242,31 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
             else
                 snprintf(txt, sizeof txt, "exit %d\n", WEXITSTATUS(status));
         }
-        write_small(rcp, txt);
+        monitor_write_rc(rcp, logp, txt);
         _exit(0);
+    }
+    close(pfd[1]);
+    char msg[EF_ERR_LEN];
+    size_t got = 0;
+    for (;;) {
+        ssize_t n = read(pfd[0], msg + got, sizeof msg - 1 - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        if (got == sizeof msg - 1)
+            break;
+    }
+    msg[got] = '\0';
+    close(pfd[0]);
+    if (got > 0) {
+        free(env);
+        exec_strv_free(add);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        return ef_fail(e, EF_E_INTERNAL, "launch of %s attempt %d: %s (the "
+                       "command was not started)", jb->id, r->attempt, msg);
     }
     setpgid(pid, pid);
     free(env);

@@ -68,15 +68,19 @@ void exec_strv_free(char **v)
 static void push(char ***v, int *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Append one "KEY=VALUE" (printf-style, whole: never cut) to *v. */
 static void push(char ***v, int *n, const char *fmt, ...)
 {
-    char buf[8192];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int l = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = ef_malloc((size_t)l + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)l + 1, fmt, ap);
     va_end(ap);
     *v = ef_realloc(*v, (size_t)(*n + 2) * sizeof **v);
-    (*v)[(*n)++] = ef_strdup(buf);
+    (*v)[(*n)++] = s;
     (*v)[*n] = NULL;
 }
 
@@ -112,18 +116,18 @@ char **exec_launch_env(const exec_ctx *x, const exec_run *r, int node_rank,
     return v;
 }
 
-int exec_run_cmd(char *const *argv, char *out, size_t outlen, int merge)
+int exec_run_capture(char *const *argv, ef_buf *out, int merge)
 {
+    ef_buf_put(out, "");
     int fds[2];
-    out[0] = '\0';
     if (pipe(fds) != 0) {
-        snprintf(out, outlen, "pipe: %s", strerror(errno));
+        ef_buf_printf(out, "pipe: %s", strerror(errno));
         return -1;
     }
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
-        snprintf(out, outlen, "fork: %s", strerror(errno));
+        ef_buf_printf(out, "fork: %s", strerror(errno));
         close(fds[0]);
         close(fds[1]);
         return -1;
@@ -143,21 +147,16 @@ int exec_run_cmd(char *const *argv, char *out, size_t outlen, int merge)
         _exit(127);
     }
     close(fds[1]);
-    size_t o = 0;
     for (;;) {
-        char buf[4096];
-        ssize_t n = read(fds[0], buf, sizeof buf);
+        ef_buf_grow(out, 65536);
+        ssize_t n = read(fds[0], out->s + out->n, 65536);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
-        size_t take = (size_t)n;
-        if (o + take > outlen - 1)
-            take = outlen - 1 - o;
-        memcpy(out + o, buf, take);
-        o += take;
+        out->n += (size_t)n;
+        out->s[out->n] = '\0';
     }
-    out[o] = '\0';
     close(fds[0]);
     int st;
     while (waitpid(pid, &st, 0) < 0)
@@ -166,6 +165,15 @@ int exec_run_cmd(char *const *argv, char *out, size_t outlen, int merge)
     if (WIFEXITED(st))
         return WEXITSTATUS(st);
     return 128 + WTERMSIG(st);
+}
+
+int exec_run_cmd(char *const *argv, char *out, size_t outlen, int merge)
+{
+    ef_buf b = {0};
+    int rc = exec_run_capture(argv, &b, merge);
+    snprintf(out, outlen, "%s", b.s);
+    free(b.s);
+    return rc;
 }
 
 int exec_read_rc(const exec_ctx *x, const exec_run *r, int shell,

@@ -10,7 +10,7 @@
  * system the nodes share. Checkpoint = scancel --batch --signal=SIG; stop
  * = scancel. Slurm cannot resize a running job, so a resize or migration
  * is checkpoint, stop, and a new batch job with the new shape. What runs
- * is read back with squeue --json.
+ * is read back with squeue, asked for this user's jobs only.
  */
 #include "executor/exec.h"
 
@@ -22,8 +22,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <jansson.h>
 
 #include "common/util.h"
 
@@ -38,8 +36,6 @@ typedef struct slurm_priv {
     int n;
     double at;      /* wall time of the last squeue, 0 = never */
 } slurm_priv;
-
-#define OUTLEN 65536
 
 static double wall_now(void)
 {
@@ -79,51 +75,58 @@ static int cmd_fail(ef_err *e, const char *what, int rc, char *out)
                    rc, first_line(out));
 }
 
-/* squeue --json, at most every 0.3 s (or when 'force'). */
+/* What runs, at most every 0.3 s (or when 'force'): squeue for this user's
+ * jobs only (--user=UID; every state, so that one just ended is still
+ * seen), one "ID STATE NAME" line each, read whatever the size of its
+ * answer. Only this plan's attempts are kept: names "efp-HASH8-...". */
 static int sq_refresh(exec_ctx *x, int force, ef_err *e)
 {
     slurm_priv *s = x->priv;
     if (!force && s->at > 0 && wall_now() - s->at < 0.3)
         return EF_OK;
-    char *out = ef_malloc(16 * OUTLEN);
-    char *argv[] = {"squeue", "--json", NULL};
-    int rc = exec_run_cmd(argv, out, 16 * OUTLEN, 0);
+    char user[64];
+    snprintf(user, sizeof user, "--user=%ld", (long)getuid());
+    char *argv[] = {"squeue", "--noheader", user, "--states=all",
+                    "--format=%A %T %j", NULL};
+    ef_buf out = {0};
+    int rc = exec_run_capture(argv, &out, 0);
     if (rc != 0) {
         /* the error text went to stderr: run again for it, merged */
-        int rc2 = exec_run_cmd(argv, out, 16 * OUTLEN, 1);
-        int r = cmd_fail(e, "squeue --json", rc2 ? rc2 : rc, out);
-        free(out);
+        free(out.s);
+        out = (ef_buf){0};
+        int rc2 = exec_run_capture(argv, &out, 1);
+        int r = cmd_fail(e, "squeue", rc2 ? rc2 : rc, out.s);
+        free(out.s);
         return r;
     }
-    json_error_t je;
-    json_t *root = json_loads(out, 0, &je);
-    free(out);
-    json_t *arr = root ? json_object_get(root, "jobs") : NULL;
-    if (!json_is_array(arr)) {
-        json_decref(root);
-        return ef_fail(e, EF_E_INTERNAL, "slurm: squeue --json: not the "
-                       "expected JSON (%s)", root ? "no \"jobs\" array"
-                                                  : je.text);
-    }
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "efp-%.8s-", x->p->hash);
+    size_t pl = strlen(prefix);
     sq_clear(s);
-    s->jobs = ef_calloc(json_array_size(arr) + 1, sizeof *s->jobs);
-    size_t i;
-    json_t *o;
-    json_array_foreach(arr, i, o) {
-        json_t *id = json_object_get(o, "job_id");
-        json_t *nm = json_object_get(o, "name");
-        json_t *st = json_object_get(o, "job_state");
-        if (!json_is_integer(id) || !json_is_string(nm))
+    int cap = 0;
+    for (char *l = out.s, *nl; l && *l; l = nl) {
+        nl = strchr(l, '\n');
+        if (nl)
+            *nl++ = '\0';
+        char *sp = strchr(l, ' ');
+        char *sp2 = sp ? strchr(sp + 1, ' ') : NULL;
+        if (!sp2 || strncmp(sp2 + 1, prefix, pl) != 0)
+            continue; /* not one of this plan's attempts */
+        char *end;
+        long id = strtol(l, &end, 10);
+        if (end != sp || id <= 0)
             continue;
+        if (s->n == cap) {
+            cap = cap ? 2 * cap : 16;
+            s->jobs = ef_realloc(s->jobs, (size_t)cap * sizeof *s->jobs);
+        }
         sq_job *q = &s->jobs[s->n++];
-        q->id = (long)json_integer_value(id);
-        q->name = ef_strdup(json_string_value(nm));
-        if (json_is_array(st)) /* newer Slurm: a list of flags */
-            st = json_array_get(st, 0);
-        snprintf(q->state, sizeof q->state, "%s",
-                 json_is_string(st) ? json_string_value(st) : "UNKNOWN");
+        q->id = id;
+        q->name = ef_strdup(sp2 + 1);
+        snprintf(q->state, sizeof q->state, "%.*s", (int)(sp2 - sp - 1),
+                 sp + 1);
     }
-    json_decref(root);
+    free(out.s);
     s->at = wall_now();
     return EF_OK;
 }
@@ -133,20 +136,42 @@ static void job_name(const exec_ctx *x, int j, int a, char *dst, size_t len)
     snprintf(dst, len, "efp-%.8s-%s-%d", x->p->hash, x->p->jobs[j].safe, a);
 }
 
+/* sbatch reads --output as a filename pattern: '%' starts a replacement
+ * symbol ("%%" is one '%'), and a backslash anywhere turns replacement off
+ * and is dropped. So a state directory whose path holds a backslash
+ * cannot be named there: EF_E_INPUT. */
+static int state_path_ok(const exec_ctx *x, ef_err *e)
+{
+    if (strchr(x->state, '\\'))
+        return ef_fail(e, EF_E_INPUT, "%s: the state directory's path holds "
+                       "a backslash, which sbatch --output cannot name (use "
+                       "another --state)", x->state);
+    return EF_OK;
+}
+
+/* "--output=" and the pattern that names 'path' exactly (state_path_ok:
+ * no backslash), into dst. */
+static void output_arg(const char *path, ef_buf *dst)
+{
+    ef_buf_put(dst, "--output=");
+    for (const char *c = path; *c; c++)
+        ef_buf_printf(dst, *c == '%' ? "%%%%" : "%c", *c);
+}
+
 /* Without --nodes: the node table is sinfo's nodes, sorted. */
 static int read_sinfo(exec_ctx *x, ef_err *e)
 {
-    char *out = ef_malloc(OUTLEN);
+    ef_buf out = {0};
     char *argv[] = {"sinfo", "-h", "-N", "-o", "%N", NULL};
-    int rc = exec_run_cmd(argv, out, OUTLEN, 1);
+    int rc = exec_run_capture(argv, &out, 1);
     if (rc != 0) {
         int r = cmd_fail(e, "sinfo -h -N -o %N (node names; or pass --nodes "
-                         "FILE)", rc, out);
-        free(out);
+                         "FILE)", rc, out.s);
+        free(out.s);
         return r;
     }
-    rc = exec_nodes_parse(&x->nodes, "sinfo", out, 1, e);
-    free(out);
+    rc = exec_nodes_parse(&x->nodes, "sinfo", out.s, 1, e);
+    free(out.s);
     if (rc != EF_OK)
         return EF_ERR;
     return exec_nodes_check(&x->nodes, x->p, e);
@@ -155,6 +180,8 @@ static int read_sinfo(exec_ctx *x, ef_err *e)
 static int slurm_prepare(exec_ctx *x, ef_err *e)
 {
     x->priv = ef_calloc(1, sizeof(slurm_priv));
+    if (state_path_ok(x, e) != EF_OK)
+        return EF_ERR;
     if (!x->nodes_file && read_sinfo(x, e) != EF_OK)
         return EF_ERR;
     return sq_refresh(x, 1, e);
@@ -202,8 +229,9 @@ static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
     v[n++] = ef_strdup(buf);
     snprintf(buf, sizeof buf, "--time=%ld", minutes);
     v[n++] = ef_strdup(buf);
-    snprintf(buf, sizeof buf, "--output=%s", logp);
-    v[n++] = ef_strdup(buf);
+    ef_buf out = {0};
+    output_arg(logp, &out);
+    v[n++] = out.s;
     v[n++] = ef_strdup("--open-mode=append");
     v[n++] = ef_strdup(script);
     free(nl.s);
@@ -213,6 +241,11 @@ static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
 const char *exec_slurm_sbatch_line(exec_ctx *x, const exec_run *r, char *dst,
                                    size_t len)
 {
+    ef_err e = {0};
+    if (state_path_ok(x, &e) != EF_OK) {
+        snprintf(dst, len, "(none: %s)", e.msg);
+        return dst;
+    }
     char script[4096];
     exec_path_run(x, r->job, r->attempt, "sbatch", script, sizeof script);
     char **v = sbatch_argv(x, r, script);
@@ -227,8 +260,7 @@ const char *exec_slurm_sbatch_line(exec_ctx *x, const exec_run *r, char *dst,
     return dst;
 }
 
-static int write_script(exec_ctx *x, const exec_run *r, const char *path,
-                        ef_err *e)
+char *exec_slurm_script(exec_ctx *x, const exec_run *r)
 {
     const exec_job *jb = &x->p->jobs[r->job];
     const job_run *jr = &jb->in->run;
@@ -244,6 +276,24 @@ static int write_script(exec_ctx *x, const exec_run *r, const char *path,
     ef_buf b = {0};
     ef_buf_printf(&b, "#!/bin/sh\n# efplan apply: job %s, attempt %d, plan "
                   "%s\n", jb->safe, r->attempt, x->p->hash);
+    /* efplan_done N: the exit status N to the rc file (through a
+     * temporary file beside it; both paths hold the state directory, any
+     * bytes: quoted like every other word), and exit N */
+    char rct[4200];
+    snprintf(rct, sizeof rct, "%s.tmp", rcp);
+    ef_buf_put(&b, "efplan_done() {\n    printf 'exit %d\\n' \"$1\" > ");
+    ef_sh_quote(&b, rct);
+    ef_buf_put(&b, " && mv -f -- ");
+    ef_sh_quote(&b, rct);
+    ef_buf_put(&b, " ");
+    ef_sh_quote(&b, rcp);
+    ef_buf_put(&b, "\n    exit \"$1\"\n}\n");
+    /* The checkpoint signal, from the first line on: forwarded to the
+     * command once it runs, or as soon as it does when it came first. */
+    ef_buf_printf(&b, "efplan_child= efplan_sig= efplan_early=\n"
+                  "trap 'efplan_sig=1; if [ -n \"$efplan_child\" ]; then "
+                  "kill -%d \"$efplan_child\" 2>/dev/null; else "
+                  "efplan_early=1; fi' %d\n", sig, sig);
     for (int k = 0; env[k]; k++) {
         const char *eq = strchr(env[k], '=');
         ef_buf_printf(&b, "export %.*s=", (int)(eq - env[k]), env[k]);
@@ -254,9 +304,8 @@ static int write_script(exec_ctx *x, const exec_run *r, const char *path,
     if (jr->workdir) {
         ef_buf_put(&b, "cd ");
         ef_sh_quote(&b, jr->workdir);
-        ef_buf_put(&b, " || exit 127\n");
+        ef_buf_put(&b, " || efplan_done 127\n");
     }
-    ef_buf_printf(&b, "trap 'kill -%d $child 2>/dev/null' %d\n", sig, sig);
     if (nn > 1)
         ef_buf_put(&b, "srun --nodes=\"$SLURM_NNODES\" --ntasks-per-node=1 "
                    "sh -c 'NODE_RANK=$SLURM_NODEID; export NODE_RANK; exec "
@@ -265,14 +314,35 @@ static int write_script(exec_ctx *x, const exec_run *r, const char *path,
         ef_buf_put(&b, (k || nn > 1) ? " " : "");
         ef_sh_quote(&b, jr->argv[k]);
     }
-    ef_buf_put(&b, " &\nchild=$!\n"
-               "while kill -0 $child 2>/dev/null; do wait $child; done\n"
-               "wait $child; rc=$?\n"
-               "printf 'exit %d\\n' $rc > ");
-    ef_buf_printf(&b, "'%s.tmp' && mv '%s.tmp' '%s'\nexit $rc\n", rcp, rcp,
-                  rcp);
-    int rc = ef_write_file_atomic(path, b.s, b.n, e);
-    free(b.s);
+    /* Its exit status: a wait that the trapped signal interrupts returns
+     * above 128 before the command has ended, so wait again while a
+     * signal came and the status is above 128. That second wait returns
+     * the status when the first was interrupted, and 127 (no such child:
+     * dash, bash in POSIX mode) or the same status (bash otherwise) when
+     * the first had it already; so 127 keeps the first. (A command that
+     * exits 127 right after an interrupted wait is recorded as killed by
+     * the signal.) */
+    ef_buf_printf(&b, " &\nefplan_child=$!\n"
+                  "if [ -n \"$efplan_early\" ]; then kill -%d "
+                  "\"$efplan_child\" 2>/dev/null; fi\n"
+                  "wait \"$efplan_child\"; efplan_rc=$?\n"
+                  "while [ -n \"$efplan_sig\" ] && [ \"$efplan_rc\" -gt 128 ]; "
+                  "do\n"
+                  "    efplan_sig=\n"
+                  "    wait \"$efplan_child\" 2>/dev/null; efplan_st=$?\n"
+                  "    [ \"$efplan_st\" -eq 127 ] && break\n"
+                  "    efplan_rc=$efplan_st\n"
+                  "done\n"
+                  "efplan_done \"$efplan_rc\"\n", sig);
+    return b.s;
+}
+
+static int write_script(exec_ctx *x, const exec_run *r, const char *path,
+                        ef_err *e)
+{
+    char *s = exec_slurm_script(x, r);
+    int rc = ef_write_file_atomic(path, s, strlen(s), e);
+    free(s);
     if (rc == EF_OK)
         chmod(path, 0755);
     return rc;

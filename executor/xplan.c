@@ -118,8 +118,12 @@ static uint64_t fnv1a(const char *s, size_t n)
     return h;
 }
 
-/* File and Slurm name for a job id: [A-Za-z0-9_.-] kept, others '_'; a
- * hash is added when anything was changed, so two ids never collide. */
+/* File and Slurm name for a job id: [A-Za-z0-9_.-] kept, others '_', at
+ * most 48 bytes; when anything was changed (or the id starts with '.'),
+ * '~' and 32 bits of the id's hash are added. An id kept as is never
+ * holds '~', so it cannot meet a changed one; two changed ids meet only
+ * when their first 48 bytes map alike and their hashes collide, which
+ * check_safe_names refuses. */
 static void safe_name(const char *id, char *dst, size_t len)
 {
     size_t n = strlen(id), o = 0;
@@ -135,6 +139,38 @@ static void safe_name(const char *id, char *dst, size_t len)
     if (changed)
         snprintf(dst + o, len - o, "~%08x",
                  (unsigned)(fnv1a(id, n) & 0xffffffffu));
+}
+
+/* qsort: exec_job pointers by safe name, then id. */
+static int cmp_safe(const void *a, const void *b)
+{
+    const exec_job *ja = *(const exec_job *const *)a;
+    const exec_job *jb = *(const exec_job *const *)b;
+    int c = strcmp(ja->safe, jb->safe);
+    return c ? c : strcmp(ja->id, jb->id);
+}
+
+/* EF_OK when no two jobs of p (sorted by id) share a safe name, else
+ * EF_E_INPUT naming the first such pair (in safe-name, then id order). */
+static int check_safe_names(const exec_plan *p, ef_err *e)
+{
+    const exec_job **v = ef_malloc(((size_t)p->njobs + 1) * sizeof *v);
+    for (int k = 0; k < p->njobs; k++)
+        v[k] = &p->jobs[k];
+    qsort(v, (size_t)p->njobs, sizeof *v, cmp_safe);
+    int rc = EF_OK;
+    for (int k = 1; k < p->njobs && rc == EF_OK; k++) {
+        const exec_job *a = v[k - 1], *b = v[k];
+        if (strcmp(a->safe, b->safe) == 0)
+            rc = ef_fail(e, EF_E_INPUT, "%s: jobs \"%s\" and \"%s\" would "
+                         "share the file and Slurm name \"%s\" (an id longer "
+                         "than 48 bytes, or with bytes other than letters, "
+                         "digits, '_', '.' and '-', is cut to 48 bytes plus "
+                         "a 32-bit hash; rename one)", p->path, a->id, b->id,
+                         a->safe);
+    }
+    free(v);
+    return rc;
 }
 
 int exec_plan_parse(exec_plan *p, const char *path, const char *buf,
@@ -164,6 +200,11 @@ int exec_plan_parse(exec_plan *p, const char *path, const char *buf,
         safe_name(j->id, j->safe, sizeof j->safe);
     }
     qsort(p->jobs, (size_t)p->njobs, sizeof *p->jobs, cmp_job);
+    if (check_safe_names(p, e) != EF_OK) {
+        plan_doc_free(&d);
+        exec_plan_free(p);
+        return EF_ERR;
+    }
     /* MASTER_PORT: 29500 + hash mod 1000, probing upward past ports given
      * to jobs earlier in id order, so ports are unique and stable. */
     for (int k = 0; k < p->njobs; k++) {

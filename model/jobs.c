@@ -141,7 +141,7 @@ const job_fspec job_fields[JF_NFIELDS] = {
         AT(JC_I64, samples_done)},
     [JF_COMMAND] = {
         .f = JF_COMMAND, .key = "command", .type = JFT_ARGV, .min = 1,
-        .max = 4095, .nmax = 4096, .flags = JFF_JSON,
+        .max = JOB_RUN_STR_MAX, .nmax = 4096, .flags = JFF_JSON,
         .dflt = "none: apply cannot run it",
         .doc = "what efplan apply runs: the program and its arguments (no "
                "shell)", .ctype = JC_NONE},
@@ -150,9 +150,10 @@ const job_fspec job_fields[JF_NFIELDS] = {
         .max = 4095, .flags = JFF_JSON, .dflt = "apply's directory",
         .doc = "the directory it runs in", AT(JC_STR, run.workdir)},
     [JF_ENV] = {
-        .f = JF_ENV, .key = "env", .type = JFT_ENV, .flags = JFF_JSON,
-        .dflt = "none", .doc = "variables added to its environment (not the "
-                               "ones apply sets)", .ctype = JC_NONE},
+        .f = JF_ENV, .key = "env", .type = JFT_ENV, .min = 0,
+        .max = JOB_RUN_STR_MAX, .flags = JFF_JSON, .dflt = "none",
+        .doc = "variables added to its environment (not the ones apply "
+               "sets)", .ctype = JC_NONE},
     [JF_SIGNAL] = {
         .f = JF_SIGNAL, .key = "checkpoint_signal", .type = JFT_SIGNAL,
         .min = 1, .max = 64, .absent = 0, .flags = JFF_JSON,
@@ -962,9 +963,11 @@ static int json_argv(job *j, const json_t *v, const job_fspec *s,
     return EF_OK;
 }
 
-/* "env": {"NAME": "value"}, kept as sorted "NAME=value" strings. */
-static int json_env(job *j, const json_t *v, const char *file,
-                    const char *where, ef_err *e)
+/* "env": {"NAME": "value"}, kept as sorted "NAME=value" strings; each
+ * value a string of s->min..s->max bytes, checked like a command
+ * argument. */
+static int json_env(job *j, const json_t *v, const job_fspec *s,
+                    const char *file, const char *where, ef_err *e)
 {
     job_run *r = &j->run;
     char w[512], qv[128];
@@ -992,15 +995,12 @@ static int json_env(job *j, const json_t *v, const char *file,
                                "efplan apply for each launch (remove "
                                "it)", file, where, key);
         snprintf(w, sizeof w, "%s.env.%s", where, key);
-        if (!json_is_string(x))
-            return ef_fail(e, EF_E_INPUT, "%s: %s: expected a string, got "
-                           "%s", file, w, jsonin_type(x));
-        if (strlen(json_string_value(x)) != json_string_length(x))
-            return ef_fail(e, EF_E_INPUT, "%s: %s: contains a NUL byte",
-                           file, w);
-        size_t n = strlen(key) + json_string_length(x) + 2;
+        const char *val;
+        if (json_path_str(x, s, file, w, &val, e) != EF_OK)
+            return EF_ERR;
+        size_t n = strlen(key) + strlen(val) + 2;
         r->env[r->nenv] = ef_malloc(n);
-        snprintf(r->env[r->nenv++], n, "%s=%s", key, json_string_value(x));
+        snprintf(r->env[r->nenv++], n, "%s=%s", key, val);
     }
     qsort(r->env, (size_t)r->nenv, sizeof *r->env, cmp_env);
     return EF_OK;
@@ -1127,7 +1127,7 @@ static int json_job(job_queue *q, const json_t *o, const char *where,
                 *str_member(j, s) = ef_strdup(str);
             break;
         case JFT_ENV:
-            rc = json_env(j, x, file, where, e);
+            rc = json_env(j, x, s, file, where, e);
             break;
         case JFT_SIGNAL:
             rc = json_signal(j, x, s, file, where, e);

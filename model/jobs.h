@@ -66,7 +66,8 @@ typedef enum job_ftype {
                  * at most nmax GPUs */
     JFT_ARGV,   /* 1..nmax strings of min..max bytes */
     JFT_PATH,   /* a string of min..max bytes */
-    JFT_ENV,    /* an object of strings keyed by variable names */
+    JFT_ENV,    /* an object of strings of min..max bytes keyed by
+                 * variable names */
     JFT_SIGNAL  /* a signal name ("SIGUSR1", "USR1") or number min..max,
                  * not KILL or STOP */
 } job_ftype;
@@ -117,6 +118,10 @@ typedef struct job_fspec {
     job_ctype ctype;      /* the job member it is stored in, at off */
     size_t off;
 } job_fspec;
+
+/* The most bytes of one command argument or one env value: what efplan
+ * apply passes on as one string (a longer one is an input error). */
+#define JOB_RUN_STR_MAX 4095
 
 /* The field table, indexed by job_field. */
 extern const job_fspec job_fields[JF_NFIELDS];

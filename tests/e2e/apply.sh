@@ -14,8 +14,9 @@
 #   --until stops and checkpoints what runs, and the state file it writes
 #   is accepted by efplan plan --jobs;
 # - dry-run prints the actions and runs nothing; its MASTER_ADDR is the
-#   node of --nodelist; a --nodes file that names too few nodes (or a node
-#   twice) is an error naming the file and line (exit 3).
+#   node of --nodelist; its paths (EFPLAN_PROGRESS_FILE, the sbatch log)
+#   are the real run's, absolute; a --nodes file that names too few nodes
+#   (or a node twice) is an error naming the file and line (exit 3).
 set -eu
 : "${EFPLAN:?}" "${EFPLAN_ROOT:?}"
 V=${VALGRIND:-}
@@ -193,6 +194,20 @@ grep -q 'slurm: sbatch --parsable --job-name=efp-[0-9a-f]*-b-4 --nodes=1 --nodel
     fail "dry-run: sbatch line"
 grep -q 'CUDA_VISIBLE_DEVICES=4,5 .*EFPLAN_JOB_ID=c ' dry.out || fail "dry-run: env"
 grep -q "DUMMY_NOTE='b'\\\\''s own' NNODES=1 " dry.out || fail "dry-run: env quoting"
+# the progress file and the log are where the real run puts them: under
+# the state directory's absolute path (--state s5 is relative and does not
+# exist; a real run would create it here), in the environment and in the
+# sbatch line alike
+TP=$(cd "$T" && pwd -P)
+grep -qF "EFPLAN_PROGRESS_FILE=$TP/s5/progress/b " dry.out ||
+    fail "dry-run: EFPLAN_PROGRESS_FILE is not $TP/s5/progress/b"
+grep -qF -- "--output=$TP/s5/logs/b.1.log " dry.out ||
+    fail "dry-run: sbatch --output is not under $TP/s5"
+grep 'EFPLAN_PROGRESS_FILE=[^/]' dry.out && fail "dry-run: a relative EFPLAN_PROGRESS_FILE"
+# an existing state directory: its real path, as the real run's
+$V "$EFPLAN" apply plan.json --backend dry-run --state s1 >dry1s.out || fail "dry-run --state s1 failed"
+grep -qF "EFPLAN_PROGRESS_FILE=$TP/s1/progress/b " dry1s.out ||
+    fail "dry-run --state s1: EFPLAN_PROGRESS_FILE is not $TP/s1/progress/b"
 # every launch's MASTER_ADDR is the first node of its --nodelist (a
 # one-node job used to print 127.0.0.1 beside --nodelist=node0)
 same_master() {

@@ -1,6 +1,11 @@
 /* test_exec.c: the executor's plan reader, slot diff, journal replay,
  * node table, rc files and the dry-run backend (executor/exec.h). */
+#define _GNU_SOURCE 1 /* realpath, symlink, setenv */
 #include "testutil.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include "common/util.h"
 #include "executor/exec.h"
@@ -342,6 +347,38 @@ static void test_diff_plan(void **state)
             cur[j] = want[j];
     }
     exec_plan_free(&p);
+}
+
+/* Ids longer than 48 bytes, or with other bytes than [A-Za-z0-9_.-], get
+ * a file and Slurm name of their first 48 bytes and 32 bits of a hash:
+ * two ids sharing those 48 bytes get distinct names, and two whose hash
+ * collides too (the pair below, found by search) are refused, naming
+ * both, instead of sharing logs, rc files and Slurm jobs. */
+#define LONG_A "train-resnet50-imagenet-nightly-sweep-lr-0.1-wd-1e-4-224191"
+#define LONG_B "train-resnet50-imagenet-nightly-sweep-lr-0.1-wd-1e-4-816080"
+#define LONG_C "train-resnet50-imagenet-nightly-sweep-lr-0.1-wd-1e-4-000001"
+#define TWO_JOBS(a, b)                                                      \
+    TOP_HEAD "\"jobs\": [" JOB(a, 64, 0, 60) ", " JOB(b, 64, 0, 60) "],"    \
+    " \"jobs_file\": \"jobs.json\", \"now\": 0, \"slot_seconds\": 60,"      \
+    " \"slots\": [{\"allocations\": [{\"gpus\": 1, \"job\": \"" a "\","     \
+    " \"placement\": [{\"gpus\": [0], \"node\": 0}]}, {\"gpus\": 1,"        \
+    " \"job\": \"" b "\", \"placement\": [{\"gpus\": [1], \"node\": 0}]}],"  \
+    " \"end\": 60, \"start\": 0}]" TOP_TAIL
+
+static void test_safe_names_unique(void **state)
+{
+    (void)state;
+    exec_plan p;
+    ef_err e = {0};
+    const char *ok = TWO_JOBS(LONG_A, LONG_C);
+    assert_ok(exec_plan_parse(&p, "p.json", ok, strlen(ok), &e), e);
+    assert_string_not_equal(p.jobs[0].safe, p.jobs[1].safe);
+    assert_int_equal(strncmp(p.jobs[0].safe, p.jobs[1].safe, 48), 0);
+    exec_plan_free(&p);
+    const char *bad = TWO_JOBS(LONG_A, LONG_B);
+    assert_err(exec_plan_parse(&p, "p.json", bad, strlen(bad), &e), e,
+               "p.json: jobs \"" LONG_A "\" and \"" LONG_B "\" would share "
+               "the file and Slurm name ", "; rename one)");
 }
 
 /* ---- journal --------------------------------------------------------------- */
@@ -851,6 +888,746 @@ static void test_dry_run(void **state)
     tu_rmtree(dir);
 }
 
+/* ---- the Slurm batch script and every byte ------------------------------- */
+
+/* Run argv (no shell) in the test's environment; its output (merged) into
+ * out for messages. Returns its exit status (exec_run_cmd). */
+static int run_argv(char *const *argv, char *out, size_t len)
+{
+    return exec_run_cmd(argv, out, len, 1);
+}
+
+/* rm -rf path (the scratch trees here hold every byte in their names). */
+static void rm_rf(const char *path)
+{
+    char out[256];
+    char *argv[] = {"rm", "-rf", "--", (char *)path, NULL};
+    assert_int_equal(run_argv(argv, out, sizeof out), 0);
+}
+
+/* The shells a generated script must run under, as argv prefixes: dash,
+ * bash --posix, and bash invoked as sh (a symlink named sh in dir/bash-sh,
+ * which puts bash in POSIX mode). Fills pre[k] (up to 2 words and NULL)
+ * and name[k]; returns how many were found. */
+static int test_shells(const char *dir, char *pre[][3], const char **name,
+                       char *link, size_t len)
+{
+    static const char *const dashes[] = {"/bin/dash", "/usr/bin/dash"};
+    static const char *const bashes[] = {"/bin/bash", "/usr/bin/bash"};
+    const char *dash = NULL, *bash = NULL;
+    for (int k = 0; k < 2; k++) {
+        if (!dash && access(dashes[k], X_OK) == 0)
+            dash = dashes[k];
+        if (!bash && access(bashes[k], X_OK) == 0)
+            bash = bashes[k];
+    }
+    int n = 0;
+    if (dash) {
+        pre[n][0] = (char *)dash;
+        pre[n][1] = NULL;
+        name[n++] = "dash";
+    } else
+        print_message("    (dash not installed: not tested under dash)\n");
+    if (bash) {
+        pre[n][0] = (char *)bash;
+        pre[n][1] = "--posix";
+        pre[n][2] = NULL;
+        name[n++] = "bash --posix";
+        char d[512];
+        tu_join(d, sizeof d, dir, "bash-sh");
+        assert_int_equal(mkdir(d, 0755), 0);
+        tu_join(link, len, d, "sh");
+        assert_int_equal(symlink(bash, link), 0);
+        pre[n][0] = link;
+        pre[n][1] = NULL;
+        name[n++] = "bash as sh";
+    } else
+        print_message("    (bash not installed: not tested under bash)\n");
+    return n;
+}
+
+/* pre + more (NULL-terminated) as one argv, then run it. */
+static int run_shell(char *const *pre, char *const *more, char *out,
+                     size_t len)
+{
+    char *argv[16];
+    int n = 0;
+    for (int k = 0; pre[k]; k++)
+        argv[n++] = pre[k];
+    for (int k = 0; more[k]; k++)
+        argv[n++] = more[k];
+    argv[n] = NULL;
+    return run_argv(argv, out, len);
+}
+
+/* The file at dir/name holds exactly want (n bytes). */
+static void assert_file_is(const char *dir, const char *name,
+                           const char *want, size_t n, const char *shell)
+{
+    char path[4096];
+    char *buf;
+    size_t len;
+    ef_err e = {0};
+    tu_join(path, sizeof path, dir, name);
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    if (len != n || memcmp(buf, want, n) != 0) {
+        size_t k = 0;
+        while (k < len && k < n && buf[k] == want[k])
+            k++;
+        print_error("    %s: %s: %zu bytes, expected %zu; first difference "
+                    "at byte %zu\n", shell, name, len, n, k);
+        fail();
+    }
+    free(buf);
+}
+
+/* The words sh reads from 'text' (eval "set -- TEXT" under the shell
+ * pre, in 'dir'), each byte for byte: heap, NULL-terminated, into
+ * *words. */
+static int sh_words(char *const *pre, const char *text, const char *dir,
+                    char ***words)
+{
+    char outf[4200], out[4096];
+    tu_join(outf, sizeof outf, dir, "words");
+    char *more[] = {"-c", "o=$2; cd \"$3\" || exit 1; eval \"set -- $1\"; "
+                    "printf '%s\\0' \"$@\" > \"$o\"", "words", (char *)text,
+                    outf, (char *)dir, NULL};
+    if (run_shell(pre, more, out, sizeof out) != 0) {
+        print_error("    %s: eval failed: %s\n", pre[0], out);
+        fail();
+    }
+    char *buf;
+    size_t len;
+    ef_err e = {0};
+    assert_ok(ef_read_file(outf, &buf, &len, &e), e);
+    int n = 0;
+    *words = ef_calloc(len + 1, sizeof **words);
+    for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+        (*words)[n++] = ef_strdup(buf + i);
+    free(buf);
+    return n;
+}
+
+/* What the test job's command writes, relative to its working directory:
+ * its first two arguments, an env value, its job id, progress file, rank
+ * and working directory, each byte for byte. */
+static const char *const REPORT =
+    "printf %s \"$1\" > arg1; printf %s \"$2\" > arg2; "
+    "printf %s \"$V1\" > env1; printf %s \"$EFPLAN_JOB_ID\" > id; "
+    "printf %s \"$EFPLAN_PROGRESS_FILE\" > prog; "
+    "printf %s \"$NODE_RANK\" > rank; pwd -P > wd";
+
+/* Every byte 1..255 in the strings that reach the batch script: the state
+ * directory (its rc, log and progress paths), the job id, an env value,
+ * the command's arguments and its workdir. The script passes sh -n and
+ * runs under dash, bash --posix and bash as sh (one node, and several
+ * through a stand-in srun), and every string arrives byte for byte; the
+ * exit status reaches the rc file. */
+static void test_slurm_script_every_byte(void **state)
+{
+    (void)state;
+    char all[256], noslash[256];
+    size_t na = 0, ns = 0;
+    for (int c = 1; c < 256; c++) {
+        all[na++] = (char)c;
+        if (c != '/')
+            noslash[ns++] = (char)c;
+    }
+    all[na] = noslash[ns] = '\0';
+    char dir[256], planf[512], st[4096], sub[4200], bin[512], srun[600];
+    char link[600], out[8192];
+    tu_tmpdir(dir, sizeof dir);
+    tu_write(dir, "plan.json", PLAN2, planf, sizeof planf);
+    tu_write(dir, "jobs.json", JOBS2, NULL, 0);
+    /* the state directory: one name of every byte but '/' */
+    tu_join(st, sizeof st, dir, noslash);
+    assert_int_equal(mkdir(st, 0755), 0);
+    static const char *const subs[] = {"run", "logs", "progress"};
+    for (int k = 0; k < 3; k++) {
+        tu_join(sub, sizeof sub, st, subs[k]);
+        assert_int_equal(mkdir(sub, 0755), 0);
+    }
+    /* a stand-in srun: drops its options, runs the rest as node 0 */
+    tu_join(bin, sizeof bin, dir, "bin");
+    assert_int_equal(mkdir(bin, 0755), 0);
+    tu_write(bin, "srun", "#!/bin/sh\nwhile [ $# -gt 0 ]; do case $1 in "
+             "--*) shift ;; *) break ;; esac; done\nSLURM_NODEID=0 exec "
+             "\"$@\"\n", srun, sizeof srun);
+    assert_int_equal(chmod(srun, 0755), 0);
+    const char *path0 = getenv("PATH");
+    char *oldpath = ef_strdup(path0 ? path0 : "/usr/bin:/bin");
+    ef_buf np = {0};
+    ef_buf_printf(&np, "%s:%s", bin, oldpath);
+    setenv("PATH", np.s, 1);
+    free(np.s);
+
+    exec_plan p;
+    ef_err e = {0};
+    assert_ok(exec_plan_load(&p, planf, NULL, &e), e);
+    /* job a: every byte in its id, an env value, arguments, workdir */
+    free(p.jobs[0].id);
+    p.jobs[0].id = ef_strdup(all);
+    job *in = (job *)p.jobs[0].in;
+    exec_strv_free(in->run.argv);
+    in->run.argc = 6;
+    in->run.argv = ef_calloc(7, sizeof *in->run.argv);
+    in->run.argv[0] = ef_strdup("sh");
+    in->run.argv[1] = ef_strdup("-c");
+    in->run.argv[2] = ef_strdup(REPORT);
+    in->run.argv[3] = ef_strdup("report");
+    in->run.argv[4] = ef_strdup(all);
+    in->run.argv[5] = ef_strdup("");
+    exec_strv_free(in->run.env);
+    in->run.nenv = 1;
+    in->run.env = ef_calloc(2, sizeof *in->run.env);
+    ef_buf kv = {0};
+    ef_buf_printf(&kv, "V1=%s", all);
+    in->run.env[0] = kv.s;
+    free(in->run.workdir);
+    in->run.workdir = ef_strdup(st);
+    char realst[4096];
+    assert_non_null(realpath(st, realst));
+    strcat(realst, "\n");
+
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.p = &p;
+    x.b = &exec_backend_slurm;
+    x.state = st;
+    char *pre[3][3];
+    const char *name[3];
+    int nsh = test_shells(dir, pre, name, link, sizeof link);
+    /* one node (slot 0: node 1), then two (b's placement in slot 1) */
+    const exec_place *places[2] = {&p.slots[0].a[0].place,
+                                   &p.slots[1].a[0].place};
+    char prog[4200];
+    exec_path_progress(&x, 0, prog, sizeof prog);
+    for (int pl = 0; pl < 2; pl++) {
+        exec_run r = {.job = 0, .attempt = 1 + pl, .place = places[pl],
+                      .wall_limit = 60};
+        char script[4200], rcp[4200];
+        exec_path_run(&x, 0, r.attempt, "sbatch", script, sizeof script);
+        exec_path_run(&x, 0, r.attempt, "rc", rcp, sizeof rcp);
+        char *text = exec_slurm_script(&x, &r);
+        FILE *f = fopen(script, "w");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+        free(text);
+        for (int k = 0; k < nsh; k++) {
+            char *check[] = {"-n", script, NULL};
+            if (run_shell(pre[k], check, out, sizeof out) != 0) {
+                print_error("    %s -n: %s\n", name[k], out);
+                fail();
+            }
+            unlink(rcp);
+            char *go[] = {script, NULL};
+            int rc = run_shell(pre[k], go, out, sizeof out);
+            if (rc != 0) {
+                print_error("    %s (%d nodes): exit %d: %s\n", name[k],
+                            pl + 1, rc, out);
+                fail();
+            }
+            assert_file_is(st, "arg1", all, na, name[k]);
+            assert_file_is(st, "arg2", "", 0, name[k]);
+            assert_file_is(st, "env1", all, na, name[k]);
+            assert_file_is(st, "id", all, na, name[k]);
+            assert_file_is(st, "prog", prog, strlen(prog), name[k]);
+            assert_file_is(st, "rank", "0", 1, name[k]);
+            assert_file_is(st, "wd", realst, strlen(realst), name[k]);
+            exec_pstatus ps;
+            memset(&ps, 0, sizeof ps);
+            assert_int_equal(exec_read_rc(&x, &r, 1, &ps), 1);
+            assert_int_equal(ps.code, 0);
+        }
+    }
+
+    /* the dry run's lines: each node's environment and command, and the
+     * sbatch line, read back by sh word for word */
+    ef_buf dry = {0};
+    x.out = collect;
+    x.arg = &dry;
+    exec_run r2 = {.job = 0, .attempt = 1, .place = places[1],
+                   .wall_limit = 60};
+    assert_ok(exec_backend_dryrun.launch(&x, &r2, &e), e);
+    ef_buf wd = {0};
+    ef_buf_put(&wd, " (in ");
+    ef_sh_word(&wd, st);
+    ef_buf_put(&wd, ") --");
+    for (int rank = 0; rank < 2; rank++) {
+        char head[32];
+        snprintf(head, sizeof head, "\n    node %d: ", rank);
+        const char *l = strstr(dry.s, head);
+        assert_non_null(l);
+        l += strlen(head);
+        const char *in_wd = strstr(l, wd.s);
+        assert_non_null(in_wd);
+        /* the words without " (in DIR)": the environment, --, argv */
+        const char *end = strstr(in_wd, rank ? "\n    slurm: "
+                                              : "\n    node 1: ");
+        assert_non_null(end);
+        ef_buf line = {0};
+        ef_buf_printf(&line, "%.*s --%.*s", (int)(in_wd - l), l,
+                      (int)(end - in_wd - (ptrdiff_t)wd.n), in_wd + wd.n);
+        char **env = exec_launch_env(&x, &r2, rank, "node0", 1);
+        for (int k = 0; k < nsh; k++) {
+            char **w;
+            int n = sh_words(pre[k], line.s, dir, &w), m = 0;
+            for (; env[m]; m++) {
+                assert_true(m < n);
+                assert_string_equal(w[m], env[m]);
+            }
+            assert_true(m + 1 + in->run.argc == n);
+            assert_string_equal(w[m], "--");
+            for (int a = 0; a < in->run.argc; a++)
+                assert_string_equal(w[m + 1 + a], in->run.argv[a]);
+            exec_strv_free(w);
+        }
+        exec_strv_free(env);
+        free(line.s);
+    }
+    free(wd.s);
+    /* this state directory holds a backslash: sbatch --output cannot name
+     * it, so the Slurm backend refuses it and the dry run says so */
+    assert_contains(dry.s, "    slurm: (none: ");
+    assert_contains(dry.s, ": the state directory's path holds a backslash, "
+                           "which sbatch --output cannot name (use another "
+                           "--state))\n");
+    free(dry.s);
+    x.nodes_file = "given";
+    assert_err(exec_backend_slurm.prepare(&x, &e), e, st,
+               ": the state directory's path holds a backslash");
+    exec_backend_slurm.release(&x);
+    /* without the backslash: the sbatch line names the log and the script
+     * exactly ('%' is "%%" in the --output pattern) */
+    char st2[4096], nobs[256];
+    size_t nb = 0;
+    for (size_t k = 0; k < ns; k++)
+        if (noslash[k] != '\\')
+            nobs[nb++] = noslash[k];
+    nobs[nb] = '\0';
+    tu_join(st2, sizeof st2, dir, nobs);
+    x.state = st2;
+    char line[16384], logp[4200], script[4200];
+    exec_slurm_sbatch_line(&x, &r2, line, sizeof line);
+    exec_path_log(&x, 0, 1, logp, sizeof logp);
+    exec_path_run(&x, 0, 1, "sbatch", script, sizeof script);
+    for (int k = 0; k < nsh; k++) {
+        char **w;
+        int n = sh_words(pre[k], line, dir, &w), seen = 0;
+        assert_true(n > 2);
+        assert_string_equal(w[0], "sbatch");
+        assert_string_equal(w[n - 1], script);
+        for (int i = 0; i < n; i++) {
+            if (strncmp(w[i], "--output=", 9) != 0)
+                continue;
+            /* the file sbatch opens: "%%" is '%' */
+            ef_buf f = {0};
+            for (const char *c = w[i] + 9; *c; c++) {
+                ef_buf_printf(&f, "%c", *c);
+                if (*c == '%') {
+                    assert_int_equal(c[1], '%');
+                    c++;
+                }
+            }
+            assert_string_equal(f.s, logp);
+            free(f.s);
+            seen++;
+        }
+        assert_int_equal(seen, 1);
+        exec_strv_free(w);
+    }
+    setenv("PATH", oldpath, 1);
+    free(oldpath);
+    exec_plan_free(&p);
+    rm_rf(dir);
+}
+
+/* Start argv (no shell) with its output to dir/log; its pid. */
+static pid_t spawn(char *const *argv, const char *dir)
+{
+    char log[4200];
+    tu_join(log, sizeof log, dir, "spawn.log");
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execv(argv[0], argv);
+        _exit(126);
+    }
+    return pid;
+}
+
+/* Wait for pid, polling: at most about 20 s (then kill it and fail); its
+ * wait status into *st. */
+static void wait_bounded(pid_t pid, int *st)
+{
+    for (int k = 0; k < 4000; k++) {
+        pid_t w = waitpid(pid, st, WNOHANG);
+        if (w == pid)
+            return;
+        assert_true(w == 0);
+        usleep(5000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, st, 0);
+    print_error("    pid %ld did not end\n", (long)pid);
+    fail();
+}
+
+/* Wait (polling, at most about 20 s) for the file at path to exist. */
+static void wait_file(const char *path)
+{
+    for (int k = 0; k < 4000; k++) {
+        if (access(path, F_OK) == 0)
+            return;
+        usleep(5000);
+    }
+    print_error("    %s never appeared\n", path);
+    fail();
+}
+
+/* The batch script keeps its command's exit status, under dash, bash
+ * --posix and bash as sh: exit 0 and 3, killed by a signal, and the
+ * checkpoint signal sent to the script while it waits (forwarded to the
+ * command, which then exits 5 from its handler, or dies of the signal);
+ * the rc file says what the script itself exits with. */
+static void test_slurm_script_status(void **state)
+{
+    (void)state;
+    char dir[256], planf[512], st[512], sub[600], link[600], out[4096];
+    tu_tmpdir(dir, sizeof dir);
+    tu_write(dir, "plan.json", PLAN2, planf, sizeof planf);
+    tu_write(dir, "jobs.json", JOBS2, NULL, 0);
+    tu_join(st, sizeof st, dir, "state");
+    assert_int_equal(mkdir(st, 0755), 0);
+    static const char *const subs[] = {"run", "logs", "progress"};
+    for (int k = 0; k < 3; k++) {
+        tu_join(sub, sizeof sub, st, subs[k]);
+        assert_int_equal(mkdir(sub, 0755), 0);
+    }
+    char ready[600];
+    tu_join(ready, sizeof ready, st, "ready");
+    exec_plan p;
+    ef_err e = {0};
+    assert_ok(exec_plan_load(&p, planf, NULL, &e), e);
+    job *in = (job *)p.jobs[0].in;
+    free(in->run.workdir);
+    in->run.workdir = ef_strdup(st);
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.p = &p;
+    x.b = &exec_backend_slurm;
+    x.state = st;
+    char *pre[3][3];
+    const char *name[3];
+    int nsh = test_shells(dir, pre, name, link, sizeof link);
+    /* {the command's sh -c text, checkpoint signal (0: none sent), the
+     * exit status expected} */
+    static const struct {
+        const char *cmd;
+        int sig, code;
+    } cases[] = {
+        {"exit 0", 0, 0},
+        {"exit 3", 0, 3},
+        {"kill -9 $$", 0, 137},
+        {"trap 'exit 5' USR1; : > ready; while :; do sleep 0.01; done",
+         SIGUSR1, 5},
+        {": > ready; exec sleep 30", SIGTERM, 128 + SIGTERM},
+    };
+    int attempt = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        for (int k = 0; k < nsh; k++) {
+            exec_strv_free(in->run.argv);
+            in->run.argc = 3;
+            in->run.argv = ef_calloc(4, sizeof *in->run.argv);
+            in->run.argv[0] = ef_strdup("sh");
+            in->run.argv[1] = ef_strdup("-c");
+            in->run.argv[2] = ef_strdup(cases[c].cmd);
+            in->run.signal = cases[c].sig;
+            exec_run r = {.job = 0, .attempt = ++attempt,
+                          .place = &p.slots[0].a[0].place, .wall_limit = 60};
+            char script[4200];
+            exec_path_run(&x, 0, r.attempt, "sbatch", script, sizeof script);
+            char *text = exec_slurm_script(&x, &r);
+            FILE *f = fopen(script, "w");
+            assert_non_null(f);
+            fputs(text, f);
+            fclose(f);
+            free(text);
+            char *check[] = {"-n", script, NULL};
+            if (run_shell(pre[k], check, out, sizeof out) != 0) {
+                print_error("    %s -n: %s\n", name[k], out);
+                fail();
+            }
+            unlink(ready);
+            char *argv[8];
+            int n = 0;
+            for (int w = 0; pre[k][w]; w++)
+                argv[n++] = pre[k][w];
+            argv[n++] = script;
+            argv[n] = NULL;
+            pid_t pid = spawn(argv, dir);
+            if (cases[c].sig) {
+                wait_file(ready);
+                assert_int_equal(kill(pid, cases[c].sig), 0);
+            }
+            int ws;
+            wait_bounded(pid, &ws);
+            exec_pstatus ps;
+            memset(&ps, 0, sizeof ps);
+            if (!WIFEXITED(ws) || WEXITSTATUS(ws) != cases[c].code ||
+                exec_read_rc(&x, &r, 1, &ps) != 1 ||
+                ps.code != cases[c].code) {
+                print_error("    %s, command \"%s\": script %s %d, rc file "
+                            "code %d (expected %d)\n", name[k], cases[c].cmd,
+                            WIFEXITED(ws) ? "exit" : "signal",
+                            WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws),
+                            ps.code, cases[c].code);
+                fail();
+            }
+            if (cases[c].code > 128)
+                assert_int_equal(ps.sig, cases[c].code - 128);
+        }
+    exec_plan_free(&p);
+    rm_rf(dir);
+}
+
+/* ---- the local backend and apply when a write fails ---------------------- */
+
+/* PLAN's jobs, each with a command that exits 0 (in the state directory
+ * 'dir', where it leaves a file named after its job). */
+static void write_plan_jobs(const char *dir, const char *state_dir)
+{
+    ef_buf b = {0};
+    ef_buf_put(&b, "{\"jobs\": [");
+    static const char *const ids[] = {"a", "b", "c"};
+    for (int k = 0; k < 3; k++) {
+        ef_buf_printf(&b, "%s{\"id\": \"%s\", \"model\": \"bert\", "
+                      "\"batch_size\": 64, \"iterations\": 100, "
+                      "\"submit_time\": 0, \"deadline\": 900, \"workdir\": ",
+                      k ? ", " : "", ids[k]);
+        ef_buf_json_str(&b, state_dir);
+        ef_buf_printf(&b, ", \"command\": [\"sh\", \"-c\", \": > ran-$1\", "
+                      "\"sh\", \"%s\"]}", ids[k]);
+    }
+    ef_buf_put(&b, "]}");
+    tu_write(dir, "jobs.json", b.s, NULL, 0);
+    free(b.s);
+}
+
+/* A fresh state directory with its subdirectories. */
+static void make_state(const char *st)
+{
+    char sub[4200];
+    assert_int_equal(mkdir(st, 0755), 0);
+    static const char *const subs[] = {"run", "logs", "progress"};
+    for (int k = 0; k < 3; k++) {
+        tu_join(sub, sizeof sub, st, subs[k]);
+        assert_int_equal(mkdir(sub, 0755), 0);
+    }
+}
+
+/* The local monitor's writes are checked. Its rc file cannot be written
+ * (a directory stands at its path): the attempt, whose command exited 0,
+ * stays running (never "lost") until the write succeeds, then exits 0.
+ * Its pid file cannot be written: the launch fails, naming the file, and
+ * the command is not started. */
+static void test_local_write_fails(void **state)
+{
+    (void)state;
+    char dir[256], planf[512], st[600], rcp[4200], pidp[4200], ran[700];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(st, sizeof st, dir, "state");
+    make_state(st);
+    tu_write(dir, "plan.json", PLAN, planf, sizeof planf);
+    write_plan_jobs(dir, st);
+    exec_plan p;
+    ef_err e = {0};
+    assert_ok(exec_plan_load(&p, planf, NULL, &e), e);
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.p = &p;
+    x.b = &exec_backend_local;
+    x.state = st;
+    assert_ok(exec_backend_local.prepare(&x, &e), e);
+    exec_run r = {.job = 0, .attempt = 1, .place = &p.slots[0].a[0].place,
+                  .wall_limit = 60};
+    exec_path_run(&x, 0, 1, "rc", rcp, sizeof rcp);
+    assert_int_equal(mkdir(rcp, 0755), 0);
+    assert_ok(exec_backend_local.launch(&x, &r, &e), e);
+    tu_join(ran, sizeof ran, st, "ran-a");
+    wait_file(ran);
+    exec_pstatus ps;
+    for (int k = 0; k < 100; k++) {
+        assert_ok(exec_backend_local.poll(&x, &r, &ps, &e), e);
+        assert_int_equal(ps.state, EXEC_P_RUNNING);
+        usleep(10000);
+    }
+    assert_int_equal(rmdir(rcp), 0);
+    for (int k = 0; k < 4000; k++) {
+        assert_ok(exec_backend_local.poll(&x, &r, &ps, &e), e);
+        if (ps.state != EXEC_P_RUNNING)
+            break;
+        usleep(5000);
+    }
+    assert_int_equal(ps.state, EXEC_P_EXITED);
+    assert_int_equal(ps.code, 0);
+    assert_int_equal(ps.sig, 0);
+    /* the pid file */
+    exec_run r2 = {.job = 1, .attempt = 1, .place = &p.slots[1].a[1].place,
+                   .wall_limit = 60};
+    exec_path_run(&x, 1, 1, "pid", pidp, sizeof pidp);
+    assert_int_equal(mkdir(pidp, 0755), 0);
+    assert_err_kind(exec_backend_local.launch(&x, &r2, &e), e,
+                    EF_E_INTERNAL, "launch of b attempt 1: ", pidp);
+    assert_contains(e.msg, "(the command was not started)");
+    tu_join(ran, sizeof ran, st, "ran-b");
+    assert_int_equal(access(ran, F_OK), -1);
+    exec_backend_local.release(&x);
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    exec_plan_free(&p);
+    rm_rf(dir);
+}
+
+/* state.json cannot be written at the end of the plan (a directory stands
+ * at its path): apply fails, and the journal is not closed (no "end"), so
+ * the rerun finishes the plan and writes state.json instead of saying it
+ * was already applied; the run after that does. */
+static void test_apply_state_write_fails(void **state)
+{
+    (void)state;
+    char dir[256], planf[512], st[600], sj[700];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(st, sizeof st, dir, "state");
+    tu_write(dir, "plan.json", PLAN, planf, sizeof planf);
+    write_plan_jobs(dir, st);
+    exec_plan p;
+    ef_err e = {0};
+    assert_ok(exec_plan_load(&p, planf, NULL, &e), e);
+    assert_int_equal(mkdir(st, 0755), 0);
+    tu_join(sj, sizeof sj, st, "state.json");
+    assert_int_equal(mkdir(sj, 0755), 0);
+    exec_opts o;
+    exec_opts_default(&o);
+    o.state = st;
+    o.scale = 48000; /* the plan's 480 s in 10 ms */
+    o.poll = 0.002;
+    exec_report rep;
+    assert_err_kind(exec_apply(&p, &o, &rep, &e), e, EF_E_INTERNAL, sj,
+                    NULL);
+    exec_replay r;
+    assert_ok(exec_journal_replay(rep.journal, &p, &r, &e), e);
+    assert_int_equal(r.ended, 0);
+    exec_replay_free(&r);
+    assert_int_equal(rmdir(sj), 0);
+    assert_ok(exec_apply(&p, &o, &rep, &e), e);
+    assert_int_equal(rep.already_done, 0);
+    assert_true(rep.complete);
+    char *text;
+    size_t len;
+    assert_ok(ef_read_file(sj, &text, &len, &e), e);
+    assert_contains(text, "\"complete\": true");
+    free(text);
+    assert_ok(exec_journal_replay(rep.journal, &p, &r, &e), e);
+    assert_int_equal(r.ended, 1);
+    exec_replay_free(&r);
+    assert_ok(exec_apply(&p, &o, &rep, &e), e);
+    assert_int_equal(rep.already_done, 1);
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    exec_plan_free(&p);
+    rm_rf(dir);
+}
+
+/* ---- squeue on a busy cluster -------------------------------------------- */
+
+/* apply asks squeue for this user's jobs only and reads its answer
+ * whatever its size: a stand-in squeue on PATH that prints more than
+ * 1.2 MB of other jobs (in the format asked for: --json or --format),
+ * with this plan's attempt last and one of another plan's, is read to its
+ * end: the attempt is found by its name and polled as running. */
+static void test_squeue_busy(void **state)
+{
+    (void)state;
+    char dir[256], planf[512], st[600], bin[512], fake[700], args[700];
+    tu_tmpdir(dir, sizeof dir);
+    tu_write(dir, "plan.json", PLAN2, planf, sizeof planf);
+    tu_write(dir, "jobs.json", JOBS2, NULL, 0);
+    tu_join(st, sizeof st, dir, "state");
+    make_state(st);
+    tu_join(bin, sizeof bin, dir, "bin");
+    assert_int_equal(mkdir(bin, 0755), 0);
+    tu_join(args, sizeof args, dir, "squeue.args");
+    exec_plan p;
+    ef_err e = {0};
+    assert_ok(exec_plan_load(&p, planf, NULL, &e), e);
+    char name[128];
+    snprintf(name, sizeof name, "efp-%.8s-a-1", p.hash);
+    ef_buf sh = {0};
+    ef_buf_printf(&sh, "#!/bin/sh\nprintf '%%s\\n' \"$@\" > '%s'\n"
+        "for a; do [ \"$a\" = --json ] && exec awk 'BEGIN {\n"
+        "  printf \"{\\\"jobs\\\": [\"\n"
+        "  for (i = 1; i <= 12000; i++)\n"
+        "    printf \"{\\\"job_id\\\": %%d, \\\"name\\\": \\\"a job of "
+        "someone else %%d, padded to be long enough\\\", \\\"job_state\\\": "
+        "\\\"RUNNING\\\", \\\"user_name\\\": \\\"user%%d\\\"}, \", i, i, "
+        "i %% 50\n"
+        "  printf \"{\\\"job_id\\\": 999998, \\\"name\\\": "
+        "\\\"efp-deadbeef-a-1\\\", \\\"job_state\\\": \\\"RUNNING\\\"}, \"\n"
+        "  printf \"{\\\"job_id\\\": 999999, \\\"name\\\": \\\"%s\\\", "
+        "\\\"job_state\\\": \\\"RUNNING\\\"}]}\\n\" }'\n"
+        "done\n"
+        "awk 'BEGIN {\n"
+        "  for (i = 1; i <= 22000; i++)\n"
+        "    printf \"%%d RUNNING a job of someone else %%d, padded to be "
+        "long\\n\", i, i\n"
+        "  print \"999998 RUNNING efp-deadbeef-a-1\"\n"
+        "  print \"999999 RUNNING %s\" }'\n", args, name, name);
+    tu_write(bin, "squeue", sh.s, fake, sizeof fake);
+    free(sh.s);
+    assert_int_equal(chmod(fake, 0755), 0);
+    const char *path0 = getenv("PATH");
+    char *oldpath = ef_strdup(path0 ? path0 : "/usr/bin:/bin");
+    ef_buf np = {0};
+    ef_buf_printf(&np, "%s:%s", bin, oldpath);
+    setenv("PATH", np.s, 1);
+    free(np.s);
+
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.p = &p;
+    x.b = &exec_backend_slurm;
+    x.state = st;
+    x.nodes_file = "given"; /* no sinfo */
+    assert_ok(exec_backend_slurm.prepare(&x, &e), e);
+    exec_run r = {.job = 0, .attempt = 1, .place = &p.slots[0].a[0].place,
+                  .wall_limit = 60};
+    assert_int_equal(exec_backend_slurm.find(&x, &r, &e), 1);
+    assert_string_equal(r.handle, "999999");
+    exec_pstatus ps;
+    assert_ok(exec_backend_slurm.poll(&x, &r, &ps, &e), e);
+    assert_int_equal(ps.state, EXEC_P_RUNNING);
+    exec_backend_slurm.release(&x);
+    /* asked for this user's jobs only */
+    char *text, user[64];
+    size_t len;
+    assert_ok(ef_read_file(args, &text, &len, &e), e);
+    snprintf(user, sizeof user, "\n--user=%ld\n", (long)getuid());
+    assert_contains(text, user);
+    free(text);
+    setenv("PATH", oldpath, 1);
+    free(oldpath);
+    exec_plan_free(&p);
+    rm_rf(dir);
+}
+
 /* ---- journal records round trip ------------------------------------------- */
 
 static uint64_t rng = 88172645463325252ULL;
@@ -925,6 +1702,7 @@ int main(void)
         cmocka_unit_test(test_plan_errors),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_diff_plan),
+        cmocka_unit_test(test_safe_names_unique),
         cmocka_unit_test(test_journal_replay),
         cmocka_unit_test(test_state_keeps_job_fields),
         cmocka_unit_test(test_state_carries_submitted),
@@ -933,6 +1711,11 @@ int main(void)
         cmocka_unit_test(test_dry_run),
         cmocka_unit_test(test_batch),
         cmocka_unit_test(test_journal_roundtrip),
+        cmocka_unit_test(test_slurm_script_every_byte),
+        cmocka_unit_test(test_slurm_script_status),
+        cmocka_unit_test(test_local_write_fails),
+        cmocka_unit_test(test_apply_state_write_fails),
+        cmocka_unit_test(test_squeue_busy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

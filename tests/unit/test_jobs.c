@@ -392,6 +392,60 @@ static void test_json_errors(void **state)
     JSON_BAD("{\"jobs\": [", "t.json:1:", "JSON syntax");
 }
 
+/* A job with command argument 'arg' and env value 'val' (NAME). */
+static char *run_job(size_t arg, size_t val)
+{
+    ef_buf b = {0};
+    ef_buf_put(&b, "{\"jobs\": [{\"id\": \"a\", \"model\": \"m\", "
+               "\"batch_size\": 64, \"iterations\": 10, \"submit_time\": 0, "
+               "\"command\": [\"run\", \"");
+    for (size_t k = 0; k < arg; k++)
+        ef_buf_put(&b, "x");
+    ef_buf_put(&b, "\"], \"env\": {\"NAME\": \"");
+    for (size_t k = 0; k < val; k++)
+        ef_buf_put(&b, "v");
+    ef_buf_put(&b, "\"}}]}");
+    return b.s;
+}
+
+/* One limit for what apply passes on as one string: a command argument
+ * and an env value hold at most 4095 bytes, and a longer one is the same
+ * error naming the job and the argument or variable (env values used to
+ * be cut to 8184 bytes at launch, without a word). */
+static void test_run_string_limit(void **state)
+{
+    (void)state;
+    job_queue q;
+    ef_err e = {0};
+    char *t = run_job(4095, 4095);
+    assert_ok(parse_json(&q, t, &e), e);
+    assert_int_equal(strlen(q.jobs[0].run.argv[1]), 4095);
+    assert_int_equal(strlen(q.jobs[0].run.env[0]), 5 + 4095);
+    queue_free(&q);
+    free(t);
+    static const struct {
+        size_t arg, val;
+        const char *msg;
+    } bad[] = {
+        {4096, 0, "t.json: jobs[0].command[1]: too long (expected 1 to 4095 "
+                  "bytes)"},
+        {1, 4096, "t.json: jobs[0].env.NAME: too long (expected 0 to 4095 "
+                  "bytes)"},
+        {1, 9000, "t.json: jobs[0].env.NAME: too long (expected 0 to 4095 "
+                  "bytes)"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        t = run_job(bad[k].arg, bad[k].val);
+        assert_err(parse_json(&q, t, &e), e, bad[k].msg, NULL);
+        free(t);
+    }
+    t = run_job(1, 0); /* an empty value is a value */
+    assert_ok(parse_json(&q, t, &e), e);
+    assert_string_equal(q.jobs[0].run.env[0], "NAME=");
+    queue_free(&q);
+    free(t);
+}
+
 static void test_json_duplicate_ids(void **state)
 {
     JSON_BAD("{\"jobs\": [\n"
@@ -707,7 +761,8 @@ static void doc_row(const job_fspec *s, char *dst, size_t len)
                  (long long)s->nmax, (long long)s->min, (long long)s->max);
         break;
     case JFT_ENV:
-        snprintf(val, sizeof val, "object of strings");
+        snprintf(val, sizeof val, "object of strings of %lld..%lld bytes",
+                 (long long)s->min, (long long)s->max);
         break;
     case JFT_SIGNAL:
         snprintf(val, sizeof val, "signal name, or number %lld..%lld; not "
@@ -1330,6 +1385,7 @@ int main(void)
         cmocka_unit_test(test_csv_structure_errors),
         cmocka_unit_test(test_json_basic),
         cmocka_unit_test(test_json_errors),
+        cmocka_unit_test(test_run_string_limit),
         cmocka_unit_test(test_json_duplicate_ids),
         cmocka_unit_test(test_where),
         cmocka_unit_test(test_resolve),
