@@ -15,29 +15,56 @@
 
 #define EF_MAX_FILE (1L << 30)
 
+/* What a file that is not a regular file is, for messages. */
+static const char *file_kind(mode_t m)
+{
+    if (S_ISDIR(m))
+        return "a directory";
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "not a regular file";
+}
+
 int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e)
 {
     *buf = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY);
+    /* Look before opening: opening a FIFO waits for a writer, opening a
+     * device may do anything. */
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return ef_fail(e, EF_E_INPUT, "%s: cannot open: %s", path,
+                       strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return ef_fail(e, EF_E_INPUT, "%s: is %s (expected a regular file)",
+                       path, file_kind(st.st_mode));
+    /* O_NONBLOCK: should the name have become a FIFO since, open returns
+     * at once and fstat below refuses it. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return ef_fail(e, EF_E_INPUT, "%s: cannot open: %s", path,
                        strerror(errno));
-    struct stat st;
     if (fstat(fd, &st) != 0) {
         int err = errno;
         close(fd);
         return ef_fail(e, EF_E_INPUT, "%s: cannot stat: %s", path,
                        strerror(err));
     }
-    if (S_ISDIR(st.st_mode)) {
+    if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return ef_fail(e, EF_E_INPUT, "%s: is a directory (expected a file)",
-                       path);
+        return ef_fail(e, EF_E_INPUT, "%s: is %s (expected a regular file)",
+                       path, file_kind(st.st_mode));
     }
-    size_t cap = S_ISREG(st.st_mode) && st.st_size > 0
-                     ? (size_t)st.st_size + 1 : 4096;
-    if (S_ISREG(st.st_mode) && st.st_size > EF_MAX_FILE) {
+    /* the size is a hint: the file may grow while it is read, and files
+     * of /proc say 0 */
+    size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
+    if (st.st_size > EF_MAX_FILE) {
         close(fd);
         return ef_fail(e, EF_E_INPUT, "%s: file too large (over 1 GiB)", path);
     }

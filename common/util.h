@@ -18,8 +18,11 @@
 #define EF_MAX_I64 1000000000000000LL
 
 /* Read the whole file at 'path' into a NUL-terminated heap buffer. On
- * success *buf (free with free()) and *len are set. Errors (EF_E_INPUT)
- * name the path: missing file, a directory, unreadable, over 1 GiB. */
+ * success *buf (free with free()) and *len are set. Only regular files
+ * (or symbolic links to one) are read: a directory, FIFO, socket or
+ * device is refused before it is opened, so a FIFO never blocks the
+ * reader. Errors (EF_E_INPUT) name the path: missing file, not a regular
+ * file ("is a FIFO (expected a regular file)"), unreadable, over 1 GiB. */
 int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e);
 
 /* Write 'len' bytes to 'path' atomically: a temporary file in the same

@@ -420,6 +420,13 @@ static void test_read_file_errors(void **state)
     assert_err(ef_read_file(dir, &buf, &len, &e), e, pre, "directory");
     assert_null(buf);
 
+    /* a device is not read: /dev/null would read as an empty file, and
+     * a FIFO would block (tests/e2e/files.sh) */
+    assert_err(ef_read_file("/dev/null", &buf, &len, &e), e,
+               "/dev/null: is a character device (expected a regular file)",
+               NULL);
+    assert_null(buf);
+
     tu_write(dir, "empty.csv", "", path, sizeof path);
     assert_ok(ef_read_file(path, &buf, &len, &e), e);
     assert_non_null(buf);
