@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -102,15 +103,82 @@ int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e)
     return EF_OK;
 }
 
+/* Fill r[0..n) with bytes nobody can predict (getrandom). */
+static int random_bytes(unsigned char *r, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = getrandom(r + got, n - got, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        got += (size_t)k;
+    }
+    return 0;
+}
+
+/* Create the temporary file for 'target' in the target's directory:
+ * ".NAME.tmp.XXXXXX" (NAME cut to 200 bytes, XXXXXX random letters and
+ * digits), created with O_EXCL | O_NOFOLLOW (a name that exists, a
+ * symbolic link included, is never opened: another name is drawn) and
+ * mode 0666, so the umask (or the directory's default ACL) gives it the
+ * mode a plain create would. Returns the descriptor and *tmp (heap), or
+ * -1 with errno set. */
+static int create_temp(const char *target, char **tmp)
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyz"
+                                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    const char *slash = strrchr(target, '/');
+    size_t dl = slash ? (size_t)(slash - target) + 1 : 0;
+    size_t bl = strlen(target + dl);
+    if (bl > 200)
+        bl = 200;
+    size_t n = dl + bl + 16;
+    char *t = ef_malloc(n);
+    int fd = -1, err = EEXIST;
+    for (int tries = 0; tries < 100 && fd < 0 && err == EEXIST; tries++) {
+        unsigned char r[6];
+        char sfx[7];
+        if (random_bytes(r, sizeof r) != 0) {
+            err = errno ? errno : EIO;
+            break;
+        }
+        for (size_t k = 0; k < sizeof r; k++)
+            sfx[k] = digits[r[k] % (sizeof digits - 1)];
+        sfx[6] = '\0';
+        snprintf(t, n, "%.*s.%.*s.tmp.%s", (int)dl, target, (int)bl,
+                 target + dl, sfx);
+        fd = open(t, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0666);
+        if (fd < 0)
+            err = errno;
+    }
+    if (fd < 0) {
+        free(t);
+        errno = err;
+        return -1;
+    }
+    *tmp = t;
+    return fd;
+}
+
 int ef_write_file_atomic(const char *path, const char *data, size_t len,
                          ef_err *e)
 {
-    size_t plen = strlen(path);
-    char *tmp = ef_malloc(plen + 32);
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
+    struct stat st;
+    int exists = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    char *tmp = NULL;
+    int fd = create_temp(path, &tmp);
+    if (fd < 0)
+        return ef_fail(e, EF_E_INTERNAL, "%s: cannot write: cannot create a "
+                       "temporary file in its directory: %s", path,
+                       strerror(errno));
+    /* replacing a file keeps its permissions */
+    if (exists && fchmod(fd, st.st_mode & 0777) != 0) {
         int err = errno;
+        close(fd);
+        unlink(tmp);
         free(tmp);
         return ef_fail(e, EF_E_INTERNAL, "%s: cannot write: %s", path,
                        strerror(err));
@@ -130,8 +198,11 @@ int ef_write_file_atomic(const char *path, const char *data, size_t len,
         }
         off += (size_t)w;
     }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        int err = errno;
+    int synced = fsync(fd) == 0 ? 0 : errno;
+    if (close(fd) != 0 && !synced)
+        synced = errno;
+    if (synced) {
+        int err = synced;
         unlink(tmp);
         free(tmp);
         return ef_fail(e, EF_E_INTERNAL, "%s: write failed: %s", path,

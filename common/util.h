@@ -25,9 +25,18 @@
  * file ("is a FIFO (expected a regular file)"), unreadable, over 1 GiB. */
 int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e);
 
-/* Write 'len' bytes to 'path' atomically: a temporary file in the same
- * directory, fsync, then rename. On failure nothing is left at 'path'
- * that was not there before. */
+/*
+ * ef_write_file_atomic: write 'len' bytes to 'path' atomically, the one
+ * way efplan writes a file. The bytes go to a new temporary file in the
+ * same directory, ".NAME.tmp.XXXXXX" (XXXXXX random), created with
+ * O_EXCL | O_NOFOLLOW so that no file or symbolic link planted under a
+ * name is ever opened, with the mode a plain create gives under the
+ * umask, or the permission bits of the file it replaces; then fsync and
+ * rename over 'path'. Readers see the old file or the new one, never a
+ * part. Errors (EF_E_INTERNAL, naming 'path'): the temporary cannot be
+ * created, written or renamed; the temporary is removed then, and
+ * nothing is left at 'path' that was not there before.
+ */
 int ef_write_file_atomic(const char *path, const char *data, size_t len,
                          ef_err *e);
 

@@ -403,6 +403,82 @@ static void test_write_atomic_onto_directory(void **state)
     tu_rmtree(dir);
 }
 
+/* Symbolic links planted under the names of the temporary files of the
+ * old scheme (PATH.tmp.PID: this process's id, and the ids after it) and
+ * pointing at a victim: the write must not open them, the victim keeps
+ * its bytes and the links stay as they were. */
+static void test_write_atomic_planted_symlinks(void **state)
+{
+    char dir[256], path[512], victim[512], link[600], got[64];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(path, sizeof path, dir, "out.json");
+    tu_write(dir, "victim", "precious\n", victim, sizeof victim);
+    long pid = (long)getpid();
+    for (long k = 0; k < 8; k++) {
+        snprintf(link, sizeof link, "%s.tmp.%ld", path, pid + k);
+        assert_int_equal(symlink(victim, link), 0);
+    }
+    ef_err e = {0};
+    assert_ok(ef_write_file_atomic(path, "new\n", 4, &e), e);
+    char *buf;
+    size_t len;
+    assert_ok(ef_read_file(victim, &buf, &len, &e), e);
+    assert_string_equal(buf, "precious\n");
+    free(buf);
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_string_equal(buf, "new\n");
+    free(buf);
+    for (long k = 0; k < 8; k++) {
+        snprintf(link, sizeof link, "%s.tmp.%ld", path, pid + k);
+        assert_int_equal(lstat(link, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+        ssize_t n = readlink(link, got, sizeof got - 1);
+        assert_true(n > 0);
+        got[n] = '\0';
+        assert_string_equal(got, victim);
+    }
+    /* the victim, out.json and the 8 links: no temporary left */
+    assert_int_equal(tu_count_entries(dir), 10);
+    tu_rmtree(dir);
+}
+
+/* The mode of a written file: what a plain create gives under the umask
+ * for a new file, the old permission bits for a replaced one. */
+static void test_write_atomic_mode(void **state)
+{
+    char dir[256], path[512];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(path, sizeof path, dir, "out.csv");
+    ef_err e = {0};
+    struct stat st;
+    static const mode_t masks[] = {022, 0, 077, 027};
+    mode_t old = umask(022);
+    for (size_t k = 0; k < sizeof masks / sizeof *masks; k++) {
+        unlink(path);
+        umask(masks[k]);
+        assert_ok(ef_write_file_atomic(path, "x\n", 2, &e), e);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0666 & ~masks[k]);
+    }
+    /* replacing keeps the old bits, whatever the umask */
+    umask(022);
+    assert_int_equal(chmod(path, 0640), 0);
+    assert_ok(ef_write_file_atomic(path, "y\n", 2, &e), e);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    assert_int_equal(chmod(path, 0604), 0);
+    umask(077);
+    assert_ok(ef_write_file_atomic(path, "z\n", 2, &e), e);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0604);
+    umask(old);
+    assert_int_equal(tu_count_entries(dir), 1);
+    tu_rmtree(dir);
+}
+
 static void test_read_file_errors(void **state)
 {
     char dir[256], path[512], pre[600];
@@ -605,6 +681,8 @@ int main(void)
         cmocka_unit_test(test_write_atomic),
         cmocka_unit_test(test_write_atomic_missing_dir),
         cmocka_unit_test(test_write_atomic_onto_directory),
+        cmocka_unit_test(test_write_atomic_planted_symlinks),
+        cmocka_unit_test(test_write_atomic_mode),
         cmocka_unit_test(test_read_file_errors),
         cmocka_unit_test(test_read_file_large),
     };
