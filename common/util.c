@@ -163,60 +163,151 @@ static int create_temp(const char *target, char **tmp)
     return fd;
 }
 
+/* The contents of symbolic link 'link' (heap), or NULL with errno. */
+static char *read_link(const char *link, size_t hint)
+{
+    size_t cap = hint > 0 ? hint + 1 : 256;
+    for (;;) {
+        char *l = ef_malloc(cap);
+        ssize_t r = readlink(link, l, cap);
+        if (r < 0) {
+            int err = errno;
+            free(l);
+            errno = err;
+            return NULL;
+        }
+        if ((size_t)r < cap) {
+            l[r] = '\0';
+            return l;
+        }
+        free(l);
+        cap *= 2;
+    }
+}
+
+#define EF_MAX_LINKS 40
+
+/* The file a write to 'path' replaces: 'path' itself, or where its chain
+ * of symbolic links ends (a relative link is taken from the link's own
+ * directory). *exists: something is there (described by *st); a dangling
+ * link ends at a name that does not exist yet. Heap string, or NULL with
+ * *e filled (EF_E_INTERNAL, naming 'path'). */
+static char *write_target(const char *path, struct stat *st, int *exists,
+                          ef_err *e)
+{
+    char *cur = ef_strdup(path);
+    for (int hops = 0;; hops++) {
+        if (lstat(cur, st) != 0) {
+            int err = errno;
+            if (err == ENOENT) {
+                *exists = 0;
+                return cur;
+            }
+            ef_fail(e, EF_E_INTERNAL, "%s: cannot write: %s", path,
+                    strerror(err));
+            free(cur);
+            return NULL;
+        }
+        if (!S_ISLNK(st->st_mode)) {
+            *exists = 1;
+            return cur;
+        }
+        char *l = hops < EF_MAX_LINKS ? read_link(cur, (size_t)st->st_size)
+                                      : NULL;
+        if (!l) {
+            ef_fail(e, EF_E_INTERNAL, "%s: cannot write: %s", path,
+                    hops < EF_MAX_LINKS ? strerror(errno)
+                                        : "too many levels of symbolic links");
+            free(cur);
+            return NULL;
+        }
+        const char *slash = strrchr(cur, '/');
+        if (l[0] != '/' && slash) {
+            size_t dl = (size_t)(slash - cur) + 1, ll = strlen(l);
+            char *next = ef_malloc(dl + ll + 1);
+            memcpy(next, cur, dl);
+            memcpy(next + dl, l, ll + 1);
+            free(l);
+            l = next;
+        }
+        free(cur);
+        cur = l;
+    }
+}
+
 int ef_write_file_atomic(const char *path, const char *data, size_t len,
                          ef_err *e)
 {
+    if (strcmp(path, "-") == 0)
+        return ef_fail(e, EF_E_USAGE, "-: this output cannot go to standard "
+                       "output (write ./- for a file named \"-\")");
+    if (path[0] == '\0')
+        return ef_fail(e, EF_E_USAGE, "an empty output path");
     struct stat st;
-    int exists = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    int exists;
+    char *target = write_target(path, &st, &exists, e);
+    if (!target)
+        return EF_ERR;
+    /* how messages name the target when a link leads there */
+    int via = strcmp(target, path) != 0;
+    const char *tq = via ? target : "", *to = via ? " (the link's target " : "",
+               *tc = via ? ")" : "";
+    if (exists && !S_ISREG(st.st_mode)) {
+        int rc = ef_fail(e, EF_E_INTERNAL, "%s%s%s%s: is %s (expected a "
+                         "regular file: efplan replaces only regular files)",
+                         path, to, tq, tc, file_kind(st.st_mode));
+        free(target);
+        return rc;
+    }
     char *tmp = NULL;
-    int fd = create_temp(path, &tmp);
-    if (fd < 0)
-        return ef_fail(e, EF_E_INTERNAL, "%s: cannot write: cannot create a "
-                       "temporary file in its directory: %s", path,
-                       strerror(errno));
+    int fd = create_temp(target, &tmp);
+    if (fd < 0) {
+        int rc = ef_fail(e, EF_E_INTERNAL, "%s%s%s%s: cannot write: cannot "
+                         "create a temporary file in its directory: %s", path,
+                         to, tq, tc, strerror(errno));
+        free(target);
+        return rc;
+    }
+    const char *fail = NULL;
+    int err = 0;
     /* replacing a file keeps its permissions */
     if (exists && fchmod(fd, st.st_mode & 0777) != 0) {
-        int err = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return ef_fail(e, EF_E_INTERNAL, "%s: cannot write: %s", path,
-                       strerror(err));
+        fail = "cannot write";
+        err = errno;
     }
     size_t off = 0;
-    while (off < len) {
+    while (!fail && off < len) {
         ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
         if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            int err = errno;
-            close(fd);
-            unlink(tmp);
-            free(tmp);
-            return ef_fail(e, EF_E_INTERNAL, "%s: write failed: %s", path,
-                           strerror(err));
+            fail = "write failed";
+            err = errno;
+        } else {
+            off += (size_t)w;
         }
-        off += (size_t)w;
     }
-    int synced = fsync(fd) == 0 ? 0 : errno;
-    if (close(fd) != 0 && !synced)
-        synced = errno;
-    if (synced) {
-        int err = synced;
-        unlink(tmp);
-        free(tmp);
-        return ef_fail(e, EF_E_INTERNAL, "%s: write failed: %s", path,
-                       strerror(err));
+    if (!fail && fsync(fd) != 0) {
+        fail = "write failed";
+        err = errno;
     }
-    if (rename(tmp, path) != 0) {
-        int err = errno;
+    if (close(fd) != 0 && !fail) {
+        fail = "write failed";
+        err = errno;
+    }
+    if (!fail && rename(tmp, target) != 0) {
+        fail = "cannot rename into place";
+        err = errno;
+    }
+    int rc = EF_OK;
+    if (fail) {
         unlink(tmp);
-        free(tmp);
-        return ef_fail(e, EF_E_INTERNAL, "%s: cannot rename into place: %s",
-                       path, strerror(err));
+        rc = ef_fail(e, EF_E_INTERNAL, "%s%s%s%s: %s: %s", path, to, tq, tc,
+                     fail, strerror(err));
     }
     free(tmp);
-    return EF_OK;
+    free(target);
+    return rc;
 }
 
 ef_numerr ef_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)

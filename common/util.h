@@ -28,14 +28,24 @@ int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e);
 /*
  * ef_write_file_atomic: write 'len' bytes to 'path' atomically, the one
  * way efplan writes a file. The bytes go to a new temporary file in the
- * same directory, ".NAME.tmp.XXXXXX" (XXXXXX random), created with
+ * target's directory, ".NAME.tmp.XXXXXX" (XXXXXX random), created with
  * O_EXCL | O_NOFOLLOW so that no file or symbolic link planted under a
  * name is ever opened, with the mode a plain create gives under the
  * umask, or the permission bits of the file it replaces; then fsync and
- * rename over 'path'. Readers see the old file or the new one, never a
- * part. Errors (EF_E_INTERNAL, naming 'path'): the temporary cannot be
- * created, written or renamed; the temporary is removed then, and
- * nothing is left at 'path' that was not there before.
+ * rename over the target. Readers see the old file or the new one, never
+ * a part.
+ *
+ * The target is 'path', or, when 'path' is a symbolic link, where its
+ * chain of links ends (relative links from their own directory): the
+ * link is written through and stays a link; a dangling link creates its
+ * target. Only a regular file is ever replaced.
+ *
+ * Errors, naming 'path' (and the link's target): "-" or an empty path
+ * (EF_E_USAGE: standard output is the caller's business); the target
+ * exists and is not a regular file (a directory, device, FIFO, socket;
+ * EF_E_INTERNAL, as every output error); the temporary cannot be
+ * created, written or renamed (EF_E_INTERNAL). The temporary is removed
+ * then, and nothing is left at 'path' that was not there before.
  */
 int ef_write_file_atomic(const char *path, const char *data, size_t len,
                          ef_err *e);

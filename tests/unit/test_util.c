@@ -479,6 +479,58 @@ static void test_write_atomic_mode(void **state)
     tu_rmtree(dir);
 }
 
+/* Links are written through (the link stays, where the chain ends gets
+ * the bytes), a loop of links and targets that are not regular files are
+ * refused, and "-" is not a file name here. */
+static void test_write_atomic_links(void **state)
+{
+    char dir[256], sub[512], a[600], b[600], c[600], loop[600], real[600];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(sub, sizeof sub, dir, "sub");
+    assert_int_equal(mkdir(sub, 0755), 0);
+    tu_join(real, sizeof real, sub, "real.txt");
+    tu_join(a, sizeof a, dir, "a");
+    tu_join(b, sizeof b, dir, "b");
+    tu_join(c, sizeof c, dir, "c");
+    /* a -> b (relative) -> sub/real.txt (absolute), not there yet */
+    assert_int_equal(symlink("b", a), 0);
+    assert_int_equal(symlink(real, b), 0);
+    ef_err e = {0};
+    assert_ok(ef_write_file_atomic(a, "one\n", 4, &e), e);
+    char *buf;
+    size_t len;
+    assert_ok(ef_read_file(real, &buf, &len, &e), e);
+    assert_string_equal(buf, "one\n");
+    free(buf);
+    struct stat st;
+    assert_int_equal(lstat(a, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(lstat(b, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_ok(ef_write_file_atomic(a, "two\n", 4, &e), e);
+    assert_ok(ef_read_file(real, &buf, &len, &e), e);
+    assert_string_equal(buf, "two\n");
+    free(buf);
+    assert_int_equal(tu_count_entries(dir), 3);
+    assert_int_equal(tu_count_entries(sub), 1);
+    /* c -> c */
+    assert_int_equal(symlink("c", c), 0);
+    assert_err_kind(ef_write_file_atomic(c, "x", 1, &e), e, EF_E_INTERNAL,
+                    c, "too many levels of symbolic links");
+    /* a link to a directory (devices: tests/e2e/files.sh, in a scratch
+     * directory: a regression must not replace /dev/null) */
+    tu_join(loop, sizeof loop, dir, "to-sub");
+    assert_int_equal(symlink("sub", loop), 0);
+    assert_err_kind(ef_write_file_atomic(loop, "x", 1, &e), e, EF_E_INTERNAL,
+                    loop, "is a directory (expected a regular file");
+    assert_err_kind(ef_write_file_atomic("-", "x", 1, &e), e, EF_E_USAGE,
+                    "-: ", "standard output");
+    assert_int_equal(tu_count_entries(dir), 5);
+    assert_int_equal(tu_count_entries(sub), 1);
+    unlink(real);
+    tu_rmtree(dir);
+}
+
 static void test_read_file_errors(void **state)
 {
     char dir[256], path[512], pre[600];
@@ -683,6 +735,7 @@ int main(void)
         cmocka_unit_test(test_write_atomic_onto_directory),
         cmocka_unit_test(test_write_atomic_planted_symlinks),
         cmocka_unit_test(test_write_atomic_mode),
+        cmocka_unit_test(test_write_atomic_links),
         cmocka_unit_test(test_read_file_errors),
         cmocka_unit_test(test_read_file_large),
     };
