@@ -235,8 +235,26 @@ static char *write_target(const char *path, struct stat *st, int *exists,
     }
 }
 
-int ef_write_file_atomic(const char *path, const char *data, size_t len,
-                         ef_err *e)
+/* fsync the directory 'target' is in, so that its new name survives a
+ * power loss. Returns 0 or an errno (EINVAL, a file system that cannot
+ * sync directories, counts as done). */
+static int sync_dir(const char *target)
+{
+    const char *slash = strrchr(target, '/');
+    char *dir = slash ? ef_strndup(target, (size_t)(slash - target) + 1)
+                      : ef_strdup(".");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+    free(dir);
+    if (fd < 0)
+        return errno;
+    if (fsync(fd) != 0 && errno != EINVAL)
+        err = errno;
+    close(fd);
+    return err;
+}
+
+int ef_write_file_with(const char *path, ef_fill_fn fill, void *arg,
+                       ef_err *e)
 {
     if (strcmp(path, "-") == 0)
         return ef_fail(e, EF_E_USAGE, "-: this output cannot go to standard "
@@ -269,45 +287,71 @@ int ef_write_file_atomic(const char *path, const char *data, size_t len,
         return rc;
     }
     const char *fail = NULL;
-    int err = 0;
+    int err = 0, filled = 0;
     /* replacing a file keeps its permissions */
     if (exists && fchmod(fd, st.st_mode & 0777) != 0) {
         fail = "cannot write";
         err = errno;
     }
-    size_t off = 0;
-    while (!fail && off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            fail = "write failed";
-            err = errno;
-        } else {
-            off += (size_t)w;
-        }
-    }
-    if (!fail && fsync(fd) != 0) {
+    if (!fail && fill(fd, tmp, arg, e) != EF_OK)
+        filled = -1; /* fill's own message */
+    if (!fail && !filled && fsync(fd) != 0) {
         fail = "write failed";
         err = errno;
     }
-    if (close(fd) != 0 && !fail) {
+    if (close(fd) != 0 && !fail && !filled) {
         fail = "write failed";
         err = errno;
     }
-    if (!fail && rename(tmp, target) != 0) {
+    if (!fail && !filled && rename(tmp, target) != 0) {
         fail = "cannot rename into place";
         err = errno;
     }
     int rc = EF_OK;
-    if (fail) {
+    if (fail || filled) {
         unlink(tmp);
-        rc = ef_fail(e, EF_E_INTERNAL, "%s%s%s%s: %s: %s", path, to, tq, tc,
-                     fail, strerror(err));
+        rc = filled ? EF_ERR
+                    : ef_fail(e, EF_E_INTERNAL, "%s%s%s%s: %s: %s", path, to,
+                              tq, tc, fail, strerror(err));
+    } else if ((err = sync_dir(target)) != 0) {
+        rc = ef_fail(e, EF_E_INTERNAL, "%s%s%s%s: written, but its directory "
+                     "could not be synced: %s", path, to, tq, tc,
+                     strerror(err));
     }
     free(tmp);
     free(target);
     return rc;
+}
+
+/* The bytes of ef_write_file_atomic. */
+typedef struct mem_fill {
+    const char *data;
+    size_t len;
+    const char *path;
+} mem_fill;
+
+static int fill_mem(int fd, const char *tmp, void *arg, ef_err *e)
+{
+    const mem_fill *m = arg;
+    size_t off = 0;
+    (void)tmp;
+    while (off < m->len) {
+        ssize_t w = write(fd, m->data + off, m->len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return ef_fail(e, EF_E_INTERNAL, "%s: write failed: %s", m->path,
+                           strerror(errno));
+        off += (size_t)w;
+    }
+    return EF_OK;
+}
+
+int ef_write_file_atomic(const char *path, const char *data, size_t len,
+                         ef_err *e)
+{
+    mem_fill m = {data, len, path};
+    return ef_write_file_with(path, fill_mem, &m, e);
 }
 
 ef_numerr ef_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)

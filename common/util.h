@@ -45,10 +45,32 @@ int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e);
  * exists and is not a regular file (a directory, device, FIFO, socket;
  * EF_E_INTERNAL, as every output error); the temporary cannot be
  * created, written or renamed (EF_E_INTERNAL). The temporary is removed
- * then, and nothing is left at 'path' that was not there before.
+ * then, and nothing is left at 'path' that was not there before. After
+ * the rename the directory is synced (fsync), so the new name survives a
+ * power loss; should that fail, the error says so ("written, but its
+ * directory could not be synced") and the new file is in place.
+ *
+ * A process killed between creating the temporary and the rename (kill
+ * -9, a crash, a power loss) leaves its ".NAME.tmp.XXXXXX" behind; every
+ * failure that returns removes it.
  */
 int ef_write_file_atomic(const char *path, const char *data, size_t len,
                          ef_err *e);
+
+/*
+ * ef_write_file_with: ef_write_file_atomic (the same steps, checks and
+ * errors), the bytes written by 'fill' instead of taken from memory:
+ * fill(fd, tmp, arg, e) writes the whole content to the temporary, open
+ * for writing as 'fd', or to the file named 'tmp' (for a library that
+ * only writes to a path; the name is the freshly created temporary's).
+ * It returns EF_OK, or EF_ERR with 'e' filled (its message is kept, the
+ * temporary is removed and the target is left as it was). The one
+ * implementation of atomic writes: ef_write_file_atomic is this with a
+ * fill that writes its bytes.
+ */
+typedef int (*ef_fill_fn)(int fd, const char *tmp, void *arg, ef_err *e);
+int ef_write_file_with(const char *path, ef_fill_fn fill, void *arg,
+                       ef_err *e);
 
 /*
  * ef_lock_file: take an exclusive lock on the lock file at 'path' (an

@@ -8,6 +8,25 @@
 
 #include "common/util.h"
 
+#include <signal.h>
+#include <sys/resource.h>
+
+/* fsync as this program sees it (it takes the place of libc's for the
+ * library code linked in): counts the directories synced, and the last
+ * one's inode, then syncs with fdatasync. */
+static int dir_syncs;
+static ino_t dir_synced;
+
+int fsync(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        dir_syncs++;
+        dir_synced = st.st_ino;
+    }
+    return fdatasync(fd);
+}
+
 /* ---- ef_parse_i64 ------------------------------------------------------- */
 
 static ef_numerr i64(const char *s, int64_t *out)
@@ -531,6 +550,93 @@ static void test_write_atomic_links(void **state)
     tu_rmtree(dir);
 }
 
+/* After the rename the target's directory is synced (a new name is only
+ * durable then): the directory the file is in, also through a link. */
+static void test_write_atomic_syncs_directory(void **state)
+{
+    char dir[256], sub[512], path[600], link[600];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(sub, sizeof sub, dir, "sub");
+    assert_int_equal(mkdir(sub, 0755), 0);
+    tu_join(path, sizeof path, sub, "plan.json");
+    tu_join(link, sizeof link, dir, "plan.json");
+    assert_int_equal(symlink("sub/plan.json", link), 0);
+    struct stat st;
+    assert_int_equal(stat(sub, &st), 0);
+    ef_err e = {0};
+    dir_syncs = 0;
+    assert_ok(ef_write_file_atomic(path, "a\n", 2, &e), e);
+    assert_int_equal(dir_syncs, 1);
+    assert_true(dir_synced == st.st_ino);
+    dir_syncs = 0;
+    dir_synced = 0;
+    assert_ok(ef_write_file_atomic(link, "b\n", 2, &e), e);
+    assert_int_equal(dir_syncs, 1);
+    assert_true(dir_synced == st.st_ino);
+    unlink(path);
+    tu_rmtree(dir);
+}
+
+static int fill_fails(int fd, const char *tmp, void *arg, ef_err *e)
+{
+    (void)fd;
+    *(int *)arg = access(tmp, F_OK) == 0;
+    return ef_fail(e, EF_E_INTERNAL, "the filler failed");
+}
+
+static int fill_by_name(int fd, const char *tmp, void *arg, ef_err *e)
+{
+    (void)fd;
+    FILE *f = fopen(tmp, "w");
+    if (!f || fputs((const char *)arg, f) < 0 || fclose(f) != 0)
+        return ef_fail(e, EF_E_INTERNAL, "%s: cannot write", tmp);
+    return EF_OK;
+}
+
+/* A write that fails removes its temporary and leaves the target as it
+ * was: the filler's error, a write the file size limit cuts short. */
+static void test_write_atomic_failure_leaves_no_temporary(void **state)
+{
+    char dir[256], path[512];
+    tu_tmpdir(dir, sizeof dir);
+    tu_write(dir, "out.csv", "old\n", path, sizeof path);
+    ef_err e = {0};
+    int existed = 0;
+    assert_err_kind(ef_write_file_with(path, fill_fails, &existed, &e), e,
+                    EF_E_INTERNAL, "the filler failed", NULL);
+    assert_true(existed); /* the filler saw its temporary */
+    assert_int_equal(tu_count_entries(dir), 1);
+    char *buf;
+    size_t len;
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_string_equal(buf, "old\n");
+    free(buf);
+    /* a filler that writes by name */
+    assert_ok(ef_write_file_with(path, fill_by_name, "by name\n", &e), e);
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_string_equal(buf, "by name\n");
+    free(buf);
+    assert_int_equal(tu_count_entries(dir), 1);
+    /* writes past RLIMIT_FSIZE fail with EFBIG (SIGXFSZ ignored) */
+    struct rlimit old, small;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    small = old;
+    small.rlim_cur = 1024;
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    char big[4096];
+    memset(big, 'x', sizeof big);
+    int rc = ef_write_file_atomic(path, big, sizeof big, &e);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, was);
+    assert_err_kind(rc, e, EF_E_INTERNAL, path, "write failed");
+    assert_int_equal(tu_count_entries(dir), 1);
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_string_equal(buf, "by name\n");
+    free(buf);
+    tu_rmtree(dir);
+}
+
 static void test_read_file_errors(void **state)
 {
     char dir[256], path[512], pre[600];
@@ -736,6 +842,8 @@ int main(void)
         cmocka_unit_test(test_write_atomic_planted_symlinks),
         cmocka_unit_test(test_write_atomic_mode),
         cmocka_unit_test(test_write_atomic_links),
+        cmocka_unit_test(test_write_atomic_syncs_directory),
+        cmocka_unit_test(test_write_atomic_failure_leaves_no_temporary),
         cmocka_unit_test(test_read_file_errors),
         cmocka_unit_test(test_read_file_large),
     };
