@@ -498,26 +498,80 @@ bad:
     return EF_ERR;
 }
 
+int ef_utf8_char(const char *s, size_t n, uint32_t *cp)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    int len;
+    uint32_t c, min;
+    if (u[0] < 0x80) {
+        *cp = u[0];
+        return 1;
+    }
+    if (u[0] >= 0xc2 && u[0] <= 0xdf) {
+        len = 2;
+        c = u[0] & 0x1f;
+        min = 0x80;
+    } else if (u[0] >= 0xe0 && u[0] <= 0xef) {
+        len = 3;
+        c = u[0] & 0x0f;
+        min = 0x800;
+    } else if (u[0] >= 0xf0 && u[0] <= 0xf4) {
+        len = 4;
+        c = u[0] & 0x07;
+        min = 0x10000;
+    } else {
+        return 0; /* a continuation byte, 0xc0, 0xc1 or 0xf5..0xff */
+    }
+    if (n < (size_t)len)
+        return 0;
+    for (int k = 1; k < len; k++) {
+        if ((u[k] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (u[k] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return len;
+}
+
+int ef_is_control(uint32_t cp)
+{
+    return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0);
+}
+
 const char *ef_quote(const char *s, char *dst, size_t dstlen)
 {
-    size_t o = 0, i = 0;
+    size_t o = 0, i = 0, n = strlen(s);
     const size_t limit = 40;
     if (dstlen < 8) {
         if (dstlen)
             dst[0] = '\0';
         return dst;
     }
-    for (; s[i] && i < limit && o + 5 < dstlen; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-            dst[o++] = (char)c;
-        } else if (c >= 0x80) {
-            dst[o++] = (char)c; /* keep UTF-8 text readable */
+    while (i < n && i < limit) {
+        uint32_t cp;
+        int l = ef_utf8_char(s + i, n - i, &cp);
+        if (l > 0 && !ef_is_control(cp) && cp != '"' && cp != '\\') {
+            if (o + (size_t)l + 4 >= dstlen)
+                break;
+            memcpy(dst + o, s + i, (size_t)l);
+            o += (size_t)l;
+            i += (size_t)l;
+        } else if (l == 2 && o + 9 < dstlen) { /* a C1 control: 2 bytes */
+            o += (size_t)snprintf(dst + o, dstlen - o, "\\x%02x\\x%02x",
+                                  (unsigned char)s[i],
+                                  (unsigned char)s[i + 1]);
+            i += 2;
+        } else if (l != 2 && o + 5 < dstlen) {
+            o += (size_t)snprintf(dst + o, dstlen - o, "\\x%02x",
+                                  (unsigned char)s[i]);
+            i++;
         } else {
-            o += (size_t)snprintf(dst + o, dstlen - o, "\\x%02x", c);
+            break;
         }
     }
-    if (s[i] && o + 4 < dstlen) {
+    if (i < n && o + 4 < dstlen) {
         memcpy(dst + o, "...", 3);
         o += 3;
     }

@@ -110,8 +110,21 @@ ef_numerr ef_parse_double(const char *s, double *out);
  * rejected. Returns EF_OK or EF_ERR (with a reason in 'why', if given). */
 int ef_parse_iso8601(const char *s, int64_t *out, const char **why);
 
+/* The UTF-8 character at s[0..n): its length in bytes (1 to 4) and its
+ * code point in *cp, or 0 when the bytes there are not valid UTF-8 (a
+ * stray continuation byte, a sequence cut short, an overlong form, a
+ * surrogate, beyond U+10FFFF). n >= 1. */
+int ef_utf8_char(const char *s, size_t n, uint32_t *cp);
+
+/* 1 iff code point cp is a control character: C0 (U+0000..U+001F), DEL
+ * (U+007F) or C1 (U+0080..U+009F; U+009B is a terminal's CSI). */
+int ef_is_control(uint32_t cp);
+
 /* Copy 's' into 'dst' for use inside an error message: at most ~40
- * characters, non-printable bytes escaped as \xNN, with "..." when cut. */
+ * bytes, with "..." when cut. Printable ASCII and valid UTF-8 characters
+ * are kept (never cut in the middle); quotes, backslashes, control
+ * characters and bytes that are not valid UTF-8 are escaped as \xNN,
+ * so the message is one line a terminal prints as it is. */
 const char *ef_quote(const char *s, char *dst, size_t dstlen);
 
 /* Levenshtein distance of two short strings, capped at 'cap'+1. */

@@ -325,6 +325,19 @@ static void test_errors(void **state)
                            "\"iterations\": 5}", NULL, NULL, &r, &e), e,
                "--job: jobs[0]: missing required key \"model\"", NULL);
     plan_submit_free(&r);
+    /* the id rule (job_id_check): no DEL, no C1 control (CSI) */
+    assert_err(plan_submit(path, "{\"id\": \"a\\u007fb\", \"model\": "
+                           "\"bert\", \"batch_size\": 64, \"iterations\": 5}",
+                           NULL, NULL, &r, &e), e,
+               "--job: jobs[0].id: contains a control character (expected "
+               "1 to 255 bytes of UTF-8 text without control characters)",
+               NULL);
+    plan_submit_free(&r);
+    assert_err(plan_submit(path, "{\"id\": \"\\u009b31m\", \"model\": "
+                           "\"bert\", \"batch_size\": 64, \"iterations\": 5}",
+                           NULL, NULL, &r, &e), e,
+               "--job: jobs[0].id: contains a control character", NULL);
+    plan_submit_free(&r);
     /* a job id the plan has already */
     assert_err(plan_submit(path, "{\"id\": \"c\", \"model\": \"bert\", "
                            "\"batch_size\": 64, \"iterations\": 5}", NULL,

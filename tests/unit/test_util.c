@@ -254,6 +254,48 @@ static void test_quote_plain_and_escapes(void **state)
     /* UTF-8 text stays readable. */
     assert_string_equal(ef_quote("r\xc3\xa9sum\xc3\xa9", q, sizeof q),
                         "r\xc3\xa9sum\xc3\xa9");
+    /* bytes that are not UTF-8, and C1 controls (CSI), are escaped */
+    assert_string_equal(ef_quote("a\xff" "b", q, sizeof q), "a\\xff" "b");
+    assert_string_equal(ef_quote("\xc2\x9b" "31m", q, sizeof q),
+                        "\\xc2\\x9b" "31m");
+    assert_string_equal(ef_quote("\xc0\xaf", q, sizeof q), "\\xc0\\xaf");
+    assert_string_equal(ef_quote("x\xe2\x82", q, sizeof q), "x\\xe2\\x82");
+    assert_string_equal(ef_quote("\xe2\x82\xac", q, sizeof q),
+                        "\xe2\x82\xac");
+}
+
+static void test_utf8_char(void **state)
+{
+    uint32_t cp = 0;
+    static const struct {
+        const char *s;
+        int len;
+        uint32_t cp;
+    } ok[] = {{"A", 1, 0x41}, {"\x7f", 1, 0x7f}, {"\xc2\x80", 2, 0x80},
+              {"\xc3\xa9", 2, 0xe9}, {"\xe2\x82\xac", 3, 0x20ac},
+              {"\xef\xbf\xbf", 3, 0xffff}, {"\xf0\x9f\x98\x80", 4, 0x1f600},
+              {"\xf4\x8f\xbf\xbf", 4, 0x10ffff}};
+    for (size_t k = 0; k < sizeof ok / sizeof *ok; k++) {
+        assert_int_equal(ef_utf8_char(ok[k].s, strlen(ok[k].s), &cp),
+                         ok[k].len);
+        assert_true(cp == ok[k].cp);
+    }
+    /* stray continuation, overlong, surrogate, too large, cut short */
+    static const char *const bad[] = {"\x80", "\xbf", "\xc0\xaf",
+                                      "\xc1\xbf", "\xe0\x80\xaf",
+                                      "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                                      "\xf5\x80\x80\x80", "\xff", "\xc3",
+                                      "\xe2\x82", "\xc3(", "\xe2\x82("};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
+        assert_int_equal(ef_utf8_char(bad[k], strlen(bad[k]), &cp), 0);
+    /* n bounds the bytes looked at */
+    assert_int_equal(ef_utf8_char("\xc3\xa9", 1, &cp), 0);
+    assert_true(ef_is_control(0) && ef_is_control(0x1b) &&
+                ef_is_control(0x7f) && ef_is_control(0x80) &&
+                ef_is_control(0x9b) && ef_is_control(0x9f));
+    assert_false(ef_is_control(' ') || ef_is_control('~') ||
+                 ef_is_control(0xa0) || ef_is_control(0xe9) ||
+                 ef_is_control(0x20ac));
 }
 
 static void test_quote_truncates(void **state)
@@ -830,6 +872,7 @@ int main(void)
         cmocka_unit_test(test_iso_rejects),
         cmocka_unit_test(test_quote_plain_and_escapes),
         cmocka_unit_test(test_quote_truncates),
+        cmocka_unit_test(test_utf8_char),
         cmocka_unit_test(test_sh_quote_every_byte),
         cmocka_unit_test(test_sh_quote_forms),
         cmocka_unit_test(test_suggest),
