@@ -364,6 +364,57 @@ static void test_errors(void **state)
     plan_submit_free(&r);
 }
 
+/* A plan file with a bad member is an input error naming the file and
+ * the JSON path (a bad slot_seconds once exited 2 without the file; a
+ * surplus not gain or reference once passed), and curves the plan names
+ * that cannot be loaded say they come from the plan. */
+static void test_bad_plan_members(void **state)
+{
+    (void)state;
+    char *text;
+    size_t len;
+    ef_err e = {0};
+    assert_ok(ef_read_file(g_plan, &text, &len, &e), e);
+    static const struct {
+        const char *from, *to, *want;
+    } bad[] = {
+        {"\"slot_seconds\": 60", "\"slot_seconds\": 0",
+         "slot_seconds: 0 is out of range (expected 1..86400)"},
+        {"\"slot_seconds\": 60", "\"slot_seconds\": -60",
+         "slot_seconds: -60 is out of range"},
+        {"\"slot_seconds\": 60", "\"slot_seconds\": 86401",
+         "slot_seconds: 86401 is out of range"},
+        {"\"slot_seconds\": 60", "\"slot_seconds\": 60.5",
+         "slot_seconds: expected an integer, got 60.5"},
+        {"\"slot_seconds\": 60", "\"slot_seconds\": \"60\"",
+         "slot_seconds: expected an integer, got a string"},
+        {"\"slot_seconds\": 60", "\"slot_seconds\": null",
+         "slot_seconds: expected an integer, got null"},
+        {"\"slot_seconds\": 60,", "",
+         "missing required key \"slot_seconds\""},
+        {"\"surplus\": \"gain\"", "\"surplus\": \"bogus\"",
+         "surplus: \"bogus\" (expected one of \"gain\", \"reference\")"},
+        {"\"curves\": \"A100\"", "\"curves\": \"no-such-curves\"",
+         "curves: no-such-curves: not a directory of curves"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        const char *at = strstr(text, bad[k].from);
+        assert_non_null(at);
+        ef_buf b = {0};
+        ef_buf_printf(&b, "%.*s%s%s", (int)(at - text), text, bad[k].to,
+                      at + strlen(bad[k].from));
+        char path[512], pre[600];
+        tu_write(g_dir, "bad-member.json", b.s, path, sizeof path);
+        free(b.s);
+        snprintf(pre, sizeof pre, "%s: ", path);
+        plan_submit_res r;
+        assert_err(plan_submit(path, Y("90000"), NULL, NULL, &r, &e), e, pre,
+                   bad[k].want);
+        plan_submit_free(&r);
+    }
+    free(text);
+}
+
 /* The default submit_time is the plan's current time: its now; a later
  * --now (clk.now); for a plan in Unix time the wall clock (clk.wall)
  * when later and no --now; never before the plan's now. A submit_time
@@ -436,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_elastic_keeps_jobs),
         cmocka_unit_test(test_property),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_bad_plan_members),
         cmocka_unit_test(test_default_submit_time),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
