@@ -6,6 +6,7 @@
 #ifndef EF_CLI_H
 #define EF_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/err.h"
@@ -27,6 +28,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* The usage error for getopt_long's answer 'o' (':' missing value, else
  * unknown option) about argument 'arg'; returns EXIT_USAGE. */
 int cli_option_error(const char *cmd, int o, const char *arg);
+
+/* Write the bytes of an output option: to standard output when 'path' is
+ * "-" (for the options whose help says so), else to the file 'path'
+ * (ef_write_file_atomic: refuses "-" itself, and every target that is
+ * not a regular file). Returns EF_OK, or EF_ERR with 'e' filled
+ * (EF_E_INTERNAL: standard output cannot be written). */
+int cli_write_out(const char *path, const char *data, size_t len, ef_err *e);
 
 /* --slot: 'arg' as a slot length in seconds, 1 to 86400, into *slot.
  * Returns 0, or EXIT_USAGE (printed, naming command 'cmd'). */

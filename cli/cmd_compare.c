@@ -34,11 +34,13 @@ void help_compare(void)
         "ElasticFlow paper publishes for that trace, cluster size and policy\n"
         "in parentheses where it has one. A second table gives wall seconds.\n"
         "\n"
-        "  --traces LIST       comma-separated trace files\n"
-        "  --policies LIST     comma-separated policies (efplan simulate --help)\n"
+        "  --traces LIST       comma-separated trace files (no empty item)\n"
+        "  --policies LIST     comma-separated policies (no empty item; see\n"
+        "                      efplan simulate --help)\n"
         "  --cluster SPEC      cluster for every trace (default: artifact, the\n"
         "                      paper's size for its traces: cluster01 n64g8...)\n"
         "  --cluster-for T=S   cluster S for the trace whose file stem is T\n"
+        "                      (a trace of --traces; once per trace)\n"
         "  --curves DIR        curves (default A100)\n"
         "  --slot, --overhead, --cap, --surplus, --baselines, --mip-nodes,\n"
         "  --elastic-batch, --pollux-data\n"
@@ -49,16 +51,41 @@ void help_compare(void)
         "Exit codes: 0 done, 2 usage error, 3 invalid input, 5 internal error.\n");
 }
 
-/* Split a comma list in place. */
-static int split(char *s, char **out, int max)
+/* Split the comma list 'arg' of option 'opt' (naming 'what' its items
+ * are) into buf (of len bytes) and out[0..max). Returns the count, or -1
+ * after printing a usage error that names the value: an empty item
+ * ("ef,,edf", a leading or trailing comma), more than max items, a list
+ * longer than buf. */
+static int split(const char *opt, const char *what, const char *arg,
+                 char *buf, size_t len, char **out, int max)
 {
-    int n = 0;
-    for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
-        if (n == max)
-            return -1;
-        out[n++] = tok;
+    if (strlen(arg) >= len) {
+        cli_usage_error("compare", "%s: the list is too long (at most %zu "
+                        "bytes)", opt, len - 1);
+        return -1;
     }
-    return n;
+    memcpy(buf, arg, strlen(arg) + 1);
+    int n = 0;
+    char *tok = buf;
+    for (;;) {
+        char *comma = strchr(tok, ',');
+        if (comma)
+            *comma = '\0';
+        if (tok[0] == '\0') {
+            cli_usage_error("compare", "%s: \"%s\" has an empty item "
+                            "(expected %s, comma-separated)", opt, arg, what);
+            return -1;
+        }
+        if (n == max) {
+            cli_usage_error("compare", "%s: more than %d %s", opt, max,
+                            what);
+            return -1;
+        }
+        out[n++] = tok;
+        if (!comma)
+            return n;
+        tok = comma + 1;
+    }
 }
 
 int cmd_compare(int argc, char **argv)
@@ -93,18 +120,16 @@ int cmd_compare(int argc, char **argv)
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (o) {
         case 't':
-            snprintf(tbuf, sizeof tbuf, "%s", optarg);
-            nt = split(tbuf, tr, MAX_ITEMS);
-            if (nt <= 0)
-                return cli_usage_error("compare", "--traces: 1 to %d files, "
-                                       "comma-separated", MAX_ITEMS);
+            nt = split("--traces", "trace files", optarg, tbuf, sizeof tbuf,
+                       tr, MAX_ITEMS);
+            if (nt < 0)
+                return EXIT_USAGE;
             break;
         case 'p':
-            snprintf(pbuf, sizeof pbuf, "%s", optarg);
-            np = split(pbuf, po, MAX_ITEMS);
-            if (np <= 0)
-                return cli_usage_error("compare", "--policies: 1 to %d "
-                                       "policies, comma-separated", MAX_ITEMS);
+            np = split("--policies", "policies", optarg, pbuf, sizeof pbuf,
+                       po, MAX_ITEMS);
+            if (np < 0)
+                return EXIT_USAGE;
             break;
         case 'c': cluster_arg = optarg; break;
         case 'f': {
@@ -137,6 +162,24 @@ int cmd_compare(int argc, char **argv)
     if (nt <= 0 || np <= 0)
         return cli_usage_error("compare", "--traces and --policies are "
                                "required");
+    /* every --cluster-for names a trace of --traces, once */
+    for (int k = 0; k < nf; k++) {
+        int found = 0;
+        for (int i = 0; i < nt && !found; i++) {
+            char stem[CMP_STEM_LEN];
+            cmp_stem(tr[i], stem, sizeof stem);
+            found = strcmp(fk[k], stem) == 0;
+        }
+        if (!found)
+            return cli_usage_error("compare", "--cluster-for %s=%s: no trace "
+                                   "of --traces has the file stem \"%s\"",
+                                   fk[k], fv[k], fk[k]);
+        for (int m = 0; m < k; m++)
+            if (strcmp(fk[m], fk[k]) == 0)
+                return cli_usage_error("compare", "--cluster-for: trace "
+                                       "\"%s\" is given twice (%s and %s)",
+                                       fk[k], fv[m], fv[k]);
+    }
     const sim_policy *pols[MAX_ITEMS];
     for (int k = 0; k < np; k++) {
         pols[k] = sim_policy_find(po[k]);

@@ -37,7 +37,8 @@ void help_gentrace(void)
         "                            within 2x of the drawn one (a batch_sizes\n"
         "                            column, e.g. 64;128;256; default: none)\n"
         "  --curves DIR              throughputs for iterations (default A100)\n"
-        "  --out FILE                write there (default: standard output)\n"
+        "  --out FILE                write there (default, and -: standard\n"
+        "                            output)\n"
         "\n"
         "Exit codes: 0 written, 2 usage error, 3 invalid input, 5 write error.\n");
 }
@@ -138,14 +139,8 @@ int cmd_gentrace(int argc, char **argv)
         rc = cli_fail(&e);
         goto out;
     }
-    if (out_path) {
-        if (ef_write_file_atomic(out_path, b.s, b.n, &e) != EF_OK)
-            rc = cli_fail(&e);
-    } else if (fwrite(b.s, 1, b.n, stdout) != b.n || fflush(stdout) != 0) {
-        fprintf(stderr, "efplan: error: cannot write the trace to standard "
-                        "output\n");
-        rc = EXIT_INTERNAL;
-    }
+    if (cli_write_out(out_path ? out_path : "-", b.s, b.n, &e) != EF_OK)
+        rc = cli_fail(&e);
 out:
     free(b.s);
     curve_set_free(&cs);

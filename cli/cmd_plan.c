@@ -35,7 +35,9 @@ void help_plan(void)
         "  --now T             plan start (default: earliest submit time)\n"
         "  --horizon DURATION  write slots up to now+DURATION only (e.g. 24h,\n"
         "                      90m, 3600); decisions still consider every job\n"
-        "  --out FILE          write the plan file (JSON, efplan-plan v1)\n"
+        "  --out FILE          write the plan file (JSON, efplan-plan v1); -:\n"
+        "                      to standard output (the summary goes to\n"
+        "                      standard error)\n"
         "  --svg FILE          draw the plan as an SVG chart\n"
         "  --surplus MODE      gain: largest throughput gain per added GPU\n"
         "                      (default); reference: the reference\n"
@@ -75,31 +77,34 @@ static int parse_duration(const char *s, int64_t *out)
     return 0;
 }
 
-static void print_summary(const plan *p, int all)
+static void print_summary(FILE *f, const plan *p, int all)
 {
     char span[64];
     double cap = (double)(p->end - p->now) * p->cl.total_gpus;
-    printf("plan     %d jobs on %s (%d GPUs), slots of %d s from %" PRId64
-           ", overhead %s\n", p->njobs, p->cl.name, p->cl.total_gpus,
-           p->opts.slot, p->now, ovh_name(p->opts.overhead));
-    printf("  admitted %d, rejected %d, best-effort %d\n", p->admitted,
-           p->rejected, p->best_effort);
+    fprintf(f, "plan     %d jobs on %s (%d GPUs), slots of %d s from %" PRId64
+            ", overhead %s\n", p->njobs, p->cl.name, p->cl.total_gpus,
+            p->opts.slot, p->now, ovh_name(p->opts.overhead));
+    fprintf(f, "  admitted %d, rejected %d, best-effort %d\n", p->admitted,
+            p->rejected, p->best_effort);
     if (p->at_risk > 0)
-        printf("  at risk %d (admitted, fell behind their reservations: see "
-               "their reason)\n", p->at_risk);
-    printf("  GPU-hours promised %.1f, used %.1f; utilisation %.1f%% over %s\n",
-           p->promised_gpu_seconds / 3600.0, p->used_gpu_seconds / 3600.0,
-           cap > 0 ? 100.0 * p->used_gpu_seconds / cap : 0.0,
-           ef_fmt_duration(p->end - p->now, span, sizeof span));
-    printf("  scheduling points %d, resizes %d, migrations %d, re-plan "
-           "fallbacks %d\n", p->points, p->resizes, p->migrations,
-           p->replan_fallbacks);
-    printf("  %-20s %-12s %6s %-11s %10s %10s %8s %10s\n", "job", "model",
-           "batch", "decision", "deadline", "end", "slack", "earliest");
+        fprintf(f, "  at risk %d (admitted, fell behind their reservations: "
+                "see their reason)\n", p->at_risk);
+    fprintf(f, "  GPU-hours promised %.1f, used %.1f; utilisation %.1f%% "
+            "over %s\n", p->promised_gpu_seconds / 3600.0,
+            p->used_gpu_seconds / 3600.0,
+            cap > 0 ? 100.0 * p->used_gpu_seconds / cap : 0.0,
+            ef_fmt_duration(p->end - p->now, span, sizeof span));
+    fprintf(f, "  scheduling points %d, resizes %d, migrations %d, re-plan "
+            "fallbacks %d\n", p->points, p->resizes, p->migrations,
+            p->replan_fallbacks);
+    fprintf(f, "  %-20s %-12s %6s %-11s %10s %10s %8s %10s\n", "job",
+            "model", "batch", "decision", "deadline", "end", "slack",
+            "earliest");
     int shown = 0;
     for (int i = 0; i < p->njobs; i++) {
         if (!all && shown == 20) {
-            printf("  ... %d more (--all lists every job)\n", p->njobs - 20);
+            fprintf(f, "  ... %d more (--all lists every job)\n",
+                    p->njobs - 20);
             break;
         }
         const plan_job *j = &p->jobs[i];
@@ -115,8 +120,8 @@ static void print_summary(const plan *p, int all)
         const char *d = j->decision == PLAN_ADMITTED ? "admitted"
                         : j->decision == PLAN_REJECTED ? "rejected"
                                                        : "best_effort";
-        printf("  %-20.20s %-12.12s %6ld %-11s %10s %10s %8s %10s\n", j->in->id,
-               j->in->model, j->in->batch, d, dl, en, sl, ea);
+        fprintf(f, "  %-20.20s %-12.12s %6ld %-11s %10s %10s %8s %10s\n",
+                j->in->id, j->in->model, j->in->batch, d, dl, en, sl, ea);
         shown++;
     }
 }
@@ -219,19 +224,30 @@ int cmd_plan(int argc, char **argv)
         rc = cli_fail(&e);
         goto out;
     }
-    if (out_path && plan_write_json(&p, out_path, jobs_path, curves_arg, &e) != EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
-    }
+    /* --out -: the plan file is standard output, the summary goes to
+     * standard error; files first, so that a failure prints no plan */
+    int to_stdout = out_path && strcmp(out_path, "-") == 0;
+    FILE *say = to_stdout ? stderr : stdout;
     if (svg_path && plan_write_svg(&p, svg_path, &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }
-    print_summary(&p, all);
-    if (out_path)
-        printf("wrote %s\n", out_path);
+    if (out_path) {
+        char *text;
+        size_t n;
+        plan_to_json(&p, jobs_path, curves_arg, &text, &n);
+        int wr = cli_write_out(out_path, text, n, &e);
+        free(text);
+        if (wr != EF_OK) {
+            rc = cli_fail(&e);
+            goto out;
+        }
+    }
+    print_summary(say, &p, all);
+    if (out_path && !to_stdout)
+        fprintf(say, "wrote %s\n", out_path);
     if (svg_path)
-        printf("wrote %s\n", svg_path);
+        fprintf(say, "wrote %s\n", svg_path);
 out:
     plan_free(&p);
     queue_free(&q);

@@ -10,6 +10,7 @@
 #include "model/curve.h"
 #include "model/jobs.h"
 #include "simulator/sim.h"
+#include "simulator/simio.h"
 
 void help_simulate(void)
 {
@@ -61,7 +62,9 @@ void help_simulate(void)
         "  --mip-nodes N       chronus: branch-and-bound node budget of each\n"
         "                      MIP solve (default 500); past it a greedy\n"
         "                      answers (counted: solver fallbacks)\n"
-        "  --out FILE          write the result (JSON, efplan-sim v1)\n"
+        "  --out FILE          write the result (JSON, efplan-sim v1); -: to\n"
+        "                      standard output (the summary goes to standard\n"
+        "                      error)\n"
         "  --jobs-out FILE     write one CSV row per job\n"
         "  --svg FILE          draw GPUs in use and deadlines met over time\n"
         "  --elastic-batch     ef, ef-noac: jobs with batch_sizes may change\n"
@@ -75,46 +78,47 @@ void help_simulate(void)
 }
 
 /* The metrics table of a finished simulation of 'trace'. */
-static void print_sim(const sim *s, const char *trace)
+static void print_sim(FILE *f, const sim *s, const char *trace)
 {
     sim_metrics m;
     sim_metrics_compute(s, &m);
     char span[64];
-    printf("simulate %s: %d jobs on %s (%d GPUs), policy %s, slot %d s, "
-           "overhead %s\n", trace, m.jobs, s->cl.name, s->cl.total_gpus,
-           s->pol->name, s->opts.slot, ovh_name(s->opts.overhead));
-    printf("  %-34s %d (%d with a deadline, %d best-effort)\n", "jobs",
-           m.jobs, m.deadline_jobs, m.best_effort_jobs);
-    printf("  %-34s %d admitted, %d rejected\n", "admission", m.admitted,
-           m.rejected);
-    printf("  %-34s %d met, %d missed (%d unfinished)\n", "deadlines", m.met,
-           m.missed, m.unfinished);
+    fprintf(f, "simulate %s: %d jobs on %s (%d GPUs), policy %s, slot %d s, "
+            "overhead %s\n", trace, m.jobs, s->cl.name, s->cl.total_gpus,
+            s->pol->name, s->opts.slot, ovh_name(s->opts.overhead));
+    fprintf(f, "  %-34s %d (%d with a deadline, %d best-effort)\n", "jobs",
+            m.jobs, m.deadline_jobs, m.best_effort_jobs);
+    fprintf(f, "  %-34s %d admitted, %d rejected\n", "admission", m.admitted,
+            m.rejected);
+    fprintf(f, "  %-34s %d met, %d missed (%d unfinished)\n", "deadlines",
+            m.met, m.missed, m.unfinished);
     if (m.at_risk > 0)
-        printf("  %-34s %d (see the at_risk column of --jobs-out)\n",
-               "admitted jobs flagged at risk", m.at_risk);
-    printf("  %-34s %.4f\n", "deadline ratio (met / deadline jobs)",
-           m.deadline_ratio);
-    printf("  %-34s %.1f (overheads %.1f, idle after completion %.1f)\n",
-           "GPU-hours held", m.gpu_hours, m.overhead_gpu_hours,
-           m.idle_gpu_hours_after_completion);
+        fprintf(f, "  %-34s %d (see the at_risk column of --jobs-out)\n",
+                "admitted jobs flagged at risk", m.at_risk);
+    fprintf(f, "  %-34s %.4f\n", "deadline ratio (met / deadline jobs)",
+            m.deadline_ratio);
+    fprintf(f, "  %-34s %.1f (overheads %.1f, idle after completion %.1f)\n",
+            "GPU-hours held", m.gpu_hours, m.overhead_gpu_hours,
+            m.idle_gpu_hours_after_completion);
     if (m.best_effort_mean_jct >= 0)
-        printf("  %-34s %s\n", "best-effort mean JCT",
-               ef_fmt_duration((int64_t)m.best_effort_mean_jct, span,
-                               sizeof span));
-    printf("  %-34s %d rescales, %d migrations, %d preemptions\n",
-           "reconfigurations", m.rescales, m.migrations, m.preemptions);
-    printf("  %-34s %.3f\n", "mean cluster efficiency", m.mean_efficiency);
+        fprintf(f, "  %-34s %s\n", "best-effort mean JCT",
+                ef_fmt_duration((int64_t)m.best_effort_mean_jct, span,
+                                sizeof span));
+    fprintf(f, "  %-34s %d rescales, %d migrations, %d preemptions\n",
+            "reconfigurations", m.rescales, m.migrations, m.preemptions);
+    fprintf(f, "  %-34s %.3f\n", "mean cluster efficiency",
+            m.mean_efficiency);
     if (s->elastic)
-        printf("  %-34s %d batch changes; policy %.1f us per point "
-               "(max %.1f us)\n", "elastic batch", m.batch_changes,
-               s->points ? s->point_seconds_sum * 1e6 / s->points : 0.0,
-               s->point_seconds_max * 1e6);
+        fprintf(f, "  %-34s %d batch changes; policy %.1f us per point "
+                "(max %.1f us)\n", "elastic batch", m.batch_changes,
+                s->points ? s->point_seconds_sum * 1e6 / s->points : 0.0,
+                s->point_seconds_max * 1e6);
     if (s->solver_fallbacks > 0)
-        printf("  %-34s %d\n", "solver fallbacks (greedy answers)",
-               s->solver_fallbacks);
-    printf("  %-34s %d over %s; %.2f s wall\n", "scheduling points", s->points,
-           ef_fmt_duration(s->end - s->now, span, sizeof span),
-           s->wall_seconds);
+        fprintf(f, "  %-34s %d\n", "solver fallbacks (greedy answers)",
+                s->solver_fallbacks);
+    fprintf(f, "  %-34s %d over %s; %.2f s wall\n", "scheduling points",
+            s->points, ef_fmt_duration(s->end - s->now, span, sizeof span),
+            s->wall_seconds);
 }
 
 int cli_sim_option(const char *cmd, int o, const char *arg, sim_opts *so)
@@ -266,19 +270,35 @@ int cmd_simulate(int argc, char **argv)
     if (cli_load_inputs(cluster_arg, curves_arg, trace, &c, &cs, &q, &e) !=
             EF_OK ||
         sim_run(&s, &q, &c, pol, &so, &e) != EF_OK ||
-        (out_path && sim_write_json(&s, trace, out_path, &e) != EF_OK) ||
         (jobs_out && sim_write_jobs_csv(&s, jobs_out, &e) != EF_OK) ||
         (svg_path && sim_write_svg(&s, trace, svg_path, &e) != EF_OK)) {
         rc = cli_fail(&e);
         goto out;
     }
-    print_sim(&s, trace);
-    if (out_path)
-        printf("wrote %s\n", out_path);
+    /* --out -: the result is standard output, the summary goes to
+     * standard error; files first, so that a failure prints no result */
+    int to_stdout = out_path && strcmp(out_path, "-") == 0;
+    FILE *say = to_stdout ? stderr : stdout;
+    if (out_path) {
+        sim_result r;
+        size_t n;
+        sim_result_from(&r, &s, trace);
+        char *text = sim_result_json(&r, &n);
+        sim_result_free(&r);
+        int wr = cli_write_out(out_path, text, n, &e);
+        free(text);
+        if (wr != EF_OK) {
+            rc = cli_fail(&e);
+            goto out;
+        }
+    }
+    print_sim(say, &s, trace);
+    if (out_path && !to_stdout)
+        fprintf(say, "wrote %s\n", out_path);
     if (jobs_out)
-        printf("wrote %s\n", jobs_out);
+        fprintf(say, "wrote %s\n", jobs_out);
     if (svg_path)
-        printf("wrote %s\n", svg_path);
+        fprintf(say, "wrote %s\n", svg_path);
 out:
     sim_free(&s);
     queue_free(&q);

@@ -1,4 +1,5 @@
 /* efplan.c: the efplan command: dispatch to subcommands, help, errors. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,6 +68,16 @@ int cli_load_inputs(const char *cluster_arg, const char *curves_arg,
         queue_load(q, jobs_path, e) != EF_OK ||
         queue_resolve(q, cs, e) != EF_OK)
         return EF_ERR;
+    return EF_OK;
+}
+
+int cli_write_out(const char *path, const char *data, size_t len, ef_err *e)
+{
+    if (strcmp(path, "-") != 0)
+        return ef_write_file_atomic(path, data, len, e);
+    if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
+        return ef_fail(e, EF_E_INTERNAL, "standard output: write failed: %s",
+                       strerror(errno));
     return EF_OK;
 }
 

@@ -10,34 +10,62 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define EF_MAX_FILE (1L << 30)
 
+/* What a file that is not a regular file is, for messages. */
+static const char *file_kind(mode_t m)
+{
+    if (S_ISDIR(m))
+        return "a directory";
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "not a regular file";
+}
+
 int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e)
 {
     *buf = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY);
+    /* Look before opening: opening a FIFO waits for a writer, opening a
+     * device may do anything. */
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return ef_fail(e, EF_E_INPUT, "%s: cannot open: %s", path,
+                       strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return ef_fail(e, EF_E_INPUT, "%s: is %s (expected a regular file)",
+                       path, file_kind(st.st_mode));
+    /* O_NONBLOCK: should the name have become a FIFO since, open returns
+     * at once and fstat below refuses it. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return ef_fail(e, EF_E_INPUT, "%s: cannot open: %s", path,
                        strerror(errno));
-    struct stat st;
     if (fstat(fd, &st) != 0) {
         int err = errno;
         close(fd);
         return ef_fail(e, EF_E_INPUT, "%s: cannot stat: %s", path,
                        strerror(err));
     }
-    if (S_ISDIR(st.st_mode)) {
+    if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return ef_fail(e, EF_E_INPUT, "%s: is a directory (expected a file)",
-                       path);
+        return ef_fail(e, EF_E_INPUT, "%s: is %s (expected a regular file)",
+                       path, file_kind(st.st_mode));
     }
-    size_t cap = S_ISREG(st.st_mode) && st.st_size > 0
-                     ? (size_t)st.st_size + 1 : 4096;
-    if (S_ISREG(st.st_mode) && st.st_size > EF_MAX_FILE) {
+    /* the size is a hint: the file may grow while it is read, and files
+     * of /proc say 0 */
+    size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
+    if (st.st_size > EF_MAX_FILE) {
         close(fd);
         return ef_fail(e, EF_E_INPUT, "%s: file too large (over 1 GiB)", path);
     }
@@ -75,50 +103,255 @@ int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e)
     return EF_OK;
 }
 
+/* Fill r[0..n) with bytes nobody can predict (getrandom). */
+static int random_bytes(unsigned char *r, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = getrandom(r + got, n - got, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        got += (size_t)k;
+    }
+    return 0;
+}
+
+/* Create the temporary file for 'target' in the target's directory:
+ * ".NAME.tmp.XXXXXX" (NAME cut to 200 bytes, XXXXXX random letters and
+ * digits), created with O_EXCL | O_NOFOLLOW (a name that exists, a
+ * symbolic link included, is never opened: another name is drawn) and
+ * mode 0666, so the umask (or the directory's default ACL) gives it the
+ * mode a plain create would. Returns the descriptor and *tmp (heap), or
+ * -1 with errno set. */
+static int create_temp(const char *target, char **tmp)
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyz"
+                                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    const char *slash = strrchr(target, '/');
+    size_t dl = slash ? (size_t)(slash - target) + 1 : 0;
+    size_t bl = strlen(target + dl);
+    if (bl > 200)
+        bl = 200;
+    size_t n = dl + bl + 16;
+    char *t = ef_malloc(n);
+    int fd = -1, err = EEXIST;
+    for (int tries = 0; tries < 100 && fd < 0 && err == EEXIST; tries++) {
+        unsigned char r[6];
+        char sfx[7];
+        if (random_bytes(r, sizeof r) != 0) {
+            err = errno ? errno : EIO;
+            break;
+        }
+        for (size_t k = 0; k < sizeof r; k++)
+            sfx[k] = digits[r[k] % (sizeof digits - 1)];
+        sfx[6] = '\0';
+        snprintf(t, n, "%.*s.%.*s.tmp.%s", (int)dl, target, (int)bl,
+                 target + dl, sfx);
+        fd = open(t, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0666);
+        if (fd < 0)
+            err = errno;
+    }
+    if (fd < 0) {
+        free(t);
+        errno = err;
+        return -1;
+    }
+    *tmp = t;
+    return fd;
+}
+
+/* The contents of symbolic link 'link' (heap), or NULL with errno. */
+static char *read_link(const char *link, size_t hint)
+{
+    size_t cap = hint > 0 ? hint + 1 : 256;
+    for (;;) {
+        char *l = ef_malloc(cap);
+        ssize_t r = readlink(link, l, cap);
+        if (r < 0) {
+            int err = errno;
+            free(l);
+            errno = err;
+            return NULL;
+        }
+        if ((size_t)r < cap) {
+            l[r] = '\0';
+            return l;
+        }
+        free(l);
+        cap *= 2;
+    }
+}
+
+#define EF_MAX_LINKS 40
+
+/* The file a write to 'path' replaces: 'path' itself, or where its chain
+ * of symbolic links ends (a relative link is taken from the link's own
+ * directory). *exists: something is there (described by *st); a dangling
+ * link ends at a name that does not exist yet. Heap string, or NULL with
+ * *e filled (EF_E_INTERNAL, naming 'path'). */
+static char *write_target(const char *path, struct stat *st, int *exists,
+                          ef_err *e)
+{
+    char *cur = ef_strdup(path);
+    for (int hops = 0;; hops++) {
+        if (lstat(cur, st) != 0) {
+            int err = errno;
+            if (err == ENOENT) {
+                *exists = 0;
+                return cur;
+            }
+            ef_fail(e, EF_E_INTERNAL, "%s: cannot write: %s", path,
+                    strerror(err));
+            free(cur);
+            return NULL;
+        }
+        if (!S_ISLNK(st->st_mode)) {
+            *exists = 1;
+            return cur;
+        }
+        char *l = hops < EF_MAX_LINKS ? read_link(cur, (size_t)st->st_size)
+                                      : NULL;
+        if (!l) {
+            ef_fail(e, EF_E_INTERNAL, "%s: cannot write: %s", path,
+                    hops < EF_MAX_LINKS ? strerror(errno)
+                                        : "too many levels of symbolic links");
+            free(cur);
+            return NULL;
+        }
+        const char *slash = strrchr(cur, '/');
+        if (l[0] != '/' && slash) {
+            size_t dl = (size_t)(slash - cur) + 1, ll = strlen(l);
+            char *next = ef_malloc(dl + ll + 1);
+            memcpy(next, cur, dl);
+            memcpy(next + dl, l, ll + 1);
+            free(l);
+            l = next;
+        }
+        free(cur);
+        cur = l;
+    }
+}
+
+/* fsync the directory 'target' is in, so that its new name survives a
+ * power loss. Returns 0 or an errno (EINVAL, a file system that cannot
+ * sync directories, counts as done). */
+static int sync_dir(const char *target)
+{
+    const char *slash = strrchr(target, '/');
+    char *dir = slash ? ef_strndup(target, (size_t)(slash - target) + 1)
+                      : ef_strdup(".");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+    free(dir);
+    if (fd < 0)
+        return errno;
+    if (fsync(fd) != 0 && errno != EINVAL)
+        err = errno;
+    close(fd);
+    return err;
+}
+
+int ef_write_file_with(const char *path, ef_fill_fn fill, void *arg,
+                       ef_err *e)
+{
+    if (strcmp(path, "-") == 0)
+        return ef_fail(e, EF_E_USAGE, "-: this output cannot go to standard "
+                       "output (write ./- for a file named \"-\")");
+    if (path[0] == '\0')
+        return ef_fail(e, EF_E_USAGE, "an empty output path");
+    struct stat st;
+    int exists;
+    char *target = write_target(path, &st, &exists, e);
+    if (!target)
+        return EF_ERR;
+    /* how messages name the target when a link leads there */
+    int via = strcmp(target, path) != 0;
+    const char *tq = via ? target : "", *to = via ? " (the link's target " : "",
+               *tc = via ? ")" : "";
+    if (exists && !S_ISREG(st.st_mode)) {
+        int rc = ef_fail(e, EF_E_INTERNAL, "%s%s%s%s: is %s (expected a "
+                         "regular file: efplan replaces only regular files)",
+                         path, to, tq, tc, file_kind(st.st_mode));
+        free(target);
+        return rc;
+    }
+    char *tmp = NULL;
+    int fd = create_temp(target, &tmp);
+    if (fd < 0) {
+        int rc = ef_fail(e, EF_E_INTERNAL, "%s%s%s%s: cannot write: cannot "
+                         "create a temporary file in its directory: %s", path,
+                         to, tq, tc, strerror(errno));
+        free(target);
+        return rc;
+    }
+    const char *fail = NULL;
+    int err = 0, filled = 0;
+    /* replacing a file keeps its permissions */
+    if (exists && fchmod(fd, st.st_mode & 0777) != 0) {
+        fail = "cannot write";
+        err = errno;
+    }
+    if (!fail && fill(fd, tmp, arg, e) != EF_OK)
+        filled = -1; /* fill's own message */
+    if (!fail && !filled && fsync(fd) != 0) {
+        fail = "write failed";
+        err = errno;
+    }
+    if (close(fd) != 0 && !fail && !filled) {
+        fail = "write failed";
+        err = errno;
+    }
+    if (!fail && !filled && rename(tmp, target) != 0) {
+        fail = "cannot rename into place";
+        err = errno;
+    }
+    int rc = EF_OK;
+    if (fail || filled) {
+        unlink(tmp);
+        rc = filled ? EF_ERR
+                    : ef_fail(e, EF_E_INTERNAL, "%s%s%s%s: %s: %s", path, to,
+                              tq, tc, fail, strerror(err));
+    } else if ((err = sync_dir(target)) != 0) {
+        rc = ef_fail(e, EF_E_INTERNAL, "%s%s%s%s: written, but its directory "
+                     "could not be synced: %s", path, to, tq, tc,
+                     strerror(err));
+    }
+    free(tmp);
+    free(target);
+    return rc;
+}
+
+/* The bytes of ef_write_file_atomic. */
+typedef struct mem_fill {
+    const char *data;
+    size_t len;
+    const char *path;
+} mem_fill;
+
+static int fill_mem(int fd, const char *tmp, void *arg, ef_err *e)
+{
+    const mem_fill *m = arg;
+    size_t off = 0;
+    (void)tmp;
+    while (off < m->len) {
+        ssize_t w = write(fd, m->data + off, m->len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return ef_fail(e, EF_E_INTERNAL, "%s: write failed: %s", m->path,
+                           strerror(errno));
+        off += (size_t)w;
+    }
+    return EF_OK;
+}
+
 int ef_write_file_atomic(const char *path, const char *data, size_t len,
                          ef_err *e)
 {
-    size_t plen = strlen(path);
-    char *tmp = ef_malloc(plen + 32);
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        int err = errno;
-        free(tmp);
-        return ef_fail(e, EF_E_INTERNAL, "%s: cannot write: %s", path,
-                       strerror(err));
-    }
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            int err = errno;
-            close(fd);
-            unlink(tmp);
-            free(tmp);
-            return ef_fail(e, EF_E_INTERNAL, "%s: write failed: %s", path,
-                           strerror(err));
-        }
-        off += (size_t)w;
-    }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        int err = errno;
-        unlink(tmp);
-        free(tmp);
-        return ef_fail(e, EF_E_INTERNAL, "%s: write failed: %s", path,
-                       strerror(err));
-    }
-    if (rename(tmp, path) != 0) {
-        int err = errno;
-        unlink(tmp);
-        free(tmp);
-        return ef_fail(e, EF_E_INTERNAL, "%s: cannot rename into place: %s",
-                       path, strerror(err));
-    }
-    free(tmp);
-    return EF_OK;
+    mem_fill m = {data, len, path};
+    return ef_write_file_with(path, fill_mem, &m, e);
 }
 
 ef_numerr ef_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
@@ -265,26 +498,80 @@ bad:
     return EF_ERR;
 }
 
+int ef_utf8_char(const char *s, size_t n, uint32_t *cp)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    int len;
+    uint32_t c, min;
+    if (u[0] < 0x80) {
+        *cp = u[0];
+        return 1;
+    }
+    if (u[0] >= 0xc2 && u[0] <= 0xdf) {
+        len = 2;
+        c = u[0] & 0x1f;
+        min = 0x80;
+    } else if (u[0] >= 0xe0 && u[0] <= 0xef) {
+        len = 3;
+        c = u[0] & 0x0f;
+        min = 0x800;
+    } else if (u[0] >= 0xf0 && u[0] <= 0xf4) {
+        len = 4;
+        c = u[0] & 0x07;
+        min = 0x10000;
+    } else {
+        return 0; /* a continuation byte, 0xc0, 0xc1 or 0xf5..0xff */
+    }
+    if (n < (size_t)len)
+        return 0;
+    for (int k = 1; k < len; k++) {
+        if ((u[k] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (u[k] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return len;
+}
+
+int ef_is_control(uint32_t cp)
+{
+    return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0);
+}
+
 const char *ef_quote(const char *s, char *dst, size_t dstlen)
 {
-    size_t o = 0, i = 0;
+    size_t o = 0, i = 0, n = strlen(s);
     const size_t limit = 40;
     if (dstlen < 8) {
         if (dstlen)
             dst[0] = '\0';
         return dst;
     }
-    for (; s[i] && i < limit && o + 5 < dstlen; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-            dst[o++] = (char)c;
-        } else if (c >= 0x80) {
-            dst[o++] = (char)c; /* keep UTF-8 text readable */
+    while (i < n && i < limit) {
+        uint32_t cp;
+        int l = ef_utf8_char(s + i, n - i, &cp);
+        if (l > 0 && !ef_is_control(cp) && cp != '"' && cp != '\\') {
+            if (o + (size_t)l + 4 >= dstlen)
+                break;
+            memcpy(dst + o, s + i, (size_t)l);
+            o += (size_t)l;
+            i += (size_t)l;
+        } else if (l == 2 && o + 9 < dstlen) { /* a C1 control: 2 bytes */
+            o += (size_t)snprintf(dst + o, dstlen - o, "\\x%02x\\x%02x",
+                                  (unsigned char)s[i],
+                                  (unsigned char)s[i + 1]);
+            i += 2;
+        } else if (l != 2 && o + 5 < dstlen) {
+            o += (size_t)snprintf(dst + o, dstlen - o, "\\x%02x",
+                                  (unsigned char)s[i]);
+            i++;
         } else {
-            o += (size_t)snprintf(dst + o, dstlen - o, "\\x%02x", c);
+            break;
         }
     }
-    if (s[i] && o + 4 < dstlen) {
+    if (i < n && o + 4 < dstlen) {
         memcpy(dst + o, "...", 3);
         o += 3;
     }

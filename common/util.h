@@ -18,15 +18,59 @@
 #define EF_MAX_I64 1000000000000000LL
 
 /* Read the whole file at 'path' into a NUL-terminated heap buffer. On
- * success *buf (free with free()) and *len are set. Errors (EF_E_INPUT)
- * name the path: missing file, a directory, unreadable, over 1 GiB. */
+ * success *buf (free with free()) and *len are set. Only regular files
+ * (or symbolic links to one) are read: a directory, FIFO, socket or
+ * device is refused before it is opened, so a FIFO never blocks the
+ * reader. Errors (EF_E_INPUT) name the path: missing file, not a regular
+ * file ("is a FIFO (expected a regular file)"), unreadable, over 1 GiB. */
 int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e);
 
-/* Write 'len' bytes to 'path' atomically: a temporary file in the same
- * directory, fsync, then rename. On failure nothing is left at 'path'
- * that was not there before. */
+/*
+ * ef_write_file_atomic: write 'len' bytes to 'path' atomically, the one
+ * way efplan writes a file. The bytes go to a new temporary file in the
+ * target's directory, ".NAME.tmp.XXXXXX" (XXXXXX random), created with
+ * O_EXCL | O_NOFOLLOW so that no file or symbolic link planted under a
+ * name is ever opened, with the mode a plain create gives under the
+ * umask, or the permission bits of the file it replaces; then fsync and
+ * rename over the target. Readers see the old file or the new one, never
+ * a part.
+ *
+ * The target is 'path', or, when 'path' is a symbolic link, where its
+ * chain of links ends (relative links from their own directory): the
+ * link is written through and stays a link; a dangling link creates its
+ * target. Only a regular file is ever replaced.
+ *
+ * Errors, naming 'path' (and the link's target): "-" or an empty path
+ * (EF_E_USAGE: standard output is the caller's business); the target
+ * exists and is not a regular file (a directory, device, FIFO, socket;
+ * EF_E_INTERNAL, as every output error); the temporary cannot be
+ * created, written or renamed (EF_E_INTERNAL). The temporary is removed
+ * then, and nothing is left at 'path' that was not there before. After
+ * the rename the directory is synced (fsync), so the new name survives a
+ * power loss; should that fail, the error says so ("written, but its
+ * directory could not be synced") and the new file is in place.
+ *
+ * A process killed between creating the temporary and the rename (kill
+ * -9, a crash, a power loss) leaves its ".NAME.tmp.XXXXXX" behind; every
+ * failure that returns removes it.
+ */
 int ef_write_file_atomic(const char *path, const char *data, size_t len,
                          ef_err *e);
+
+/*
+ * ef_write_file_with: ef_write_file_atomic (the same steps, checks and
+ * errors), the bytes written by 'fill' instead of taken from memory:
+ * fill(fd, tmp, arg, e) writes the whole content to the temporary, open
+ * for writing as 'fd', or to the file named 'tmp' (for a library that
+ * only writes to a path; the name is the freshly created temporary's).
+ * It returns EF_OK, or EF_ERR with 'e' filled (its message is kept, the
+ * temporary is removed and the target is left as it was). The one
+ * implementation of atomic writes: ef_write_file_atomic is this with a
+ * fill that writes its bytes.
+ */
+typedef int (*ef_fill_fn)(int fd, const char *tmp, void *arg, ef_err *e);
+int ef_write_file_with(const char *path, ef_fill_fn fill, void *arg,
+                       ef_err *e);
 
 /*
  * ef_lock_file: take an exclusive lock on the lock file at 'path' (an
@@ -66,8 +110,21 @@ ef_numerr ef_parse_double(const char *s, double *out);
  * rejected. Returns EF_OK or EF_ERR (with a reason in 'why', if given). */
 int ef_parse_iso8601(const char *s, int64_t *out, const char **why);
 
+/* The UTF-8 character at s[0..n): its length in bytes (1 to 4) and its
+ * code point in *cp, or 0 when the bytes there are not valid UTF-8 (a
+ * stray continuation byte, a sequence cut short, an overlong form, a
+ * surrogate, beyond U+10FFFF). n >= 1. */
+int ef_utf8_char(const char *s, size_t n, uint32_t *cp);
+
+/* 1 iff code point cp is a control character: C0 (U+0000..U+001F), DEL
+ * (U+007F) or C1 (U+0080..U+009F; U+009B is a terminal's CSI). */
+int ef_is_control(uint32_t cp);
+
 /* Copy 's' into 'dst' for use inside an error message: at most ~40
- * characters, non-printable bytes escaped as \xNN, with "..." when cut. */
+ * bytes, with "..." when cut. Printable ASCII and valid UTF-8 characters
+ * are kept (never cut in the middle); quotes, backslashes, control
+ * characters and bytes that are not valid UTF-8 are escaped as \xNN,
+ * so the message is one line a terminal prints as it is. */
 const char *ef_quote(const char *s, char *dst, size_t dstlen);
 
 /* Levenshtein distance of two short strings, capped at 'cap'+1. */

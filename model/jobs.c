@@ -25,9 +25,9 @@ _Static_assert(JF_NFIELDS <= 32, "job_field bits fit an unsigned");
 const job_fspec job_fields[JF_NFIELDS] = {
     [JF_ID] = {
         .f = JF_ID, .key = "id", .csv = {"job_id", NULL}, .type = JFT_ID,
-        .min = 1, .max = 255, .req_json = JR_YES, .req_csv = JR_YES,
+        .min = 1, .max = JOB_ID_MAX, .req_json = JR_YES, .req_csv = JR_YES,
         .flags = JFF_JSON | JFF_CSV,
-        .expect = "1 to 255 characters",
+        .expect = JOB_ID_RULE,
         .doc = "the job's name, unique in the queue", AT(JC_STR, id)},
     [JF_MODEL] = {
         .f = JF_MODEL, .key = "model", .csv = {"model_name", NULL},
@@ -199,6 +199,24 @@ static char **str_member(job *j, const job_fspec *s)
 static const char *get_str(const job *j, const job_fspec *s)
 {
     return *str_member((job *)j, s);
+}
+
+const char *job_id_check(const char *s, size_t n)
+{
+    if (n == 0)
+        return "empty";
+    if (n > JOB_ID_MAX)
+        return "too long";
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        int l = ef_utf8_char(s + i, n - i, &cp);
+        if (l == 0)
+            return "not valid UTF-8";
+        if (ef_is_control(cp))
+            return "contains a control character";
+        i += (size_t)l;
+    }
+    return NULL;
 }
 
 int job_has(const job *j, job_field f)
@@ -562,7 +580,8 @@ static int csv_int(const job_queue *q, const csv_row *row, int fi,
                    ef_quote(s, qv, sizeof qv), what, expect);
 }
 
-/* A string cell of field s: min..max bytes, no control characters. */
+/* A string cell of field s: an id by the id rule (job_id_check), a name
+ * of min..max bytes without control characters. */
 static int csv_str(const job_queue *q, job *j, const job_fspec *s,
                    const csv_row *row, int fi, ef_err *e)
 {
@@ -570,6 +589,8 @@ static int csv_str(const job_queue *q, job *j, const job_fspec *s,
     size_t n = strlen(v);
     const char *bad = n < (size_t)s->min ? "empty"
                       : n > (size_t)s->max ? "too long" : NULL;
+    if (s->type == JFT_ID)
+        bad = job_id_check(v, n);
     for (size_t k = 0; k < n && !bad; k++)
         if ((unsigned char)v[k] < 0x20)
             bad = "contains a control character";
@@ -850,9 +871,11 @@ static int json_id(job *j, const json_t *o, const job_fspec *s,
         return ef_fail(e, EF_E_INPUT, "%s: %s.%s: expected a string or a "
                        "non-negative integer, got %s", file, where, s->key,
                        jsonin_type(id));
-    /* jsonin_str: 1..255 bytes (s->min..s->max), no control characters */
-    if (jsonin_str(o, s->key, 1, &str, file, where, e) < 0)
-        return EF_ERR;
+    str = json_string_value(id);
+    const char *why = job_id_check(str, json_string_length(id));
+    if (why)
+        return ef_fail(e, EF_E_INPUT, "%s: %s.%s: %s (expected %s)", file,
+                       where, s->key, why, JOB_ID_RULE);
     *str_member(j, s) = ef_strdup(str);
     return EF_OK;
 }

@@ -32,6 +32,7 @@
 #ifndef EF_JOBS_H
 #define EF_JOBS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -54,8 +55,9 @@ typedef enum job_field {
 
 /* The kind of value a field holds. */
 typedef enum job_ftype {
-    JFT_ID,     /* a string of min..max bytes without control characters;
-                 * JSON also an integer >= 0 (kept as its decimal text) */
+    JFT_ID,     /* a job id (job_id_check: min..max bytes of UTF-8
+                 * without control characters); JSON also an integer >= 0
+                 * (kept as its decimal text) */
     JFT_NAME,   /* a string of min..max bytes without control characters */
     JFT_INT,    /* an integer min..max */
     JFT_TIME,   /* seconds min..max; JSON also an ISO-8601 string with a
@@ -125,6 +127,20 @@ typedef struct job_fspec {
 
 /* The field table, indexed by job_field. */
 extern const job_fspec job_fields[JF_NFIELDS];
+
+/*
+ * job_id_check: the job id rule, the one every reader applies (CSV and
+ * JSON queues, state.json, submit's --job, the plan file): 1 to
+ * JOB_ID_MAX bytes of valid UTF-8 without control characters (C0, DEL,
+ * C1: ef_is_control), so that an id is safe to print on a terminal and to
+ * write back as JSON. Returns NULL when s[0..n) is a valid id, else what
+ * is wrong: "empty", "too long", "not valid UTF-8" or "contains a control
+ * character"; messages add "(expected " JOB_ID_RULE ")". An integer id
+ * of a JSON queue is its decimal text, which follows the rule.
+ */
+#define JOB_ID_MAX 255
+#define JOB_ID_RULE "1 to 255 bytes of UTF-8 text without control characters"
+const char *job_id_check(const char *s, size_t n);
 
 /* How to run a job, for efplan apply (executor/): JSON keys "command"
  * (argv array of strings), "workdir" (string), "env" (object of string

@@ -330,10 +330,11 @@ static int check_alloc(plan_doc *d, const id_index *ord, plan_doc_alloc *a,
                        const char *w, ef_err *e)
 {
     int G = d->cluster.gpus_per_node, N = d->cluster.nodes;
+    char q[128];
     a->jobi = find_id(d, ord, a->job);
     if (a->jobi < 0)
         return ef_fail(e, EF_E_INPUT, "%s: %s.job: \"%s\" is not in jobs",
-                       file, w, a->job);
+                       file, w, ef_quote(a->job, q, sizeof q));
     const plan_doc_job *j = &d->jobs[a->jobi];
     if (seen[a->jobi] == s + 1)
         return ef_fail(e, EF_E_INPUT, "%s: %s.job: \"%s\" has two "
@@ -372,6 +373,12 @@ static int check_doc(plan_doc *d, const char *file, ef_err *e)
     if ((int64_t)N * G > (1 << 20))
         return ef_fail(e, EF_E_INPUT, "%s: cluster: too many GPUs (%d nodes "
                        "of %d; at most 2^20)", file, N, G);
+    for (int i = 0; i < d->njobs; i++) {
+        const char *why = job_id_check(d->jobs[i].id, strlen(d->jobs[i].id));
+        if (why)
+            return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].id: %s (expected %s)",
+                           file, i, why, JOB_ID_RULE);
+    }
     for (int i = 0; i < d->njobs; i++)
         if (d->jobs[i].eb && !d->elastic_batch)
             return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].batch_sizes: an "

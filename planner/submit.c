@@ -228,9 +228,15 @@ int plan_submit(const char *plan_path, const char *job_json,
     r->jobs_file = d->jobs_file;
     if (rc != EF_OK || find_jobs_file(r, plan_path, e) != EF_OK ||
         cluster_init(&r->c, 1, d->cluster.nodes, d->cluster.gpus_per_node,
-                     plan_path, e) != EF_OK ||
-        curve_set_load_arg(&r->cs, r->curves, e) != EF_OK ||
-        queue_resolve(&r->q, &r->cs, e) != EF_OK)
+                     plan_path, e) != EF_OK)
+        return EF_ERR;
+    /* curves the plan file names: the error says where the name is from */
+    if (curve_set_load_arg(&r->cs, r->curves, e) != EF_OK) {
+        if (!curves)
+            ef_prefix(e, "%s: curves: ", plan_path);
+        return EF_ERR;
+    }
+    if (queue_resolve(&r->q, &r->cs, e) != EF_OK)
         return EF_ERR;
     plan_doc_opts(d, &r->po);
     if (plan_build(&r->p, &r->q, &r->c, &r->po, e) != EF_OK ||

@@ -121,7 +121,8 @@ typedef struct plan_submit_res {
  * Writes nothing, reads no clock and takes no lock: a caller that commits
  * takes the plan's lock first (the CLI: ef_lock_file on PLAN.lock around
  * plan_submit and plan_submit_commit). Errors: the plan file or curves
- * (EF_E_INPUT, file and JSON path), the job ("--job: jobs[0].x: ...",
+ * (EF_E_INPUT, file and JSON path; curves the plan names: "PLAN: curves:
+ * ..."), the job ("--job: jobs[0].x: ...",
  * EF_E_INPUT; a submit_time before the plan's now is one), the plan's
  * jobs file missing or not a job queue (EF_E_INPUT), a failed re-plan or
  * self-check (EF_E_INTERNAL). A rejection is not an error: r->decision

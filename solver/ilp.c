@@ -487,28 +487,21 @@ static int ms_left(const ctx *x)
     return left * 1000 > 2e9 ? 2000000000 : (int)(left * 1000) + 1;
 }
 
-/* Write the model in CPLEX LP format through a temporary file. */
+/* GLPK writes the model to the atomic writer's temporary by name. */
+static int fill_lp(int fd, const char *tmp, void *arg, ef_err *e)
+{
+    const ctx *x = arg;
+    (void)fd;
+    if (glp_write_lp(x->P, NULL, tmp) != 0)
+        return ef_fail(e, EF_E_INTERNAL, "%s: cannot write the model (GLPK "
+                       "failed to write it)", x->o->write_lp);
+    return EF_OK;
+}
+
+/* Write the model in CPLEX LP format, atomically (ef_write_file_with). */
 static int write_lp(ctx *x, ef_err *e)
 {
-    const char *path = x->o->write_lp;
-    size_t l = strlen(path);
-    char *tmp = ef_malloc(l + 16);
-    memcpy(tmp, path, l);
-    memcpy(tmp + l, ".tmp.XXXXXX", 12);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        free(tmp);
-        return ef_fail(e, EF_E_INPUT, "%s: cannot write the model (cannot "
-                       "create a file in that directory)", path);
-    }
-    close(fd);
-    if (glp_write_lp(x->P, NULL, tmp) != 0 || rename(tmp, path) != 0) {
-        unlink(tmp);
-        free(tmp);
-        return ef_fail(e, EF_E_INPUT, "%s: cannot write the model", path);
-    }
-    free(tmp);
-    return EF_OK;
+    return ef_write_file_with(x->o->write_lp, fill_lp, x, e);
 }
 
 /* Outcome of one LP or branch-and-cut run. */

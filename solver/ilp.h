@@ -133,9 +133,10 @@ typedef struct ilp_result {
  * ilp_solve: build the model for queue 'q' (resolved against curves) on
  * cluster 'c' and solve it. Fills 'r' (free with ilp_result_free) and
  * returns EF_OK for every status above. Errors: EF_E_USAGE (bad slot, a
- * must-admit job without deadline), EF_E_INPUT (--write-lp file cannot be
- * written), EF_E_INTERNAL (a GLPK failure, caught; a solution that fails
- * the exact re-check of its work). On EF_ERR 'r' holds nothing to free.
+ * must-admit job without deadline), EF_E_INTERNAL (the --write-lp file
+ * cannot be written, as every output through ef_write_file_with; a GLPK
+ * failure, caught; a solution that fails the exact re-check of its
+ * work). On EF_ERR 'r' holds nothing to free.
  */
 int ilp_solve(const job_queue *q, const cluster *c, const ilp_opts *o,
               ilp_result *r, ef_err *e);

@@ -727,8 +727,9 @@ static void doc_row(const job_fspec *s, char *dst, size_t len)
                  s->csv[1] ? "`" : "");
     switch (s->type) {
     case JFT_ID:
-        snprintf(val, sizeof val, "string of %lld..%lld bytes, or integer "
-                 ">= 0", (long long)s->min, (long long)s->max);
+        snprintf(val, sizeof val, "UTF-8 string of %lld..%lld bytes "
+                 "without control characters, or integer >= 0",
+                 (long long)s->min, (long long)s->max);
         break;
     case JFT_NAME:
     case JFT_PATH:

@@ -58,8 +58,11 @@ static void test_writer_sorts(void **state)
 
 /* ---- generated plan files ---------------------------------------------------- */
 
-static const char *const names[] = {"a", "job-2", "\"quoted\" id", "\xc3\xa9t\xc3\xa9",
-                                    "x/y", "tab\there", "z9", "long-name-0123456789"};
+/* ids by the id rule (job_id_check): quotes, UTF-8, a backslash */
+static const char *const names[] = {"a", "job-2", "\"quoted\" id",
+                                    "\xc3\xa9t\xc3\xa9", "x/y",
+                                    "back\\slash, \xe2\x82\xac", "z9",
+                                    "long-name-0123456789"};
 static const char *const reasons[] = {"deadline too tight even alone",
                                       "GPUs before the deadline are promised",
                                       "demoted: \"late\"\n(second line)"};
@@ -221,6 +224,54 @@ static void test_generated_roundtrip(void **state)
     }
 }
 
+/* The plan reader applies the id rule (job_id_check) to every job's id,
+ * and quotes an allocation's unknown job in its message. */
+static void test_bad_ids(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *id, *why;
+    } bad[] = {{"a\\u001b[31m", "contains a control character"},
+               {"a\\u0007", "contains a control character"},
+               {"a\\u007f", "contains a control character"},
+               {"\\u009b31m", "contains a control character"}};
+    tp_seed(3);
+    plan_doc d;
+    int allocs = 0;
+    for (int it = 0; it < 40; it++) {
+        gen_doc(&d);
+        char *text = plan_doc_json(&d, NULL);
+        plan_doc_free(&d);
+        const char *at = strstr(text, "\"id\": \"a\"");
+        const char *al = strstr(text, "\"job\": \"a\"");
+        for (size_t k = 0; at && k < sizeof bad / sizeof *bad; k++) {
+            ef_buf b = {0};
+            ef_buf_printf(&b, "%.*s\"id\": \"%s\"%s", (int)(at - text), text,
+                          bad[k].id, at + 9);
+            ef_err e = {0};
+            char want[256];
+            snprintf(want, sizeof want, "p.json: jobs[0].id: %s (expected "
+                     "%s)", bad[k].why, JOB_ID_RULE);
+            assert_err(plan_doc_parse(&d, "p.json", b.s, b.n, &e), e, want,
+                       NULL);
+            free(b.s);
+        }
+        if (al) {
+            ef_buf b = {0};
+            ef_buf_printf(&b, "%.*s\"job\": \"\\u001b[2J\"%s",
+                          (int)(al - text), text, al + 10);
+            ef_err e = {0};
+            assert_err(plan_doc_parse(&d, "p.json", b.s, b.n, &e), e,
+                       "p.json: slots[", ".job: \"\\x1b[2J\" is not in jobs");
+            assert_null(strchr(e.msg, '\x1b'));
+            free(b.s);
+            allocs++;
+        }
+        free(text);
+    }
+    assert_true(allocs > 0);
+}
+
 /* ---- real plans ----------------------------------------------------------------- */
 
 static const char *const models[] = {"resnet50", "bert", "vgg16", "gpt2",
@@ -333,6 +384,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_writer_sorts),
         cmocka_unit_test(test_generated_roundtrip),
+        cmocka_unit_test(test_bad_ids),
         cmocka_unit_test(test_real_plans),
     };
     return cmocka_run_group_tests(tests, tp_setup, tp_teardown);

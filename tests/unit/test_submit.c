@@ -325,6 +325,19 @@ static void test_errors(void **state)
                            "\"iterations\": 5}", NULL, NULL, &r, &e), e,
                "--job: jobs[0]: missing required key \"model\"", NULL);
     plan_submit_free(&r);
+    /* the id rule (job_id_check): no DEL, no C1 control (CSI) */
+    assert_err(plan_submit(path, "{\"id\": \"a\\u007fb\", \"model\": "
+                           "\"bert\", \"batch_size\": 64, \"iterations\": 5}",
+                           NULL, NULL, &r, &e), e,
+               "--job: jobs[0].id: contains a control character (expected "
+               "1 to 255 bytes of UTF-8 text without control characters)",
+               NULL);
+    plan_submit_free(&r);
+    assert_err(plan_submit(path, "{\"id\": \"\\u009b31m\", \"model\": "
+                           "\"bert\", \"batch_size\": 64, \"iterations\": 5}",
+                           NULL, NULL, &r, &e), e,
+               "--job: jobs[0].id: contains a control character", NULL);
+    plan_submit_free(&r);
     /* a job id the plan has already */
     assert_err(plan_submit(path, "{\"id\": \"c\", \"model\": \"bert\", "
                            "\"batch_size\": 64, \"iterations\": 5}", NULL,
@@ -349,6 +362,57 @@ static void test_errors(void **state)
     assert_err(plan_submit(bad, Y("5000"), NULL, NULL, &r, &e), e, bad,
                "missing required key \"format\"");
     plan_submit_free(&r);
+}
+
+/* A plan file with a bad member is an input error naming the file and
+ * the JSON path (a bad slot_seconds once exited 2 without the file; a
+ * surplus not gain or reference once passed), and curves the plan names
+ * that cannot be loaded say they come from the plan. */
+static void test_bad_plan_members(void **state)
+{
+    (void)state;
+    char *text;
+    size_t len;
+    ef_err e = {0};
+    assert_ok(ef_read_file(g_plan, &text, &len, &e), e);
+    static const struct {
+        const char *from, *to, *want;
+    } bad[] = {
+        {"\"slot_seconds\": 60", "\"slot_seconds\": 0",
+         "slot_seconds: 0 is out of range (expected 1..86400)"},
+        {"\"slot_seconds\": 60", "\"slot_seconds\": -60",
+         "slot_seconds: -60 is out of range"},
+        {"\"slot_seconds\": 60", "\"slot_seconds\": 86401",
+         "slot_seconds: 86401 is out of range"},
+        {"\"slot_seconds\": 60", "\"slot_seconds\": 60.5",
+         "slot_seconds: expected an integer, got 60.5"},
+        {"\"slot_seconds\": 60", "\"slot_seconds\": \"60\"",
+         "slot_seconds: expected an integer, got a string"},
+        {"\"slot_seconds\": 60", "\"slot_seconds\": null",
+         "slot_seconds: expected an integer, got null"},
+        {"\"slot_seconds\": 60,", "",
+         "missing required key \"slot_seconds\""},
+        {"\"surplus\": \"gain\"", "\"surplus\": \"bogus\"",
+         "surplus: \"bogus\" (expected one of \"gain\", \"reference\")"},
+        {"\"curves\": \"A100\"", "\"curves\": \"no-such-curves\"",
+         "curves: no-such-curves: not a directory of curves"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        const char *at = strstr(text, bad[k].from);
+        assert_non_null(at);
+        ef_buf b = {0};
+        ef_buf_printf(&b, "%.*s%s%s", (int)(at - text), text, bad[k].to,
+                      at + strlen(bad[k].from));
+        char path[512], pre[600];
+        tu_write(g_dir, "bad-member.json", b.s, path, sizeof path);
+        free(b.s);
+        snprintf(pre, sizeof pre, "%s: ", path);
+        plan_submit_res r;
+        assert_err(plan_submit(path, Y("90000"), NULL, NULL, &r, &e), e, pre,
+                   bad[k].want);
+        plan_submit_free(&r);
+    }
+    free(text);
 }
 
 /* The default submit_time is the plan's current time: its now; a later
@@ -423,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_elastic_keeps_jobs),
         cmocka_unit_test(test_property),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_bad_plan_members),
         cmocka_unit_test(test_default_submit_time),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

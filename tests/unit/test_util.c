@@ -8,6 +8,25 @@
 
 #include "common/util.h"
 
+#include <signal.h>
+#include <sys/resource.h>
+
+/* fsync as this program sees it (it takes the place of libc's for the
+ * library code linked in): counts the directories synced, and the last
+ * one's inode, then syncs with fdatasync. */
+static int dir_syncs;
+static ino_t dir_synced;
+
+int fsync(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        dir_syncs++;
+        dir_synced = st.st_ino;
+    }
+    return fdatasync(fd);
+}
+
 /* ---- ef_parse_i64 ------------------------------------------------------- */
 
 static ef_numerr i64(const char *s, int64_t *out)
@@ -235,6 +254,48 @@ static void test_quote_plain_and_escapes(void **state)
     /* UTF-8 text stays readable. */
     assert_string_equal(ef_quote("r\xc3\xa9sum\xc3\xa9", q, sizeof q),
                         "r\xc3\xa9sum\xc3\xa9");
+    /* bytes that are not UTF-8, and C1 controls (CSI), are escaped */
+    assert_string_equal(ef_quote("a\xff" "b", q, sizeof q), "a\\xff" "b");
+    assert_string_equal(ef_quote("\xc2\x9b" "31m", q, sizeof q),
+                        "\\xc2\\x9b" "31m");
+    assert_string_equal(ef_quote("\xc0\xaf", q, sizeof q), "\\xc0\\xaf");
+    assert_string_equal(ef_quote("x\xe2\x82", q, sizeof q), "x\\xe2\\x82");
+    assert_string_equal(ef_quote("\xe2\x82\xac", q, sizeof q),
+                        "\xe2\x82\xac");
+}
+
+static void test_utf8_char(void **state)
+{
+    uint32_t cp = 0;
+    static const struct {
+        const char *s;
+        int len;
+        uint32_t cp;
+    } ok[] = {{"A", 1, 0x41}, {"\x7f", 1, 0x7f}, {"\xc2\x80", 2, 0x80},
+              {"\xc3\xa9", 2, 0xe9}, {"\xe2\x82\xac", 3, 0x20ac},
+              {"\xef\xbf\xbf", 3, 0xffff}, {"\xf0\x9f\x98\x80", 4, 0x1f600},
+              {"\xf4\x8f\xbf\xbf", 4, 0x10ffff}};
+    for (size_t k = 0; k < sizeof ok / sizeof *ok; k++) {
+        assert_int_equal(ef_utf8_char(ok[k].s, strlen(ok[k].s), &cp),
+                         ok[k].len);
+        assert_true(cp == ok[k].cp);
+    }
+    /* stray continuation, overlong, surrogate, too large, cut short */
+    static const char *const bad[] = {"\x80", "\xbf", "\xc0\xaf",
+                                      "\xc1\xbf", "\xe0\x80\xaf",
+                                      "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                                      "\xf5\x80\x80\x80", "\xff", "\xc3",
+                                      "\xe2\x82", "\xc3(", "\xe2\x82("};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
+        assert_int_equal(ef_utf8_char(bad[k], strlen(bad[k]), &cp), 0);
+    /* n bounds the bytes looked at */
+    assert_int_equal(ef_utf8_char("\xc3\xa9", 1, &cp), 0);
+    assert_true(ef_is_control(0) && ef_is_control(0x1b) &&
+                ef_is_control(0x7f) && ef_is_control(0x80) &&
+                ef_is_control(0x9b) && ef_is_control(0x9f));
+    assert_false(ef_is_control(' ') || ef_is_control('~') ||
+                 ef_is_control(0xa0) || ef_is_control(0xe9) ||
+                 ef_is_control(0x20ac));
 }
 
 static void test_quote_truncates(void **state)
@@ -403,6 +464,221 @@ static void test_write_atomic_onto_directory(void **state)
     tu_rmtree(dir);
 }
 
+/* Symbolic links planted under the names of the temporary files of the
+ * old scheme (PATH.tmp.PID: this process's id, and the ids after it) and
+ * pointing at a victim: the write must not open them, the victim keeps
+ * its bytes and the links stay as they were. */
+static void test_write_atomic_planted_symlinks(void **state)
+{
+    char dir[256], path[512], victim[512], link[600], got[64];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(path, sizeof path, dir, "out.json");
+    tu_write(dir, "victim", "precious\n", victim, sizeof victim);
+    long pid = (long)getpid();
+    for (long k = 0; k < 8; k++) {
+        snprintf(link, sizeof link, "%s.tmp.%ld", path, pid + k);
+        assert_int_equal(symlink(victim, link), 0);
+    }
+    ef_err e = {0};
+    assert_ok(ef_write_file_atomic(path, "new\n", 4, &e), e);
+    char *buf;
+    size_t len;
+    assert_ok(ef_read_file(victim, &buf, &len, &e), e);
+    assert_string_equal(buf, "precious\n");
+    free(buf);
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_string_equal(buf, "new\n");
+    free(buf);
+    for (long k = 0; k < 8; k++) {
+        snprintf(link, sizeof link, "%s.tmp.%ld", path, pid + k);
+        assert_int_equal(lstat(link, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+        ssize_t n = readlink(link, got, sizeof got - 1);
+        assert_true(n > 0);
+        got[n] = '\0';
+        assert_string_equal(got, victim);
+    }
+    /* the victim, out.json and the 8 links: no temporary left */
+    assert_int_equal(tu_count_entries(dir), 10);
+    tu_rmtree(dir);
+}
+
+/* The mode of a written file: what a plain create gives under the umask
+ * for a new file, the old permission bits for a replaced one. */
+static void test_write_atomic_mode(void **state)
+{
+    char dir[256], path[512];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(path, sizeof path, dir, "out.csv");
+    ef_err e = {0};
+    struct stat st;
+    static const mode_t masks[] = {022, 0, 077, 027};
+    mode_t old = umask(022);
+    for (size_t k = 0; k < sizeof masks / sizeof *masks; k++) {
+        unlink(path);
+        umask(masks[k]);
+        assert_ok(ef_write_file_atomic(path, "x\n", 2, &e), e);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0666 & ~masks[k]);
+    }
+    /* replacing keeps the old bits, whatever the umask */
+    umask(022);
+    assert_int_equal(chmod(path, 0640), 0);
+    assert_ok(ef_write_file_atomic(path, "y\n", 2, &e), e);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    assert_int_equal(chmod(path, 0604), 0);
+    umask(077);
+    assert_ok(ef_write_file_atomic(path, "z\n", 2, &e), e);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0604);
+    umask(old);
+    assert_int_equal(tu_count_entries(dir), 1);
+    tu_rmtree(dir);
+}
+
+/* Links are written through (the link stays, where the chain ends gets
+ * the bytes), a loop of links and targets that are not regular files are
+ * refused, and "-" is not a file name here. */
+static void test_write_atomic_links(void **state)
+{
+    char dir[256], sub[512], a[600], b[600], c[600], loop[600], real[600];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(sub, sizeof sub, dir, "sub");
+    assert_int_equal(mkdir(sub, 0755), 0);
+    tu_join(real, sizeof real, sub, "real.txt");
+    tu_join(a, sizeof a, dir, "a");
+    tu_join(b, sizeof b, dir, "b");
+    tu_join(c, sizeof c, dir, "c");
+    /* a -> b (relative) -> sub/real.txt (absolute), not there yet */
+    assert_int_equal(symlink("b", a), 0);
+    assert_int_equal(symlink(real, b), 0);
+    ef_err e = {0};
+    assert_ok(ef_write_file_atomic(a, "one\n", 4, &e), e);
+    char *buf;
+    size_t len;
+    assert_ok(ef_read_file(real, &buf, &len, &e), e);
+    assert_string_equal(buf, "one\n");
+    free(buf);
+    struct stat st;
+    assert_int_equal(lstat(a, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(lstat(b, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_ok(ef_write_file_atomic(a, "two\n", 4, &e), e);
+    assert_ok(ef_read_file(real, &buf, &len, &e), e);
+    assert_string_equal(buf, "two\n");
+    free(buf);
+    assert_int_equal(tu_count_entries(dir), 3);
+    assert_int_equal(tu_count_entries(sub), 1);
+    /* c -> c */
+    assert_int_equal(symlink("c", c), 0);
+    assert_err_kind(ef_write_file_atomic(c, "x", 1, &e), e, EF_E_INTERNAL,
+                    c, "too many levels of symbolic links");
+    /* a link to a directory (devices: tests/e2e/files.sh, in a scratch
+     * directory: a regression must not replace /dev/null) */
+    tu_join(loop, sizeof loop, dir, "to-sub");
+    assert_int_equal(symlink("sub", loop), 0);
+    assert_err_kind(ef_write_file_atomic(loop, "x", 1, &e), e, EF_E_INTERNAL,
+                    loop, "is a directory (expected a regular file");
+    assert_err_kind(ef_write_file_atomic("-", "x", 1, &e), e, EF_E_USAGE,
+                    "-: ", "standard output");
+    assert_int_equal(tu_count_entries(dir), 5);
+    assert_int_equal(tu_count_entries(sub), 1);
+    unlink(real);
+    tu_rmtree(dir);
+}
+
+/* After the rename the target's directory is synced (a new name is only
+ * durable then): the directory the file is in, also through a link. */
+static void test_write_atomic_syncs_directory(void **state)
+{
+    char dir[256], sub[512], path[600], link[600];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(sub, sizeof sub, dir, "sub");
+    assert_int_equal(mkdir(sub, 0755), 0);
+    tu_join(path, sizeof path, sub, "plan.json");
+    tu_join(link, sizeof link, dir, "plan.json");
+    assert_int_equal(symlink("sub/plan.json", link), 0);
+    struct stat st;
+    assert_int_equal(stat(sub, &st), 0);
+    ef_err e = {0};
+    dir_syncs = 0;
+    assert_ok(ef_write_file_atomic(path, "a\n", 2, &e), e);
+    assert_int_equal(dir_syncs, 1);
+    assert_true(dir_synced == st.st_ino);
+    dir_syncs = 0;
+    dir_synced = 0;
+    assert_ok(ef_write_file_atomic(link, "b\n", 2, &e), e);
+    assert_int_equal(dir_syncs, 1);
+    assert_true(dir_synced == st.st_ino);
+    unlink(path);
+    tu_rmtree(dir);
+}
+
+static int fill_fails(int fd, const char *tmp, void *arg, ef_err *e)
+{
+    (void)fd;
+    *(int *)arg = access(tmp, F_OK) == 0;
+    return ef_fail(e, EF_E_INTERNAL, "the filler failed");
+}
+
+static int fill_by_name(int fd, const char *tmp, void *arg, ef_err *e)
+{
+    (void)fd;
+    FILE *f = fopen(tmp, "w");
+    if (!f || fputs((const char *)arg, f) < 0 || fclose(f) != 0)
+        return ef_fail(e, EF_E_INTERNAL, "%s: cannot write", tmp);
+    return EF_OK;
+}
+
+/* A write that fails removes its temporary and leaves the target as it
+ * was: the filler's error, a write the file size limit cuts short. */
+static void test_write_atomic_failure_leaves_no_temporary(void **state)
+{
+    char dir[256], path[512];
+    tu_tmpdir(dir, sizeof dir);
+    tu_write(dir, "out.csv", "old\n", path, sizeof path);
+    ef_err e = {0};
+    int existed = 0;
+    assert_err_kind(ef_write_file_with(path, fill_fails, &existed, &e), e,
+                    EF_E_INTERNAL, "the filler failed", NULL);
+    assert_true(existed); /* the filler saw its temporary */
+    assert_int_equal(tu_count_entries(dir), 1);
+    char *buf;
+    size_t len;
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_string_equal(buf, "old\n");
+    free(buf);
+    /* a filler that writes by name */
+    assert_ok(ef_write_file_with(path, fill_by_name, "by name\n", &e), e);
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_string_equal(buf, "by name\n");
+    free(buf);
+    assert_int_equal(tu_count_entries(dir), 1);
+    /* writes past RLIMIT_FSIZE fail with EFBIG (SIGXFSZ ignored) */
+    struct rlimit old, small;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    small = old;
+    small.rlim_cur = 1024;
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    char big[4096];
+    memset(big, 'x', sizeof big);
+    int rc = ef_write_file_atomic(path, big, sizeof big, &e);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, was);
+    assert_err_kind(rc, e, EF_E_INTERNAL, path, "write failed");
+    assert_int_equal(tu_count_entries(dir), 1);
+    assert_ok(ef_read_file(path, &buf, &len, &e), e);
+    assert_string_equal(buf, "by name\n");
+    free(buf);
+    tu_rmtree(dir);
+}
+
 static void test_read_file_errors(void **state)
 {
     char dir[256], path[512], pre[600];
@@ -418,6 +694,13 @@ static void test_read_file_errors(void **state)
 
     snprintf(pre, sizeof pre, "%s: ", dir);
     assert_err(ef_read_file(dir, &buf, &len, &e), e, pre, "directory");
+    assert_null(buf);
+
+    /* a device is not read: /dev/null would read as an empty file, and
+     * a FIFO would block (tests/e2e/files.sh) */
+    assert_err(ef_read_file("/dev/null", &buf, &len, &e), e,
+               "/dev/null: is a character device (expected a regular file)",
+               NULL);
     assert_null(buf);
 
     tu_write(dir, "empty.csv", "", path, sizeof path);
@@ -589,6 +872,7 @@ int main(void)
         cmocka_unit_test(test_iso_rejects),
         cmocka_unit_test(test_quote_plain_and_escapes),
         cmocka_unit_test(test_quote_truncates),
+        cmocka_unit_test(test_utf8_char),
         cmocka_unit_test(test_sh_quote_every_byte),
         cmocka_unit_test(test_sh_quote_forms),
         cmocka_unit_test(test_suggest),
@@ -598,6 +882,11 @@ int main(void)
         cmocka_unit_test(test_write_atomic),
         cmocka_unit_test(test_write_atomic_missing_dir),
         cmocka_unit_test(test_write_atomic_onto_directory),
+        cmocka_unit_test(test_write_atomic_planted_symlinks),
+        cmocka_unit_test(test_write_atomic_mode),
+        cmocka_unit_test(test_write_atomic_links),
+        cmocka_unit_test(test_write_atomic_syncs_directory),
+        cmocka_unit_test(test_write_atomic_failure_leaves_no_temporary),
         cmocka_unit_test(test_read_file_errors),
         cmocka_unit_test(test_read_file_large),
     };
