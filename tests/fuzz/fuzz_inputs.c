@@ -15,8 +15,8 @@
  * readers' documented guarantees (a violation is __builtin_trap, which the
  * fuzzer reports as a crash) and freed; what fails must fail with one line
  * of input-error text that starts with the file name. Parsed queues are
- * also resolved against a small fixed curve set, and queue_where is run
- * on their fields.
+ * also resolved against a small fixed curve set (which also checks the
+ * work/throughput limit), and queue_where is run on their fields.
  *
  * Build and run: make fuzz FUZZ_SECONDS=300 (see tests/fuzz/run.sh).
  */
@@ -83,7 +83,8 @@ static void check_row(const curve_row *r)
 {
     CHECK(r->batch >= 1 && r->batch <= INT32_MAX);
     for (int i = 0; i < CURVE_MAX_LEVELS; i++) {
-        CHECK(isfinite(r->cell[i]) && r->cell[i] >= 0.0);
+        CHECK(isfinite(r->cell[i]) &&
+              (r->cell[i] == 0.0 || r->cell[i] >= CURVE_MIN_TPUT));
         CHECK(r->measured[i] == 0 || r->measured[i] == 1);
         CHECK(r->measured[i] || r->cell[i] == 0.0);
     }
@@ -188,6 +189,9 @@ static void check_queue(job_queue *q, const char *path, int is_json)
             CHECK(j->curve && j->curve->batch == j->batch);
             const curve_model *m = curve_find_model(&fixed, j->model);
             CHECK(m && j->curve >= m->rows && j->curve < m->rows + m->nrows);
+            /* the work left takes at most JOB_MAX_ALONE_SECONDS alone */
+            CHECK((double)(j->iterations - j->iterations_done) <=
+                  j->curve->usable_tput[0] * JOB_MAX_ALONE_SECONDS);
         }
     } else {
         check_error(&e, path);
