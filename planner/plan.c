@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/fsum.h"
 #include "common/util.h"
 #include "planner/ebatch.h"
 #include "planner/engine.h"
@@ -1051,6 +1052,119 @@ static int run_slot(plan *p, plan_run *R, int *act, int *na, int *aux,
     return fin;
 }
 
+/* ---- skipping stretches where nothing changes ----------------------------- */
+
+/* The throughput job j runs at now (what run_slot advances it at). */
+static double run_tput(const plan_job *j)
+{
+    return j->eb ? eb_tput(j->row, j->g, 1) : curve_tput(j->in->curve, j->g);
+}
+
+/*
+ * ff_len: how many slots from t (t included) plan_build may run at once
+ * by ff_run because running them one by one would change nothing but
+ * the sums: no arrival (next_release: the first release not yet
+ * decided), no change of an admitted job's reservation, no completion,
+ * every running job past its first slot with per-slot charges that
+ * repeat (OVH_REFERENCE: GPUs unchanged since the last slot; the other
+ * models: nothing owed). At most 'cap'. 0 when fewer than 2 slots.
+ */
+static int64_t ff_len(const plan *p, const int *act, int na, int64_t t,
+                      int64_t next_release, int64_t cap)
+{
+    int64_t S = p->opts.slot, K = cap;
+    if (na == 0)
+        return 0;
+    if (next_release != INT64_MAX) {
+        int64_t k = (next_release - t + S - 1) / S;
+        if (k < K)
+            K = k;
+    }
+    for (int i = 0; i < na && K >= 2; i++) {
+        const plan_job *j = &p->jobs[act[i]];
+        if (j->decision == PLAN_ADMITTED) {
+            int64_t nc = resv_next_change(&j->r, t);
+            if (nc != INT64_MAX) {
+                int64_t k = (nc - t + S - 1) / S;
+                if (k < K)
+                    K = k;
+            }
+        }
+        if (j->g == 0)
+            continue;
+        if (j->start < 0 ||
+            (p->opts.overhead == OVH_REFERENCE ? j->changed : j->owed != 0))
+            return 0;
+        /* slot r (from 0) starts with rem >= rem0 - r (d + ulp): d, the
+         * most a slot takes, plus its rounding; it completes nothing
+         * while that stays above d */
+        double d = (double)S * run_tput(j);
+        double ulp = ldexp(1.0, ilogb(j->rem) - 52);
+        double q = (j->rem - d) / (d + 2 * ulp);
+        int64_t safe = q >= 9e15 ? INT64_MAX : (int64_t)floor(q) - 1;
+        if (safe < K)
+            K = safe;
+    }
+    return K >= 2 ? K : 0;
+}
+
+/* Add the runs of seq, with per-kind amounts add[kind], to *x. */
+static void ff_add_ref(double *x, const ovh_ref_seq *seq, const double *add)
+{
+    ef_fsum_run r[3];
+    for (int k = 0; k < seq->nhead; k++)
+        r[k] = (ef_fsum_run){add[seq->head[k].kind], seq->head[k].count};
+    *x = ef_fsum_repeat(*x, r, seq->nhead, 1);
+    for (int k = 0; k < seq->nbody; k++)
+        r[k] = (ef_fsum_run){add[seq->body[k].kind], seq->body[k].count};
+    *x = ef_fsum_repeat(*x, r, seq->nbody, seq->reps);
+    for (int k = 0; k < seq->ntail; k++)
+        r[k] = (ef_fsum_run){add[seq->tail[k].kind], seq->tail[k].count};
+    *x = ef_fsum_repeat(*x, r, seq->ntail, 1);
+}
+
+/* Run the K slots from t (ff_len said they may) at once: exactly what K
+ * calls of run_slot give, bit for bit (common/fsum.h), with no job
+ * completing. */
+static void ff_run(plan *p, plan_run *R, const int *act, int na, int64_t t,
+                   int64_t K, ef_fsum_run *used)
+{
+    int S = p->opts.slot, N = p->cl.total_gpus, nu = 0;
+    record(p, &R->cap, act, na, t, K * S);
+    for (int i = 0; i < na; i++) {
+        plan_job *j = &p->jobs[act[i]];
+        if (j->g == 0)
+            continue;
+        double tp = run_tput(j), gs = (double)j->g * S;
+        used[nu++] = (ef_fsum_run){gs, 1};
+        j->gpu_seconds = ef_fsum_add(j->gpu_seconds, gs, K);
+        if (p->opts.overhead != OVH_REFERENCE) {
+            /* nothing owed: every slot is productive */
+            j->rem = ef_fsum_add(j->rem, -((double)S * tp), K);
+            continue;
+        }
+        ovh_ref_seq seq;
+        ovh_ref_slots((t - p->now) / S, K, S, j->restarted, &seq);
+        double charge[3], ov[3], drem[3];
+        charge[OVH_REF_CACHED] = ovh_reference(j->g, 1, 0, N);
+        charge[OVH_REF_FRESH] = ovh_reference(j->g, 0, 0, N);
+        charge[OVH_REF_RESTART] = ovh_reference(j->g, 0, 1, N);
+        for (int k = 0; k < 3; k++) {
+            ov[k] = charge[k] < S ? charge[k] : S;
+            drem[k] = -(((double)S - ov[k]) * tp);
+        }
+        ff_add_ref(&j->rem, &seq, drem);
+        ff_add_ref(&j->overhead_seconds, &seq, ov);
+        const ovh_ref_seq *q = &seq;
+        ovh_ref_kind last = q->ntail ? q->tail[q->ntail - 1].kind
+                            : q->nbody && q->reps ? q->body[q->nbody - 1].kind
+                                                  : q->head[q->nhead - 1].kind;
+        j->owed = charge[last] - ov[last];
+        j->restarted = seq.last_restart;
+    }
+    p->used_gpu_seconds = ef_fsum_repeat(p->used_gpu_seconds, used, nu, K);
+}
+
 /* After the last slot: the plan's end and promised GPU-seconds. */
 static void run_end(plan *p, int64_t t)
 {
@@ -1082,9 +1196,11 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
     int *act = ef_malloc((size_t)(n ? n : 1) * sizeof *act);
     int *resg = ef_calloc((size_t)(n ? n : 1), sizeof *resg);
     int *prevg = ef_calloc((size_t)(n ? n : 1), sizeof *prevg);
+    ef_fsum_run *used = ef_malloc((size_t)(n ? n : 1) * sizeof *used);
     int na = 0, ai = 0, need_point = 1;
     int64_t t = now;
     while (ai < n || na > 0) {
+        p->steps++;
         if (na == 0 && p->jobs[arr[ai]].release > t) {
             int64_t nt = p->jobs[arr[ai]].release;
             record(p, &R.cap, act, 0, t, nt - t);
@@ -1118,9 +1234,21 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
                 ef_panic("%s with %d jobs on %d GPUs", pe.msg, na, N);
             need_point = 0;
         }
+        /* a stretch where stepping slot by slot changes nothing but the
+         * sums: run it at once (the same bits) */
+        int64_t K = o->every_slot ? 0
+                    : ff_len(p, act, na, t,
+                             ai < n ? p->jobs[arr[ai]].release : INT64_MAX,
+                             (EF_MAX_I64 - t) / S + 1);
+        if (K > 0) {
+            ff_run(p, &R, act, na, t, K, used);
+            t += K * S;
+            continue;
+        }
         need_point |= run_slot(p, &R, act, &na, resg, t);
         t += S;
     }
+    free(used);
     run_end(p, t);
     /* horizon: keep slots that start before now + horizon */
     if (o->horizon > 0) {
