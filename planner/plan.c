@@ -1165,6 +1165,56 @@ static void ff_run(plan *p, plan_run *R, const int *act, int na, int64_t t,
     p->used_gpu_seconds = ef_fsum_repeat(p->used_gpu_seconds, used, nu, K);
 }
 
+/* Seconds any one point may cost every running job on top of the
+ * physics plan_horizon counts (a reconfiguration under OVH_FIG12 or
+ * OVH_RESTART is at most 30 s). */
+#define PLAN_POINT_COST 60.0
+
+/*
+ * plan_horizon: how far from 'now' a plan of p's jobs can legitimately
+ * reach, before the per-point allowance plan_build adds: twice the
+ * latest release or deadline, plus every job's work left run alone at
+ * its slowest usable throughput in the productive share of a slot the
+ * overhead model leaves (OVH_REFERENCE: its per-slot charges at the
+ * cluster's size over a restart period; a share of 0, which never
+ * finishes, counts nothing), plus 64 slots. Past it the plan has run
+ * away.
+ */
+static double plan_horizon(const plan *p)
+{
+    int S = p->opts.slot, N = p->cl.total_gpus;
+    double share = 1, last = 0, work = 0;
+    if (p->opts.overhead == OVH_REFERENCE) {
+        double b = ovh_reference(N, 1, 0, N), u = ovh_reference(N, 0, 0, N),
+               r = ovh_reference(N, 0, 1, N), prod = 0;
+        if (S >= 3)
+            prod += (S - 2) * (S > b ? S - b : 0);
+        if (S >= 2)
+            prod += S > u ? S - u : 0;
+        prod += S > r ? S - r : 0;
+        share = prod / ((double)S * S);
+    }
+    for (int i = 0; i < p->njobs; i++) {
+        const plan_job *j = &p->jobs[i];
+        double rel = (double)(j->release - p->now);
+        double dl = j->in->has_deadline ? (double)(j->deadline - p->now) : 0;
+        if (rel > last)
+            last = rel;
+        if (dl > last)
+            last = dl;
+        double tp = eb_tput(j->in->curve, j->in->curve->usable_gpus[0], j->eb);
+        for (int b = 0; j->eb && b < j->in->nbatch; b++) {
+            const curve_row *r = j->in->rows[b];
+            double x = eb_tput(r, r->usable_gpus[0], 1);
+            if (x < tp)
+                tp = x;
+        }
+        if (share > 0 && tp > 0)
+            work += j->rem / (tp * share);
+    }
+    return 2 * (last + work) + 64.0 * S;
+}
+
 /* After the last slot: the plan's end and promised GPU-seconds. */
 static void run_end(plan *p, int64_t t)
 {
@@ -1197,10 +1247,29 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
     int *resg = ef_calloc((size_t)(n ? n : 1), sizeof *resg);
     int *prevg = ef_calloc((size_t)(n ? n : 1), sizeof *prevg);
     ef_fsum_run *used = ef_malloc((size_t)(n ? n : 1) * sizeof *used);
-    int na = 0, ai = 0, need_point = 1;
+    int na = 0, ai = 0, need_point = 1, rc = EF_OK;
     int64_t t = now;
+    double horizon = plan_horizon(p);
     while (ai < n || na > 0) {
+        /* the guard: a plan that runs past its horizon, or past the
+         * largest time efplan keeps, has run away (a job that makes no
+         * progress) */
         p->steps++;
+        double lim = horizon + (double)p->points * (PLAN_POINT_COST + 2.0 * S);
+        if (t > EF_MAX_I64 || (double)(t - now) > lim) {
+            int busy = 0;
+            for (int i = 0; i < na; i++)
+                busy += p->jobs[act[i]].g > 0;
+            rc = ef_fail(e, EF_E_INTERNAL, "the plan ran away: at t=%lld, "
+                         "%.3g s from its start (expected at most %.3g s for "
+                         "these %d job%s, or 1e15), %d job%s active, %d "
+                         "running, %d not yet released (a job that makes no "
+                         "progress: overheads as long as the slot?)",
+                         (long long)t, (double)(t - now),
+                         lim < 1e15 ? lim : 1e15, n, n == 1 ? "" : "s", na,
+                         na == 1 ? "" : "s", busy, n - ai);
+            break;
+        }
         if (na == 0 && p->jobs[arr[ai]].release > t) {
             int64_t nt = p->jobs[arr[ai]].release;
             record(p, &R.cap, act, 0, t, nt - t);
@@ -1235,7 +1304,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
             need_point = 0;
         }
         /* a stretch where stepping slot by slot changes nothing but the
-         * sums: run it at once (the same bits) */
+         * sums: run it at once (the same bits; at most up to the guard) */
         int64_t K = o->every_slot ? 0
                     : ff_len(p, act, na, t,
                              ai < n ? p->jobs[arr[ai]].release : INT64_MAX,
@@ -1249,6 +1318,15 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
         t += S;
     }
     free(used);
+    if (rc != EF_OK) {
+        run_free(&R);
+        free(arr);
+        free(act);
+        free(resg);
+        free(prevg);
+        plan_free(p);
+        return EF_ERR;
+    }
     run_end(p, t);
     /* horizon: keep slots that start before now + horizon */
     if (o->horizon > 0) {

@@ -186,7 +186,13 @@ typedef struct plan {
  * per-slot overhead charges repeat, is run at once with the same bits
  * slot-by-slot stepping gives (common/fsum.h); what is left are the
  * scheduling points themselves (arrivals, completions, reservation
- * changes) and a few slots around each.
+ * changes) and a few slots around each. A plan that reaches past its
+ * horizon (twice the latest release or deadline plus every job's work
+ * alone at its slowest usable throughput and the overhead model's
+ * per-slot share, plus an allowance per point) or past t = 1e15 s
+ * (EF_MAX_I64, the largest time efplan keeps) has run away (a job that
+ * makes no progress: OVH_REFERENCE charges as long as the slot):
+ * EF_E_INTERNAL with a message, and nothing is planned.
  */
 int plan_build(plan *p, const job_queue *q, const cluster *c,
                const plan_opts *o, ef_err *e);

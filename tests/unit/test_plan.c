@@ -4,7 +4,7 @@
  * plan_check; a rejected job's earliest feasible deadline is admitted on
  * resubmission; same inputs give the same bytes; running stretches of
  * slots at once gives the bytes stepping slot by slot gives), a job at
- * the work limit in a few loop steps.
+ * the work limit in a few loop steps, a runaway stopped.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -410,6 +410,28 @@ static void test_limit_few_steps(void **state)
         }
 }
 
+/* A job that makes no progress (OVH_REFERENCE charges at least the whole
+ * 1 s slot, every slot) is a runaway: plan_build stops with an internal
+ * error that says so, in a bounded number of steps (it looped forever). */
+static void test_runaway_stops(void **state)
+{
+    (void)state;
+    job_queue q;
+    one_job(&q, 100000000, 0);
+    cluster c;
+    cluster_init(&c, 1, 1, 2, "t", NULL);
+    plan_opts o;
+    plan_opts_default(&o);
+    o.overhead = OVH_REFERENCE;
+    o.slot = 1;
+    plan p;
+    ef_err e = {0};
+    assert_int_equal(plan_build(&p, &q, &c, &o, &e), EF_ERR);
+    assert_int_equal(e.kind, EF_E_INTERNAL);
+    assert_non_null(strstr(e.msg, "the plan ran away"));
+    free_queue(&q);
+}
+
 /* A job already under way that cannot make its deadline is demoted to
  * best-effort, not dropped, and does not block a feasible newcomer. */
 static void test_late_job_demoted(void **state)
@@ -483,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_late_job_demoted),
         cmocka_unit_test(test_skip_same_bytes),
         cmocka_unit_test(test_limit_few_steps),
+        cmocka_unit_test(test_runaway_stops),
     };
     return cmocka_run_group_tests_name("plan", tests, tp_setup, tp_teardown);
 }
