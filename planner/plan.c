@@ -422,6 +422,23 @@ static void replan(plan *p, int *act, int na, int64_t t, avail *F,
     plan_at_risk(p, act, na, t, F);
 }
 
+/* 1 if an admitted job among act[0..na-1] holds a reservation that
+ * overlaps [t, deadline). */
+static int promised_before(const plan *p, const int *act, int na, int64_t t,
+                           int64_t deadline)
+{
+    for (int i = 0; i < na; i++) {
+        const plan_job *o = &p->jobs[act[i]];
+        if (o->decision != PLAN_ADMITTED)
+            continue;
+        for (int k = 0; k < o->r.n; k++)
+            if (o->r.s[k].start < deadline && o->r.s[k].end > t &&
+                o->r.s[k].gpus > 0)
+                return 1;
+    }
+    return 0;
+}
+
 /* Decide one released job at t. */
 static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
                    const int *act, int na, int *ord)
@@ -490,11 +507,22 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
     }
     j->decision = PLAN_REJECTED;
     p->rejected++;
-    if (alone > j->deadline)
+    if (alone < 0)
+        snprintf(j->reason, sizeof j->reason,
+                 "too slow: even alone on the cluster, no plan that pays the "
+                 "%s overheads of %d s slots finishes its %.0f %s",
+                 ovh_name(p->opts.overhead), p->opts.slot, j->rem,
+                 j->eb ? "samples" : "iterations");
+    else if (alone > j->deadline)
         snprintf(j->reason, sizeof j->reason,
                  "deadline too tight even alone on the cluster (fastest finish "
                  "%lld at %d GPUs)", (long long)alone,
                  curve_max_usable(j->eb && er ? er : row, N));
+    else if (!promised_before(p, act, na, t, j->deadline))
+        snprintf(j->reason, sizeof j->reason,
+                 "no minimum-share reservation pays its overheads by the "
+                 "deadline (fastest plan alone: %lld); no GPUs are promised "
+                 "to other jobs before it", (long long)alone);
     else
         snprintf(j->reason, sizeof j->reason,
                  "GPUs before the deadline are promised to admitted jobs");

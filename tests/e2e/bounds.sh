@@ -10,7 +10,9 @@
 #   a message, at SIM_MAX_POINTS (they grew memory without end);
 # - a job that makes no progress (reference overheads on 1 s slots cost
 #   the whole slot) stops the plan as a runaway, exit 5 (it looped
-#   forever);
+#   forever); one with a deadline is rejected as "too slow", and a job
+#   alone whose minimum share cannot pay its overheads says so: neither
+#   says "GPUs promised to admitted jobs" when nothing is admitted;
 # - tiresias on a 1e-300 curve is an input error, exit 3 (it never
 #   finished, growing memory by ~100 MB/s).
 # Every command runs under `timeout 120` as a safety net only: a hang
@@ -29,6 +31,9 @@ cat >"$T/lim3.json" <<'EOF'
 EOF
 cat >"$T/slow.json" <<'EOF'
 {"jobs": [{"id": "a", "model": "m", "batch_size": 8, "iterations": 100000000, "submit_time": 0, "deadline": null, "num_gpu": 1}]}
+EOF
+cat >"$T/dl.json" <<'EOF'
+{"jobs": [{"id": "a", "model": "m", "batch_size": 8, "iterations": 1000, "submit_time": 0, "deadline": 100000}]}
 EOF
 ef() { timeout 120 $V "$EFPLAN" "$@"; }
 
@@ -71,6 +76,20 @@ ef plan --jobs "$T/slow.json" --cluster n1g2 --curves "$T/c" \
 grep -q '^efplan: error: the plan ran away: at t=' "$T/ra.err" ||
     { cat "$T/ra.err"; fail "no-progress plan: message"; }
 [ ! -e "$T/ra.json" ] || fail "no-progress plan: a plan file was written"
+
+ef plan --jobs "$T/dl.json" --cluster n1g2 --curves "$T/c" --overhead reference \
+    --slot 3 --out "$T/dl-plan.json" >/dev/null || fail "too-slow plan failed"
+grep -q '"reason": "too slow: even alone on the cluster, no plan that pays the reference overheads of 3 s slots finishes its 1000 iterations"' \
+    "$T/dl-plan.json" || { grep -o '"reason": "[^"]*"' "$T/dl-plan.json"; fail "too-slow reason"; }
+
+# alone on an empty cluster, its minimum share cannot pay its overheads
+# by the deadline (the fastest plan could): the reason says that, not
+# "GPUs promised to admitted jobs" (there are none)
+printf 'job_id,submit_time,num_iteration,model_name,deadline,batch_size\nx,5858,3624,bert,6255,64\n' >"$T/one.csv"
+ef plan --jobs "$T/one.csv" --cluster n128g8 --curves A100 --now 3793 \
+    --out "$T/one.json" >/dev/null || fail "one-job plan failed"
+grep -q '"reason": "no minimum-share reservation pays its overheads by the deadline (fastest plan alone: 6232); no GPUs are promised to other jobs before it"' \
+    "$T/one.json" || { grep -o '"reason": "[^"]*"' "$T/one.json"; fail "one-job reason"; }
 
 rc=0
 ef simulate --policy tiresias --trace "$T/slow.json" --cluster n1g2 \
