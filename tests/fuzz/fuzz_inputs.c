@@ -11,6 +11,11 @@
  *                     1 into a buffer with a NUL after it, as
  *                     ef_read_file gives.
  *
+ * With EFPLAN_FUZZ_READER set to one reader's name (queue_csv,
+ * queue_json, curve_csv, curve_json, cluster_csv, cluster_json) every
+ * input goes to that reader; the first byte still picks the buffer mode,
+ * so the seeds of tests/fuzz/corpus/READER/ work in both ways.
+ *
  * The rest of the input is the file. What parses is checked against the
  * readers' documented guarantees (a violation is __builtin_trap, which the
  * fuzzer reports as a crash) and freed; what fails must fail with one line
@@ -18,7 +23,8 @@
  * also resolved against a small fixed curve set (which also checks the
  * work/throughput limit), and queue_where is run on their fields.
  *
- * Build and run: make fuzz FUZZ_SECONDS=300 (see tests/fuzz/run.sh).
+ * Build and run: make fuzz FUZZ_SECONDS=300 (every reader), make
+ * fuzz-each FUZZ_SECONDS=60 (each reader in turn; see tests/fuzz/run.sh).
  */
 #include <limits.h>
 #include <math.h>
@@ -212,12 +218,34 @@ static void check_cluster(const cluster *c)
 
 /* ---- entry ----------------------------------------------------------------- */
 
+static const char *const reader_names[6] = {
+    "queue_csv", "queue_json", "curve_csv", "curve_json", "cluster_csv",
+    "cluster_json"};
+
+/* The reader EFPLAN_FUZZ_READER names, or -1 (the first byte chooses);
+ * an unknown name traps at the first input. */
+static int fixed_reader(void)
+{
+    static int sel = -2;
+    if (sel == -2) {
+        const char *v = getenv("EFPLAN_FUZZ_READER");
+        sel = -1;
+        if (v && *v) {
+            for (int k = 0; k < 6; k++)
+                if (strcmp(v, reader_names[k]) == 0)
+                    sel = k;
+            CHECK(sel >= 0);
+        }
+    }
+    return sel;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
     fixed_init();
-    int sel = data[0] % 6;
+    int sel = fixed_reader() >= 0 ? fixed_reader() : data[0] % 6;
     int with_nul = (data[0] / 6) % 2;
     size_t len = size - 1;
     /* Exact size unless with_nul; malloc(0) may return NULL, so keep one
