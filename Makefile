@@ -6,6 +6,7 @@
 #   make asan     the whole test suite under AddressSanitizer + UBSan
 #   make valgrind the unit tests and a validate run under valgrind
 #   make fuzz     fuzz the CSV and JSON readers (FUZZ_SECONDS, default 60)
+#   make fuzz-each  fuzz each of the six readers in turn, FUZZ_SECONDS each
 #   make deps     install the Debian packages the project needs (as root),
 #                 or print the command to do so
 #   make V=1 ...  show full compiler command lines
@@ -64,8 +65,8 @@ LIBEXEC     := $(BUILD)/libexecutor.a
 LIBSOLVER   := $(BUILD)/libsolver.a
 EFPLAN      := $(BUILD)/efplan
 
-.PHONY: all run test unit e2e asan valgrind fuzz deps deps-fuzz deps-check \
-        clean help
+.PHONY: all run test unit e2e asan valgrind fuzz fuzz-build fuzz-each deps \
+        deps-fuzz deps-check clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -251,18 +252,27 @@ valgrind:
 
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := tests/fuzz/fuzz_inputs.c
-fuzz:
+FUZZ_READERS := queue_csv queue_json curve_csv curve_json cluster_csv \
+                cluster_json
+fuzz-build:
 	@$(MAKE) --no-print-directory deps deps-fuzz
 	@mkdir -p $(BUILD)/fuzz
 	clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined $(DEFS) \
 	  $(INCS) -o $(BUILD)/fuzz/fuzz_inputs $(FUZZ_SRC) $(COMMON_SRC) \
 	  $(MODEL_SRC) $(PLANNER_SRC) -fopenmp -ljansson -lglpk -lm
+
+fuzz: fuzz-build
 	tests/fuzz/run.sh $(BUILD)/fuzz/fuzz_inputs $(FUZZ_SECONDS)
+
+fuzz-each: fuzz-build
+	@rc=0; for r in $(FUZZ_READERS); do \
+	  tests/fuzz/run.sh $(BUILD)/fuzz/fuzz_inputs $(FUZZ_SECONDS) $$r || rc=1; \
+	done; exit $$rc
 
 clean:
 	rm -rf build build-asan
 
 help:
-	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

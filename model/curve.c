@@ -140,6 +140,11 @@ static int parse_cell(const char *s, double *out, const char **why)
         *why = "negative throughput (expected iterations/s >= 0)";
         return EF_ERR;
     }
+    if (v > 0 && v < CURVE_MIN_TPUT) {
+        *why = "throughput below the minimum of 1e-06 iterations/s "
+               "(expected at least 1e-06, or empty/nan/0 for not runnable)";
+        return EF_ERR;
+    }
     *out = v;
     return EF_OK;
 }
@@ -374,6 +379,13 @@ int curve_parse_json(curve_model *m, const char *model, const char *path,
                     ef_fail(e, EF_E_INPUT, "%s: %s.throughput.%s: negative "
                             "throughput (expected iterations/s >= 0, or null)",
                             path, where, k);
+                    goto fail;
+                }
+                if (t > 0 && t < CURVE_MIN_TPUT) {
+                    ef_fail(e, EF_E_INPUT, "%s: %s.throughput.%s: %g is below "
+                            "the minimum of 1e-06 iterations/s (expected at "
+                            "least 1e-06, or 0 or null for not runnable)",
+                            path, where, k, t);
                     goto fail;
                 }
             } else {

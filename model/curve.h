@@ -9,7 +9,9 @@
  *            "throughput": {"1": 6.03, "2": 8.64, "64": null}}]}
  *     ("model" is optional and must equal the file name's stem).
  * The model name is the file name without its extension. Empty cells,
- * "nan", 0 and JSON null mean "not runnable at that size".
+ * "nan", 0 and JSON null mean "not runnable at that size"; any other
+ * cell is at least CURVE_MIN_TPUT (a slower one is an input error, so
+ * that no accepted curve makes a job's work stop shrinking).
  *
  * THE USABLE-SIZE RULE (every planner, solver and simulator module uses
  * curve_usable() and nothing else to decide which GPU counts a job may get):
@@ -31,6 +33,10 @@
 
 /* GPU counts are 2^0 .. 2^(CURVE_MAX_LEVELS-1). */
 #define CURVE_MAX_LEVELS 16
+
+/* The slowest runnable cell, iterations/s (one iteration in about 11.6
+ * days); the README's input section states it. */
+#define CURVE_MIN_TPUT 1e-6
 
 typedef struct curve_row {
     long batch;                         /* global batch size */

@@ -1364,6 +1364,32 @@ int queue_load(job_queue *q, const char *path, ef_err *e)
     return rc;
 }
 
+/* EF_ERR (with 'e') if job i's 'left' work (iterations, or samples when
+ * 'samples') takes more than JOB_MAX_ALONE_SECONDS at the slowest usable
+ * size of 'row' (its first: the ladder's throughput rises). */
+static int too_slow(const job_queue *q, int i, const curve_row *row,
+                    double left, int samples, ef_err *e)
+{
+    const job *j = &q->jobs[i];
+    double tp = row->usable_tput[0];
+    if (samples)
+        tp *= (double)row->batch;
+    if (left <= tp * JOB_MAX_ALONE_SECONDS)
+        return EF_OK;
+    char w[600];
+    job_field f = !j->in_samples ? JF_ITER
+                  : j->epochs > 0 ? JF_EPOCHS : JF_SAMPLES;
+    return ef_fail(e, EF_E_INPUT, "%s: %.0f %s left take %.3g s at the "
+                   "slowest usable size of %s batch size %ld (%d GPU%s, %g "
+                   "iterations/s; expected at most %.0e s, about 31,700 "
+                   "years)",
+                   queue_where(q, i, f, w, sizeof w), left,
+                   samples ? "samples" : "iterations", left / tp, j->model,
+                   row->batch, row->usable_gpus[0],
+                   row->usable_gpus[0] > 1 ? "s" : "", row->usable_tput[0],
+                   JOB_MAX_ALONE_SECONDS);
+}
+
 int queue_resolve(job_queue *q, const curve_set *cs, ef_err *e)
 {
     char w[600], list[1024], qv[128];
@@ -1381,6 +1407,9 @@ int queue_resolve(job_queue *q, const curve_set *cs, ef_err *e)
                            "size %ld (known batch sizes: %s)",
                            queue_where(q, i, JF_BATCH, w, sizeof w), m->name,
                            j->batch, curve_list_batches(m, list, sizeof list));
+        if (too_slow(q, i, j->curve, j->iterations - j->iterations_done, 0,
+                     e) != EF_OK)
+            return EF_ERR;
         if (j->nbatch == 0)
             continue;
         free(j->rows);
@@ -1393,6 +1422,9 @@ int queue_resolve(job_queue *q, const curve_set *cs, ef_err *e)
                                queue_where(q, i, JF_BATCHES, w, sizeof w),
                                m->name, j->batches[k],
                                curve_list_batches(m, list, sizeof list));
+            if (job_elastic(j) &&
+                too_slow(q, i, j->rows[k], job_samples_left(j), 1, e) != EF_OK)
+                return EF_ERR;
         }
     }
     return EF_OK;

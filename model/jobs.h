@@ -254,8 +254,18 @@ char *queue_write_json(const job *jobs, int n, const json_t *apply);
  * batch, and iterations_done follows it. */
 void job_advance(job *j, int64_t done);
 
+/* The most seconds a job's work left may take at the slowest usable
+ * size of its curve (about 31,700 years): a bound on the work/throughput
+ * ratio, so that no accepted job keeps a planner or simulator loop busy
+ * without end, and every slot's progress is far above the rounding of
+ * the work left (the README's input section states it). */
+#define JOB_MAX_ALONE_SECONDS 1e12
+
 /* Point every job at its curve row. Fails on an unknown model (listing
- * the known ones) or a batch size without a row (listing the known rows). */
+ * the known ones), a batch size without a row (listing the known rows),
+ * or work left that takes more than JOB_MAX_ALONE_SECONDS at the slowest
+ * usable size of its row (an elastic job: in samples, at each accepted
+ * batch size), naming the field that gives the work. */
 int queue_resolve(job_queue *q, const curve_set *cs, ef_err *e);
 
 /* Write where field 'f' of job i came from into dst:

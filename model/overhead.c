@@ -101,6 +101,53 @@ double ovh_reference(int g, int cached, int restart, int total_gpus)
     return base + 2 * (log2i(g) + 1);
 }
 
+/* Append 'count' slots of 'kind' to runs[*n] (merged with the last). */
+static void ref_push(ovh_ref_run *runs, int *n, ovh_ref_kind kind,
+                     int64_t count)
+{
+    if (count <= 0)
+        return;
+    if (*n > 0 && runs[*n - 1].kind == kind) {
+        runs[*n - 1].count += count;
+        return;
+    }
+    runs[*n].kind = kind;
+    runs[*n].count = count;
+    (*n)++;
+}
+
+/* The first q slots of the period that starts at a restart. */
+static void ref_period(ovh_ref_run *runs, int *n, int64_t q, int64_t every)
+{
+    ref_push(runs, n, OVH_REF_RESTART, q < 1 ? q : 1);
+    if (every >= 2 && q >= 2)
+        ref_push(runs, n, OVH_REF_FRESH, 1);
+    if (every >= 3 && q >= 3)
+        ref_push(runs, n, OVH_REF_CACHED, q - 2);
+}
+
+void ovh_ref_slots(int64_t k0, int64_t n, int64_t every, int prev_restart,
+                   ovh_ref_seq *s)
+{
+    ef_assert(k0 >= 0 && n >= 1 && every >= 1);
+    memset(s, 0, sizeof *s);
+    /* the first restart at or after k0 */
+    int64_t r1 = k0 <= every ? every : (k0 + every - 1) / every * every;
+    int64_t h = r1 - k0 < n ? r1 - k0 : n;
+    if (h > 0) {
+        ref_push(s->head, &s->nhead,
+                 prev_restart ? OVH_REF_FRESH : OVH_REF_CACHED, 1);
+        ref_push(s->head, &s->nhead, OVH_REF_CACHED, h - 1);
+    }
+    int64_t m = n - h;
+    s->reps = m / every;
+    if (s->reps > 0)
+        ref_period(s->body, &s->nbody, every, every);
+    ref_period(s->tail, &s->ntail, m % every, every);
+    int64_t last = k0 + n - 1;
+    s->last_restart = last > 0 && last % every == 0;
+}
+
 static uint64_t hash_set(const int *gpu, int g)
 {
     uint64_t h = 1469598103934665603ULL;

@@ -72,6 +72,39 @@ double ovh_charge(ovh_mode m, const char *model, int g0, int g1, int moved,
 /* The reference formula for one job at one point. */
 double ovh_reference(int g, int cached, int restart, int total_gpus);
 
+/* What OVH_REFERENCE charges a job at one slot that holds the same GPUs
+ * as the slot before: a restart, uncached after a restart, else cached
+ * (ovh_reference(g, 0, 1, N), (g, 0, 0, N), (g, 1, 0, N)). */
+typedef enum ovh_ref_kind {
+    OVH_REF_CACHED,
+    OVH_REF_FRESH,
+    OVH_REF_RESTART
+} ovh_ref_kind;
+
+typedef struct ovh_ref_run {
+    ovh_ref_kind kind;
+    int64_t count;      /* slots in a row */
+} ovh_ref_run;
+
+/* A stretch of slots as runs: head once, body 'reps' times, tail once. */
+typedef struct ovh_ref_seq {
+    ovh_ref_run head[2], body[3], tail[3];
+    int nhead, nbody, ntail;
+    int64_t reps;
+    int last_restart;   /* 1 if the stretch's last slot is a restart */
+} ovh_ref_seq;
+
+/*
+ * ovh_ref_slots: the charge kinds of slots k0 .. k0+n-1 (slot indexes
+ * from the plan's start; k0 >= 0, n >= 1) for a job that runs on the
+ * same GPUs through all of them: a restart at every index that is a
+ * positive multiple of 'every' (>= 1), uncached at the slot after a
+ * restart ('prev_restart': slot k0 - 1 was one), cached otherwise. So a
+ * loop over the stretch can apply each run at once instead of each slot.
+ */
+void ovh_ref_slots(int64_t k0, int64_t n, int64_t every, int prev_restart,
+                   ovh_ref_seq *s);
+
 /* The reference's cache of GPU sets seen (hashes of sorted id lists). */
 typedef struct ovh_cache {
     uint64_t *h;

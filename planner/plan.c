@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/fsum.h"
 #include "common/util.h"
 #include "planner/ebatch.h"
 #include "planner/engine.h"
@@ -421,6 +422,23 @@ static void replan(plan *p, int *act, int na, int64_t t, avail *F,
     plan_at_risk(p, act, na, t, F);
 }
 
+/* 1 if an admitted job among act[0..na-1] holds a reservation that
+ * overlaps [t, deadline). */
+static int promised_before(const plan *p, const int *act, int na, int64_t t,
+                           int64_t deadline)
+{
+    for (int i = 0; i < na; i++) {
+        const plan_job *o = &p->jobs[act[i]];
+        if (o->decision != PLAN_ADMITTED)
+            continue;
+        for (int k = 0; k < o->r.n; k++)
+            if (o->r.s[k].start < deadline && o->r.s[k].end > t &&
+                o->r.s[k].gpus > 0)
+                return 1;
+    }
+    return 0;
+}
+
 /* Decide one released job at t. */
 static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
                    const int *act, int na, int *ord)
@@ -489,11 +507,22 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
     }
     j->decision = PLAN_REJECTED;
     p->rejected++;
-    if (alone > j->deadline)
+    if (alone < 0)
+        snprintf(j->reason, sizeof j->reason,
+                 "too slow: even alone on the cluster, no plan that pays the "
+                 "%s overheads of %d s slots finishes its %.0f %s",
+                 ovh_name(p->opts.overhead), p->opts.slot, j->rem,
+                 j->eb ? "samples" : "iterations");
+    else if (alone > j->deadline)
         snprintf(j->reason, sizeof j->reason,
                  "deadline too tight even alone on the cluster (fastest finish "
                  "%lld at %d GPUs)", (long long)alone,
                  curve_max_usable(j->eb && er ? er : row, N));
+    else if (!promised_before(p, act, na, t, j->deadline))
+        snprintf(j->reason, sizeof j->reason,
+                 "no minimum-share reservation pays its overheads by the "
+                 "deadline (fastest plan alone: %lld); no GPUs are promised "
+                 "to other jobs before it", (long long)alone);
     else
         snprintf(j->reason, sizeof j->reason,
                  "GPUs before the deadline are promised to admitted jobs");
@@ -1051,6 +1080,169 @@ static int run_slot(plan *p, plan_run *R, int *act, int *na, int *aux,
     return fin;
 }
 
+/* ---- skipping stretches where nothing changes ----------------------------- */
+
+/* The throughput job j runs at now (what run_slot advances it at). */
+static double run_tput(const plan_job *j)
+{
+    return j->eb ? eb_tput(j->row, j->g, 1) : curve_tput(j->in->curve, j->g);
+}
+
+/*
+ * ff_len: how many slots from t (t included) plan_build may run at once
+ * by ff_run because running them one by one would change nothing but
+ * the sums: no arrival (next_release: the first release not yet
+ * decided), no change of an admitted job's reservation, no completion,
+ * every running job past its first slot with per-slot charges that
+ * repeat (OVH_REFERENCE: GPUs unchanged since the last slot; the other
+ * models: nothing owed). At most 'cap'. 0 when fewer than 2 slots.
+ */
+static int64_t ff_len(const plan *p, const int *act, int na, int64_t t,
+                      int64_t next_release, int64_t cap)
+{
+    int64_t S = p->opts.slot, K = cap;
+    if (na == 0)
+        return 0;
+    if (next_release != INT64_MAX) {
+        int64_t k = (next_release - t + S - 1) / S;
+        if (k < K)
+            K = k;
+    }
+    for (int i = 0; i < na && K >= 2; i++) {
+        const plan_job *j = &p->jobs[act[i]];
+        if (j->decision == PLAN_ADMITTED) {
+            int64_t nc = resv_next_change(&j->r, t);
+            if (nc != INT64_MAX) {
+                int64_t k = (nc - t + S - 1) / S;
+                if (k < K)
+                    K = k;
+            }
+        }
+        if (j->g == 0)
+            continue;
+        if (j->start < 0 ||
+            (p->opts.overhead == OVH_REFERENCE ? j->changed : j->owed != 0))
+            return 0;
+        /* slot r (from 0) starts with rem >= rem0 - r (d + ulp): d, the
+         * most a slot takes, plus its rounding; it completes nothing
+         * while that stays above d */
+        double d = (double)S * run_tput(j);
+        double ulp = ldexp(1.0, ilogb(j->rem) - 52);
+        double q = (j->rem - d) / (d + 2 * ulp);
+        int64_t safe = q >= 9e15 ? INT64_MAX : (int64_t)floor(q) - 1;
+        if (safe < K)
+            K = safe;
+    }
+    return K >= 2 ? K : 0;
+}
+
+/* Add the runs of seq, with per-kind amounts add[kind], to *x. */
+static void ff_add_ref(double *x, const ovh_ref_seq *seq, const double *add)
+{
+    ef_fsum_run r[3];
+    for (int k = 0; k < seq->nhead; k++)
+        r[k] = (ef_fsum_run){add[seq->head[k].kind], seq->head[k].count};
+    *x = ef_fsum_repeat(*x, r, seq->nhead, 1);
+    for (int k = 0; k < seq->nbody; k++)
+        r[k] = (ef_fsum_run){add[seq->body[k].kind], seq->body[k].count};
+    *x = ef_fsum_repeat(*x, r, seq->nbody, seq->reps);
+    for (int k = 0; k < seq->ntail; k++)
+        r[k] = (ef_fsum_run){add[seq->tail[k].kind], seq->tail[k].count};
+    *x = ef_fsum_repeat(*x, r, seq->ntail, 1);
+}
+
+/* Run the K slots from t (ff_len said they may) at once: exactly what K
+ * calls of run_slot give, bit for bit (common/fsum.h), with no job
+ * completing. */
+static void ff_run(plan *p, plan_run *R, const int *act, int na, int64_t t,
+                   int64_t K, ef_fsum_run *used)
+{
+    int S = p->opts.slot, N = p->cl.total_gpus, nu = 0;
+    record(p, &R->cap, act, na, t, K * S);
+    for (int i = 0; i < na; i++) {
+        plan_job *j = &p->jobs[act[i]];
+        if (j->g == 0)
+            continue;
+        double tp = run_tput(j), gs = (double)j->g * S;
+        used[nu++] = (ef_fsum_run){gs, 1};
+        j->gpu_seconds = ef_fsum_add(j->gpu_seconds, gs, K);
+        if (p->opts.overhead != OVH_REFERENCE) {
+            /* nothing owed: every slot is productive */
+            j->rem = ef_fsum_add(j->rem, -((double)S * tp), K);
+            continue;
+        }
+        ovh_ref_seq seq;
+        ovh_ref_slots((t - p->now) / S, K, S, j->restarted, &seq);
+        double charge[3], ov[3], drem[3];
+        charge[OVH_REF_CACHED] = ovh_reference(j->g, 1, 0, N);
+        charge[OVH_REF_FRESH] = ovh_reference(j->g, 0, 0, N);
+        charge[OVH_REF_RESTART] = ovh_reference(j->g, 0, 1, N);
+        for (int k = 0; k < 3; k++) {
+            ov[k] = charge[k] < S ? charge[k] : S;
+            drem[k] = -(((double)S - ov[k]) * tp);
+        }
+        ff_add_ref(&j->rem, &seq, drem);
+        ff_add_ref(&j->overhead_seconds, &seq, ov);
+        const ovh_ref_seq *q = &seq;
+        ovh_ref_kind last = q->ntail ? q->tail[q->ntail - 1].kind
+                            : q->nbody && q->reps ? q->body[q->nbody - 1].kind
+                                                  : q->head[q->nhead - 1].kind;
+        j->owed = charge[last] - ov[last];
+        j->restarted = seq.last_restart;
+    }
+    p->used_gpu_seconds = ef_fsum_repeat(p->used_gpu_seconds, used, nu, K);
+}
+
+/* Seconds any one point may cost every running job on top of the
+ * physics plan_horizon counts (a reconfiguration under OVH_FIG12 or
+ * OVH_RESTART is at most 30 s). */
+#define PLAN_POINT_COST 60.0
+
+/*
+ * plan_horizon: how far from 'now' a plan of p's jobs can legitimately
+ * reach, before the per-point allowance plan_build adds: twice the
+ * latest release or deadline, plus every job's work left run alone at
+ * its slowest usable throughput in the productive share of a slot the
+ * overhead model leaves (OVH_REFERENCE: its per-slot charges at the
+ * cluster's size over a restart period; a share of 0, which never
+ * finishes, counts nothing), plus 64 slots. Past it the plan has run
+ * away.
+ */
+static double plan_horizon(const plan *p)
+{
+    int S = p->opts.slot, N = p->cl.total_gpus;
+    double share = 1, last = 0, work = 0;
+    if (p->opts.overhead == OVH_REFERENCE) {
+        double b = ovh_reference(N, 1, 0, N), u = ovh_reference(N, 0, 0, N),
+               r = ovh_reference(N, 0, 1, N), prod = 0;
+        if (S >= 3)
+            prod += (S - 2) * (S > b ? S - b : 0);
+        if (S >= 2)
+            prod += S > u ? S - u : 0;
+        prod += S > r ? S - r : 0;
+        share = prod / ((double)S * S);
+    }
+    for (int i = 0; i < p->njobs; i++) {
+        const plan_job *j = &p->jobs[i];
+        double rel = (double)(j->release - p->now);
+        double dl = j->in->has_deadline ? (double)(j->deadline - p->now) : 0;
+        if (rel > last)
+            last = rel;
+        if (dl > last)
+            last = dl;
+        double tp = eb_tput(j->in->curve, j->in->curve->usable_gpus[0], j->eb);
+        for (int b = 0; j->eb && b < j->in->nbatch; b++) {
+            const curve_row *r = j->in->rows[b];
+            double x = eb_tput(r, r->usable_gpus[0], 1);
+            if (x < tp)
+                tp = x;
+        }
+        if (share > 0 && tp > 0)
+            work += j->rem / (tp * share);
+    }
+    return 2 * (last + work) + 64.0 * S;
+}
+
 /* After the last slot: the plan's end and promised GPU-seconds. */
 static void run_end(plan *p, int64_t t)
 {
@@ -1082,9 +1274,30 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
     int *act = ef_malloc((size_t)(n ? n : 1) * sizeof *act);
     int *resg = ef_calloc((size_t)(n ? n : 1), sizeof *resg);
     int *prevg = ef_calloc((size_t)(n ? n : 1), sizeof *prevg);
-    int na = 0, ai = 0, need_point = 1;
+    ef_fsum_run *used = ef_malloc((size_t)(n ? n : 1) * sizeof *used);
+    int na = 0, ai = 0, need_point = 1, rc = EF_OK;
     int64_t t = now;
+    double horizon = plan_horizon(p);
     while (ai < n || na > 0) {
+        /* the guard: a plan that runs past its horizon, or past the
+         * largest time efplan keeps, has run away (a job that makes no
+         * progress) */
+        p->steps++;
+        double lim = horizon + (double)p->points * (PLAN_POINT_COST + 2.0 * S);
+        if (t > EF_MAX_I64 || (double)(t - now) > lim) {
+            int busy = 0;
+            for (int i = 0; i < na; i++)
+                busy += p->jobs[act[i]].g > 0;
+            rc = ef_fail(e, EF_E_INTERNAL, "the plan ran away: at t=%lld, "
+                         "%.3g s from its start (expected at most %.3g s for "
+                         "these %d job%s, or 1e15), %d job%s active, %d "
+                         "running, %d not yet released (a job that makes no "
+                         "progress: overheads as long as the slot?)",
+                         (long long)t, (double)(t - now),
+                         lim < 1e15 ? lim : 1e15, n, n == 1 ? "" : "s", na,
+                         na == 1 ? "" : "s", busy, n - ai);
+            break;
+        }
         if (na == 0 && p->jobs[arr[ai]].release > t) {
             int64_t nt = p->jobs[arr[ai]].release;
             record(p, &R.cap, act, 0, t, nt - t);
@@ -1118,8 +1331,29 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
                 ef_panic("%s with %d jobs on %d GPUs", pe.msg, na, N);
             need_point = 0;
         }
+        /* a stretch where stepping slot by slot changes nothing but the
+         * sums: run it at once (the same bits; at most up to the guard) */
+        int64_t K = o->every_slot ? 0
+                    : ff_len(p, act, na, t,
+                             ai < n ? p->jobs[arr[ai]].release : INT64_MAX,
+                             (EF_MAX_I64 - t) / S + 1);
+        if (K > 0) {
+            ff_run(p, &R, act, na, t, K, used);
+            t += K * S;
+            continue;
+        }
         need_point |= run_slot(p, &R, act, &na, resg, t);
         t += S;
+    }
+    free(used);
+    if (rc != EF_OK) {
+        run_free(&R);
+        free(arr);
+        free(act);
+        free(resg);
+        free(prevg);
+        plan_free(p);
+        return EF_ERR;
     }
     run_end(p, t);
     /* horizon: keep slots that start before now + horizon */

@@ -84,6 +84,9 @@ typedef struct plan_opts {
     ovh_mode overhead;     /* reconfiguration costs the plan pays and its
                               promises count (promise.h); OVH_NONE by
                               default here, fig12 in efplan plan */
+    int every_slot;        /* tests: plan_build steps through every slot
+                              (no stretch run at once), to show that
+                              skipping gives the same plan */
 } plan_opts;
 
 void plan_opts_default(plan_opts *o);
@@ -158,6 +161,8 @@ typedef struct plan {
     double used_gpu_seconds;      /* GPU-seconds allocated in all slots */
     int64_t end;                  /* end of the last slot */
     int points;                   /* scheduling points evaluated */
+    int64_t steps;                /* plan_build's loop steps (a slot, or a
+                                     stretch of slots run at once) */
     int replan_fallbacks;         /* fresh re-plan failed, old kept */
     int at_risk;                  /* admitted jobs flagged at risk */
     int64_t point_index;          /* the loop's index of the current point
@@ -176,6 +181,18 @@ typedef struct plan {
  * (EF_E_INPUT), else internal errors only (every valid queue has a plan,
  * possibly rejecting jobs). Reentrant: plans of different 'p' may be built
  * in parallel.
+ * Run time is bounded by the queue's size, not its numbers: a stretch of
+ * slots with no arrival, no reservation change and no completion, whose
+ * per-slot overhead charges repeat, is run at once with the same bits
+ * slot-by-slot stepping gives (common/fsum.h); what is left are the
+ * scheduling points themselves (arrivals, completions, reservation
+ * changes) and a few slots around each. A plan that reaches past its
+ * horizon (twice the latest release or deadline plus every job's work
+ * alone at its slowest usable throughput and the overhead model's
+ * per-slot share, plus an allowance per point) or past t = 1e15 s
+ * (EF_MAX_I64, the largest time efplan keeps) has run away (a job that
+ * makes no progress: OVH_REFERENCE charges as long as the slot):
+ * EF_E_INTERNAL with a message, and nothing is planned.
  */
 int plan_build(plan *p, const job_queue *q, const cluster *c,
                const plan_opts *o, ef_err *e);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "common/fsum.h"
 #include "common/util.h"
 #include "planner/ebatch.h"
 
@@ -498,6 +499,63 @@ typedef struct chk_job {
     int restarted;       /* OVH_REFERENCE: its last slot was a restart */
 } chk_job;
 
+/* Add the runs of seq, with per-kind amounts add[kind], to *x. */
+static void chk_add_ref(double *x, const ovh_ref_seq *seq, const double *add)
+{
+    ef_fsum_run r[3];
+    for (int k = 0; k < seq->nhead; k++)
+        r[k] = (ef_fsum_run){add[seq->head[k].kind], seq->head[k].count};
+    *x = ef_fsum_repeat(*x, r, seq->nhead, 1);
+    for (int k = 0; k < seq->nbody; k++)
+        r[k] = (ef_fsum_run){add[seq->body[k].kind], seq->body[k].count};
+    *x = ef_fsum_repeat(*x, r, seq->nbody, seq->reps);
+    for (int k = 0; k < seq->ntail; k++)
+        r[k] = (ef_fsum_run){add[seq->tail[k].kind], seq->tail[k].count};
+    *x = ef_fsum_repeat(*x, r, seq->ntail, 1);
+}
+
+/* plan_check's walk over the slots [x, end) of one allocation of g GPUs
+ * at throughput tp, taken at once where it can be: if the job completes
+ * in none of the next K >= 2 slots (judged with room for rounding) and
+ * their charges repeat (OVH_REFERENCE: x is not the slot of a change;
+ * the other models: nothing owed), walk them with the bits slot-by-slot
+ * walking gives (common/fsum.h) and return K; else 0. */
+static int64_t chk_jump(chk_job *c, ovh_mode om, double tp, int g, int N,
+                        int S, int64_t now, int64_t x, int64_t end,
+                        int at_change)
+{
+    if (at_change || (om != OVH_REFERENCE && c->owed != 0))
+        return 0;
+    int64_t K = (end - x) / S;
+    double d = tp * S;
+    double ulp = ldexp(1.0, ilogb(c->rem) - 52);
+    double q = (c->rem - d) / (d + 2 * ulp);
+    int64_t safe = q >= 9e15 ? INT64_MAX : (int64_t)floor(q) - 1;
+    if (safe < K)
+        K = safe;
+    if (K < 2)
+        return 0;
+    if (om != OVH_REFERENCE) {
+        c->rem = ef_fsum_add(c->rem, -(tp * (double)S), K);
+        return K;
+    }
+    ovh_ref_seq seq;
+    ovh_ref_slots((x - now) / S, K, S, c->restarted, &seq);
+    double charge[3], drem[3];
+    charge[OVH_REF_CACHED] = ovh_reference(g, 1, 0, N);
+    charge[OVH_REF_FRESH] = ovh_reference(g, 0, 0, N);
+    charge[OVH_REF_RESTART] = ovh_reference(g, 0, 1, N);
+    for (int k = 0; k < 3; k++)
+        drem[k] = -(tp * (S - (charge[k] < S ? charge[k] : S)));
+    chk_add_ref(&c->rem, &seq, drem);
+    ovh_ref_kind last = seq.ntail ? seq.tail[seq.ntail - 1].kind
+                        : seq.reps ? seq.body[seq.nbody - 1].kind
+                                   : seq.head[seq.nhead - 1].kind;
+    c->owed = charge[last] - (charge[last] < S ? charge[last] : S);
+    c->restarted = seq.last_restart;
+    return K;
+}
+
 int plan_check(const plan *p, ef_err *e)
 {
     int N = p->cl.total_gpus, S = p->opts.slot;
@@ -592,6 +650,12 @@ int plan_check(const plan *p, ef_err *e)
                     c->owed = cost;
             }
             for (int64_t x = sl->start; x < sl->end; x += S) {
+                int64_t jump = chk_jump(c, om, tp, al->gpus, N, S, p->now, x,
+                                        sl->end, change && x == sl->start);
+                if (jump > 0) {
+                    x += (jump - 1) * S;
+                    continue;
+                }
                 if (om == OVH_REFERENCE) {
                     int64_t k = (x - p->now) / S;
                     int restart = k > 0 && k % S == 0;

@@ -264,10 +264,25 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
     eng_alloc *al = ef_calloc((size_t)(n ? n : 1), sizeof *al);
     int ai = 0, met = 0, rc = EF_OK;
     int64_t t = now;
+    int64_t max_points = o->max_points > 0 ? o->max_points : SIM_MAX_POINTS(n);
     while (ai < n || s->nact > 0) {
         if (s->nact == 0 && s->jobs[arr[ai]].release > t)
             t = s->jobs[arr[ai]].release;
         s->t = t;
+        if (s->points >= max_points || t > EF_MAX_I64) {
+            int busy = 0;
+            for (int k = 0; k < s->nact; k++)
+                busy += s->jobs[s->act[k]].g > 0;
+            rc = ef_fail(e, EF_E_INTERNAL, "the simulation ran away: policy "
+                         "%s at t=%lld after %lld scheduling points (expected "
+                         "at most %lld for %d job%s, and times up to 1e15 s), "
+                         "%d job%s active, %d running, %d not yet released "
+                         "(a job that needs that long at this slot length?)",
+                         pol->name, (long long)t, (long long)s->points,
+                         (long long)max_points, n, n == 1 ? "" : "s",
+                         s->nact, s->nact == 1 ? "" : "s", busy, n - ai);
+            goto out;
+        }
         int a0 = ai;
         while (ai < n && s->jobs[arr[ai]].release <= t)
             ai++;

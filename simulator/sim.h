@@ -160,6 +160,8 @@ typedef struct sim_opts {
                              (counted in solver_fallbacks); 0: default */
     const char *pollux_dir; /* pollux: the goodput data (goodput.h);
                              NULL: the bundled inputs/pollux */
+    int64_t max_points;   /* the runaway bound; 0: SIM_MAX_POINTS(jobs)
+                             (tests set a small one) */
 } sim_opts;
 
 void sim_opts_default(sim_opts *o);
@@ -210,10 +212,22 @@ void sim_reject(sim *s, int i, int64_t earliest, const char *why);
  * (the first flag is kept). */
 void sim_flag_at_risk(sim *s, int i, const char *why);
 
+/* The most scheduling points sim_run evaluates for n jobs before it
+ * stops as a runaway: far more than any run of the bundled traces needs
+ * (at most about 160 per job, 54,152 in all), enough for a job that
+ * trains 2 years alone at 60 s slots under a policy that decides every
+ * slot (longer: a longer --slot). */
+#define SIM_MAX_POINTS(n) (((int64_t)1 << 20) + (int64_t)4096 * (n))
+
 /*
  * sim_run: simulate queue 'q' (resolved against its curves) on cluster
  * 'c' with policy 'pol'. Fills 's' (free with sim_free). Errors: a policy
- * that breaks the rules (non-usable size, over capacity: EF_E_INTERNAL).
+ * that breaks the rules (non-usable size, over capacity: EF_E_INTERNAL);
+ * a runaway: more than SIM_MAX_POINTS(q->n) points (opts.max_points
+ * when set), or a point past
+ * t = 1e15 s (EF_MAX_I64, the largest time efplan keeps), stops the run
+ * with EF_E_INTERNAL and a message (a policy that wakes every slot on a
+ * job that needs more time than that), rather than a hang.
  * Reentrant: different simulations may run in parallel.
  */
 int sim_run(sim *s, const job_queue *q, const cluster *c,

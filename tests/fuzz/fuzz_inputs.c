@@ -11,14 +11,20 @@
  *                     1 into a buffer with a NUL after it, as
  *                     ef_read_file gives.
  *
+ * With EFPLAN_FUZZ_READER set to one reader's name (queue_csv,
+ * queue_json, curve_csv, curve_json, cluster_csv, cluster_json) every
+ * input goes to that reader; the first byte still picks the buffer mode,
+ * so the seeds of tests/fuzz/corpus/READER/ work in both ways.
+ *
  * The rest of the input is the file. What parses is checked against the
  * readers' documented guarantees (a violation is __builtin_trap, which the
  * fuzzer reports as a crash) and freed; what fails must fail with one line
  * of input-error text that starts with the file name. Parsed queues are
- * also resolved against a small fixed curve set, and queue_where is run
- * on their fields.
+ * also resolved against a small fixed curve set (which also checks the
+ * work/throughput limit), and queue_where is run on their fields.
  *
- * Build and run: make fuzz FUZZ_SECONDS=300 (see tests/fuzz/run.sh).
+ * Build and run: make fuzz FUZZ_SECONDS=300 (every reader), make
+ * fuzz-each FUZZ_SECONDS=60 (each reader in turn; see tests/fuzz/run.sh).
  */
 #include <limits.h>
 #include <math.h>
@@ -83,7 +89,8 @@ static void check_row(const curve_row *r)
 {
     CHECK(r->batch >= 1 && r->batch <= INT32_MAX);
     for (int i = 0; i < CURVE_MAX_LEVELS; i++) {
-        CHECK(isfinite(r->cell[i]) && r->cell[i] >= 0.0);
+        CHECK(isfinite(r->cell[i]) &&
+              (r->cell[i] == 0.0 || r->cell[i] >= CURVE_MIN_TPUT));
         CHECK(r->measured[i] == 0 || r->measured[i] == 1);
         CHECK(r->measured[i] || r->cell[i] == 0.0);
     }
@@ -188,6 +195,9 @@ static void check_queue(job_queue *q, const char *path, int is_json)
             CHECK(j->curve && j->curve->batch == j->batch);
             const curve_model *m = curve_find_model(&fixed, j->model);
             CHECK(m && j->curve >= m->rows && j->curve < m->rows + m->nrows);
+            /* the work left takes at most JOB_MAX_ALONE_SECONDS alone */
+            CHECK((double)(j->iterations - j->iterations_done) <=
+                  j->curve->usable_tput[0] * JOB_MAX_ALONE_SECONDS);
         }
     } else {
         check_error(&e, path);
@@ -208,12 +218,34 @@ static void check_cluster(const cluster *c)
 
 /* ---- entry ----------------------------------------------------------------- */
 
+static const char *const reader_names[6] = {
+    "queue_csv", "queue_json", "curve_csv", "curve_json", "cluster_csv",
+    "cluster_json"};
+
+/* The reader EFPLAN_FUZZ_READER names, or -1 (the first byte chooses);
+ * an unknown name traps at the first input. */
+static int fixed_reader(void)
+{
+    static int sel = -2;
+    if (sel == -2) {
+        const char *v = getenv("EFPLAN_FUZZ_READER");
+        sel = -1;
+        if (v && *v) {
+            for (int k = 0; k < 6; k++)
+                if (strcmp(v, reader_names[k]) == 0)
+                    sel = k;
+            CHECK(sel >= 0);
+        }
+    }
+    return sel;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
     fixed_init();
-    int sel = data[0] % 6;
+    int sel = fixed_reader() >= 0 ? fixed_reader() : data[0] % 6;
     int with_nul = (data[0] / 6) % 2;
     size_t len = size - 1;
     /* Exact size unless with_nul; malloc(0) may return NULL, so keep one

@@ -1,11 +1,18 @@
 #!/bin/sh
-# tests/fuzz/run.sh BINARY [SECONDS]: fuzz the input readers.
+# tests/fuzz/run.sh BINARY [SECONDS [READER]]: fuzz the input readers.
 #
-# Seeds the work corpus tests/fuzz/corpus-work/corpus/ (gitignored; kept
-# between runs so coverage accumulates) from the committed seeds in
-# tests/fuzz/seeds/, runs the libFuzzer BINARY for SECONDS (default 60)
-# with the dictionary tests/fuzz/inputs.dict, and reports how long it
-# ran, how many inputs it executed, the corpus size and what it found.
+# Seeds a work corpus (gitignored; kept between runs so coverage
+# accumulates) from the committed seeds in tests/fuzz/corpus/READER/ (one
+# folder per reader: queue_csv, queue_json, curve_csv, curve_json,
+# cluster_csv, cluster_json; the first byte of each seed is the harness's
+# selector, see fuzz_inputs.c), runs the libFuzzer BINARY for SECONDS
+# (default 60) with the dictionary tests/fuzz/inputs.dict, and reports
+# how long it ran, how many inputs it executed, the corpus size and what
+# it found.
+#   without READER: every reader (the first byte chooses), seeds from
+#     every folder, work corpus tests/fuzz/corpus-work/corpus/;
+#   with READER: that reader only (EFPLAN_FUZZ_READER), its seeds, work
+#     corpus tests/fuzz/corpus-work/READER/.
 # Crash, leak and timeout inputs are kept in tests/fuzz/corpus-work/
 # findings/; the script exits 1 when the fuzzer found something (or
 # failed to run), 0 otherwise.
@@ -13,33 +20,48 @@
 # Environment: FUZZ_FORK=N runs N fuzzing processes (-fork=N) instead of
 # one; FUZZ_ARGS adds libFuzzer options (e.g. -max_len=4096).
 # To replay a finding: BINARY tests/fuzz/corpus-work/findings/crash-...
+# (with EFPLAN_FUZZ_READER=READER if it came from a one-reader run)
 set -u
 if [ $# -lt 1 ]; then
-    echo "usage: $0 BINARY [SECONDS]" >&2
+    echo "usage: $0 BINARY [SECONDS [READER]]" >&2
     exit 2
 fi
 BIN=$1
 SECS=${2:-60}
+READER=${3:-}
 case $SECS in
 '' | *[!0-9]*) echo "$0: SECONDS must be a whole number, got \"$SECS\"" >&2
     exit 2 ;;
 esac
 DIR=$(cd "$(dirname "$0")" && pwd)
 WORK=$DIR/corpus-work
-CORPUS=$WORK/corpus
 FINDINGS=$WORK/findings
+if [ -n "$READER" ]; then
+    [ -d "$DIR/corpus/$READER" ] || {
+        echo "$0: no reader \"$READER\" (expected one of: $(ls "$DIR/corpus" | tr '\n' ' '))" >&2
+        exit 2; }
+    CORPUS=$WORK/$READER
+    SEEDS=$DIR/corpus/$READER
+    EFPLAN_FUZZ_READER=$READER
+    export EFPLAN_FUZZ_READER
+else
+    CORPUS=$WORK/corpus
+    SEEDS=$DIR/corpus/*
+    unset EFPLAN_FUZZ_READER
+fi
 if [ ! -x "$BIN" ]; then
     echo "$0: no fuzz binary at $BIN (build it with: make fuzz)" >&2
     exit 2
 fi
 mkdir -p "$CORPUS" "$FINDINGS" || exit 2
-cp "$DIR"/seeds/* "$CORPUS"/ || exit 2
+# shellcheck disable=SC2086
+for d in $SEEDS; do cp "$d"/* "$CORPUS"/ || exit 2; done
 before=$(ls "$FINDINGS" | wc -l)
-log=$WORK/last-run.log
+log=$WORK/last-run${READER:+-$READER}.log
 fork=""
 [ -n "${FUZZ_FORK:-}" ] && fork="-fork=$FUZZ_FORK -ignore_crashes=0"
 start=$(date +%s)
-echo "fuzz: $BIN for ${SECS}s, corpus $CORPUS ($(ls "$CORPUS" | wc -l) inputs)"
+echo "fuzz: $BIN for ${SECS}s, ${READER:-every reader}, corpus $CORPUS ($(ls "$CORPUS" | wc -l) inputs)"
 # shellcheck disable=SC2086
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
@@ -57,7 +79,7 @@ after=$(ls "$FINDINGS" | wc -l)
 last=$(grep -E '^#[0-9]+' "$log" | tail -1)
 corp=$(echo "$last" | sed -n 's/.* corp: \([^ ]*\).*/\1/p')
 cov=$(echo "$last" | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
-echo "fuzz: ran $((end - start))s (exit $rc), ${execs:-?} executions," \
+echo "fuzz: ${READER:-every reader}: ran $((end - start))s (exit $rc), ${execs:-?} executions," \
     "coverage ${cov:-?} edges, corpus ${corp:-?} (units/size);" \
     "$(ls "$CORPUS" | wc -l) files in $CORPUS"
 echo "fuzz: log in $log"

@@ -2,7 +2,9 @@
  * test_plan.c: the planner core: profile, MSS, placement, and property
  * tests over hundreds of seeded random queues (every plan passes
  * plan_check; a rejected job's earliest feasible deadline is admitted on
- * resubmission; same inputs give the same bytes).
+ * resubmission; same inputs give the same bytes; running stretches of
+ * slots at once gives the bytes stepping slot by slot gives), a job at
+ * the work limit in a few loop steps, a runaway stopped.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -255,6 +257,181 @@ static void test_random_reference(void **state)
         check_random(seed, SURPLUS_REFERENCE);
 }
 
+/* ---- stretches run at once (plan_build's skip) ------------------------------ */
+
+/* Plan q with and without skipping: the same bytes, plan_check passes,
+ * and skipping takes fewer loop steps. Returns the steps saved. */
+static int64_t same_with_skip(const job_queue *q, const cluster *c,
+                              const plan_opts *o, const char *what)
+{
+    plan a, b;
+    plan_opts ob = *o;
+    ob.every_slot = 1;
+    ef_err e = {0};
+    assert_int_equal(plan_build(&a, q, c, o, &e), EF_OK);
+    assert_int_equal(plan_build(&b, q, c, &ob, &e), EF_OK);
+    if (plan_check(&a, &e) != EF_OK)
+        fail_msg("%s: %s", what, e.msg);
+    char *ja, *jb;
+    size_t la, lb;
+    plan_to_json(&a, "q", "A100", &ja, &la);
+    plan_to_json(&b, "q", "A100", &jb, &lb);
+    if ((la != lb || memcmp(ja, jb, la) != 0) && getenv("TP_DUMP")) {
+        FILE *f = fopen("/tmp/h16b/skip.json", "w");
+        fwrite(ja, 1, la, f);
+        fclose(f);
+        f = fopen("/tmp/h16b/every.json", "w");
+        fwrite(jb, 1, lb, f);
+        fclose(f);
+    }
+    if (la != lb || memcmp(ja, jb, la) != 0)
+        fail_msg("%s: the plan differs when stretches are run at once",
+                 what);
+    for (int i = 0; i < a.njobs; i++) {
+        assert_memory_equal(&a.jobs[i].overhead_seconds,
+                            &b.jobs[i].overhead_seconds, sizeof(double));
+        assert_memory_equal(&a.jobs[i].gpu_seconds, &b.jobs[i].gpu_seconds,
+                            sizeof(double));
+    }
+    assert_memory_equal(&a.used_gpu_seconds, &b.used_gpu_seconds,
+                        sizeof(double));
+    assert_true(a.steps <= b.steps);
+    int64_t saved = b.steps - a.steps;
+    free(ja);
+    free(jb);
+    plan_free(&a);
+    plan_free(&b);
+    return saved;
+}
+
+/* Seeded random queues, some jobs 100 times longer, under every overhead
+ * model and slots of 60, 240, 7 and 3 s: running stretches at once gives
+ * the plan stepping slot by slot gives, byte for byte. */
+static void test_skip_same_bytes(void **state)
+{
+    (void)state;
+    static const ovh_mode modes[] = {OVH_FIG12, OVH_REFERENCE, OVH_RESTART,
+                                     OVH_NONE};
+    static const int slots[] = {60, 240, 7, 3};
+    int64_t saved = 0;
+    for (uint64_t seed = 1; seed <= 160; seed++) {
+        job_queue q;
+        int n = 2 + (int)(seed % 9);
+        make_queue(&q, seed + 7000, n);
+        int S = slots[seed % 4];
+        for (int i = 0; i < n; i++)
+            if (tp_rnd() % 3 == 0) {
+                int64_t f = S < 60 ? 10 : 100;
+                q.jobs[i].iterations *= f;
+                if (q.jobs[i].has_deadline)
+                    q.jobs[i].deadline = q.jobs[i].submit +
+                        (q.jobs[i].deadline - q.jobs[i].submit) * f;
+            }
+        cluster c;
+        int nodes = 1 + (int)(seed % 2), gpn = 1 << (1 + seed % 3);
+        assert_int_equal(cluster_init(&c, 1, nodes, gpn, "t", NULL), EF_OK);
+        for (int m = 0; m < 4; m++) {
+            plan_opts o;
+            plan_opts_default(&o);
+            o.slot = S;
+            o.overhead = modes[m];
+            o.surplus = seed % 5 == 0 ? SURPLUS_REFERENCE : SURPLUS_GAIN;
+            char what[96];
+            snprintf(what, sizeof what, "seed %llu, %s, slot %d",
+                     (unsigned long long)seed, ovh_name(modes[m]), S);
+            saved += same_with_skip(&q, &c, &o, what);
+        }
+        free_queue(&q);
+    }
+    assert_true(saved > 100000); /* stretches were run at once */
+}
+
+/* One job on a one-row curve (1 and 1.5 it/s on 1 and 2 GPUs). */
+static curve_row slow_row;
+
+static void one_job(job_queue *q, int64_t iterations, int deadline)
+{
+    memset(&slow_row, 0, sizeof slow_row);
+    slow_row.batch = 8;
+    slow_row.cell[0] = 1.0;
+    slow_row.cell[1] = 1.5;
+    slow_row.measured[0] = slow_row.measured[1] = 1;
+    slow_row.nusable = curve_usable(&slow_row, 1 << 20, slow_row.usable_gpus,
+                                    slow_row.usable_tput);
+    memset(q, 0, sizeof *q);
+    q->path = strdup("one");
+    q->is_json = 1;
+    q->n = 1;
+    q->jobs = calloc(1, sizeof *q->jobs);
+    q->jobs[0].id = strdup("a");
+    q->jobs[0].model = strdup("m");
+    q->jobs[0].batch = 8;
+    q->jobs[0].curve = &slow_row;
+    q->jobs[0].iterations = iterations;
+    q->jobs[0].has_deadline = deadline;
+    q->jobs[0].deadline = deadline ? iterations * 2 : 0; /* 1 GPU suffices */
+}
+
+/* A job at the work limit (1e12 s alone at 1 it/s) plans in a handful of
+ * loop steps under every overhead model (slot by slot it was 1.7e10
+ * slots: hours), completes when the work runs out, and passes
+ * plan_check (which walks the stretch at once too). */
+static void test_limit_few_steps(void **state)
+{
+    (void)state;
+    static const ovh_mode modes[] = {OVH_FIG12, OVH_REFERENCE, OVH_RESTART,
+                                     OVH_NONE};
+    for (int dl = 0; dl <= 1; dl++)
+        for (int m = 0; m < 4; m++) {
+            job_queue q;
+            one_job(&q, 1000000000000LL, dl);
+            cluster c;
+            cluster_init(&c, 1, 1, 2, "t", NULL);
+            plan_opts o;
+            plan_opts_default(&o);
+            o.overhead = modes[m];
+            plan p;
+            ef_err e = {0};
+            if (plan_build(&p, &q, &c, &o, &e) != EF_OK ||
+                plan_check(&p, &e) != EF_OK)
+                fail_msg("%s, deadline %d: %s", ovh_name(modes[m]), dl,
+                         e.msg);
+            if (p.steps > 64)
+                fail_msg("%s: %lld loop steps", ovh_name(modes[m]),
+                         (long long)p.steps);
+            /* between 1e12 s / 1.5 (both GPUs, no overhead) and 1e12 s
+             * (one GPU) plus what the overheads take */
+            assert_true(p.jobs[0].planned_end >= (int64_t)(1e12 / 1.5));
+            if (p.jobs[0].planned_end > (int64_t)1.05e12)
+                fail_msg("%s, deadline %d: ends at %lld", ovh_name(modes[m]),
+                         dl, (long long)p.jobs[0].planned_end);
+            plan_free(&p);
+            free_queue(&q);
+        }
+}
+
+/* A job that makes no progress (OVH_REFERENCE charges at least the whole
+ * 1 s slot, every slot) is a runaway: plan_build stops with an internal
+ * error that says so, in a bounded number of steps (it looped forever). */
+static void test_runaway_stops(void **state)
+{
+    (void)state;
+    job_queue q;
+    one_job(&q, 100000000, 0);
+    cluster c;
+    cluster_init(&c, 1, 1, 2, "t", NULL);
+    plan_opts o;
+    plan_opts_default(&o);
+    o.overhead = OVH_REFERENCE;
+    o.slot = 1;
+    plan p;
+    ef_err e = {0};
+    assert_int_equal(plan_build(&p, &q, &c, &o, &e), EF_ERR);
+    assert_int_equal(e.kind, EF_E_INTERNAL);
+    assert_non_null(strstr(e.msg, "the plan ran away"));
+    free_queue(&q);
+}
+
 /* A job already under way that cannot make its deadline is demoted to
  * best-effort, not dropped, and does not block a feasible newcomer. */
 static void test_late_job_demoted(void **state)
@@ -326,6 +503,9 @@ int main(void)
         cmocka_unit_test(test_random_gain),
         cmocka_unit_test(test_random_reference),
         cmocka_unit_test(test_late_job_demoted),
+        cmocka_unit_test(test_skip_same_bytes),
+        cmocka_unit_test(test_limit_few_steps),
+        cmocka_unit_test(test_runaway_stops),
     };
     return cmocka_run_group_tests_name("plan", tests, tp_setup, tp_teardown);
 }

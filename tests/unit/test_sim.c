@@ -323,6 +323,34 @@ static void test_overhead_model(void **state)
     assert_true(ovh_reference(1, 0, 1, 512) == 7 + 47 + 2);
 }
 
+/* A runaway stops with an internal error that says so: themis on jobs
+ * whose leases never run out (demand over the cluster, 10^9 iterations
+ * at 1 it/s: a point every slot for 10^9 s) passes the point bound (here
+ * 2,000; SIM_MAX_POINTS by default) and sim_run fails at once instead of
+ * running ~1.7e7 points. */
+static void test_runaway_stops(void **state)
+{
+    (void)state;
+    job_queue q = {0};
+    ts_load(&q, "job_id,submit_time,iteration,model_name,ddl,batch_size,"
+                "num_gpu\nJ1,0,1000000000,lin,,64,4\n"
+                "J2,0,1000000000,lin,,64,4\nJ3,0,100,lin,,64,4\n", &toy);
+    cluster c;
+    ef_err e = {0};
+    assert_int_equal(cluster_from_arg(&c, "n1g4", &e), EF_OK);
+    sim_opts o;
+    sim_opts_default(&o);
+    o.max_points = 2000;
+    sim s;
+    assert_int_equal(sim_run(&s, &q, &c, sim_policy_find("themis"), &o, &e),
+                     EF_ERR);
+    assert_int_equal(e.kind, EF_E_INTERNAL);
+    assert_non_null(strstr(e.msg, "the simulation ran away: policy themis"));
+    assert_non_null(strstr(e.msg, "after 2000 scheduling points"));
+    sim_free(&s);
+    queue_free(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_agrees_with_planner),
         cmocka_unit_test(test_overhead_model),
+        cmocka_unit_test(test_runaway_stops),
     };
     return cmocka_run_group_tests(tests, toy_setup, toy_teardown);
 }
