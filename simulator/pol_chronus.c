@@ -188,7 +188,9 @@ static int pack_back(chst *st, int i, int64_t from, int r)
             promise(st, i, l);
             got++;
         }
-    qsort(st->pl[i], (size_t)st->npl[i], sizeof *st->pl[i], cmp_lease_asc);
+    if (st->npl[i] > 1) /* (no leases: pl[i] may be NULL) */
+        qsort(st->pl[i], (size_t)st->npl[i], sizeof *st->pl[i],
+              cmp_lease_asc);
     return 1;
 }
 
