@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/fsum.h"
 
 /* Fig. 12(b) of the ElasticFlow paper, seconds:
  * 1->2, 2->1, 8->16, 16->8, migrate 8 GPUs. */
@@ -227,4 +228,18 @@ double ovh_charge(ovh_mode m, const char *model, int g0, int g1, int moved,
     if (rebatch && g0 > 0)
         return ovh_expect(m, model, g1, g1, 1);
     return 0;
+}
+
+void ovh_ref_add(double *x, const ovh_ref_seq *seq, const double *add)
+{
+    ef_fsum_run r[3];
+    for (int k = 0; k < seq->nhead; k++)
+        r[k] = (ef_fsum_run){add[seq->head[k].kind], seq->head[k].count};
+    *x = ef_fsum_repeat(*x, r, seq->nhead, 1);
+    for (int k = 0; k < seq->nbody; k++)
+        r[k] = (ef_fsum_run){add[seq->body[k].kind], seq->body[k].count};
+    *x = ef_fsum_repeat(*x, r, seq->nbody, seq->reps);
+    for (int k = 0; k < seq->ntail; k++)
+        r[k] = (ef_fsum_run){add[seq->tail[k].kind], seq->tail[k].count};
+    *x = ef_fsum_repeat(*x, r, seq->ntail, 1);
 }

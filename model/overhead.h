@@ -105,6 +105,12 @@ typedef struct ovh_ref_seq {
 void ovh_ref_slots(int64_t k0, int64_t n, int64_t every, int prev_restart,
                    ovh_ref_seq *s);
 
+/* ovh_ref_add: add, to *x, add[kind] once for every slot of seq (its
+ * runs in order), with exactly the bits a slot-by-slot loop of additions
+ * gives (common/fsum.h). The planner's stretch skip and plan_check both
+ * advance their sums with it. */
+void ovh_ref_add(double *x, const ovh_ref_seq *seq, const double *add);
+
 /* The reference's cache of GPU sets seen (hashes of sorted id lists). */
 typedef struct ovh_cache {
     uint64_t *h;

@@ -1136,21 +1136,6 @@ static int64_t ff_len(const plan *p, const int *act, int na, int64_t t,
     return K >= 2 ? K : 0;
 }
 
-/* Add the runs of seq, with per-kind amounts add[kind], to *x. */
-static void ff_add_ref(double *x, const ovh_ref_seq *seq, const double *add)
-{
-    ef_fsum_run r[3];
-    for (int k = 0; k < seq->nhead; k++)
-        r[k] = (ef_fsum_run){add[seq->head[k].kind], seq->head[k].count};
-    *x = ef_fsum_repeat(*x, r, seq->nhead, 1);
-    for (int k = 0; k < seq->nbody; k++)
-        r[k] = (ef_fsum_run){add[seq->body[k].kind], seq->body[k].count};
-    *x = ef_fsum_repeat(*x, r, seq->nbody, seq->reps);
-    for (int k = 0; k < seq->ntail; k++)
-        r[k] = (ef_fsum_run){add[seq->tail[k].kind], seq->tail[k].count};
-    *x = ef_fsum_repeat(*x, r, seq->ntail, 1);
-}
-
 /* Run the K slots from t (ff_len said they may) at once: exactly what K
  * calls of run_slot give, bit for bit (common/fsum.h), with no job
  * completing. */
@@ -1181,8 +1166,8 @@ static void ff_run(plan *p, plan_run *R, const int *act, int na, int64_t t,
             ov[k] = charge[k] < S ? charge[k] : S;
             drem[k] = -(((double)S - ov[k]) * tp);
         }
-        ff_add_ref(&j->rem, &seq, drem);
-        ff_add_ref(&j->overhead_seconds, &seq, ov);
+        ovh_ref_add(&j->rem, &seq, drem);
+        ovh_ref_add(&j->overhead_seconds, &seq, ov);
         const ovh_ref_seq *q = &seq;
         ovh_ref_kind last = q->ntail ? q->tail[q->ntail - 1].kind
                             : q->nbody && q->reps ? q->body[q->nbody - 1].kind

@@ -499,21 +499,6 @@ typedef struct chk_job {
     int restarted;       /* OVH_REFERENCE: its last slot was a restart */
 } chk_job;
 
-/* Add the runs of seq, with per-kind amounts add[kind], to *x. */
-static void chk_add_ref(double *x, const ovh_ref_seq *seq, const double *add)
-{
-    ef_fsum_run r[3];
-    for (int k = 0; k < seq->nhead; k++)
-        r[k] = (ef_fsum_run){add[seq->head[k].kind], seq->head[k].count};
-    *x = ef_fsum_repeat(*x, r, seq->nhead, 1);
-    for (int k = 0; k < seq->nbody; k++)
-        r[k] = (ef_fsum_run){add[seq->body[k].kind], seq->body[k].count};
-    *x = ef_fsum_repeat(*x, r, seq->nbody, seq->reps);
-    for (int k = 0; k < seq->ntail; k++)
-        r[k] = (ef_fsum_run){add[seq->tail[k].kind], seq->tail[k].count};
-    *x = ef_fsum_repeat(*x, r, seq->ntail, 1);
-}
-
 /* plan_check's walk over the slots [x, end) of one allocation of g GPUs
  * at throughput tp, taken at once where it can be: if the job completes
  * in none of the next K >= 2 slots (judged with room for rounding) and
@@ -547,7 +532,7 @@ static int64_t chk_jump(chk_job *c, ovh_mode om, double tp, int g, int N,
     charge[OVH_REF_RESTART] = ovh_reference(g, 0, 1, N);
     for (int k = 0; k < 3; k++)
         drem[k] = -(tp * (S - (charge[k] < S ? charge[k] : S)));
-    chk_add_ref(&c->rem, &seq, drem);
+    ovh_ref_add(&c->rem, &seq, drem);
     ovh_ref_kind last = seq.ntail ? seq.tail[seq.ntail - 1].kind
                         : seq.reps ? seq.body[seq.nbody - 1].kind
                                    : seq.head[seq.nhead - 1].kind;
