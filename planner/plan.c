@@ -1080,7 +1080,7 @@ static int run_slot(plan *p, plan_run *R, int *act, int *na, int *aux,
     return fin;
 }
 
-/* ---- skipping stretches where nothing changes ----------------------------- */
+/* ---- skipping stretches where nothing changes ---------------------------- */
 
 /* The throughput job j runs at now (what run_slot advances it at). */
 static double run_tput(const plan_job *j)
@@ -1275,7 +1275,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
                 busy += p->jobs[act[i]].g > 0;
             rc = ef_fail(e, EF_E_INTERNAL, "the plan ran away: at t=%lld, "
                          "%.3g s from its start (expected at most %.3g s for "
-                         "these %d job%s, or 1e15), %d job%s active, %d "
+                         "%d job%s, and times up to 1e15), %d job%s active, %d "
                          "running, %d not yet released (a job that makes no "
                          "progress: overheads as long as the slot?)",
                          (long long)t, (double)(t - now),

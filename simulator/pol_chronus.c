@@ -61,16 +61,20 @@
 #define CH_H 8              /* leases solved individually */
 #define CH_NODES 500        /* default node budget */
 #define CH_SECONDS 5.0      /* safety time limit of one solve */
+#define CH_AHEAD (1 << 22)  /* leases a job may use past the current one
+                               (about 32 years of 240 s leases): a later
+                               deadline packs as if it were there */
+#define CH_MAX_NEED (1 << 30) /* leases a job is said to need at most */
 
 typedef struct chst {
     int n, N;
     int64_t L, t0;
     int *g, *cls;
-    int64_t *last;          /* last usable lease (absolute) */
-    int **pl;               /* promised leases, ascending */
+    int64_t *last;          /* last usable lease (from t0) */
+    int64_t **pl;           /* promised leases, ascending */
     int *npl, *cappl;
-    int *use;               /* GPUs promised per lease */
-    int nuse;
+    int *use;               /* GPUs promised per lease (from t0) */
+    int64_t nuse;
     int changed;
     int sign;               /* of the last solve */
     /* scratch */
@@ -130,7 +134,7 @@ static void fini(void *v)
 static int *use_at(chst *st, int64_t l)
 {
     if (l >= st->nuse) {
-        int nn = st->nuse ? st->nuse : 1024;
+        int64_t nn = st->nuse ? st->nuse : 1024;
         while (nn <= l)
             nn *= 2;
         st->use = ef_realloc(st->use, (size_t)nn * sizeof *st->use);
@@ -148,7 +152,7 @@ static void promise(chst *st, int i, int64_t l)
         st->pl[i] = ef_realloc(st->pl[i], (size_t)st->cappl[i] *
                                               sizeof *st->pl[i]);
     }
-    st->pl[i][st->npl[i]++] = (int)l;
+    st->pl[i][st->npl[i]++] = l;
     *use_at(st, l) += st->g[i];
 }
 
@@ -161,7 +165,7 @@ static void forget(chst *st, int i)
 
 static int cmp_lease_asc(const void *a, const void *b)
 {
-    int x = *(const int *)a, y = *(const int *)b;
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
 }
 
@@ -171,7 +175,8 @@ static int leases_needed(const sim *s, const chst *st, int i)
     const sim_job *j = &s->jobs[i];
     double start = ovh_expect(s->opts.overhead, j->in->model, 0, st->g[i], 0);
     double est = 1.1 * bl_seconds_left(j, st->g[i]) + start;
-    return (int)ceil(est / (double)st->L - 1e-9);
+    double r = ceil(est / (double)st->L - 1e-9);
+    return r < CH_MAX_NEED ? (int)r : CH_MAX_NEED;
 }
 
 /* Take r leases for job i in [from, last], latest first; 0 if no room. */
@@ -326,8 +331,9 @@ static void select_lease(sim *s, chst *st, int64_t c)
                 got++;
             }
         }
-        qsort(st->pl[i], (size_t)st->npl[i], sizeof *st->pl[i],
-              cmp_lease_asc);
+        if (st->npl[i] > 1)
+            qsort(st->pl[i], (size_t)st->npl[i], sizeof *st->pl[i],
+                  cmp_lease_asc);
         st->sel[i] = st->run[a];
     }
 }
@@ -339,13 +345,26 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
     int64_t c = (t - st->t0) / st->L;
     int boundary = (t - st->t0) % st->L == 0;
     /* departures free their promised leases */
-    for (int i = 0; i < st->n; i++)
+    int busy = 0;
+    for (int i = 0; i < st->n; i++) {
         if (st->cls[i] != CH_NONE && s->jobs[i].state != SJ_ACTIVE) {
             if (st->cls[i] == CH_ACCEPTED)
                 st->changed = 1;
             forget(st, i);
             st->cls[i] = CH_NONE;
         }
+        busy |= st->cls[i] != CH_NONE;
+    }
+    /* nothing promised, no job in play: count leases from this one on
+     * (the same grid; lease numbers, and the memory they index, stay as
+     * small as the busy stretch however far apart jobs arrive) */
+    if (!busy && c > 0) {
+        st->t0 += c * st->L;
+        c = 0;
+        free(st->use);
+        st->use = NULL;
+        st->nuse = 0;
+    }
     /* admission of the newcomers, as one batch (with the reference's
      * behaviour, arrivals wait for the next lease start to be tested) */
     int defer = s->opts.baselines_reference && !boundary;
@@ -378,6 +397,8 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         if (j->best_effort)
             continue;
         int64_t last = (j->in->deadline - st->t0) / st->L - 1;
+        if (last > c + CH_AHEAD)
+            last = c + CH_AHEAD;
         st->last[i] = last;
         int need = leases_needed(s, st, i);
         int64_t slack = last - from + 1 - need;
@@ -397,7 +418,8 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         if (pack_back(st, i, from, leases_needed(s, st, i))) {
             st->cls[i] = CH_ACCEPTED;
             if (ref) /* judged by its lease-floored deadline */
-                s->jobs[i].due = st->t0 + (st->last[i] + 1) * st->L;
+                s->jobs[i].due = st->t0 + (s->jobs[i].in->deadline -
+                                           st->t0) / st->L * st->L;
             st->changed = 1;
         }
     }

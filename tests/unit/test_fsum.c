@@ -118,7 +118,8 @@ static void test_long_runs_split(void **state)
     (void)state;
     for (int it = 0; it < 200; it++) {
         double x = unit() * ldexp(1.0, (int)(rnd() % 50));
-        double c = (rnd() % 2 ? 1 : -1) * unit() * ldexp(1.0, -(int)(rnd() % 20));
+        double c = (rnd() % 2 ? 1 : -1) * unit() *
+                   ldexp(1.0, -(int)(rnd() % 20));
         int64_t n = (int64_t)(rnd() % 1000000000000LL);
         int64_t a = (int64_t)(rnd() % (uint64_t)(n + 1));
         double whole = ef_fsum_add(x, c, n);

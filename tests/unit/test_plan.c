@@ -257,7 +257,7 @@ static void test_random_reference(void **state)
         check_random(seed, SURPLUS_REFERENCE);
 }
 
-/* ---- stretches run at once (plan_build's skip) ------------------------------ */
+/* ---- stretches run at once (plan_build's skip) --------------------------- */
 
 /* Plan q with and without skipping: the same bytes, plan_check passes,
  * and skipping takes fewer loop steps. Returns the steps saved. */
