@@ -198,12 +198,25 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
         if (ef_write_file_atomic(pidp, txt, strlen(txt), &pe) != EF_OK) {
             ssize_t w = write(pfd[1], pe.msg, strlen(pe.msg));
             (void)w;
+            free(env);
+            exec_strv_free(add);
             _exit(0);
         }
         for (int s = 1; s < 32; s++)
             if (s != SIGKILL && s != SIGSTOP && s != SIGCHLD)
                 signal(s, SIG_IGN);
         close(pfd[1]);
+        /* the monitor may outlive the executor (kill -9, then a resume):
+         * it holds none of the executor's standard streams, so a pipe
+         * reading apply's output ends when apply does */
+        int nul = open("/dev/null", O_RDWR);
+        if (nul >= 0) {
+            dup2(nul, 0);
+            dup2(nul, 1);
+            dup2(nul, 2);
+            if (nul > 2)
+                close(nul);
+        }
         pid_t g = fork();
         if (g == 0) {
             for (int s = 1; s < 32; s++)
@@ -212,14 +225,14 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
             sigset_t none;
             sigemptyset(&none);
             sigprocmask(SIG_SETMASK, &none, NULL);
+            /* stdin stays the monitor's /dev/null; output goes to the log */
             int lf = open(logp, O_WRONLY | O_CREAT | O_APPEND, 0644);
-            int dn = open("/dev/null", O_RDONLY);
             if (lf >= 0) {
                 dup2(lf, 1);
                 dup2(lf, 2);
+                if (lf > 2)
+                    close(lf);
             }
-            if (dn >= 0)
-                dup2(dn, 0);
             if (jr->workdir && chdir(jr->workdir) != 0) {
                 dprintf(2, "efplan apply: cannot enter workdir %s: %s\n",
                         jr->workdir, strerror(errno));
@@ -231,6 +244,8 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
                     strerror(errno));
             _exit(127);
         }
+        free(env);
+        exec_strv_free(add);
         int status = 0;
         if (g < 0)
             snprintf(txt, sizeof txt, "exit 126\n");

@@ -441,6 +441,12 @@ static int scancel(const exec_run *r, const char *sigopt, ef_err *e)
     }
     argv[n++] = (char *)r->handle;
     int rc = exec_run_cmd(argv, out, sizeof out, 1);
+    /* A job that ended between our last look and this call is already
+     * what we asked for: the controller either forgot it ("Invalid job
+     * id") or is finishing it ("already completing or completed"). */
+    if (rc != 0 && (strstr(out, "Invalid job id") ||
+                    strstr(out, "already completing or completed")))
+        return EF_OK;
     if (rc != 0)
         return cmd_fail(e, "scancel", rc, out);
     return EF_OK;

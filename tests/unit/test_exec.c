@@ -1635,6 +1635,50 @@ static void test_squeue_busy(void **state)
     rm_rf(dir);
 }
 
+/* ---- scancel of a job that already ended ------------------------------------ */
+
+/* A job that ends between apply's last look and its scancel is what the
+ * stop asked for: a stand-in scancel that answers as Slurm does for a job
+ * the controller already forgot ("Invalid job id specified", exit 1) or is
+ * finishing lets the stop succeed; any other failure is still an error
+ * that names scancel and its message. */
+static void test_scancel_ended(void **state)
+{
+    (void)state;
+    static const char *const answers[] = {
+        "scancel: error: Kill job error on job id 3: Invalid job id specified",
+        "scancel: error: Kill job error on job id 3: Job/step already "
+        "completing or completed",
+        "scancel: error: Unable to contact slurm controller"};
+    char dir[256], bin[512], fake[700];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(bin, sizeof bin, dir, "bin");
+    assert_int_equal(mkdir(bin, 0755), 0);
+    char *oldpath = path_prepend(bin);
+    for (int i = 0; i < 3; i++) {
+        ef_buf sh = {0};
+        ef_buf_printf(&sh, "#!/bin/sh\necho '%s' >&2\nexit 1\n", answers[i]);
+        tu_write(bin, "scancel", sh.s, fake, sizeof fake);
+        free(sh.s);
+        assert_int_equal(chmod(fake, 0755), 0);
+        exec_ctx x;
+        memset(&x, 0, sizeof x);
+        exec_run r = {.job = 0, .attempt = 1};
+        snprintf(r.handle, sizeof r.handle, "3");
+        ef_err e = {0};
+        int rc = exec_backend_slurm.stop(&x, &r, &e);
+        if (i < 2) {
+            assert_ok(rc, e);
+        } else {
+            assert_int_equal(rc, EF_ERR);
+            assert_contains(e.msg, "scancel");
+            assert_contains(e.msg, "Unable to contact");
+        }
+    }
+    path_restore(oldpath);
+    rm_rf(dir);
+}
+
 /* ---- journal records round trip ------------------------------------------- */
 
 static uint64_t rng = 88172645463325252ULL;
@@ -1723,6 +1767,7 @@ int main(void)
         cmocka_unit_test(test_local_write_fails),
         cmocka_unit_test(test_apply_state_write_fails),
         cmocka_unit_test(test_squeue_busy),
+        cmocka_unit_test(test_scancel_ended),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
