@@ -22,12 +22,16 @@ INCS     := -iquote $(CURDIR)
 SAN      ?=
 CFLAGS_ALL = $(STD) $(WARN) $(OPT) -g -fopenmp $(SAN) $(DEFS) $(INCS) -MMD -MP $(CFLAGS)
 LDLIBS_ALL = -fopenmp $(SAN) -ljansson -lglpk -lm $(LDLIBS)
+# the service (efplan serve, token, and the CLI as its client)
+LDLIBS_SVC = -lmicrohttpd -lsqlite3 -lsodium -lcurl
 
 BUILD    ?= build
 OBJ      := $(BUILD)/obj
 
 # Debian packages: build, and tools used by tests and the fuzz target.
-DEB_BUILD := gcc make libc6-dev libglpk-dev libjansson-dev libcmocka-dev
+DEB_BUILD := gcc make libc6-dev libglpk-dev libjansson-dev libcmocka-dev \
+             libmicrohttpd-dev libsqlite3-dev libsodium-dev \
+             libcurl4-openssl-dev curl
 DEB_FUZZ  := clang libclang-rt-14-dev
 DEB_CHECK := valgrind
 
@@ -42,6 +46,7 @@ MODEL_SRC   := $(wildcard model/*.c)
 PLANNER_SRC := $(wildcard planner/*.c)
 SIM_SRC     := $(wildcard simulator/*.c)
 SOLVER_SRC  := $(wildcard solver/*.c)
+SERVICE_SRC := $(wildcard service/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 
@@ -52,6 +57,7 @@ PLANNER_OBJ := $(PLANNER_SRC:%.c=$(OBJ)/%.o)
 SIM_OBJ     := $(SIM_SRC:%.c=$(OBJ)/%.o)
 EXEC_OBJ    := $(EXEC_SRC:%.c=$(OBJ)/%.o)
 SOLVER_OBJ  := $(SOLVER_SRC:%.c=$(OBJ)/%.o)
+SERVICE_OBJ := $(SERVICE_SRC:%.c=$(OBJ)/%.o)
 CLI_OBJ     := $(CLI_SRC:%.c=$(OBJ)/%.o)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
@@ -63,6 +69,7 @@ LIBBASE     := $(LIBPLANNER) $(LIBMODEL) $(LIBCOMMON)
 LIBSIM      := $(BUILD)/libsim.a
 LIBEXEC     := $(BUILD)/libexecutor.a
 LIBSOLVER   := $(BUILD)/libsolver.a
+LIBSERVICE  := $(BUILD)/libservice.a
 EFPLAN      := $(BUILD)/efplan
 
 .PHONY: all run test unit e2e asan valgrind fuzz fuzz-build fuzz-each deps \
@@ -101,15 +108,20 @@ $(LIBSOLVER): $(SOLVER_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(EFPLAN): $(CLI_OBJ) $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBBASE)
-	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $(CLI_OBJ) $(PROF_LINK) $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBBASE) \
-	  $(LDLIBS_ALL) $(CUDA_LIBS)
+$(LIBSERVICE): $(SERVICE_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBBASE)
+$(EFPLAN): $(CLI_OBJ) $(LIBSERVICE) $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBBASE)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) -o $@ $(CLI_OBJ) $(PROF_LINK) $(LIBSERVICE) $(LIBSOLVER) $(LIBEXEC) \
+	  $(LIBSIM) $(LIBBASE) $(LDLIBS_ALL) $(LDLIBS_SVC) $(CUDA_LIBS)
+
+$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(LIBSERVICE) $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBBASE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $< $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBBASE) $(LDLIBS_ALL) -lcmocka
+	$(Q)$(CC) -o $@ $< $(LIBSERVICE) $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBBASE) \
+	  $(LDLIBS_ALL) $(LDLIBS_SVC) -lcmocka
 
 # ---- profiler (efplan profile) ---------------------------------------------
 #
@@ -167,12 +179,12 @@ $(OBJ)/%.o: %.cu
 
 $(EFPLAN): $(PROF_LINK)
 
-$(PROF_NOCUDA): $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBSOLVER) \
-                $(LIBEXEC) $(LIBSIM) $(LIBBASE)
+$(PROF_NOCUDA): $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBSERVICE) \
+                $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBBASE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBSOLVER) \
-	  $(LIBEXEC) $(LIBSIM) $(LIBBASE) $(LDLIBS_ALL)
+	$(Q)$(CC) -o $@ $(CLI_OBJ) $(LIBPROFILER) $(PROF_GPU_NONE) $(LIBSERVICE) \
+	  $(LIBSOLVER) $(LIBEXEC) $(LIBSIM) $(LIBBASE) $(LDLIBS_ALL) $(LDLIBS_SVC)
 
 $(BUILD)/tests/test_prof: $(OBJ)/tests/unit/test_prof.o $(LIBPROFILER) \
                           $(PROF_GPU_NONE) $(LIBBASE)

@@ -1,0 +1,174 @@
+/*
+ * store.h: the service's durable state (store_*), one SQLite database.
+ *
+ * The store is the queue's single source of truth for efplan serve and
+ * for efplan token. It holds, in one file:
+ *   - tokens: bearer tokens (token.h), by public id, owner name and role
+ *     (operator or not); the secret only as a salted hash;
+ *   - jobs: every job ever submitted, with its owner, the job as the
+ *     server planned it (efplan-jobs JSON, one object), the admission
+ *     answer (JSON), state, progress and times; a job is never deleted
+ *     (a cancelled one keeps its row, state "cancelled");
+ *   - events: an append-only history, per job and of the service;
+ *   - the current plan (efplan-plan text) with its version, and a row per
+ *     plan version (why it was made, when, how many jobs it admitted);
+ *   - meta: named values of the service (its plan epoch, ...).
+ *
+ * Durability: the database is in WAL mode with synchronous=FULL, so a
+ * change is on disk when store_commit (or a single-statement call
+ * outside a transaction) returns; a process killed at any moment leaves
+ * either all of a transaction or none of it. The schema is versioned
+ * (PRAGMA user_version = STORE_SCHEMA); store_open creates a new file at
+ * that version and migrates an older one forward, in one transaction;
+ * a file from a newer efplan is refused.
+ *
+ * Concurrency: one store handle serves one thread at a time (the caller
+ * serialises). Several processes may open the same file (efplan serve and
+ * efplan token): a write waits up to 5 s for another's lock, then fails.
+ *
+ * Errors: every function returns EF_OK / EF_ERR (or a count/flag where
+ * said) and fills 'e': EF_E_INPUT when the file is not an efplan store or
+ * is from a newer version, EF_E_INTERNAL for SQLite failures (the
+ * message names the file and SQLite's words; never a token's secret).
+ * Libraries never print.
+ */
+#ifndef EF_STORE_H
+#define EF_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+#define STORE_SCHEMA 1
+
+typedef struct store store;
+
+/* Open (creating if absent, mode 0600) the store at 'path'. */
+int store_open(store **s, const char *path, ef_err *e);
+void store_close(store *s);
+/* The path it was opened with. */
+const char *store_path(const store *s);
+
+/* A transaction: everything between begin and commit lands together.
+ * store_rollback is safe to call when no transaction is open. */
+int store_begin(store *s, ef_err *e);
+int store_commit(store *s, ef_err *e);
+void store_rollback(store *s);
+
+/* ---- tokens ------------------------------------------------------------- */
+
+/* Who a token is. */
+typedef struct store_ident {
+    char id[32];      /* the token's public id (TOKEN_ID_LEN chars) */
+    char name[128];   /* its owner's name (TOKEN_NAME_RULE) */
+    int op;           /* 1: an operator */
+} store_ident;
+
+typedef struct store_token_row {
+    store_ident who;
+    int64_t created;  /* Unix seconds */
+    int64_t revoked;  /* Unix seconds; -1: live */
+} store_token_row;
+
+/* Make a new token for 'name' (token_name_check), operator if 'op':
+ * the secret text (TOKEN_TEXT_MAX bytes at most, NUL-terminated) goes to
+ * 'text', the row (salt and hash only) to the store. 'now' is the
+ * creation time. */
+int store_token_add(store *s, const char *name, int op, int64_t now,
+                    char *text, size_t cap, store_ident *who, ef_err *e);
+/* Check a bearer token's text: 1 (and *who filled) when it is a live
+ * token of this store, 0 when not (malformed, unknown, revoked: which one
+ * is not said), EF_ERR on a store failure. The comparison of hashes is
+ * constant-time. */
+int store_token_check(store *s, const char *text, store_ident *who,
+                      ef_err *e);
+/* Every token, live and revoked, by creation then id. Free rows with
+ * free(). */
+int store_token_list(store *s, store_token_row **rows, int *n, ef_err *e);
+/* Revoke the live token with public id 'key', or every live token of the
+ * name 'key' when no id matches; *count = how many were revoked (0: none
+ * matched, not an error). */
+int store_token_revoke(store *s, const char *key, int64_t now, int *count,
+                       ef_err *e);
+
+/* ---- jobs --------------------------------------------------------------- */
+
+typedef struct store_job {
+    char *id;         /* the job id (job_id_check) */
+    char *owner;      /* the submitting token's name */
+    char *body;       /* the job as planned: one efplan-jobs job object
+                         (JSON text, keys sorted), submit_time included */
+    char *request;    /* the request body as received, canonical JSON (keys
+                         sorted, no server-set members): what a retry is
+                         compared with */
+    char *decision;   /* "admitted", "rejected" or "best_effort" */
+    char *answer;     /* the admission answer (JSON object text) */
+    char *state;      /* "queued", "running", "done", "failed",
+                         "cancelled"; a rejected job is "rejected" */
+    int64_t progress; /* iterations done as last reported */
+    int64_t submitted, updated; /* Unix seconds */
+    int64_t seq;      /* submission order, 1, 2, ... */
+} store_job;
+
+void store_job_free(store_job *j);
+
+/* Insert a new job (j->id not yet in the store; seq is assigned and
+ * written back to j->seq). */
+int store_job_insert(store *s, store_job *j, ef_err *e);
+/* The job with id 'id': 1 (and *j filled, free with store_job_free), 0
+ * if there is none. */
+int store_job_get(store *s, const char *id, store_job *j, ef_err *e);
+/* Set a job's state and progress and its updated time. 0 if no such
+ * job. */
+int store_job_update(store *s, const char *id, const char *state,
+                     int64_t progress, int64_t now, ef_err *e);
+/* Jobs by seq: of 'owner' only (NULL: everyone's), in state 'state' only
+ * (NULL: any). *rows heap array of *n jobs; free with
+ * store_jobs_free. */
+int store_jobs_list(store *s, const char *owner, const char *state,
+                    store_job **rows, int *n, ef_err *e);
+void store_jobs_free(store_job *rows, int n);
+/* Count jobs per state: calls f(state, count, arg) once per state that
+ * has jobs, in the order of the state names. */
+int store_jobs_count(store *s, void (*f)(const char *state, int64_t n,
+                                         void *arg),
+                     void *arg, ef_err *e);
+
+/* ---- events --------------------------------------------------------------- */
+
+typedef struct store_event {
+    int64_t seq;      /* its order in the whole store */
+    int64_t at;       /* Unix seconds */
+    char *job;        /* NULL: an event of the service */
+    char *kind;       /* "submitted", "cancelled", "replanned", ... */
+    char *detail;     /* JSON object text */
+} store_event;
+
+/* Append an event ('job' NULL: of the service; 'detail' NULL: "{}"). */
+int store_event_add(store *s, const char *job, int64_t at, const char *kind,
+                    const char *detail, ef_err *e);
+/* A job's events (job NULL: the service's own), by seq. Free with
+ * store_events_free. */
+int store_events(store *s, const char *job, store_event **ev, int *n,
+                 ef_err *e);
+void store_events_free(store_event *ev, int n);
+
+/* ---- plans ---------------------------------------------------------------- */
+
+/* Make 'text' (an efplan-plan file's text) the current plan, version
+ * 'version' (greater than every earlier one), with a history row: when,
+ * why ("submit ID", "cancel ID", "replan", ...), and how many jobs it
+ * admits. */
+int store_plan_put(store *s, int64_t version, int64_t at, const char *why,
+                   int admitted, const char *text, ef_err *e);
+/* The current plan: 1 (*version, *text heap) or 0 when there is none. */
+int store_plan_get(store *s, int64_t *version, char **text, ef_err *e);
+
+/* ---- meta ----------------------------------------------------------------- */
+
+/* A named integer of the service: 1 (*v) or 0 when unset. */
+int store_meta_get(store *s, const char *key, int64_t *v, ef_err *e);
+int store_meta_set(store *s, const char *key, int64_t v, ef_err *e);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * token.h: bearer tokens (token_*), made and checked with libsodium.
+ *
+ * A token's text is "efp_" ID "_" SECRET: ID is TOKEN_ID_LEN characters
+ * of [a-z0-9] (public: it names the token in lists, logs and revocation),
+ * SECRET 43 characters of URL-safe base64 without padding (32 random
+ * bytes from randombytes_buf). The store keeps ID, a random 16-byte salt
+ * and BLAKE2b-256 (crypto_generichash) of SECRET keyed by the salt; a
+ * check recomputes the hash and compares it with sodium_memcmp, so its
+ * time does not depend on where the hashes differ. The secret is never
+ * stored, logged or put into an error message.
+ */
+#ifndef EF_TOKEN_H
+#define EF_TOKEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TOKEN_ID_LEN 10
+#define TOKEN_SALT_LEN 16
+#define TOKEN_HASH_LEN 32
+#define TOKEN_TEXT_MAX 64
+#define TOKEN_NAME_MAX 64
+#define TOKEN_NAME_RULE "1 to 64 characters of [A-Za-z0-9._-], not starting " \
+                        "with '.' or '-'"
+
+/* Initialise libsodium once (thread-safe to call again): 0, or -1 when
+ * it cannot start. */
+int token_init(void);
+
+/* A user name: NULL when 'name' follows TOKEN_NAME_RULE, else what is
+ * wrong ("empty", "too long", "contains ..."). */
+const char *token_name_check(const char *name);
+
+/* Make a token: its text into text[TOKEN_TEXT_MAX + 1], its public id
+ * into id[TOKEN_ID_LEN + 1], salt and hash into the given arrays. */
+void token_make(char *text, char *id, unsigned char *salt,
+                unsigned char *hash);
+
+/* Split a token's text: 0 and its id into id[TOKEN_ID_LEN + 1] when it
+ * has the form above, -1 when not. */
+int token_parse(const char *text, char *id);
+
+/* 1 if 'text' is the token whose salt and hash are given, else 0
+ * (constant-time in the hash). */
+int token_verify(const char *text, const unsigned char *salt,
+                 const unsigned char *hash);
+
+#endif
