@@ -41,22 +41,39 @@
 #include "common/err.h"
 
 #define STORE_SCHEMA 1
+/* PRAGMA application_id of an efplan store ("efpl"): a SQLite file with
+ * another non-zero id is another program's and is refused. */
+#define STORE_APP_ID 0x6566706c
 
 typedef struct store store;
 
-/* Open (creating if absent, mode 0600) the store at 'path'. */
+/* Open (creating if absent, mode 0600) the store at 'path': *s, closed
+ * with store_close. A new or empty file gets the schema; a store of an
+ * older schema is migrated (steps version N -> N + 1, all in one
+ * transaction). Refused with EF_E_INPUT, naming the path, and nothing
+ * written to the file: a directory or other non-regular file, a file
+ * that is not SQLite, a SQLite file of another program (another
+ * application_id, or tables but no efplan id), a store of a newer
+ * schema, a read-only file; a missing directory on the way (cannot
+ * create). EF_E_INTERNAL: SQLite failures (a lock held past 5 s, ...). */
 int store_open(store **s, const char *path, ef_err *e);
+/* Close (NULL: nothing); a transaction still open is rolled back. */
 void store_close(store *s);
 /* The path it was opened with. */
 const char *store_path(const store *s);
 
 /* A transaction: everything between begin and commit lands together.
- * store_rollback is safe to call when no transaction is open. */
+ * store_begin takes the write lock at once (BEGIN IMMEDIATE; waits up to
+ * 5 s for another process's); one already open is a bug (EF_E_INTERNAL).
+ * A commit that fails has rolled back: nothing of the transaction landed.
+ * store_rollback is safe to call when no transaction is open. The other
+ * calls may be used inside a transaction (their own several statements
+ * then nest as a savepoint) or outside (each is its own transaction). */
 int store_begin(store *s, ef_err *e);
 int store_commit(store *s, ef_err *e);
 void store_rollback(store *s);
 
-/* ---- tokens ------------------------------------------------------------- */
+/* ---- tokens ------------------------------------------------------------ */
 
 /* Who a token is. */
 typedef struct store_ident {
@@ -73,8 +90,10 @@ typedef struct store_token_row {
 
 /* Make a new token for 'name' (token_name_check), operator if 'op':
  * the secret text (TOKEN_TEXT_MAX bytes at most, NUL-terminated) goes to
- * 'text', the row (salt and hash only) to the store. 'now' is the
- * creation time. */
+ * 'text' (cap bytes; TOKEN_TEXT_MAX + 1 always suffice), the row (salt
+ * and hash only) to the store, who it is to *who (may be NULL). 'now' is
+ * the creation time. A bad name is EF_E_INPUT (the message gives the
+ * rule); a 'cap' too small EF_E_INTERNAL, with nothing stored. */
 int store_token_add(store *s, const char *name, int op, int64_t now,
                     char *text, size_t cap, store_ident *who, ef_err *e);
 /* Check a bearer token's text: 1 (and *who filled) when it is a live
@@ -83,16 +102,17 @@ int store_token_add(store *s, const char *name, int op, int64_t now,
  * constant-time. */
 int store_token_check(store *s, const char *text, store_ident *who,
                       ef_err *e);
-/* Every token, live and revoked, by creation then id. Free rows with
- * free(). */
+/* Every token, live and revoked, by creation then id: *rows (heap, NULL
+ * when *n is 0; free with free()), *n. */
 int store_token_list(store *s, store_token_row **rows, int *n, ef_err *e);
 /* Revoke the live token with public id 'key', or every live token of the
- * name 'key' when no id matches; *count = how many were revoked (0: none
- * matched, not an error). */
+ * name 'key' when no token (live or revoked) has that id; *count = how
+ * many were revoked (0: none matched or all were revoked already, not an
+ * error). Revoked rows stay, with their time 'now'. */
 int store_token_revoke(store *s, const char *key, int64_t now, int *count,
                        ef_err *e);
 
-/* ---- jobs --------------------------------------------------------------- */
+/* ---- jobs -------------------------------------------------------------- */
 
 typedef struct store_job {
     char *id;         /* the job id (job_id_check) */
@@ -114,28 +134,30 @@ typedef struct store_job {
 void store_job_free(store_job *j);
 
 /* Insert a new job (j->id not yet in the store; seq is assigned and
- * written back to j->seq). */
+ * written back to j->seq). Every string member must be set (else
+ * EF_E_INTERNAL); an id already in the store is EF_E_INPUT ("job "ID" is
+ * already in the store") and changes nothing. */
 int store_job_insert(store *s, store_job *j, ef_err *e);
 /* The job with id 'id': 1 (and *j filled, free with store_job_free), 0
  * if there is none. */
 int store_job_get(store *s, const char *id, store_job *j, ef_err *e);
-/* Set a job's state and progress and its updated time. 0 if no such
- * job. */
+/* Set a job's state and progress and its updated time: 1 when done, 0
+ * if there is no such job, EF_ERR on a store failure. */
 int store_job_update(store *s, const char *id, const char *state,
                      int64_t progress, int64_t now, ef_err *e);
 /* Jobs by seq: of 'owner' only (NULL: everyone's), in state 'state' only
- * (NULL: any). *rows heap array of *n jobs; free with
+ * (NULL: any). *rows heap array of *n jobs (NULL when none); free with
  * store_jobs_free. */
 int store_jobs_list(store *s, const char *owner, const char *state,
                     store_job **rows, int *n, ef_err *e);
 void store_jobs_free(store_job *rows, int n);
 /* Count jobs per state: calls f(state, count, arg) once per state that
- * has jobs, in the order of the state names. */
+ * has jobs, in the order of the state names (strcmp order). */
 int store_jobs_count(store *s, void (*f)(const char *state, int64_t n,
                                          void *arg),
                      void *arg, ef_err *e);
 
-/* ---- events --------------------------------------------------------------- */
+/* ---- events -------------------------------------------------------------- */
 
 typedef struct store_event {
     int64_t seq;      /* its order in the whole store */
@@ -145,30 +167,32 @@ typedef struct store_event {
     char *detail;     /* JSON object text */
 } store_event;
 
-/* Append an event ('job' NULL: of the service; 'detail' NULL: "{}"). */
+/* Append an event ('job' NULL: of the service; 'detail' NULL: "{}").
+ * 'job' is not checked against the jobs table. */
 int store_event_add(store *s, const char *job, int64_t at, const char *kind,
                     const char *detail, ef_err *e);
-/* A job's events (job NULL: the service's own), by seq. Free with
- * store_events_free. */
+/* A job's events (job NULL: the service's own), by seq: *ev heap array
+ * of *n (NULL when none). Free with store_events_free. */
 int store_events(store *s, const char *job, store_event **ev, int *n,
                  ef_err *e);
 void store_events_free(store_event *ev, int n);
 
-/* ---- plans ---------------------------------------------------------------- */
+/* ---- plans --------------------------------------------------------------- */
 
 /* Make 'text' (an efplan-plan file's text) the current plan, version
- * 'version' (greater than every earlier one), with a history row: when,
- * why ("submit ID", "cancel ID", "replan", ...), and how many jobs it
- * admits. */
+ * 'version' (greater than every earlier one: else EF_E_INTERNAL and
+ * nothing changes), with a history row: when, why ("submit ID", "cancel
+ * ID", "replan", ...), and how many jobs it admits. Both land together. */
 int store_plan_put(store *s, int64_t version, int64_t at, const char *why,
                    int admitted, const char *text, ef_err *e);
 /* The current plan: 1 (*version, *text heap) or 0 when there is none. */
 int store_plan_get(store *s, int64_t *version, char **text, ef_err *e);
 
-/* ---- meta ----------------------------------------------------------------- */
+/* ---- meta ---------------------------------------------------------------- */
 
 /* A named integer of the service: 1 (*v) or 0 when unset. */
 int store_meta_get(store *s, const char *key, int64_t *v, ef_err *e);
+/* Set it (insert or replace). */
 int store_meta_set(store *s, const char *key, int64_t v, ef_err *e);
 
 #endif

@@ -29,21 +29,29 @@
 int token_init(void);
 
 /* A user name: NULL when 'name' follows TOKEN_NAME_RULE, else what is
- * wrong ("empty", "too long", "contains ..."). */
+ * wrong, a static phrase ("empty", "too long", "starts with '.'",
+ * "contains a space", ...) that never repeats the name. */
 const char *token_name_check(const char *name);
 
 /* Make a token: its text into text[TOKEN_TEXT_MAX + 1], its public id
- * into id[TOKEN_ID_LEN + 1], salt and hash into the given arrays. */
+ * into id[TOKEN_ID_LEN + 1], salt and hash into the given arrays
+ * (TOKEN_SALT_LEN, TOKEN_HASH_LEN bytes). Calls token_init; a libsodium
+ * that cannot start is an ef_panic (the caller ran token_init first). */
 void token_make(char *text, char *id, unsigned char *salt,
                 unsigned char *hash);
 
 /* Split a token's text: 0 and its id into id[TOKEN_ID_LEN + 1] when it
- * has the form above, -1 when not. */
+ * has the form above (the secret the one encoding of 32 bytes: its last
+ * character's unused bits zero), -1 when not. */
 int token_parse(const char *text, char *id);
 
 /* 1 if 'text' is the token whose salt and hash are given, else 0
  * (constant-time in the hash). */
 int token_verify(const char *text, const unsigned char *salt,
                  const unsigned char *hash);
+
+/* Overwrite n bytes at p with zeros (sodium_memzero: not optimised
+ * away); for a token's text once it has been used. */
+void token_wipe(void *p, size_t n);
 
 #endif

@@ -1,0 +1,938 @@
+/* store.c: the service's durable state in one SQLite database (store.h). */
+#include "service/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "common/util.h"
+#include "service/token.h"
+
+struct store {
+    sqlite3 *db;
+    char *path;
+};
+
+/* ---- schema -------------------------------------------------------------- */
+
+/* Version 0 -> 1: the first schema. */
+static const char schema_1[] =
+    "CREATE TABLE tokens ("
+    "  id TEXT PRIMARY KEY,"
+    "  name TEXT NOT NULL,"
+    "  op INTEGER NOT NULL CHECK (op IN (0, 1)),"
+    "  salt BLOB NOT NULL CHECK (length(salt) = 16),"
+    "  hash BLOB NOT NULL CHECK (length(hash) = 32),"
+    "  created INTEGER NOT NULL,"
+    "  revoked INTEGER);"
+    "CREATE INDEX tokens_name ON tokens (name);"
+    "CREATE TABLE jobs ("
+    "  seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  id TEXT UNIQUE NOT NULL,"
+    "  owner TEXT NOT NULL,"
+    "  body TEXT NOT NULL,"
+    "  request TEXT NOT NULL,"
+    "  decision TEXT NOT NULL,"
+    "  answer TEXT NOT NULL,"
+    "  state TEXT NOT NULL,"
+    "  progress INTEGER NOT NULL,"
+    "  submitted INTEGER NOT NULL,"
+    "  updated INTEGER NOT NULL);"
+    "CREATE INDEX jobs_owner ON jobs (owner, seq);"
+    "CREATE INDEX jobs_state ON jobs (state, seq);"
+    "CREATE TABLE events ("
+    "  seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  job TEXT,"
+    "  at INTEGER NOT NULL,"
+    "  kind TEXT NOT NULL,"
+    "  detail TEXT NOT NULL);"
+    "CREATE INDEX events_job ON events (job, seq);"
+    "CREATE TABLE plans ("
+    "  version INTEGER PRIMARY KEY,"
+    "  at INTEGER NOT NULL,"
+    "  why TEXT NOT NULL,"
+    "  admitted INTEGER NOT NULL);"
+    "CREATE TABLE plan_current ("
+    "  one INTEGER PRIMARY KEY CHECK (one = 1),"
+    "  version INTEGER NOT NULL REFERENCES plans (version),"
+    "  text TEXT NOT NULL);"
+    "CREATE TABLE meta ("
+    "  key TEXT PRIMARY KEY,"
+    "  value INTEGER NOT NULL);";
+
+/* The migrations: steps[v] takes a store from schema v to v + 1 (one SQL
+ * script, no data in it). Schema 2 is one more entry. */
+static const char *const steps[] = {
+    schema_1,
+};
+_Static_assert(sizeof steps / sizeof steps[0] == STORE_SCHEMA,
+               "one migration step per schema version");
+
+/* ---- helpers ------------------------------------------------------------- */
+
+/* An SQLite failure of 'what': EF_E_INPUT when the file is not a
+ * database (or a damaged one), else EF_E_INTERNAL. */
+static int dberr(store *s, const char *what, ef_err *e)
+{
+    int code = sqlite3_errcode(s->db);
+    ef_errkind k = code == SQLITE_NOTADB || code == SQLITE_CORRUPT ?
+                   EF_E_INPUT : EF_E_INTERNAL;
+    if (k == EF_E_INPUT)
+        return ef_fail(e, k, "%s: not an efplan store: %s", s->path,
+                       sqlite3_errmsg(s->db));
+    return ef_fail(e, k, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+}
+
+/* Run constant SQL (never built from data). */
+static int run_sql(store *s, const char *sql, const char *what, ef_err *e)
+{
+    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return dberr(s, what, e);
+    return EF_OK;
+}
+
+static int prep(store *s, const char *sql, sqlite3_stmt **st,
+                const char *what, ef_err *e)
+{
+    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
+        *st = NULL;
+        return dberr(s, what, e);
+    }
+    return EF_OK;
+}
+
+static int bind_str(sqlite3_stmt *st, int i, const char *v)
+{
+    if (!v)
+        return sqlite3_bind_null(st, i);
+    return sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+}
+
+static int bind_i64(sqlite3_stmt *st, int i, int64_t v)
+{
+    return sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+}
+
+static char *col_str(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return ef_strdup(t ? (const char *)t : "");
+}
+
+/* Step a statement that returns no rows; finalize it. */
+static int step_done(store *s, sqlite3_stmt *st, const char *what,
+                     ef_err *e)
+{
+    int rc = sqlite3_step(st);
+    int out = EF_OK;
+    if (rc != SQLITE_DONE)
+        out = dberr(s, what, e);
+    sqlite3_finalize(st);
+    return out;
+}
+
+/* A unit of several statements that lands together: BEGIN IMMEDIATE
+ * outside a transaction (so its writes never wait on a read snapshot),
+ * a savepoint inside the caller's. */
+static int unit_begin(store *s, int *inner, ef_err *e)
+{
+    *inner = !sqlite3_get_autocommit(s->db);
+    return run_sql(s, *inner ? "SAVEPOINT store_unit" : "BEGIN IMMEDIATE",
+                   "begin", e);
+}
+
+static int unit_end(store *s, int inner, int ok, ef_err *e)
+{
+    if (ok == EF_OK) {
+        if (run_sql(s, inner ? "RELEASE store_unit" : "COMMIT", "commit",
+                    e) == EF_OK)
+            return EF_OK;
+    }
+    /* the failed statement may have ended the transaction already */
+    if (inner)
+        sqlite3_exec(s->db, "ROLLBACK TO store_unit; RELEASE store_unit",
+                     NULL, NULL, NULL);
+    else if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return EF_ERR;
+}
+
+static int query_i64(store *s, const char *sql, int64_t *v, const char *what,
+                     ef_err *e)
+{
+    sqlite3_stmt *st;
+    if (prep(s, sql, &st, what, e) != EF_OK)
+        return EF_ERR;
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        int out = dberr(s, what, e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    *v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return EF_OK;
+}
+
+/* ---- open ---------------------------------------------------------------- */
+
+/* What the file holds: its schema version into *ver (0: empty, to be
+ * created), or EF_E_INPUT when it is not an efplan store or a newer one. */
+static int classify(store *s, int64_t *ver, ef_err *e)
+{
+    int64_t app, v, nobj;
+    if (query_i64(s, "PRAGMA application_id", &app, "application_id",
+                  e) != EF_OK ||
+        query_i64(s, "PRAGMA user_version", &v, "user_version", e) != EF_OK ||
+        query_i64(s, "SELECT count(*) FROM sqlite_master", &nobj, "schema",
+                  e) != EF_OK)
+        return EF_ERR;
+    if (app == STORE_APP_ID) {
+        if (v > STORE_SCHEMA)
+            return ef_fail(e, EF_E_INPUT, "%s: an efplan store of schema %"
+                           PRId64 ", newer than this efplan's (%d): use the "
+                           "efplan that wrote it, or a newer one", s->path,
+                           v, STORE_SCHEMA);
+        if (v >= 1 || nobj == 0) {
+            *ver = v;
+            return EF_OK;
+        }
+        return ef_fail(e, EF_E_INPUT, "%s: an efplan store without a schema "
+                       "version (user_version 0 and %" PRId64 " tables): "
+                       "damaged, not opened", s->path, nobj);
+    }
+    if (app != 0)
+        return ef_fail(e, EF_E_INPUT, "%s: a SQLite database of another "
+                       "application (application_id 0x%08" PRIx64 "), not "
+                       "an efplan store", s->path, (uint64_t)app & 0xffffffffu);
+    if (v == 0 && nobj == 0) {
+        *ver = 0;
+        return EF_OK;
+    }
+    return ef_fail(e, EF_E_INPUT, "%s: a SQLite database that is not an "
+                   "efplan store (it has %" PRId64 " tables or indexes and "
+                   "user_version %" PRId64 ", but no efplan application_id)",
+                   s->path, nobj, v);
+}
+
+/* Bring the store to STORE_SCHEMA in one transaction (another process
+ * may have done it meanwhile: the version is read again inside). */
+static int migrate(store *s, ef_err *e)
+{
+    if (run_sql(s, "BEGIN IMMEDIATE", "begin", e) != EF_OK)
+        return EF_ERR;
+    int64_t ver;
+    int rc = classify(s, &ver, e);
+    for (int64_t v = ver; rc == EF_OK && v < STORE_SCHEMA; v++)
+        rc = run_sql(s, steps[v], "schema migration", e);
+    if (rc == EF_OK && ver < STORE_SCHEMA) {
+        char sql[96]; /* constants only */
+        snprintf(sql, sizeof sql, "PRAGMA application_id = %ld; "
+                 "PRAGMA user_version = %d", (long)STORE_APP_ID,
+                 STORE_SCHEMA);
+        rc = run_sql(s, sql, "schema version", e);
+    }
+    if (rc == EF_OK)
+        rc = run_sql(s, "COMMIT", "commit", e);
+    if (rc != EF_OK && !sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* Check the path is a regular file, or create it (mode 0600). */
+static int prepare_file(const char *path, ef_err *e)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return ef_fail(e, EF_E_INPUT, "%s: is a directory (expected an "
+                           "efplan store, a SQLite file)", path);
+        if (!S_ISREG(st.st_mode))
+            return ef_fail(e, EF_E_INPUT, "%s: is not a regular file "
+                           "(expected an efplan store, a SQLite file)", path);
+        return EF_OK;
+    }
+    if (errno != ENOENT)
+        return ef_fail(e, EF_E_INPUT, "%s: %s", path, strerror(errno));
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        if (errno == EEXIST) /* another process made it meanwhile */
+            return prepare_file(path, e);
+        return ef_fail(e, EF_E_INPUT, "%s: cannot create the store: %s", path,
+                       strerror(errno));
+    }
+    /* exactly 0600, whatever the umask took away */
+    int rc = fchmod(fd, 0600);
+    int err = errno;
+    close(fd);
+    if (rc != 0)
+        return ef_fail(e, EF_E_INTERNAL, "%s: cannot set mode 0600: %s",
+                       path, strerror(err));
+    return EF_OK;
+}
+
+int store_open(store **out, const char *path, ef_err *e)
+{
+    *out = NULL;
+    if (!path || !path[0])
+        return ef_fail(e, EF_E_USAGE, "store: the path is empty");
+    if (token_init() != 0)
+        return ef_fail(e, EF_E_INTERNAL, "%s: libsodium cannot start", path);
+    if (prepare_file(path, e) != EF_OK)
+        return EF_ERR;
+    store *s = ef_calloc(1, sizeof *s);
+    s->path = ef_strdup(path);
+    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE |
+                             SQLITE_OPEN_CREATE, NULL);
+    if (!s->db)
+        ef_panic("sqlite3_open_v2: out of memory");
+    if (rc != SQLITE_OK) {
+        ef_fail(e, EF_E_INPUT, "%s: cannot open the store: %s", path,
+                sqlite3_errmsg(s->db));
+        store_close(s);
+        return EF_ERR;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, 5000);
+    int64_t ver = 0;
+    if (sqlite3_db_readonly(s->db, "main") == 1) {
+        ef_fail(e, EF_E_INPUT, "%s: the store is not writable", path);
+        goto fail;
+    }
+    if (run_sql(s, "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL",
+                "settings", e) != EF_OK ||
+        classify(s, &ver, e) != EF_OK)
+        goto fail;
+    /* only now that the file is ours (or empty) is anything written */
+    sqlite3_stmt *st;
+    if (prep(s, "PRAGMA journal_mode = WAL", &st, "journal_mode", e) != EF_OK)
+        goto fail;
+    rc = sqlite3_step(st);
+    const unsigned char *mode = rc == SQLITE_ROW ?
+                                sqlite3_column_text(st, 0) : NULL;
+    if (!mode || strcmp((const char *)mode, "wal") != 0) {
+        if (rc == SQLITE_ROW)
+            ef_fail(e, EF_E_INTERNAL, "%s: cannot use WAL mode (journal_mode "
+                    "is %s)", path, mode ? (const char *)mode : "unknown");
+        else
+            dberr(s, "journal_mode", e);
+        sqlite3_finalize(st);
+        goto fail;
+    }
+    sqlite3_finalize(st);
+    if (ver < STORE_SCHEMA && migrate(s, e) != EF_OK)
+        goto fail;
+    *out = s;
+    return EF_OK;
+fail:
+    store_close(s);
+    return EF_ERR;
+}
+
+void store_close(store *s)
+{
+    if (!s)
+        return;
+    if (s->db) {
+        if (!sqlite3_get_autocommit(s->db))
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_close_v2(s->db);
+    }
+    free(s->path);
+    free(s);
+}
+
+const char *store_path(const store *s)
+{
+    return s->path;
+}
+
+/* ---- transactions -------------------------------------------------------- */
+
+int store_begin(store *s, ef_err *e)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        return ef_fail(e, EF_E_INTERNAL, "%s: begin: a transaction is "
+                       "already open", s->path);
+    return run_sql(s, "BEGIN IMMEDIATE", "begin", e);
+}
+
+int store_commit(store *s, ef_err *e)
+{
+    if (sqlite3_get_autocommit(s->db))
+        return ef_fail(e, EF_E_INTERNAL, "%s: commit: no transaction is "
+                       "open", s->path);
+    if (run_sql(s, "COMMIT", "commit", e) == EF_OK)
+        return EF_OK;
+    store_rollback(s);
+    return EF_ERR;
+}
+
+void store_rollback(store *s)
+{
+    if (s && s->db && !sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* ---- tokens -------------------------------------------------------------- */
+
+int store_token_add(store *s, const char *name, int op, int64_t now,
+                    char *text, size_t cap, store_ident *who, ef_err *e)
+{
+    const char *why = token_name_check(name);
+    if (why) {
+        char q[160];
+        return ef_fail(e, EF_E_INPUT, "%s: token name \"%s\": %s (%s)",
+                       s->path, ef_quote(name ? name : "", q, sizeof q), why,
+                       TOKEN_NAME_RULE);
+    }
+    char buf[TOKEN_TEXT_MAX + 1], id[TOKEN_ID_LEN + 1];
+    unsigned char salt[TOKEN_SALT_LEN], hash[TOKEN_HASH_LEN];
+    int rc = EF_ERR;
+    /* a new id that happens to be taken (36^10 ids) is drawn again */
+    for (int attempt = 0; attempt < 8; attempt++) {
+        token_make(buf, id, salt, hash);
+        if (strlen(buf) >= cap) {
+            rc = ef_fail(e, EF_E_INTERNAL, "%s: token add: a buffer of %zu "
+                         "bytes cannot hold a token", s->path, cap);
+            break;
+        }
+        sqlite3_stmt *st;
+        if (prep(s, "INSERT INTO tokens (id, name, op, salt, hash, created) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &st, "token add",
+                 e) != EF_OK)
+            break;
+        if (bind_str(st, 1, id) || bind_str(st, 2, name) ||
+            sqlite3_bind_int(st, 3, op ? 1 : 0) ||
+            sqlite3_bind_blob(st, 4, salt, sizeof salt, SQLITE_STATIC) ||
+            sqlite3_bind_blob(st, 5, hash, sizeof hash, SQLITE_STATIC) ||
+            bind_i64(st, 6, now)) {
+            rc = dberr(s, "token add", e);
+            sqlite3_finalize(st);
+            break;
+        }
+        int step = sqlite3_step(st);
+        int ext = sqlite3_extended_errcode(s->db);
+        if (step != SQLITE_DONE)
+            rc = dberr(s, "token add", e);
+        else
+            rc = EF_OK;
+        sqlite3_finalize(st);
+        if (step == SQLITE_DONE || ext != SQLITE_CONSTRAINT_PRIMARYKEY)
+            break;
+    }
+    if (rc == EF_OK) {
+        memcpy(text, buf, strlen(buf) + 1);
+        if (who) {
+            memset(who, 0, sizeof *who);
+            snprintf(who->id, sizeof who->id, "%s", id);
+            snprintf(who->name, sizeof who->name, "%s", name);
+            who->op = op ? 1 : 0;
+        }
+    }
+    token_wipe(buf, sizeof buf);
+    return rc;
+}
+
+int store_token_check(store *s, const char *text, store_ident *who,
+                      ef_err *e)
+{
+    char id[TOKEN_ID_LEN + 1];
+    if (!text || token_parse(text, id) != 0)
+        return 0;
+    sqlite3_stmt *st;
+    if (prep(s, "SELECT name, op, salt, hash FROM tokens "
+             "WHERE id = ?1 AND revoked IS NULL", &st, "token check",
+             e) != EF_OK)
+        return EF_ERR;
+    if (bind_str(st, 1, id)) {
+        int out = dberr(s, "token check", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    int rc = sqlite3_step(st);
+    int out = 0;
+    if (rc == SQLITE_ROW) {
+        const void *salt = sqlite3_column_blob(st, 2);
+        int nsalt = sqlite3_column_bytes(st, 2);
+        const void *hash = sqlite3_column_blob(st, 3);
+        int nhash = sqlite3_column_bytes(st, 3);
+        if (salt && hash && nsalt == TOKEN_SALT_LEN &&
+            nhash == TOKEN_HASH_LEN && token_verify(text, salt, hash)) {
+            out = 1;
+            if (who) {
+                memset(who, 0, sizeof *who);
+                snprintf(who->id, sizeof who->id, "%s", id);
+                const unsigned char *n = sqlite3_column_text(st, 0);
+                snprintf(who->name, sizeof who->name, "%s",
+                         n ? (const char *)n : "");
+                who->op = sqlite3_column_int(st, 1) != 0;
+            }
+        }
+    } else if (rc != SQLITE_DONE) {
+        out = dberr(s, "token check", e);
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+int store_token_list(store *s, store_token_row **rows, int *n, ef_err *e)
+{
+    *rows = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    if (prep(s, "SELECT id, name, op, created, coalesce(revoked, -1) "
+             "FROM tokens ORDER BY created, id", &st, "token list",
+             e) != EF_OK)
+        return EF_ERR;
+    store_token_row *r = NULL;
+    int nr = 0, cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (nr == cap) {
+            cap = cap ? 2 * cap : 8;
+            r = ef_realloc(r, (size_t)cap * sizeof *r);
+        }
+        store_token_row *t = &r[nr++];
+        memset(t, 0, sizeof *t);
+        const unsigned char *id = sqlite3_column_text(st, 0);
+        const unsigned char *name = sqlite3_column_text(st, 1);
+        snprintf(t->who.id, sizeof t->who.id, "%s",
+                 id ? (const char *)id : "");
+        snprintf(t->who.name, sizeof t->who.name, "%s",
+                 name ? (const char *)name : "");
+        t->who.op = sqlite3_column_int(st, 2) != 0;
+        t->created = sqlite3_column_int64(st, 3);
+        t->revoked = sqlite3_column_int64(st, 4);
+    }
+    if (rc != SQLITE_DONE) {
+        dberr(s, "token list", e);
+        sqlite3_finalize(st);
+        free(r);
+        return EF_ERR;
+    }
+    sqlite3_finalize(st);
+    *rows = r;
+    *n = nr;
+    return EF_OK;
+}
+
+int store_token_revoke(store *s, const char *key, int64_t now, int *count,
+                       ef_err *e)
+{
+    *count = 0;
+    int inner;
+    if (unit_begin(s, &inner, e) != EF_OK)
+        return EF_ERR;
+    int64_t ids = 0;
+    sqlite3_stmt *st;
+    int rc = prep(s, "SELECT count(*) FROM tokens WHERE id = ?1", &st,
+                  "token revoke", e);
+    if (rc == EF_OK) {
+        if (bind_str(st, 1, key) || sqlite3_step(st) != SQLITE_ROW)
+            rc = dberr(s, "token revoke", e);
+        else
+            ids = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    if (rc == EF_OK)
+        rc = prep(s, ids ? "UPDATE tokens SET revoked = ?1 "
+                  "WHERE id = ?2 AND revoked IS NULL" :
+                  "UPDATE tokens SET revoked = ?1 "
+                  "WHERE name = ?2 AND revoked IS NULL", &st, "token revoke",
+                  e);
+    if (rc == EF_OK) {
+        if (bind_i64(st, 1, now) || bind_str(st, 2, key)) {
+            rc = dberr(s, "token revoke", e);
+            sqlite3_finalize(st);
+        } else {
+            rc = step_done(s, st, "token revoke", e);
+        }
+    }
+    int changed = rc == EF_OK ? sqlite3_changes(s->db) : 0;
+    if (unit_end(s, inner, rc, e) != EF_OK)
+        return EF_ERR;
+    *count = changed;
+    return EF_OK;
+}
+
+/* ---- jobs ---------------------------------------------------------------- */
+
+#define JOB_COLS "id, owner, body, request, decision, answer, state, " \
+                 "progress, submitted, updated, seq"
+
+static void read_job(sqlite3_stmt *st, store_job *j)
+{
+    j->id = col_str(st, 0);
+    j->owner = col_str(st, 1);
+    j->body = col_str(st, 2);
+    j->request = col_str(st, 3);
+    j->decision = col_str(st, 4);
+    j->answer = col_str(st, 5);
+    j->state = col_str(st, 6);
+    j->progress = sqlite3_column_int64(st, 7);
+    j->submitted = sqlite3_column_int64(st, 8);
+    j->updated = sqlite3_column_int64(st, 9);
+    j->seq = sqlite3_column_int64(st, 10);
+}
+
+void store_job_free(store_job *j)
+{
+    if (!j)
+        return;
+    free(j->id);
+    free(j->owner);
+    free(j->body);
+    free(j->request);
+    free(j->decision);
+    free(j->answer);
+    free(j->state);
+    memset(j, 0, sizeof *j);
+}
+
+int store_job_insert(store *s, store_job *j, ef_err *e)
+{
+    const char *missing = !j->id ? "id" : !j->owner ? "owner" :
+                          !j->body ? "body" : !j->request ? "request" :
+                          !j->decision ? "decision" : !j->answer ? "answer" :
+                          !j->state ? "state" : NULL;
+    if (missing)
+        return ef_fail(e, EF_E_INTERNAL, "%s: job insert: no %s", s->path,
+                       missing);
+    sqlite3_stmt *st;
+    if (prep(s, "INSERT INTO jobs (id, owner, body, request, decision, "
+             "answer, state, progress, submitted, updated) "
+             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", &st,
+             "job insert", e) != EF_OK)
+        return EF_ERR;
+    if (bind_str(st, 1, j->id) || bind_str(st, 2, j->owner) ||
+        bind_str(st, 3, j->body) || bind_str(st, 4, j->request) ||
+        bind_str(st, 5, j->decision) || bind_str(st, 6, j->answer) ||
+        bind_str(st, 7, j->state) || bind_i64(st, 8, j->progress) ||
+        bind_i64(st, 9, j->submitted) || bind_i64(st, 10, j->updated)) {
+        int out = dberr(s, "job insert", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    int rc = sqlite3_step(st);
+    int out = EF_OK;
+    if (rc != SQLITE_DONE) {
+        char q[160];
+        if (sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_UNIQUE)
+            out = ef_fail(e, EF_E_INPUT, "%s: job \"%s\" is already in the "
+                          "store", s->path, ef_quote(j->id, q, sizeof q));
+        else
+            out = dberr(s, "job insert", e);
+    } else {
+        j->seq = sqlite3_last_insert_rowid(s->db);
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+int store_job_get(store *s, const char *id, store_job *j, ef_err *e)
+{
+    memset(j, 0, sizeof *j);
+    sqlite3_stmt *st;
+    if (prep(s, "SELECT " JOB_COLS " FROM jobs WHERE id = ?1", &st,
+             "job get", e) != EF_OK)
+        return EF_ERR;
+    int out = 0;
+    if (bind_str(st, 1, id)) {
+        out = dberr(s, "job get", e);
+    } else {
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            read_job(st, j);
+            out = 1;
+        } else if (rc != SQLITE_DONE) {
+            out = dberr(s, "job get", e);
+        }
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+int store_job_update(store *s, const char *id, const char *state,
+                     int64_t progress, int64_t now, ef_err *e)
+{
+    if (!state)
+        return ef_fail(e, EF_E_INTERNAL, "%s: job update: no state",
+                       s->path);
+    sqlite3_stmt *st;
+    if (prep(s, "UPDATE jobs SET state = ?1, progress = ?2, updated = ?3 "
+             "WHERE id = ?4", &st, "job update", e) != EF_OK)
+        return EF_ERR;
+    if (bind_str(st, 1, state) || bind_i64(st, 2, progress) ||
+        bind_i64(st, 3, now) || bind_str(st, 4, id)) {
+        int out = dberr(s, "job update", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    if (step_done(s, st, "job update", e) != EF_OK)
+        return EF_ERR;
+    return sqlite3_changes(s->db) > 0 ? 1 : 0;
+}
+
+int store_jobs_list(store *s, const char *owner, const char *state,
+                    store_job **rows, int *n, ef_err *e)
+{
+    *rows = NULL;
+    *n = 0;
+    /* one constant statement per filter (no SQL built from data) */
+    static const char *const sql[4] = {
+        "SELECT " JOB_COLS " FROM jobs ORDER BY seq",
+        "SELECT " JOB_COLS " FROM jobs WHERE owner = ?1 ORDER BY seq",
+        "SELECT " JOB_COLS " FROM jobs WHERE state = ?2 ORDER BY seq",
+        "SELECT " JOB_COLS " FROM jobs WHERE owner = ?1 AND state = ?2 "
+        "ORDER BY seq",
+    };
+    sqlite3_stmt *st;
+    if (prep(s, sql[(owner ? 1 : 0) + (state ? 2 : 0)], &st, "job list",
+             e) != EF_OK)
+        return EF_ERR;
+    /* ?2 exists only when the statement names it */
+    if ((owner && bind_str(st, 1, owner)) ||
+        (state && bind_str(st, 2, state))) {
+        int out = dberr(s, "job list", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    store_job *r = NULL;
+    int nr = 0, cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (nr == cap) {
+            cap = cap ? 2 * cap : 8;
+            r = ef_realloc(r, (size_t)cap * sizeof *r);
+        }
+        read_job(st, &r[nr++]);
+    }
+    if (rc != SQLITE_DONE) {
+        dberr(s, "job list", e);
+        sqlite3_finalize(st);
+        store_jobs_free(r, nr);
+        return EF_ERR;
+    }
+    sqlite3_finalize(st);
+    *rows = r;
+    *n = nr;
+    return EF_OK;
+}
+
+void store_jobs_free(store_job *rows, int n)
+{
+    if (!rows)
+        return;
+    for (int i = 0; i < n; i++)
+        store_job_free(&rows[i]);
+    free(rows);
+}
+
+int store_jobs_count(store *s, void (*f)(const char *state, int64_t n,
+                                         void *arg),
+                     void *arg, ef_err *e)
+{
+    sqlite3_stmt *st;
+    if (prep(s, "SELECT state, count(*) FROM jobs GROUP BY state "
+             "ORDER BY state COLLATE BINARY", &st, "job count", e) != EF_OK)
+        return EF_ERR;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *state = sqlite3_column_text(st, 0);
+        f(state ? (const char *)state : "", sqlite3_column_int64(st, 1),
+          arg);
+    }
+    int out = EF_OK;
+    if (rc != SQLITE_DONE)
+        out = dberr(s, "job count", e);
+    sqlite3_finalize(st);
+    return out;
+}
+
+/* ---- events -------------------------------------------------------------- */
+
+int store_event_add(store *s, const char *job, int64_t at, const char *kind,
+                    const char *detail, ef_err *e)
+{
+    if (!kind)
+        return ef_fail(e, EF_E_INTERNAL, "%s: event add: no kind", s->path);
+    sqlite3_stmt *st;
+    if (prep(s, "INSERT INTO events (job, at, kind, detail) "
+             "VALUES (?1, ?2, ?3, ?4)", &st, "event add", e) != EF_OK)
+        return EF_ERR;
+    if (bind_str(st, 1, job) || bind_i64(st, 2, at) ||
+        bind_str(st, 3, kind) || bind_str(st, 4, detail ? detail : "{}")) {
+        int out = dberr(s, "event add", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    return step_done(s, st, "event add", e);
+}
+
+int store_events(store *s, const char *job, store_event **ev, int *n,
+                 ef_err *e)
+{
+    *ev = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    if (prep(s, job ? "SELECT seq, at, job, kind, detail FROM events "
+             "WHERE job = ?1 ORDER BY seq" :
+             "SELECT seq, at, job, kind, detail FROM events "
+             "WHERE job IS NULL ORDER BY seq", &st, "events", e) != EF_OK)
+        return EF_ERR;
+    if (job && bind_str(st, 1, job)) {
+        int out = dberr(s, "events", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    store_event *r = NULL;
+    int nr = 0, cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (nr == cap) {
+            cap = cap ? 2 * cap : 8;
+            r = ef_realloc(r, (size_t)cap * sizeof *r);
+        }
+        store_event *v = &r[nr++];
+        v->seq = sqlite3_column_int64(st, 0);
+        v->at = sqlite3_column_int64(st, 1);
+        v->job = sqlite3_column_type(st, 2) == SQLITE_NULL ? NULL :
+                 col_str(st, 2);
+        v->kind = col_str(st, 3);
+        v->detail = col_str(st, 4);
+    }
+    if (rc != SQLITE_DONE) {
+        dberr(s, "events", e);
+        sqlite3_finalize(st);
+        store_events_free(r, nr);
+        return EF_ERR;
+    }
+    sqlite3_finalize(st);
+    *ev = r;
+    *n = nr;
+    return EF_OK;
+}
+
+void store_events_free(store_event *ev, int n)
+{
+    if (!ev)
+        return;
+    for (int i = 0; i < n; i++) {
+        free(ev[i].job);
+        free(ev[i].kind);
+        free(ev[i].detail);
+    }
+    free(ev);
+}
+
+/* ---- plans --------------------------------------------------------------- */
+
+int store_plan_put(store *s, int64_t version, int64_t at, const char *why,
+                   int admitted, const char *text, ef_err *e)
+{
+    if (!why || !text)
+        return ef_fail(e, EF_E_INTERNAL, "%s: plan put: no %s", s->path,
+                       !why ? "why" : "text");
+    int inner;
+    if (unit_begin(s, &inner, e) != EF_OK)
+        return EF_ERR;
+    int64_t last;
+    int rc = query_i64(s, "SELECT coalesce(max(version), -1) FROM plans",
+                       &last, "plan put", e);
+    if (rc == EF_OK && last >= 0 && version <= last)
+        rc = ef_fail(e, EF_E_INTERNAL, "%s: plan put: version %" PRId64
+                     " is not above the last one (%" PRId64 ")", s->path,
+                     version, last);
+    sqlite3_stmt *st;
+    if (rc == EF_OK)
+        rc = prep(s, "INSERT INTO plans (version, at, why, admitted) "
+                  "VALUES (?1, ?2, ?3, ?4)", &st, "plan put", e);
+    if (rc == EF_OK) {
+        if (bind_i64(st, 1, version) || bind_i64(st, 2, at) ||
+            bind_str(st, 3, why) || sqlite3_bind_int(st, 4, admitted)) {
+            rc = dberr(s, "plan put", e);
+            sqlite3_finalize(st);
+        } else {
+            rc = step_done(s, st, "plan put", e);
+        }
+    }
+    if (rc == EF_OK)
+        rc = prep(s, "INSERT INTO plan_current (one, version, text) "
+                  "VALUES (1, ?1, ?2) ON CONFLICT (one) DO UPDATE "
+                  "SET version = excluded.version, text = excluded.text",
+                  &st, "plan put", e);
+    if (rc == EF_OK) {
+        if (bind_i64(st, 1, version) || bind_str(st, 2, text)) {
+            rc = dberr(s, "plan put", e);
+            sqlite3_finalize(st);
+        } else {
+            rc = step_done(s, st, "plan put", e);
+        }
+    }
+    return unit_end(s, inner, rc, e);
+}
+
+int store_plan_get(store *s, int64_t *version, char **text, ef_err *e)
+{
+    *text = NULL;
+    sqlite3_stmt *st;
+    if (prep(s, "SELECT version, text FROM plan_current WHERE one = 1", &st,
+             "plan get", e) != EF_OK)
+        return EF_ERR;
+    int rc = sqlite3_step(st);
+    int out = 0;
+    if (rc == SQLITE_ROW) {
+        *version = sqlite3_column_int64(st, 0);
+        *text = col_str(st, 1);
+        out = 1;
+    } else if (rc != SQLITE_DONE) {
+        out = dberr(s, "plan get", e);
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+/* ---- meta ---------------------------------------------------------------- */
+
+int store_meta_get(store *s, const char *key, int64_t *v, ef_err *e)
+{
+    sqlite3_stmt *st;
+    if (prep(s, "SELECT value FROM meta WHERE key = ?1", &st, "meta get",
+             e) != EF_OK)
+        return EF_ERR;
+    int out = 0;
+    if (bind_str(st, 1, key)) {
+        out = dberr(s, "meta get", e);
+    } else {
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            *v = sqlite3_column_int64(st, 0);
+            out = 1;
+        } else if (rc != SQLITE_DONE) {
+            out = dberr(s, "meta get", e);
+        }
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+int store_meta_set(store *s, const char *key, int64_t v, ef_err *e)
+{
+    if (!key)
+        return ef_fail(e, EF_E_INTERNAL, "%s: meta set: no key", s->path);
+    sqlite3_stmt *st;
+    if (prep(s, "INSERT INTO meta (key, value) VALUES (?1, ?2) "
+             "ON CONFLICT (key) DO UPDATE SET value = excluded.value", &st,
+             "meta set", e) != EF_OK)
+        return EF_ERR;
+    if (bind_str(st, 1, key) || bind_i64(st, 2, v)) {
+        int out = dberr(s, "meta set", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    return step_done(s, st, "meta set", e);
+}
