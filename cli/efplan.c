@@ -27,6 +27,8 @@ static const cli_command commands[] = {
      cmd_plan, help_plan},
     {"profile", "measure throughput curves on GPUs, or fit the model to a "
      "table", cmd_profile, help_profile},
+    {"serve", "run the queue service: an HTTP API users submit to (SQLite "
+     "store)", cmd_serve, help_serve},
     {"simulate", "replay a trace through a policy; deadlines met, metrics",
      cmd_simulate, help_simulate},
     {"submit", "ask whether one new job fits an existing plan", cmd_submit,

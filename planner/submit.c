@@ -203,14 +203,14 @@ static int64_t default_submit(const plan_doc *d, const plan_submit_clock *clk,
     return d->now;
 }
 
-int plan_submit(const char *plan_path, const char *job_json,
-                const char *curves, const plan_submit_clock *clk,
-                plan_submit_res *r, ef_err *e)
+/* plan_submit and plan_submit_text: the plan doc already in r->doc
+ * (read from 'label'); 'plan_path' the plan file whose jobs file is
+ * looked up, NULL for none. */
+static int submit_doc(plan_submit_res *r, const char *label,
+                      const char *plan_path, const char *job_json,
+                      const char *curves, const plan_submit_clock *clk,
+                      ef_err *e)
 {
-    memset(r, 0, sizeof *r);
-    r->earliest = -1;
-    if (plan_doc_load(&r->doc, plan_path, e) != EF_OK)
-        return EF_ERR;
     const plan_doc *d = &r->doc;
     plan_submit_from from;
     int64_t dflt = default_submit(d, clk, &from);
@@ -222,18 +222,19 @@ int plan_submit(const char *plan_path, const char *job_json,
     /* the plan's queue plus the new job */
     char *qt = plan_doc_queue_json(d, nj);
     free(nj);
-    int rc = queue_parse_json(&r->q, plan_path, qt, strlen(qt), e);
+    int rc = queue_parse_json(&r->q, label, qt, strlen(qt), e);
     free(qt);
     r->curves = curves ? curves : d->curves;
     r->jobs_file = d->jobs_file;
-    if (rc != EF_OK || find_jobs_file(r, plan_path, e) != EF_OK ||
+    if (rc != EF_OK ||
+        (plan_path && find_jobs_file(r, plan_path, e) != EF_OK) ||
         cluster_init(&r->c, 1, d->cluster.nodes, d->cluster.gpus_per_node,
-                     plan_path, e) != EF_OK)
+                     label, e) != EF_OK)
         return EF_ERR;
     /* curves the plan file names: the error says where the name is from */
     if (curve_set_load_arg(&r->cs, r->curves, e) != EF_OK) {
         if (!curves)
-            ef_prefix(e, "%s: curves: ", plan_path);
+            ef_prefix(e, "%s: curves: ", label);
         return EF_ERR;
     }
     if (queue_resolve(&r->q, &r->cs, e) != EF_OK)
@@ -259,6 +260,29 @@ int plan_submit(const char *plan_path, const char *job_json,
             c->to = r->p.jobs[i].decision;
         }
     return EF_OK;
+}
+
+int plan_submit(const char *plan_path, const char *job_json,
+                const char *curves, const plan_submit_clock *clk,
+                plan_submit_res *r, ef_err *e)
+{
+    memset(r, 0, sizeof *r);
+    r->earliest = -1;
+    if (plan_doc_load(&r->doc, plan_path, e) != EF_OK)
+        return EF_ERR;
+    return submit_doc(r, plan_path, plan_path, job_json, curves, clk, e);
+}
+
+int plan_submit_text(const char *label, const char *text, size_t len,
+                     const char *job_json, const char *curves,
+                     const plan_submit_clock *clk, plan_submit_res *r,
+                     ef_err *e)
+{
+    memset(r, 0, sizeof *r);
+    r->earliest = -1;
+    if (plan_doc_parse(&r->doc, label, text, len, e) != EF_OK)
+        return EF_ERR;
+    return submit_doc(r, label, NULL, job_json, curves, clk, e);
 }
 
 /* Append the new job to the jobs file (submit.h), under its lock. */

@@ -134,6 +134,19 @@ int plan_submit(const char *plan_path, const char *job_json,
 void plan_submit_free(plan_submit_res *r);
 
 /*
+ * plan_submit_text: plan_submit of a plan held in memory: the plan file's
+ * text text[0..len), named 'label' in messages. The same contract, but no
+ * jobs file is looked up (r->jobs_path stays NULL): a caller that keeps
+ * the queue itself (efplan serve) stores the job, and writes r->p with
+ * plan_to_json. r->curves and r->jobs_file are as the plan records them
+ * (or the override).
+ */
+int plan_submit_text(const char *label, const char *text, size_t len,
+                     const char *job_json, const char *curves,
+                     const plan_submit_clock *clk, plan_submit_res *r,
+                     ef_err *e);
+
+/*
  * plan_submit_commit: write an accepted answer (r->decision not
  * PLAN_REJECTED): first the new job, with every field it was given
  * (command, env, batch range, ...), into the jobs file r->jobs_path

@@ -635,6 +635,29 @@ int store_job_insert(store *s, store_job *j, ef_err *e)
     return out;
 }
 
+int store_job_replace(store *s, const store_job *j, ef_err *e)
+{
+    sqlite3_stmt *st;
+    if (prep(s, "UPDATE jobs SET owner = ?2, body = ?3, request = ?4, "
+             "decision = ?5, answer = ?6, state = ?7, progress = ?8, "
+             "submitted = ?9, updated = ?10 WHERE id = ?1", &st,
+             "job replace", e) != EF_OK)
+        return EF_ERR;
+    if (bind_str(st, 1, j->id) || bind_str(st, 2, j->owner) ||
+        bind_str(st, 3, j->body) || bind_str(st, 4, j->request) ||
+        bind_str(st, 5, j->decision) || bind_str(st, 6, j->answer) ||
+        bind_str(st, 7, j->state) || bind_i64(st, 8, j->progress) ||
+        bind_i64(st, 9, j->submitted) || bind_i64(st, 10, j->updated)) {
+        int out = dberr(s, "job replace", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    int out = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(s->db) > 0
+                                               : dberr(s, "job replace", e);
+    sqlite3_finalize(st);
+    return out;
+}
+
 int store_job_get(store *s, const char *id, store_job *j, ef_err *e)
 {
     memset(j, 0, sizeof *j);

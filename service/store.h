@@ -138,6 +138,10 @@ void store_job_free(store_job *j);
  * EF_E_INTERNAL); an id already in the store is EF_E_INPUT ("job "ID" is
  * already in the store") and changes nothing. */
 int store_job_insert(store *s, store_job *j, ef_err *e);
+/* Replace every member of the job whose id is j->id (a rejected job
+ * submitted again with another body) but its seq: 1 when done, 0 if there
+ * is no such job. */
+int store_job_replace(store *s, const store_job *j, ef_err *e);
 /* The job with id 'id': 1 (and *j filled, free with store_job_free), 0
  * if there is none. */
 int store_job_get(store *s, const char *id, store_job *j, ef_err *e);

@@ -1,0 +1,1174 @@
+/* svc.c: the queue service without HTTP (see svc.h). */
+#include "service/svc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "common/jsonin.h"
+#include "common/util.h"
+#include "model/cluster.h"
+#include "model/curve.h"
+#include "model/jobs.h"
+#include "model/overhead.h"
+#include "planner/plan.h"
+#include "planner/planio.h"
+#include "planner/submit.h"
+
+/* Upper bounds of the submission latency histogram (seconds). */
+static const double lat_le[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
+                                0.1,   0.25,  0.5,   1,    2.5,  5,   10};
+#define NLAT ((int)(sizeof lat_le / sizeof lat_le[0]))
+
+/* The job states, in name order (store_jobs_count's order too). */
+static const char *const states[] = {"cancelled", "done",     "failed",
+                                     "queued",    "rejected", "running"};
+#define NSTATES ((int)(sizeof states / sizeof states[0]))
+
+/* Members of a submitted job that only the service sets. */
+static const char *const server_keys[][2] = {
+    {"user", "the owner is the token's user"},
+    {"submit_time", "the server sets it to the time it receives the job"},
+    {"iterations_done", "progress is reported by the executor"},
+    {"samples_done", "progress is reported by the executor"},
+    {"placement", "placement is the planner's"},
+};
+
+struct svc {
+    pthread_mutex_t mu;
+    store *st;
+    char *db, *cluster_arg, *curves_arg, *snapdir;
+    cluster c;
+    curve_set cs;
+    /* the current plan: its text, version and parsed value */
+    char *plan_text;
+    size_t plan_len;
+    int64_t version;
+    plan_doc doc;
+    int *byid;        /* doc.jobs indices sorted by id */
+    /* metrics since start */
+    int64_t sub_by_dec[3]; /* admitted, best_effort, rejected */
+    int64_t sub_retries, sub_errors;
+    int64_t lat_count, lat_bucket[NLAT];
+    double lat_sum;
+};
+
+/* ---- replies ------------------------------------------------------------- */
+
+void svc_reply_free(svc_reply *r)
+{
+    free(r->body);
+    memset(r, 0, sizeof *r);
+}
+
+static void reply_take(svc_reply *r, int status, char *body,
+                       const char *ctype)
+{
+    r->status = status;
+    r->body = body;
+    r->len = strlen(body);
+    r->ctype = ctype;
+}
+
+/* A JSON reply of 'v' (taken): keys sorted, one line. */
+static void reply_json(svc_reply *r, int status, json_t *v)
+{
+    char *t = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(v);
+    ef_buf b = {0};
+    ef_buf_put(&b, t);
+    ef_buf_put(&b, "\n");
+    free(t);
+    reply_take(r, status, b.s, "application/json");
+}
+
+void svc_reply_error(svc_reply *r, int status, const char *path,
+                     const char *msg)
+{
+    json_t *er = json_object();
+    json_object_set_new(er, "message", json_string(msg));
+    if (path)
+        json_object_set_new(er, "path", json_string(path));
+    json_object_set_new(er, "status", json_integer(status));
+    json_t *v = json_object();
+    json_object_set_new(v, "error", er);
+    reply_json(r, status, v);
+}
+
+/* 500 with the error's message (never a token: no caller puts one in). */
+static void reply_internal(svc_reply *r, const ef_err *e)
+{
+    char m[EF_ERR_LEN + 32];
+    snprintf(m, sizeof m, "internal error: %s", e->msg);
+    svc_reply_error(r, 500, NULL, m);
+}
+
+/* ---- the current plan ------------------------------------------------------ */
+
+static const svc *sort_svc;
+static int byid_cmp(const void *a, const void *b)
+{
+    return strcmp(sort_svc->doc.jobs[*(const int *)a].id,
+                  sort_svc->doc.jobs[*(const int *)b].id);
+}
+
+/* Make text (heap, taken) the current plan of version 'version'. */
+static int set_plan(svc *s, char *text, size_t len, int64_t version,
+                    ef_err *e)
+{
+    plan_doc d;
+    if (plan_doc_parse(&d, "the service's plan", text, len, e) != EF_OK) {
+        free(text);
+        return EF_ERR;
+    }
+    plan_doc_free(&s->doc);
+    free(s->plan_text);
+    free(s->byid);
+    s->doc = d;
+    s->plan_text = text;
+    s->plan_len = len;
+    s->version = version;
+    s->byid = ef_malloc(((size_t)d.njobs + 1) * sizeof *s->byid);
+    for (int i = 0; i < d.njobs; i++)
+        s->byid[i] = i;
+    /* qsort's comparator has no argument: one sort at a time, under the
+     * svc's mutex or before it is shared */
+    sort_svc = s;
+    qsort(s->byid, (size_t)d.njobs, sizeof *s->byid, byid_cmp);
+    sort_svc = NULL;
+    return EF_OK;
+}
+
+/* The plan's entry of job 'id', or NULL. */
+static const plan_doc_job *plan_find(const svc *s, const char *id)
+{
+    int lo = 0, hi = s->doc.njobs - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        int c = strcmp(s->doc.jobs[s->byid[mid]].id, id);
+        if (c == 0)
+            return &s->doc.jobs[s->byid[mid]];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+static int admitted_count(const plan_doc *d)
+{
+    int n = 0;
+    for (int i = 0; i < d->njobs; i++)
+        n += d->jobs[i].decision == PLAN_ADMITTED;
+    return n;
+}
+
+/* ---- open and close ------------------------------------------------------ */
+
+int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
+{
+    *out = NULL;
+    svc *s = ef_calloc(1, sizeof *s);
+    pthread_mutex_init(&s->mu, NULL);
+    s->db = ef_strdup(cfg->db);
+    s->cluster_arg = ef_strdup(cfg->cluster);
+    s->curves_arg = ef_strdup(cfg->curves);
+    if (cfg->snapshots) {
+        s->snapdir = ef_strdup(cfg->snapshots);
+    } else {
+        size_t n = strlen(cfg->db) + 8;
+        s->snapdir = ef_malloc(n);
+        snprintf(s->snapdir, n, "%s.plans", cfg->db);
+    }
+    if (cluster_from_arg(&s->c, cfg->cluster, e) != EF_OK ||
+        curve_set_load_arg(&s->cs, cfg->curves, e) != EF_OK ||
+        store_open(&s->st, cfg->db, e) != EF_OK)
+        goto fail;
+    int64_t version = 0;
+    char *text = NULL;
+    int have = store_plan_get(s->st, &version, &text, e);
+    if (have < 0)
+        goto fail;
+    if (have) {
+        if (set_plan(s, text, strlen(text), version, e) != EF_OK)
+            goto fail;
+        if (s->doc.cluster.nodes != s->c.nodes ||
+            s->doc.cluster.gpus_per_node != s->c.gpus_per_node) {
+            ef_fail(e, EF_E_USAGE, "%s: its queue is planned on %d nodes of "
+                    "%d GPUs, and --cluster %s has %d of %d (start it with "
+                    "the cluster it was planned on)", cfg->db,
+                    s->doc.cluster.nodes, s->doc.cluster.gpus_per_node,
+                    cfg->cluster, s->c.nodes, s->c.gpus_per_node);
+            goto fail;
+        }
+        if (strcmp(s->doc.curves ? s->doc.curves : "", cfg->curves) != 0) {
+            ef_fail(e, EF_E_USAGE, "%s: its queue is planned with curves "
+                    "\"%s\", and --curves is \"%s\" (start it with the "
+                    "curves it was planned with)", cfg->db,
+                    s->doc.curves ? s->doc.curves : "", cfg->curves);
+            goto fail;
+        }
+        *out = s;
+        return EF_OK;
+    }
+    /* a new store: the empty queue planned from the epoch */
+    if (cfg->slot <= 0) {
+        ef_fail(e, EF_E_USAGE, "slot: %d (expected 1 to 86400 seconds)",
+                cfg->slot);
+        goto fail;
+    }
+    int64_t epoch = now - now % cfg->slot;
+    job_queue q;
+    memset(&q, 0, sizeof q);
+    q.path = "the service's queue";
+    plan_opts po;
+    plan_opts_default(&po);
+    po.slot = cfg->slot;
+    po.now = epoch;
+    po.overhead = (ovh_mode)cfg->overhead;
+    plan p;
+    if (plan_build(&p, &q, &s->c, &po, e) != EF_OK)
+        goto fail;
+    size_t len = 0;
+    char *pt = NULL;
+    plan_to_json(&p, "", cfg->curves, &pt, &len);
+    plan_free(&p);
+    if (store_begin(s->st, e) != EF_OK ||
+        store_meta_set(s->st, "epoch", epoch, e) != EF_OK ||
+        store_plan_put(s->st, 1, now, "start", 0, pt, e) != EF_OK ||
+        store_event_add(s->st, NULL, now, "started", NULL, e) != EF_OK ||
+        store_commit(s->st, e) != EF_OK) {
+        store_rollback(s->st);
+        free(pt);
+        goto fail;
+    }
+    if (set_plan(s, pt, len, 1, e) != EF_OK)
+        goto fail;
+    *out = s;
+    return EF_OK;
+fail:
+    svc_close(s);
+    return EF_ERR;
+}
+
+void svc_close(svc *s)
+{
+    if (!s)
+        return;
+    if (s->st)
+        store_close(s->st);
+    curve_set_free(&s->cs);
+    plan_doc_free(&s->doc);
+    free(s->plan_text);
+    free(s->byid);
+    free(s->db);
+    free(s->cluster_arg);
+    free(s->curves_arg);
+    free(s->snapdir);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+store *svc_store(svc *s) { return s->st; }
+void svc_lock(svc *s) { pthread_mutex_lock(&s->mu); }
+void svc_unlock(svc *s) { pthread_mutex_unlock(&s->mu); }
+
+/* ---- job views ------------------------------------------------------------- */
+
+/* A time member: the integer, or null when v < 0. */
+static json_t *jtime(int64_t v)
+{
+    return v < 0 ? json_null() : json_integer(v);
+}
+
+/* The slot of the plan that holds 'now', or -1. */
+static int slot_at(const plan_doc *d, int64_t now)
+{
+    for (int i = 0; i < d->nslots; i++)
+        if (d->slots[i].start <= now && now < d->slots[i].end)
+            return i;
+    return -1;
+}
+
+/* 1 for the states of a job not yet ended. */
+static int live_state(const char *st)
+{
+    return strcmp(st, "queued") == 0 || strcmp(st, "running") == 0;
+}
+
+/* Job j's view (svc.h's JOB, a new reference): what it asked for from
+ * its body, its answer from the plan while the plan holds it live (else
+ * from its first answer), its GPUs now; with its history when
+ * 'history'. NULL on a store error (e filled). */
+static json_t *job_view(svc *s, const store_job *j, int64_t now,
+                        int history, ef_err *e)
+{
+    json_t *body = json_loads(j->body, 0, NULL);
+    json_t *ans = json_loads(j->answer, 0, NULL);
+    const plan_doc_job *pj = live_state(j->state) ? plan_find(s, j->id)
+                                                  : NULL;
+    json_t *v = json_object();
+    json_object_set_new(v, "at_risk", json_boolean(
+        pj && pj->decision == PLAN_ADMITTED && pj->reason));
+    static const char *const from_body[] = {"batch_size", "batch_sizes",
+                                            "iterations", "model",
+                                            "samples", "submit_time"};
+    for (size_t k = 0; k < sizeof from_body / sizeof *from_body; k++) {
+        json_t *x = json_object_get(body, from_body[k]);
+        if (x)
+            json_object_set(v, from_body[k], x);
+    }
+    json_t *dl = json_object_get(body, "deadline");
+    json_object_set(v, "deadline", dl ? dl : json_null());
+    if (pj) {
+        json_object_set_new(v, "decision", json_string(plan_decision_name(
+                                               (plan_decision)pj->decision)));
+        json_object_set_new(v, "earliest_feasible_deadline",
+                            jtime(pj->earliest_feasible_deadline));
+        json_object_set_new(v, "planned_end", jtime(pj->planned_end));
+        json_object_set_new(v, "reason", pj->reason
+                                             ? json_string(pj->reason)
+                                             : json_null());
+    } else {
+        json_object_set_new(v, "decision", json_string(j->decision));
+        static const char *const from_ans[] = {
+            "earliest_feasible_deadline", "planned_end", "reason"};
+        for (size_t k = 0; k < sizeof from_ans / sizeof *from_ans; k++) {
+            json_t *x = json_object_get(ans, from_ans[k]);
+            json_object_set(v, from_ans[k], x ? x : json_null());
+        }
+    }
+    /* the GPUs it holds now, as the plan has it */
+    int si = pj ? slot_at(&s->doc, now) : -1;
+    const plan_doc_alloc *al = NULL;
+    if (si >= 0)
+        for (int a = 0; a < s->doc.slots[si].nalloc; a++)
+            if (strcmp(s->doc.slots[si].a[a].job, j->id) == 0)
+                al = &s->doc.slots[si].a[a];
+    json_object_set_new(v, "gpus", json_integer(al ? al->gpus : 0));
+    json_t *pl = json_array();
+    if (al)
+        for (int k = 0; k < al->place.n;) {
+            int node = al->place.node[k];
+            json_t *g = json_array();
+            while (k < al->place.n && al->place.node[k] == node)
+                json_array_append_new(g, json_integer(al->place.gpu[k++]));
+            json_t *o = json_object();
+            json_object_set_new(o, "gpus", g);
+            json_object_set_new(o, "node", json_integer(node));
+            json_array_append_new(pl, o);
+        }
+    json_object_set_new(v, "placement", pl);
+    json_object_set_new(v, "id", json_string(j->id));
+    json_object_set_new(v, "iterations_done", json_integer(j->progress));
+    json_object_set_new(v, "owner", json_string(j->owner));
+    json_object_set_new(v, "state", json_string(j->state));
+    json_object_set_new(v, "submitted", json_integer(j->submitted));
+    json_decref(body);
+    json_decref(ans);
+    if (history) {
+        store_event *ev = NULL;
+        int nev = 0;
+        if (store_events(s->st, j->id, &ev, &nev, e) != EF_OK) {
+            json_decref(v);
+            return NULL;
+        }
+        json_t *h = json_array();
+        for (int i = 0; i < nev; i++) {
+            json_t *o = json_object();
+            json_object_set_new(o, "at", json_integer(ev[i].at));
+            json_t *d = json_loads(ev[i].detail, 0, NULL);
+            json_object_set_new(o, "detail", d ? d : json_object());
+            json_object_set_new(o, "kind", json_string(ev[i].kind));
+            json_array_append_new(h, o);
+        }
+        json_object_set_new(v, "history", h);
+        store_events_free(ev, nev);
+    }
+    return v;
+}
+
+/* ---- submit ---------------------------------------------------------------- */
+
+/* json_string of s, with bytes that are not valid UTF-8 replaced by '?'
+ * (messages may quote input). */
+static json_t *jstr(const char *s)
+{
+    json_t *v = json_string(s);
+    if (v)
+        return v;
+    char *c = ef_strdup(s);
+    for (unsigned char *p = (unsigned char *)c; *p; p++)
+        if (*p >= 0x80)
+            *p = '?';
+    v = json_string(c);
+    free(c);
+    return v ? v : json_string("");
+}
+
+/* A 400 from an error the planner's readers gave about the job, which
+ * they name "--job" and "jobs[0]": the request body and the JSON path. */
+static void reply_job_error(svc_reply *r, const ef_err *e)
+{
+    const char *m = e->msg;
+    char path[256] = "", msg[EF_ERR_LEN + 32];
+    /* "--job: jobs[0]..." (the job alone) or "LABEL: jobs[N]..." (the job
+     * in the queue, the last one) */
+    const char *jp = strstr(m, ": jobs[");
+    if (jp && jp[7] >= '0' && jp[7] <= '9' && strchr(jp, ']')) {
+        const char *p = strchr(jp, ']') + 1;
+        if (*p == '.' || *p == '[') {
+            p += *p == '.';
+            size_t n = strcspn(p, ":");
+            snprintf(path, sizeof path, "%.*s", (int)n, p);
+        } else {
+            p += strspn(p, ": ");
+        }
+        snprintf(msg, sizeof msg, "request body: %s", p);
+    } else if (strncmp(m, "--job", 5) == 0) {
+        snprintf(msg, sizeof msg, "request body%s", m + 5);
+    } else {
+        snprintf(msg, sizeof msg, "request body: %s", m);
+    }
+    svc_reply_error(r, 400, path[0] ? path : NULL, msg);
+}
+
+/* The admission answer of plan_submit's result (a new reference). */
+static json_t *answer_of(const plan_submit_res *r, const char *id,
+                         int64_t version)
+{
+    const plan_job *nw = &r->p.jobs[r->p.njobs - 1];
+    json_t *a = json_object();
+    json_object_set_new(a, "broken", r->broken ? jstr(r->broken)
+                                               : json_null());
+    json_object_set_new(a, "decision",
+                        json_string(plan_decision_name(r->decision)));
+    json_object_set_new(a, "earliest_feasible_deadline",
+                        jtime(r->decision == PLAN_REJECTED ? r->earliest
+                                                           : -1));
+    json_object_set_new(a, "id", jstr(id));
+    json_object_set_new(a, "planned_end",
+                        jtime(r->decision == PLAN_REJECTED ? -1
+                                                           : nw->planned_end));
+    json_object_set_new(a, "plan_version", json_integer(version));
+    const char *why = NULL;
+    char buf[400];
+    if (r->decision == PLAN_REJECTED) {
+        if (r->broken) {
+            snprintf(buf, sizeof buf, "admitting it would break the promise "
+                     "made to job \"%s\"", r->broken);
+            why = buf;
+        } else {
+            why = r->reason && r->reason[0] ? r->reason : "its deadline "
+                  "cannot be guaranteed";
+        }
+    }
+    json_object_set_new(a, "reason", why ? jstr(why) : json_null());
+    json_object_set_new(a, "submit_time", json_integer(r->submit_time));
+    return a;
+}
+
+/* Check the request body: one JSON object with a valid "id" and none of
+ * the members only the server sets. Returns the parsed value (a new
+ * reference) and its id, or NULL with *r filled (400). */
+static json_t *check_request(const char *body, size_t len, const char **id,
+                             svc_reply *r)
+{
+    ef_err e = {0};
+    json_t *v = jsonin_parse("request body", body, len, &e);
+    if (!v) {
+        svc_reply_error(r, 400, NULL, e.msg);
+        return NULL;
+    }
+    if (!json_is_object(v)) {
+        char m[128];
+        snprintf(m, sizeof m, "request body: expected a job object, got %s",
+                 jsonin_type(v));
+        svc_reply_error(r, 400, NULL, m);
+        json_decref(v);
+        return NULL;
+    }
+    for (size_t k = 0; k < sizeof server_keys / sizeof *server_keys; k++)
+        if (json_object_get(v, server_keys[k][0])) {
+            char m[256];
+            snprintf(m, sizeof m, "request body: %s: not accepted from a "
+                     "client (%s)", server_keys[k][0], server_keys[k][1]);
+            svc_reply_error(r, 400, server_keys[k][0], m);
+            json_decref(v);
+            return NULL;
+        }
+    const json_t *jid = json_object_get(v, "id");
+    if (!json_is_string(jid)) {
+        svc_reply_error(r, 400, "id", jid ? "request body: id: expected a "
+                        "string" : "request body: id: missing (every job "
+                        "needs an id)");
+        json_decref(v);
+        return NULL;
+    }
+    const char *why = job_id_check(json_string_value(jid),
+                                   json_string_length(jid));
+    if (why) {
+        char m[256];
+        snprintf(m, sizeof m, "request body: id: %s (expected "
+                 JOB_ID_RULE ")", why);
+        svc_reply_error(r, 400, "id", m);
+        json_decref(v);
+        return NULL;
+    }
+    *id = json_string_value(jid);
+    return v;
+}
+
+/* Commit an accepted or rejected submission: the job row, its events,
+ * the changed decisions of others and (accepted) the new plan. */
+static int commit_submit(svc *s, store_job *j, const plan_submit_res *res,
+                         char *plan_text, size_t plan_len, int64_t now,
+                         int replace, ef_err *e)
+{
+    int accepted = res->decision != PLAN_REJECTED;
+    if (store_begin(s->st, e) != EF_OK)
+        return EF_ERR;
+    int rc;
+    if (replace) {
+        int got = store_job_replace(s->st, j, e);
+        rc = got > 0 ? EF_OK
+             : got == 0 ? ef_fail(e, EF_E_INTERNAL, "job \"%s\" vanished "
+                                  "from the store", j->id)
+                        : EF_ERR;
+    } else {
+        rc = store_job_insert(s->st, j, e);
+    }
+    if (rc == EF_OK)
+        rc = store_event_add(s->st, j->id, now, "submitted", j->answer, e);
+    for (int i = 0; rc == EF_OK && accepted && i < res->nchanges; i++) {
+        json_t *d = json_object();
+        json_object_set_new(d, "by", jstr(j->id));
+        json_object_set_new(d, "from", json_string(plan_decision_name(
+                                           res->changes[i].from)));
+        json_object_set_new(d, "to", json_string(plan_decision_name(
+                                         res->changes[i].to)));
+        char *dt = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(d);
+        rc = store_event_add(s->st, res->changes[i].id, now, "decision", dt,
+                             e);
+        free(dt);
+    }
+    if (rc == EF_OK && accepted) {
+        char why[300];
+        snprintf(why, sizeof why, "submit %s", j->id);
+        int adm = 0;
+        for (int i = 0; i < res->p.njobs; i++)
+            adm += res->p.jobs[i].decision == PLAN_ADMITTED;
+        rc = store_plan_put(s->st, s->version + 1, now, why, adm, plan_text,
+                            e);
+    }
+    if (rc == EF_OK)
+        rc = store_commit(s->st, e);
+    if (rc != EF_OK) {
+        store_rollback(s->st);
+        return EF_ERR;
+    }
+    (void)plan_len;
+    return EF_OK;
+}
+
+void svc_submit(svc *s, const store_ident *who, const char *body,
+                size_t len, int64_t now, svc_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    const char *id = NULL;
+    json_t *req = check_request(body, len, &id, r);
+    if (!req) {
+        svc_lock(s);
+        s->sub_errors++;
+        svc_unlock(s);
+        return;
+    }
+    char *canon = json_dumps(req, JSON_COMPACT | JSON_SORT_KEYS);
+    ef_err e = {0};
+    svc_lock(s);
+    store_job old;
+    memset(&old, 0, sizeof old);
+    int have = store_job_get(s->st, id, &old, &e);
+    int replace = 0;
+    if (have < 0) {
+        reply_internal(r, &e);
+        goto out;
+    }
+    if (have && strcmp(old.owner, who->name) != 0) {
+        char m[400];
+        snprintf(m, sizeof m, "job id \"%s\" is taken by another user "
+                 "(choose another id)", id);
+        svc_reply_error(r, 409, "id", m);
+        s->sub_errors++;
+        goto out;
+    }
+    if (have && strcmp(old.request, canon) == 0) {
+        /* a retry: the first answer, unchanged */
+        ef_buf b = {0};
+        ef_buf_put(&b, old.answer);
+        ef_buf_put(&b, "\n");
+        reply_take(r, 200, b.s, "application/json");
+        s->sub_retries++;
+        goto out;
+    }
+    if (have && strcmp(old.state, "rejected") != 0) {
+        char m[400];
+        snprintf(m, sizeof m, "job \"%s\" was already submitted with "
+                 "another body (state %s): a job id is submitted once "
+                 "(cancel it, or use another id)", id, old.state);
+        svc_reply_error(r, 409, "id", m);
+        s->sub_errors++;
+        goto out;
+    }
+    replace = have;
+    plan_submit_clock clk = {.now = -1, .wall = now};
+    plan_submit_res res;
+    if (plan_submit_text("the service's plan", s->plan_text, s->plan_len,
+                         body, NULL, &clk, &res, &e) != EF_OK) {
+        /* the plan is the service's own: an input error is the job's */
+        if (e.kind == EF_E_INPUT)
+            reply_job_error(r, &e);
+        else
+            reply_internal(r, &e);
+        s->sub_errors++;
+        plan_submit_free(&res);
+        goto out;
+    }
+    int accepted = res.decision != PLAN_REJECTED;
+    int64_t version = accepted ? s->version + 1 : s->version;
+    json_t *ans = answer_of(&res, id, version);
+    char *ans_text = json_dumps(ans, JSON_COMPACT | JSON_SORT_KEYS);
+    json_t *jb = job_to_json(&res.q.jobs[res.q.n - 1]);
+    char *body_text = json_dumps(jb, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(jb);
+    char *pt = NULL;
+    size_t pl = 0;
+    if (accepted)
+        plan_to_json(&res.p, "", res.curves, &pt, &pl);
+    store_job j = {
+        .id = (char *)id, .owner = (char *)who->name, .body = body_text,
+        .request = canon,
+        .decision = (char *)plan_decision_name(res.decision),
+        .answer = ans_text, .state = accepted ? "queued" : "rejected",
+        .progress = 0, .submitted = now, .updated = now};
+    if (commit_submit(s, &j, &res, pt, pl, now, replace, &e) != EF_OK) {
+        reply_internal(r, &e);
+        s->sub_errors++;
+        free(pt);
+    } else {
+        if (accepted && set_plan(s, pt, pl, version, &e) != EF_OK) {
+            /* committed but unreadable: a bug in the plan writer */
+            reply_internal(r, &e);
+        } else {
+            s->sub_by_dec[res.decision == PLAN_ADMITTED      ? 0
+                          : res.decision == PLAN_BEST_EFFORT ? 1
+                                                             : 2]++;
+            reply_json(r, 201, json_incref(ans));
+        }
+    }
+    json_decref(ans);
+    free(ans_text);
+    free(body_text);
+    plan_submit_free(&res);
+out:
+    svc_unlock(s);
+    if (have > 0)
+        store_job_free(&old);
+    free(canon);
+    json_decref(req);
+}
+
+/* ---- list and show --------------------------------------------------------- */
+
+static int known_state(const char *st)
+{
+    for (int i = 0; i < NSTATES; i++)
+        if (strcmp(states[i], st) == 0)
+            return 1;
+    return 0;
+}
+
+void svc_list(svc *s, const store_ident *who, int all, const char *state,
+              int64_t now, svc_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    if (all && !who->op) {
+        svc_reply_error(r, 403, NULL, "all=1 lists every user's jobs: "
+                        "operators only");
+        return;
+    }
+    if (state && !known_state(state)) {
+        char m[300];
+        snprintf(m, sizeof m, "state: \"%.100s\" (expected queued, running, "
+                 "done, failed, cancelled or rejected)", state);
+        svc_reply_error(r, 400, "state", m);
+        return;
+    }
+    ef_err e = {0};
+    store_job *rows = NULL;
+    int n = 0;
+    svc_lock(s);
+    if (store_jobs_list(s->st, all ? NULL : who->name, state, &rows, &n,
+                        &e) != EF_OK) {
+        svc_unlock(s);
+        reply_internal(r, &e);
+        return;
+    }
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(arr, job_view(s, &rows[i], now, 0, &e));
+    svc_unlock(s);
+    store_jobs_free(rows, n);
+    json_t *v = json_object();
+    json_object_set_new(v, "jobs", arr);
+    reply_json(r, 200, v);
+}
+
+/* The job 'id' for 'who': 1 (*j filled), or 0 with *r the error (404,
+ * 403, 500). Under the lock. */
+static int own_job(svc *s, const store_ident *who, const char *id,
+                   store_job *j, svc_reply *r)
+{
+    ef_err e = {0};
+    int have = store_job_get(s->st, id, j, &e);
+    if (have < 0) {
+        reply_internal(r, &e);
+        return 0;
+    }
+    char m[400];
+    if (!have) {
+        snprintf(m, sizeof m, "no job \"%.300s\"", id);
+        svc_reply_error(r, 404, NULL, m);
+        return 0;
+    }
+    if (!who->op && strcmp(j->owner, who->name) != 0) {
+        snprintf(m, sizeof m, "job \"%.300s\" is not yours (only its owner "
+                 "or an operator may see or change it)", id);
+        svc_reply_error(r, 403, NULL, m);
+        store_job_free(j);
+        return 0;
+    }
+    return 1;
+}
+
+void svc_show(svc *s, const store_ident *who, const char *id, int64_t now,
+              svc_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    store_job j;
+    ef_err e = {0};
+    svc_lock(s);
+    if (!own_job(s, who, id, &j, r)) {
+        svc_unlock(s);
+        return;
+    }
+    json_t *v = job_view(s, &j, now, 1, &e);
+    svc_unlock(s);
+    store_job_free(&j);
+    if (!v)
+        reply_internal(r, &e);
+    else
+        reply_json(r, 200, v);
+}
+
+/* ---- re-planning the queue -------------------------------------------------- */
+
+/* Re-plan the current plan's queue without the jobs whose store state is
+ * "cancelled" and without 'drop' (NULL: none). 1 when every job the
+ * current plan admits that stays in the queue is admitted by the new
+ * plan: *text (heap) and *admitted are the new plan's; 0 when a promise
+ * would break (*broken: the first such id, borrowed from the plan);
+ * EF_ERR on an error. Under the lock. */
+static int replan_queue(svc *s, const char *drop, char **text, size_t *len,
+                        int *admitted, const char **broken, ef_err *e)
+{
+    *text = NULL;
+    *broken = NULL;
+    store_job *cx = NULL;
+    int ncx = 0;
+    if (store_jobs_list(s->st, NULL, "cancelled", &cx, &ncx, e) != EF_OK)
+        return EF_ERR;
+    const plan_doc *d = &s->doc;
+    char *qt = plan_doc_queue_json(d, NULL);
+    json_t *qv = json_loads(qt, 0, NULL);
+    free(qt);
+    json_t *arr = json_object_get(qv, "jobs");
+    /* keep[i]: doc job i stays in the queue */
+    char *keep = ef_calloc((size_t)d->njobs + 1, 1);
+    json_t *kept = json_array();
+    for (int i = 0; i < d->njobs; i++) {
+        int out = drop && strcmp(d->jobs[i].id, drop) == 0;
+        for (int k = 0; k < ncx && !out; k++)
+            out = strcmp(cx[k].id, d->jobs[i].id) == 0;
+        keep[i] = (char)!out;
+        if (!out)
+            json_array_append(kept, json_array_get(arr, (size_t)i));
+    }
+    store_jobs_free(cx, ncx);
+    json_object_set_new(qv, "jobs", kept);
+    char *nq = json_dumps(qv, JSON_COMPACT);
+    json_decref(qv);
+    job_queue q;
+    plan p;
+    memset(&p, 0, sizeof p);
+    plan_opts po;
+    plan_doc_opts(d, &po);
+    int rc = queue_parse_json(&q, "the service's queue", nq, strlen(nq), e);
+    free(nq);
+    if (rc == EF_OK)
+        rc = queue_resolve(&q, &s->cs, e);
+    if (rc == EF_OK)
+        rc = plan_build(&p, &q, &s->c, &po, e);
+    if (rc == EF_OK)
+        rc = plan_check(&p, e);
+    if (rc != EF_OK) {
+        free(keep);
+        plan_free(&p);
+        queue_free(&q);
+        return EF_ERR;
+    }
+    int ok = 1, k = 0;
+    for (int i = 0; i < d->njobs; i++) {
+        if (!keep[i])
+            continue;
+        if (ok && d->jobs[i].decision == PLAN_ADMITTED &&
+            p.jobs[k].decision != PLAN_ADMITTED) {
+            ok = 0;
+            *broken = d->jobs[i].id;
+        }
+        k++;
+    }
+    free(keep);
+    if (ok) {
+        *admitted = 0;
+        for (int i = 0; i < p.njobs; i++)
+            *admitted += p.jobs[i].decision == PLAN_ADMITTED;
+        plan_to_json(&p, "", d->curves ? d->curves : "", text, len);
+    }
+    plan_free(&p);
+    queue_free(&q);
+    return ok;
+}
+
+/* ---- cancel ------------------------------------------------------------------ */
+
+void svc_cancel(svc *s, const store_ident *who, const char *id, int64_t now,
+                svc_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    store_job j;
+    ef_err e = {0};
+    svc_lock(s);
+    if (!own_job(s, who, id, &j, r)) {
+        svc_unlock(s);
+        return;
+    }
+    if (!live_state(j.state)) {
+        char m[400];
+        snprintf(m, sizeof m, "job \"%.300s\" is %s: only a queued or "
+                 "running job can be cancelled", id, j.state);
+        svc_reply_error(r, 409, NULL, m);
+        goto out;
+    }
+    char *pt = NULL;
+    size_t pl = 0;
+    int adm = 0;
+    const char *broken = NULL;
+    int freed = 0;
+    if (plan_find(s, id)) {
+        freed = replan_queue(s, id, &pt, &pl, &adm, &broken, &e);
+        if (freed < 0) {
+            reply_internal(r, &e);
+            goto out;
+        }
+    }
+    int64_t version = freed ? s->version + 1 : s->version;
+    json_t *d = json_object();
+    json_object_set_new(d, "by", json_string(who->name));
+    json_object_set_new(d, "reservation_freed", json_boolean(freed));
+    char *dt = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(d);
+    char why[300];
+    snprintf(why, sizeof why, "cancel %s", id);
+    int rc = store_begin(s->st, &e);
+    if (rc == EF_OK) {
+        int got = store_job_update(s->st, id, "cancelled", j.progress, now,
+                                   &e);
+        rc = got < 0 ? EF_ERR : EF_OK;
+    }
+    if (rc == EF_OK)
+        rc = store_event_add(s->st, id, now, "cancelled", dt, &e);
+    if (rc == EF_OK && freed)
+        rc = store_plan_put(s->st, version, now, why, adm, pt, &e);
+    if (rc == EF_OK)
+        rc = store_commit(s->st, &e);
+    free(dt);
+    if (rc != EF_OK) {
+        store_rollback(s->st);
+        free(pt);
+        reply_internal(r, &e);
+        goto out;
+    }
+    if (freed && set_plan(s, pt, pl, version, &e) != EF_OK) {
+        reply_internal(r, &e);
+        goto out;
+    }
+    json_t *v = json_object();
+    json_object_set_new(v, "id", json_string(id));
+    json_object_set_new(v, "plan_version", json_integer(s->version));
+    json_object_set_new(v, "reservation_freed", json_boolean(freed));
+    if (!freed && broken) {
+        char m[400];
+        snprintf(m, sizeof m, "its reservation is kept until a re-plan can "
+                 "free it: planning the queue without it would break the "
+                 "promise made to job \"%s\"", broken);
+        json_object_set_new(v, "reason", jstr(m));
+    }
+    json_object_set_new(v, "state", json_string("cancelled"));
+    reply_json(r, 200, v);
+out:
+    svc_unlock(s);
+    store_job_free(&j);
+}
+
+/* ---- re-plan --------------------------------------------------------------- */
+
+/* Write the plan text as a dated snapshot into s->snapdir: its path into
+ * path[cap]. */
+static int write_snapshot(svc *s, const char *text, size_t len, int64_t now,
+                          int64_t version, char *path, size_t cap, ef_err *e)
+{
+    if (mkdir(s->snapdir, 0700) != 0 && errno != EEXIST)
+        return ef_fail(e, EF_E_INTERNAL, "%s: cannot create: %s", s->snapdir,
+                       strerror(errno));
+    time_t t = (time_t)now;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    snprintf(path, cap, "%s/plan-%s-v%" PRId64 ".json", s->snapdir, stamp,
+             version);
+    return ef_write_file_atomic(path, text, len, e);
+}
+
+void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    if (who && !who->op) {
+        svc_reply_error(r, 403, NULL, "re-planning the queue is for "
+                        "operators");
+        return;
+    }
+    ef_err e = {0};
+    char *pt = NULL;
+    size_t pl = 0;
+    int adm = 0;
+    const char *broken = NULL;
+    svc_lock(s);
+    int ok = replan_queue(s, NULL, &pt, &pl, &adm, &broken, &e);
+    if (ok < 0) {
+        svc_unlock(s);
+        reply_internal(r, &e);
+        return;
+    }
+    int changed = ok && (pl != s->plan_len ||
+                         memcmp(pt, s->plan_text, pl) != 0);
+    int64_t version = changed ? s->version + 1 : s->version;
+    char snap[4096];
+    json_t *d = json_object();
+    json_object_set_new(d, "by", json_string(who ? who->name : "daily"));
+    json_object_set_new(d, "changed", json_boolean(changed));
+    json_object_set_new(d, "plan_version", json_integer(version));
+    char *dt = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(d);
+    int rc = write_snapshot(s, changed ? pt : s->plan_text,
+                            changed ? pl : s->plan_len, now, version, snap,
+                            sizeof snap, &e);
+    if (rc == EF_OK)
+        rc = store_begin(s->st, &e);
+    if (rc == EF_OK && changed)
+        rc = store_plan_put(s->st, version, now, "replan", adm, pt, &e);
+    if (rc == EF_OK)
+        rc = store_event_add(s->st, NULL, now, "replanned", dt, &e);
+    if (rc == EF_OK)
+        rc = store_commit(s->st, &e);
+    free(dt);
+    if (rc != EF_OK) {
+        store_rollback(s->st);
+        free(pt);
+        svc_unlock(s);
+        reply_internal(r, &e);
+        return;
+    }
+    if (changed) {
+        if (set_plan(s, pt, pl, version, &e) != EF_OK) {
+            svc_unlock(s);
+            reply_internal(r, &e);
+            return;
+        }
+    } else {
+        free(pt);
+    }
+    json_t *v = json_object();
+    json_object_set_new(v, "admitted", json_integer(admitted_count(&s->doc)));
+    json_object_set_new(v, "changed", json_boolean(changed));
+    json_object_set_new(v, "plan_version", json_integer(s->version));
+    char m[400];
+    if (!ok) {
+        snprintf(m, sizeof m, "the current plan is kept: planning the queue "
+                 "afresh would break the promise made to job \"%s\"",
+                 broken);
+        json_object_set_new(v, "reason", jstr(m));
+    } else {
+        json_object_set_new(v, "reason", json_null());
+    }
+    json_object_set_new(v, "snapshot", jstr(snap));
+    svc_unlock(s);
+    reply_json(r, 200, v);
+}
+
+/* ---- plan, queue, health, metrics ------------------------------------------ */
+
+void svc_plan(svc *s, svc_reply *r, int64_t *version)
+{
+    memset(r, 0, sizeof *r);
+    svc_lock(s);
+    char *t = ef_malloc(s->plan_len + 1);
+    memcpy(t, s->plan_text, s->plan_len);
+    t[s->plan_len] = '\0';
+    *version = s->version;
+    svc_unlock(s);
+    reply_take(r, 200, t, "application/json");
+}
+
+void svc_queue(svc *s, const store_ident *who, svc_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    ef_err e = {0};
+    store_job *rows = NULL;
+    int n = 0;
+    svc_lock(s);
+    if (store_jobs_list(s->st, who->op ? NULL : who->name, NULL, &rows, &n,
+                        &e) != EF_OK) {
+        svc_unlock(s);
+        reply_internal(r, &e);
+        return;
+    }
+    ef_buf b = {0};
+    ef_buf_put(&b, "{\"jobs\": [");
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (!live_state(rows[i].state))
+            continue;
+        ef_buf_printf(&b, "%s%s", m++ ? ", " : "", rows[i].body);
+    }
+    ef_buf_put(&b, "]}");
+    svc_unlock(s);
+    store_jobs_free(rows, n);
+    job_queue q;
+    if (queue_parse_json(&q, "the service's queue", b.s, b.n, &e) != EF_OK) {
+        free(b.s);
+        queue_free(&q);
+        reply_internal(r, &e);
+        return;
+    }
+    free(b.s);
+    char *t = queue_write_json(q.jobs, q.n, NULL);
+    queue_free(&q);
+    reply_take(r, 200, t, "application/json");
+}
+
+void svc_health(svc *s, svc_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    svc_lock(s);
+    json_t *v = json_object();
+    json_object_set_new(v, "jobs", json_integer(s->doc.njobs));
+    json_object_set_new(v, "now", json_integer(s->doc.now));
+    json_object_set_new(v, "plan_version", json_integer(s->version));
+    json_object_set_new(v, "status", json_string("ok"));
+    svc_unlock(s);
+    reply_json(r, 200, v);
+}
+
+void svc_observe_submit(svc *s, double seconds)
+{
+    svc_lock(s);
+    s->lat_count++;
+    s->lat_sum += seconds;
+    for (int i = 0; i < NLAT; i++)
+        if (seconds <= lat_le[i])
+            s->lat_bucket[i]++;
+    svc_unlock(s);
+}
+
+static void count_state(const char *state, int64_t n, void *arg)
+{
+    int64_t *per = arg;
+    for (int i = 0; i < NSTATES; i++)
+        if (strcmp(states[i], state) == 0)
+            per[i] = n;
+}
+
+void svc_metrics(svc *s, svc_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    ef_err e = {0};
+    int64_t per[NSTATES] = {0};
+    ef_buf b = {0};
+    svc_lock(s);
+    if (store_jobs_count(s->st, count_state, per, &e) != EF_OK) {
+        svc_unlock(s);
+        reply_internal(r, &e);
+        return;
+    }
+    static const char *const decs[] = {"admitted", "best_effort", "rejected"};
+    ef_buf_put(&b, "# HELP efplan_submissions_total Submissions decided "
+               "since the service started, by decision.\n"
+               "# TYPE efplan_submissions_total counter\n");
+    for (int i = 0; i < 3; i++)
+        ef_buf_printf(&b, "efplan_submissions_total{decision=\"%s\"} %" PRId64
+                      "\n", decs[i], s->sub_by_dec[i]);
+    ef_buf_printf(&b, "# HELP efplan_submission_retries_total Retried "
+                  "submissions answered with their first answer.\n"
+                  "# TYPE efplan_submission_retries_total counter\n"
+                  "efplan_submission_retries_total %" PRId64 "\n"
+                  "# HELP efplan_submission_errors_total Submissions "
+                  "refused (bad input, conflicts, failures).\n"
+                  "# TYPE efplan_submission_errors_total counter\n"
+                  "efplan_submission_errors_total %" PRId64 "\n",
+                  s->sub_retries, s->sub_errors);
+    ef_buf_put(&b, "# HELP efplan_jobs Jobs in the store, by state.\n"
+               "# TYPE efplan_jobs gauge\n");
+    for (int i = 0; i < NSTATES; i++)
+        ef_buf_printf(&b, "efplan_jobs{state=\"%s\"} %" PRId64 "\n",
+                      states[i], per[i]);
+    ef_buf_printf(&b, "# HELP efplan_promised_gpu_hours GPU-hours the "
+                  "current plan reserves for admitted jobs.\n"
+                  "# TYPE efplan_promised_gpu_hours gauge\n"
+                  "efplan_promised_gpu_hours %.3f\n"
+                  "# HELP efplan_plan_version Version of the current plan.\n"
+                  "# TYPE efplan_plan_version gauge\n"
+                  "efplan_plan_version %" PRId64 "\n",
+                  s->doc.summary.promised_gpu_hours, s->version);
+    ef_buf_put(&b, "# HELP efplan_submit_latency_seconds Time to answer a "
+               "submission.\n"
+               "# TYPE efplan_submit_latency_seconds histogram\n");
+    for (int i = 0; i < NLAT; i++)
+        ef_buf_printf(&b, "efplan_submit_latency_seconds_bucket{le=\"%g\"} "
+                      "%" PRId64 "\n", lat_le[i], s->lat_bucket[i]);
+    ef_buf_printf(&b, "efplan_submit_latency_seconds_bucket{le=\"+Inf\"} "
+                  "%" PRId64 "\n"
+                  "efplan_submit_latency_seconds_sum %.6f\n"
+                  "efplan_submit_latency_seconds_count %" PRId64 "\n",
+                  s->lat_count, s->lat_sum, s->lat_count);
+    svc_unlock(s);
+    reply_take(r, 200, b.s, "text/plain; version=0.0.4");
+}

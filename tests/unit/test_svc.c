@@ -1,0 +1,384 @@
+/* test_svc.c: the queue service without HTTP (service/svc.h): admission
+ * answers, idempotent retries, ownership, cancel, re-plan, durability
+ * across a reopen, and the promise through many submissions. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+
+#include "model/overhead.h"
+#include "service/store.h"
+#include "service/token.h"
+#include "service/svc.h"
+#include "testutil.h"
+
+/* A fixed wall clock: a slot boundary well after 2001 (Unix time). */
+#define T0 1800000000LL
+
+typedef struct fx {
+    char dir[256], db[512];
+    svc *s;
+    store_ident alice, bob, op;
+} fx;
+
+static void open_svc(fx *f, int64_t now)
+{
+    svc_config c = {.db = f->db, .cluster = "n2g8", .curves = "A100",
+                    .slot = 60, .overhead = OVH_FIG12};
+    ef_err e = {0};
+    assert_ok(svc_open(&f->s, &c, now, &e), e);
+}
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    tu_tmpdir(f->dir, sizeof f->dir);
+    tu_join(f->db, sizeof f->db, f->dir, "s.db");
+    open_svc(f, T0);
+    char tok[TOKEN_TEXT_MAX + 1];
+    ef_err e = {0};
+    store *st = svc_store(f->s);
+    assert_ok(store_token_add(st, "alice", 0, T0, tok, sizeof tok, &f->alice,
+                              &e), e);
+    assert_ok(store_token_add(st, "bob", 0, T0, tok, sizeof tok, &f->bob, &e),
+              e);
+    assert_ok(store_token_add(st, "ops", 1, T0, tok, sizeof tok, &f->op, &e),
+              e);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    svc_close(f->s);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+    assert_int_equal(system(cmd), 0);
+    free(f);
+    return 0;
+}
+
+/* A job body: 'iters' iterations of resnet50 at 64, deadline 'dl' (-1:
+ * none). */
+static char *job(const char *id, long iters, int64_t dl)
+{
+    static char b[512];
+    if (dl < 0)
+        snprintf(b, sizeof b, "{\"id\": \"%s\", \"model\": \"resnet50\", "
+                 "\"batch_size\": 64, \"iterations\": %ld}", id, iters);
+    else
+        snprintf(b, sizeof b, "{\"id\": \"%s\", \"model\": \"resnet50\", "
+                 "\"batch_size\": 64, \"iterations\": %ld, \"deadline\": "
+                 "%lld}", id, iters, (long long)dl);
+    return b;
+}
+
+/* Submit and parse the answer; *status gets the code. */
+static json_t *submit(fx *f, const store_ident *who, const char *body,
+                      int64_t now, int *status)
+{
+    svc_reply r;
+    svc_submit(f->s, who, body, strlen(body), now, &r);
+    *status = r.status;
+    if (r.status == 500)
+        print_message("500: %s", r.body);
+    json_t *v = json_loads(r.body, 0, NULL);
+    assert_non_null(v);
+    svc_reply_free(&r);
+    return v;
+}
+
+static const char *sget(const json_t *v, const char *k)
+{
+    const json_t *x = json_object_get(v, k);
+    return json_is_string(x) ? json_string_value(x) : "";
+}
+
+static void test_submit_retry_conflict(void **state)
+{
+    fx *f = *state;
+    int st;
+    json_t *a = submit(f, &f->alice, job("a1", 2000, T0 + 3600), T0 + 5,
+                       &st);
+    assert_int_equal(st, 201);
+    assert_string_equal(sget(a, "decision"), "admitted");
+    assert_true(json_integer_value(json_object_get(a, "planned_end")) <=
+                T0 + 3600);
+    assert_int_equal(json_integer_value(json_object_get(a, "submit_time")),
+                     T0 + 5);
+    char *first = json_dumps(a, JSON_SORT_KEYS);
+    /* the same body again, later, keys in another order: the first answer */
+    json_t *b = submit(f, &f->alice,
+                       "{\"iterations\": 2000, \"deadline\": 1800003600, "
+                       "\"model\": \"resnet50\", \"id\": \"a1\", "
+                       "\"batch_size\": 64}", T0 + 500, &st);
+    assert_int_equal(st, 200);
+    char *second = json_dumps(b, JSON_SORT_KEYS);
+    assert_string_equal(first, second);
+    free(first);
+    free(second);
+    json_decref(b);
+    /* another body: 409; another user's id: 409 */
+    json_t *c = submit(f, &f->alice, job("a1", 2001, T0 + 3600), T0 + 6, &st);
+    assert_int_equal(st, 409);
+    json_decref(c);
+    c = submit(f, &f->bob, job("a1", 2000, T0 + 3600), T0 + 6, &st);
+    assert_int_equal(st, 409);
+    assert_contains(json_string_value(json_object_get(
+                        json_object_get(c, "error"), "message")),
+                    "another user");
+    json_decref(c);
+    json_decref(a);
+}
+
+static void test_bad_input(void **state)
+{
+    fx *f = *state;
+    static const struct {
+        const char *body, *path, *msg;
+    } cases[] = {
+        {"{\"id\": \"x\"", NULL, "request body:1:"},
+        {"[1]", NULL, "expected a job object"},
+        {"{\"id\": \"u\", \"user\": \"bob\", \"model\": \"resnet50\"}", "user",
+         "not accepted from a client"},
+        {"{\"id\": \"s\", \"submit_time\": 5}", "submit_time", "server sets"},
+        {"{\"model\": \"resnet50\"}", "id", "missing"},
+        {"{\"id\": \"a\\u0001b\"}", "id", "control character"},
+        {"{\"id\": \"k\", \"model\": \"resnet50\", \"batch_size\": 64, "
+         "\"iterations\": 10, \"deadlin\": 5}", NULL, "deadlin"},
+        {"{\"id\": \"n\", \"model\": \"resnet50\", \"batch_size\": 64, "
+         "\"iterations\": -3}", "iterations", "iterations"},
+        {"{\"id\": \"m\", \"model\": \"nosuchmodel\", \"batch_size\": 64, "
+         "\"iterations\": 3}", "model", "nosuchmodel"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int st;
+        json_t *v = submit(f, &f->alice, cases[i].body, T0, &st);
+        const json_t *er = json_object_get(v, "error");
+        if (st != 400 || !er)
+            fail_msg("case %zu: status %d", i, st);
+        assert_int_equal(json_integer_value(json_object_get(er, "status")),
+                         400);
+        assert_contains(sget(er, "message"), cases[i].msg);
+        if (cases[i].path)
+            assert_string_equal(sget(er, "path"), cases[i].path);
+        json_decref(v);
+    }
+    /* nothing was stored */
+    svc_reply r;
+    svc_list(f->s, &f->op, 1, NULL, T0, &r);
+    assert_int_equal(r.status, 200);
+    assert_contains(r.body, "{\"jobs\":[]}");
+    svc_reply_free(&r);
+}
+
+static void test_owners(void **state)
+{
+    fx *f = *state;
+    int st;
+    json_decref(submit(f, &f->alice, job("a", 100000, T0 + 36000), T0,
+                       &st));
+    assert_int_equal(st, 201);
+    json_decref(submit(f, &f->bob, job("b", 1000, T0 + 7200), T0, &st));
+    assert_int_equal(st, 201);
+    svc_reply r;
+    svc_show(f->s, &f->bob, "a", T0, &r);
+    assert_int_equal(r.status, 403);
+    svc_reply_free(&r);
+    svc_cancel(f->s, &f->bob, "a", T0, &r);
+    assert_int_equal(r.status, 403);
+    svc_reply_free(&r);
+    svc_show(f->s, &f->bob, "nope", T0, &r);
+    assert_int_equal(r.status, 404);
+    svc_reply_free(&r);
+    svc_list(f->s, &f->bob, 0, NULL, T0, &r);
+    assert_not_contains(r.body, "\"id\":\"a\"");
+    assert_contains(r.body, "\"id\":\"b\"");
+    svc_reply_free(&r);
+    svc_list(f->s, &f->bob, 1, NULL, T0, &r);
+    assert_int_equal(r.status, 403);
+    svc_reply_free(&r);
+    svc_list(f->s, &f->op, 1, NULL, T0, &r);
+    assert_contains(r.body, "\"id\":\"a\"");
+    assert_contains(r.body, "\"id\":\"b\"");
+    svc_reply_free(&r);
+    svc_list(f->s, &f->op, 1, "bogus", T0, &r);
+    assert_int_equal(r.status, 400);
+    svc_reply_free(&r);
+    /* the show view: decision, GPUs now, history */
+    svc_show(f->s, &f->op, "a", T0 + 30, &r);
+    assert_int_equal(r.status, 200);
+    json_t *v = json_loads(r.body, 0, NULL);
+    assert_string_equal(sget(v, "decision"), "admitted");
+    assert_string_equal(sget(v, "owner"), "alice");
+    assert_string_equal(sget(v, "state"), "queued");
+    assert_true(json_integer_value(json_object_get(v, "gpus")) > 0);
+    assert_true(json_array_size(json_object_get(v, "placement")) > 0);
+    assert_int_equal(json_array_size(json_object_get(v, "history")), 1);
+    json_decref(v);
+    svc_reply_free(&r);
+    /* cancel frees the reservation; a second cancel is a conflict */
+    svc_cancel(f->s, &f->alice, "a", T0 + 60, &r);
+    assert_int_equal(r.status, 200);
+    assert_contains(r.body, "\"reservation_freed\":true");
+    svc_reply_free(&r);
+    svc_cancel(f->s, &f->alice, "a", T0 + 60, &r);
+    assert_int_equal(r.status, 409);
+    svc_reply_free(&r);
+    svc_show(f->s, &f->alice, "a", T0 + 120, &r);
+    assert_contains(r.body, "\"state\":\"cancelled\"");
+    assert_contains(r.body, "\"gpus\":0");
+    svc_reply_free(&r);
+    /* the plan no longer holds it; the queue export has b only */
+    int64_t ver;
+    svc_plan(f->s, &r, &ver);
+    assert_not_contains(r.body, "\"id\": \"a\"");
+    assert_int_equal(ver, 4);
+    svc_reply_free(&r);
+    svc_queue(f->s, &f->op, &r);
+    assert_contains(r.body, "\"efplan-jobs\"");
+    assert_contains(r.body, "\"b\"");
+    assert_not_contains(r.body, "\"a\"");
+    svc_reply_free(&r);
+}
+
+static void test_reject_then_earliest(void **state)
+{
+    fx *f = *state;
+    int st;
+    /* far more work than 16 GPUs do in ten minutes */
+    json_t *a = submit(f, &f->alice, job("big", 400000, T0 + 600), T0, &st);
+    assert_int_equal(st, 201);
+    assert_string_equal(sget(a, "decision"), "rejected");
+    json_int_t efd = json_integer_value(
+        json_object_get(a, "earliest_feasible_deadline"));
+    assert_true(efd > T0 + 600);
+    assert_true(sget(a, "reason")[0] != '\0');
+    json_decref(a);
+    /* the same id, at the deadline offered: admitted */
+    a = submit(f, &f->alice, job("big", 400000, efd), T0, &st);
+    assert_int_equal(st, 201);
+    assert_string_equal(sget(a, "decision"), "admitted");
+    json_decref(a);
+    /* a best-effort job */
+    a = submit(f, &f->bob, job("be", 1000, -1), T0, &st);
+    assert_int_equal(st, 201);
+    assert_string_equal(sget(a, "decision"), "best_effort");
+    json_decref(a);
+}
+
+/* Many submissions over time: every job ever admitted is admitted by the
+ * final plan and planned to end by its deadline; a reopened service
+ * answers the same. */
+static void test_promise_and_reopen(void **state)
+{
+    fx *f = *state;
+    uint64_t x = 12345;
+    int nadm = 0;
+    char ids[120][16];
+    int64_t dls[120];
+    for (int i = 0; i < 120; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        int64_t now = T0 + i * 37;
+        long it = 500 + (long)(x >> 33) % 20000;
+        int64_t dl = now + 600 + (int64_t)((x >> 20) % 20000);
+        char id[16];
+        snprintf(id, sizeof id, "p%03d", i);
+        int st;
+        json_t *a = submit(f, i % 2 ? &f->alice : &f->bob, job(id, it, dl),
+                           now, &st);
+        assert_int_equal(st, 201);
+        if (strcmp(sget(a, "decision"), "admitted") == 0) {
+            snprintf(ids[nadm], sizeof ids[nadm], "%s", id);
+            dls[nadm++] = dl;
+        }
+        json_decref(a);
+    }
+    assert_true(nadm > 10);
+    assert_true(nadm < 120);
+    svc_reply r;
+    svc_replan(f->s, &f->alice, T0 + 9000, &r);
+    assert_int_equal(r.status, 403);
+    svc_reply_free(&r);
+    svc_replan(f->s, &f->op, T0 + 9000, &r);
+    assert_int_equal(r.status, 200);
+    assert_contains(r.body, "\"snapshot\":");
+    svc_reply_free(&r);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int k = 0; k < nadm; k++) {
+            svc_show(f->s, &f->op, ids[k], T0, &r);
+            json_t *v = json_loads(r.body, 0, NULL);
+            assert_string_equal(sget(v, "decision"), "admitted");
+            assert_true(json_integer_value(json_object_get(v, "planned_end"))
+                        <= dls[k]);
+            json_decref(v);
+            svc_reply_free(&r);
+        }
+        int64_t v1;
+        svc_plan(f->s, &r, &v1);
+        char *before = r.body;
+        r.body = NULL;
+        svc_reply_free(&r);
+        svc_close(f->s);
+        open_svc(f, T0 + 99999);
+        int64_t v2;
+        svc_plan(f->s, &r, &v2);
+        assert_int_equal(v1, v2);
+        assert_string_equal(before, r.body);
+        free(before);
+        svc_reply_free(&r);
+    }
+    /* another cluster is refused */
+    svc_config c = {.db = f->db, .cluster = "n4g8", .curves = "A100",
+                    .slot = 60};
+    svc *other = NULL;
+    ef_err e = {0};
+    assert_int_equal(svc_open(&other, &c, T0, &e), EF_ERR);
+    assert_int_equal(e.kind, EF_E_USAGE);
+    assert_contains(e.msg, "planned on 2 nodes");
+}
+
+static void test_metrics(void **state)
+{
+    fx *f = *state;
+    int st;
+    json_decref(submit(f, &f->alice, job("m1", 1000, T0 + 7200), T0, &st));
+    json_decref(submit(f, &f->alice, job("m1", 1000, T0 + 7200), T0, &st));
+    svc_observe_submit(f->s, 0.004);
+    svc_reply r;
+    svc_metrics(f->s, &r);
+    assert_int_equal(r.status, 200);
+    assert_contains(r.body, "efplan_submissions_total{decision=\"admitted\"} "
+                            "1\n");
+    assert_contains(r.body, "efplan_submission_retries_total 1\n");
+    assert_contains(r.body, "efplan_jobs{state=\"queued\"} 1\n");
+    assert_contains(r.body, "efplan_submit_latency_seconds_bucket{le="
+                            "\"0.005\"} 1\n");
+    assert_contains(r.body, "efplan_submit_latency_seconds_count 1\n");
+    svc_reply_free(&r);
+    svc_health(f->s, &r);
+    assert_contains(r.body, "\"status\":\"ok\"");
+    svc_reply_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_submit_retry_conflict, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_owners, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reject_then_earliest, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_promise_and_reopen, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
