@@ -17,6 +17,7 @@
 #define EXIT_INPUT 3      /* an input is missing or invalid */
 #define EXIT_INFEASIBLE 4 /* valid inputs, but no answer exists */
 #define EXIT_INTERNAL 5   /* out of memory, write failure, a bug */
+#define EXIT_AUTH 8       /* the server refused the token (HTTP 401, 403) */
 
 /* Print "efplan: error: <msg>" and return the exit code of e->kind. */
 int cli_fail(const ef_err *e);
@@ -97,5 +98,42 @@ int cmd_apply(int argc, char **argv);
 void help_apply(void);
 int cmd_serve(int argc, char **argv);
 void help_serve(void);
+int cmd_jobs(int argc, char **argv);
+void help_jobs(void);
+int cmd_show(int argc, char **argv);
+void help_show(void);
+int cmd_cancel(int argc, char **argv);
+void help_cancel(void);
+
+/* ---- the commands that ask efplan serve (cli/remote.c) ---------------- */
+
+struct cl_conn;
+struct cl_resp;
+
+/* The server (--server 'server_arg', else EFPLAN_SERVER) and the token
+ * (--token-file 'token_file', else EFPLAN_TOKEN; into tok[0..cap)) into
+ * *c, and libcurl started (cl_init). Returns 0, or the exit code of the
+ * error it printed (EXIT_USAGE: none given or a bad URL; EXIT_INPUT: the
+ * token file is refused). The caller calls cli_remote_close. */
+int cli_remote_open(const char *cmd, const char *server_arg,
+                    const char *token_file, struct cl_conn *c, char *tok,
+                    size_t cap);
+
+/* Stop libcurl (cl_cleanup). */
+void cli_remote_close(void);
+
+/* One request (cl_request) judged: 0 with *r filled (free with
+ * cl_resp_free) when the status is 2xx; else the error is printed,
+ * "efplan: error: SERVER: HTTP N: MESSAGE" (cl_status_error) or the
+ * transport's, *r is freed and the exit code returned: EXIT_AUTH for
+ * 401 and 403, EXIT_INPUT for other 4xx, EXIT_INTERNAL for 5xx, any
+ * other status and an unreachable server, EXIT_USAGE for a URL refused. */
+int cli_remote_call(const struct cl_conn *c, const char *method,
+                    const char *path, const char *body, size_t len,
+                    struct cl_resp *r);
+
+/* Write r's body to standard output exactly as received (--json).
+ * Returns 0, or EXIT_INTERNAL (printed) when it cannot be written. */
+int cli_remote_raw(const struct cl_resp *r);
 
 #endif

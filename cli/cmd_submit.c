@@ -10,24 +10,28 @@
 #include "common/util.h"
 #include "planner/planio.h"
 #include "planner/submit.h"
+#include "service/client.h"
+#include "service/token.h"
 
 void help_submit(void)
 {
     printf(
         "Usage: efplan submit --plan plan.json --job JSON [--curves DIR]\n"
         "                     [--now T]\n"
+        "       efplan submit [--server URL] [--token-file F] [--json]\n"
+        "                     JOB | --job JSON\n"
         "\n"
-        "Ask whether one new job can be admitted into an existing plan. The\n"
-        "plan's queue plus the new job is planned again with the plan's\n"
-        "cluster, curves, slot and surplus mode. The job is admitted only if\n"
-        "its deadline is guaranteed and every job the plan admitted stays\n"
-        "admitted, whatever its submit time: a promise is never broken. Then\n"
-        "the job (every field: command, env, batch range) is added to the\n"
-        "jobs file the plan names and the plan file is rewritten, both\n"
-        "atomically, under a lock (PLAN.lock), so concurrent submits land one\n"
-        "after the other. Otherwise the answer says why, with the earliest\n"
-        "deadline that would be admitted (the second before it is not), and\n"
-        "nothing is written.\n"
+        "With --plan: ask whether one new job can be admitted into an\n"
+        "existing plan. The plan's queue plus the new job is planned again\n"
+        "with the plan's cluster, curves, slot and surplus mode. The job is\n"
+        "admitted only if its deadline is guaranteed and every job the plan\n"
+        "admitted stays admitted, whatever its submit time: a promise is\n"
+        "never broken. Then the job (every field: command, env, batch\n"
+        "range) is added to the jobs file the plan names and the plan file\n"
+        "is rewritten, both atomically, under a lock (PLAN.lock), so\n"
+        "concurrent submits land one after the other. Otherwise the answer\n"
+        "says why, with the earliest deadline that would be admitted (the\n"
+        "second before it is not), and nothing is written.\n"
         "\n"
         "  --plan FILE     plan written by 'efplan plan --out'\n"
         "  --job JSON      the job, as in a JSON queue: {\"id\", \"model\",\n"
@@ -41,8 +45,191 @@ void help_submit(void)
         "  --now T         the current time on the plan's clock (seconds or\n"
         "                  ISO-8601), instead of the wall clock\n"
         "\n"
+        "Without --plan: submit the job to efplan serve (POST /v1/jobs),\n"
+        "which decides by the same rule against its live plan and keeps the\n"
+        "job. JOB is a file holding one job object ('-': standard input), or\n"
+        "--job JSON gives it inline; its deadline is Unix seconds, ISO-8601\n"
+        "or null (best-effort); submit_time is the server's clock.\n"
+        "\n"
+        "  --server URL    the server, http:// or https:// (default:\n"
+        "                  $EFPLAN_SERVER, used only without --plan)\n"
+        "  --token-file F  the token on F's first line; F must be a regular\n"
+        "                  file only its owner may use (chmod 600)\n"
+        "                  (default: $EFPLAN_TOKEN)\n"
+        "  --json          print the server's JSON answer as received\n"
+        "\n"
         "Exit codes: 0 admitted (or best-effort), 4 rejected, 2 usage error,\n"
-        "3 invalid input, 5 internal error.\n");
+        "3 invalid input (or refused by the server: HTTP 400, 409, 413),\n"
+        "5 internal error (or a server error, or no server reachable),\n"
+        "8 the server refused the token (HTTP 401, 403).\n");
+}
+
+/* What a submit decided, as both modes print it: the plan file's (times
+ * on the plan's clock, in seconds) and the server's (Unix time, printed
+ * in UTC). 'tail' ends the admitted and best-effort line. */
+typedef struct decision_view {
+    const char *id;
+    plan_decision decision;
+    int64_t planned_end, deadline, earliest;
+    const char *reason, *broken;
+    int utc;
+    const char *tail;
+} decision_view;
+
+static const char *fmt_t(const decision_view *v, int64_t t, int seconds,
+                         char *dst, size_t len)
+{
+    if (v->utc)
+        return cl_fmt_utc(t, seconds, dst, len);
+    snprintf(dst, len, "%" PRId64, t);
+    return dst;
+}
+
+/* The rejection lines. */
+static void print_rejected(const decision_view *v)
+{
+    char t[64];
+    if (v->broken)
+        printf("rejected: %s would break the promise made to job %s\n",
+               v->id, v->broken);
+    else
+        printf("rejected: %s: %s\n", v->id,
+               v->reason ? v->reason : "no reason given");
+    if (v->earliest >= 0 && v->utc)
+        printf("earliest deadline that can be guaranteed: %s (%" PRId64
+               ")\n", fmt_t(v, v->earliest, 1, t, sizeof t), v->earliest);
+    else if (v->earliest >= 0)
+        printf("earliest deadline that can be guaranteed: %" PRId64 "\n",
+               v->earliest);
+    else
+        printf("no deadline can be guaranteed for this job\n");
+}
+
+/* The admitted or best-effort line. */
+static void print_accepted(const decision_view *v)
+{
+    char t[64];
+    if (v->decision == PLAN_ADMITTED)
+        printf("admitted: %s, planned end %s (slack %" PRId64 " s)%s\n",
+               v->id, fmt_t(v, v->planned_end, 0, t, sizeof t),
+               v->deadline - v->planned_end, v->tail);
+    else if (v->planned_end >= 0)
+        printf("best_effort: %s, planned end %s%s\n", v->id,
+               fmt_t(v, v->planned_end, 0, t, sizeof t), v->tail);
+    else
+        printf("best_effort: %s, not planned to run yet%s\n", v->id,
+               v->tail);
+}
+
+/* Read the job of a server submit: the file 'path' ('-': standard
+ * input) into *buf (heap), or NULL (printed, *rc the exit code). */
+static char *read_job(const char *path, size_t *len, int *rc)
+{
+    ef_err e = {0};
+    char *buf = NULL;
+    if (strcmp(path, "-") != 0) {
+        if (ef_read_file(path, &buf, len, &e) != EF_OK) {
+            *rc = cli_fail(&e);
+            return NULL;
+        }
+        return buf;
+    }
+    ef_buf b = {0};
+    ef_buf_put(&b, "");
+    char chunk[65536];
+    size_t k;
+    while ((k = fread(chunk, 1, sizeof chunk, stdin)) > 0) {
+        if (b.n + k > (size_t)CL_JOB_MAX) {
+            free(b.s);
+            ef_fail(&e, EF_E_INPUT, "standard input: the job is larger "
+                    "than %ld MiB", CL_JOB_MAX >> 20);
+            *rc = cli_fail(&e);
+            return NULL;
+        }
+        ef_buf_grow(&b, k);
+        memcpy(b.s + b.n, chunk, k);
+        b.n += k;
+        b.s[b.n] = '\0';
+    }
+    if (ferror(stdin)) {
+        free(b.s);
+        ef_fail(&e, EF_E_INPUT, "standard input: read failed");
+        *rc = cli_fail(&e);
+        return NULL;
+    }
+    *len = b.n;
+    return b.s;
+}
+
+/* submit to efplan serve: 'job_file' or 'job_arg' (one of them). */
+static int submit_server(const char *server_arg, const char *token_file,
+                         int json, const char *job_file, const char *job_arg)
+{
+    ef_err e = {0};
+    size_t len = 0;
+    char *body;
+    const char *name;
+    int rc = 0;
+    if (job_file) {
+        body = read_job(job_file, &len, &rc);
+        if (!body)
+            return rc;
+        name = strcmp(job_file, "-") == 0 ? "standard input" : job_file;
+    } else {
+        body = ef_strdup(job_arg);
+        len = strlen(body);
+        name = "--job";
+    }
+    int64_t deadline;
+    if (cl_job_deadline(name, body, len, &deadline, &e) != EF_OK) {
+        free(body);
+        return cli_fail(&e);
+    }
+    cl_conn c;
+    char tok[TOKEN_TEXT_MAX + 1];
+    rc = cli_remote_open("submit", server_arg, token_file, &c, tok,
+                         sizeof tok);
+    if (rc != 0) {
+        free(body);
+        return rc;
+    }
+    cl_resp r;
+    cl_answer a;
+    memset(&a, 0, sizeof a);
+    rc = cli_remote_call(&c, "POST", "/v1/jobs", body, len, &r);
+    memset(tok, 0, sizeof tok);
+    free(body);
+    if (rc != 0)
+        goto out;
+    if (cl_answer_read(c.server, r.body, r.len, deadline, &a, &e) != EF_OK) {
+        if (json)
+            cli_remote_raw(&r);
+        rc = cli_fail(&e);
+        goto out_resp;
+    }
+    rc = a.decision == PLAN_REJECTED ? EXIT_INFEASIBLE : 0;
+    if (json) {
+        int w = cli_remote_raw(&r);
+        if (w != 0)
+            rc = w;
+        goto out_resp;
+    }
+    char t[64], tail[128] = "";
+    if (a.decision == PLAN_ADMITTED && a.deadline >= 0)
+        snprintf(tail, sizeof tail, ", deadline %s",
+                 cl_fmt_utc(a.deadline, 0, t, sizeof t));
+    decision_view v = {a.id, a.decision, a.planned_end, a.deadline,
+                       a.earliest, a.reason, a.broken, 1, tail};
+    if (a.decision == PLAN_REJECTED)
+        print_rejected(&v);
+    else
+        print_accepted(&v);
+out_resp:
+    cl_resp_free(&r);
+out:
+    cl_answer_free(&a);
+    cli_remote_close();
+    return rc;
 }
 
 int cmd_submit(int argc, char **argv)
@@ -52,9 +239,14 @@ int cmd_submit(int argc, char **argv)
         {"job", required_argument, NULL, 'j'},
         {"curves", required_argument, NULL, 'u'},
         {"now", required_argument, NULL, 'n'},
+        {"server", required_argument, NULL, 's'},
+        {"token-file", required_argument, NULL, 't'},
+        {"json", no_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *plan_path = NULL, *job_arg = NULL, *curves_arg = NULL;
+    const char *server_arg = NULL, *token_file = NULL;
+    int json = 0, now_given = 0;
     plan_submit_clock clk = {.now = -1, .wall = -1};
     int o;
     opterr = 0;
@@ -67,17 +259,49 @@ int cmd_submit(int argc, char **argv)
         case 'n':
             if (cli_parse_now("submit", optarg, &clk.now) != 0)
                 return EXIT_USAGE;
+            now_given = 1;
             break;
+        case 's': server_arg = optarg; break;
+        case 't': token_file = optarg; break;
+        case 'J': json = 1; break;
         case 'h': help_submit(); return 0;
         default:
             return cli_option_error("submit", o, argv[optind - 1]);
         }
     }
+    if (plan_path && server_arg)
+        return cli_usage_error("submit", "--plan and --server exclude each "
+                               "other: submit into a plan file or to a "
+                               "server, not both");
+    const char *env_server = getenv("EFPLAN_SERVER");
+    if (!plan_path && (server_arg || (env_server && env_server[0]))) {
+        if (curves_arg || now_given)
+            return cli_usage_error("submit", "--curves and --now are for "
+                                   "--plan (a server keeps its own curves "
+                                   "and clock)");
+        if (optind + 1 < argc || (optind < argc && job_arg)) {
+            char q[128];
+            return cli_usage_error("submit", "one job: a file or --job, not "
+                                   "both (unexpected argument \"%s\")",
+                                   ef_quote(argv[argc - 1], q, sizeof q));
+        }
+        if (optind >= argc && !job_arg)
+            return cli_usage_error("submit", "which job? give a file holding "
+                                   "one job object ('-': standard input) "
+                                   "or --job JSON");
+        return submit_server(server_arg, token_file, json,
+                             optind < argc ? argv[optind] : NULL, job_arg);
+    }
     if (optind < argc)
         return cli_usage_error("submit", "unexpected argument \"%s\"",
                                argv[optind]);
+    if (plan_path && (token_file || json))
+        return cli_usage_error("submit", "--token-file and --json are for "
+                               "--server (a server), not --plan");
     if (!plan_path || !job_arg)
-        return cli_usage_error("submit", "--plan and --job are required");
+        return cli_usage_error("submit", "--plan and --job are required "
+                               "(or --server URL, or EFPLAN_SERVER, to "
+                               "submit to a server)");
 
     if (clk.now < 0) { /* the wall clock, for a plan in Unix time */
         struct timespec ts;
@@ -87,6 +311,7 @@ int cmd_submit(int argc, char **argv)
     ef_err e = {0};
     plan_submit_res r;
     int rc = 0;
+    char *tail = NULL; /* "; PLAN rewritten" */
     /* read, decide and write under the plan's lock */
     size_t ln = strlen(plan_path) + 8;
     char *lock_path = ef_malloc(ln);
@@ -104,17 +329,14 @@ int cmd_submit(int argc, char **argv)
         printf("submit_time: %" PRId64 " (%s; the plan's now is %" PRId64
                ")\n", r.submit_time, r.submit_from == PLAN_SUBMIT_NOW ?
                "--now" : "the wall clock", r.doc.now);
+    size_t tn = strlen(plan_path) + 16;
+    tail = ef_malloc(tn);
+    snprintf(tail, tn, "; %s rewritten", plan_path);
+    decision_view v = {nw->in->id, r.decision, nw->planned_end,
+                       nw->in->deadline, r.earliest, r.reason, r.broken, 0,
+                       tail};
     if (r.decision == PLAN_REJECTED) {
-        if (r.broken)
-            printf("rejected: %s would break the promise made to job %s\n",
-                   nw->in->id, r.broken);
-        else
-            printf("rejected: %s: %s\n", nw->in->id, r.reason);
-        if (r.earliest >= 0)
-            printf("earliest deadline that can be guaranteed: %" PRId64 "\n",
-                   r.earliest);
-        else
-            printf("no deadline can be guaranteed for this job\n");
+        print_rejected(&v);
         rc = EXIT_INFEASIBLE;
         goto out;
     }
@@ -130,13 +352,7 @@ int cmd_submit(int argc, char **argv)
                plan_decision_name(r.changes[k].from),
                plan_decision_name(r.changes[k].to));
     }
-    if (r.decision == PLAN_ADMITTED)
-        printf("admitted: %s, planned end %" PRId64 " (slack %" PRId64 " s); "
-               "%s rewritten\n", nw->in->id, nw->planned_end,
-               nw->in->deadline - nw->planned_end, plan_path);
-    else
-        printf("best_effort: %s, planned end %" PRId64 "; %s rewritten\n",
-               nw->in->id, nw->planned_end, plan_path);
+    print_accepted(&v);
     if (r.jobs_path && !r.jobs_csv)
         printf("added %s to the jobs file %s\n", nw->in->id, r.jobs_path);
     else if (r.jobs_path)
@@ -147,6 +363,7 @@ int cmd_submit(int argc, char **argv)
         printf("note: the plan names no jobs file: apply this plan with "
                "--jobs FILE holding %s\n", nw->in->id);
 out:
+    free(tail);
     plan_submit_free(&r);
     ef_unlock_file(lock);
     return rc;

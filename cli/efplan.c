@@ -17,10 +17,13 @@
 static const cli_command commands[] = {
     {"apply", "run a plan on a cluster, slot by slot (local, slurm, dry-run)",
      cmd_apply, help_apply},
+    {"cancel", "cancel a job on efplan serve", cmd_cancel, help_cancel},
     {"compare", "simulate traces x policies in parallel; one table",
      cmd_compare, help_compare},
     {"gen-trace", "write a synthetic job trace (the artifact's distributions)",
      cmd_gentrace, help_gentrace},
+    {"jobs", "list jobs on efplan serve: state, decision, GPUs, deadlines",
+     cmd_jobs, help_jobs},
     {"oracle", "compare the greedy plan with the exact ILP optimum (GLPK)",
      cmd_oracle, help_oracle},
     {"plan", "plan a job queue: admission, GPU shares, placement per slot",
@@ -29,10 +32,12 @@ static const cli_command commands[] = {
      "table", cmd_profile, help_profile},
     {"serve", "run the queue service: an HTTP API users submit to (SQLite "
      "store)", cmd_serve, help_serve},
+    {"show", "show one job on efplan serve: progress, placement, history",
+     cmd_show, help_show},
     {"simulate", "replay a trace through a policy; deadlines met, metrics",
      cmd_simulate, help_simulate},
-    {"submit", "ask whether one new job fits an existing plan", cmd_submit,
-     help_submit},
+    {"submit", "submit one job to a plan file or to efplan serve",
+     cmd_submit, help_submit},
     {"validate", "check input files and print what was read", cmd_validate,
      help_validate},
 };
@@ -125,7 +130,8 @@ static void help_main(FILE *out)
     fprintf(out,
         "\n"
         "Exit codes: 0 ok, 2 usage error, 3 invalid input, 4 infeasible,\n"
-        "5 internal error, 6 profile built without CUDA, 7 no GPU.\n"
+        "5 internal error, 6 profile built without CUDA, 7 no GPU,\n"
+        "8 the server refused the token.\n"
         "Bundled inputs: %s\n", ef_datadir());
 }
 

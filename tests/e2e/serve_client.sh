@@ -1,0 +1,170 @@
+#!/bin/sh
+# End-to-end: the CLI as the client of efplan serve (service/client.h),
+# against the real daemon on a loopback port:
+# - submit (a file, standard input, --job inline; --json parses) is
+#   admitted (exit 0), an impossible deadline rejected (exit 4) with the
+#   earliest deadline, a retry with the same body answered the same;
+# - jobs, show, cancel for two users: alice sees and cancels only her own
+#   jobs (bob's: exit 8 and the server's message), the operator's jobs
+#   --all sees both; a job id with spaces, '/', '%' and '?' goes through
+#   show and cancel (percent-encoded in the URL);
+# - errors: a job not there (exit 3), a second cancel (exit 3), a token
+#   the server does not know (exit 8), a token file open to others
+#   (exit 3), a server that is gone (exit 5).
+# No timing assertions: the only waits are bounded loops for the port file.
+. "$(dirname "$0")/lib/common.sh"
+"$EFPLAN" serve --help >/dev/null 2>&1 || { echo "skip: no efplan serve yet"; exit 0; }
+cd "$T"
+
+SRV=
+cleanup() {
+    if [ -n "$SRV" ]; then
+        kill "$SRV" 2>/dev/null || true
+        wait "$SRV" 2>/dev/null || true
+    fi
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+# tokens: the text efplan token add prints (efp_ID_SECRET)
+tok_re='efp_[a-z0-9]\{10\}_[A-Za-z0-9_-]\{43\}'
+new_token() { # file, token add arguments...
+    f=$1; shift
+    "$EFPLAN" token add "$@" --db db.sqlite >"$f.out" 2>&1 ||
+        { cat "$f.out"; fail "token add $* failed"; }
+    grep -o "$tok_re" "$f.out" | head -1 >"$f"
+    [ -s "$f" ] || { cat "$f.out"; fail "token add $* printed no token"; }
+    chmod 600 "$f"
+}
+new_token alice.tok alice
+new_token bob.tok bob
+new_token ops.tok ops --operator
+
+"$EFPLAN" serve --db db.sqlite --cluster n4g8 --curves A100 \
+    --listen 127.0.0.1:0 --port-file port >serve.log 2>&1 &
+SRV=$!
+i=0
+while [ ! -s port ]; do
+    kill -0 "$SRV" 2>/dev/null || { cat serve.log; fail "serve exited"; }
+    i=$((i + 1))
+    [ $i -le 600 ] || { cat serve.log; fail "no port file after 600 tries"; }
+    sleep 0.1
+done
+URL="http://127.0.0.1:$(cat port)"
+
+have_py=
+command -v python3 >/dev/null 2>&1 && have_py=1
+json_ok() { # file, python expression over d (the parsed file)
+    if [ -n "$have_py" ]; then
+        python3 -c "import json,sys; d=json.load(open(sys.argv[1])); \
+assert $2, d" "$1" || fail "$1: not JSON with $2"
+    else
+        grep -q '"id"' "$1" || fail "$1: no \"id\" in the JSON"
+    fi
+}
+run() { # expected exit code, output file, efplan arguments...
+    want=$1 out=$2; shift 2
+    rc=0
+    $V "$EFPLAN" "$@" >"$out" 2>&1 || rc=$?
+    [ "$rc" -eq "$want" ] ||
+        { cat "$out"; fail "efplan $* exited $rc, expected $want"; }
+}
+A="--server $URL --token-file alice.tok"
+B="--server $URL --token-file bob.tok"
+O="--server $URL --token-file ops.tok"
+
+NOW=$(date +%s)
+DL=$((NOW + 7200))
+cat >a1.json <<JSON
+{"id": "a1", "model": "resnet50", "batch_size": 256, "iterations": 2000,
+ "deadline": $DL}
+JSON
+
+# submit: a file, a retry of it, standard input, --job inline, --json
+run 0 sub_a1.out submit $A a1.json
+grep -q '^admitted: a1, planned end ' sub_a1.out || fail "a1 not admitted"
+grep -q ", deadline " sub_a1.out || fail "no deadline in the admitted line"
+run 0 sub_a1b.out submit $A a1.json
+grep -q '^admitted: a1' sub_a1b.out || fail "the retry is not the same answer"
+job() { # id model batch iterations deadline: one job object
+    printf '{"id": "%s", "model": "%s", "batch_size": %s, ' "$1" "$2" "$3"
+    printf '"iterations": %s, "deadline": %s}' "$4" "$5"
+}
+job a2 resnet50 256 500 null | run 0 sub_a2.out submit $A -
+grep -q '^best_effort: a2' sub_a2.out || fail "a2 is not best-effort"
+run 0 sub_b1.json submit $B --json --job "$(job b1 vgg16 128 1000 "$DL")"
+json_ok sub_b1.json 'd["id"] == "b1" and d["decision"] == "admitted"'
+run 4 sub_late.out submit $A --job \
+    "$(job late gpt2 256 100000000 $((NOW + 60)))"
+grep -q '^rejected: late' sub_late.out || fail "late is not rejected"
+grep -q -e '^earliest deadline that can be guaranteed: ' \
+    -e '^no deadline can be guaranteed' sub_late.out ||
+    fail "the rejection gives no earliest deadline"
+ODD='odd id/100%?#x'
+run 0 sub_odd.out submit $A --job "$(job "$ODD" resnet50 256 100 null)"
+
+# jobs: each user their own, the operator everyone's
+run 0 jobs_a.out jobs $A
+grep -q '^ID  *OWNER  *STATE' jobs_a.out || fail "no table header"
+grep -q '^a1 ' jobs_a.out || fail "alice does not see a1"
+grep -q '^b1 ' jobs_a.out && fail "alice sees bob's b1"
+run 0 jobs_o.out jobs $O --all
+grep -q '^a1 ' jobs_o.out || fail "the operator does not see a1"
+grep -q '^b1 ' jobs_o.out || fail "the operator does not see b1"
+run 0 jobs_o.json jobs $O --all --json
+json_ok jobs_o.json 'set(j["id"] for j in d["jobs"]) >= {"a1", "b1"}'
+(
+    EFPLAN_SERVER=$URL EFPLAN_TOKEN=$(cat bob.tok)
+    export EFPLAN_SERVER EFPLAN_TOKEN
+    run 0 jobs_env.out jobs
+)
+grep -q '^b1 ' jobs_env.out || fail "EFPLAN_SERVER and EFPLAN_TOKEN unused"
+
+# show
+run 0 show_a1.out show a1 $A
+grep -q '/2000 iterations' show_a1.out || fail "show: no progress line"
+grep -q '^  decision     admitted' show_a1.out || fail "show: no decision"
+run 0 show_a1.json show a1 $A --json
+json_ok show_a1.json 'd["id"] == "a1" and isinstance(d["history"], list)'
+run 0 show_odd.out show "$ODD" $A
+grep -q "^job $ODD (owner alice)" show_odd.out || fail "show of an odd id"
+
+# another user's job: exit 8 and the server's message
+run 8 show_b1.out show b1 $A
+grep -q "^efplan: error: $URL: HTTP 403: " show_b1.out ||
+    fail "show of bob's job: not the 403 message"
+run 8 cancel_b1.out cancel b1 $A
+grep -q "^efplan: error: $URL: HTTP 403: " cancel_b1.out ||
+    fail "cancel of bob's job: not the 403 message"
+
+# errors
+run 3 show_none.out show no-such-job $A
+grep -q "HTTP 404: " show_none.out || fail "a missing job is not a 404"
+printf 'efp_aaaaaaaaaa_%s\n' "$(printf 'x%.0s' $(seq 43))" >bad.tok
+chmod 600 bad.tok
+run 8 jobs_bad.out jobs --server "$URL" --token-file bad.tok
+grep -q "HTTP 401: " jobs_bad.out || fail "an unknown token is not a 401"
+cp alice.tok open.tok
+chmod 644 open.tok
+run 3 jobs_open.out jobs --server "$URL" --token-file open.tok
+grep -q 'mode 0644 is too open' jobs_open.out || fail "a 0644 token file used"
+
+# cancel: alice's own, the odd id, then again (409)
+run 0 cancel_a1.out cancel a1 $A
+grep -q '^cancelled: job a1' cancel_a1.out || fail "a1 not cancelled"
+run 0 cancel_odd.json cancel "$ODD" $A --json
+json_ok cancel_odd.json 'd["state"] == "cancelled"'
+run 3 cancel_a1b.out cancel a1 $A
+grep -q "HTTP 409: " cancel_a1b.out || fail "a second cancel is not a 409"
+run 0 jobs_c.out jobs $A --state cancelled
+grep -q '^a1 ' jobs_c.out || fail "a1 is not listed as cancelled"
+grep -q '^a2 ' jobs_c.out && fail "a2 listed as cancelled"
+
+# the server gone
+kill "$SRV"
+wait "$SRV" 2>/dev/null || true
+SRV=
+run 5 gone.out jobs $A
+grep -q "the server is not reachable at $URL" gone.out ||
+    fail "no 'not reachable' message"
+echo "serve_client: ok"
