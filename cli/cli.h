@@ -95,5 +95,7 @@ void help_profile(void);
 #define EXIT_NO_GPU 7     /* CUDA built in, but no driver or no GPU */
 int cmd_apply(int argc, char **argv);
 void help_apply(void);
+int cmd_token(int argc, char **argv);
+void help_token(void);
 
 #endif

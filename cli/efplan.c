@@ -31,6 +31,8 @@ static const cli_command commands[] = {
      cmd_simulate, help_simulate},
     {"submit", "ask whether one new job fits an existing plan", cmd_submit,
      help_submit},
+    {"token", "add, list or revoke the service's bearer tokens (--db FILE)",
+     cmd_token, help_token},
     {"validate", "check input files and print what was read", cmd_validate,
      help_validate},
 };

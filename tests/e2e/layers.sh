@@ -1,7 +1,8 @@
 #!/bin/sh
 # layers.sh: the source tree keeps its layers (CODE_STYLE.md): a folder
 # includes project headers only from its own folder and the layers below,
-#   common < model < planner < {solver, simulator, profiler, executor} < cli
+#   common < model < planner < {solver, simulator, profiler, executor}
+#     < service < cli
 # and the four on the same level never include each other. Includes are
 # root-relative ("planner/plan.h"); a relative one ("../x.h") is refused.
 . "$(dirname "$0")/lib/common.sh"
@@ -14,12 +15,14 @@ level() { # folder -> its layer, or nothing for a folder outside the tree
     model) echo 1 ;;
     planner) echo 2 ;;
     solver | simulator | profiler | executor) echo 3 ;;
-    cli) echo 4 ;;
+    service) echo 4 ;;
+    cli) echo 5 ;;
     esac
 }
 
 bad=0
-for dir in common model planner solver simulator profiler executor cli; do
+for dir in common model planner solver simulator profiler executor service \
+    cli; do
     mine=$(level "$dir")
     for f in "$dir"/*.c "$dir"/*.h "$dir"/*.cu; do
         [ -f "$f" ] || continue
