@@ -135,5 +135,7 @@ int cli_remote_call(const struct cl_conn *c, const char *method,
 /* Write r's body to standard output exactly as received (--json).
  * Returns 0, or EXIT_INTERNAL (printed) when it cannot be written. */
 int cli_remote_raw(const struct cl_resp *r);
+int cmd_token(int argc, char **argv);
+void help_token(void);
 
 #endif

@@ -38,6 +38,8 @@ static const cli_command commands[] = {
      cmd_simulate, help_simulate},
     {"submit", "submit one job to a plan file or to efplan serve",
      cmd_submit, help_submit},
+    {"token", "add, list or revoke the service's bearer tokens (--db FILE)",
+     cmd_token, help_token},
     {"validate", "check input files and print what was read", cmd_validate,
      help_validate},
 };

@@ -216,9 +216,9 @@ static int classify(store *s, int64_t *ver, ef_err *e)
         return EF_OK;
     }
     return ef_fail(e, EF_E_INPUT, "%s: a SQLite database that is not an "
-                   "efplan store (it has %" PRId64 " tables or indexes and "
-                   "user_version %" PRId64 ", but no efplan application_id)",
-                   s->path, nobj, v);
+                   "efplan store (no efplan application_id; %" PRId64
+                   " schema objects, user_version %" PRId64 ")", s->path,
+                   nobj, v);
 }
 
 /* Bring the store to STORE_SCHEMA in one transaction (another process

@@ -1,9 +1,9 @@
 #!/bin/sh
 # layers.sh: the source tree keeps its layers (CODE_STYLE.md): a folder
 # includes project headers only from its own folder and the layers below,
-#   common < model < planner < {solver, simulator, profiler, executor,
-#   service} < cli
-# and the five on the same level never include each other. Includes are
+#   common < model < planner < {solver, simulator, profiler, executor}
+#     < service < cli
+# and the four on the same level never include each other. Includes are
 # root-relative ("planner/plan.h"); a relative one ("../x.h") is refused.
 . "$(dirname "$0")/lib/common.sh"
 ROOT=${EFPLAN_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -14,8 +14,9 @@ level() { # folder -> its layer, or nothing for a folder outside the tree
     common) echo 0 ;;
     model) echo 1 ;;
     planner) echo 2 ;;
-    solver | simulator | profiler | executor | service) echo 3 ;;
-    cli) echo 4 ;;
+    solver | simulator | profiler | executor) echo 3 ;;
+    service) echo 4 ;;
+    cli) echo 5 ;;
     esac
 }
 
