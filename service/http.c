@@ -278,8 +278,11 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
         const char *ct = MHD_lookup_connection_value(
             c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
         if (ct && strncasecmp(ct, "application/json", 16) != 0) {
-            svc_reply_error(&r, 415, NULL, "Content-Type: expected "
-                            "application/json");
+            char msg[300];
+            snprintf(msg, sizeof msg, "Content-Type: %.100s: expected "
+                     "application/json (with curl: -H 'Content-Type: "
+                     "application/json')", ct);
+            svc_reply_error(&r, 415, NULL, msg);
             break;
         }
         svc_submit(s->sv, &who, q->body.s ? q->body.s : "", q->body.n, now,
