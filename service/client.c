@@ -383,16 +383,18 @@ char *cl_job_path(const char *id, ef_err *e)
 
 /* ---- reading answers ---------------------------------------------------- */
 
-/* Append 's' with control characters, quotes, backslashes and bytes that
- * are not UTF-8 as \xNN; returns the characters written (display width
- * for the table). */
+/* Append 's' (text from the server: a message, an id) with control
+ * characters and bytes that are not UTF-8 as \xNN, so that it prints as
+ * one line and cannot drive the terminal; quotes stay as they are (they
+ * are part of the server's prose). Returns the characters written
+ * (display width for the table). */
 static size_t put_safe(ef_buf *b, const char *s)
 {
     size_t w = 0, n = strlen(s);
     while (n) {
         uint32_t cp;
         int k = ef_utf8_char(s, n, &cp);
-        if (k == 0 || ef_is_control(cp) || cp == '"' || cp == '\\') {
+        if (k == 0 || ef_is_control(cp)) {
             ef_buf_printf(b, "\\x%02X", (unsigned char)s[0]);
             w += 4;
             s++, n--;
