@@ -19,6 +19,10 @@ int cli_remote_open(const char *cmd, const char *server_arg,
         return cli_fail(&e);
     }
     c->token = tok;
+    /* a private CA (a self-signed --tls-cert of efplan serve) */
+    const char *ca = getenv("EFPLAN_CACERT");
+    if (ca && ca[0])
+        c->cacert = ca;
     if (cl_init(&e) != EF_OK)
         return cli_fail(&e);
     return 0;

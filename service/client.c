@@ -303,6 +303,8 @@ int cl_request(const cl_conn *c, const char *method, const char *path,
 #endif
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    if (c->cacert)
+        curl_easy_setopt(h, CURLOPT_CAINFO, c->cacert);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, ct);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, tt);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, why);

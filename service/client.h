@@ -73,6 +73,8 @@ int cl_token_resolve(const char *token_file, char *tok, size_t cap,
 typedef struct cl_conn {
     const char *server;
     const char *token;
+    const char *cacert;   /* https: a PEM file of the CAs to trust instead
+                             of the system's (NULL: the system's) */
     long connect_timeout_s;
     long timeout_s;
 } cl_conn;

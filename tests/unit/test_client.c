@@ -265,7 +265,7 @@ static void test_unreachable(void **state)
 {
     char url[64], want[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%d", closed_port());
-    cl_conn c = {url, TOK, 0, 0};
+    cl_conn c = {.server = url, .token = TOK};
     cl_resp r;
     ef_err e = {0};
     int rc = cl_request(&c, "GET", "/v1/jobs", NULL, 0, &r, &e);
@@ -280,7 +280,7 @@ static void test_unreachable(void **state)
     rc = cl_request(&c, "DELETE", "/v1/jobs/a%20b", NULL, 0, &r, &e);
     assert_err_kind(rc, e, EF_E_INTERNAL, want, "/v1/jobs/a%20b");
     /* a server URL that is refused before anything is sent */
-    cl_conn bad = {"gopher://127.0.0.1:70", TOK, 0, 0};
+    cl_conn bad = {.server = "gopher://127.0.0.1:70", .token = TOK};
     rc = cl_request(&bad, "GET", "/v1/jobs", NULL, 0, &r, &e);
     assert_err_kind(rc, e, EF_E_USAGE, "server: \"gopher://", NULL);
 }
