@@ -56,8 +56,8 @@ static char *new_job(const char *text, int64_t now, int64_t dflt,
  * first in queue order); NULL when every promise holds. */
 static const char *broken_promise(const plan_submit_res *r, const plan *p)
 {
-    for (int i = 0; i < r->doc.njobs; i++)
-        if (r->doc.jobs[i].decision == PLAN_ADMITTED &&
+    for (int i = 0; i < r->old->njobs; i++)
+        if (r->old->jobs[i].decision == PLAN_ADMITTED &&
             p->jobs[i].decision != PLAN_ADMITTED)
             return p->jobs[i].in->id;
     return NULL;
@@ -135,7 +135,7 @@ static int earliest(plan_submit_res *r, int64_t *out, ef_err *e)
 static int find_jobs_file(plan_submit_res *r, const char *plan_path,
                           ef_err *e)
 {
-    const char *jf = r->doc.jobs_file;
+    const char *jf = r->old->jobs_file;
     struct stat st;
     if (!jf || jf[0] == '\0')
         return EF_OK;
@@ -203,15 +203,15 @@ static int64_t default_submit(const plan_doc *d, const plan_submit_clock *clk,
     return d->now;
 }
 
-/* plan_submit and plan_submit_text: the plan doc already in r->doc
- * (read from 'label'); 'plan_path' the plan file whose jobs file is
- * looked up, NULL for none. */
+/* plan_submit, plan_submit_text and plan_submit_doc: the plan doc in
+ * *r->old (read from 'label'); 'plan_path' the plan file whose jobs file
+ * is looked up, NULL for none. */
 static int submit_doc(plan_submit_res *r, const char *label,
                       const char *plan_path, const char *job_json,
                       const char *curves, const plan_submit_clock *clk,
                       ef_err *e)
 {
-    const plan_doc *d = &r->doc;
+    const plan_doc *d = r->old;
     plan_submit_from from;
     int64_t dflt = default_submit(d, clk, &from);
     int given = 0;
@@ -268,6 +268,7 @@ int plan_submit(const char *plan_path, const char *job_json,
 {
     memset(r, 0, sizeof *r);
     r->earliest = -1;
+    r->old = &r->doc;
     if (plan_doc_load(&r->doc, plan_path, e) != EF_OK)
         return EF_ERR;
     return submit_doc(r, plan_path, plan_path, job_json, curves, clk, e);
@@ -280,8 +281,20 @@ int plan_submit_text(const char *label, const char *text, size_t len,
 {
     memset(r, 0, sizeof *r);
     r->earliest = -1;
+    r->old = &r->doc;
     if (plan_doc_parse(&r->doc, label, text, len, e) != EF_OK)
         return EF_ERR;
+    return submit_doc(r, label, NULL, job_json, curves, clk, e);
+}
+
+int plan_submit_doc(const char *label, const plan_doc *d,
+                    const char *job_json, const char *curves,
+                    const plan_submit_clock *clk, plan_submit_res *r,
+                    ef_err *e)
+{
+    memset(r, 0, sizeof *r);
+    r->earliest = -1;
+    r->old = d;
     return submit_doc(r, label, NULL, job_json, curves, clk, e);
 }
 

@@ -101,8 +101,10 @@ typedef struct plan_submit_res {
      * replaced by the override when one was given) */
     plan p;
     const char *jobs_file, *curves;
-    /* owned inputs of p */
+    /* owned inputs of p; 'old' the plan submitted to: &doc, or the
+     * caller's (plan_submit_doc) */
     plan_doc doc;
+    const plan_doc *old;
     job_queue q;
     curve_set cs;
     cluster c;
@@ -145,6 +147,17 @@ int plan_submit_text(const char *label, const char *text, size_t len,
                      const char *job_json, const char *curves,
                      const plan_submit_clock *clk, plan_submit_res *r,
                      ef_err *e);
+
+/*
+ * plan_submit_doc: plan_submit_text of a plan already read: 'd' (borrowed:
+ * it must outlive *r; r->jobs_file, and r->curves when 'curves' is NULL,
+ * point into it). The same contract and answer, without parsing the text
+ * again (efplan serve keeps its current plan read).
+ */
+int plan_submit_doc(const char *label, const plan_doc *d,
+                    const char *job_json, const char *curves,
+                    const plan_submit_clock *clk, plan_submit_res *r,
+                    ef_err *e);
 
 /*
  * plan_submit_commit: write an accepted answer (r->decision not

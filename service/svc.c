@@ -50,6 +50,8 @@ struct svc {
     size_t plan_len;
     int64_t version;
     plan_doc doc;
+    plan_submit_res *cur; /* the submission whose plan doc is (doc borrows
+                             its strings); NULL when doc was read from text */
     int *byid;        /* doc.jobs indices sorted by id */
     /* metrics since start */
     int64_t sub_by_dec[3]; /* admitted, best_effort, rejected */
@@ -117,6 +119,34 @@ static int byid_cmp(const void *a, const void *b)
                   sort_svc->doc.jobs[*(const int *)b].id);
 }
 
+/* Make doc 'd' (taken), whose file text is text[0..len) (heap, taken),
+ * the current plan of version 'version'; 'res' (taken, may be NULL) the
+ * submission whose plan d borrows from. */
+static void use_plan(svc *s, plan_doc *d, plan_submit_res *res, char *text,
+                     size_t len, int64_t version)
+{
+    plan_doc_free(&s->doc);
+    if (s->cur) {
+        plan_submit_free(s->cur);
+        free(s->cur);
+    }
+    free(s->plan_text);
+    free(s->byid);
+    s->doc = *d;
+    s->cur = res;
+    s->plan_text = text;
+    s->plan_len = len;
+    s->version = version;
+    s->byid = ef_malloc(((size_t)d->njobs + 1) * sizeof *s->byid);
+    for (int i = 0; i < d->njobs; i++)
+        s->byid[i] = i;
+    /* qsort's comparator has no argument: one sort at a time, under the
+     * svc's mutex or before it is shared */
+    sort_svc = s;
+    qsort(s->byid, (size_t)d->njobs, sizeof *s->byid, byid_cmp);
+    sort_svc = NULL;
+}
+
 /* Make text (heap, taken) the current plan of version 'version'. */
 static int set_plan(svc *s, char *text, size_t len, int64_t version,
                     ef_err *e)
@@ -126,21 +156,7 @@ static int set_plan(svc *s, char *text, size_t len, int64_t version,
         free(text);
         return EF_ERR;
     }
-    plan_doc_free(&s->doc);
-    free(s->plan_text);
-    free(s->byid);
-    s->doc = d;
-    s->plan_text = text;
-    s->plan_len = len;
-    s->version = version;
-    s->byid = ef_malloc(((size_t)d.njobs + 1) * sizeof *s->byid);
-    for (int i = 0; i < d.njobs; i++)
-        s->byid[i] = i;
-    /* qsort's comparator has no argument: one sort at a time, under the
-     * svc's mutex or before it is shared */
-    sort_svc = s;
-    qsort(s->byid, (size_t)d.njobs, sizeof *s->byid, byid_cmp);
-    sort_svc = NULL;
+    use_plan(s, &d, NULL, text, len, version);
     return EF_OK;
 }
 
@@ -265,6 +281,10 @@ void svc_close(svc *s)
         store_close(s->st);
     curve_set_free(&s->cs);
     plan_doc_free(&s->doc);
+    if (s->cur) {
+        plan_submit_free(s->cur);
+        free(s->cur);
+    }
     free(s->plan_text);
     free(s->byid);
     free(s->db);
@@ -629,54 +649,62 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
     }
     replace = have;
     plan_submit_clock clk = {.now = -1, .wall = now};
-    plan_submit_res res;
-    if (plan_submit_text("the service's plan", s->plan_text, s->plan_len,
-                         body, NULL, &clk, &res, &e) != EF_OK) {
+    /* res: heap, as it becomes the current plan's owner when accepted */
+    plan_submit_res *res = ef_calloc(1, sizeof *res);
+    if (plan_submit_doc("the service's plan", &s->doc, body, s->curves_arg,
+                        &clk, res, &e) != EF_OK) {
         /* the plan is the service's own: an input error is the job's */
         if (e.kind == EF_E_INPUT)
             reply_job_error(r, &e);
         else
             reply_internal(r, &e);
         s->sub_errors++;
-        plan_submit_free(&res);
+        plan_submit_free(res);
+        free(res);
         goto out;
     }
-    int accepted = res.decision != PLAN_REJECTED;
+    int accepted = res->decision != PLAN_REJECTED;
     int64_t version = accepted ? s->version + 1 : s->version;
-    json_t *ans = answer_of(&res, id, version);
+    json_t *ans = answer_of(res, id, version);
     char *ans_text = json_dumps(ans, JSON_COMPACT | JSON_SORT_KEYS);
-    json_t *jb = job_to_json(&res.q.jobs[res.q.n - 1]);
+    json_t *jb = job_to_json(&res->q.jobs[res->q.n - 1]);
     char *body_text = json_dumps(jb, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(jb);
     char *pt = NULL;
     size_t pl = 0;
     if (accepted)
-        plan_to_json(&res.p, "", res.curves, &pt, &pl);
+        plan_to_json(&res->p, "", s->curves_arg, &pt, &pl);
     store_job j = {
         .id = (char *)id, .owner = (char *)who->name, .body = body_text,
         .request = canon,
-        .decision = (char *)plan_decision_name(res.decision),
+        .decision = (char *)plan_decision_name(res->decision),
         .answer = ans_text, .state = accepted ? "queued" : "rejected",
         .progress = 0, .submitted = now, .updated = now};
-    if (commit_submit(s, &j, &res, pt, pl, now, replace, &e) != EF_OK) {
+    if (commit_submit(s, &j, res, pt, pl, now, replace, &e) != EF_OK) {
         reply_internal(r, &e);
         s->sub_errors++;
         free(pt);
     } else {
-        if (accepted && set_plan(s, pt, pl, version, &e) != EF_OK) {
-            /* committed but unreadable: a bug in the plan writer */
-            reply_internal(r, &e);
-        } else {
-            s->sub_by_dec[res.decision == PLAN_ADMITTED      ? 0
-                          : res.decision == PLAN_BEST_EFFORT ? 1
-                                                             : 2]++;
-            reply_json(r, 201, json_incref(ans));
+        s->sub_by_dec[res->decision == PLAN_ADMITTED      ? 0
+                      : res->decision == PLAN_BEST_EFFORT ? 1
+                                                          : 2]++;
+        reply_json(r, 201, json_incref(ans));
+        if (accepted) {
+            /* the new plan, as its text reads back (planio's round trip),
+             * without reading the text again */
+            plan_doc d;
+            plan_doc_from_plan(&d, &res->p, "", s->curves_arg);
+            use_plan(s, &d, res, pt, pl, version);
+            res = NULL;
         }
     }
     json_decref(ans);
     free(ans_text);
     free(body_text);
-    plan_submit_free(&res);
+    if (res) {
+        plan_submit_free(res);
+        free(res);
+    }
 out:
     svc_unlock(s);
     if (have > 0)

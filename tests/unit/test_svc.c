@@ -310,8 +310,17 @@ static void test_promise_and_reopen(void **state)
     assert_int_equal(r.status, 200);
     assert_contains(r.body, "\"snapshot\":");
     svc_reply_free(&r);
+    /* views from the plan as submitted (read from the plan itself) and
+     * as reopened (read from its text) are the same */
+    char *views[120] = {0};
     for (int pass = 0; pass < 2; pass++) {
         for (int k = 0; k < nadm; k++) {
+            svc_show(f->s, &f->op, ids[k], T0 + 300, &r);
+            if (pass == 0)
+                views[k] = strdup(r.body);
+            else
+                assert_string_equal(views[k], r.body);
+            svc_reply_free(&r);
             svc_show(f->s, &f->op, ids[k], T0, &r);
             json_t *v = json_loads(r.body, 0, NULL);
             assert_string_equal(sget(v, "decision"), "admitted");
@@ -334,6 +343,8 @@ static void test_promise_and_reopen(void **state)
         free(before);
         svc_reply_free(&r);
     }
+    for (int k = 0; k < nadm; k++)
+        free(views[k]);
     /* another cluster is refused */
     svc_config c = {.db = f->db, .cluster = "n4g8", .curves = "A100",
                     .slot = 60};
