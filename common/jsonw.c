@@ -190,7 +190,22 @@ void jw_end(jw *w)
 void jw_int(jw *w, const char *key, int64_t v)
 {
     item(w, key);
-    ef_buf_printf(&w->b, "%lld", (long long)v);
+    /* the digits by hand: plans are mostly integers, and printf's
+     * machinery was most of the time spent writing one */
+    char d[24];
+    int n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        d[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        d[n++] = '-';
+    ef_buf_grow(&w->b, (size_t)n);
+    for (int i = 0; i < n; i++)
+        w->b.s[w->b.n + i] = d[n - 1 - i];
+    w->b.n += (size_t)n;
+    w->b.s[w->b.n] = '\0';
     done(w);
 }
 
