@@ -336,8 +336,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         /* a declared length over the limit is refused before reading */
         const char *cl = MHD_lookup_connection_value(
             c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > SVC_BODY_MAX)
+        if (cl && strtoull(cl, NULL, 10) > SVC_BODY_MAX) {
+            /* answered now: no 100 Continue, the body is never read, and
+             * the connection closes after the answer */
             q->too_large = 1;
+            return answer(s, c, url, method, q);
+        }
         return MHD_YES;
     }
     if (*upload_data_size) {
