@@ -13,10 +13,10 @@
 #   (exit 3), a server that is gone (exit 5).
 # No timing assertions: the only waits are bounded loops for the port file.
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/serve.sh"
 
 cd "$T"
 
-SRV=
 cleanup() {
     if [ -n "$SRV" ]; then
         kill "$SRV" 2>/dev/null || true
@@ -26,31 +26,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# tokens: the text efplan token add prints (efp_ID_SECRET)
-tok_re='efp_[a-z0-9]\{10\}_[A-Za-z0-9_-]\{43\}'
-new_token() { # file, token add arguments...
-    f=$1; shift
-    "$EFPLAN" token add "$@" --db db.sqlite >"$f.out" 2>&1 ||
-        { cat "$f.out"; fail "token add $* failed"; }
-    grep -o "$tok_re" "$f.out" | head -1 >"$f"
-    [ -s "$f" ] || { cat "$f.out"; fail "token add $* printed no token"; }
-    chmod 600 "$f"
-}
 new_token alice.tok alice
 new_token bob.tok bob
 new_token ops.tok ops --operator
 
-"$EFPLAN" serve --db db.sqlite --cluster n4g8 --curves A100 \
-    --listen 127.0.0.1:0 --port-file port >serve.log 2>&1 &
-SRV=$!
-i=0
-while [ ! -s port ]; do
-    kill -0 "$SRV" 2>/dev/null || { cat serve.log; fail "serve exited"; }
-    i=$((i + 1))
-    [ $i -le 600 ] || { cat serve.log; fail "no port file after 600 tries"; }
-    sleep 0.1
-done
-URL="http://127.0.0.1:$(cat port)"
+serve_start n4g8
 
 have_py=
 command -v python3 >/dev/null 2>&1 && have_py=1

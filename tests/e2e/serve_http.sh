@@ -26,9 +26,9 @@
 #   once).
 # No timing assertions: waits are bounded loops for a condition.
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/serve.sh"
 
 cd "$T"
-SRV=
 SLOW=
 cleanup() {
     [ -n "$SLOW" ] && kill "$SLOW" 2>/dev/null
@@ -43,33 +43,12 @@ trap cleanup EXIT
 have_py=
 command -v python3 >/dev/null 2>&1 && have_py=1
 
-tok_re='efp_[a-z0-9]\{10\}_[A-Za-z0-9_-]\{43\}'
-new_token() { # file, token add arguments...
-    f=$1; shift
-    "$EFPLAN" token add "$@" --db db.sqlite >"$f.out" 2>&1 ||
-        { cat "$f.out"; fail "token add $* failed"; }
-    grep -o "$tok_re" "$f.out" | head -1 >"$f"
-    [ -s "$f" ] || { cat "$f.out"; fail "token add $* printed no token"; }
-}
 new_token alice.tok alice
 new_token bob.tok bob
 new_token carol.tok carol
 new_token ops.tok ops --operator
 
-start() { # start the daemon (extra serve options...), wait for its port
-    rm -f port
-    "$EFPLAN" serve --db db.sqlite --cluster n8g8 --curves A100 \
-        --listen 127.0.0.1:0 --port-file port "$@" >>serve.log 2>&1 &
-    SRV=$!
-    i=0
-    while [ ! -s port ]; do
-        kill -0 "$SRV" 2>/dev/null || { cat serve.log; fail "serve exited"; }
-        i=$((i + 1))
-        [ $i -le 600 ] || { cat serve.log; fail "no port file"; }
-        sleep 0.05
-    done
-    URL="http://127.0.0.1:$(cat port)"
-}
+start() { serve_start n8g8 "$@"; }
 start --request-timeout 3
 
 JSON='Content-Type: application/json'
