@@ -10,10 +10,6 @@
 #include "model/curve.h"
 #include "model/jobs.h"
 
-#ifndef EFPLAN_VERSION
-#define EFPLAN_VERSION "0.1.0"
-#endif
-
 static const cli_command commands[] = {
     {"apply", "run a plan on a cluster, slot by slot (local, slurm, dry-run)",
      cmd_apply, help_apply},

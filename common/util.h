@@ -7,6 +7,11 @@
 #ifndef EF_UTIL_H
 #define EF_UTIL_H
 
+/* efplan's version: --version, the client's User-Agent, /healthz. */
+#ifndef EFPLAN_VERSION
+#define EFPLAN_VERSION "0.1.0"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 

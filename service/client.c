@@ -14,11 +14,8 @@
 #include <jansson.h>
 
 #include "common/jsonin.h"
+#include "common/util.h"
 #include "service/token.h"
-
-#ifndef EFPLAN_VERSION
-#define EFPLAN_VERSION "0.1.0"
-#endif
 
 static int g_curl_up;
 

@@ -66,6 +66,8 @@ const srv_route *srv_routes(int *n)
 typedef struct req {
     ef_buf body;
     int too_large;      /* the body passed SVC_BODY_MAX: 413 */
+    int answered;       /* a response is queued: what else comes is
+                           dropped */
     double t0;          /* monotonic seconds when its headers arrived */
 } req;
 
@@ -215,9 +217,11 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     memset(&r, 0, sizeof r);
     const char *id = NULL;
     unsigned m = match_path(url, &id);
+    /* HEAD is GET without the body (libmicrohttpd drops it) */
+    const char *as = strcmp(method, "HEAD") == 0 ? "GET" : method;
     int rt = -1;
     for (int i = 0; i < R_COUNT && rt < 0; i++)
-        if ((m & 1u << i) && strcmp(routes[i].method, method) == 0)
+        if ((m & 1u << i) && strcmp(routes[i].method, as) == 0)
             rt = i;
     char allow[64] = "";
     store_ident who;
@@ -272,7 +276,7 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
         }
     }
     switch ((route_id)rt) {
-    case R_HEALTH: svc_health(s->sv, &r); break;
+    case R_HEALTH: svc_health(s->sv, now, &r); break;
     case R_METRICS: svc_metrics(s->sv, &r); break;
     case R_JOBS_POST: {
         const char *ct = MHD_lookup_connection_value(
@@ -340,8 +344,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
             /* answered now: no 100 Continue, the body is never read, and
              * the connection closes after the answer */
             q->too_large = 1;
+            q->answered = 1;
             return answer(s, c, url, method, q);
         }
+        return MHD_YES;
+    }
+    if (q->answered) {
+        *upload_data_size = 0;
         return MHD_YES;
     }
     if (*upload_data_size) {
@@ -352,6 +361,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                      "s", s->cfg.request_timeout);
             svc_reply_error(&r, 408, NULL, msg);
             srv_log(s, "%s %.300s 408 - (slow client)", method, url);
+            q->answered = 1;
             enum MHD_Result ok = send_reply(c, &r, NULL, 0);
             svc_reply_free(&r);
             return ok;

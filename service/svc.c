@@ -40,7 +40,11 @@ static const char *const server_keys[][2] = {
 };
 
 struct svc {
+    /* a ticket lock: operations run one at a time, in the order they
+     * asked (a plain mutex lets a late request overtake waiting ones) */
     pthread_mutex_t mu;
+    pthread_cond_t turn;
+    uint64_t next_ticket, serving;
     store *st;
     char *db, *cluster_arg, *curves_arg, *snapdir;
     cluster c;
@@ -192,6 +196,7 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
     *out = NULL;
     svc *s = ef_calloc(1, sizeof *s);
     pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->turn, NULL);
     s->db = ef_strdup(cfg->db);
     s->cluster_arg = ef_strdup(cfg->cluster);
     s->curves_arg = ef_strdup(cfg->curves);
@@ -291,13 +296,28 @@ void svc_close(svc *s)
     free(s->cluster_arg);
     free(s->curves_arg);
     free(s->snapdir);
+    pthread_cond_destroy(&s->turn);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
 store *svc_store(svc *s) { return s->st; }
-void svc_lock(svc *s) { pthread_mutex_lock(&s->mu); }
-void svc_unlock(svc *s) { pthread_mutex_unlock(&s->mu); }
+void svc_lock(svc *s)
+{
+    pthread_mutex_lock(&s->mu);
+    uint64_t mine = s->next_ticket++;
+    while (mine != s->serving)
+        pthread_cond_wait(&s->turn, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void svc_unlock(svc *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->serving++;
+    pthread_cond_broadcast(&s->turn);
+    pthread_mutex_unlock(&s->mu);
+}
 
 /* ---- job views ------------------------------------------------------------- */
 
@@ -451,6 +471,13 @@ static void reply_job_error(svc_reply *r, const ef_err *e)
             p += strspn(p, ": ");
         }
         snprintf(msg, sizeof msg, "request body: %s", p);
+        /* "unknown key \"x\"": the path is the key */
+        const char *uk = strstr(p, "unknown key \"");
+        if (!path[0] && uk) {
+            uk += 13;
+            size_t n = strcspn(uk, "\"");
+            snprintf(path, sizeof path, "%.*s", (int)n, uk);
+        }
     } else if (strncmp(m, "--job", 5) == 0) {
         snprintf(msg, sizeof msg, "request body%s", m + 5);
     } else {
@@ -1113,13 +1140,15 @@ void svc_queue(svc *s, const store_ident *who, svc_reply *r)
     reply_take(r, 200, t, "application/json");
 }
 
-void svc_health(svc *s, svc_reply *r)
+void svc_health(svc *s, int64_t now, svc_reply *r)
 {
     memset(r, 0, sizeof *r);
     svc_lock(s);
     json_t *v = json_object();
+    json_object_set_new(v, "epoch", json_integer(s->doc.now));
     json_object_set_new(v, "jobs", json_integer(s->doc.njobs));
-    json_object_set_new(v, "now", json_integer(s->doc.now));
+    json_object_set_new(v, "time", json_integer(now));
+    json_object_set_new(v, "version", json_string(EFPLAN_VERSION));
     json_object_set_new(v, "plan_version", json_integer(s->version));
     json_object_set_new(v, "status", json_string("ok"));
     svc_unlock(s);

@@ -26,8 +26,9 @@
  * (job row, events, new plan version) is committed to the store in one
  * transaction. A failed commit changes nothing and answers 500.
  *
- * Serialisation: every operation runs under the svc's one mutex, so
- * submissions never interleave and none is lost.
+ * Serialisation: every operation runs under the svc's one lock, taken
+ * in the order asked (a ticket lock), so submissions never interleave,
+ * none is lost, and none waits behind later ones.
  *
  * Idempotence: a POST of a job id that the same user already submitted
  * with the same body (compared as canonical JSON) returns the first
@@ -110,8 +111,9 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r);
 /* GET /v1/queue: live jobs (admitted, best-effort, not ended) as an
  * efplan-jobs file; a user's own, an operator's all. */
 void svc_queue(svc *s, const store_ident *who, svc_reply *r);
-/* GET /healthz */
-void svc_health(svc *s, svc_reply *r);
+/* GET /healthz: {"status": "ok", "version", "plan_version", "jobs" (in
+ * the plan), "epoch" (the plan's start), "time" ('now')} */
+void svc_health(svc *s, int64_t now, svc_reply *r);
 /* GET /metrics: Prometheus text. */
 void svc_metrics(svc *s, svc_reply *r);
 /* Record the latency of one submission (seconds) for /metrics. */

@@ -151,7 +151,7 @@ static void test_bad_input(void **state)
         {"{\"model\": \"resnet50\"}", "id", "missing"},
         {"{\"id\": \"a\\u0001b\"}", "id", "control character"},
         {"{\"id\": \"k\", \"model\": \"resnet50\", \"batch_size\": 64, "
-         "\"iterations\": 10, \"deadlin\": 5}", NULL, "deadlin"},
+         "\"iterations\": 10, \"deadlin\": 5}", "deadlin", "deadlin"},
         {"{\"id\": \"n\", \"model\": \"resnet50\", \"batch_size\": 64, "
          "\"iterations\": -3}", "iterations", "iterations"},
         {"{\"id\": \"m\", \"model\": \"nosuchmodel\", \"batch_size\": 64, "
@@ -373,8 +373,11 @@ static void test_metrics(void **state)
                             "\"0.005\"} 1\n");
     assert_contains(r.body, "efplan_submit_latency_seconds_count 1\n");
     svc_reply_free(&r);
-    svc_health(f->s, &r);
+    svc_health(f->s, T0 + 7, &r);
     assert_contains(r.body, "\"status\":\"ok\"");
+    assert_contains(r.body, "\"time\":1800000007");
+    assert_contains(r.body, "\"epoch\":1800000000");
+    assert_contains(r.body, "\"version\":\"");
     svc_reply_free(&r);
 }
 
