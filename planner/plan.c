@@ -606,6 +606,136 @@ static int surplus_ok(const plan *p, const plan_job *j, int64_t t, int ng,
     return 1;
 }
 
+/* The surplus step of a job without elastic batch: its next usable size
+ * into *nx and the step's score (surplus mode's), or 0 when it has none. */
+static int fixed_step(const plan *p, const plan_job *j, int N, int *nx,
+                      double *score)
+{
+    const curve_row *row = j->in->curve;
+    *nx = next_size(row, j->g, N);
+    if (*nx == 0)
+        return 0;
+    double tn = curve_tput(row, *nx);
+    double tc = j->g ? curve_tput(row, j->g) : 0;
+    if (p->opts.surplus == SURPLUS_GAIN) {
+        double base = row->usable_tput[0] / row->usable_gpus[0];
+        *score = (tn - tc) / (*nx - j->g) / base;
+    } else if (j->g == 0) {
+        *score = DBL_MAX;
+    } else {
+        *score = j->rem * ((double)*nx / tn - (double)j->g / tc) /
+                 (*nx - j->g);
+    }
+    return 1;
+}
+
+/* The order in which surplus steps are taken: the higher score first;
+ * ties: deadline jobs before best-effort, EDF, then id. 1 if the step of
+ * x (score sx) goes before y's (sy). */
+static int step_before(const plan_job *x, double sx, const plan_job *y,
+                       double sy)
+{
+    if (sx != sy)
+        return sx > sy;
+    int xd = x->in->has_deadline, yd = y->in->has_deadline;
+    if (xd != yd)
+        return xd;
+    return xd ? edf_less(x, y) : strcmp(x->in->id, y->in->id) < 0;
+}
+
+/* A max-heap of candidate steps, by step_before. */
+typedef struct step_heap {
+    const plan *p;
+    int *job;       /* index into p->jobs */
+    int *nx;        /* the step's size */
+    double *sc;     /* its score */
+    int n;
+} step_heap;
+
+static int sh_before(const step_heap *h, int a, int b)
+{
+    return step_before(&h->p->jobs[h->job[a]], h->sc[a],
+                       &h->p->jobs[h->job[b]], h->sc[b]);
+}
+
+static void sh_swap(step_heap *h, int a, int b)
+{
+    int tj = h->job[a], tn = h->nx[a];
+    double ts = h->sc[a];
+    h->job[a] = h->job[b];
+    h->nx[a] = h->nx[b];
+    h->sc[a] = h->sc[b];
+    h->job[b] = tj;
+    h->nx[b] = tn;
+    h->sc[b] = ts;
+}
+
+static void sh_push(step_heap *h, int ji, int nx, double sc)
+{
+    int i = h->n++;
+    h->job[i] = ji;
+    h->nx[i] = nx;
+    h->sc[i] = sc;
+    while (i > 0 && sh_before(h, i, (i - 1) / 2)) {
+        sh_swap(h, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static void sh_pop(step_heap *h)
+{
+    h->n--;
+    if (h->n == 0)
+        return;
+    sh_swap(h, 0, h->n);
+    int i = 0;
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->n && sh_before(h, l, m))
+            m = l;
+        if (r < h->n && sh_before(h, r, m))
+            m = r;
+        if (m == i)
+            break;
+        sh_swap(h, i, m);
+        i = m;
+    }
+}
+
+/* surplus without elastic batch, the same steps in the same order with
+ * a heap of each job's next step: a job's step depends on its own size
+ * only, and the free GPUs only fall, so a step that does not fit now
+ * never will in this slot (it leaves the heap). */
+static void surplus_fixed(plan *p, int *act, int na, int free_gpus,
+                          int64_t t)
+{
+    int N = p->cl.total_gpus;
+    step_heap h = {p, ef_malloc((size_t)(na ? na : 1) * sizeof(int)),
+                   ef_malloc((size_t)(na ? na : 1) * sizeof(int)),
+                   ef_malloc((size_t)(na ? na : 1) * sizeof(double)), 0};
+    for (int i = 0; i < na; i++) {
+        int nx;
+        double sc;
+        if (fixed_step(p, &p->jobs[act[i]], N, &nx, &sc))
+            sh_push(&h, act[i], nx, sc);
+    }
+    while (free_gpus > 0 && h.n > 0) {
+        int ji = h.job[0], nx = h.nx[0];
+        plan_job *j = &p->jobs[ji];
+        sh_pop(&h);
+        if (nx - j->g > free_gpus || !surplus_ok(p, j, t, nx, j->row))
+            continue;
+        free_gpus -= nx - j->g;
+        j->g = nx;
+        double sc;
+        if (fixed_step(p, j, N, &nx, &sc))
+            sh_push(&h, ji, nx, sc);
+    }
+    free(h.job);
+    free(h.nx);
+    free(h.sc);
+}
+
 /* Step 3 of a point at t: hand out the GPUs free in this slot, one step
  * at a time; an admitted job takes a step only when surplus_ok says its
  * promise survives it (else it takes no more). */
@@ -617,6 +747,11 @@ static void surplus(plan *p, int *act, int na, int64_t t)
         used += p->jobs[act[i]].g;
     int free_gpus = N - used;
     ef_assert(free_gpus >= 0);
+    if (!p->opts.elastic_batch) {
+        free(closed);
+        surplus_fixed(p, act, na, free_gpus, t);
+        return;
+    }
     /* (an elastic-batch step may add no GPU, so the loop runs until no
      * job has a step; for the others that is when no GPU is left) */
     int best_ng = 0;
