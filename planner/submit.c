@@ -203,13 +203,14 @@ static int64_t default_submit(const plan_doc *d, const plan_submit_clock *clk,
     return d->now;
 }
 
-/* plan_submit, plan_submit_text and plan_submit_doc: the plan doc in
- * *r->old (read from 'label'); 'plan_path' the plan file whose jobs file
- * is looked up, NULL for none. */
+/* plan_submit and plan_submit_doc: the plan doc in *r->old (read from
+ * 'label'); 'plan_path' the plan file whose jobs file is looked up, NULL
+ * for none; 'cs' curves already loaded (NULL: load 'curves', else the
+ * ones the plan names, into r->cs). */
 static int submit_doc(plan_submit_res *r, const char *label,
                       const char *plan_path, const char *job_json,
-                      const char *curves, const plan_submit_clock *clk,
-                      ef_err *e)
+                      const char *curves, const curve_set *cs,
+                      const plan_submit_clock *clk, ef_err *e)
 {
     const plan_doc *d = r->old;
     plan_submit_from from;
@@ -232,12 +233,12 @@ static int submit_doc(plan_submit_res *r, const char *label,
                      label, e) != EF_OK)
         return EF_ERR;
     /* curves the plan file names: the error says where the name is from */
-    if (curve_set_load_arg(&r->cs, r->curves, e) != EF_OK) {
+    if (!cs && curve_set_load_arg(&r->cs, r->curves, e) != EF_OK) {
         if (!curves)
             ef_prefix(e, "%s: curves: ", label);
         return EF_ERR;
     }
-    if (queue_resolve(&r->q, &r->cs, e) != EF_OK)
+    if (queue_resolve(&r->q, cs ? cs : &r->cs, e) != EF_OK)
         return EF_ERR;
     plan_doc_opts(d, &r->po);
     if (plan_build(&r->p, &r->q, &r->c, &r->po, e) != EF_OK ||
@@ -271,31 +272,19 @@ int plan_submit(const char *plan_path, const char *job_json,
     r->old = &r->doc;
     if (plan_doc_load(&r->doc, plan_path, e) != EF_OK)
         return EF_ERR;
-    return submit_doc(r, plan_path, plan_path, job_json, curves, clk, e);
-}
-
-int plan_submit_text(const char *label, const char *text, size_t len,
-                     const char *job_json, const char *curves,
-                     const plan_submit_clock *clk, plan_submit_res *r,
-                     ef_err *e)
-{
-    memset(r, 0, sizeof *r);
-    r->earliest = -1;
-    r->old = &r->doc;
-    if (plan_doc_parse(&r->doc, label, text, len, e) != EF_OK)
-        return EF_ERR;
-    return submit_doc(r, label, NULL, job_json, curves, clk, e);
+    return submit_doc(r, plan_path, plan_path, job_json, curves, NULL, clk,
+                      e);
 }
 
 int plan_submit_doc(const char *label, const plan_doc *d,
-                    const char *job_json, const char *curves,
+                    const char *job_json, const curve_set *cs,
                     const plan_submit_clock *clk, plan_submit_res *r,
                     ef_err *e)
 {
     memset(r, 0, sizeof *r);
     r->earliest = -1;
     r->old = d;
-    return submit_doc(r, label, NULL, job_json, curves, clk, e);
+    return submit_doc(r, label, NULL, job_json, NULL, cs, clk, e);
 }
 
 /* Append the new job to the jobs file (submit.h), under its lock. */

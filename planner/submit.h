@@ -136,26 +136,17 @@ int plan_submit(const char *plan_path, const char *job_json,
 void plan_submit_free(plan_submit_res *r);
 
 /*
- * plan_submit_text: plan_submit of a plan held in memory: the plan file's
- * text text[0..len), named 'label' in messages. The same contract, but no
- * jobs file is looked up (r->jobs_path stays NULL): a caller that keeps
- * the queue itself (efplan serve) stores the job, and writes r->p with
- * plan_to_json. r->curves and r->jobs_file are as the plan records them
- * (or the override).
- */
-int plan_submit_text(const char *label, const char *text, size_t len,
-                     const char *job_json, const char *curves,
-                     const plan_submit_clock *clk, plan_submit_res *r,
-                     ef_err *e);
-
-/*
- * plan_submit_doc: plan_submit_text of a plan already read: 'd' (borrowed:
- * it must outlive *r; r->jobs_file, and r->curves when 'curves' is NULL,
- * point into it). The same contract and answer, without parsing the text
- * again (efplan serve keeps its current plan read).
+ * plan_submit_doc: plan_submit of a plan held in memory, already read:
+ * 'd' (borrowed: it must outlive *r; r->jobs_file and r->curves point
+ * into it), named 'label' in messages, with the curves already loaded
+ * 'cs' (borrowed: r->q and r->p point into it while they live; r->cs
+ * stays empty). The same contract and answer, but no jobs file is looked
+ * up (r->jobs_path stays NULL), no plan text is parsed and no curve is
+ * read: a caller that keeps the queue itself (efplan serve) stores the
+ * job, and writes r->p with plan_to_json.
  */
 int plan_submit_doc(const char *label, const plan_doc *d,
-                    const char *job_json, const char *curves,
+                    const char *job_json, const curve_set *cs,
                     const plan_submit_clock *clk, plan_submit_res *r,
                     ef_err *e);
 

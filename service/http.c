@@ -230,11 +230,19 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     double t0 = q->t0;
     int64_t now = (int64_t)time(NULL);
     if (!m) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "no route %.200s (the API: /healthz, "
-                 "/metrics, /v1/jobs, /v1/jobs/{id}, /v1/plan, /v1/replan, "
-                 "/v1/queue)", url);
-        svc_reply_error(&r, 404, NULL, msg);
+        /* the API's paths, from the route table, each once */
+        ef_buf msg = {0};
+        ef_buf_printf(&msg, "no route %.200s (the API:", url);
+        for (int i = 0; i < R_COUNT; i++) {
+            int seen = 0;
+            for (int k = 0; k < i && !seen; k++)
+                seen = strcmp(routes[k].path, routes[i].path) == 0;
+            if (!seen)
+                ef_buf_printf(&msg, "%s %s", i ? "," : "", routes[i].path);
+        }
+        ef_buf_put(&msg, ")");
+        svc_reply_error(&r, 404, NULL, msg.s);
+        free(msg.s);
         goto send;
     }
     if (rt < 0) {

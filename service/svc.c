@@ -1,4 +1,5 @@
 /* svc.c: the queue service without HTTP (see svc.h). */
+#define _GNU_SOURCE 1 /* qsort_r */
 #include "service/svc.h"
 
 #include <errno.h>
@@ -116,11 +117,10 @@ static void reply_internal(svc_reply *r, const ef_err *e)
 
 /* ---- the current plan ------------------------------------------------------ */
 
-static const svc *sort_svc;
-static int byid_cmp(const void *a, const void *b)
+static int byid_cmp(const void *a, const void *b, void *ctx)
 {
-    return strcmp(sort_svc->doc.jobs[*(const int *)a].id,
-                  sort_svc->doc.jobs[*(const int *)b].id);
+    const plan_doc *d = ctx;
+    return strcmp(d->jobs[*(const int *)a].id, d->jobs[*(const int *)b].id);
 }
 
 /* Make doc 'd' (taken), whose file text is text[0..len) (heap, taken),
@@ -144,11 +144,7 @@ static void use_plan(svc *s, plan_doc *d, plan_submit_res *res, char *text,
     s->byid = ef_malloc(((size_t)d->njobs + 1) * sizeof *s->byid);
     for (int i = 0; i < d->njobs; i++)
         s->byid[i] = i;
-    /* qsort's comparator has no argument: one sort at a time, under the
-     * svc's mutex or before it is shared */
-    sort_svc = s;
-    qsort(s->byid, (size_t)d->njobs, sizeof *s->byid, byid_cmp);
-    sort_svc = NULL;
+    qsort_r(s->byid, (size_t)d->njobs, sizeof *s->byid, byid_cmp, &s->doc);
 }
 
 /* Make text (heap, taken) the current plan of version 'version'. */
@@ -179,14 +175,6 @@ static const plan_doc_job *plan_find(const svc *s, const char *id)
             hi = mid - 1;
     }
     return NULL;
-}
-
-static int admitted_count(const plan_doc *d)
-{
-    int n = 0;
-    for (int i = 0; i < d->njobs; i++)
-        n += d->jobs[i].decision == PLAN_ADMITTED;
-    return n;
 }
 
 /* ---- open and close ------------------------------------------------------ */
@@ -284,12 +272,12 @@ void svc_close(svc *s)
         return;
     if (s->st)
         store_close(s->st);
-    curve_set_free(&s->cs);
     plan_doc_free(&s->doc);
     if (s->cur) {
         plan_submit_free(s->cur);
         free(s->cur);
     }
+    curve_set_free(&s->cs);
     free(s->plan_text);
     free(s->byid);
     free(s->db);
@@ -575,8 +563,8 @@ static json_t *check_request(const char *body, size_t len, const char **id,
 /* Commit an accepted or rejected submission: the job row, its events,
  * the changed decisions of others and (accepted) the new plan. */
 static int commit_submit(svc *s, store_job *j, const plan_submit_res *res,
-                         char *plan_text, size_t plan_len, int64_t now,
-                         int replace, ef_err *e)
+                         const char *plan_text, int64_t now, int replace,
+                         ef_err *e)
 {
     int accepted = res->decision != PLAN_REJECTED;
     if (store_begin(s->st, e) != EF_OK)
@@ -609,11 +597,8 @@ static int commit_submit(svc *s, store_job *j, const plan_submit_res *res,
     if (rc == EF_OK && accepted) {
         char why[300];
         snprintf(why, sizeof why, "submit %s", j->id);
-        int adm = 0;
-        for (int i = 0; i < res->p.njobs; i++)
-            adm += res->p.jobs[i].decision == PLAN_ADMITTED;
-        rc = store_plan_put(s->st, s->version + 1, now, why, adm, plan_text,
-                            e);
+        rc = store_plan_put(s->st, s->version + 1, now, why,
+                            res->p.admitted, plan_text, e);
     }
     if (rc == EF_OK)
         rc = store_commit(s->st, e);
@@ -621,7 +606,6 @@ static int commit_submit(svc *s, store_job *j, const plan_submit_res *res,
         store_rollback(s->st);
         return EF_ERR;
     }
-    (void)plan_len;
     return EF_OK;
 }
 
@@ -678,8 +662,8 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
     plan_submit_clock clk = {.now = -1, .wall = now};
     /* res: heap, as it becomes the current plan's owner when accepted */
     plan_submit_res *res = ef_calloc(1, sizeof *res);
-    if (plan_submit_doc("the service's plan", &s->doc, body, s->curves_arg,
-                        &clk, res, &e) != EF_OK) {
+    if (plan_submit_doc("the service's plan", &s->doc, body, &s->cs, &clk,
+                        res, &e) != EF_OK) {
         /* the plan is the service's own: an input error is the job's */
         if (e.kind == EF_E_INPUT)
             reply_job_error(r, &e);
@@ -707,7 +691,7 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
         .decision = (char *)plan_decision_name(res->decision),
         .answer = ans_text, .state = accepted ? "queued" : "rejected",
         .progress = 0, .submitted = now, .updated = now};
-    if (commit_submit(s, &j, res, pt, pl, now, replace, &e) != EF_OK) {
+    if (commit_submit(s, &j, res, pt, now, replace, &e) != EF_OK) {
         reply_internal(r, &e);
         s->sub_errors++;
         free(pt);
@@ -902,9 +886,7 @@ static int replan_queue(svc *s, const char *drop, char **text, size_t *len,
     }
     free(keep);
     if (ok) {
-        *admitted = 0;
-        for (int i = 0; i < p.njobs; i++)
-            *admitted += p.jobs[i].decision == PLAN_ADMITTED;
+        *admitted = p.admitted;
         plan_to_json(&p, "", d->curves ? d->curves : "", text, len);
     }
     plan_free(&p);
@@ -1072,7 +1054,7 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
         free(pt);
     }
     json_t *v = json_object();
-    json_object_set_new(v, "admitted", json_integer(admitted_count(&s->doc)));
+    json_object_set_new(v, "admitted", json_integer(s->doc.summary.admitted));
     json_object_set_new(v, "changed", json_boolean(changed));
     json_object_set_new(v, "plan_version", json_integer(s->version));
     char m[400];
