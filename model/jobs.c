@@ -165,6 +165,12 @@ const job_fspec job_fields[JF_NFIELDS] = {
         .max = 86400, .absent = -1, .flags = JFF_JSON, .dflt = "30",
         .doc = "seconds from the checkpoint signal to SIGKILL",
         AT(JC_INT, run.grace)},
+    [JF_PROMISED] = {
+        .f = JF_PROMISED, .key = "promised", .type = JFT_INT, .min = 0,
+        .max = 1, .absent = 0, .flags = JFF_JSON, .dflt = "0",
+        .doc = "1: admitted by an earlier decision; a re-plan keeps it "
+               "admitted (at risk if it cannot make it), never rejects it",
+        AT(JC_INT, promised)},
 };
 
 static int64_t get_int(const job *j, const job_fspec *s)

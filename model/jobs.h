@@ -50,6 +50,8 @@ typedef enum job_field {
     JF_BATCHES, JF_SAMPLES, JF_EPOCHS, JF_DATASET, JF_SAMPLES_DONE,
     /* how to run it (job_run below) */
     JF_COMMAND, JF_WORKDIR, JF_ENV, JF_SIGNAL, JF_GRACE,
+    /* a re-plan from reality (efplan serve's loop) */
+    JF_PROMISED,
     JF_NFIELDS
 } job_field;
 
@@ -189,6 +191,11 @@ typedef struct job {
     int64_t epochs, dataset_size; /* as given; 0 when the work is not in
                                    * epochs (samples = their product) */
     job_run run;              /* how to run it (JSON only) */
+    /* 1: admitted by an earlier decision (JSON "promised"; efplan serve's
+     * re-plan from reality sets it). The planner admits such a job at
+     * its release without deciding it again: it may be flagged at risk,
+     * never rejected or demoted (plan.h). */
+    int promised;
     /* where the job came from: CSV line and columns, or JSON index */
     long line;
     int col[JF_NFIELDS];

@@ -168,6 +168,8 @@ static int covers(const plan *p, const plan_job *j, const prm_piece *head,
                   const resv *r, const curve_row *row, int64_t t,
                   int64_t from, int migrations)
 {
+    if (r->n == 0) /* nothing reserved (a promised job of a new plan) */
+        return j->rem <= 0;
     if (p->opts.overhead == OVH_NONE)
         return 1;
     prm_model m = pmodel(p);
@@ -1392,13 +1394,29 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
     plan_run R;
     run_init(&R, p);
     int *act = ef_malloc((size_t)(n ? n : 1) * sizeof *act);
+    int na = 0;
+    /* jobs promised by an earlier decision and released by now are in
+     * play from the start, admitted: the first point re-plans them (at
+     * risk if they cannot make it) and never decides them again */
+    int narr = 0;
+    for (int k = 0; k < n; k++) {
+        plan_job *j = &p->jobs[arr[k]];
+        if (j->in->promised && j->release <= now) {
+            j->decision = PLAN_ADMITTED;
+            j->rrow = j->row = j->in->curve;
+            p->admitted++;
+            act[na++] = arr[k];
+        } else {
+            arr[narr++] = arr[k];
+        }
+    }
     int *resg = ef_calloc((size_t)(n ? n : 1), sizeof *resg);
     int *prevg = ef_calloc((size_t)(n ? n : 1), sizeof *prevg);
     ef_fsum_run *used = ef_malloc((size_t)(n ? n : 1) * sizeof *used);
-    int na = 0, ai = 0, need_point = 1, rc = EF_OK;
+    int ai = 0, need_point = 1, rc = EF_OK;
     int64_t t = now;
     double horizon = plan_horizon(p);
-    while (ai < n || na > 0) {
+    while (ai < narr || na > 0) {
         /* the guard: a plan that runs past its horizon, or past the
          * largest time efplan keeps, has run away (a job that makes no
          * progress) */
@@ -1415,7 +1433,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
                          "progress: overheads as long as the slot?)",
                          (long long)t, (double)(t - now),
                          lim < 1e15 ? lim : 1e15, n, n == 1 ? "" : "s", na,
-                         na == 1 ? "" : "s", busy, n - ai);
+                         na == 1 ? "" : "s", busy, narr - ai);
             break;
         }
         if (na == 0 && p->jobs[arr[ai]].release > t) {
@@ -1424,7 +1442,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
             t = nt;
             need_point = 1;
         }
-        if (ai < n && p->jobs[arr[ai]].release <= t)
+        if (ai < narr && p->jobs[arr[ai]].release <= t)
             need_point = 1;
         for (int i = 0; i < na && !need_point; i++) {
             plan_job *j = &p->jobs[act[i]];
@@ -1433,7 +1451,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
         }
         if (need_point) {
             int a0 = ai;
-            while (ai < n && p->jobs[arr[ai]].release <= t)
+            while (ai < narr && p->jobs[arr[ai]].release <= t)
                 ai++;
             for (int i = 0; i < n; i++)
                 prevg[i] = p->jobs[i].g;
@@ -1455,7 +1473,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
          * sums: run it at once (the same bits; at most up to the guard) */
         int64_t K = o->every_slot ? 0
                     : ff_len(p, act, na, t,
-                             ai < n ? p->jobs[arr[ai]].release : INT64_MAX,
+                             ai < narr ? p->jobs[arr[ai]].release : INT64_MAX,
                              (EF_MAX_I64 - t) / S + 1);
         if (K > 0) {
             ff_run(p, &R, act, na, t, K, used);

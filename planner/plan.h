@@ -22,6 +22,11 @@
  *      keeps one that covers only if its job is not moved (marked 'tight':
  *      placement holds it), and flags the rest at risk; at-risk jobs are
  *      planned apart, after the others, with what they leave;
+ *      A job the queue marks "promised" (jobs.h: admitted by an
+ *      earlier decision, e.g. efplan serve re-planning from reality) and
+ *      released by the plan's now is in play from the first point as
+ *      admitted: it is re-planned here, flagged at risk if it cannot be
+ *      saved, and never decided again (not rejected, not demoted);
  *   2. decides each job released at t (submit time <= t), in submit
  *      order: a deadline job is admitted iff its MSS plan fits the
  *      capacity left by the reservations of already admitted jobs, or
@@ -272,9 +277,9 @@ void plan_free(plan *p);
 /*
  * plan_check: verify a plan against its queue: slots consecutive on the
  * grid, no slot over capacity, no GPU given twice, every allocation a
- * usable size placed by the buddy rule, and every admitted job, run as
- * the slots say at its curve's throughput, done by its deadline (and
- * planned_end matching). Returns EF_OK or EF_ERR with the first
+ * usable size placed by the buddy rule, and every admitted job that is
+ * not flagged at risk, run as the slots say at its curve's throughput,
+ * done by its deadline (and every job's planned_end matching). Returns EF_OK or EF_ERR with the first
  * violation.
  */
 int plan_check(const plan *p, ef_err *e);

@@ -27,6 +27,7 @@ const char *plan_decision_name(plan_decision d)
 #define EB .cond = offsetof(plan_doc_job, eb) + 1
 
 static const jf_field entry_fields[] = {
+    {JOB("at_risk", JF_FLAG, 0, at_risk)},
     {JOB("batch_size", JF_LONG, JF_REQ | PLAN_F_JOB, batch_size), .min = 1,
      .max = INT32_MAX},
     {JOB("batch_sizes", JF_LONGS, JF_NONEMPTY | PLAN_F_JOB, batch_sizes),
@@ -49,8 +50,12 @@ static const jf_field entry_fields[] = {
      .max = INT32_MAX},
     {JOB("model", JF_STR, JF_REQ | JF_NONEMPTY | PLAN_F_JOB, model),
      .maxlen = 255},
+    {JOB("placement", JF_CUSTOM, JF_OPT | PLAN_F_JOB, place),
+     .custom = &placement_kind},
     {JOB("planned_end", JF_I64, JF_REQ | JF_NULLABLE, planned_end),
      .nul = -1, .min = 0, .max = TIME_MAX},
+    {JOB("promised", JF_INT, JF_OPT | PLAN_F_JOB, promised), .min = 0,
+     .max = 1},
     {JOB("reason", JF_STR, JF_OPT, reason)},
     {JOB("resizes", JF_INT, JF_REQ, resizes), .min = 0, .max = INT32_MAX},
     {JOB("samples", JF_FIXED, PLAN_F_JOB, samples), EB, .dec = 0},
@@ -185,6 +190,9 @@ static void job_doc(plan_doc_job *d, const plan_job *j)
                    ? in->deadline - j->planned_end : PLAN_NO_SLACK;
     d->start = time_or_null(j->start);
     d->submit_time = in->submit;
+    d->promised = in->promised;
+    d->at_risk = j->at_risk;
+    d->place = in->cur;
 }
 
 void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
@@ -683,7 +691,8 @@ int plan_check(const plan *p, ef_err *e)
             rc = ef_fail(e, EF_E_INTERNAL, "job %s: slots complete it at %lld, "
                          "planned_end says %lld", j->in->id,
                          (long long)cj[i].end, (long long)j->planned_end);
-        else if (j->decision == PLAN_ADMITTED && cj[i].end > j->in->deadline)
+        else if (j->decision == PLAN_ADMITTED && !j->at_risk &&
+                 cj[i].end > j->in->deadline)
             rc = ef_fail(e, EF_E_INTERNAL, "job %s: admitted but completes at "
                          "%lld after its deadline %lld", j->in->id,
                          (long long)cj[i].end, (long long)j->in->deadline);

@@ -59,6 +59,13 @@ typedef struct plan_doc_job {
     int64_t submit_time;
     int eb;                  /* an elastic-batch job: batch_sizes and the
                                 samples members are there */
+    int promised;            /* "promised": 1, the queue's: admitted by an
+                                earlier decision (jobs.h) */
+    int at_risk;             /* "at_risk": true: admitted, and the plan
+                                cannot make its deadline any more; 'reason'
+                                says why, planned_end its earliest finish */
+    placement place;         /* "placement", the queue's: where it ran at
+                                the plan's now (n == 0: nowhere) */
 } plan_doc_job;
 
 #define PLAN_NO_SLACK INT64_MIN

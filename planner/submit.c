@@ -52,13 +52,15 @@ static char *new_job(const char *text, int64_t now, int64_t dflt,
     return t;
 }
 
-/* The id of a job the old plan admitted that plan p does not admit (the
- * first in queue order); NULL when every promise holds. */
+/* The id of a job the old plan admitted that plan p does not admit, or
+ * that p puts at risk when the old plan did not (the first in queue
+ * order); NULL when every promise holds. */
 static const char *broken_promise(const plan_submit_res *r, const plan *p)
 {
     for (int i = 0; i < r->old->njobs; i++)
         if (r->old->jobs[i].decision == PLAN_ADMITTED &&
-            p->jobs[i].decision != PLAN_ADMITTED)
+            (p->jobs[i].decision != PLAN_ADMITTED ||
+             (p->jobs[i].at_risk && !r->old->jobs[i].at_risk)))
             return p->jobs[i].in->id;
     return NULL;
 }

@@ -17,7 +17,9 @@
  * - The new job is admitted only if its deadline is guaranteed AND every
  *   job the old plan admitted is admitted by the new plan, whatever its
  *   submit time (a job submitted later than the new one, already
- *   promised in the plan file, counts as much as an earlier one).
+ *   promised in the plan file, counts as much as an earlier one), and
+ *   no such job that the old plan had on time is at risk in the new one
+ *   (a job marked "promised" is always admitted: plan.h).
  *   Otherwise it is rejected and 'broken' names the first such job in
  *   queue order. Old jobs the plan did not admit (rejected, best-effort)
  *   were promised nothing; since admitted jobs stay admitted, the only

@@ -66,10 +66,35 @@ static const char schema_1[] =
     "  key TEXT PRIMARY KEY,"
     "  value INTEGER NOT NULL);";
 
+/* Version 1 -> 2: the closed loop (efplan serve --backend): a job's
+ * at-risk reason, the attempts the loop launched (intent recorded before
+ * every launch and stop), and the drained nodes. */
+static const char schema_2[] =
+    "ALTER TABLE jobs ADD COLUMN risk TEXT;"
+    "CREATE TABLE attempts ("
+    "  job TEXT NOT NULL,"
+    "  attempt INTEGER NOT NULL CHECK (attempt >= 1),"
+    "  state TEXT NOT NULL CHECK (state IN ('intended', 'running',"
+    "                                       'stopping', 'ended')),"
+    "  place TEXT NOT NULL,"
+    "  handle TEXT NOT NULL,"
+    "  started INTEGER NOT NULL,"
+    "  ended INTEGER,"
+    "  result TEXT,"
+    "  why TEXT NOT NULL,"
+    "  PRIMARY KEY (job, attempt));"
+    "CREATE INDEX attempts_state ON attempts (state);"
+    "CREATE TABLE nodes ("
+    "  node INTEGER PRIMARY KEY CHECK (node >= 0),"
+    "  state TEXT NOT NULL CHECK (state IN ('drained', 'down')),"
+    "  why TEXT NOT NULL,"
+    "  at INTEGER NOT NULL);";
+
 /* The migrations: steps[v] takes a store from schema v to v + 1 (one SQL
- * script, no data in it). Schema 2 is one more entry. */
+ * script, no data in it). */
 static const char *const steps[] = {
     schema_1,
+    schema_2,
 };
 _Static_assert(sizeof steps / sizeof steps[0] == STORE_SCHEMA,
                "one migration step per schema version");
@@ -564,7 +589,7 @@ int store_token_revoke(store *s, const char *key, int64_t now, int *count,
 /* ---- jobs ---------------------------------------------------------------- */
 
 #define JOB_COLS "id, owner, body, request, decision, answer, state, " \
-                 "progress, submitted, updated, seq"
+                 "progress, submitted, updated, seq, risk"
 
 static void read_job(sqlite3_stmt *st, store_job *j)
 {
@@ -579,6 +604,8 @@ static void read_job(sqlite3_stmt *st, store_job *j)
     j->submitted = sqlite3_column_int64(st, 8);
     j->updated = sqlite3_column_int64(st, 9);
     j->seq = sqlite3_column_int64(st, 10);
+    j->risk = sqlite3_column_type(st, 11) == SQLITE_NULL ? NULL :
+              col_str(st, 11);
 }
 
 void store_job_free(store_job *j)
@@ -592,6 +619,7 @@ void store_job_free(store_job *j)
     free(j->decision);
     free(j->answer);
     free(j->state);
+    free(j->risk);
     memset(j, 0, sizeof *j);
 }
 
@@ -958,4 +986,197 @@ int store_meta_set(store *s, const char *key, int64_t v, ef_err *e)
         return out;
     }
     return step_done(s, st, "meta set", e);
+}
+
+/* ---- the loop: risk, attempts, nodes -------------------------------------- */
+
+int store_job_set_risk(store *s, const char *id, const char *risk,
+                       int64_t now, ef_err *e)
+{
+    sqlite3_stmt *st;
+    if (prep(s, "UPDATE jobs SET risk = ?1, updated = ?2 WHERE id = ?3",
+             &st, "job risk", e) != EF_OK)
+        return EF_ERR;
+    if (bind_str(st, 1, risk) || bind_i64(st, 2, now) || bind_str(st, 3, id)) {
+        int out = dberr(s, "job risk", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    if (step_done(s, st, "job risk", e) != EF_OK)
+        return EF_ERR;
+    return sqlite3_changes(s->db) > 0 ? 1 : 0;
+}
+
+static const char *const attempt_states[] = {"intended", "running",
+                                             "stopping", "ended"};
+
+int store_attempt_put(store *s, const store_attempt *a, ef_err *e)
+{
+    if (!a->job || !a->place || !a->handle || !a->why ||
+        a->state < STORE_A_INTENDED || a->state > STORE_A_ENDED ||
+        a->attempt < 1)
+        return ef_fail(e, EF_E_INTERNAL, "%s: attempt put: incomplete row",
+                       s->path);
+    sqlite3_stmt *st;
+    if (prep(s, "INSERT INTO attempts (job, attempt, state, place, handle, "
+             "started, ended, result, why) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+             "?7, ?8, ?9) ON CONFLICT (job, attempt) DO UPDATE SET "
+             "state = excluded.state, place = excluded.place, "
+             "handle = excluded.handle, started = excluded.started, "
+             "ended = excluded.ended, result = excluded.result, "
+             "why = excluded.why", &st, "attempt put", e) != EF_OK)
+        return EF_ERR;
+    int bad = bind_str(st, 1, a->job) || bind_i64(st, 2, a->attempt) ||
+              bind_str(st, 3, attempt_states[a->state]) ||
+              bind_str(st, 4, a->place) || bind_str(st, 5, a->handle) ||
+              bind_i64(st, 6, a->started) ||
+              (a->state == STORE_A_ENDED ? bind_i64(st, 7, a->ended)
+                                         : sqlite3_bind_null(st, 7)) ||
+              bind_str(st, 8, a->result) || bind_str(st, 9, a->why);
+    if (bad) {
+        int out = dberr(s, "attempt put", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    return step_done(s, st, "attempt put", e);
+}
+
+void store_attempts_free(store_attempt *rows, int n)
+{
+    for (int i = 0; rows && i < n; i++) {
+        free(rows[i].job);
+        free(rows[i].place);
+        free(rows[i].handle);
+        free(rows[i].result);
+        free(rows[i].why);
+    }
+    free(rows);
+}
+
+int store_attempts_list(store *s, const char *job, int live,
+                        store_attempt **rows, int *n, ef_err *e)
+{
+    *rows = NULL;
+    *n = 0;
+    /* one constant statement per filter (no SQL built from data) */
+    static const char *const sql[4] = {
+        "SELECT job, attempt, state, place, handle, started, ended, result, "
+        "why FROM attempts ORDER BY job, attempt",
+        "SELECT job, attempt, state, place, handle, started, ended, result, "
+        "why FROM attempts WHERE job = ?1 ORDER BY attempt",
+        "SELECT job, attempt, state, place, handle, started, ended, result, "
+        "why FROM attempts WHERE state <> 'ended' ORDER BY job, attempt",
+        "SELECT job, attempt, state, place, handle, started, ended, result, "
+        "why FROM attempts WHERE job = ?1 AND state <> 'ended' "
+        "ORDER BY attempt",
+    };
+    sqlite3_stmt *st;
+    if (prep(s, sql[(live ? 2 : 0) + (job != NULL)], &st, "attempts", e) !=
+        EF_OK)
+        return EF_ERR;
+    if (job && bind_str(st, 1, job)) {
+        int out = dberr(s, "attempts", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    store_attempt *r = NULL;
+    int nr = 0, cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (nr == cap) {
+            cap = cap ? 2 * cap : 8;
+            r = ef_realloc(r, (size_t)cap * sizeof *r);
+        }
+        store_attempt *a = &r[nr++];
+        memset(a, 0, sizeof *a);
+        a->job = col_str(st, 0);
+        a->attempt = sqlite3_column_int(st, 1);
+        const char *stt = (const char *)sqlite3_column_text(st, 2);
+        for (int k = 0; k < 4; k++)
+            if (stt && strcmp(stt, attempt_states[k]) == 0)
+                a->state = (store_astate)k;
+        a->place = col_str(st, 3);
+        a->handle = col_str(st, 4);
+        a->started = sqlite3_column_int64(st, 5);
+        a->ended = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 :
+                   sqlite3_column_int64(st, 6);
+        a->result = sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL :
+                    col_str(st, 7);
+        a->why = col_str(st, 8);
+    }
+    if (rc != SQLITE_DONE) {
+        dberr(s, "attempts", e);
+        sqlite3_finalize(st);
+        store_attempts_free(r, nr);
+        return EF_ERR;
+    }
+    sqlite3_finalize(st);
+    *rows = r;
+    *n = nr;
+    return EF_OK;
+}
+
+int store_node_set(store *s, int node, const char *state, const char *why,
+                   int64_t at, ef_err *e)
+{
+    sqlite3_stmt *st;
+    if (prep(s, state ? "INSERT INTO nodes (node, state, why, at) VALUES "
+             "(?1, ?2, ?3, ?4) ON CONFLICT (node) DO UPDATE SET "
+             "state = excluded.state, why = excluded.why, at = excluded.at"
+             : "DELETE FROM nodes WHERE node = ?1", &st, "node set",
+             e) != EF_OK)
+        return EF_ERR;
+    int bad = bind_i64(st, 1, node);
+    if (state)
+        bad = bad || bind_str(st, 2, state) ||
+              bind_str(st, 3, why ? why : "") || bind_i64(st, 4, at);
+    if (bad) {
+        int out = dberr(s, "node set", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    if (step_done(s, st, "node set", e) != EF_OK)
+        return EF_ERR;
+    return sqlite3_changes(s->db) > 0 ? 1 : 0;
+}
+
+void store_nodes_free(store_node *rows, int n)
+{
+    for (int i = 0; rows && i < n; i++) {
+        free(rows[i].state);
+        free(rows[i].why);
+    }
+    free(rows);
+}
+
+int store_nodes_list(store *s, store_node **rows, int *n, ef_err *e)
+{
+    *rows = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    if (prep(s, "SELECT node, state, why, at FROM nodes ORDER BY node", &st,
+             "nodes", e) != EF_OK)
+        return EF_ERR;
+    store_node *r = NULL;
+    int nr = 0, cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (nr == cap) {
+            cap = cap ? 2 * cap : 8;
+            r = ef_realloc(r, (size_t)cap * sizeof *r);
+        }
+        store_node *v = &r[nr++];
+        v->node = sqlite3_column_int(st, 0);
+        v->state = col_str(st, 1);
+        v->why = col_str(st, 2);
+        v->at = sqlite3_column_int64(st, 3);
+    }
+    if (rc != SQLITE_DONE) {
+        dberr(s, "nodes", e);
+        sqlite3_finalize(st);
+        store_nodes_free(r, nr);
+        return EF_ERR;
+    }
+    sqlite3_finalize(st);
+    *rows = r;
+    *n = nr;
+    return EF_OK;
 }

@@ -12,7 +12,12 @@
  *   - events: an append-only history, per job and of the service;
  *   - the current plan (efplan-plan text) with its version, and a row per
  *     plan version (why it was made, when, how many jobs it admitted);
- *   - meta: named values of the service (its plan epoch, ...).
+ *   - meta: named values of the service (its plan epoch, its clock, ...);
+ *   - attempts: every launch of a job by the closed loop (efplan serve
+ *     --backend), its intent written before the launch and before every
+ *     stop, so that a restarted service adopts what runs and never
+ *     launches a job twice;
+ *   - nodes: the nodes drained by an operator or seen down.
  *
  * Durability: the database is in WAL mode with synchronous=FULL, so a
  * change is on disk when store_commit (or a single-statement call
@@ -40,7 +45,7 @@
 
 #include "common/err.h"
 
-#define STORE_SCHEMA 1
+#define STORE_SCHEMA 2
 /* PRAGMA application_id of an efplan store ("efpl"): a SQLite file with
  * another non-zero id is another program's and is refused. */
 #define STORE_APP_ID 0x6566706c
@@ -129,6 +134,8 @@ typedef struct store_job {
     int64_t progress; /* iterations done as last reported */
     int64_t submitted, updated; /* Unix seconds */
     int64_t seq;      /* submission order, 1, 2, ... */
+    char *risk;       /* admitted but at risk of missing its deadline:
+                         why, and its earliest finish (NULL: not) */
 } store_job;
 
 void store_job_free(store_job *j);
@@ -191,6 +198,65 @@ int store_plan_put(store *s, int64_t version, int64_t at, const char *why,
                    int admitted, const char *text, ef_err *e);
 /* The current plan: 1 (*version, *text heap) or 0 when there is none. */
 int store_plan_get(store *s, int64_t *version, char **text, ef_err *e);
+
+/* Set (risk NULL: clear) a job's at-risk reason: 1 when done, 0 if there
+ * is no such job. */
+int store_job_set_risk(store *s, const char *id, const char *risk,
+                       int64_t now, ef_err *e);
+
+/* ---- attempts (the closed loop) ------------------------------------------ */
+
+typedef enum store_astate {
+    STORE_A_INTENDED = 0, /* a launch is about to happen: the backend may
+                             or may not have it (find it on restart) */
+    STORE_A_RUNNING,      /* launched: 'handle' is the backend's */
+    STORE_A_STOPPING,     /* its checkpoint signal is about to be or was
+                             sent */
+    STORE_A_ENDED         /* over: 'result' says how */
+} store_astate;
+
+typedef struct store_attempt {
+    char *job;        /* job id */
+    int attempt;      /* 1, 2, ... per job */
+    store_astate state;
+    char *place;      /* where: a placement's JSON (placement.h), with
+                         "batch" for an elastic-batch allocation */
+    char *handle;     /* the backend's handle ("" before the launch) */
+    int64_t started;  /* plan time of the intent */
+    int64_t ended;    /* ended: plan time; -1 otherwise */
+    char *result;     /* ended: "done", "stopped", "failed", "lost",
+                         "not_launched"; NULL otherwise */
+    char *why;        /* why it was launched, or why it ended */
+} store_attempt;
+
+/* Insert or replace attempt (a->job, a->attempt). Every string but
+ * 'result' must be set (else EF_E_INTERNAL). */
+int store_attempt_put(store *s, const store_attempt *a, ef_err *e);
+/* Attempts of 'job' (NULL: every job), by job then attempt; 'live': only
+ * those not ended. *rows heap (NULL when none): free with
+ * store_attempts_free. */
+int store_attempts_list(store *s, const char *job, int live,
+                        store_attempt **rows, int *n, ef_err *e);
+void store_attempts_free(store_attempt *rows, int n);
+
+/* ---- nodes ---------------------------------------------------------------- */
+
+typedef struct store_node {
+    int node;         /* the cluster's node index, from 0 */
+    char *state;      /* "drained" (by an operator) or "down" (seen so by
+                         the backend) */
+    char *why;
+    int64_t at;       /* plan time */
+} store_node;
+
+/* Mark node 'node' (state "drained" or "down", why, at), or make it
+ * usable again (state NULL): 1 when a row changed, 0 when not. */
+int store_node_set(store *s, int node, const char *state, const char *why,
+                   int64_t at, ef_err *e);
+/* Every node that is not usable, by node: *rows heap (NULL when none),
+ * free with store_nodes_free. */
+int store_nodes_list(store *s, store_node **rows, int *n, ef_err *e);
+void store_nodes_free(store_node *rows, int n);
 
 /* ---- meta ---------------------------------------------------------------- */
 

@@ -469,6 +469,70 @@ static void test_late_job_demoted(void **state)
     free_queue(&q);
 }
 
+/* A job the queue marks promised (admitted before; efplan serve's
+ * re-plan from reality) that cannot make its deadline any more stays
+ * admitted, flagged at risk with its earliest finish as planned_end, and
+ * the plan passes its checker; the same job not promised is demoted. A
+ * promised job that can still make it is admitted and on time, and a
+ * feasible newcomer is admitted beside the late one. */
+static void test_promised_at_risk(void **state)
+{
+    (void)state;
+    for (int promised = 0; promised < 2; promised++) {
+        job_queue q;
+        make_queue(&q, 5, 3);
+        const curve_row *r = row_of("resnet50", 128);
+        for (int i = 0; i < 3; i++) {
+            q.jobs[i].curve = r;
+            free(q.jobs[i].model);
+            q.jobs[i].model = strdup("resnet50");
+            q.jobs[i].batch = 128;
+            q.jobs[i].submit = 0;
+            q.jobs[i].has_deadline = 1;
+            q.jobs[i].promised = promised && i < 2;
+        }
+        q.jobs[0].iterations = 1000000;
+        q.jobs[0].iterations_done = 10;
+        q.jobs[0].deadline = 100;  /* hopeless now */
+        q.jobs[1].iterations = 1000;
+        q.jobs[1].deadline = 3600;
+        q.jobs[2].iterations = 1000;
+        q.jobs[2].deadline = 7200;
+        q.jobs[2].submit = 60;     /* a newcomer */
+        cluster c;
+        cluster_init(&c, 1, 1, 8, "t", NULL);
+        plan_opts o;
+        plan_opts_default(&o);
+        o.now = 0;
+        plan p;
+        ef_err e;
+        int rc = plan_build(&p, &q, &c, &o, &e);
+        if (rc != EF_OK)
+            fprintf(stderr, "plan_build: %s\n", e.msg);
+        assert_int_equal(rc, EF_OK);
+        rc = plan_check(&p, &e);
+        if (rc != EF_OK)
+            fprintf(stderr, "plan_check: %s\n", e.msg);
+        assert_int_equal(rc, EF_OK);
+        if (promised) {
+            assert_int_equal(p.jobs[0].decision, PLAN_ADMITTED);
+            assert_true(p.jobs[0].at_risk);
+            assert_non_null(strstr(p.jobs[0].risk, "at risk"));
+            assert_true(p.jobs[0].planned_end > 100);
+            assert_int_equal(p.at_risk, 1);
+        } else {
+            assert_int_equal(p.jobs[0].decision, PLAN_BEST_EFFORT);
+        }
+        assert_int_equal(p.jobs[1].decision, PLAN_ADMITTED);
+        assert_false(p.jobs[1].at_risk);
+        assert_true(p.jobs[1].planned_end <= 3600);
+        assert_int_equal(p.jobs[2].decision, PLAN_ADMITTED);
+        assert_true(p.jobs[2].planned_end <= 7200);
+        plan_free(&p);
+        free_queue(&q);
+    }
+}
+
 /* An empty queue plans to an empty plan: no jobs, no slots, zero counts,
  * and the plan passes its own checker. */
 static void test_empty_queue(void **state)
@@ -503,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_random_gain),
         cmocka_unit_test(test_random_reference),
         cmocka_unit_test(test_late_job_demoted),
+        cmocka_unit_test(test_promised_at_risk),
         cmocka_unit_test(test_skip_same_bytes),
         cmocka_unit_test(test_limit_few_steps),
         cmocka_unit_test(test_runaway_stops),

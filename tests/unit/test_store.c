@@ -186,7 +186,10 @@ static void test_refuse(void **state)
     /* a store from a newer efplan */
     in_dir(path, sizeof path, "newer.db");
     store_close(open_ok(path));
-    raw_exec(path, "PRAGMA user_version = 2;");
+    char newer[64];
+    snprintf(newer, sizeof newer, "PRAGMA user_version = %d;",
+             STORE_SCHEMA + 1);
+    raw_exec(path, newer);
     refused(path, "newer");
     /* a text file */
     tu_write(dir, "text.db", "this is not a database, just some text that "
@@ -829,6 +832,89 @@ static void test_killed(void **state)
     }
 }
 
+/* A store of schema 1 (before the closed loop) is migrated to the current
+ * schema with its rows; the loop's tables then work: attempts (insert,
+ * update, live filter), a job's risk, drained nodes. */
+static void test_loop_tables(void **state)
+{
+    (void)state;
+    char path[512];
+    in_dir(path, sizeof path, "v1.db");
+    store *s = open_ok(path);
+    ef_err e = {0};
+    store_job j1 = mkjob("a", "ann", "queued", 1);
+    assert_ok(store_job_insert(s, &j1, &e), e);
+    store_close(s);
+    /* make it a schema-1 file again */
+    raw_exec(path, "DROP TABLE attempts; DROP TABLE nodes; ALTER TABLE jobs "
+             "DROP COLUMN risk; PRAGMA user_version = 1;");
+    assert_int_equal(raw_pragma(path, "PRAGMA user_version"), 1);
+    s = open_ok(path);
+    assert_int_equal(raw_pragma(path, "PRAGMA user_version"), STORE_SCHEMA);
+    store_job g;
+    assert_int_equal(store_job_get(s, "a", &g, &e), 1);
+    assert_null(g.risk);
+    store_job_free(&g);
+    assert_int_equal(store_job_set_risk(s, "a", "late", 5, &e), 1);
+    assert_int_equal(store_job_set_risk(s, "nope", "late", 5, &e), 0);
+    assert_int_equal(store_job_get(s, "a", &g, &e), 1);
+    assert_string_equal(g.risk, "late");
+    store_job_free(&g);
+    store_attempt a = {"a", 1, STORE_A_INTENDED, "[]", "", 10, -1, NULL,
+                       "start"};
+    assert_ok(store_attempt_put(s, &a, &e), e);
+    a.state = STORE_A_RUNNING;
+    a.handle = "123:4";
+    assert_ok(store_attempt_put(s, &a, &e), e);
+    store_attempt b = {"a", 2, STORE_A_INTENDED, "[]", "", 20, -1, NULL,
+                       "resize"};
+    assert_ok(store_attempt_put(s, &b, &e), e);
+    a.state = STORE_A_ENDED;
+    a.ended = 19;
+    a.result = "stopped";
+    assert_ok(store_attempt_put(s, &a, &e), e);
+    store_attempt *rows;
+    int n;
+    assert_ok(store_attempts_list(s, NULL, 0, &rows, &n, &e), e);
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[0].attempt, 1);
+    assert_int_equal(rows[0].state, STORE_A_ENDED);
+    assert_string_equal(rows[0].handle, "123:4");
+    assert_string_equal(rows[0].result, "stopped");
+    assert_int_equal(rows[0].ended, 19);
+    assert_int_equal(rows[1].state, STORE_A_INTENDED);
+    assert_null(rows[1].result);
+    assert_int_equal(rows[1].ended, -1);
+    store_attempts_free(rows, n);
+    assert_ok(store_attempts_list(s, "a", 1, &rows, &n, &e), e);
+    assert_int_equal(n, 1);
+    assert_int_equal(rows[0].attempt, 2);
+    store_attempts_free(rows, n);
+    assert_ok(store_attempts_list(s, "b", 0, &rows, &n, &e), e);
+    assert_int_equal(n, 0);
+    assert_null(rows);
+    /* an incomplete row is refused */
+    store_attempt bad = {"a", 0, STORE_A_INTENDED, "[]", "", 0, -1, NULL,
+                         "x"};
+    assert_int_equal(store_attempt_put(s, &bad, &e), EF_ERR);
+    /* nodes */
+    store_node *nd;
+    assert_int_equal(store_node_set(s, 1, "drained", "maintenance", 7, &e), 1);
+    assert_int_equal(store_node_set(s, 0, "down", "sinfo", 8, &e), 1);
+    assert_ok(store_nodes_list(s, &nd, &n, &e), e);
+    assert_int_equal(n, 2);
+    assert_int_equal(nd[0].node, 0);
+    assert_string_equal(nd[1].state, "drained");
+    assert_string_equal(nd[1].why, "maintenance");
+    store_nodes_free(nd, n);
+    assert_int_equal(store_node_set(s, 0, NULL, NULL, 9, &e), 1);
+    assert_int_equal(store_node_set(s, 0, NULL, NULL, 9, &e), 0);
+    assert_ok(store_nodes_list(s, &nd, &n, &e), e);
+    assert_int_equal(n, 1);
+    store_nodes_free(nd, n);
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -842,6 +928,7 @@ int main(void)
         cmocka_unit_test(test_plans_meta),
         cmocka_unit_test(test_transactions),
         cmocka_unit_test(test_killed),
+        cmocka_unit_test(test_loop_tables),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
