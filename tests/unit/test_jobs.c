@@ -1155,6 +1155,10 @@ static void gen_json_job(int i, json_t **out, job *x, gen_stats *st)
         x->run.grace = (int)rnd_in(0, 86400);
         json_object_set_new(o, "grace_seconds", json_integer(x->run.grace));
     }
+    if (chance(30)) {
+        x->promised = 1;
+        json_object_set_new(o, "promised", json_integer(1));
+    }
     *out = o;
 }
 
