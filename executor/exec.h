@@ -97,6 +97,15 @@ int exec_plan_attach_jobs(exec_plan *p, const char *jobs_path, ef_err *e);
 int exec_plan_load(exec_plan *p, const char *path, const char *jobs_path,
                    ef_err *e);
 
+/* An exec_plan without slots for the jobs of queue 'q' (taken: *q is
+ * empty after; every job's 'in' points into p->q), on a cluster of
+ * 'nodes' x 'gpus_per_node' with 'slot' second slots: what efplan serve's
+ * loop hands the backends (names, ports and commands as a plan file's
+ * jobs get them). 'path' names it in messages. Errors: two jobs whose
+ * file names would be the same (EF_E_INPUT; *p empty). */
+int exec_plan_of_queue(exec_plan *p, const char *path, job_queue *q,
+                       int nodes, int gpus_per_node, int slot, ef_err *e);
+
 void exec_plan_free(exec_plan *p);
 
 /* Index of the job with id 'id', or -1. */

@@ -173,6 +173,62 @@ static int check_safe_names(const exec_plan *p, ef_err *e)
     return rc;
 }
 
+/* Sort p's jobs by id, check their safe names (each set by safe_name)
+ * and give each its MASTER_PORT: 29500 + hash mod 1000, probing upward
+ * past ports given to jobs earlier in id order, so ports are unique and
+ * stable. */
+static int name_jobs(exec_plan *p, ef_err *e)
+{
+    qsort(p->jobs, (size_t)p->njobs, sizeof *p->jobs, cmp_job);
+    if (check_safe_names(p, e) != EF_OK)
+        return EF_ERR;
+    for (int k = 0; k < p->njobs; k++) {
+        int port = 29500 + (int)(fnv1a(p->jobs[k].id,
+                                       strlen(p->jobs[k].id)) % 1000);
+        for (int again = 1; again;) {
+            again = 0;
+            for (int m = 0; m < k; m++)
+                if (p->jobs[m].port == port) {
+                    port = port + 1 > 30499 + p->njobs ? 29500 : port + 1;
+                    again = 1;
+                }
+        }
+        p->jobs[k].port = port;
+    }
+    return EF_OK;
+}
+
+int exec_plan_of_queue(exec_plan *p, const char *path, job_queue *q,
+                       int nodes, int gpus_per_node, int slot, ef_err *e)
+{
+    memset(p, 0, sizeof *p);
+    p->path = ef_strdup(path);
+    p->nodes = nodes;
+    p->gpus_per_node = gpus_per_node;
+    p->slot_seconds = slot;
+    p->jobs_file = ef_strdup("");
+    p->q = *q;
+    memset(q, 0, sizeof *q);
+    p->njobs = p->q.n;
+    p->jobs = ef_calloc((size_t)(p->njobs ? p->njobs : 1), sizeof *p->jobs);
+    for (int i = 0; i < p->njobs; i++) {
+        const job *in = &p->q.jobs[i];
+        exec_job *j = &p->jobs[i];
+        j->id = ef_strdup(in->id);
+        j->iterations = in->iterations;
+        j->iterations_done = in->iterations_done;
+        j->planned_end = -1;
+        j->batch_size = in->batch;
+        j->in = in;
+        safe_name(j->id, j->safe, sizeof j->safe);
+    }
+    if (name_jobs(p, e) != EF_OK) {
+        exec_plan_free(p);
+        return EF_ERR;
+    }
+    return EF_OK;
+}
+
 int exec_plan_parse(exec_plan *p, const char *path, const char *buf,
                     size_t len, ef_err *e)
 {
@@ -199,26 +255,10 @@ int exec_plan_parse(exec_plan *p, const char *path, const char *buf,
         j->batch_size = dj->batch_size;
         safe_name(j->id, j->safe, sizeof j->safe);
     }
-    qsort(p->jobs, (size_t)p->njobs, sizeof *p->jobs, cmp_job);
-    if (check_safe_names(p, e) != EF_OK) {
+    if (name_jobs(p, e) != EF_OK) {
         plan_doc_free(&d);
         exec_plan_free(p);
         return EF_ERR;
-    }
-    /* MASTER_PORT: 29500 + hash mod 1000, probing upward past ports given
-     * to jobs earlier in id order, so ports are unique and stable. */
-    for (int k = 0; k < p->njobs; k++) {
-        int port = 29500 + (int)(fnv1a(p->jobs[k].id,
-                                       strlen(p->jobs[k].id)) % 1000);
-        for (int again = 1; again;) {
-            again = 0;
-            for (int m = 0; m < k; m++)
-                if (p->jobs[m].port == port) {
-                    port = port + 1 > 30499 + p->njobs ? 29500 : port + 1;
-                    again = 1;
-                }
-        }
-        p->jobs[k].port = port;
     }
     p->nslots = d.nslots;
     p->slots = ef_calloc((size_t)(d.nslots ? d.nslots : 1), sizeof *p->slots);

@@ -134,6 +134,9 @@ static const jf_field top_fields[] = {
     {TOP("jobs", JF_ARR, JF_REQ, jobs), .cnt = offsetof(plan_doc, njobs),
      .sub = &job_table, .style = &jw_block_arr},
     {TOP("jobs_file", JF_STR, JF_REQ, jobs_file)},
+    {TOP("node_map", JF_LONGS, JF_OPT, node_map),
+     .cnt = offsetof(plan_doc, nnode_map), .min = 0, .max = 1 << 20,
+     .style = &jw_inline_arr},
     {TOP("now", JF_I64, JF_REQ, now), .min = 0, .max = TIME_MAX},
     {TOP("overhead", JF_STR, JF_OPT, overhead)},
     {TOP("slot_seconds", JF_INT, JF_REQ, slot_seconds), .min = 1,
@@ -388,6 +391,15 @@ static int check_doc(plan_doc *d, const char *file, ef_err *e)
             return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].id: %s (expected %s)",
                            file, i, why, JOB_ID_RULE);
     }
+    if (d->nnode_map && d->nnode_map != N)
+        return ef_fail(e, EF_E_INPUT, "%s: node_map: %d entries for %d plan "
+                       "nodes (expected one per node)", file, d->nnode_map,
+                       N);
+    for (int k = 1; k < d->nnode_map; k++)
+        if (d->node_map[k] <= d->node_map[k - 1])
+            return ef_fail(e, EF_E_INPUT, "%s: node_map[%d]: %ld after %ld "
+                           "(expected ascending, distinct node indices)",
+                           file, k, d->node_map[k], d->node_map[k - 1]);
     for (int i = 0; i < d->njobs; i++)
         if (d->jobs[i].eb && !d->elastic_batch)
             return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].batch_sizes: an "

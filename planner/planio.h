@@ -113,6 +113,12 @@ typedef struct plan_doc {
     plan_doc_summary summary;
     int surplus;                  /* plan_surplus */
     const char *overhead;         /* ovh_name; NULL (absent): "none" */
+    /* "node_map" (optional): the cluster's node index of each plan node,
+     * when the plan runs on part of a cluster (efplan serve with drained
+     * nodes: plan node k is the cluster's node node_map[k]); absent: the
+     * same numbers */
+    int nnode_map;
+    long *node_map;
     jf_arena arena;               /* owns every string and array */
 } plan_doc;
 
