@@ -134,3 +134,11 @@ int placement_read_json(const json_t *v, placement *pl, const char *file,
     jf_arena_free(&a);
     return rc;
 }
+
+char *placement_json(const placement *pl)
+{
+    jw w;
+    jw_init(&w, 1);
+    place_write(&w, NULL, pl);
+    return jw_take(&w, NULL);
+}

@@ -47,4 +47,8 @@ int placement_equal(const placement *a, const placement *b);
 void placement_copy(placement *dst, const placement *src);
 void placement_free(placement *pl);
 
+/* The JSON text of pl (heap; compact, "[]" when empty): what the files
+ * hold, without "batch". */
+char *placement_json(const placement *pl);
+
 #endif

@@ -4,7 +4,9 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -17,6 +19,7 @@
 #include "model/curve.h"
 #include "model/jobs.h"
 #include "model/overhead.h"
+#include "planner/place.h"
 #include "planner/plan.h"
 #include "planner/planio.h"
 #include "planner/submit.h"
@@ -38,6 +41,7 @@ static const char *const server_keys[][2] = {
     {"iterations_done", "progress is reported by the executor"},
     {"samples_done", "progress is reported by the executor"},
     {"placement", "placement is the planner's"},
+    {"promised", "the service records its own promises"},
 };
 
 struct svc {
@@ -58,6 +62,23 @@ struct svc {
     plan_submit_res *cur; /* the submission whose plan doc is (doc borrows
                              its strings); NULL when doc was read from text */
     int *byid;        /* doc.jobs indices sorted by id */
+    /* the clock: plan time = plan0 + (wall - wall0) x scale (ms) */
+    int64_t wall0_ms, plan0_ms;
+    double scale;
+    /* the plan's node map (plan node k -> cluster node map[k]; identity
+     * when nmap == 0): the cluster's nodes that are not drained or down */
+    int nmap;
+    long *map;
+    /* told after every committed change of the plan (efplan serve's
+     * loop) */
+    void (*notify)(void *arg);
+    void *notify_arg;
+    /* what the loop last reported (svc_loop_replan), for the operators'
+     * re-plan; nobs < 0: no loop */
+    int nobs;
+    svc_obs *obs;
+    /* loop counters, for /metrics */
+    int64_t loop_replans, loop_restarts, loop_failed, loop_lag;
     /* metrics since start */
     int64_t sub_by_dec[3]; /* admitted, best_effort, rejected */
     int64_t sub_retries, sub_errors;
@@ -177,6 +198,72 @@ static const plan_doc_job *plan_find(const svc *s, const char *id)
     return NULL;
 }
 
+/* The plan file of plan p as the service writes it: *d (borrowing p and
+ * the node map) and its text (heap; *len). */
+static char *plan_text(svc *s, const plan *p, plan_doc *d, size_t *len)
+{
+    plan_doc_from_plan(d, p, "", s->curves_arg);
+    d->nnode_map = s->nmap;
+    d->node_map = s->map;
+    return plan_doc_json(d, len);
+}
+
+/* The cluster node of plan node k. */
+static int real_node(const svc *s, int k)
+{
+    return s->nmap ? (int)s->map[k] : k;
+}
+
+/* ---- the clock ------------------------------------------------------------- */
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t svc_now(svc *s)
+{
+    int64_t w = wall_ms();
+    double t = (double)s->plan0_ms + (double)(w - s->wall0_ms) * s->scale;
+    return (int64_t)(t / 1000.0);
+}
+
+/* Load the clock's anchor from the store, or set it (first start, or a
+ * new scale: continue from the time the old one reached). */
+static int clock_open(svc *s, double scale, ef_err *e)
+{
+    s->scale = scale > 0 ? scale : 1;
+    int64_t w0, p0, sm;
+    int a = store_meta_get(s->st, "clock_wall_ms", &w0, e);
+    int b = a > 0 ? store_meta_get(s->st, "clock_plan_ms", &p0, e) : 0;
+    int c = b > 0 ? store_meta_get(s->st, "clock_scale_milli", &sm, e) : 0;
+    if (a < 0 || b < 0 || c < 0)
+        return EF_ERR;
+    int64_t want = (int64_t)llround(s->scale * 1000);
+    int64_t w = wall_ms();
+    if (c > 0 && sm == want) {
+        s->wall0_ms = w0;
+        s->plan0_ms = p0;
+        return EF_OK;
+    }
+    s->plan0_ms = c > 0 ? p0 + (int64_t)((double)(w - w0) * (double)sm /
+                                         1000.0)
+                        : w;
+    s->wall0_ms = w;
+    if (store_begin(s->st, e) != EF_OK)
+        return EF_ERR;
+    if (store_meta_set(s->st, "clock_wall_ms", s->wall0_ms, e) != EF_OK ||
+        store_meta_set(s->st, "clock_plan_ms", s->plan0_ms, e) != EF_OK ||
+        store_meta_set(s->st, "clock_scale_milli", want, e) != EF_OK ||
+        store_commit(s->st, e) != EF_OK) {
+        store_rollback(s->st);
+        return EF_ERR;
+    }
+    return EF_OK;
+}
+
 /* ---- open and close ------------------------------------------------------ */
 
 int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
@@ -204,10 +291,21 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
     int have = store_plan_get(s->st, &version, &text, e);
     if (have < 0)
         goto fail;
+    s->nobs = -1;
+    if (clock_open(s, cfg->scale, e) != EF_OK)
+        goto fail;
     if (have) {
         if (set_plan(s, text, strlen(text), version, e) != EF_OK)
             goto fail;
-        if (s->doc.cluster.nodes != s->c.nodes ||
+        int mapped = s->doc.nnode_map > 0;
+        for (int k = 0; k < s->doc.nnode_map; k++)
+            mapped = mapped && s->doc.node_map[k] < s->c.nodes;
+        if (mapped) {
+            s->nmap = s->doc.nnode_map;
+            s->map = ef_malloc((size_t)s->nmap * sizeof *s->map);
+            memcpy(s->map, s->doc.node_map, (size_t)s->nmap * sizeof *s->map);
+        }
+        if ((mapped ? 0 : s->doc.cluster.nodes != s->c.nodes) ||
             s->doc.cluster.gpus_per_node != s->c.gpus_per_node) {
             ef_fail(e, EF_E_USAGE, "%s: its queue is planned on %d nodes of "
                     "%d GPUs, and --cluster %s has %d of %d (start it with "
@@ -246,7 +344,9 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
         goto fail;
     size_t len = 0;
     char *pt = NULL;
-    plan_to_json(&p, "", cfg->curves, &pt, &len);
+    plan_doc d0;
+    pt = plan_text(s, &p, &d0, &len);
+    plan_doc_free(&d0);
     plan_free(&p);
     if (store_begin(s->st, e) != EF_OK ||
         store_meta_set(s->st, "epoch", epoch, e) != EF_OK ||
@@ -284,6 +384,13 @@ void svc_close(svc *s)
     free(s->cluster_arg);
     free(s->curves_arg);
     free(s->snapdir);
+    free(s->map);
+    for (int i = 0; i < s->nobs; i++) {
+        free((char *)s->obs[i].id);
+        free((char *)s->obs[i].why);
+        placement_free(&s->obs[i].place);
+    }
+    free(s->obs);
     pthread_cond_destroy(&s->turn);
     pthread_mutex_destroy(&s->mu);
     free(s);
@@ -343,7 +450,10 @@ static json_t *job_view(svc *s, const store_job *j, int64_t now,
                                                   : NULL;
     json_t *v = json_object();
     json_object_set_new(v, "at_risk", json_boolean(
-        pj && pj->decision == PLAN_ADMITTED && pj->reason));
+        (pj && pj->decision == PLAN_ADMITTED && pj->reason) ||
+        (j->risk && live_state(j->state))));
+    json_object_set_new(v, "risk", j->risk && live_state(j->state)
+                                       ? jstr(j->risk) : json_null());
     static const char *const from_body[] = {"batch_size", "batch_sizes",
                                             "iterations", "model",
                                             "samples", "submit_time"};
@@ -389,7 +499,7 @@ static json_t *job_view(svc *s, const store_job *j, int64_t now,
                 json_array_append_new(g, json_integer(al->place.gpu[k++]));
             json_t *o = json_object();
             json_object_set_new(o, "gpus", g);
-            json_object_set_new(o, "node", json_integer(node));
+            json_object_set_new(o, "node", json_integer(real_node(s, node)));
             json_array_append_new(pl, o);
         }
     json_object_set_new(v, "placement", pl);
@@ -683,8 +793,10 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
     json_decref(jb);
     char *pt = NULL;
     size_t pl = 0;
+    plan_doc nd;
+    memset(&nd, 0, sizeof nd);
     if (accepted)
-        plan_to_json(&res->p, "", s->curves_arg, &pt, &pl);
+        pt = plan_text(s, &res->p, &nd, &pl);
     store_job j = {
         .id = (char *)id, .owner = (char *)who->name, .body = body_text,
         .request = canon,
@@ -703,12 +815,14 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
         if (accepted) {
             /* the new plan, as its text reads back (planio's round trip),
              * without reading the text again */
-            plan_doc d;
-            plan_doc_from_plan(&d, &res->p, "", s->curves_arg);
-            use_plan(s, &d, res, pt, pl, version);
+            use_plan(s, &nd, res, pt, pl, version);
+            memset(&nd, 0, sizeof nd);
             res = NULL;
+            if (s->notify)
+                s->notify(s->notify_arg);
         }
     }
+    plan_doc_free(&nd);
     json_decref(ans);
     free(ans_text);
     free(body_text);
@@ -887,7 +1001,9 @@ static int replan_queue(svc *s, const char *drop, char **text, size_t *len,
     free(keep);
     if (ok) {
         *admitted = p.admitted;
-        plan_to_json(&p, "", d->curves ? d->curves : "", text, len);
+        plan_doc nd;
+        *text = plan_text(s, &p, &nd, len);
+        plan_doc_free(&nd);
     }
     plan_free(&p);
     queue_free(&q);
@@ -957,6 +1073,8 @@ void svc_cancel(svc *s, const store_ident *who, const char *id, int64_t now,
         reply_internal(r, &e);
         goto out;
     }
+    if (s->notify)
+        s->notify(s->notify_arg); /* the loop stops what runs of it */
     json_t *v = json_object();
     json_object_set_new(v, "id", json_string(id));
     json_object_set_new(v, "plan_version", json_integer(s->version));
@@ -995,6 +1113,10 @@ static int write_snapshot(svc *s, const char *text, size_t len, int64_t now,
     return ef_write_file_atomic(path, text, len, e);
 }
 
+static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
+                          const char *why, placement *want, svc_loop_res *res,
+                          ef_err *e);
+
 void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
 {
     memset(r, 0, sizeof *r);
@@ -1009,6 +1131,44 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
     int adm = 0;
     const char *broken = NULL;
     svc_lock(s);
+    if (s->nobs >= 0) {
+        /* the loop runs: re-plan from what it last saw */
+        svc_loop_res lr;
+        char snap[4096];
+        int rc = reality_replan(s, s->obs, s->nobs, now,
+                                who ? "replan" : "daily replan", NULL, &lr,
+                                &e);
+        if (rc == EF_OK)
+            rc = write_snapshot(s, s->plan_text, s->plan_len, now,
+                                s->version, snap, sizeof snap, &e);
+        json_t *d = json_object();
+        json_object_set_new(d, "by", json_string(who ? who->name : "daily"));
+        json_object_set_new(d, "changed", json_true());
+        json_object_set_new(d, "plan_version", json_integer(s->version));
+        char *dt = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(d);
+        if (rc == EF_OK)
+            rc = store_event_add(s->st, NULL, now, "replanned", dt, &e);
+        free(dt);
+        if (rc != EF_OK) {
+            svc_unlock(s);
+            reply_internal(r, &e);
+            return;
+        }
+        if (s->notify)
+            s->notify(s->notify_arg);
+        json_t *v = json_object();
+        json_object_set_new(v, "admitted",
+                            json_integer(s->doc.summary.admitted));
+        json_object_set_new(v, "at_risk", json_integer(lr.at_risk));
+        json_object_set_new(v, "changed", json_true());
+        json_object_set_new(v, "plan_version", json_integer(s->version));
+        json_object_set_new(v, "reason", json_null());
+        json_object_set_new(v, "snapshot", jstr(snap));
+        svc_unlock(s);
+        reply_json(r, 200, v);
+        return;
+    }
     int ok = replan_queue(s, NULL, &pt, &pl, &adm, &broken, &e);
     if (ok < 0) {
         svc_unlock(s);
@@ -1050,6 +1210,8 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
             reply_internal(r, &e);
             return;
         }
+        if (s->notify)
+            s->notify(s->notify_arg);
     } else {
         free(pt);
     }
@@ -1197,6 +1359,28 @@ void svc_metrics(svc *s, svc_reply *r)
                   "# TYPE efplan_plan_version gauge\n"
                   "efplan_plan_version %" PRId64 "\n",
                   s->doc.summary.promised_gpu_hours, s->version);
+    ef_buf_printf(&b, "# HELP efplan_jobs_at_risk Admitted jobs the current "
+                  "plan cannot bring in by their deadline any more.\n"
+                  "# TYPE efplan_jobs_at_risk gauge\n"
+                  "efplan_jobs_at_risk %d\n"
+                  "# HELP efplan_loop_replans_total Re-plans from reality "
+                  "by the loop since the service started.\n"
+                  "# TYPE efplan_loop_replans_total counter\n"
+                  "efplan_loop_replans_total %" PRId64 "\n"
+                  "# HELP efplan_loop_restarts_total Jobs relaunched after "
+                  "a failed attempt.\n"
+                  "# TYPE efplan_loop_restarts_total counter\n"
+                  "efplan_loop_restarts_total %" PRId64 "\n"
+                  "# HELP efplan_loop_failed_total Jobs failed past their "
+                  "restart budget.\n"
+                  "# TYPE efplan_loop_failed_total counter\n"
+                  "efplan_loop_failed_total %" PRId64 "\n"
+                  "# HELP efplan_loop_lag_total Re-plans because a job "
+                  "fell behind its plan.\n"
+                  "# TYPE efplan_loop_lag_total counter\n"
+                  "efplan_loop_lag_total %" PRId64 "\n",
+                  s->doc.summary.at_risk, s->loop_replans, s->loop_restarts,
+                  s->loop_failed, s->loop_lag);
     ef_buf_put(&b, "# HELP efplan_submit_latency_seconds Time to answer a "
                "submission.\n"
                "# TYPE efplan_submit_latency_seconds histogram\n");
@@ -1210,4 +1394,579 @@ void svc_metrics(svc *s, svc_reply *r)
                   s->lat_count, s->lat_sum, s->lat_count);
     svc_unlock(s);
     reply_take(r, 200, b.s, "text/plain; version=0.0.4");
+}
+
+/* ---- the closed loop ----------------------------------------------------------- */
+
+void svc_set_notify(svc *s, void (*fn)(void *arg), void *arg)
+{
+    s->notify = fn;
+    s->notify_arg = arg;
+}
+
+int64_t svc_version(svc *s)
+{
+    return s->version;
+}
+
+int svc_loop_jobs(svc *s, const char *const *extra, int nextra,
+                  job_queue *q, int **adm, ef_err *e)
+{
+    memset(q, 0, sizeof *q);
+    *adm = NULL;
+    store_job *rows = NULL;
+    int n = 0;
+    if (store_jobs_list(s->st, NULL, NULL, &rows, &n, e) != EF_OK)
+        return EF_ERR;
+    ef_buf b = {0};
+    ef_buf_put(&b, "{\"jobs\": [");
+    int m = 0;
+    int *a = ef_malloc(((size_t)n + 1) * sizeof *a);
+    for (int i = 0; i < n; i++) {
+        int take = live_state(rows[i].state);
+        for (int k = 0; k < nextra && !take; k++)
+            take = strcmp(extra[k], rows[i].id) == 0;
+        if (!take)
+            continue;
+        a[m] = strcmp(rows[i].decision, "admitted") == 0;
+        ef_buf_printf(&b, "%s%s", m++ ? ", " : "", rows[i].body);
+    }
+    ef_buf_put(&b, "]}");
+    store_jobs_free(rows, n);
+    int rc = queue_parse_json(q, "the service's queue", b.s, b.n, e);
+    free(b.s);
+    if (rc != EF_OK) {
+        free(a);
+        queue_free(q);
+        return EF_ERR;
+    }
+    *adm = a;
+    return EF_OK;
+}
+
+static int cmp_int_asc(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+static int obs_cmp(const void *k, const void *v)
+{
+    return strcmp(k, ((const svc_obs *)v)->id);
+}
+
+/* obs[] entry of job 'id' (obs sorted by id), or NULL. */
+static const svc_obs *obs_find(const svc_obs *obs, int nobs, const char *id)
+{
+    return nobs > 0 ? bsearch(id, obs, (size_t)nobs, sizeof *obs, obs_cmp)
+                    : NULL;
+}
+
+/* The usable nodes (not drained, not down): *map (heap, ascending) of
+ * *nmap; *nmap == c.nodes when every node is. */
+static int usable_nodes(svc *s, long **map, int *nmap, ef_err *e)
+{
+    store_node *nd = NULL;
+    int nn = 0;
+    if (store_nodes_list(s->st, &nd, &nn, e) != EF_OK)
+        return EF_ERR;
+    char *off = ef_calloc((size_t)s->c.nodes + 1, 1);
+    for (int i = 0; i < nn; i++)
+        if (nd[i].node < s->c.nodes)
+            off[nd[i].node] = 1;
+    store_nodes_free(nd, nn);
+    *map = ef_malloc(((size_t)s->c.nodes + 1) * sizeof **map);
+    *nmap = 0;
+    for (int k = 0; k < s->c.nodes; k++)
+        if (!off[k])
+            (*map)[(*nmap)++] = k;
+    free(off);
+    return EF_OK;
+}
+
+/* The JSON placement of 'pl' (cluster node numbers) in plan node numbers
+ * through rmap (cluster node -> plan node, -1: not usable), or NULL when
+ * it touches a node that is not usable or does not follow the buddy rule
+ * on cluster pc (the job is then moved). */
+static json_t *plan_place(const placement *pl, const int *rmap,
+                          int rmax, const cluster *pc)
+{
+    if (pl->n == 0)
+        return NULL;
+    placement m = {pl->n, ef_malloc((size_t)pl->n * sizeof(int)),
+                   ef_malloc((size_t)pl->n * sizeof(int)), 0};
+    place_set ps = {pl->n, ef_malloc((size_t)pl->n * sizeof(int))};
+    int ok = 1;
+    for (int k = 0; k < pl->n && ok; k++) {
+        ok = pl->node[k] < rmax && rmap[pl->node[k]] >= 0 &&
+             pl->gpu[k] < pc->gpus_per_node;
+        if (ok) {
+            m.node[k] = rmap[pl->node[k]];
+            m.gpu[k] = pl->gpu[k];
+            ps.gpu[k] = m.node[k] * pc->gpus_per_node + m.gpu[k];
+        }
+    }
+    if (ok) {
+        qsort(ps.gpu, (size_t)ps.g, sizeof(int), cmp_int_asc);
+        ok = place_is_buddy(pc, &ps);
+    }
+    json_t *v = NULL;
+    if (ok) {
+        char *t = placement_json(&m);
+        v = json_loads(t, 0, NULL);
+        free(t);
+    }
+    free(ps.gpu);
+    placement_free(&m);
+    return v;
+}
+
+/* A job's at-risk text for the store and the log: the planner's reason
+ * and the earliest finish it can still give. */
+static void risk_text(const plan_job *j, char *dst, size_t len)
+{
+    if (j->planned_end >= 0)
+        snprintf(dst, len, "%s; earliest finish %" PRId64 " (deadline %"
+                 PRId64 ")", j->risk, j->planned_end, j->in->deadline);
+    else
+        snprintf(dst, len, "%s; no finish can be planned (deadline %" PRId64
+                 ")", j->risk, j->in->deadline);
+}
+
+/* The event detail {"k": v} with one string member (heap). */
+static char *detail1(const char *k, const char *v)
+{
+    json_t *d = json_object();
+    json_object_set_new(d, k, jstr(v));
+    char *t = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(d);
+    return t;
+}
+
+/* The re-plan from reality (svc.h: svc_loop_replan), for the loop and for
+ * the operators' re-plan. */
+static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
+                          const char *why, placement *want, svc_loop_res *res,
+                          ef_err *e)
+{
+    /* map, nmap: the usable nodes; rmap: cluster node -> plan node */
+    long *map = NULL;
+    int nmap = 0, rc = EF_OK;
+    int G = s->c.gpus_per_node;
+    for (int k = 0; want && k < nobs; k++)
+        memset(&want[k], 0, sizeof want[k]);
+    if (usable_nodes(s, &map, &nmap, e) != EF_OK)
+        return EF_ERR;
+    if (nmap == 0) {
+        free(map);
+        return ef_fail(e, EF_E_INTERNAL, "no usable node: every node of the "
+                       "cluster is drained or down");
+    }
+    int *rmap = ef_malloc((size_t)s->c.nodes * sizeof *rmap);
+    for (int k = 0; k < s->c.nodes; k++)
+        rmap[k] = -1;
+    for (int k = 0; k < nmap; k++)
+        rmap[map[k]] = k;
+    cluster pc;
+    if (cluster_init(&pc, 1, nmap, G, "the service's cluster", e) != EF_OK) {
+        free(map);
+        free(rmap);
+        return EF_ERR;
+    }
+    /* cx: cancelled jobs, which leave the queue */
+    store_job *cx = NULL;
+    int ncx = 0;
+    if (store_jobs_list(s->st, NULL, "cancelled", &cx, &ncx, e) != EF_OK) {
+        free(map);
+        free(rmap);
+        return EF_ERR;
+    }
+    const plan_doc *d = &s->doc;
+    char *qt = plan_doc_queue_json(d, NULL);
+    json_t *qv = json_loads(qt, 0, NULL);
+    free(qt);
+    json_t *arr = json_object_get(qv, "jobs");
+    json_t *kept = json_array();
+    for (int i = 0; i < d->njobs; i++) {
+        const plan_doc_job *dj = &d->jobs[i];
+        int out = 0;
+        for (int k = 0; k < ncx && !out; k++)
+            out = strcmp(cx[k].id, dj->id) == 0;
+        const svc_obs *ob = obs_find(obs, nobs, dj->id);
+        if (out || (ob && (ob->state == SVC_OBS_DONE ||
+                           ob->state == SVC_OBS_FAILED)))
+            continue;
+        json_t *jo = json_deep_copy(json_array_get(arr, (size_t)i));
+        json_object_del(jo, "placement");
+        if (ob && dj->eb) {
+            double sd = (double)ob->progress * (double)dj->batch_size;
+            if (sd > dj->samples - 1)
+                sd = dj->samples - 1;
+            if (sd > dj->samples_done)
+                json_object_set_new(jo, "samples_done",
+                                    json_integer((json_int_t)sd));
+        } else if (ob) {
+            int64_t p = ob->progress < dj->iterations ? ob->progress
+                                                      : dj->iterations - 1;
+            if (p > dj->iterations_done)
+                json_object_set_new(jo, "iterations_done", json_integer(p));
+        }
+        json_t *pv = ob && ob->state == SVC_OBS_RUNNING
+                         ? plan_place(&ob->place, rmap, s->c.nodes, &pc)
+                         : NULL;
+        if (pv)
+            json_object_set_new(jo, "placement", pv);
+        if (dj->decision == PLAN_ADMITTED)
+            json_object_set_new(jo, "promised", json_integer(1));
+        json_array_append_new(kept, jo);
+    }
+    json_object_set_new(qv, "jobs", kept);
+    char *nq = json_dumps(qv, JSON_COMPACT);
+    json_decref(qv);
+    job_queue q;
+    plan p;
+    memset(&p, 0, sizeof p);
+    plan_opts po;
+    plan_doc_opts(d, &po);
+    po.now = now;
+    rc = queue_parse_json(&q, "the service's queue", nq, strlen(nq), e);
+    free(nq);
+    if (rc == EF_OK)
+        rc = queue_resolve(&q, &s->cs, e);
+    if (rc == EF_OK)
+        rc = plan_build(&p, &q, &pc, &po, e);
+    if (rc == EF_OK && plan_check(&p, e) != EF_OK) {
+        ef_prefix(e, "the plan from reality fails its check: ");
+        rc = EF_ERR;
+    }
+    if (rc != EF_OK) {
+        plan_free(&p);
+        queue_free(&q);
+        store_jobs_free(cx, ncx);
+        free(map);
+        free(rmap);
+        return EF_ERR;
+    }
+    /* the new plan's text, with its node map */
+    long *old_map = s->map;
+    int old_nmap = s->nmap;
+    s->map = nmap < s->c.nodes ? map : NULL;
+    s->nmap = nmap < s->c.nodes ? nmap : 0;
+    if (!s->map)
+        free(map);
+    plan_doc nd;
+    size_t len = 0;
+    char *text = plan_text(s, &p, &nd, &len);
+    int64_t version = s->version + 1;
+    int newly = 0;
+    /* commit: the jobs as seen, their risks, the plan */
+    rc = store_begin(s->st, e);
+    for (int k = 0; rc == EF_OK && k < nobs; k++) {
+        const svc_obs *ob = &obs[k];
+        int cancelled = 0;
+        for (int c = 0; c < ncx && !cancelled; c++)
+            cancelled = strcmp(cx[c].id, ob->id) == 0;
+        const char *st = cancelled ? "cancelled"
+                         : ob->state == SVC_OBS_DONE ? "done"
+                         : ob->state == SVC_OBS_FAILED ? "failed"
+                         : ob->state == SVC_OBS_RUNNING ? "running"
+                                                        : "queued";
+        if (store_job_update(s->st, ob->id, st, ob->progress, now, e) < 0)
+            rc = EF_ERR;
+        if (rc == EF_OK && !cancelled && ob->state == SVC_OBS_DONE) {
+            char dt[64];
+            snprintf(dt, sizeof dt, "{\"progress\":%" PRId64 "}",
+                     ob->progress);
+            rc = store_event_add(s->st, ob->id, now, "done", dt, e);
+        }
+        if (rc == EF_OK && !cancelled && ob->state == SVC_OBS_FAILED) {
+            char *dt = detail1("why", ob->why ? ob->why : "failed");
+            rc = store_event_add(s->st, ob->id, now, "failed", dt, e);
+            free(dt);
+            s->loop_failed++;
+        }
+        if (rc == EF_OK && (ob->state == SVC_OBS_DONE ||
+                            ob->state == SVC_OBS_FAILED || cancelled) &&
+            store_job_set_risk(s->st, ob->id, NULL, now, e) < 0)
+            rc = EF_ERR;
+    }
+    res->at_risk = 0;
+    for (int i = 0; rc == EF_OK && i < p.njobs; i++) {
+        const plan_job *j = &p.jobs[i];
+        const plan_doc_job *old = plan_find(s, j->in->id);
+        int was = old && old->at_risk;
+        int is = j->decision == PLAN_ADMITTED && j->at_risk;
+        res->at_risk += is;
+        if (is) {
+            char rt[400];
+            risk_text(j, rt, sizeof rt);
+            if (store_job_set_risk(s->st, j->in->id, rt, now, e) < 0)
+                rc = EF_ERR;
+            if (rc == EF_OK && !was) {
+                newly++;
+                json_t *dv = json_object();
+                json_object_set_new(dv, "deadline",
+                                    json_integer(j->in->deadline));
+                json_object_set_new(dv, "earliest_finish",
+                                    jtime(j->planned_end));
+                json_object_set_new(dv, "reason", jstr(j->risk));
+                char *dt = json_dumps(dv, JSON_COMPACT | JSON_SORT_KEYS);
+                json_decref(dv);
+                rc = store_event_add(s->st, j->in->id, now, "at_risk", dt, e);
+                free(dt);
+            }
+        } else if (was) {
+            if (store_job_set_risk(s->st, j->in->id, NULL, now, e) < 0)
+                rc = EF_ERR;
+            if (rc == EF_OK)
+                rc = store_event_add(s->st, j->in->id, now, "on_time", NULL,
+                                     e);
+        }
+    }
+    if (rc == EF_OK)
+        rc = store_plan_put(s->st, version, now, why, p.admitted, text, e);
+    if (rc == EF_OK)
+        rc = store_commit(s->st, e);
+    store_jobs_free(cx, ncx);
+    free(rmap);
+    if (rc != EF_OK) {
+        store_rollback(s->st);
+        free(text);
+        plan_doc_free(&nd);
+        free(s->map);
+        s->map = old_map;
+        s->nmap = old_nmap;
+        plan_free(&p);
+        queue_free(&q);
+        return EF_ERR;
+    }
+    /* the new plan is the current one; it borrows p and q, which are
+     * read back from its text to own them */
+    plan_doc_free(&nd);
+    if (set_plan(s, text, len, version, e) != EF_OK) {
+        free(old_map);
+        plan_free(&p);
+        queue_free(&q);
+        return EF_ERR;
+    }
+    free(old_map);
+    s->loop_replans++;
+    res->version = version;
+    res->newly_at_risk = newly;
+    res->next = now + p.opts.slot;
+    /* what each job gets now */
+    const plan_slot *sl = p.nslots > 0 && p.slots[0].start == now
+                              ? &p.slots[0] : NULL;
+    for (int a = 0; want && sl && a < sl->nalloc; a++) {
+        const plan_alloc *al = &sl->a[a];
+        const char *id = p.jobs[al->job].in->id;
+        const svc_obs *ob = obs_find(obs, nobs, id);
+        if (!ob)
+            continue;
+        placement *w = &want[ob - obs];
+        w->n = al->gpus;
+        w->node = ef_malloc((size_t)al->gpus * sizeof(int));
+        w->gpu = ef_malloc((size_t)al->gpus * sizeof(int));
+        w->batch = al->batch;
+        for (int k = 0; k < al->gpus; k++) {
+            w->node[k] = real_node(s, al->gpu[k] / G);
+            w->gpu[k] = al->gpu[k] % G;
+        }
+    }
+    plan_free(&p);
+    queue_free(&q);
+    return EF_OK;
+}
+
+int svc_loop_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
+                    const char *why, placement *want, svc_loop_res *res,
+                    ef_err *e)
+{
+    if (reality_replan(s, obs, nobs, now, why, want, res, e) != EF_OK)
+        return EF_ERR;
+    /* keep what the loop saw (running and waiting jobs) for svc_replan */
+    for (int i = 0; i < s->nobs; i++) {
+        free((char *)s->obs[i].id);
+        free((char *)s->obs[i].why);
+        placement_free(&s->obs[i].place);
+    }
+    free(s->obs);
+    s->obs = ef_calloc((size_t)nobs + 1, sizeof *s->obs);
+    s->nobs = 0;
+    for (int i = 0; i < nobs; i++) {
+        if (obs[i].state == SVC_OBS_DONE || obs[i].state == SVC_OBS_FAILED)
+            continue;
+        svc_obs *o = &s->obs[s->nobs++];
+        o->id = ef_strdup(obs[i].id);
+        o->state = obs[i].state;
+        o->progress = obs[i].progress;
+        placement_copy(&o->place, &obs[i].place);
+    }
+    return EF_OK;
+}
+
+int svc_loop_event(svc *s, const char *id, const char *kind,
+                   const char *detail, int64_t now, ef_err *e)
+{
+    s->loop_restarts += strcmp(kind, "restart") == 0;
+    s->loop_lag += strcmp(kind, "lag") == 0;
+    return store_event_add(s->st, id, now, kind, detail, e);
+}
+
+/* ---- nodes ------------------------------------------------------------------ */
+
+void svc_nodes(svc *s, svc_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    ef_err e = {0};
+    store_node *nd = NULL;
+    int nn = 0;
+    svc_lock(s);
+    if (store_nodes_list(s->st, &nd, &nn, &e) != EF_OK) {
+        svc_unlock(s);
+        reply_internal(r, &e);
+        return;
+    }
+    json_t *v = json_object();
+    json_t *a = json_array();
+    int up = 0;
+    for (int k = 0; k < s->c.nodes; k++) {
+        const store_node *x = NULL;
+        for (int i = 0; i < nn && !x; i++)
+            if (nd[i].node == k)
+                x = &nd[i];
+        up += !x;
+        json_t *o = json_object();
+        json_object_set_new(o, "node", json_integer(k));
+        json_object_set_new(o, "state", json_string(x ? x->state : "up"));
+        json_object_set_new(o, "why", x ? jstr(x->why) : json_null());
+        json_object_set_new(o, "since", x ? json_integer(x->at) : json_null());
+        json_array_append_new(a, o);
+    }
+    json_object_set_new(v, "nodes", a);
+    json_object_set_new(v, "plan_nodes", json_integer(up));
+    store_nodes_free(nd, nn);
+    svc_unlock(s);
+    reply_json(r, 200, v);
+}
+
+void svc_node_drain(svc *s, const store_ident *who, const char *node,
+                    int drain, int64_t now, svc_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    if (!who->op) {
+        svc_reply_error(r, 403, NULL, "draining nodes is for operators");
+        return;
+    }
+    char *end = NULL;
+    errno = 0;
+    long k = node && *node ? strtol(node, &end, 10) : -1;
+    ef_err e = {0};
+    svc_lock(s);
+    if (!end || *end || errno || k < 0 || k >= s->c.nodes) {
+        char m[300];
+        snprintf(m, sizeof m, "node \"%.100s\": the cluster has nodes 0 to "
+                 "%d", node ? node : "", s->c.nodes - 1);
+        svc_unlock(s);
+        svc_reply_error(r, 404, NULL, m);
+        return;
+    }
+    store_node *nd = NULL;
+    int nn = 0;
+    if (store_nodes_list(s->st, &nd, &nn, &e) != EF_OK) {
+        svc_unlock(s);
+        reply_internal(r, &e);
+        return;
+    }
+    const char *cur = NULL;
+    for (int i = 0; i < nn; i++)
+        if (nd[i].node == k)
+            cur = nd[i].state;
+    char m[300];
+    int status = 0;
+    if (drain && !cur && nn + 1 >= s->c.nodes) {
+        snprintf(m, sizeof m, "node %ld is the last usable node: draining it "
+                 "would leave no GPU for the promises made", k);
+        status = 409;
+    } else if (!drain && cur && strcmp(cur, "down") == 0) {
+        snprintf(m, sizeof m, "node %ld is down as the cluster sees it, not "
+                 "drained: it comes back when the cluster says so", k);
+        status = 409;
+    }
+    int changed = 0;
+    if (!status && (drain ? !cur || strcmp(cur, "drained") : cur != NULL)) {
+        char why[200];
+        snprintf(why, sizeof why, "drained by %s", who->name);
+        int rc = store_begin(s->st, &e);
+        if (rc == EF_OK &&
+            store_node_set(s->st, (int)k, drain ? "drained" : NULL, why, now,
+                           &e) < 0)
+            rc = EF_ERR;
+        json_t *dv = json_object();
+        json_object_set_new(dv, "by", jstr(who->name));
+        json_object_set_new(dv, "node", json_integer(k));
+        char *dt = json_dumps(dv, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(dv);
+        if (rc == EF_OK)
+            rc = store_event_add(s->st, NULL, now, drain ? "node_drained"
+                                 : "node_undrained", dt, &e);
+        if (rc == EF_OK)
+            rc = store_commit(s->st, &e);
+        free(dt);
+        if (rc != EF_OK) {
+            store_rollback(s->st);
+            store_nodes_free(nd, nn);
+            svc_unlock(s);
+            reply_internal(r, &e);
+            return;
+        }
+        changed = 1;
+        if (s->notify)
+            s->notify(s->notify_arg);
+    }
+    store_nodes_free(nd, nn);
+    svc_unlock(s);
+    if (status) {
+        svc_reply_error(r, status, NULL, m);
+        return;
+    }
+    json_t *v = json_object();
+    json_object_set_new(v, "changed", json_boolean(changed));
+    json_object_set_new(v, "node", json_integer(k));
+    json_object_set_new(v, "state", json_string(drain ? "drained" : "up"));
+    reply_json(r, 200, v);
+}
+
+int svc_node_seen(svc *s, int node, int down, const char *why, int64_t now,
+                  ef_err *e)
+{
+    store_node *nd = NULL;
+    int nn = 0;
+    if (node < 0 || node >= s->c.nodes)
+        return 0;
+    if (store_nodes_list(s->st, &nd, &nn, e) != EF_OK)
+        return EF_ERR;
+    const char *cur = NULL;
+    for (int i = 0; i < nn; i++)
+        if (nd[i].node == node)
+            cur = nd[i].state;
+    int change = down ? cur == NULL : cur && strcmp(cur, "down") == 0;
+    store_nodes_free(nd, nn);
+    if (!change)
+        return 0;
+    char dt[64];
+    snprintf(dt, sizeof dt, "{\"node\":%d}", node);
+    int rc = store_begin(s->st, e);
+    if (rc == EF_OK &&
+        store_node_set(s->st, node, down ? "down" : NULL, why, now, e) < 0)
+        rc = EF_ERR;
+    if (rc == EF_OK)
+        rc = store_event_add(s->st, NULL, now, down ? "node_down" : "node_up",
+                             dt, e);
+    if (rc == EF_OK)
+        rc = store_commit(s->st, e);
+    if (rc != EF_OK) {
+        store_rollback(s->st);
+        return EF_ERR;
+    }
+    return 1;
 }

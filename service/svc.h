@@ -51,6 +51,9 @@
 
 typedef struct svc svc;
 
+#include "model/jobs.h"
+#include "model/placement.h"
+
 typedef struct svc_config {
     const char *db;        /* the store's path */
     const char *cluster;   /* cluster_from_arg */
@@ -59,6 +62,8 @@ typedef struct svc_config {
     int overhead;          /* ovh_mode */
     const char *snapshots; /* directory for re-plan snapshots; NULL: DB.plans
                               next to the store */
+    double scale;          /* the service's clock: plan seconds per wall
+                              second (0: 1); see svc_now */
 } svc_config;
 
 /* One answer. 'body' heap text, 'ctype' its media type (static). */
@@ -118,5 +123,104 @@ void svc_health(svc *s, int64_t now, svc_reply *r);
 void svc_metrics(svc *s, svc_reply *r);
 /* Record the latency of one submission (seconds) for /metrics. */
 void svc_observe_submit(svc *s, double seconds);
+
+/* ---- the clock ------------------------------------------------------------ */
+
+/* The service's time (Unix seconds): the wall clock, or with a scale S
+ * (svc_config.scale, efplan serve --time-scale) S plan seconds per wall
+ * second from the moment the store first started. The anchor is kept in
+ * the store, so a restarted service continues its time (a new scale
+ * continues from the time the old one reached). */
+int64_t svc_now(svc *s);
+
+/* ---- the closed loop (loop.h drives these) --------------------------------- */
+
+/* Call fn(arg) after every committed change of the plan or of a node
+ * (a submission admitted, a cancel, a re-plan, a drain); fn runs under the
+ * svc lock and must only note it (loop_wake). NULL: none. */
+void svc_set_notify(svc *s, void (*fn)(void *arg), void *arg);
+
+/* The version of the current plan. Under svc_lock. */
+int64_t svc_version(svc *s);
+
+/* Jobs the loop runs: every job whose state is queued or running, plus
+ * the jobs 'extra[0..nextra)' (jobs the loop still has attempts of, e.g.
+ * one just cancelled), as an efplan-jobs queue (the jobs as planned: their
+ * commands, env and so on) into *q (free with queue_free); with each
+ * job's admitted flag (1: admitted, a promise) in adm[] (heap, q->n
+ * entries; free with free()). Under svc_lock. */
+int svc_loop_jobs(svc *s, const char *const *extra, int nextra,
+                  job_queue *q, int **adm, ef_err *e);
+
+/* What became of one job, as the loop saw it. */
+typedef enum svc_obs_state {
+    SVC_OBS_WAITING = 0, /* holds no GPUs (not started, or between
+                            attempts) */
+    SVC_OBS_RUNNING,     /* an attempt runs on 'place' */
+    SVC_OBS_DONE,        /* its work is done */
+    SVC_OBS_FAILED       /* failed past its restart budget: 'why' */
+} svc_obs_state;
+
+typedef struct svc_obs {
+    const char *id;
+    svc_obs_state state;
+    int64_t progress;    /* iterations done (at its batch size) */
+    placement place;     /* RUNNING: where, in the cluster's node numbers */
+    const char *why;     /* FAILED: why, with its log */
+} svc_obs;
+
+/* The at-risk and restart counts of one re-plan, for the loop's log. */
+typedef struct svc_loop_res {
+    int64_t version;     /* the new plan's */
+    int64_t next;        /* the next slot boundary of the plan (now + slot) */
+    int at_risk;         /* admitted jobs at risk in it */
+    int newly_at_risk;   /* of them, not at risk in the plan before */
+} svc_loop_res;
+
+/*
+ * svc_loop_replan: re-plan from reality at 'now' (the loop's scheduling
+ * point; 'why' one line for the plan history). The queue is the current
+ * plan's, each job as 'obs' says (obs sorted by id; a job the loop does
+ * not know yet is taken as it is): done and failed jobs leave it (their
+ * store state becomes done / failed, with an event), a cancelled one
+ * too; every other job gets its real progress as iterations_done, where
+ * it runs as its placement, and, if the plan admitted it, "promised"
+ * (plan.h: kept admitted, at risk if it cannot be saved). The cluster is
+ * the one the service was started with less its drained and down nodes
+ * (store nodes; the plan's node_map numbers the rest). The new plan is
+ * planned from 'now' with the plan's slot and overhead model, checked,
+ * and committed with the jobs' progress and states, their at-risk reasons
+ * (store_job_set_risk; an "at_risk" event when one is first flagged, with
+ * its reason and earliest finish; "on_time" when one is no longer) and
+ * the plan version, in one transaction. want[k] (room for nobs) is then
+ * what obs[k]'s job gets in the slot at 'now', in the cluster's node
+ * numbers (n == 0: nothing; heap arrays, placement_free each). Keeps a
+ * copy of obs for svc_replan. Under svc_lock. Errors: the store, a plan
+ * that fails its check (EF_E_INTERNAL); nothing changes then.
+ */
+int svc_loop_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
+                    const char *why, placement *want, svc_loop_res *res,
+                    ef_err *e);
+
+/* Record event 'kind' (detail: a JSON object text, NULL "{}") of job 'id'
+ * ('id' NULL: of the service) at 'now', and count restarts ("restart"),
+ * failures ("failed") and lags ("lag") for /metrics. Under svc_lock. */
+int svc_loop_event(svc *s, const char *id, const char *kind,
+                   const char *detail, int64_t now, ef_err *e);
+
+/* POST /v1/nodes/{node}/drain (drain 1) and /undrain (drain 0):
+ * operators only. A drained node gets no new work; the loop moves what
+ * runs there at its next tick. 'why' NULL: "drained by NAME". 404 for a
+ * node the cluster lacks; draining the last usable node is 409. */
+void svc_node_drain(svc *s, const store_ident *who, const char *node,
+                    int drain, int64_t now, svc_reply *r);
+/* GET /v1/nodes: {"nodes": [{"node", "state" ("up", "drained", "down"),
+ * "why", "since"}], "plan_nodes": the usable count}. */
+void svc_nodes(svc *s, svc_reply *r);
+/* Mark node 'node' down (the backend saw it DOWN or DRAIN: 'why'), or up
+ * again (down 0, only a node marked down, not one an operator drained):
+ * 1 when it changed. Under svc_lock. */
+int svc_node_seen(svc *s, int node, int down, const char *why, int64_t now,
+                  ef_err *e);
 
 #endif

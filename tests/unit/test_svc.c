@@ -66,7 +66,7 @@ static int teardown(void **state)
 
 /* A job body: 'iters' iterations of resnet50 at 64, deadline 'dl' (-1:
  * none). */
-static char *job(const char *id, long iters, int64_t dl)
+static char *jobtext(const char *id, long iters, int64_t dl)
 {
     static char b[512];
     if (dl < 0)
@@ -104,7 +104,7 @@ static void test_submit_retry_conflict(void **state)
 {
     fx *f = *state;
     int st;
-    json_t *a = submit(f, &f->alice, job("a1", 2000, T0 + 3600), T0 + 5,
+    json_t *a = submit(f, &f->alice, jobtext("a1", 2000, T0 + 3600), T0 + 5,
                        &st);
     assert_int_equal(st, 201);
     assert_string_equal(sget(a, "decision"), "admitted");
@@ -125,10 +125,10 @@ static void test_submit_retry_conflict(void **state)
     free(second);
     json_decref(b);
     /* another body: 409; another user's id: 409 */
-    json_t *c = submit(f, &f->alice, job("a1", 2001, T0 + 3600), T0 + 6, &st);
+    json_t *c = submit(f, &f->alice, jobtext("a1", 2001, T0 + 3600), T0 + 6, &st);
     assert_int_equal(st, 409);
     json_decref(c);
-    c = submit(f, &f->bob, job("a1", 2000, T0 + 3600), T0 + 6, &st);
+    c = submit(f, &f->bob, jobtext("a1", 2000, T0 + 3600), T0 + 6, &st);
     assert_int_equal(st, 409);
     assert_contains(json_string_value(json_object_get(
                         json_object_get(c, "error"), "message")),
@@ -182,10 +182,10 @@ static void test_owners(void **state)
 {
     fx *f = *state;
     int st;
-    json_decref(submit(f, &f->alice, job("a", 100000, T0 + 36000), T0,
+    json_decref(submit(f, &f->alice, jobtext("a", 100000, T0 + 36000), T0,
                        &st));
     assert_int_equal(st, 201);
-    json_decref(submit(f, &f->bob, job("b", 1000, T0 + 7200), T0, &st));
+    json_decref(submit(f, &f->bob, jobtext("b", 1000, T0 + 7200), T0, &st));
     assert_int_equal(st, 201);
     svc_reply r;
     svc_show(f->s, &f->bob, "a", T0, &r);
@@ -253,7 +253,7 @@ static void test_reject_then_earliest(void **state)
     fx *f = *state;
     int st;
     /* far more work than 16 GPUs do in ten minutes */
-    json_t *a = submit(f, &f->alice, job("big", 400000, T0 + 600), T0, &st);
+    json_t *a = submit(f, &f->alice, jobtext("big", 400000, T0 + 600), T0, &st);
     assert_int_equal(st, 201);
     assert_string_equal(sget(a, "decision"), "rejected");
     json_int_t efd = json_integer_value(
@@ -262,12 +262,12 @@ static void test_reject_then_earliest(void **state)
     assert_true(sget(a, "reason")[0] != '\0');
     json_decref(a);
     /* the same id, at the deadline offered: admitted */
-    a = submit(f, &f->alice, job("big", 400000, efd), T0, &st);
+    a = submit(f, &f->alice, jobtext("big", 400000, efd), T0, &st);
     assert_int_equal(st, 201);
     assert_string_equal(sget(a, "decision"), "admitted");
     json_decref(a);
     /* a best-effort job */
-    a = submit(f, &f->bob, job("be", 1000, -1), T0, &st);
+    a = submit(f, &f->bob, jobtext("be", 1000, -1), T0, &st);
     assert_int_equal(st, 201);
     assert_string_equal(sget(a, "decision"), "best_effort");
     json_decref(a);
@@ -291,7 +291,7 @@ static void test_promise_and_reopen(void **state)
         char id[16];
         snprintf(id, sizeof id, "p%03d", i);
         int st;
-        json_t *a = submit(f, i % 2 ? &f->alice : &f->bob, job(id, it, dl),
+        json_t *a = submit(f, i % 2 ? &f->alice : &f->bob, jobtext(id, it, dl),
                            now, &st);
         assert_int_equal(st, 201);
         if (strcmp(sget(a, "decision"), "admitted") == 0) {
@@ -359,8 +359,8 @@ static void test_metrics(void **state)
 {
     fx *f = *state;
     int st;
-    json_decref(submit(f, &f->alice, job("m1", 1000, T0 + 7200), T0, &st));
-    json_decref(submit(f, &f->alice, job("m1", 1000, T0 + 7200), T0, &st));
+    json_decref(submit(f, &f->alice, jobtext("m1", 1000, T0 + 7200), T0, &st));
+    json_decref(submit(f, &f->alice, jobtext("m1", 1000, T0 + 7200), T0, &st));
     svc_observe_submit(f->s, 0.004);
     svc_reply r;
     svc_metrics(f->s, &r);
