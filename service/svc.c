@@ -416,6 +416,22 @@ void svc_unlock(svc *s)
 
 /* ---- job views ------------------------------------------------------------- */
 
+/* json_string of s, with bytes that are not valid UTF-8 replaced by '?'
+ * (messages may quote input). */
+static json_t *jstr(const char *s)
+{
+    json_t *v = json_string(s);
+    if (v)
+        return v;
+    char *c = ef_strdup(s);
+    for (unsigned char *p = (unsigned char *)c; *p; p++)
+        if (*p >= 0x80)
+            *p = '?';
+    v = json_string(c);
+    free(c);
+    return v ? v : json_string("");
+}
+
 /* A time member: the integer, or null when v < 0. */
 static json_t *jtime(int64_t v)
 {
@@ -534,21 +550,6 @@ static json_t *job_view(svc *s, const store_job *j, int64_t now,
 
 /* ---- submit ---------------------------------------------------------------- */
 
-/* json_string of s, with bytes that are not valid UTF-8 replaced by '?'
- * (messages may quote input). */
-static json_t *jstr(const char *s)
-{
-    json_t *v = json_string(s);
-    if (v)
-        return v;
-    char *c = ef_strdup(s);
-    for (unsigned char *p = (unsigned char *)c; *p; p++)
-        if (*p >= 0x80)
-            *p = '?';
-    v = json_string(c);
-    free(c);
-    return v ? v : json_string("");
-}
 
 /* A 400 from an error the planner's readers gave about the job, which
  * they name "--job" and "jobs[0]": the request body and the JSON path. */
