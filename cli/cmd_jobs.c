@@ -223,3 +223,65 @@ int cmd_cancel(int argc, char **argv)
     return one_job("cancel", argc, argv, help_cancel, "DELETE",
                    cl_fmt_cancel);
 }
+
+void help_node(void)
+{
+    printf(
+        "Usage: efplan node list [--json] [--server URL] [--token-file F]\n"
+        "       efplan node drain N | undrain N [...]\n"
+        "\n"
+        "The nodes of efplan serve's cluster. list: each node's state (up,\n"
+        "drained by an operator, or down as the cluster reports it), since\n"
+        "when and why, and how many the plan uses. drain N (an operator's\n"
+        "token): node N (from 0) gets no more work; the loop re-plans on the\n"
+        "other nodes at once and moves what runs there (checkpoint, restart\n"
+        "elsewhere); admitted jobs that cannot be saved on what is left are\n"
+        "flagged at risk. undrain N gives it back.\n"
+        "\n"
+        CONN_HELP);
+}
+
+int cmd_node(int argc, char **argv)
+{
+    static const struct option opts[] = {CONN_OPTS, {NULL, 0, NULL, 0}};
+    conn_args a = {0};
+    int o;
+    opterr = 0;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (conn_option(o, &a))
+            continue;
+        if (o == 'h') {
+            help_node();
+            return 0;
+        }
+        return cli_option_error("node", o, argv[optind - 1]);
+    }
+    if (optind >= argc)
+        return cli_usage_error("node", "what? (efplan node list, drain N or "
+                               "undrain N)");
+    const char *what = argv[optind];
+    if (strcmp(what, "list") == 0) {
+        if (optind + 1 < argc)
+            return cli_usage_error("node", "list takes no argument");
+        return ask("node", &a, "GET", "/v1/nodes", cl_fmt_nodes);
+    }
+    if (strcmp(what, "drain") && strcmp(what, "undrain")) {
+        char q[128];
+        return cli_usage_error("node", "%s: expected list, drain or undrain",
+                               ef_quote(what, q, sizeof q));
+    }
+    if (optind + 2 != argc)
+        return cli_usage_error("node", "%s takes one node number", what);
+    const char *n = argv[optind + 1];
+    char *end;
+    long k = strtol(n, &end, 10);
+    if (!n[0] || *end || k < 0 || k > (1 << 20)) {
+        char q[128];
+        return cli_usage_error("node", "%s: expected a node number from 0",
+                               ef_quote(n, q, sizeof q));
+    }
+    char path[96];
+    snprintf(path, sizeof path, "/v1/nodes/%ld/%s", k, what);
+    return ask("node", &a, "POST", path, cl_fmt_drain);
+}

@@ -14,6 +14,7 @@
 #include "common/util.h"
 #include "model/overhead.h"
 #include "service/http.h"
+#include "service/loop.h"
 #include "service/svc.h"
 
 void help_serve(void)
@@ -26,6 +27,9 @@ void help_serve(void)
         "PEM]\n"
         "                    [--insecure-listen] [--port-file FILE] "
         "[--quiet]\n"
+        "                    [--backend local|slurm|dry-run [--nodes FILE]\n"
+        "                     [--run-dir DIR] [--time-scale S]\n"
+        "                     [--max-restarts N] [--lag FRACTION]]\n"
         "\n"
         "Run the queue service: the one durable source of truth of a job\n"
         "queue, which users submit to over HTTP (efplan submit --server,\n"
@@ -56,6 +60,24 @@ void help_serve(void)
         "  --request-timeout S  a request must arrive whole within S seconds\n"
         "                     (default 30; then 408)\n"
         "  --quiet            no line per request on stderr\n"
+        "\n"
+        "The closed loop (without --backend the service only plans):\n"
+        "  --backend B        run the plan on the cluster: local processes,\n"
+        "                     slurm, or dry-run (nothing runs; jobs advance at\n"
+        "                     their curve's speed). At every slot boundary and\n"
+        "                     every event (submission, completion, failure,\n"
+        "                     lag, drained node) it re-plans from the jobs'\n"
+        "                     real progress and changes only what changed\n"
+        "  --nodes FILE       the cluster's node names, one a line (slurm:\n"
+        "                     default sinfo's)\n"
+        "  --run-dir DIR      logs, progress and run files (default\n"
+        "                     FILE.run next to the store)\n"
+        "  --time-scale S     S plan seconds per wall second (default 1; for\n"
+        "                     tests and demos: the service's clock)\n"
+        "  --max-restarts N   relaunches of a failed job (default 2), then it\n"
+        "                     is failed with its log\n"
+        "  --lag FRACTION     a job this far behind its planned progress is\n"
+        "                     re-planned at once (default 0.1)\n"
         "\n"
         "SIGINT or SIGTERM stops it after the requests under way.\n"
         "Exit codes: 0 stopped by a signal, 2 usage error (also: the store\n"
@@ -96,7 +118,8 @@ static int parse_hhmm(const char *s)
 int cmd_serve(int argc, char **argv)
 {
     enum { O_TLS_CERT = 256, O_TLS_KEY, O_INSECURE, O_PORT_FILE, O_REPLAN_AT,
-           O_REQ_TIMEOUT, O_QUIET };
+           O_REQ_TIMEOUT, O_QUIET, O_BACKEND, O_NODES, O_RUNDIR, O_SCALE,
+           O_RESTARTS, O_LAG };
     static const struct option opts[] = {
         {"db", required_argument, NULL, 'd'},
         {"cluster", required_argument, NULL, 'c'},
@@ -111,12 +134,22 @@ int cmd_serve(int argc, char **argv)
         {"port-file", required_argument, NULL, O_PORT_FILE},
         {"request-timeout", required_argument, NULL, O_REQ_TIMEOUT},
         {"quiet", no_argument, NULL, O_QUIET},
+        {"backend", required_argument, NULL, O_BACKEND},
+        {"nodes", required_argument, NULL, O_NODES},
+        {"run-dir", required_argument, NULL, O_RUNDIR},
+        {"time-scale", required_argument, NULL, O_SCALE},
+        {"max-restarts", required_argument, NULL, O_RESTARTS},
+        {"lag", required_argument, NULL, O_LAG},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     svc_config sc = {.slot = 60, .overhead = OVH_FIG12};
     srv_config hc = {.log = log_line};
     const char *port_file = NULL;
     int replan_at = -1;
+    loop_opts lo;
+    loop_opts_default(&lo);
+    lo.backend = NULL;
+    lo.say = log_line;
     int o;
     opterr = 0;
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -160,6 +193,43 @@ int cmd_serve(int argc, char **argv)
             break;
         }
         case O_QUIET: hc.log = log_quiet; break;
+        case O_BACKEND:
+            if (strcmp(optarg, "local") && strcmp(optarg, "slurm") &&
+                strcmp(optarg, "dry-run"))
+                return cli_usage_error("serve", "--backend: \"%s\" (expected "
+                                       "local, slurm or dry-run)", optarg);
+            lo.backend = optarg;
+            break;
+        case O_NODES: lo.nodes_file = optarg; break;
+        case O_RUNDIR: lo.state = optarg; break;
+        case O_SCALE: {
+            char *end;
+            double v = strtod(optarg, &end);
+            if (*end || !(v >= 0.001 && v <= 1e6))
+                return cli_usage_error("serve", "--time-scale: \"%s\" "
+                                       "(expected 0.001 to 1000000)", optarg);
+            sc.scale = v;
+            lo.scale = v;
+            break;
+        }
+        case O_RESTARTS: {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 0 || v > 1000)
+                return cli_usage_error("serve", "--max-restarts: \"%s\" "
+                                       "(expected 0 to 1000)", optarg);
+            lo.max_restarts = (int)v;
+            break;
+        }
+        case O_LAG: {
+            char *end;
+            double v = strtod(optarg, &end);
+            if (*end || !(v > 0 && v < 1))
+                return cli_usage_error("serve", "--lag: \"%s\" (expected a "
+                                       "fraction between 0 and 1)", optarg);
+            lo.lag = v;
+            break;
+        }
         case 'h': help_serve(); return EXIT_OK_;
         default: return cli_option_error("serve", o, argv[optind - 1]);
         }
@@ -170,6 +240,14 @@ int cmd_serve(int argc, char **argv)
     if (!sc.db || !sc.cluster || !sc.curves)
         return cli_usage_error("serve", "--db, --cluster and --curves are "
                                "required");
+    if (!lo.backend && (lo.nodes_file || lo.state))
+        return cli_usage_error("serve", "--nodes and --run-dir go with "
+                               "--backend");
+    char rundir[4200];
+    if (lo.backend && !lo.state) {
+        snprintf(rundir, sizeof rundir, "%s.run", sc.db);
+        lo.state = rundir;
+    }
     /* the signals that stop it are taken by sigtimedwait below: blocked
      * before any thread starts, so every thread inherits the mask */
     sigset_t stop;
@@ -182,8 +260,14 @@ int cmd_serve(int argc, char **argv)
     svc *sv = NULL;
     if (svc_open(&sv, &sc, (int64_t)time(NULL), &e) != EF_OK)
         return cli_fail(&e);
+    loop *lp = NULL;
+    if (lo.backend && loop_start(&lp, sv, &lo, &e) != EF_OK) {
+        svc_close(sv);
+        return cli_fail(&e);
+    }
     srv *hs = NULL;
     if (srv_start(&hs, sv, &hc, &e) != EF_OK) {
+        loop_stop(lp);
         svc_close(sv);
         return cli_fail(&e);
     }
@@ -199,6 +283,7 @@ int cmd_serve(int argc, char **argv)
         snprintf(txt, sizeof txt, "%d\n", srv_port(hs));
         if (ef_write_file_atomic(port_file, txt, strlen(txt), &e) != EF_OK) {
             srv_stop(hs);
+            loop_stop(lp);
             svc_close(sv);
             return cli_fail(&e);
         }
@@ -221,7 +306,7 @@ int cmd_serve(int argc, char **argv)
         if (now / 86400 > last_day && now % 86400 >= replan_at) {
             last_day = now / 86400;
             svc_reply r;
-            svc_replan(sv, NULL, now, &r);
+            svc_replan(sv, NULL, svc_now(sv), &r);
             snprintf(msg, sizeof msg, "daily re-plan: %d %.*s", r.status,
                      (int)strcspn(r.body, "\n"), r.body);
             log_line(NULL, msg);
@@ -229,6 +314,7 @@ int cmd_serve(int argc, char **argv)
         }
     }
     srv_stop(hs);
+    loop_stop(lp); /* the jobs keep running: a restart adopts them */
     svc_close(sv);
     return EXIT_OK_;
 }

@@ -20,6 +20,8 @@ static const cli_command commands[] = {
      cmd_gentrace, help_gentrace},
     {"jobs", "list jobs on efplan serve: state, decision, GPUs, deadlines",
      cmd_jobs, help_jobs},
+    {"node", "list, drain or undrain the nodes of efplan serve's cluster",
+     cmd_node, help_node},
     {"oracle", "compare the greedy plan with the exact ILP optimum (GLPK)",
      cmd_oracle, help_oracle},
     {"plan", "plan a job queue: admission, GPU shares, placement per slot",

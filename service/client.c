@@ -669,6 +669,9 @@ int cl_fmt_job(const char *server, const char *body, size_t len,
         ef_buf_printf(out, "\n  earliest deadline we can guarantee: %s",
                       cl_fmt_utc(efd, 1, t, sizeof t));
     const char *reason = json_string_value(json_object_get(j, "reason"));
+    const char *risk = json_string_value(json_object_get(j, "risk"));
+    if (risk && risk[0])
+        reason = risk;
     if (json_is_true(json_object_get(j, "at_risk"))) {
         ef_buf_put(out, "\n  at risk      yes");
         if (reason && reason[0]) {
@@ -723,6 +726,50 @@ int cl_fmt_cancel(const char *server, const char *body, size_t len,
     if (pv >= 0)
         ef_buf_printf(out, " (plan version %" PRId64 ")", pv);
     ef_buf_put(out, "\n");
+    json_decref(j);
+    return EF_OK;
+}
+
+int cl_fmt_nodes(const char *server, const char *body, size_t len,
+                 ef_buf *out, ef_err *e)
+{
+    json_t *j = parse_answer(server, body, len, e);
+    if (!j)
+        return EF_ERR;
+    char t[64];
+    ef_buf_put(out, "node  state    since                 why\n");
+    size_t i;
+    const json_t *n;
+    json_array_foreach(json_object_get(j, "nodes"), i, n) {
+        int64_t since = int_of(n, "since", -1);
+        ef_buf_printf(out, "%-5" PRId64 " ", int_of(n, "node", -1));
+        size_t at = out->n;
+        put_safe(out, str_of(n, "state"));
+        while (out->n < at + 8)
+            ef_buf_put(out, " ");
+        ef_buf_printf(out, " %-21s ", since < 0 ? "-"
+                      : cl_fmt_utc(since, 1, t, sizeof t));
+        const char *why = json_string_value(json_object_get(n, "why"));
+        put_safe(out, why ? why : "-");
+        ef_buf_put(out, "\n");
+    }
+    ef_buf_printf(out, "%" PRId64 " usable node%s\n", int_of(j, "plan_nodes", 0),
+                  int_of(j, "plan_nodes", 0) == 1 ? "" : "s");
+    json_decref(j);
+    return EF_OK;
+}
+
+int cl_fmt_drain(const char *server, const char *body, size_t len,
+                 ef_buf *out, ef_err *e)
+{
+    json_t *j = parse_answer(server, body, len, e);
+    if (!j)
+        return EF_ERR;
+    int up = strcmp(str_of(j, "state"), "up") == 0;
+    ef_buf_printf(out, "node %" PRId64 " %s%s\n", int_of(j, "node", -1),
+                  up ? "is up" : "is drained: what runs there moves",
+                  json_is_true(json_object_get(j, "changed"))
+                      ? "" : " (it already was)");
     json_decref(j);
     return EF_OK;
 }

@@ -153,6 +153,12 @@ int cl_fmt_job(const char *server, const char *body, size_t len,
                ef_buf *out, ef_err *e);
 int cl_fmt_cancel(const char *server, const char *body, size_t len,
                   ef_buf *out, ef_err *e);
+/* GET /v1/nodes: a row per node (index, state, since, why), then the
+ * usable count. POST /v1/nodes/N/drain|undrain: one line. */
+int cl_fmt_nodes(const char *server, const char *body, size_t len,
+                 ef_buf *out, ef_err *e);
+int cl_fmt_drain(const char *server, const char *body, size_t len,
+                 ef_buf *out, ef_err *e);
 
 /* The admission answer of POST /v1/jobs. Strings are heap (free with
  * cl_answer_free), escaped as cl_fmt_* write them (safe to print);

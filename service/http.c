@@ -41,7 +41,7 @@ static void srv_free(srv *s)
 /* What a request is, once routed. */
 typedef enum route_id {
     R_HEALTH, R_METRICS, R_JOBS_POST, R_JOBS_GET, R_JOB_GET, R_JOB_DELETE,
-    R_PLAN, R_REPLAN, R_QUEUE, R_COUNT
+    R_PLAN, R_REPLAN, R_QUEUE, R_NODES, R_DRAIN, R_UNDRAIN, R_COUNT
 } route_id;
 
 static const srv_route routes[R_COUNT] = {
@@ -54,6 +54,9 @@ static const srv_route routes[R_COUNT] = {
     [R_PLAN] = {"GET", "/v1/plan", "user"},
     [R_REPLAN] = {"POST", "/v1/replan", "operator"},
     [R_QUEUE] = {"GET", "/v1/queue", "user"},
+    [R_NODES] = {"GET", "/v1/nodes", "user"},
+    [R_DRAIN] = {"POST", "/v1/nodes/{node}/drain", "operator"},
+    [R_UNDRAIN] = {"POST", "/v1/nodes/{node}/undrain", "operator"},
 };
 
 const srv_route *srv_routes(int *n)
@@ -97,17 +100,28 @@ static void srv_log(srv *s, const char *fmt, ...)
 
 /* Match the decoded path to a route: the path's routes (bit per
  * route_id) into *any, the id of "{id}" routes into *id. */
-static unsigned match_path(const char *url, const char **id)
+static unsigned match_path(const char *url, const char **id, char *node,
+                           size_t nlen)
 {
     unsigned m = 0;
     *id = NULL;
-    static const char jobs[] = "/v1/jobs/";
+    node[0] = '\0';
+    static const char jobs[] = "/v1/jobs/", nodes[] = "/v1/nodes/";
     for (int r = 0; r < R_COUNT; r++)
         if (!strchr(routes[r].path, '{') && strcmp(url, routes[r].path) == 0)
             m |= 1u << r;
     if (strncmp(url, jobs, sizeof jobs - 1) == 0 && url[sizeof jobs - 1]) {
         *id = url + sizeof jobs - 1;
         m |= 1u << R_JOB_GET | 1u << R_JOB_DELETE;
+    }
+    if (strncmp(url, nodes, sizeof nodes - 1) == 0) {
+        /* /v1/nodes/{node}/drain and /undrain */
+        const char *n0 = url + sizeof nodes - 1, *sl = strchr(n0, '/');
+        if (sl && sl > n0 && (size_t)(sl - n0) < nlen &&
+            (strcmp(sl, "/drain") == 0 || strcmp(sl, "/undrain") == 0)) {
+            snprintf(node, nlen, "%.*s", (int)(sl - n0), n0);
+            m |= 1u << (strcmp(sl, "/drain") == 0 ? R_DRAIN : R_UNDRAIN);
+        }
     }
     return m;
 }
@@ -216,7 +230,8 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     svc_reply r;
     memset(&r, 0, sizeof r);
     const char *id = NULL;
-    unsigned m = match_path(url, &id);
+    char node[32];
+    unsigned m = match_path(url, &id, node, sizeof node);
     /* HEAD is GET without the body (libmicrohttpd drops it) */
     const char *as = strcmp(method, "HEAD") == 0 ? "GET" : method;
     int rt = -1;
@@ -228,7 +243,7 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     memset(&who, 0, sizeof who);
     int64_t pv = 0;
     double t0 = q->t0;
-    int64_t now = (int64_t)time(NULL);
+    int64_t now = svc_now(s->sv);
     if (!m) {
         /* the API's paths, from the route table, each once */
         ef_buf msg = {0};
@@ -322,6 +337,9 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     case R_PLAN: svc_plan(s->sv, &r, &pv); break;
     case R_REPLAN: svc_replan(s->sv, &who, now, &r); break;
     case R_QUEUE: svc_queue(s->sv, &who, &r); break;
+    case R_NODES: svc_nodes(s->sv, &r); break;
+    case R_DRAIN: svc_node_drain(s->sv, &who, node, 1, now, &r); break;
+    case R_UNDRAIN: svc_node_drain(s->sv, &who, node, 0, now, &r); break;
     case R_COUNT: break;
     }
 send:

@@ -1410,6 +1410,14 @@ int64_t svc_version(svc *s)
     return s->version;
 }
 
+const cluster *svc_cluster(const svc *s) { return &s->c; }
+const curve_set *svc_curves(const svc *s) { return &s->cs; }
+int svc_slot(const svc *s) { return s->doc.slot_seconds; }
+int svc_overhead(const svc *s)
+{
+    return s->doc.overhead ? ovh_parse(s->doc.overhead) : OVH_NONE;
+}
+
 int svc_loop_jobs(svc *s, const char *const *extra, int nextra,
                   job_queue *q, int **adm, ef_err *e)
 {

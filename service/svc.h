@@ -51,6 +51,8 @@
 
 typedef struct svc svc;
 
+#include "model/cluster.h"
+#include "model/curve.h"
 #include "model/jobs.h"
 #include "model/placement.h"
 
@@ -142,6 +144,13 @@ void svc_set_notify(svc *s, void (*fn)(void *arg), void *arg);
 
 /* The version of the current plan. Under svc_lock. */
 int64_t svc_version(svc *s);
+
+/* What the service plans with: its cluster (all nodes), its curves, the
+ * plan's slot seconds and overhead model (ovh_mode). */
+const cluster *svc_cluster(const svc *s);
+const curve_set *svc_curves(const svc *s);
+int svc_slot(const svc *s);
+int svc_overhead(const svc *s);
 
 /* Jobs the loop runs: every job whose state is queued or running, plus
  * the jobs 'extra[0..nextra)' (jobs the loop still has attempts of, e.g.

@@ -1,0 +1,961 @@
+/* loop.c: the closed loop of efplan serve (see loop.h). */
+#define _GNU_SOURCE 1
+#include "service/loop.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "common/util.h"
+#include "executor/exec.h"
+#include "model/overhead.h"
+
+/* A job's state in the loop (the table in loop.h). */
+typedef enum lj_state {
+    LJ_IDLE = 0,
+    LJ_RUNNING,
+    LJ_STOPPING,
+    LJ_DONE,
+    LJ_FAILED
+} lj_state;
+
+static const char *const lj_names[] = {"idle", "running", "stopping", "done",
+                                       "failed"};
+
+/* One job as the loop runs it. */
+typedef struct lj {
+    char *id;
+    lj_state st;
+    int admitted;          /* a promise: lag counts */
+    int attempt;           /* the current (or last) attempt's number */
+    placement place;       /* where the current attempt runs */
+    char handle[128];      /* its backend handle */
+    int64_t started;       /* plan time of its launch */
+    int64_t progress;      /* iterations done, as last read */
+    int64_t iterations;
+    int restarts;          /* failed attempts so far */
+    int reported;          /* done/failed: told to the service already */
+    placement want;        /* what the plan gives it now */
+    double stop_wall;      /* stopping: wall time of the signal */
+    int killed;            /* stopping: SIGKILL sent */
+    char why[1200];        /* failed: why, with its log */
+    /* lag: progress p0 at plan time t0, planned speed rate (it/s) */
+    int64_t p0, t0;
+    double rate;
+    int lagged;            /* a lag event since t0 */
+    /* dry-run physics: progress as a real number, advanced to dry_t */
+    double dry_prog;
+    int64_t dry_t;
+    double dry_owed;       /* overhead seconds not yet paid */
+    const job *in;         /* the job (xp.q), for curves and commands */
+} lj;
+
+struct loop {
+    svc *s;
+    loop_opts o;
+    const exec_backend *b; /* NULL: dry-run */
+    exec_ctx x;
+    exec_plan xp;          /* the jobs the backends see (x.p) */
+    lj *jobs;              /* sorted by id, the order of xp.jobs */
+    int n;
+    int lockfd;
+    int64_t version;       /* plan version the loop last acted on */
+    int64_t next;          /* plan time of the next slot boundary */
+    int need;              /* a re-plan is due */
+    char why[512];         /* why (events, joined) */
+    int slot, ovh, G;
+    loop_stats stats;
+    pthread_t th;
+    pthread_mutex_t mu;    /* guards 'wake' and 'quit' */
+    pthread_cond_t cv;
+    int wake, quit, started;
+};
+
+/* ---- small helpers ----------------------------------------------------------- */
+
+static void say(loop *L, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void say(loop *L, const char *fmt, ...)
+{
+    if (!L->o.say)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    L->o.say(L->o.arg, line);
+}
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Note an event: a re-plan is due, and why. */
+static void event(loop *L, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void event(loop *L, const char *fmt, ...)
+{
+    char w[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w, sizeof w, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(L->why);
+    if (n + strlen(w) + 3 < sizeof L->why)
+        snprintf(L->why + n, sizeof L->why - n, "%s%s", n ? "; " : "", w);
+    L->need = 1;
+}
+
+static int find_job(const loop *L, const char *id)
+{
+    int lo = 0, hi = L->n - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        int c = strcmp(L->jobs[mid].id, id);
+        if (c == 0)
+            return mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+static const char *place_text(const placement *pl, char *dst, size_t len)
+{
+    return exec_place_str(pl, dst, len);
+}
+
+/* The attempt run of job j for the backend. */
+static exec_run run_of(const loop *L, int j)
+{
+    exec_run r;
+    memset(&r, 0, sizeof r);
+    r.job = j;
+    r.attempt = L->jobs[j].attempt;
+    r.place = &L->jobs[j].place;
+    /* Slurm --time: a week of plan time; the loop stops it long before */
+    r.wall_limit = 7 * 86400.0 / (L->o.scale > 0 ? L->o.scale : 1);
+    if (r.wall_limit < 60)
+        r.wall_limit = 60;
+    snprintf(r.handle, sizeof r.handle, "%s", L->jobs[j].handle);
+    return r;
+}
+
+/* Planned speed of job j on 'g' GPUs (its batch's curve), it/s. */
+static double speed_of(const lj *j, int g)
+{
+    return j->in && j->in->curve ? curve_tput(j->in->curve, g) : 0;
+}
+
+/* ---- the one state change ------------------------------------------------------ */
+
+/* Write attempt row 'a' of job j with state 'as' (result and why when
+ * ended). */
+static int put_attempt(loop *L, const lj *j, store_astate as,
+                       const char *result, const char *why, int64_t now,
+                       ef_err *e)
+{
+    char *pt = placement_json(&j->place);
+    json_t *pv = json_loads(pt, 0, NULL);
+    free(pt);
+    json_t *o = json_object();
+    json_object_set_new(o, "batch", json_integer(j->place.batch));
+    json_object_set_new(o, "placement", pv ? pv : json_array());
+    char *ptxt = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(o);
+    store_attempt a = {(char *)j->id, j->attempt, as, ptxt,
+                       (char *)j->handle, j->started,
+                       as == STORE_A_ENDED ? now : -1, (char *)result,
+                       (char *)why};
+    int rc = store_attempt_put(svc_store(L->s), &a, e);
+    free(ptxt);
+    return rc;
+}
+
+/*
+ * lj_set: move job j to state 'to' (loop.h's table), writing its attempt
+ * row first: 'result' is the ended row's result (NULL: not ended), 'why'
+ * one line for the row and the log. The only place a job's state
+ * changes.
+ */
+static int lj_set(loop *L, int j, lj_state to, const char *result,
+                  const char *why, int64_t now, ef_err *e)
+{
+    lj *J = &L->jobs[j];
+    store_astate as = to == LJ_RUNNING ? STORE_A_RUNNING
+                      : to == LJ_STOPPING ? STORE_A_STOPPING
+                                          : STORE_A_ENDED;
+    if (L->b && J->attempt > 0 &&
+        put_attempt(L, J, as, result, why, now, e) != EF_OK)
+        return EF_ERR;
+    say(L, "%s: %s -> %s (attempt %d): %s", J->id, lj_names[J->st],
+        lj_names[to], J->attempt, why);
+    J->st = to;
+    if (to == LJ_IDLE || to == LJ_DONE || to == LJ_FAILED) {
+        placement_free(&J->place);
+        J->handle[0] = '\0';
+        J->killed = 0;
+    }
+    return EF_OK;
+}
+
+/* ---- the job set ------------------------------------------------------------- */
+
+static void lj_free(lj *j)
+{
+    free(j->id);
+    placement_free(&j->place);
+    placement_free(&j->want);
+}
+
+/* The attempts job j had (store): its highest number and failures. */
+static int lj_history(loop *L, lj *j, ef_err *e)
+{
+    store_attempt *rows = NULL;
+    int n = 0;
+    if (store_attempts_list(svc_store(L->s), j->id, 0, &rows, &n, e) !=
+        EF_OK)
+        return EF_ERR;
+    for (int i = 0; i < n; i++) {
+        if (rows[i].attempt > j->attempt)
+            j->attempt = rows[i].attempt;
+        j->restarts += rows[i].result &&
+                       (strcmp(rows[i].result, "failed") == 0 ||
+                        strcmp(rows[i].result, "lost") == 0);
+    }
+    store_attempts_free(rows, n);
+    return EF_OK;
+}
+
+/*
+ * refresh: the job set from the service: every live job, plus the jobs
+ * the loop still runs or has to report. Jobs keep their state by id;
+ * new ones start idle with their attempt history. The backends' exec_plan
+ * is made again for the new set.
+ */
+static int refresh(loop *L, ef_err *e)
+{
+    /* extra: ids of jobs with an attempt or a report pending */
+    const char **extra = ef_malloc(((size_t)L->n + 1) * sizeof *extra);
+    int nx = 0;
+    for (int i = 0; i < L->n; i++)
+        if (L->jobs[i].st == LJ_RUNNING || L->jobs[i].st == LJ_STOPPING ||
+            ((L->jobs[i].st == LJ_DONE || L->jobs[i].st == LJ_FAILED) &&
+             !L->jobs[i].reported))
+            extra[nx++] = L->jobs[i].id;
+    job_queue q;
+    int *adm = NULL;
+    int rc = svc_loop_jobs(L->s, extra, nx, &q, &adm, e);
+    free(extra);
+    if (rc != EF_OK)
+        return EF_ERR;
+    /* the curves, for the dry physics and the planned speeds */
+    ef_err re = {0};
+    (void)queue_resolve(&q, svc_curves(L->s), &re);
+    int *admid = adm; /* adm[k] belongs to q.jobs[k] before the move */
+    exec_plan np;
+    const cluster *c = svc_cluster(L->s);
+    char **ids = ef_malloc(((size_t)q.n + 1) * sizeof *ids);
+    for (int k = 0; k < q.n; k++)
+        ids[k] = ef_strdup(q.jobs[k].id);
+    int nq = q.n;
+    if (exec_plan_of_queue(&np, "the service's queue", &q, c->nodes,
+                           c->gpus_per_node, L->slot, e) != EF_OK) {
+        for (int k = 0; k < nq; k++)
+            free(ids[k]);
+        free(ids);
+        free(admid);
+        return EF_ERR;
+    }
+    lj *nj = ef_calloc((size_t)np.njobs + 1, sizeof *nj);
+    for (int k = 0; k < np.njobs; k++) {
+        const char *id = np.jobs[k].id;
+        int old = find_job(L, id);
+        if (old >= 0) {
+            nj[k] = L->jobs[old];
+            L->jobs[old].id = NULL; /* moved */
+            memset(&L->jobs[old].place, 0, sizeof(placement));
+            memset(&L->jobs[old].want, 0, sizeof(placement));
+        } else {
+            nj[k].id = ef_strdup(id);
+            nj[k].st = LJ_IDLE;
+            nj[k].progress = np.jobs[k].iterations_done;
+            nj[k].dry_prog = (double)nj[k].progress;
+            if (lj_history(L, &nj[k], e) != EF_OK) {
+                /* keep going with what is known */
+                say(L, "%s: attempt history: %s", id, e->msg);
+            }
+        }
+        nj[k].in = np.jobs[k].in;
+        nj[k].iterations = np.jobs[k].iterations;
+        for (int m = 0; m < nq; m++)
+            if (strcmp(ids[m], id) == 0)
+                nj[k].admitted = admid[m];
+    }
+    for (int k = 0; k < nq; k++)
+        free(ids[k]);
+    free(ids);
+    free(admid);
+    for (int i = 0; i < L->n; i++)
+        lj_free(&L->jobs[i]);
+    free(L->jobs);
+    exec_plan_free(&L->xp);
+    L->xp = np;
+    L->jobs = nj;
+    L->n = np.njobs;
+    L->x.p = &L->xp;
+    return EF_OK;
+}
+
+/* ---- observe ------------------------------------------------------------------ */
+
+/* Dry-run physics: advance job J to plan time now at its curve's speed
+ * on its GPUs, paying what it owes first. */
+static void dry_advance(lj *J, int64_t now)
+{
+    if (now <= J->dry_t)
+        return;
+    double dt = (double)(now - J->dry_t);
+    J->dry_t = now;
+    double pay = J->dry_owed < dt ? J->dry_owed : dt;
+    J->dry_owed -= pay;
+    J->dry_prog += speed_of(J, J->place.n) * (dt - pay);
+    if (J->dry_prog > (double)J->iterations)
+        J->dry_prog = (double)J->iterations;
+    J->progress = (int64_t)J->dry_prog;
+}
+
+/* The attempt of job j ended by itself (st) or was lost. */
+static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
+                 ef_err *e)
+{
+    lj *J = &L->jobs[j];
+    int ok = st->state == EXEC_P_EXITED && st->code == 0;
+    int complete = J->progress >= J->iterations;
+    char logp[4096] = "";
+    if (L->b)
+        exec_path_log(&L->x, j, J->attempt, logp, sizeof logp);
+    char how[64];
+    if (st->state == EXEC_P_GONE)
+        snprintf(how, sizeof how, "lost (no exit status)");
+    else if (st->sig)
+        snprintf(how, sizeof how, "signal %d", st->sig);
+    else
+        snprintf(how, sizeof how, "exit %d", st->code);
+    if (J->st == LJ_STOPPING) {
+        /* asked to stop: it checkpointed (or was killed) */
+        char w[160];
+        snprintf(w, sizeof w, "stopped (%s), %" PRId64 " of %" PRId64
+                 " iterations", how, J->progress, J->iterations);
+        int fin = complete || (ok && J->progress >= J->iterations);
+        if (lj_set(L, j, fin ? LJ_DONE : LJ_IDLE, fin ? "done" : "stopped",
+                   w, now, e) != EF_OK)
+            return EF_ERR;
+        if (fin) {
+            L->stats.done++;
+            event(L, "%s done", J->id);
+        }
+        return EF_OK;
+    }
+    if (ok || complete) {
+        /* exit 0 is done: the job says its work is complete */
+        J->progress = J->iterations;
+        char w[160];
+        snprintf(w, sizeof w, "done (%s)", how);
+        if (lj_set(L, j, LJ_DONE, "done", w, now, e) != EF_OK)
+            return EF_ERR;
+        L->stats.done++;
+        event(L, "%s done", J->id);
+        return EF_OK;
+    }
+    J->restarts++;
+    int fail = J->restarts > L->o.max_restarts;
+    char w[sizeof J->why];
+    snprintf(w, sizeof w, "%s at %" PRId64 " of %" PRId64 " iterations; "
+             "log %s; %s", how, J->progress, J->iterations,
+             logp[0] ? logp : "(none)",
+             fail ? "no restart left: failed" : "relaunched");
+    const char *res = st->state == EXEC_P_GONE ? "lost" : "failed";
+    if (lj_set(L, j, fail ? LJ_FAILED : LJ_IDLE, res, w, now, e) != EF_OK)
+        return EF_ERR;
+    json_t *d = json_object();
+    json_object_set_new(d, "attempt", json_integer(J->attempt));
+    json_object_set_new(d, "how", json_string(how));
+    json_object_set_new(d, "log", json_string(logp));
+    json_object_set_new(d, "progress", json_integer(J->progress));
+    json_object_set_new(d, "restarts", json_integer(J->restarts));
+    char *dt = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(d);
+    int rc = svc_loop_event(L->s, J->id, fail ? "exit" : "restart", dt, now,
+                            e);
+    free(dt);
+    if (fail) {
+        snprintf(J->why, sizeof J->why, "%s", w);
+        L->stats.failed++;
+    } else {
+        L->stats.restarts++;
+    }
+    event(L, "%s %s", J->id, fail ? "failed" : "restarts");
+    return rc;
+}
+
+/* observe: poll every attempt that runs, read progress, handle ends. */
+static int observe(loop *L, int64_t now, ef_err *e)
+{
+    if (L->b)
+        while (waitpid(-1, NULL, WNOHANG) > 0) /* the local monitors */
+            ;
+    for (int j = 0; j < L->n; j++) {
+        lj *J = &L->jobs[j];
+        if (J->st != LJ_RUNNING && J->st != LJ_STOPPING)
+            continue;
+        exec_pstatus st = {EXEC_P_RUNNING, 0, 0};
+        if (!L->b) {
+            dry_advance(J, now);
+            if (J->st == LJ_STOPPING || J->progress >= J->iterations)
+                st.state = EXEC_P_EXITED;
+        } else {
+            exec_run r = run_of(L, j);
+            if (L->b->poll(&L->x, &r, &st, e) != EF_OK)
+                return EF_ERR;
+            int64_t p = exec_read_progress(&L->x, j);
+            if (p > J->progress)
+                J->progress = p < J->iterations ? p : J->iterations;
+        }
+        if (st.state != EXEC_P_RUNNING) {
+            if (ended(L, j, &st, now, e) != EF_OK)
+                return EF_ERR;
+            continue;
+        }
+        if (J->progress >= J->iterations && J->st == LJ_RUNNING)
+            event(L, "%s reached its iterations", J->id);
+        if (J->st == LJ_STOPPING && !J->killed && L->b) {
+            const exec_plan *p = &L->xp;
+            if (wall() - J->stop_wall > exec_job_grace(p, j)) {
+                exec_run r = run_of(L, j);
+                say(L, "%s: grace of %d s over: killed", J->id,
+                    exec_job_grace(p, j));
+                if (L->b->stop(&L->x, &r, e) != EF_OK)
+                    return EF_ERR;
+                J->killed = 1;
+            }
+        }
+    }
+    return EF_OK;
+}
+
+/* lag: running admitted jobs behind what their plan expects. */
+static int lag(loop *L, int64_t now, ef_err *e)
+{
+    for (int j = 0; j < L->n; j++) {
+        lj *J = &L->jobs[j];
+        if (J->st != LJ_RUNNING || !J->admitted || J->lagged ||
+            J->rate <= 0)
+            continue;
+        int64_t dt = now - J->t0;
+        if (dt * 4 < L->slot || dt < 1)
+            continue;
+        double planned = J->rate * (double)dt;
+        double got = (double)(J->progress - J->p0);
+        if (got >= planned * (1.0 - L->o.lag))
+            continue;
+        J->lagged = 1;
+        L->stats.lag++;
+        json_t *d = json_object();
+        json_object_set_new(d, "expected", json_integer(J->p0 +
+                                                        (json_int_t)planned));
+        json_object_set_new(d, "progress", json_integer(J->progress));
+        json_object_set_new(d, "since", json_integer(J->t0));
+        char *dt_ = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(d);
+        int rc = svc_loop_event(L->s, J->id, "lag", dt_, now, e);
+        free(dt_);
+        if (rc != EF_OK)
+            return EF_ERR;
+        event(L, "%s lags (%" PRId64 " of %.0f iterations planned since %"
+              PRId64 ")", J->id, J->progress, (double)J->p0 + planned,
+              J->t0);
+    }
+    return EF_OK;
+}
+
+/* ---- replan --------------------------------------------------------------------- */
+
+static int replan(loop *L, int64_t now, ef_err *e)
+{
+    svc_obs *obs = ef_calloc((size_t)L->n + 1, sizeof *obs);
+    placement *want = ef_calloc((size_t)L->n + 1, sizeof *want);
+    for (int j = 0; j < L->n; j++) {
+        lj *J = &L->jobs[j];
+        svc_obs *o = &obs[j];
+        o->id = J->id;
+        o->progress = J->progress;
+        o->state = J->st == LJ_RUNNING ? SVC_OBS_RUNNING
+                   : J->st == LJ_DONE ? SVC_OBS_DONE
+                   : J->st == LJ_FAILED ? SVC_OBS_FAILED
+                                        : SVC_OBS_WAITING;
+        if (J->st == LJ_RUNNING)
+            o->place = J->place; /* borrowed */
+        if (J->st == LJ_FAILED)
+            o->why = J->why;
+    }
+    svc_loop_res res;
+    char why[600];
+    snprintf(why, sizeof why, "loop: %s", L->why[0] ? L->why : "slot");
+    int rc = svc_loop_replan(L->s, obs, L->n, now, why, want, &res, e);
+    free(obs);
+    if (rc != EF_OK) {
+        for (int j = 0; j < L->n; j++)
+            placement_free(&want[j]);
+        free(want);
+        return EF_ERR;
+    }
+    L->stats.replans++;
+    L->version = res.version;
+    L->next = res.next;
+    L->need = 0;
+    for (int j = 0; j < L->n; j++) {
+        lj *J = &L->jobs[j];
+        if (J->st == LJ_DONE || J->st == LJ_FAILED)
+            J->reported = 1;
+        placement_free(&J->want);
+        J->want = want[j];
+        /* the lag anchor: from here, at the speed of what it will hold */
+        J->p0 = J->progress;
+        J->t0 = now;
+        J->lagged = 0;
+        J->rate = J->st == LJ_RUNNING && placement_equal(&J->place, &J->want)
+                      ? speed_of(J, J->place.n) : 0;
+    }
+    free(want);
+    if (L->why[0])
+        say(L, "re-planned at %" PRId64 " (plan v%" PRId64 "): %s%s", now,
+            res.version, L->why, res.at_risk ? "; jobs at risk in it" : "");
+    if (res.newly_at_risk)
+        say(L, "%d admitted job%s newly at risk (see efplan show / "
+            "/metrics)", res.newly_at_risk, res.newly_at_risk == 1 ? "" : "s");
+    L->why[0] = '\0';
+    return EF_OK;
+}
+
+/* ---- act ------------------------------------------------------------------------- */
+
+static int start_stop(loop *L, int j, int64_t now, ef_err *e)
+{
+    lj *J = &L->jobs[j];
+    const char *kind = J->want.n == 0 ? "its allocation ended"
+                       : J->want.n != J->place.n ? "resize"
+                       : J->want.batch != J->place.batch ? "batch change"
+                                                         : "migrate";
+    char w[160];
+    snprintf(w, sizeof w, "%s", kind);
+    if (lj_set(L, j, LJ_STOPPING, NULL, w, now, e) != EF_OK)
+        return EF_ERR;
+    J->stop_wall = wall();
+    L->stats.stops++;
+    if (L->b) {
+        exec_run r = run_of(L, j);
+        if (L->b->signal(&L->x, &r, exec_job_signal(&L->xp, j), e) != EF_OK)
+            return EF_ERR;
+    }
+    return EF_OK;
+}
+
+static int launch(loop *L, int j, int64_t now, ef_err *e)
+{
+    lj *J = &L->jobs[j];
+    J->attempt++;
+    placement_copy(&J->place, &J->want);
+    J->started = now;
+    J->handle[0] = '\0';
+    char pt[512];
+    place_text(&J->place, pt, sizeof pt);
+    if (L->b) {
+        if (put_attempt(L, J, STORE_A_INTENDED, NULL, "launch", now, e) !=
+            EF_OK)
+            return EF_ERR;
+        exec_run r = run_of(L, j);
+        if (L->b->launch(&L->x, &r, e) != EF_OK) {
+            ef_err e2 = {0};
+            char w[EF_ERR_LEN + 32];
+            snprintf(w, sizeof w, "launch failed: %s", e->msg);
+            J->restarts++;
+            int fail = e->kind == EF_E_INPUT ||
+                       J->restarts > L->o.max_restarts;
+            lj_set(L, j, fail ? LJ_FAILED : LJ_IDLE, "failed", w, now, &e2);
+            if (fail) {
+                snprintf(J->why, sizeof J->why, "%s", w);
+                L->stats.failed++;
+            }
+            event(L, "%s could not be launched", J->id);
+            return EF_OK;
+        }
+        snprintf(J->handle, sizeof J->handle, "%s", r.handle);
+    } else {
+        snprintf(J->handle, sizeof J->handle, "dry:%s:%d", J->id, J->attempt);
+        J->dry_t = now;
+        J->dry_prog = (double)J->progress;
+        J->dry_owed = ovh_charge((ovh_mode)L->ovh, J->in ? J->in->model : "",
+                                 0, J->place.n, 0, 0);
+    }
+    char w[600];
+    snprintf(w, sizeof w, "launched on %s%s", pt,
+             J->place.batch ? " (elastic batch)" : "");
+    L->stats.launches++;
+    /* the overhead its model pays before the lag counts */
+    J->p0 = J->progress;
+    J->t0 = now + (int64_t)ceil(ovh_charge((ovh_mode)L->ovh,
+                                           J->in ? J->in->model : "", 0,
+                                           J->place.n, 0, 0));
+    J->rate = speed_of(J, J->place.n);
+    J->lagged = 0;
+    return lj_set(L, j, LJ_RUNNING, NULL, w, now, e);
+}
+
+/* act: stop what the plan moves or ends, start what it gives where the
+ * GPUs are free. */
+static int act(loop *L, int64_t now, ef_err *e)
+{
+    for (int j = 0; j < L->n; j++) {
+        lj *J = &L->jobs[j];
+        if (J->st == LJ_RUNNING && !placement_equal(&J->place, &J->want) &&
+            start_stop(L, j, now, e) != EF_OK)
+            return EF_ERR;
+    }
+    const cluster *c = svc_cluster(L->s);
+    int N = c->nodes * c->gpus_per_node;
+    char *busy = ef_calloc((size_t)N + 1, 1);
+    for (int j = 0; j < L->n; j++) {
+        const lj *J = &L->jobs[j];
+        if (J->st != LJ_RUNNING && J->st != LJ_STOPPING)
+            continue;
+        for (int k = 0; k < J->place.n; k++)
+            busy[J->place.node[k] * c->gpus_per_node + J->place.gpu[k]] = 1;
+    }
+    int rc = EF_OK;
+    for (int j = 0; j < L->n && rc == EF_OK; j++) {
+        lj *J = &L->jobs[j];
+        if (J->st != LJ_IDLE || J->want.n == 0)
+            continue;
+        int free_ = 1;
+        for (int k = 0; k < J->want.n && free_; k++)
+            free_ = !busy[J->want.node[k] * c->gpus_per_node +
+                          J->want.gpu[k]];
+        if (!free_)
+            continue; /* its GPUs are still being freed */
+        rc = launch(L, j, now, e);
+        if (rc == EF_OK && J->st == LJ_RUNNING)
+            for (int k = 0; k < J->place.n; k++)
+                busy[J->place.node[k] * c->gpus_per_node +
+                     J->place.gpu[k]] = 1;
+    }
+    free(busy);
+    return rc;
+}
+
+/* ---- the tick ---------------------------------------------------------------------- */
+
+static int tick(loop *L, ef_err *e)
+{
+    int64_t now = svc_now(L->s);
+    L->x.now = now;
+    L->stats.ticks++;
+    if (svc_version(L->s) != L->version) {
+        if (L->version >= 0)
+            event(L, "the plan changed (v%" PRId64 ")", svc_version(L->s));
+        if (refresh(L, e) != EF_OK)
+            return EF_ERR;
+        L->need = 1;
+    }
+    if (observe(L, now, e) != EF_OK || lag(L, now, e) != EF_OK)
+        return EF_ERR;
+    /* a slot boundary re-plans while jobs are live; events always */
+    int live = 0;
+    for (int j = 0; j < L->n && !live; j++)
+        live = L->jobs[j].st != LJ_DONE && L->jobs[j].st != LJ_FAILED;
+    if (L->need || (now >= L->next && live)) {
+        if (replan(L, now, e) != EF_OK)
+            return EF_ERR;
+        /* the re-plan's own version: no refresh for it, but its job set
+         * may have lost the jobs it reported */
+        if (refresh(L, e) != EF_OK)
+            return EF_ERR;
+    }
+    return act(L, now, e);
+}
+
+static void *thread_main(void *arg)
+{
+    loop *L = arg;
+    for (;;) {
+        pthread_mutex_lock(&L->mu);
+        if (!L->quit && !L->wake) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            double p = L->o.poll > 0 ? L->o.poll : 0.2;
+            long ns = ts.tv_nsec + (long)(p * 1e9);
+            ts.tv_sec += ns / 1000000000L;
+            ts.tv_nsec = ns % 1000000000L;
+            pthread_cond_timedwait(&L->cv, &L->mu, &ts);
+        }
+        int quit = L->quit;
+        L->wake = 0;
+        pthread_mutex_unlock(&L->mu);
+        if (quit)
+            break;
+        svc_lock(L->s);
+        ef_err e = {0};
+        if (tick(L, &e) != EF_OK) {
+            say(L, "error: %s (retrying at the next tick)", e.msg);
+            L->need = 1;
+        }
+        svc_unlock(L->s);
+    }
+    return NULL;
+}
+
+/* ---- start and stop ------------------------------------------------------------------ */
+
+void loop_opts_default(loop_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->backend = "local";
+    o->poll = 0.2;
+    o->max_restarts = 2;
+    o->lag = 0.1;
+    o->scale = 1;
+}
+
+static int make_dir(const char *path, ef_err *e)
+{
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return ef_fail(e, EF_E_INPUT, "%s: cannot create: %s", path,
+                       strerror(errno));
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return ef_fail(e, EF_E_INPUT, "%s: not a directory", path);
+    return EF_OK;
+}
+
+/* Adopt what a previous service left: the live attempt rows. */
+static int adopt(loop *L, int64_t now, ef_err *e)
+{
+    store_attempt *rows = NULL;
+    int n = 0;
+    if (store_attempts_list(svc_store(L->s), NULL, 1, &rows, &n, e) != EF_OK)
+        return EF_ERR;
+    int rc = EF_OK;
+    for (int i = 0; i < n && rc == EF_OK; i++) {
+        int j = find_job(L, rows[i].job);
+        if (j < 0) {
+            say(L, "%s: attempt %d of a job the service no longer has: left "
+                "alone", rows[i].job, rows[i].attempt);
+            continue;
+        }
+        lj *J = &L->jobs[j];
+        J->attempt = rows[i].attempt;
+        J->started = rows[i].started;
+        json_t *pv = json_loads(rows[i].place, 0, NULL);
+        ef_err pe = {0};
+        placement_free(&J->place);
+        if (placement_read_json(json_object_get(pv, "placement"), &J->place,
+                                "the store", "attempts.place", &pe) != EF_OK)
+            memset(&J->place, 0, sizeof J->place);
+        J->place.batch = (long)json_integer_value(json_object_get(pv,
+                                                                  "batch"));
+        json_decref(pv);
+        snprintf(J->handle, sizeof J->handle, "%s", rows[i].handle);
+        if (!L->b) {
+            /* a dry run keeps nothing running across a restart */
+            rc = lj_set(L, j, LJ_IDLE, "stopped", "dry run restarted", now, e);
+            continue;
+        }
+        exec_run r = run_of(L, j);
+        if (rows[i].state == STORE_A_INTENDED) {
+            int found = L->b->find(&L->x, &r, e);
+            if (found < 0) {
+                rc = EF_ERR;
+                break;
+            }
+            if (!found) {
+                rc = lj_set(L, j, LJ_IDLE, "not_launched", "its launch was "
+                            "intended when the service stopped, and it was "
+                            "never launched", now, e);
+                continue;
+            }
+            snprintf(J->handle, sizeof J->handle, "%s", r.handle);
+            J->st = LJ_IDLE;
+            rc = lj_set(L, j, LJ_RUNNING, NULL, "adopted after a restart",
+                        now, e);
+        } else if (rows[i].state == STORE_A_RUNNING) {
+            J->st = LJ_RUNNING;
+            say(L, "%s: attempt %d adopted, running", J->id, J->attempt);
+        } else {
+            J->st = LJ_STOPPING;
+            J->stop_wall = wall();
+            say(L, "%s: attempt %d was being stopped: signal sent again",
+                J->id, J->attempt);
+            rc = L->b->signal(&L->x, &r, exec_job_signal(&L->xp, j), e);
+        }
+        J->rate = 0; /* no lag until the first re-plan */
+    }
+    store_attempts_free(rows, n);
+    return rc;
+}
+
+int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
+{
+    *out = NULL;
+    loop *L = ef_calloc(1, sizeof *L);
+    L->s = s;
+    L->o = *o;
+    L->lockfd = -1;
+    L->version = -1;
+    L->next = INT64_MIN;
+    pthread_mutex_init(&L->mu, NULL);
+    pthread_cond_init(&L->cv, NULL);
+    if (strcmp(o->backend, "dry-run") == 0) {
+        L->b = NULL;
+    } else {
+        L->b = exec_backend_find(o->backend);
+        if (!L->b || L->b->dry) {
+            ef_fail(e, EF_E_USAGE, "--backend %s: expected local, slurm or "
+                    "dry-run", o->backend);
+            goto fail;
+        }
+    }
+    svc_lock(s);
+    const cluster *c = svc_cluster(s);
+    L->slot = svc_slot(s);
+    L->ovh = svc_overhead(s);
+    L->G = c->gpus_per_node;
+    L->x.b = L->b;
+    L->x.scale = o->scale > 0 ? o->scale : 1;
+    L->x.nodes_file = o->nodes_file;
+    L->x.end = INT64_MAX;
+    int rc = EF_OK;
+    if (L->b) {
+        /* the run directory: created, locked for this service */
+        if (!o->state) {
+            rc = ef_fail(e, EF_E_USAGE, "the loop needs a run directory");
+        }
+        if (rc == EF_OK)
+            rc = make_dir(o->state, e);
+        char real[PATH_MAX], path[PATH_MAX + 64];
+        if (rc == EF_OK && !realpath(o->state, real))
+            rc = ef_fail(e, EF_E_INPUT, "%s: %s", o->state, strerror(errno));
+        static const char *const sub[] = {"logs", "run", "progress"};
+        for (int k = 0; rc == EF_OK && k < 3; k++) {
+            snprintf(path, sizeof path, "%s/%s", real, sub[k]);
+            rc = make_dir(path, e);
+        }
+        if (rc == EF_OK) {
+            snprintf(path, sizeof path, "%s/lock", real);
+            L->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+            if (L->lockfd < 0)
+                rc = ef_fail(e, EF_E_INPUT, "%s: %s", path, strerror(errno));
+            else if (flock(L->lockfd, LOCK_EX | LOCK_NB) != 0)
+                rc = ef_fail(e, EF_E_INPUT, "%s: another efplan serve or "
+                             "apply is using this run directory", o->state);
+        }
+        if (rc == EF_OK)
+            L->x.state = ef_strdup(real);
+        if (rc == EF_OK && o->nodes_file)
+            rc = exec_nodes_load(&L->x.nodes, o->nodes_file, e);
+        if (rc == EF_OK && L->x.nodes.n > 0 && L->x.nodes.n < c->nodes)
+            rc = ef_fail(e, EF_E_INPUT, "%s: %d node names for a cluster of "
+                         "%d nodes", o->nodes_file, L->x.nodes.n, c->nodes);
+    }
+    if (rc == EF_OK)
+        rc = refresh(L, e);
+    if (rc == EF_OK && L->b)
+        rc = L->b->prepare(&L->x, e);
+    if (rc == EF_OK)
+        rc = adopt(L, svc_now(s), e);
+    svc_unlock(s);
+    if (rc != EF_OK)
+        goto fail;
+    svc_set_notify(s, loop_wake, L);
+    L->need = 1;
+    snprintf(L->why, sizeof L->why, "the loop started");
+    if (pthread_create(&L->th, NULL, thread_main, L) != 0) {
+        svc_set_notify(s, NULL, NULL);
+        ef_fail(e, EF_E_INTERNAL, "cannot start the loop's thread");
+        goto fail;
+    }
+    L->started = 1;
+    say(L, "loop: backend %s, run directory %s, %d job%s", o->backend,
+        L->x.state ? L->x.state : "(none: dry run)", L->n,
+        L->n == 1 ? "" : "s");
+    *out = L;
+    return EF_OK;
+fail:
+    loop_stop(L);
+    return EF_ERR;
+}
+
+void loop_wake(void *arg)
+{
+    loop *L = arg;
+    pthread_mutex_lock(&L->mu);
+    L->wake = 1;
+    pthread_cond_signal(&L->cv);
+    pthread_mutex_unlock(&L->mu);
+}
+
+void loop_stop(loop *L)
+{
+    if (!L)
+        return;
+    if (L->started) {
+        pthread_mutex_lock(&L->mu);
+        L->quit = 1;
+        pthread_cond_signal(&L->cv);
+        pthread_mutex_unlock(&L->mu);
+        pthread_join(L->th, NULL);
+        svc_lock(L->s);
+        svc_set_notify(L->s, NULL, NULL);
+        svc_unlock(L->s);
+    }
+    if (L->b && L->b->release && L->x.p)
+        L->b->release(&L->x);
+    for (int i = 0; i < L->n; i++)
+        lj_free(&L->jobs[i]);
+    free(L->jobs);
+    exec_plan_free(&L->xp);
+    exec_nodes_free(&L->x.nodes);
+    free(L->x.state);
+    if (L->lockfd >= 0)
+        close(L->lockfd);
+    pthread_cond_destroy(&L->cv);
+    pthread_mutex_destroy(&L->mu);
+    free(L);
+}
+
+void loop_get_stats(loop *L, loop_stats *st)
+{
+    svc_lock(L->s);
+    *st = L->stats;
+    svc_unlock(L->s);
+}

@@ -1,0 +1,104 @@
+/*
+ * loop.h: the closed loop (loop_*): efplan serve --backend runs the
+ * service's plan on the cluster and re-plans from what really happens.
+ *
+ * One thread, one tick every loop_opts.poll wall seconds (at once when
+ * woken by loop_wake). A tick is four named steps, under the svc lock:
+ *   observe  poll every attempt that runs; read each job's progress file.
+ *            An exit 0, or progress that reached the job's iterations,
+ *            completes the job; any other exit, or an attempt that is gone,
+ *            is a failure: the job is relaunched while it has restarts
+ *            left (loop_opts.max_restarts; the lost work is its own: the
+ *            re-plan takes its real progress), then it is failed with its
+ *            log. Each of these is an event (a re-plan follows at once).
+ *   lag      a running admitted job whose progress since its last re-plan
+ *            (or its launch, after the overhead its model pays) is more
+ *            than loop_opts.lag of the planned progress behind, after at
+ *            least a quarter of a slot, is an event ("lag").
+ *   replan   at every slot boundary of the current plan, after every event
+ *            and whenever the plan changed (a submission, a cancel, an
+ *            operator's re-plan, a drained node): svc_loop_replan with
+ *            every job as seen (progress, placement, done or failed): the
+ *            same planner core as efplan plan and simulate --policy ef,
+ *            planned from now, admitted jobs promised (at risk, with the
+ *            reason and the earliest finish, when they cannot be saved).
+ *   act      what runs against what the plan gives each job now
+ *            (placement and batch): a job whose allocation is unchanged
+ *            keeps running; one whose allocation changed or ended gets
+ *            its checkpoint signal, 'grace_seconds' to exit, then SIGKILL
+ *            (exec.h); a job is launched once every GPU it is given is
+ *            free. No GPU ever holds two jobs.
+ *
+ * A job's state changes in one function (lj_set, loop.c), by this table:
+ *
+ *   from      to        when                             store attempt row
+ *   idle      running   launched on its allocation       intended, running
+ *   running   stopping  its allocation changed or ended  stopping
+ *   running   done      exit 0 / progress reached        ended "done"
+ *   running   idle      failed, restarts left            ended "failed"/"lost"
+ *   running   failed    failed, no restart left          ended "failed"/"lost"
+ *   stopping  idle      it exited (checkpointed)         ended "stopped"
+ *   stopping  done      it exited with its work done     ended "done"
+ *
+ * Crash safety: the attempt row is written (and fsynced by the store)
+ * before every launch and before every stop signal. loop_start adopts
+ * what a killed service left: an "intended" attempt is looked for with
+ * the backend (found: running; not found: ended "not_launched", never
+ * launched twice), a running one is polled, a stopping one gets its
+ * signal again. Jobs keep running while the service is down.
+ *
+ * Backends: local and slurm (executor/exec.h: the same launch
+ * environment, progress files, checkpoint signals as efplan apply), and
+ * dry-run: nothing runs, every attempt advances at its curve's speed on
+ * the service's clock (the simulator's physics: the loop then does what
+ * simulate --policy ef does, on the service's clock).
+ */
+#ifndef EF_LOOP_H
+#define EF_LOOP_H
+
+#include "common/err.h"
+#include "service/svc.h"
+
+typedef struct loop loop;
+
+typedef struct loop_opts {
+    const char *backend;    /* "local", "slurm" or "dry-run" */
+    const char *state;      /* run directory: logs/, run/, progress/
+                               (created, locked) */
+    const char *nodes_file; /* node names (exec_nodes_load), or NULL */
+    double poll;            /* wall seconds between ticks (default 0.2) */
+    int max_restarts;       /* relaunches after failures, per job (2) */
+    double lag;             /* the lag threshold, a fraction (0.1) */
+    double scale;           /* plan seconds per wall second (the service's
+                               clock), for Slurm time limits */
+    /* the log (one line, no newline); NULL: none */
+    void (*say)(void *arg, const char *line);
+    void *arg;
+} loop_opts;
+
+void loop_opts_default(loop_opts *o);
+
+/*
+ * loop_start: prepare the backend, lock the run directory, adopt what a
+ * previous service left running (see above), and start the thread; it
+ * re-plans at its first tick. *L is stopped with loop_stop. Errors:
+ * EF_E_USAGE (unknown backend), EF_E_INPUT (run directory locked by
+ * another service or unusable, a bad --nodes file), EF_E_INTERNAL (the
+ * backend, the store).
+ */
+int loop_start(loop **L, svc *s, const loop_opts *o, ef_err *e);
+
+/* Ask for a tick now (and a re-plan): for svc_set_notify. */
+void loop_wake(void *L);
+
+/* Stop the thread and free the loop. Jobs keep running (a restarted
+ * service adopts them). NULL: nothing. */
+void loop_stop(loop *L);
+
+/* Counters since loop_start (read after loop_stop or for tests). */
+typedef struct loop_stats {
+    int ticks, replans, launches, stops, restarts, failed, done, lag;
+} loop_stats;
+void loop_get_stats(loop *L, loop_stats *st);
+
+#endif
