@@ -31,7 +31,7 @@ OBJ      := $(BUILD)/obj
 # Debian packages: build, and tools used by tests and the fuzz target.
 DEB_BUILD := gcc make libc6-dev libglpk-dev libjansson-dev libcmocka-dev \
              libmicrohttpd-dev libsqlite3-dev libsodium-dev \
-             libcurl4-openssl-dev curl openssl
+             libcurl4-openssl-dev curl openssl python3 jq
 DEB_FUZZ  := clang libclang-rt-14-dev
 DEB_CHECK := valgrind
 

@@ -58,6 +58,13 @@ typedef struct lj {
     int64_t p0, t0;
     double rate;
     int lagged;            /* a lag event since t0 */
+    /* speed: measured progress over what the curve gives, since the
+     * attempt's overhead was paid (p_run at t_run); 1 until measured */
+    double speed;
+    int64_t p_run, t_run;
+    int run_seen;          /* progress moved since the launch: the speed
+                              is measured from that moment (startup and
+                              restore are the overhead's) */
     /* dry-run physics: progress as a real number, advanced to dry_t */
     double dry_prog;
     int64_t dry_t;
@@ -289,19 +296,20 @@ static int refresh(loop *L, ef_err *e)
         return EF_ERR;
     }
     lj *nj = ef_calloc((size_t)np.njobs + 1, sizeof *nj);
+    /* moved[i]: old entry i lives on in nj (its strings and arrays) */
+    char *moved = ef_calloc((size_t)L->n + 1, 1);
     for (int k = 0; k < np.njobs; k++) {
         const char *id = np.jobs[k].id;
         int old = find_job(L, id);
         if (old >= 0) {
             nj[k] = L->jobs[old];
-            L->jobs[old].id = NULL; /* moved */
-            memset(&L->jobs[old].place, 0, sizeof(placement));
-            memset(&L->jobs[old].want, 0, sizeof(placement));
+            moved[old] = 1;
         } else {
             nj[k].id = ef_strdup(id);
             nj[k].st = LJ_IDLE;
             nj[k].progress = np.jobs[k].iterations_done;
             nj[k].dry_prog = (double)nj[k].progress;
+            nj[k].speed = 1;
             if (lj_history(L, &nj[k], e) != EF_OK) {
                 /* keep going with what is known */
                 say(L, "%s: attempt history: %s", id, e->msg);
@@ -318,7 +326,9 @@ static int refresh(loop *L, ef_err *e)
     free(ids);
     free(admid);
     for (int i = 0; i < L->n; i++)
-        lj_free(&L->jobs[i]);
+        if (!moved[i])
+            lj_free(&L->jobs[i]);
+    free(moved);
     free(L->jobs);
     exec_plan_free(&L->xp);
     L->xp = np;
@@ -393,7 +403,7 @@ static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
     int fail = J->restarts > L->o.max_restarts;
     char w[sizeof J->why];
     snprintf(w, sizeof w, "%s at %" PRId64 " of %" PRId64 " iterations; "
-             "log %s; %s", how, J->progress, J->iterations,
+             "log %.900s; %s", how, J->progress, J->iterations,
              logp[0] ? logp : "(none)",
              fail ? "no restart left: failed" : "relaunched");
     const char *res = st->state == EXEC_P_GONE ? "lost" : "failed";
@@ -448,8 +458,6 @@ static int observe(loop *L, int64_t now, ef_err *e)
                 return EF_ERR;
             continue;
         }
-        if (J->progress >= J->iterations && J->st == LJ_RUNNING)
-            event(L, "%s reached its iterations", J->id);
         if (J->st == LJ_STOPPING && !J->killed && L->b) {
             const exec_plan *p = &L->xp;
             if (wall() - J->stop_wall > exec_job_grace(p, j)) {
@@ -465,28 +473,62 @@ static int observe(loop *L, int64_t now, ef_err *e)
     return EF_OK;
 }
 
+/* Measure job J's speed against its curve over its current attempt,
+ * from its first progress after the launch, once a slot (at least 30 s)
+ * has run since. */
+static void measure(loop *L, lj *J, int64_t now)
+{
+    if (J->st != LJ_RUNNING)
+        return;
+    if (!J->run_seen) {
+        if (J->progress > J->p_run) {
+            J->run_seen = 1;
+            J->p_run = J->progress;
+            J->t_run = now;
+        }
+        return;
+    }
+    int64_t dt = now - J->t_run;
+    double c = speed_of(J, J->place.n);
+    if (c <= 0 || dt < 30 || dt < L->slot)
+        return;
+    double f = (double)(J->progress - J->p_run) / (c * (double)dt);
+    if (f > 1)
+        f = 1; /* never planned faster than its curve */
+    if (f < 0.01)
+        f = 0.01;
+    J->speed = f;
+}
+
 /* lag: running admitted jobs behind what their plan expects. */
 static int lag(loop *L, int64_t now, ef_err *e)
 {
     for (int j = 0; j < L->n; j++) {
         lj *J = &L->jobs[j];
+        measure(L, J, now);
         if (J->st != LJ_RUNNING || !J->admitted || J->lagged ||
-            J->rate <= 0)
+            J->rate <= 0 || !J->run_seen)
             continue;
-        int64_t dt = now - J->t0;
-        if (dt * 4 < L->slot || dt < 1)
-            continue;
+        /* from the later of the last re-plan and its first progress */
+        int64_t t0 = J->t0, p0 = J->p0;
+        if (J->t_run > t0) {
+            t0 = J->t_run;
+            p0 = J->p_run;
+        }
+        int64_t dt = now - t0;
+        if (dt < L->slot || dt < 30)
+            continue; /* as long as measure() needs for a speed */
         double planned = J->rate * (double)dt;
-        double got = (double)(J->progress - J->p0);
+        double got = (double)(J->progress - p0);
         if (got >= planned * (1.0 - L->o.lag))
             continue;
         J->lagged = 1;
         L->stats.lag++;
         json_t *d = json_object();
-        json_object_set_new(d, "expected", json_integer(J->p0 +
+        json_object_set_new(d, "expected", json_integer(p0 +
                                                         (json_int_t)planned));
         json_object_set_new(d, "progress", json_integer(J->progress));
-        json_object_set_new(d, "since", json_integer(J->t0));
+        json_object_set_new(d, "since", json_integer(t0));
         char *dt_ = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
         json_decref(d);
         int rc = svc_loop_event(L->s, J->id, "lag", dt_, now, e);
@@ -494,8 +536,7 @@ static int lag(loop *L, int64_t now, ef_err *e)
         if (rc != EF_OK)
             return EF_ERR;
         event(L, "%s lags (%" PRId64 " of %.0f iterations planned since %"
-              PRId64 ")", J->id, J->progress, (double)J->p0 + planned,
-              J->t0);
+              PRId64 ")", J->id, J->progress, (double)p0 + planned, t0);
     }
     return EF_OK;
 }
@@ -515,6 +556,8 @@ static int replan(loop *L, int64_t now, ef_err *e)
                    : J->st == LJ_DONE ? SVC_OBS_DONE
                    : J->st == LJ_FAILED ? SVC_OBS_FAILED
                                         : SVC_OBS_WAITING;
+        o->iterations = J->iterations;
+        o->speed = J->speed;
         if (J->st == LJ_RUNNING)
             o->place = J->place; /* borrowed */
         if (J->st == LJ_FAILED)
@@ -546,7 +589,7 @@ static int replan(loop *L, int64_t now, ef_err *e)
         J->t0 = now;
         J->lagged = 0;
         J->rate = J->st == LJ_RUNNING && placement_equal(&J->place, &J->want)
-                      ? speed_of(J, J->place.n) : 0;
+                      ? speed_of(J, J->place.n) * J->speed : 0;
     }
     free(want);
     if (L->why[0])
@@ -628,8 +671,11 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
     J->t0 = now + (int64_t)ceil(ovh_charge((ovh_mode)L->ovh,
                                            J->in ? J->in->model : "", 0,
                                            J->place.n, 0, 0));
-    J->rate = speed_of(J, J->place.n);
+    J->rate = speed_of(J, J->place.n) * J->speed;
     J->lagged = 0;
+    J->p_run = J->progress;
+    J->t_run = now;
+    J->run_seen = 0;
     return lj_set(L, j, LJ_RUNNING, NULL, w, now, e);
 }
 
@@ -810,15 +856,18 @@ static int adopt(loop *L, int64_t now, ef_err *e)
                         now, e);
         } else if (rows[i].state == STORE_A_RUNNING) {
             J->st = LJ_RUNNING;
-            say(L, "%s: attempt %d adopted, running", J->id, J->attempt);
+            say(L, "%s: adopted attempt %d, running", J->id, J->attempt);
         } else {
             J->st = LJ_STOPPING;
             J->stop_wall = wall();
-            say(L, "%s: attempt %d was being stopped: signal sent again",
+            say(L, "%s: adopted attempt %d, being stopped: signal sent again",
                 J->id, J->attempt);
             rc = L->b->signal(&L->x, &r, exec_job_signal(&L->xp, j), e);
         }
         J->rate = 0; /* no lag until the first re-plan */
+        J->p_run = J->progress;
+        J->t_run = now; /* its speed is measured afresh */
+        J->run_seen = 0;
     }
     store_attempts_free(rows, n);
     return rc;

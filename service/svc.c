@@ -544,6 +544,37 @@ static json_t *job_view(svc *s, const store_job *j, int64_t now,
         }
         json_object_set_new(v, "history", h);
         store_events_free(ev, nev);
+        /* the loop's attempts: where each ran, how it ended */
+        store_attempt *at = NULL;
+        int nat = 0;
+        if (store_attempts_list(s->st, j->id, 0, &at, &nat, e) != EF_OK) {
+            json_decref(v);
+            return NULL;
+        }
+        json_t *aa = json_array();
+        for (int i = 0; i < nat; i++) {
+            static const char *const an[] = {"intended", "running",
+                                             "stopping", "ended"};
+            json_t *o = json_object();
+            json_t *pv = json_loads(at[i].place, 0, NULL);
+            json_object_set_new(o, "attempt", json_integer(at[i].attempt));
+            json_object_set_new(o, "ended", jtime(at[i].ended));
+            json_object_set_new(o, "placement",
+                                json_incref(json_object_get(pv, "placement")
+                                                ? json_object_get(pv,
+                                                                  "placement")
+                                                : json_array()));
+            json_decref(pv);
+            json_object_set_new(o, "result", at[i].result
+                                                 ? jstr(at[i].result)
+                                                 : json_null());
+            json_object_set_new(o, "started", json_integer(at[i].started));
+            json_object_set_new(o, "state", json_string(an[at[i].state]));
+            json_object_set_new(o, "why", jstr(at[i].why));
+            json_array_append_new(aa, o);
+        }
+        store_attempts_free(at, nat);
+        json_object_set_new(v, "attempts", aa);
     }
     return v;
 }
@@ -1438,7 +1469,18 @@ int svc_loop_jobs(svc *s, const char *const *extra, int nextra,
         if (!take)
             continue;
         a[m] = strcmp(rows[i].decision, "admitted") == 0;
-        ef_buf_printf(&b, "%s%s", m++ ? ", " : "", rows[i].body);
+        /* its progress as the store has it */
+        json_t *bj = json_loads(rows[i].body, 0, NULL);
+        json_t *it = json_object_get(bj, "iterations");
+        if (json_is_integer(it) && rows[i].progress > 0 &&
+            !json_object_get(bj, "samples"))
+            json_object_set_new(bj, "iterations_done", json_integer(
+                rows[i].progress < json_integer_value(it)
+                    ? rows[i].progress : json_integer_value(it) - 1));
+        char *bt = json_dumps(bj, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(bj);
+        ef_buf_printf(&b, "%s%s", m++ ? ", " : "", bt ? bt : rows[i].body);
+        free(bt);
     }
     ef_buf_put(&b, "]}");
     store_jobs_free(rows, n);
@@ -1614,10 +1656,20 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                 json_object_set_new(jo, "samples_done",
                                     json_integer((json_int_t)sd));
         } else if (ob) {
-            int64_t p = ob->progress < dj->iterations ? ob->progress
-                                                      : dj->iterations - 1;
-            if (p > dj->iterations_done)
-                json_object_set_new(jo, "iterations_done", json_integer(p));
+            /* iters: the job's own iterations (the store's), not the
+             * scaled ones of the plan before */
+            int64_t iters = ob->iterations > 0 ? ob->iterations
+                                               : dj->iterations;
+            int64_t p = ob->progress < iters ? ob->progress : iters - 1;
+            if (p < 0)
+                p = 0;
+            int64_t left = iters - p;
+            if (ob->speed > 0 && ob->speed < 1) {
+                double sc = ceil((double)left / ob->speed);
+                left = sc < 1e15 ? (int64_t)sc : (int64_t)1e15;
+            }
+            json_object_set_new(jo, "iterations", json_integer(p + left));
+            json_object_set_new(jo, "iterations_done", json_integer(p));
         }
         json_t *pv = ob && ob->state == SVC_OBS_RUNNING
                          ? plan_place(&ob->place, rmap, s->c.nodes, &pc)

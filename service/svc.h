@@ -174,8 +174,12 @@ typedef struct svc_obs {
     const char *id;
     svc_obs_state state;
     int64_t progress;    /* iterations done (at its batch size) */
+    int64_t iterations;  /* its iterations, as submitted (0: the plan's) */
     placement place;     /* RUNNING: where, in the cluster's node numbers */
     const char *why;     /* FAILED: why, with its log */
+    double speed;        /* its measured speed as a fraction of its curve's
+                            (0 or >= 1: as the curve): the re-plan scales
+                            its remaining work by 1 / speed */
 } svc_obs;
 
 /* The at-risk and restart counts of one re-plan, for the loop's log. */
@@ -192,8 +196,10 @@ typedef struct svc_loop_res {
  * plan's, each job as 'obs' says (obs sorted by id; a job the loop does
  * not know yet is taken as it is): done and failed jobs leave it (their
  * store state becomes done / failed, with an event), a cancelled one
- * too; every other job gets its real progress as iterations_done, where
- * it runs as its placement, and, if the plan admitted it, "promised"
+ * too; every other job gets its real progress as iterations_done (and,
+ * measured slower than its curve, its remaining work scaled by 1 / speed:
+ * the plan's iterations then count iterations at the curve's speed),
+ * where it runs as its placement, and, if the plan admitted it, "promised"
  * (plan.h: kept admitted, at risk if it cannot be saved). The cluster is
  * the one the service was started with less its drained and down nodes
  * (store nodes; the plan's node_map numbers the rest). The new plan is

@@ -3,7 +3,9 @@
 #   new_token FILE NAME [--operator]   a token of db.sqlite into FILE (0600)
 #   serve_start CLUSTER [serve options...]
 #                                      start the daemon on db.sqlite, on a
-#                                      free loopback port; sets SRV, URL
+#                                      free loopback port (curves
+#                                      $SERVE_CURVES, default A100); sets
+#                                      SRV, URL
 #   serve_stop                         SIGTERM and wait (exit status kept
 #                                      in SERVE_RC)
 # The daemon's output goes to serve.log. A bounded wait for its port file
@@ -25,7 +27,8 @@ new_token() { # file, token add arguments...
 serve_start() { # cluster, extra serve options...
     cl=$1; shift
     rm -f port
-    $V "$EFPLAN" serve --db db.sqlite --cluster "$cl" --curves A100 \
+    $V "$EFPLAN" serve --db db.sqlite --cluster "$cl" \
+        --curves "${SERVE_CURVES:-A100}" \
         --listen 127.0.0.1:0 --port-file port "$@" >>serve.log 2>&1 &
     SRV=$!
     i=0

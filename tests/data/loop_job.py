@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+# loop_job.py EVENTS [--speed F] [--scale S] [--per-gpu R] [--crash-at F]
+#
+# A stand-in training job that honours the executor's contract, for the
+# closed-loop tests of efplan serve: it resumes from the iterations in
+# $EFPLAN_PROGRESS_FILE, makes progress at F x R x $WORLD_SIZE iterations
+# per plan second (R: its curve's speed on one GPU, linear in the GPU
+# count; S plan seconds per wall second, the service's --time-scale),
+# writes its progress file as it goes, checkpoints and exits 0 on SIGTERM
+# (or SIGUSR1), and exits 0 when it reaches $EFPLAN_ITERATIONS.
+# --crash-at F: the first time its progress passes F x iterations, it
+# exits 3 (once per job: a marker file next to EVENTS remembers it).
+#
+# It appends to EVENTS one line per start and end:
+#   start JOB ATTEMPT GPUS WALL
+#   end JOB ATTEMPT HOW PROGRESS WALL
+# and "double JOB ATTEMPT" if another attempt of the same job holds the
+# job's lock (two attempts at once: the loop's promise broken).
+import fcntl
+import os
+import signal
+import sys
+import time
+
+args = sys.argv[1:]
+ev = args.pop(0)
+opt = {"--speed": 1.0, "--scale": 1.0, "--per-gpu": 1.0, "--crash-at": -1.0}
+while args:
+    k = args.pop(0)
+    opt[k] = float(args.pop(0))
+
+job = os.environ["EFPLAN_JOB_ID"]
+att = os.environ.get("EFPLAN_ATTEMPT", "?")
+pf = os.environ["EFPLAN_PROGRESS_FILE"]
+total = int(os.environ["EFPLAN_ITERATIONS"])
+gpus = int(os.environ.get("WORLD_SIZE", "1"))
+rate = opt["--speed"] * opt["--per-gpu"] * gpus * opt["--scale"]
+
+
+def log(line):
+    with open(ev, "a") as f:
+        f.write(line + "\n")
+
+
+lock = open(ev + ".lock." + job, "w")
+try:
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except OSError:
+    log("double %s %s" % (job, att))
+    sys.exit(7)
+
+try:
+    with open(pf) as f:
+        done = float(f.read().strip() or 0)
+except (OSError, ValueError):
+    done = 0.0
+
+
+def save(p):
+    tmp = "%s.tmp.%d" % (pf, os.getpid())
+    with open(tmp, "w") as f:
+        f.write("%d\n" % int(p))
+    os.replace(tmp, pf)
+
+
+def stop(sig, frame):
+    save(done)
+    log("end %s %s checkpoint %d %.3f" % (job, att, done, time.time()))
+    sys.exit(0)
+
+
+signal.signal(signal.SIGTERM, stop)
+signal.signal(signal.SIGUSR1, stop)
+log("start %s %s %d %.3f" % (job, att, gpus, time.time()))
+marker = ev + ".crashed." + job
+crash = opt["--crash-at"] * total if opt["--crash-at"] >= 0 else -1
+last = time.time()
+while True:
+    time.sleep(0.02)
+    now = time.time()
+    done += rate * (now - last)
+    last = now
+    if crash >= 0 and done >= crash and not os.path.exists(marker):
+        open(marker, "w").close()
+        save(done)
+        log("end %s %s crash %d %.3f" % (job, att, done, now))
+        sys.exit(3)
+    if done >= total:
+        save(total)
+        log("end %s %s done %d %.3f" % (job, att, total, now))
+        sys.exit(0)
+    save(done)

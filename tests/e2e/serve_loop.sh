@@ -1,0 +1,173 @@
+#!/bin/sh
+# End-to-end: efplan serve --backend local runs its plan and re-plans from
+# reality, so promises survive slow jobs, a crash, a drained node, a late
+# submission and a kill -9 of the service.
+#
+# The cluster n2g4 (8 GPUs; the local backend runs every attempt on this
+# host), the curve "dummy" of tests/data/loop_curves (1 iteration per
+# second per GPU), slots of 60 s, the service's clock at --time-scale 100
+# (a slot is 0.6 s of wall time). The jobs are tests/data/loop_job.py:
+# they run at 0.6 to 0.8 of their curve's speed, checkpoint on SIGTERM,
+# resume from their progress file, and log every start and end; one
+# crashes once. The scenario:
+#   - a, b, c (deadlines), d (best-effort) submitted at the start; b
+#     crashes at 30% of its work;
+#   - e submitted once a has made progress;
+#   - node 1 drained once e is admitted;
+#   - the service killed with SIGKILL once the drain is re-planned, then
+#     started again on the same store and run directory;
+#   - the test waits (bounded) until every job has ended.
+# What must hold:
+#   - no attempt ever ran while another of the same job did (the jobs'
+#     lock: no "double" line), and none was launched twice for one
+#     attempt number;
+#   - every admitted job is done by its deadline, or was flagged at risk
+#     (an "at_risk" event) before its deadline: never a silent miss;
+#   - b was relaunched after its crash ("restart" event) and is done;
+#   - after the drain, no attempt started on node 1, and the plan runs on
+#     node 0 only (its node_map);
+#   - after the restart the service adopted the running attempts (its
+#     log says so) instead of launching them again;
+#   - efplan show lists each job's attempts; /metrics counts the loop.
+# Bounded: 5 jobs, every wait a loop of at most 900 x 0.2 s. No timing
+# assertion: what the test checks are orders of events on the service's
+# own clock.
+. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/serve.sh"
+
+cd "$T"
+fail() { echo "FAIL: $*"; echo "--- serve.log (tail)"; tail -40 serve.log; exit 1; }
+cleanup() {
+    serve_stop
+    # LOOP_LOG=FILE keeps the service's log (for benchmarks and reading)
+    [ -z "${LOOP_LOG:-}" ] || cp serve.log "$LOOP_LOG" 2>/dev/null || true
+    # the attempts' process groups: whatever still runs of the jobs
+    for f in run/run/*.pid; do
+        [ -f "$f" ] || continue
+        kill -9 -- "-$(cut -d' ' -f1 "$f")" 2>/dev/null || true
+    done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+SERVE_CURVES="$EFPLAN_ROOT/tests/data/loop_curves"
+JOB="$EFPLAN_ROOT/tests/data/loop_job.py"
+new_token ops.tok ops --operator
+new_token ann.tok ann
+OPTS="--backend local --run-dir run --time-scale 100 --quiet"
+serve_start n2g4 $OPTS
+
+api() { # method path [curl args]: the body on stdout
+    m=$1; p=$2; shift 2
+    curl -sS --max-time 10 -X "$m" -H "Authorization: Bearer $(cat ops.tok)" \
+        "$@" "$URL$p"
+}
+now() { api GET /healthz | jq -r .time; }
+submit() { # id iterations deadline-offset|null speed [crash-at]
+    id=$1; it=$2; dl=$3; sp=$4; cr=${5:--1}
+    if [ "$dl" = null ]; then dls=null; else dls=$(( $(now) + dl )); fi
+    body=$(jq -cn --arg id "$id" --argjson it "$it" --argjson dl "$dls" \
+        --arg job "$JOB" --arg ev "$T/events" --arg sp "$sp" --arg cr "$cr" \
+        '{id: $id, model: "dummy", batch_size: 64, iterations: $it,
+          deadline: $dl, grace_seconds: 5,
+          command: ["python3", $job, $ev, "--speed", $sp, "--scale", "100",
+                    "--crash-at", $cr]}')
+    "$EFPLAN" submit --server "$URL" --token-file ann.tok --job "$body" \
+        >>submits.out 2>&1 || true
+}
+state() { api GET "/v1/jobs/$1" | jq -r .state; }
+wait_for() { # description, shell condition
+    i=0
+    while ! eval "$2"; do
+        i=$((i + 1))
+        [ $i -le 900 ] || { cat serve.log; fail "timed out waiting: $1"; }
+        sleep 0.2
+    done
+}
+
+submit a 4000 3000 0.7
+submit b 2000 2400 0.6 0.3
+submit c 1500 1500 0.8
+submit d 3000 null 0.7
+cat submits.out
+grep -q "admitted: a" submits.out || fail "a not admitted"
+grep -q "admitted: c" submits.out || fail "c not admitted"
+
+# e, once a has made progress
+wait_for "a runs" '[ "$(api GET /v1/jobs/a | jq .iterations_done)" -gt 300 ]'
+submit e 1000 1200 0.7
+tail -1 submits.out
+
+# drain node 1 once e is decided
+api POST /v1/nodes/1/drain >drain.json
+jq -e '.state == "drained"' drain.json >/dev/null || fail "drain: $(cat drain.json)"
+DRAIN_AT=$(now)
+wait_for "the drain re-planned" \
+    'api GET /v1/plan | jq -e ".node_map == [0]" >/dev/null'
+# ... and the moved jobs run again
+running() {
+    api GET "/v1/jobs?all=1" | jq '[.jobs[] | select(.state == "running")] | length'
+}
+wait_for "jobs run after the drain" '[ "$(running)" -ge 2 ]'
+
+# kill -9 the service while jobs run; start it again
+kill -9 "$SRV"
+wait "$SRV" 2>/dev/null || true
+SRV=
+running=$(grep -c '^start' events)
+serve_start n2g4 $OPTS
+grep -q "adopted" serve.log || { cat serve.log; fail "nothing adopted after the restart"; }
+
+ended() { # every submitted job has ended
+    for j in a b c d e; do
+        s=$(state $j)
+        case $s in done|failed|rejected|cancelled) ;; *) return 1 ;; esac
+    done
+    return 0
+}
+wait_for "every job ends" ended
+
+# --- what must hold -------------------------------------------------------
+! grep '^double' events || fail "two attempts of one job ran at once"
+# one start per (job, attempt): no attempt launched twice
+dup=$(grep '^start' events | awk '{print $2, $3}' | sort | uniq -d)
+[ -z "$dup" ] || fail "attempts started twice: $dup"
+for j in a b c d e; do
+    api GET "/v1/jobs/$j" >"$j.json"
+done
+for j in a b c e; do
+    dec=$(jq -r .decision $j.json)
+    [ "$dec" = admitted ] || continue
+    dl=$(jq .deadline $j.json)
+    st=$(jq -r .state $j.json)
+    fin=$(jq '[.history[] | select(.kind == "done") | .at] | first // -1' $j.json)
+    risk=$(jq '[.history[] | select(.kind == "at_risk") | .at] | first // -1' $j.json)
+    if [ "$st" = done ] && [ "$fin" -le "$dl" ]; then
+        echo "$j: done at $fin, deadline $dl"
+    elif [ "$risk" -ge 0 ] && [ "$risk" -lt "$dl" ]; then
+        echo "$j: flagged at risk at $risk before its deadline $dl ($st at $fin):" \
+            "$(jq -r '[.history[] | select(.kind == "at_risk")][0].detail.reason' $j.json)"
+    else
+        cat serve.log
+        jq . $j.json
+        fail "$j: admitted, missed its deadline $dl ($st at $fin) without an at-risk flag before it"
+    fi
+done
+jq -e '[.history[] | select(.kind == "restart")] | length >= 1' b.json \
+    >/dev/null || fail "b was not relaunched after its crash"
+[ "$(jq -r .state b.json)" = done ] || fail "b: $(jq -r .state b.json)"
+jq -e '.attempts | length >= 2' b.json >/dev/null || fail "b: attempts not listed"
+# after the drain nothing started on node 1
+late=$(jq -s --argjson t "$DRAIN_AT" '[.[].attempts[] |
+    select(.started > $t + 60) | select(.placement[] | .node == 1)] | length' \
+    a.json b.json c.json d.json e.json)
+[ "$late" = 0 ] || fail "$late attempts started on drained node 1"
+api GET /metrics | grep -q '^efplan_loop_restarts_total [1-9]' ||
+    fail "metrics: no restart counted"
+"$EFPLAN" show b --server "$URL" --token-file ops.tok | grep -q "history" ||
+    fail "show b"
+"$EFPLAN" node list --server "$URL" --token-file ops.tok | grep -q drained ||
+    fail "node list does not show the drain"
+serve_stop
+[ "$SERVE_RC" = 0 ] || fail "serve exited $SERVE_RC"
+echo "serve_loop: ok (slow jobs, a crash, a drain, a late job, a kill -9)"
