@@ -1944,7 +1944,13 @@ void svc_node_drain(svc *s, const store_ident *who, const char *node,
             cur = nd[i].state;
     char m[300];
     int status = 0;
-    if (drain && !cur && nn + 1 >= s->c.nodes) {
+    if (!s->notify) {
+        snprintf(m, sizeof m, "this service runs no loop (efplan serve "
+                 "without --backend): it only plans, and nothing runs on "
+                 "its nodes; drain nodes where the plan is applied, or start "
+                 "it with --backend");
+        status = 409;
+    } else if (drain && !cur && nn + 1 >= s->c.nodes) {
         snprintf(m, sizeof m, "node %ld is the last usable node: draining it "
                  "would leave no GPU for the promises made", k);
         status = 409;

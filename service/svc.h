@@ -226,7 +226,8 @@ int svc_loop_event(svc *s, const char *id, const char *kind,
 /* POST /v1/nodes/{node}/drain (drain 1) and /undrain (drain 0):
  * operators only. A drained node gets no new work; the loop moves what
  * runs there at its next tick. 'why' NULL: "drained by NAME". 404 for a
- * node the cluster lacks; draining the last usable node is 409. */
+ * node the cluster lacks; draining the last usable node is 409, and so is
+ * any drain of a service without the loop (it only plans). */
 void svc_node_drain(svc *s, const store_ident *who, const char *node,
                     int drain, int64_t now, svc_reply *r);
 /* GET /v1/nodes: {"nodes": [{"node", "state" ("up", "drained", "down"),

@@ -381,6 +381,144 @@ static void test_metrics(void **state)
     svc_reply_free(&r);
 }
 
+/* The job view of 'id' (operator), parsed. */
+static json_t *view(fx *f, const char *id, int64_t now)
+{
+    svc_reply r;
+    svc_show(f->s, &f->op, id, now, &r);
+    assert_int_equal(r.status, 200);
+    json_t *v = json_loads(r.body, 0, NULL);
+    svc_reply_free(&r);
+    assert_non_null(v);
+    return v;
+}
+
+/* The re-plan from reality (svc_loop_replan): real progress moves the
+ * plan's now and each job's iterations_done; a job far behind (slow:
+ * speed 0.1) becomes at risk, with an event and a reason naming its
+ * earliest finish, and is never rejected; a done job leaves the plan (its
+ * state done, an event); a drained node leaves the cluster: the plan has
+ * a node_map, nothing is placed there, a job running there loses its
+ * placement; a job running elsewhere keeps its GPUs; the state is kept
+ * across a reopen. */
+static void test_loop_replan(void **state)
+{
+    fx *f = *state;
+    int st;
+    json_decref(submit(f, &f->alice, jobtext("a", 20000, T0 + 7200), T0, &st));
+    assert_int_equal(st, 201);
+    json_decref(submit(f, &f->alice, jobtext("b", 2000, T0 + 7200), T0, &st));
+    assert_int_equal(st, 201);
+    json_decref(submit(f, &f->alice, jobtext("c", 2000, -1), T0, &st));
+    assert_int_equal(st, 201);
+    /* a runs on node 0, b on node 1, c has not started */
+    int n0[8] = {0, 0, 0, 0, 0, 0, 0, 0}, g0[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    int n1[4] = {1, 1, 1, 1}, g1[4] = {0, 1, 2, 3};
+    svc_obs obs[3] = {
+        {"a", SVC_OBS_RUNNING, 1000, 20000, {8, n0, g0, 0}, NULL, 1},
+        {"b", SVC_OBS_RUNNING, 500, 2000, {4, n1, g1, 0}, NULL, 1},
+        {"c", SVC_OBS_WAITING, 0, 2000, {0, NULL, NULL, 0}, NULL, 1},
+    };
+    placement want[3];
+    svc_loop_res res;
+    ef_err e = {0};
+    svc_lock(f->s);
+    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 600, "test", want, &res, &e),
+              e);
+    svc_unlock(f->s);
+    assert_int_equal(res.at_risk, 0);
+    assert_int_equal(res.next, T0 + 660);
+    /* a keeps node 0 where its size is kept */
+    assert_true(want[0].n > 0);
+    for (int k = 0; k < 3; k++)
+        placement_free(&want[k]);
+    json_t *v = view(f, "a", T0 + 600);
+    assert_int_equal(json_integer_value(json_object_get(v, "iterations_done")),
+                     1000);
+    assert_string_equal(sget(v, "state"), "running");
+    json_decref(v);
+    svc_reply r;
+    svc_plan(f->s, &r, &(int64_t){0});
+    json_t *pv = json_loads(r.body, 0, NULL);
+    svc_reply_free(&r);
+    assert_int_equal(json_integer_value(json_object_get(pv, "now")), T0 + 600);
+    assert_null(json_object_get(pv, "node_map"));
+    json_decref(pv);
+
+    /* a turns out very slow, b is done, node 1 is drained */
+    svc_node_drain(f->s, &f->alice, "1", 1, T0 + 1200, &r);
+    assert_int_equal(r.status, 403);
+    svc_reply_free(&r);
+    svc_node_drain(f->s, &f->op, "7", 1, T0 + 1200, &r);
+    assert_int_equal(r.status, 404);
+    svc_reply_free(&r);
+    svc_node_drain(f->s, &f->op, "1", 1, T0 + 1200, &r);
+    assert_int_equal(r.status, 200);
+    svc_reply_free(&r);
+    svc_node_drain(f->s, &f->op, "0", 1, T0 + 1200, &r);
+    assert_int_equal(r.status, 409); /* the last usable node */
+    svc_reply_free(&r);
+    obs[0].progress = 1200;
+    obs[0].speed = 0.05;
+    obs[1].state = SVC_OBS_DONE;
+    obs[1].progress = 2000;
+    svc_lock(f->s);
+    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 1200, "test", want, &res,
+                              &e), e);
+    svc_unlock(f->s);
+    assert_int_equal(res.at_risk, 1);
+    assert_int_equal(res.newly_at_risk, 1);
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < want[k].n; i++)
+            assert_int_equal(want[k].node[i], 0);
+        placement_free(&want[k]);
+    }
+    v = view(f, "a", T0 + 1200);
+    assert_true(json_is_true(json_object_get(v, "at_risk")));
+    assert_string_equal(sget(v, "decision"), "admitted");
+    assert_contains(sget(v, "risk"), "earliest finish");
+    int risk_events = 0;
+    size_t i;
+    json_t *h;
+    json_array_foreach(json_object_get(v, "history"), i, h)
+        risk_events += strcmp(sget(h, "kind"), "at_risk") == 0;
+    assert_int_equal(risk_events, 1);
+    json_decref(v);
+    v = view(f, "b", T0 + 1200);
+    assert_string_equal(sget(v, "state"), "done");
+    json_decref(v);
+    svc_plan(f->s, &r, &(int64_t){0});
+    pv = json_loads(r.body, 0, NULL);
+    svc_reply_free(&r);
+    json_t *nm = json_object_get(pv, "node_map");
+    assert_int_equal(json_array_size(nm), 1);
+    assert_int_equal(json_integer_value(json_array_get(nm, 0)), 0);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(pv, "cluster"), "nodes")), 1);
+    json_decref(pv);
+
+    /* reopened: the same plan and map; a is back on time when fast */
+    svc_close(f->s);
+    open_svc(f, T0 + 1300);
+    obs[0].speed = 1;
+    obs[0].progress = 19000;
+    svc_lock(f->s);
+    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 1300, "test", want, &res,
+                              &e), e);
+    svc_unlock(f->s);
+    assert_int_equal(res.at_risk, 0);
+    for (int k = 0; k < 3; k++)
+        placement_free(&want[k]);
+    v = view(f, "a", T0 + 1300);
+    assert_false(json_is_true(json_object_get(v, "at_risk")));
+    assert_true(json_is_null(json_object_get(v, "risk")));
+    json_decref(v);
+    svc_nodes(f->s, &r);
+    assert_int_equal(r.status, 200);
+    assert_contains(r.body, "drained by ops");
+    svc_reply_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -393,6 +531,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_promise_and_reopen, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_loop_replan, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
