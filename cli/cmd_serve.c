@@ -29,7 +29,8 @@ void help_serve(void)
         "[--quiet]\n"
         "                    [--backend local|slurm|dry-run [--nodes FILE]\n"
         "                     [--run-dir DIR] [--time-scale S]\n"
-        "                     [--max-restarts N] [--lag FRACTION]]\n"
+        "                     [--max-restarts N] [--lag FRACTION]\n"
+        "                     [--deadline-margin SECONDS]]\n"
         "\n"
         "Run the queue service: the one durable source of truth of a job\n"
         "queue, which users submit to over HTTP (efplan submit --server,\n"
@@ -78,6 +79,11 @@ void help_serve(void)
         "                     is failed with its log\n"
         "  --lag FRACTION     a job this far behind its planned progress is\n"
         "                     re-planned at once (default 0.1)\n"
+        "  --deadline-margin S  plan admitted jobs to end S seconds before\n"
+        "                     their deadlines (default: one slot): what the\n"
+        "                     plan cannot see (a reaction, a restart) comes\n"
+        "                     out of it, and a job that cannot make it is\n"
+        "                     flagged at risk while its deadline is ahead\n"
         "\n"
         "SIGINT or SIGTERM stops it after the requests under way.\n"
         "Exit codes: 0 stopped by a signal, 2 usage error (also: the store\n"
@@ -119,7 +125,7 @@ int cmd_serve(int argc, char **argv)
 {
     enum { O_TLS_CERT = 256, O_TLS_KEY, O_INSECURE, O_PORT_FILE, O_REPLAN_AT,
            O_REQ_TIMEOUT, O_QUIET, O_BACKEND, O_NODES, O_RUNDIR, O_SCALE,
-           O_RESTARTS, O_LAG };
+           O_RESTARTS, O_LAG, O_MARGIN };
     static const struct option opts[] = {
         {"db", required_argument, NULL, 'd'},
         {"cluster", required_argument, NULL, 'c'},
@@ -140,6 +146,7 @@ int cmd_serve(int argc, char **argv)
         {"time-scale", required_argument, NULL, O_SCALE},
         {"max-restarts", required_argument, NULL, O_RESTARTS},
         {"lag", required_argument, NULL, O_LAG},
+        {"deadline-margin", required_argument, NULL, O_MARGIN},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     svc_config sc = {.slot = 60, .overhead = OVH_FIG12};
@@ -228,6 +235,16 @@ int cmd_serve(int argc, char **argv)
                 return cli_usage_error("serve", "--lag: \"%s\" (expected a "
                                        "fraction between 0 and 1)", optarg);
             lo.lag = v;
+            break;
+        }
+        case O_MARGIN: {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 0 || v > 86400 * 30)
+                return cli_usage_error("serve", "--deadline-margin: \"%s\" "
+                                       "(expected 0 to 2592000 seconds)",
+                                       optarg);
+            lo.margin = v;
             break;
         }
         case 'h': help_serve(); return EXIT_OK_;

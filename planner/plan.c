@@ -319,12 +319,20 @@ static void flag_at_risk(plan *p, plan_job *j, int64_t t)
         return;
     j->at_risk = 1;
     p->at_risk++;
-    snprintf(j->risk, sizeof j->risk,
-             "at risk since %lld: its reservation no longer covers the "
-             "%.0f %s it has left by its deadline %lld (fell behind for a "
-             "cause outside the plan); planned apart from the other jobs",
-             (long long)t, j->rem, j->eb ? "samples" : "iterations",
-             (long long)j->deadline);
+    if (p->opts.deadline_margin > 0)
+        snprintf(j->risk, sizeof j->risk,
+                 "at risk since %lld: the %.0f %s it has left cannot end by "
+                 "%lld (deadline less a %lld s margin): it fell behind for a "
+                 "cause outside the plan", (long long)t, j->rem,
+                 j->eb ? "samples" : "iterations", (long long)j->deadline,
+                 (long long)p->opts.deadline_margin);
+    else
+        snprintf(j->risk, sizeof j->risk,
+                 "at risk since %lld: its reservation no longer covers the "
+                 "%.0f %s it has left by its deadline %lld (fell behind for a "
+                 "cause outside the plan); planned apart from the other jobs",
+                 (long long)t, j->rem, j->eb ? "samples" : "iterations",
+                 (long long)j->deadline);
 }
 
 /* Plan the jobs ord[0..m-1] by MSS in deadline order from scratch at t.
@@ -494,6 +502,8 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
     avail_init(&empty, t, N);
     int64_t alone;
     j->earliest_feasible_deadline = plan_fastest(p, j, t, F, NULL, &er);
+    if (j->earliest_feasible_deadline >= 0)
+        j->earliest_feasible_deadline += p->opts.deadline_margin;
     alone = plan_fastest(p, j, t, &empty, NULL, &er);
     avail_free(&empty);
     if (j->in->iterations_done > 0 || j->in->samples_done > 0) {
@@ -956,6 +966,8 @@ static void admit_reference(plan *p, int *act, int *na, const int *rel,
             continue;
         const curve_row *er;
         j->earliest_feasible_deadline = plan_fastest(p, j, t, F, NULL, &er);
+        if (j->earliest_feasible_deadline >= 0)
+            j->earliest_feasible_deadline += p->opts.deadline_margin;
         if (j->in->iterations_done > 0 || j->in->samples_done > 0) {
             j->decision = PLAN_BEST_EFFORT;
             snprintf(j->reason, sizeof j->reason,
@@ -1093,7 +1105,10 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
         if (j->eb)
             j->rem = job_samples_left(j->in);
         j->iterations_left = j->rem;
-        j->deadline = j->in->has_deadline ? j->in->deadline : INT64_MAX;
+        /* the deadline planned against: the job's, less the margin */
+        j->deadline = !j->in->has_deadline ? INT64_MAX
+                      : j->in->deadline - o->deadline_margin > 0
+                          ? j->in->deadline - o->deadline_margin : 0;
         j->release = ef_align_up(now, j->in->submit, S);
         j->start = j->planned_end = j->earliest_feasible_deadline = -1;
     }

@@ -89,6 +89,12 @@ typedef struct plan_opts {
     ovh_mode overhead;     /* reconfiguration costs the plan pays and its
                               promises count (promise.h); OVH_NONE by
                               default here, fig12 in efplan plan */
+    int64_t deadline_margin; /* seconds (>= 0): every job is planned to
+                              finish this long before its deadline, and
+                              is at risk when it cannot (efplan serve's
+                              loop: what the plan cannot see, a reaction
+                              and a restart, comes out of the margin, not
+                              the promise); 0 by default */
     int every_slot;        /* tests: plan_build steps through every slot
                               (no stretch run at once), to show that
                               skipping gives the same plan */

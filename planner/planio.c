@@ -128,6 +128,8 @@ static const jf_table summary_table = JF_TABLE(plan_doc_summary,
 static const jf_field top_fields[] = {
     {TOP("cluster", JF_OBJ, JF_REQ, cluster), .sub = &cluster_table},
     {TOP("curves", JF_STR, JF_REQ, curves)},
+    {TOP("deadline_margin", JF_I64, JF_OPT, deadline_margin), .min = 0,
+     .max = 86400 * 365},
     {TOP("elastic_batch", JF_FLAG, 0, elastic_batch)},
     {.key = "format", .kind = JF_CONST, .sval = "efplan-plan",
      .hint = "a plan written by efplan plan --out"},
@@ -207,6 +209,7 @@ void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
     d->cluster.nodes = p->cl.nodes;
     d->curves = curves ? curves : "";
     d->elastic_batch = p->opts.elastic_batch != 0;
+    d->deadline_margin = p->opts.deadline_margin;
     d->njobs = p->njobs;
     d->jobs = jf_alloc(&d->arena, (size_t)p->njobs * sizeof *d->jobs);
     for (int i = 0; i < p->njobs; i++)
@@ -496,6 +499,7 @@ void plan_doc_opts(const plan_doc *d, plan_opts *o)
                                                  : SURPLUS_GAIN;
     o->elastic_batch = d->elastic_batch;
     o->overhead = d->overhead ? (ovh_mode)ovh_parse(d->overhead) : OVH_NONE;
+    o->deadline_margin = d->deadline_margin;
 }
 
 /* ---- checker --------------------------------------------------------------- */

@@ -113,6 +113,9 @@ typedef struct plan_doc {
     plan_doc_summary summary;
     int surplus;                  /* plan_surplus */
     const char *overhead;         /* ovh_name; NULL (absent): "none" */
+    int64_t deadline_margin;      /* "deadline_margin" (optional, 0): jobs
+                                     planned to finish this long before
+                                     their deadlines (plan_opts) */
     /* "node_map" (optional): the cluster's node index of each plan node,
      * when the plan runs on part of a cluster (efplan serve with drained
      * nodes: plan node k is the cluster's node node_map[k]); absent: the

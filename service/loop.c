@@ -91,6 +91,7 @@ struct loop {
     pthread_mutex_t mu;    /* guards 'wake' and 'quit' */
     pthread_cond_t cv;
     int wake, quit, started;
+    int hurry;             /* a stop or a start is pending (act) */
 };
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -700,6 +701,9 @@ static int act(loop *L, int64_t now, ef_err *e)
             busy[J->place.node[k] * c->gpus_per_node + J->place.gpu[k]] = 1;
     }
     int rc = EF_OK;
+    L->hurry = 0;
+    for (int j = 0; j < L->n; j++)
+        L->hurry |= L->jobs[j].st == LJ_STOPPING;
     for (int j = 0; j < L->n && rc == EF_OK; j++) {
         lj *J = &L->jobs[j];
         if (J->st != LJ_IDLE || J->want.n == 0)
@@ -708,8 +712,10 @@ static int act(loop *L, int64_t now, ef_err *e)
         for (int k = 0; k < J->want.n && free_; k++)
             free_ = !busy[J->want.node[k] * c->gpus_per_node +
                           J->want.gpu[k]];
-        if (!free_)
+        if (!free_) {
+            L->hurry = 1;
             continue; /* its GPUs are still being freed */
+        }
         rc = launch(L, j, now, e);
         if (rc == EF_OK && J->st == LJ_RUNNING)
             for (int k = 0; k < J->place.n; k++)
@@ -760,6 +766,11 @@ static void *thread_main(void *arg)
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             double p = L->o.poll > 0 ? L->o.poll : 0.2;
+            /* while a job is being stopped or waits for GPUs being
+             * freed, look again soon: a resize is a stop then a start,
+             * and the GPUs must not idle between them */
+            if (L->hurry && p > 0.02)
+                p = 0.02;
             long ns = ts.tv_nsec + (long)(p * 1e9);
             ts.tv_sec += ns / 1000000000L;
             ts.tv_nsec = ns % 1000000000L;
@@ -791,6 +802,7 @@ void loop_opts_default(loop_opts *o)
     o->max_restarts = 2;
     o->lag = 0.1;
     o->scale = 1;
+    o->margin = -1;
 }
 
 static int make_dir(const char *path, ef_err *e)
@@ -899,6 +911,7 @@ int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
     L->slot = svc_slot(s);
     L->ovh = svc_overhead(s);
     L->G = c->gpus_per_node;
+    svc_set_margin(s, o->margin >= 0 ? o->margin : L->slot);
     L->x.b = L->b;
     L->x.scale = o->scale > 0 ? o->scale : 1;
     L->x.nodes_file = o->nodes_file;

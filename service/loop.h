@@ -69,6 +69,9 @@ typedef struct loop_opts {
     double poll;            /* wall seconds between ticks (default 0.2) */
     int max_restarts;       /* relaunches after failures, per job (2) */
     double lag;             /* the lag threshold, a fraction (0.1) */
+    int64_t margin;         /* deadline margin, plan seconds (-1: one
+                               slot): admitted jobs are planned to end
+                               this long before their deadlines */
     double scale;           /* plan seconds per wall second (the service's
                                clock), for Slurm time limits */
     /* the log (one line, no newline); NULL: none */

@@ -79,6 +79,7 @@ struct svc {
     svc_obs *obs;
     /* loop counters, for /metrics */
     int64_t loop_replans, loop_restarts, loop_failed, loop_lag;
+    int64_t margin;   /* the loop's deadline margin (svc_set_margin) */
     /* metrics since start */
     int64_t sub_by_dec[3]; /* admitted, best_effort, rejected */
     int64_t sub_retries, sub_errors;
@@ -1436,6 +1437,11 @@ void svc_set_notify(svc *s, void (*fn)(void *arg), void *arg)
     s->notify_arg = arg;
 }
 
+void svc_set_margin(svc *s, int64_t seconds)
+{
+    s->margin = seconds > 0 ? seconds : 0;
+}
+
 int64_t svc_version(svc *s)
 {
     return s->version;
@@ -1689,6 +1695,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     plan_opts po;
     plan_doc_opts(d, &po);
     po.now = now;
+    po.deadline_margin = s->margin;
     rc = queue_parse_json(&q, "the service's queue", nq, strlen(nq), e);
     free(nq);
     if (rc == EF_OK)

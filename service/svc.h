@@ -142,6 +142,12 @@ int64_t svc_now(svc *s);
  * svc lock and must only note it (loop_wake). NULL: none. */
 void svc_set_notify(svc *s, void (*fn)(void *arg), void *arg);
 
+/* Plan every job to finish 'seconds' before its deadline from the next
+ * re-plan on (plan_opts.deadline_margin: the loop's reaction allowance;
+ * a job that cannot make it is at risk before its deadline, not after).
+ * Under svc_lock. */
+void svc_set_margin(svc *s, int64_t seconds);
+
 /* The version of the current plan. Under svc_lock. */
 int64_t svc_version(svc *s);
 

@@ -401,10 +401,22 @@ static json_t *view(fx *f, const char *id, int64_t now)
  * a node_map, nothing is placed there, a job running there loses its
  * placement; a job running elsewhere keeps its GPUs; the state is kept
  * across a reopen. */
+static void noted(void *arg)
+{
+    (*(int *)arg)++;
+}
+
 static void test_loop_replan(void **state)
 {
     fx *f = *state;
-    int st;
+    int st, notes = 0;
+    /* without a loop, a drain is refused */
+    svc_reply r0;
+    svc_node_drain(f->s, &f->op, "1", 1, T0, &r0);
+    assert_int_equal(r0.status, 409);
+    assert_contains(r0.body, "--backend");
+    svc_reply_free(&r0);
+    svc_set_notify(f->s, noted, &notes);
     json_decref(submit(f, &f->alice, jobtext("a", 20000, T0 + 7200), T0, &st));
     assert_int_equal(st, 201);
     json_decref(submit(f, &f->alice, jobtext("b", 2000, T0 + 7200), T0, &st));
@@ -455,6 +467,7 @@ static void test_loop_replan(void **state)
     svc_node_drain(f->s, &f->op, "1", 1, T0 + 1200, &r);
     assert_int_equal(r.status, 200);
     svc_reply_free(&r);
+    assert_true(notes >= 1); /* the loop is told */
     svc_node_drain(f->s, &f->op, "0", 1, T0 + 1200, &r);
     assert_int_equal(r.status, 409); /* the last usable node */
     svc_reply_free(&r);
