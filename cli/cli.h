@@ -18,6 +18,8 @@
 #define EXIT_INFEASIBLE 4 /* valid inputs, but no answer exists */
 #define EXIT_INTERNAL 5   /* out of memory, write failure, a bug */
 #define EXIT_AUTH 8       /* the server refused the token (HTTP 401, 403) */
+#define EXIT_MISSED 9     /* apply: an admitted job is not done by its
+                             deadline (a failed job's 4 comes first) */
 
 /* Print "efplan: error: <msg>" and return the exit code of e->kind. */
 int cli_fail(const ef_err *e);

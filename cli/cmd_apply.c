@@ -49,10 +49,19 @@ void help_apply(void)
         "batch size in an elastic-batch plan, else the job's). At the end,\n"
         "DIR/state.json is a job queue for the next 'efplan plan --jobs'.\n"
         "\n"
-        "Exit codes: 0 applied (or already applied), 2 usage error, 3 invalid\n"
-        "plan, jobs, --nodes file or state directory, 4 applied but some job\n"
-        "failed (see state.json), 5 the cluster failed or cannot be reached\n"
-        "(the journal is intact: run again to resume).\n");
+        "At the end it lists the admitted jobs behind their plan: fewer\n"
+        "iterations done than the plan expects by the time apply stopped\n"
+        "(its work spread over the GPU-seconds its slots give it up to its\n"
+        "planned end), with their deadlines.\n"
+        "\n"
+        "Exit codes: 0 applied (or already applied; jobs behind their plan\n"
+        "but with their deadline ahead are listed), 2 usage error, 3 invalid\n"
+        "plan, jobs, --nodes file or state directory (or another apply holds\n"
+        "it or the plan), 4 applied but some job failed (see state.json;\n"
+        "before 9), 5 the cluster failed or cannot be reached (the journal\n"
+        "is intact: run again to resume), 9 applied but an admitted job is\n"
+        "not done by its deadline (its deadline is at or before the plan\n"
+        "time apply stopped at).\n");
 }
 
 static void say_err(void *arg, const char *line)
@@ -65,6 +74,31 @@ static void say_out(void *arg, const char *line)
 {
     (void)arg;
     printf("%s\n", line);
+}
+
+/* The admitted jobs behind their plan, one line each, and a count. */
+static void print_behind(const exec_plan *p, const exec_report *rep)
+{
+    for (int k = 0; k < rep->nbehind; k++) {
+        const exec_behind *b = &rep->behind[k];
+        const exec_job *jb = &p->jobs[b->job];
+        char dl[96];
+        if (b->deadline < 0)
+            snprintf(dl, sizeof dl, "no deadline");
+        else if (b->missed)
+            snprintf(dl, sizeof dl, "deadline %" PRId64 " passed: missed",
+                     b->deadline);
+        else
+            snprintf(dl, sizeof dl, "deadline %" PRId64 " ahead",
+                     b->deadline);
+        printf("behind: %s: %" PRId64 " of %" PRId64 " iterations done, %"
+               PRId64 " expected by t=%" PRId64 "; %s\n", jb->id, b->done,
+               jb->iterations, b->expected, rep->plan_time, dl);
+    }
+    if (rep->nbehind)
+        printf("%d admitted job(s) behind their plan at t=%" PRId64 ", %d "
+               "not done by their deadline\n", rep->nbehind, rep->plan_time,
+               rep->missed);
 }
 
 int cmd_apply(int argc, char **argv)
@@ -162,6 +196,7 @@ int cmd_apply(int argc, char **argv)
         if (rc == EXIT_INTERNAL && strcmp(eo.backend, "dry-run") != 0)
             fprintf(stderr, "efplan: the journal %s is intact: run the same "
                     "command again to resume\n", rep.journal);
+        exec_report_free(&rep);
         exec_plan_free(&p);
         return rc;
     }
@@ -171,13 +206,18 @@ int cmd_apply(int argc, char **argv)
                    plan_path, rep.journal);
         else
             printf("%s: %s; %d launch(es); jobs: %d done, %d failed, %d not "
-                   "done\nwrote %s\n", plan_path,
+                   "done\n", plan_path,
                    rep.complete ? "applied to its end" : "window applied",
-                   rep.launched, rep.done, rep.failed, rep.pending,
-                   rep.state_file);
+                   rep.launched, rep.done, rep.failed, rep.pending);
+        print_behind(&p, &rep);
+        if (!rep.already_done)
+            printf("wrote %s\n", rep.state_file);
         if (rep.failed)
             rc = EXIT_INFEASIBLE;
+        else if (rep.missed)
+            rc = EXIT_MISSED;
     }
+    exec_report_free(&rep);
     exec_plan_free(&p);
     return rc;
 }

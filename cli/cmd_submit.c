@@ -8,7 +8,9 @@
 
 #include "cli/cli.h"
 #include "common/util.h"
+#include "executor/exec.h"
 #include "planner/planio.h"
+#include "planner/planlock.h"
 #include "planner/submit.h"
 #include "service/client.h"
 #include "service/token.h"
@@ -29,7 +31,10 @@ void help_submit(void)
         "never broken. Then the job (every field: command, env, batch\n"
         "range) is added to the jobs file the plan names and the plan file\n"
         "is rewritten, both atomically, under a lock (PLAN.lock), so\n"
-        "concurrent submits land one after the other. Otherwise the answer\n"
+        "concurrent submits land one after the other. While efplan apply\n"
+        "runs the plan (or was killed with jobs of it still running) the\n"
+        "submit is refused (exit 3), naming the apply's state directory:\n"
+        "the plan must not change under it. A rejection\n"
         "says why, with the earliest deadline that would be admitted (the\n"
         "second before it is not), and nothing is written.\n"
         "\n"
@@ -59,7 +64,8 @@ void help_submit(void)
         "  --json          print the server's JSON answer as received\n"
         "\n"
         "Exit codes: 0 admitted (or best-effort), 4 rejected, 2 usage error,\n"
-        "3 invalid input (or refused by the server: HTTP 400, 409, 413),\n"
+        "3 invalid input, an apply runs the plan (or refused by the server:\n"
+        "HTTP 400, 409, 413),\n"
         "5 internal error (or a server error, or no server reachable),\n"
         "8 the server refused the token (HTTP 401, 403).\n");
 }
@@ -232,6 +238,47 @@ out:
     return rc;
 }
 
+/* With the plan's lock held: EF_OK when no apply of the plan at
+ * 'plan_path' is under way, else EF_E_INPUT saying which and what to do:
+ * an apply holds the plan's claim (live), or the last apply stopped
+ * before the plan's end with attempts still running (killed: its rerun
+ * resumes that plan, which a rewritten plan file would refuse). */
+static int check_no_apply(const char *plan_path, ef_err *e)
+{
+    char state[4096];
+    int live;
+    if (plan_apply_holder(plan_path, state, sizeof state, &live, e) !=
+        EF_OK)
+        return EF_ERR;
+    if (live)
+        return ef_fail(e, EF_E_INPUT, "%s: an efplan apply is applying this "
+                       "plan (state directory %s); submit would rewrite the "
+                       "plan under it: wait until it ends and submit then, "
+                       "or add the job to the plan's jobs file, which that "
+                       "apply carries into its state.json for the next plan",
+                       plan_path, state[0] ? state : "unknown");
+    if (!state[0])
+        return EF_OK;
+    exec_look lk;
+    ef_err e2 = {0};
+    char *buf, hash[17];
+    size_t len;
+    if (exec_state_look(state, &lk, &e2) != EF_OK || !lk.begun ||
+        lk.ended || !lk.known || lk.running == 0)
+        return EF_OK; /* nothing of it is known to run */
+    if (ef_read_file(plan_path, &buf, &len, &e2) != EF_OK)
+        return EF_OK; /* plan_submit reports it */
+    exec_plan_hash(buf, len, hash);
+    free(buf);
+    if (strcmp(hash, lk.hash) != 0)
+        return EF_OK; /* that apply was of another version of the file */
+    return ef_fail(e, EF_E_INPUT, "%s: an efplan apply of this plan stopped "
+                   "before its end and %d attempt(s) it launched may still "
+                   "run (first: %s; state directory %s): run that apply "
+                   "again to resume it (add --until 0 to stop them now), "
+                   "then submit", plan_path, lk.running, lk.first, state);
+}
+
 int cmd_submit(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -312,14 +359,17 @@ int cmd_submit(int argc, char **argv)
     plan_submit_res r;
     int rc = 0;
     char *tail = NULL; /* "; PLAN rewritten" */
-    /* read, decide and write under the plan's lock */
-    size_t ln = strlen(plan_path) + 8;
-    char *lock_path = ef_malloc(ln);
-    snprintf(lock_path, ln, "%s.lock", plan_path);
-    int lock = ef_lock_file(lock_path, &e);
-    free(lock_path);
+    /* read, decide and write under the plan's lock, and never under an
+     * apply of the plan (planner/planlock.h) */
+    memset(&r, 0, sizeof r);
+    r.earliest = -1;
+    int lock = plan_lock(plan_path, NULL, &e);
     if (lock < 0)
         return cli_fail(&e);
+    if (check_no_apply(plan_path, &e) != EF_OK) {
+        rc = cli_fail(&e);
+        goto out;
+    }
     if (plan_submit(plan_path, job_arg, curves_arg, &clk, &r, &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
@@ -365,6 +415,6 @@ int cmd_submit(int argc, char **argv)
 out:
     free(tail);
     plan_submit_free(&r);
-    ef_unlock_file(lock);
+    plan_unlock(lock);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "planner/planlock.h"
 
 void exec_opts_default(exec_opts *o)
 {
@@ -551,6 +552,133 @@ static char *state_path_as_run(const char *given)
     return b.s;
 }
 
+/* The error for a state directory whose journal *lk was begun with
+ * another plan: what is safe to do, never another --state while attempts
+ * of that plan may still run (they would be launched a second time). */
+static int foreign_journal(const apply *A, const exec_look *lk, ef_err *e)
+{
+    const char *dir = A->o->state;
+    const exec_plan *p = A->p;
+    char head[8800];
+    snprintf(head, sizeof head, "%s: its journal belongs to another plan "
+             "(hash %s; %s is %s)", dir, lk->hash, p->path, p->hash);
+    if (lk->ended || (lk->known && lk->running == 0))
+        return ef_fail(e, EF_E_INPUT, "%s, %s: nothing it launched still "
+                       "runs. Apply this plan with a state directory of its "
+                       "own (--state NEWDIR); to carry that plan's progress "
+                       "over, plan again from %s/state.json first", head,
+                       lk->ended ? "applied to its end"
+                                 : "stopped before its end", A->x.state);
+    if (lk->known)
+        return ef_fail(e, EF_E_INPUT, "%s, not applied to its end, and %d "
+                       "attempt(s) it launched may still run (first: %s): "
+                       "another --state would launch them a second time. "
+                       "Resume that plan from the copy the state directory "
+                       "keeps: efplan apply %s --state %s --backend %s%s%s "
+                       "(add --until 0 to stop them now), then plan again "
+                       "from %s/state.json", head, lk->running, lk->first,
+                       lk->copy, A->x.state, lk->backend,
+                       p->q.path ? " --jobs " : "",
+                       p->q.path ? p->q.path : "", A->x.state);
+    return ef_fail(e, EF_E_INPUT, "%s, not applied to its end, and attempts "
+                   "it launched may still run (the state directory keeps no "
+                   "copy of that plan): another --state could launch them a "
+                   "second time. Put back the plan file it was begun with "
+                   "(hash %s), run the same apply again (add --until 0 to "
+                   "stop what runs now), then plan again from "
+                   "%s/state.json", head, lk->hash, A->x.state);
+}
+
+/* With the plan's mutex held: the plan file still holds the bytes p was
+ * read from (else EF_E_INPUT), and the state directory keeps a copy of
+ * them (DIR/plan.json, written when missing or another). */
+static int check_plan_file(const apply *A, ef_err *e)
+{
+    const exec_plan *p = A->p;
+    char *buf, hash[17], *old = NULL, copy[PATH_MAX + 16], oh[17] = "";
+    size_t len, olen;
+    if (ef_read_file(p->path, &buf, &len, e) != EF_OK)
+        return EF_ERR;
+    exec_plan_hash(buf, len, hash);
+    if (strcmp(hash, p->hash) != 0) {
+        free(buf);
+        return ef_fail(e, EF_E_INPUT, "%s: the plan file changed after apply "
+                       "read it (hash %s, now %s: rewritten by efplan submit "
+                       "or plan?); nothing was done: run apply again",
+                       p->path, p->hash, hash);
+    }
+    snprintf(copy, sizeof copy, "%s/plan.json", A->x.state);
+    ef_err e2 = {0};
+    if (access(copy, F_OK) == 0 &&
+        ef_read_file(copy, &old, &olen, &e2) == EF_OK)
+        exec_plan_hash(old, olen, oh);
+    free(old);
+    int rc = EF_OK;
+    if (strcmp(oh, hash) != 0)
+        rc = ef_write_file_atomic(copy, buf, len, e);
+    free(buf);
+    return rc;
+}
+
+/* With the plan's mutex held: EF_OK unless the last apply of this very
+ * plan used another state directory and stopped before the plan's end
+ * with attempts that may still run (killed): this apply would launch
+ * them a second time (EF_E_INPUT, saying to resume that one). A live
+ * apply is plan_apply_claim's to refuse. */
+static int other_apply_running(const apply *A, ef_err *e)
+{
+    char prev[PATH_MAX];
+    int live;
+    exec_look lk;
+    ef_err e2 = {0};
+    if (plan_apply_holder(A->p->path, prev, sizeof prev, &live, &e2) !=
+            EF_OK || live || !prev[0] || strcmp(prev, A->x.state) == 0 ||
+        exec_state_look(prev, &lk, &e2) != EF_OK || !lk.begun ||
+        lk.ended || !lk.known || lk.running == 0 ||
+        strcmp(lk.hash, A->p->hash) != 0)
+        return EF_OK;
+    return ef_fail(e, EF_E_INPUT, "%s: its last apply (state directory %s) "
+                   "stopped before the plan's end and %d attempt(s) it "
+                   "launched may still run (first: %s): applying it with "
+                   "another state directory would launch them a second "
+                   "time. Resume that apply: efplan apply %s --state %s "
+                   "--backend %s (add --until 0 to stop them now)",
+                   A->p->path, prev, lk.running, lk.first, A->p->path, prev,
+                   lk.backend);
+}
+
+/* Claim plan p for this apply (planlock.h) into *claim (-1: not taken, a
+ * plan in a directory this user cannot write), check the file and keep
+ * its copy. */
+static int claim_plan(apply *A, int *claim, ef_err *e)
+{
+    int denied = 0;
+    *claim = -1;
+    int mx = plan_lock(A->p->path, &denied, e);
+    if (mx < 0) {
+        if (!denied)
+            return EF_ERR;
+        memset(e, 0, sizeof *e); /* nobody here can rewrite it either */
+        return check_plan_file(A, e);
+    }
+    int rc = other_apply_running(A, e);
+    if (rc == EF_OK) {
+        *claim = plan_apply_claim(A->p->path, A->x.state, e);
+        rc = *claim < 0 ? EF_ERR : check_plan_file(A, e);
+    }
+    plan_unlock(mx);
+    return rc;
+}
+
+/* rep's behind list at plan time t (rep->plan_time). */
+static void report_behind(apply *A, int64_t t)
+{
+    free(A->rep->behind);
+    A->rep->plan_time = t;
+    A->rep->nbehind = exec_behind_list(&A->x, &A->r, t, &A->rep->behind,
+                                       &A->rep->missed);
+}
+
 /* A real backend's state directory: create it and its subdirectories,
  * lock it (*lock, -1 if not), replay its journal into A->r and check that
  * the journal is this plan's, applied with this backend. */
@@ -580,12 +708,15 @@ static int open_state(apply *A, int *lock, ef_err *e)
     A->x.state = ef_strdup(real);
     snprintf(rep->journal, sizeof rep->journal, "%s/journal.jsonl", real);
     snprintf(rep->state_file, sizeof rep->state_file, "%s/state.json", real);
+    /* a journal of another plan is read on its own terms (its job ids
+     * need not be this plan's) before it is replayed against this one */
+    exec_look lk;
+    if (exec_state_look(real, &lk, e) != EF_OK)
+        return EF_ERR;
+    if (lk.begun && strcmp(lk.hash, p->hash) != 0)
+        return foreign_journal(A, &lk, e);
     if (exec_journal_replay(rep->journal, p, &A->r, e) != EF_OK)
         return EF_ERR;
-    if (A->r.begun && strcmp(A->r.hash, p->hash) != 0)
-        return ef_fail(e, EF_E_INPUT, "%s: its journal belongs to another plan "
-                       "(hash %s, this plan %s); use another --state", o->state,
-                       A->r.hash, p->hash);
     if (A->r.begun && strcmp(A->r.backend, A->x.b->name) != 0)
         return ef_fail(e, EF_E_INPUT, "%s: this plan was applied with "
                        "--backend %s; resume it with the same backend",
@@ -615,7 +746,7 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
     int64_t end_t = window_end(p, o);
     A.x.end = end_t;
     A.dry_clock = p->now;
-    int rc = EF_OK, prepared = 0, lock = -1;
+    int rc = EF_OK, prepared = 0, lock = -1, claim = -1;
     if (o->nodes_file &&
         (exec_nodes_load(&A.x.nodes, o->nodes_file, e) != EF_OK ||
          exec_nodes_check(&A.x.nodes, p, e) != EF_OK)) {
@@ -633,9 +764,11 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
         rep->already_done = 1;
         rep->complete = 1;
         count(&A);
+        report_behind(&A, p->end);
         goto out;
     }
-    if (!b->dry && (check_commands(p, end_t, e) != EF_OK ||
+    if (!b->dry && (claim_plan(&A, &claim, e) != EF_OK ||
+                    check_commands(p, end_t, e) != EF_OK ||
                     exec_journal_open(&A.jn, rep->journal, e) != EF_OK)) {
         rc = EF_ERR;
         goto out;
@@ -697,6 +830,7 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
         goto backend_error;
     rep->complete = end_t == p->end;
     count(&A);
+    report_behind(&A, end_t);
     /* the state file first, then the journal's end: a state file that
      * could not be written leaves the plan open, so that the rerun
      * finishes it and writes the file (instead of "already applied") */
@@ -718,6 +852,7 @@ backend_error:
         if (A.jn.path)
             put(&A, &(exec_rec){.ev = EXEC_R_ERROR, .msg = e->msg}, &e2);
         count(&A);
+        report_behind(&A, A.t);
         if (!b->dry)
             write_state(&A, 0, &e2);
         (void)prepared;
@@ -731,5 +866,6 @@ out:
     free(A.x.state);
     if (lock >= 0)
         close(lock);
+    plan_unlock(claim);
     return rc;
 }

@@ -55,6 +55,8 @@ typedef struct exec_job {
     int64_t iterations;       /* total */
     int64_t iterations_done;  /* at the plan's start */
     int64_t planned_end;      /* -1 if never */
+    int64_t deadline;         /* -1: none (best-effort) */
+    plan_decision decision;   /* admitted, rejected or best_effort */
     long batch_size;          /* its batch size (elastic jobs: the one its
                                  iterations count at) */
     const job *in;            /* the job in the queue file (command etc.) */
@@ -110,6 +112,28 @@ void exec_plan_free(exec_plan *p);
 
 /* Index of the job with id 'id', or -1. */
 int exec_plan_find(const exec_plan *p, const char *id);
+
+/* The plan hash apply records (exec_plan.hash, the journal's "hash"): FNV-1a
+ * 64 of the file's bytes buf[0..len-1], 16 hex digits and a NUL into
+ * out. */
+void exec_plan_hash(const char *buf, size_t len, char out[17]);
+
+/*
+ * exec_expected: the iterations job j of plan p is expected to have done
+ * by plan time t if it runs as the plan says. The plan file holds no
+ * speed per slot, so the work it plans (iterations - iterations_done at
+ * the plan's now) is spread over the GPU-seconds the slots give the job
+ * up to its planned_end: by t the job is expected to have done
+ *   iterations_done + floor(work * G(t) / G(planned_end))
+ * where G(u) is the sum over its allocations of GPUs x seconds of the
+ * slot before min(u, planned_end). So a slot on 4 GPUs counts twice a
+ * slot on 2 (near-linear scaling; a curve that scales worse makes the
+ * expectation early in a job's big slots a little high); at and after
+ * planned_end it is 'iterations'. A job without planned_end (best-effort
+ * or rejected: the plan promises nothing) is expected to have done its
+ * iterations_done only.
+ */
+int64_t exec_expected(const exec_plan *p, int j, int64_t t);
 
 /* Index of the slot containing plan time t ([start, end)), or -1 when t is
  * before the first slot or at/after the last one's end. */
@@ -457,6 +481,35 @@ int exec_read_small(const char *path, char *buf, size_t len);
  * (no file, not a number, or a dry backend, which reads nothing). */
 int64_t exec_read_progress(const exec_ctx *x, int j);
 
+/* Iterations job j has done, as the state file counts them: the largest
+ * of the jobs file's iterations_done (the plan's when no jobs file is
+ * attached), the last progress the journal r recorded, and its progress
+ * file now (exec_read_progress). */
+int64_t exec_job_progress(const exec_ctx *x, const exec_replay *r, int j);
+
+/* An admitted job behind its plan when apply stopped (exec_behind_list). */
+typedef struct exec_behind {
+    int job;              /* plan job index */
+    int64_t done;         /* exec_job_progress */
+    int64_t expected;     /* exec_expected at the plan time apply stopped */
+    int64_t deadline;     /* the job's deadline (-1: none) */
+    int missed;           /* not done, and its deadline is at or before
+                             that plan time */
+} exec_behind;
+
+/*
+ * exec_behind_list: the jobs plan x->p admitted (decision "admitted")
+ * that the journal r shows neither done nor failed (a failed job is
+ * reported as failed) and whose progress (exec_job_progress) is below
+ * exec_expected at plan time t, in plan order (by id), into *out (heap,
+ * free with free(); NULL when there is none). Returns their count;
+ * *missed (may be NULL) gets how many of them have missed their
+ * deadline (deadline <= t). A dry backend (nothing runs, no progress is
+ * read): none.
+ */
+int exec_behind_list(const exec_ctx *x, const exec_replay *r, int64_t t,
+                     exec_behind **out, int *missed);
+
 /*
  * exec_read_rc: the exit status a finished attempt left in its rc file
  * (exec_path_run "rc"): "exit N" or "signal S". 'shell': the file was
@@ -540,9 +593,19 @@ typedef struct exec_report {
     int complete;       /* reached the plan's end */
     int launched;       /* launches by this run */
     int done, failed, pending;  /* jobs, at exit */
+    int64_t plan_time;  /* the plan time apply stopped at: the window's
+                           end (the plan's end when already_done) */
+    int nbehind;        /* admitted jobs behind their plan at plan_time
+                           (exec_behind_list; real backends only) */
+    int missed;         /* of them, not done by their deadline */
+    exec_behind *behind;/* nbehind entries (heap; exec_report_free) */
     char state_file[4200];
     char journal[4200];
 } exec_report;
+
+/* Free what *rep holds (behind) and zero it. exec_apply overwrites the
+ * report without freeing it: free a used one before reusing it. */
+void exec_report_free(exec_report *rep);
 
 /*
  * exec_apply: apply plan p (loaded with its jobs) with the options given.
@@ -556,10 +619,29 @@ typedef struct exec_report {
  * loop with the dry backend (see exec_backend.dry): prints every slot's
  * actions, the exact launches (environment and command per node; the
  * sbatch line), the stops, and the jobs' planned completions through
- * o->out; runs nothing, writes nothing. Errors: EF_E_USAGE (unknown
- * backend), EF_E_INPUT (bad plan, node file or state directory, another
- * apply holds the state directory), EF_E_INTERNAL (the backend failed;
- * the journal tells what was done; run again to resume).
+ * o->out; runs nothing, writes nothing.
+ *
+ * A real backend claims the plan file for its whole run (planlock.h:
+ * PLAN.lock, then PLAN.apply.lock naming the state directory), so that
+ * no efplan submit rewrites it meanwhile and no second apply runs it;
+ * then it checks that the file still holds the bytes p was read from
+ * (else EF_E_INPUT: rewritten since, run again), and keeps a copy of
+ * them in the state directory (DIR/plan.json) when there is none. A
+ * plan in a directory this user cannot write (the lock file cannot be
+ * created: EACCES, EPERM, EROFS) is applied without the claim. A state
+ * directory whose journal was begun with another plan is refused, the
+ * message saying what is safe (exec_state_look): resume that plan from
+ * its copy while its attempts may still run, else give this plan a state
+ * directory of its own.
+ *
+ * At the end (also when already applied), rep->behind lists the
+ * admitted jobs behind their plan at rep->plan_time (exec_behind_list).
+ * Errors: EF_E_USAGE (unknown backend), EF_E_INPUT (bad plan, node file
+ * or state directory, another apply holds the state directory or the
+ * plan, the plan file changed, a journal of another plan),
+ * EF_E_INTERNAL (the backend failed; the journal tells what was done;
+ * run again to resume). rep is filled in every case (free it with
+ * exec_report_free).
  */
 int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
                ef_err *e);
@@ -573,11 +655,43 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
  * raised to what the journal and progress files say (job_advance), its
  * placement when it was running at the end of this apply (a job the plan
  * lacks: unchanged), then the jobs added to the jobs file since the plan
- * read it (efplan submit while apply ran), as given; plus "apply": {"complete", "failed": [{"attempt",
- * "id", "job", "log", "why"}], "finished": [ids], "journal", "plan",
- * "plan_time"}.
+ * read it (by hand, or by an efplan submit into another plan of that
+ * jobs file), as given; plus "apply": {"behind": [{"deadline" (null:
+ * none), "done", "expected", "id", "missed"}] (exec_behind_list at
+ * plan_time), "complete", "failed": [{"attempt", "id", "job", "log",
+ * "why"}], "finished": [ids], "journal", "plan", "plan_time"}.
  */
 char *exec_state_json(const exec_ctx *x, const exec_replay *r, int complete,
                       int64_t plan_time);
+
+/* What a state directory says about the plan it was applied with
+ * (exec_state_look). */
+typedef struct exec_look {
+    int begun;            /* its journal has a begin record */
+    char hash[17];        /* the plan it was begun with (exec_plan_hash) */
+    char backend[16];     /* with which backend */
+    int ended;            /* applied to its end (an end record) */
+    int known;            /* the state directory's copy of that plan
+                             (DIR/plan.json) is there, with that hash: the
+                             members below are known */
+    int running;          /* attempts that may still run: running, or a
+                             launch or stop whose outcome the journal
+                             does not record */
+    char first[256];      /* the first of them (plan order), "" none */
+    char copy[4200];      /* DIR/plan.json */
+} exec_look;
+
+/*
+ * exec_state_look: read the journal of state directory 'dir' on its own
+ * terms: its begin record (the plan's hash and backend) and whether it
+ * ended, and, with the copy of that plan apply keeps there
+ * (DIR/plan.json, whose hash must be the journal's), a replay of the
+ * journal against it: what may still run. Reads only, takes no lock. A
+ * missing journal, or one without a begin record: l->begun 0. A copy that
+ * is missing, of other bytes, or that cannot be read, parsed or replayed
+ * against: l->known 0. Errors: EF_E_INPUT when the journal cannot be read
+ * or a line of it does not parse ("JOURNAL:LINE: ...").
+ */
+int exec_state_look(const char *dir, exec_look *l, ef_err *e);
 
 #endif

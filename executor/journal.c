@@ -358,3 +358,90 @@ void exec_journal_close(exec_journal *j)
     free(j->path);
     memset(j, 0, sizeof *j);
 }
+
+/* ---- a state directory on its own terms ---------------------------------- */
+
+/* The begin and end records of the journal text buf (modified), into *l;
+ * its complete lines only (a torn last one never happened). */
+static int look_records(const char *path, char *buf, size_t len,
+                        exec_look *l, ef_err *e)
+{
+    long line = 0;
+    size_t i = 0;
+    int rc = EF_OK;
+    while (i < len && rc == EF_OK) {
+        char *nl = memchr(buf + i, '\n', len - i);
+        line++;
+        if (!nl)
+            break;
+        *nl = '\0';
+        if (buf[i]) {
+            exec_rec rec;
+            jf_arena a = {0};
+            if (exec_rec_parse(buf + i, &rec, &a, e) != EF_OK) {
+                ef_prefix(e, "%s:%ld: ", path, line);
+                rc = EF_ERR;
+            } else if (rec.ev == EXEC_R_BEGIN && !l->begun) {
+                l->begun = 1;
+                copy_str(l->hash, sizeof l->hash, rec.hash);
+                copy_str(l->backend, sizeof l->backend, rec.backend);
+            } else if (rec.ev == EXEC_R_END) {
+                l->ended = 1;
+            }
+            jf_arena_free(&a);
+        }
+        i = (size_t)(nl - buf) + 1;
+    }
+    return rc;
+}
+
+int exec_state_look(const char *dir, exec_look *l, ef_err *e)
+{
+    memset(l, 0, sizeof *l);
+    char jpath[4200];
+    snprintf(jpath, sizeof jpath, "%s/journal.jsonl", dir);
+    snprintf(l->copy, sizeof l->copy, "%s/plan.json", dir);
+    struct stat st;
+    if (stat(jpath, &st) != 0 && errno == ENOENT)
+        return EF_OK;
+    char *buf;
+    size_t len;
+    if (ef_read_file(jpath, &buf, &len, e) != EF_OK)
+        return EF_ERR;
+    int rc = look_records(jpath, buf, len, l, e);
+    free(buf);
+    if (rc != EF_OK || !l->begun)
+        return rc;
+    /* the plan it was begun with, as apply copied it; a copy that is
+     * missing, another plan's or unreadable leaves what runs unknown */
+    ef_err ce = {0};
+    if (ef_read_file(l->copy, &buf, &len, &ce) != EF_OK)
+        return EF_OK;
+    char hash[17];
+    exec_plan_hash(buf, len, hash);
+    exec_plan cp;
+    if (strcmp(hash, l->hash) != 0) {
+        free(buf);
+        return EF_OK;
+    }
+    rc = exec_plan_parse(&cp, l->copy, buf, len, &ce);
+    free(buf);
+    if (rc != EF_OK)
+        return EF_OK;
+    exec_replay r;
+    if (exec_journal_replay(jpath, &cp, &r, &ce) != EF_OK) {
+        exec_plan_free(&cp);
+        return EF_OK;
+    }
+    l->known = 1;
+    for (int j = 0; j < cp.njobs; j++) {
+        const exec_jjob *jj = &r.jobs[j];
+        if (!jj->running && !jj->start_in_doubt && !jj->stop_in_doubt)
+            continue;
+        if (l->running++ == 0)
+            copy_str(l->first, sizeof l->first, cp.jobs[j].id);
+    }
+    exec_replay_free(&r);
+    exec_plan_free(&cp);
+    return EF_OK;
+}

@@ -78,12 +78,7 @@ char *exec_state_json(const exec_ctx *x, const exec_replay *r, int complete,
             continue;
         }
         const exec_jjob *jj = &r->jobs[j];
-        int64_t done = in->iterations_done;
-        int64_t prog = exec_read_progress(x, j);
-        if (jj->progress > done)
-            done = jj->progress;
-        if (prog > done)
-            done = prog;
+        int64_t done = exec_job_progress(x, r, j);
         if (jj->status == EXEC_J_DONE) {
             json_array_append_new(finished, json_string(in->id));
             continue;
@@ -104,12 +99,24 @@ char *exec_state_json(const exec_ctx *x, const exec_replay *r, int complete,
         if (isnew[i])
             jobs[n++] = state_job(&later.jobs[i],
                                   later.jobs[i].iterations_done, NULL, 1);
+    /* admitted jobs behind their plan at plan_time */
+    json_t *behind = json_array();
+    exec_behind *bh;
+    int nb = exec_behind_list(x, r, plan_time, &bh, NULL);
+    for (int k = 0; k < nb; k++)
+        json_array_append_new(behind, json_pack(
+            "{s:o,s:I,s:I,s:s,s:b}", "deadline", bh[k].deadline >= 0
+                ? json_integer((json_int_t)bh[k].deadline) : json_null(),
+            "done", (json_int_t)bh[k].done, "expected",
+            (json_int_t)bh[k].expected, "id", p->jobs[bh[k].job].id,
+            "missed", bh[k].missed));
+    free(bh);
     char jpath[4200];
     snprintf(jpath, sizeof jpath, "%s/journal.jsonl", x->state);
-    json_t *ap = json_pack("{s:b,s:o,s:o,s:s,s:s,s:I}", "complete", complete,
-                           "failed", failed, "finished", finished, "journal",
-                           jpath, "plan", p->path, "plan_time",
-                           (json_int_t)plan_time);
+    json_t *ap = json_pack("{s:o,s:b,s:o,s:o,s:s,s:s,s:I}", "behind", behind,
+                           "complete", complete, "failed", failed,
+                           "finished", finished, "journal", jpath, "plan",
+                           p->path, "plan_time", (json_int_t)plan_time);
     char *out = queue_write_json(jobs, n, ap);
     json_decref(ap);
     free(jobs);

@@ -118,6 +118,11 @@ static uint64_t fnv1a(const char *s, size_t n)
     return h;
 }
 
+void exec_plan_hash(const char *buf, size_t len, char out[17])
+{
+    snprintf(out, 17, "%016" PRIx64, fnv1a(buf, len));
+}
+
 /* File and Slurm name for a job id: [A-Za-z0-9_.-] kept, others '_', at
  * most 48 bytes; when anything was changed (or the id starts with '.'),
  * '~' and 32 bits of the id's hash are added. An id kept as is never
@@ -237,7 +242,7 @@ int exec_plan_parse(exec_plan *p, const char *path, const char *buf,
     if (plan_doc_parse(&d, path, buf, len, e) != EF_OK)
         return EF_ERR;
     p->path = ef_strdup(path);
-    snprintf(p->hash, sizeof p->hash, "%016" PRIx64, fnv1a(buf, len));
+    exec_plan_hash(buf, len, p->hash);
     p->nodes = d.cluster.nodes;
     p->gpus_per_node = d.cluster.gpus_per_node;
     p->now = d.now;
@@ -252,6 +257,8 @@ int exec_plan_parse(exec_plan *p, const char *path, const char *buf,
         j->iterations = dj->iterations;
         j->iterations_done = dj->iterations_done;
         j->planned_end = dj->planned_end;
+        j->deadline = dj->deadline;
+        j->decision = (plan_decision)dj->decision;
         j->batch_size = dj->batch_size;
         safe_name(j->id, j->safe, sizeof j->safe);
     }

@@ -614,9 +614,10 @@ static void test_state_keeps_job_fields(void **state)
     exec_plan_free(&p);
 }
 
-/* A job submitted while apply ran (efplan submit adds it to the jobs file
- * the plan names) reaches the state file, and so the next night's plan;
- * the jobs apply read are written as before. */
+/* A job added to the jobs file while apply ran (by hand, or by a submit
+ * into another plan of that jobs file: a submit into the plan being
+ * applied is refused) reaches the state file, and so the next night's
+ * plan; the jobs apply read are written as before. */
 static void test_state_carries_submitted(void **state)
 {
     (void)state;
@@ -632,7 +633,7 @@ static void test_state_carries_submitted(void **state)
     write_file(path, "{\"jobs\": [" SJOB("a") ", " SJOB("b") ", " SJOB("c")
                      "]}");
     assert_ok(exec_plan_attach_jobs(&p, path, &e), e);
-    /* while apply runs: a submit rewrites the jobs file with one more */
+    /* while apply runs: the jobs file gets one more */
     write_file(path, "{\"jobs\": [" SJOB("a") ", " SJOB("b") ", " SJOB("c")
                      ", {\"id\": \"late\", \"model\": \"bert\", "
                      "\"batch_size\": 64, \"iterations\": 50, "
@@ -667,6 +668,193 @@ static void test_state_carries_submitted(void **state)
     assert_int_equal(q.n, 2);
     queue_free(&q);
     free(s);
+    tu_rmtree(dir);
+    exec_plan_free(&p);
+}
+
+/* ---- behind the plan ----------------------------------------------------- */
+
+/* What PLAN expects by a time: a (10 of 100 done at now, planned end 480)
+ * has 4 GPUs in [0, 120), then 2 to 480: 480 + 360 + 360 = 1200
+ * GPU-seconds for its 90 iterations; c (0 of 100, end 300) has 4 then 2:
+ * 840; b has no planned end: nothing is promised, its 0 done. */
+static void test_expected(void **state)
+{
+    (void)state;
+    exec_plan p;
+    load(&p);
+    assert_int_equal(exec_expected(&p, 0, -5), 10);
+    assert_int_equal(exec_expected(&p, 0, 0), 10);
+    assert_int_equal(exec_expected(&p, 0, 60), 10 + 18);   /* 240/1200 */
+    assert_int_equal(exec_expected(&p, 0, 120), 10 + 36);  /* 480/1200 */
+    assert_int_equal(exec_expected(&p, 0, 300), 10 + 63);  /* 840/1200 */
+    assert_int_equal(exec_expected(&p, 0, 479), 10 + 89);  /* 89.85 */
+    assert_int_equal(exec_expected(&p, 0, 480), 100);
+    assert_int_equal(exec_expected(&p, 0, 100000), 100);
+    assert_int_equal(exec_expected(&p, 2, 120), 57);       /* 480/840 */
+    assert_int_equal(exec_expected(&p, 2, 210), 57 + 21);  /* 660/840 */
+    assert_int_equal(exec_expected(&p, 2, 300), 100);
+    assert_int_equal(exec_expected(&p, 1, 0), 0);
+    assert_int_equal(exec_expected(&p, 1, 480), 0);
+    /* monotone, and never past the iterations */
+    int64_t last = 0;
+    for (int64_t t = -60; t < 600; t += 7) {
+        int64_t v = exec_expected(&p, 0, t);
+        assert_true(v >= last && v <= 100);
+        last = v;
+    }
+    exec_plan_free(&p);
+}
+
+/* The admitted jobs behind PLAN (every job of it admitted, deadline 900):
+ * progress from the journal and the progress files against
+ * exec_expected; done and failed jobs are never listed, nor a job the
+ * plan did not admit; a deadline at or before the time is missed; the
+ * state file carries the list. */
+static void test_behind(void **state)
+{
+    (void)state;
+    exec_plan p;
+    load(&p);
+    char dir[256], pf[4200];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(pf, sizeof pf, dir, "progress");
+    assert_int_equal(mkdir(pf, 0755), 0);
+    exec_ctx x = {.p = &p, .b = &exec_backend_local, .state = dir};
+    exec_jjob jj[3];
+    memset(jj, 0, sizeof jj);
+    for (int k = 0; k < 3; k++)
+        jj[k].progress = -1;
+    jj[0].progress = 50;
+    exec_replay r = {.njobs = 3, .jobs = jj};
+    exec_behind *b;
+    int missed = -1;
+    /* t=300: a 50 < 73 (deadline ahead), c 0 < 100; b promised nothing */
+    int n = exec_behind_list(&x, &r, 300, &b, &missed);
+    assert_int_equal(n, 2);
+    assert_int_equal(missed, 0);
+    assert_int_equal(b[0].job, 0);
+    assert_true(b[0].done == 50 && b[0].expected == 73);
+    assert_true(b[0].deadline == 900 && !b[0].missed);
+    assert_int_equal(b[1].job, 2);
+    assert_true(b[1].done == 0 && b[1].expected == 100 && !b[1].missed);
+    free(b);
+    /* the progress file says more than the journal: a is on time */
+    exec_path_progress(&x, 0, pf, sizeof pf);
+    write_file(pf, "80\n");
+    assert_int_equal(exec_job_progress(&x, &r, 0), 80);
+    n = exec_behind_list(&x, &r, 300, &b, NULL);
+    assert_int_equal(n, 1);
+    assert_int_equal(b[0].job, 2);
+    free(b);
+    /* t=900: every deadline passed; b, not done, missed it too */
+    n = exec_behind_list(&x, &r, 900, &b, &missed);
+    assert_int_equal(n, 3);
+    assert_int_equal(missed, 3);
+    assert_true(b[0].missed && b[0].done == 80 && b[0].expected == 100);
+    assert_true(b[1].job == 1 && b[1].expected == 0 && b[1].missed);
+    free(b);
+    /* the state file: apply.behind, keys sorted */
+    char *s = exec_state_json(&x, &r, 1, 900);
+    assert_keys_sorted(s);
+    json_t *root = json_loads(s, 0, NULL);
+    json_t *bh = json_object_get(json_object_get(root, "apply"), "behind");
+    assert_int_equal(json_array_size(bh), 3);
+    json_t *c = json_array_get(bh, 2);
+    assert_string_equal(json_string_value(json_object_get(c, "id")), "c");
+    assert_int_equal(json_integer_value(json_object_get(c, "done")), 0);
+    assert_int_equal(json_integer_value(json_object_get(c, "expected")), 100);
+    assert_int_equal(json_integer_value(json_object_get(c, "deadline")), 900);
+    assert_true(json_is_true(json_object_get(c, "missed")));
+    json_decref(root);
+    free(s);
+    /* done, failed, not admitted: not listed; a dry run lists nothing */
+    jj[0].status = EXEC_J_DONE;
+    jj[2].status = EXEC_J_FAILED;
+    p.jobs[1].decision = PLAN_BEST_EFFORT;
+    assert_int_equal(exec_behind_list(&x, &r, 900, &b, &missed), 0);
+    assert_null(b);
+    assert_int_equal(missed, 0);
+    p.jobs[1].decision = PLAN_ADMITTED;
+    jj[0].status = jj[2].status = EXEC_J_PENDING;
+    x.b = &exec_backend_dryrun;
+    assert_int_equal(exec_behind_list(&x, &r, 900, &b, NULL), 0);
+    s = exec_state_json(&x, &r, 1, 300);
+    assert_contains(s, "\"behind\": []");
+    free(s);
+    tu_rmtree(dir);
+    exec_plan_free(&p);
+}
+
+/* A state directory read on its own terms: the journal's begin and end,
+ * and with the copy of its plan, what may still run. */
+static void test_state_look(void **state)
+{
+    (void)state;
+    char dir[256], planf[512], jpath[4200];
+    tu_tmpdir(dir, sizeof dir);
+    exec_look l;
+    ef_err e = {0};
+    /* no journal */
+    assert_ok(exec_state_look(dir, &l, &e), e);
+    assert_false(l.begun);
+    /* begun, a started, b's launch in doubt; no copy yet: unknown */
+    exec_plan p;
+    load(&p);
+    exec_journal jn;
+    exec_replay r;
+    exec_replay_init(&r, &p);
+    tu_join(jpath, sizeof jpath, dir, "journal.jsonl");
+    assert_ok(exec_journal_open(&jn, jpath, &e), e);
+    exec_place pl = p.slots[0].a[0].place;
+    assert_ok(exec_journal_put(&jn, &r, &p, &(exec_rec){
+        .ev = EXEC_R_BEGIN, .plan = "p.json", .hash = p.hash,
+        .backend = "local", .scale = 1}, &e), e);
+    assert_ok(exec_journal_put(&jn, &r, &p, &(exec_rec){
+        .ev = EXEC_R_START, .job = "a", .attempt = 1, .place = pl}, &e), e);
+    assert_ok(exec_journal_put(&jn, &r, &p, &(exec_rec){
+        .ev = EXEC_R_STARTED, .job = "a", .attempt = 1, .handle = "1"}, &e),
+        e);
+    assert_ok(exec_journal_put(&jn, &r, &p, &(exec_rec){
+        .ev = EXEC_R_START, .job = "b", .attempt = 1, .place = pl}, &e), e);
+    assert_ok(exec_state_look(dir, &l, &e), e);
+    assert_true(l.begun && !l.ended && !l.known);
+    assert_string_equal(l.hash, p.hash);
+    assert_string_equal(l.backend, "local");
+    /* the copy: a runs, b's launch is in doubt */
+    tu_write(dir, "plan.json", PLAN, planf, sizeof planf);
+    assert_ok(exec_state_look(dir, &l, &e), e);
+    assert_true(l.known);
+    assert_int_equal(l.running, 2);
+    assert_string_equal(l.first, "a");
+    assert_contains(l.copy, "/plan.json");
+    /* a copy of another plan (other bytes) is not that plan's */
+    tu_write(dir, "plan.json", PLAN_EB, NULL, 0);
+    assert_ok(exec_state_look(dir, &l, &e), e);
+    assert_true(l.begun && !l.known && l.running == 0);
+    tu_write(dir, "plan.json", PLAN, NULL, 0);
+    /* both stopped, then the end */
+    assert_ok(exec_journal_put(&jn, &r, &p, &(exec_rec){
+        .ev = EXEC_R_START_FAILED, .job = "b", .attempt = 1, .why = "x"}, &e),
+        e);
+    assert_ok(exec_journal_put(&jn, &r, &p, &(exec_rec){
+        .ev = EXEC_R_STOP, .job = "a", .attempt = 1, .why = "end"}, &e), e);
+    assert_ok(exec_state_look(dir, &l, &e), e);
+    assert_int_equal(l.running, 1); /* a's stop is in doubt */
+    assert_ok(exec_journal_put(&jn, &r, &p, &(exec_rec){
+        .ev = EXEC_R_STOPPED, .job = "a", .attempt = 1, .why = "end",
+        .how = "exit 0", .progress = 7}, &e), e);
+    assert_ok(exec_state_look(dir, &l, &e), e);
+    assert_true(l.known && !l.ended && l.running == 0 && !l.first[0]);
+    assert_ok(exec_journal_put(&jn, &r, &p, &(exec_rec){
+        .ev = EXEC_R_END, .time = 480}, &e), e);
+    assert_ok(exec_state_look(dir, &l, &e), e);
+    assert_true(l.ended);
+    exec_journal_close(&jn);
+    exec_replay_free(&r);
+    /* a malformed journal is an error naming it */
+    write_file(jpath, "{\"ev\": \"begin\"}\n");
+    assert_err(exec_state_look(dir, &l, &e), e, jpath, ":1: ");
     tu_rmtree(dir);
     exec_plan_free(&p);
 }
@@ -903,6 +1091,7 @@ static void test_dry_run(void **state)
                            "runs\n  stop b\n");
     assert_not_contains(out.s, "slot 1 ");
     free(out.s);
+    exec_report_free(&rep);
     exec_plan_free(&p);
     tu_rmtree(dir);
 }
@@ -1535,6 +1724,7 @@ static void test_apply_state_write_fails(void **state)
     exec_report rep;
     assert_err_kind(exec_apply(&p, &o, &rep, &e), e, EF_E_INTERNAL, sj,
                     NULL);
+    exec_report_free(&rep);
     exec_replay r;
     assert_ok(exec_journal_replay(rep.journal, &p, &r, &e), e);
     assert_int_equal(r.ended, 0);
@@ -1551,8 +1741,10 @@ static void test_apply_state_write_fails(void **state)
     assert_ok(exec_journal_replay(rep.journal, &p, &r, &e), e);
     assert_int_equal(r.ended, 1);
     exec_replay_free(&r);
+    exec_report_free(&rep);
     assert_ok(exec_apply(&p, &o, &rep, &e), e);
     assert_int_equal(rep.already_done, 1);
+    exec_report_free(&rep);
     while (waitpid(-1, NULL, WNOHANG) > 0)
         ;
     exec_plan_free(&p);
@@ -1757,6 +1949,9 @@ int main(void)
         cmocka_unit_test(test_journal_replay),
         cmocka_unit_test(test_state_keeps_job_fields),
         cmocka_unit_test(test_state_carries_submitted),
+        cmocka_unit_test(test_expected),
+        cmocka_unit_test(test_behind),
+        cmocka_unit_test(test_state_look),
         cmocka_unit_test(test_nodes),
         cmocka_unit_test(test_read_rc),
         cmocka_unit_test(test_dry_run),

@@ -1,7 +1,12 @@
-/* test_submit.c: one new job against a plan file (planner/submit.h). */
+/* test_submit.c: one new job against a plan file (planner/submit.h), and
+ * the plan file's locks (planner/planlock.h). */
+#define _GNU_SOURCE 1 /* symlink */
 #include "testutil.h"
 
+#include <unistd.h>
+
 #include "planner/planio.h"
+#include "planner/planlock.h"
 #include "planner/submit.h"
 #include "testplanio.h"
 
@@ -479,6 +484,69 @@ static void test_default_submit_time(void **state)
     plan_submit_free(&r);
 }
 
+/* The plan's mutex and apply's claim: a claim names its state directory
+ * to whoever asks (through any path to the plan), a second claim is
+ * refused naming the first, and the name stays when the claim ends. */
+static void test_plan_locks(void **state)
+{
+    (void)state;
+    char dir[256], pf[512], lnk[512], other[512], got[4096];
+    ef_err e = {0};
+    tu_tmpdir(dir, sizeof dir);
+    tu_write(dir, "p.json", "{}", pf, sizeof pf);
+    tu_join(lnk, sizeof lnk, dir, "link.json");
+    assert_int_equal(symlink(pf, lnk), 0);
+    int live = -1;
+    /* never applied */
+    assert_ok(plan_apply_holder(pf, got, sizeof got, &live, &e), e);
+    assert_true(live == 0 && got[0] == '\0');
+    int denied = -1;
+    int mx = plan_lock(lnk, &denied, &e);
+    assert_true(mx >= 0);
+    assert_int_equal(denied, 0);
+    char lk[600];
+    tu_join(lk, sizeof lk, dir, "p.json.lock"); /* the real path's */
+    assert_int_equal(access(lk, F_OK), 0);
+    tu_join(lk, sizeof lk, dir, "link.json.lock");
+    assert_int_equal(access(lk, F_OK), -1);
+    int claim = plan_apply_claim(pf, "/srv/p.state", &e);
+    assert_true(claim >= 0);
+    plan_unlock(mx);
+    assert_ok(plan_apply_holder(lnk, got, sizeof got, &live, &e), e);
+    assert_int_equal(live, 1);
+    assert_string_equal(got, "/srv/p.state");
+    /* a second apply of the plan */
+    mx = plan_lock(pf, NULL, &e);
+    assert_true(mx >= 0);
+    assert_int_equal(plan_apply_claim(lnk, "/srv/other", &e), -1);
+    assert_int_equal(e.kind, EF_E_INPUT);
+    assert_contains(e.msg, "another efplan apply is applying this plan "
+                           "(state directory /srv/p.state)");
+    plan_unlock(mx);
+    /* the claim ends: free, the last state directory still named; the
+     * next claim replaces it */
+    plan_unlock(claim);
+    assert_ok(plan_apply_holder(pf, got, sizeof got, &live, &e), e);
+    assert_int_equal(live, 0);
+    assert_string_equal(got, "/srv/p.state");
+    claim = plan_apply_claim(pf, "/x", &e);
+    assert_true(claim >= 0);
+    plan_unlock(claim);
+    assert_ok(plan_apply_holder(pf, got, sizeof got, &live, &e), e);
+    assert_string_equal(got, "/x");
+    /* a directory this user cannot write: denied (unless root) */
+    tu_join(other, sizeof other, dir, "ro");
+    assert_int_equal(mkdir(other, 0555), 0);
+    tu_join(lk, sizeof lk, other, "q.json");
+    if (geteuid() != 0) {
+        assert_int_equal(plan_lock(lk, &denied, &e), -1);
+        assert_int_equal(denied, 1);
+        assert_int_equal(e.kind, EF_E_INTERNAL);
+    }
+    chmod(other, 0755);
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -489,6 +557,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_bad_plan_members),
         cmocka_unit_test(test_default_submit_time),
+        cmocka_unit_test(test_plan_locks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
