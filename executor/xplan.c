@@ -224,6 +224,8 @@ int exec_plan_of_queue(exec_plan *p, const char *path, job_queue *q,
         j->iterations_done = in->iterations_done;
         j->planned_end = -1;
         j->batch_size = in->batch;
+        j->deadline = in->has_deadline ? in->deadline : -1;
+        j->decision = PLAN_PENDING; /* the service knows; apply only */
         j->in = in;
         safe_name(j->id, j->safe, sizeof j->safe);
     }
