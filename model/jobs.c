@@ -171,6 +171,12 @@ const job_fspec job_fields[JF_NFIELDS] = {
         .doc = "1: admitted by an earlier decision; a re-plan keeps it "
                "admitted (at risk if it cannot make it), never rejects it",
         AT(JC_INT, promised)},
+    [JF_OWED] = {
+        .f = JF_OWED, .key = "overhead_owed", .type = JFT_INT, .min = 0,
+        .max = 86400, .absent = 0, .flags = JFF_JSON, .dflt = "0",
+        .doc = "seconds of reconfiguration it still pays before it makes "
+               "progress (a re-plan from reality)",
+        AT(JC_I64, owed)},
 };
 
 static int64_t get_int(const job *j, const job_fspec *s)

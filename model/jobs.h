@@ -51,7 +51,7 @@ typedef enum job_field {
     /* how to run it (job_run below) */
     JF_COMMAND, JF_WORKDIR, JF_ENV, JF_SIGNAL, JF_GRACE,
     /* a re-plan from reality (efplan serve's loop) */
-    JF_PROMISED,
+    JF_PROMISED, JF_OWED,
     JF_NFIELDS
 } job_field;
 
@@ -196,6 +196,9 @@ typedef struct job {
      * its release without deciding it again: it may be flagged at risk,
      * never rejected or demoted (plan.h). */
     int promised;
+    /* seconds of reconfiguration overhead it still has to pay before it
+     * makes progress (JSON "overhead_owed"; a re-plan from reality) */
+    int64_t owed;
     /* where the job came from: CSV line and columns, or JSON index */
     long line;
     int col[JF_NFIELDS];

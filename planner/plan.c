@@ -1111,6 +1111,7 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
                           ? j->in->deadline - o->deadline_margin : 0;
         j->release = ef_align_up(now, j->in->submit, S);
         j->start = j->planned_end = j->earliest_feasible_deadline = -1;
+        j->owed = (double)j->in->owed;
     }
     return EF_OK;
 }

@@ -53,6 +53,9 @@ typedef struct lj {
     placement want;        /* what the plan gives it now */
     double stop_wall;      /* stopping: wall time of the signal */
     int killed;            /* stopping: SIGKILL sent */
+    placement prev;        /* the attempt stopped last, and when */
+    int64_t prev_t;        /* (a relaunch at that moment is a resize or
+                              a migration: what the dry run charges) */
     char why[1200];        /* failed: why, with its log */
     /* lag: progress p0 at plan time t0, planned speed rate (it/s) */
     int64_t p0, t0;
@@ -62,6 +65,8 @@ typedef struct lj {
      * attempt's overhead was paid (p_run at t_run); 1 until measured */
     double speed;
     int64_t p_run, t_run;
+    int64_t ovh_until;     /* the launch's overhead is paid by then (its
+                              model's charge) */
     int run_seen;          /* progress moved since the launch: the speed
                               is measured from that moment (startup and
                               restore are the overhead's) */
@@ -92,6 +97,7 @@ struct loop {
     pthread_cond_t cv;
     int wake, quit, started;
     int hurry;             /* a stop or a start is pending (act) */
+    int notified;          /* svc_set_notify points at this loop */
 };
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -217,6 +223,12 @@ static int lj_set(loop *L, int j, lj_state to, const char *result,
     if (L->b && J->attempt > 0 &&
         put_attempt(L, J, as, result, why, now, e) != EF_OK)
         return EF_ERR;
+    /* what users see: running while an attempt runs, queued between */
+    if (to == LJ_RUNNING || (to == LJ_IDLE && J->st != LJ_IDLE))
+        if (store_job_update_live(svc_store(L->s), J->id,
+                                  to == LJ_RUNNING ? "running" : "queued",
+                                  J->progress, now, e) < 0)
+            return EF_ERR;
     say(L, "%s: %s -> %s (attempt %d): %s", J->id, lj_names[J->st],
         lj_names[to], J->attempt, why);
     J->st = to;
@@ -235,6 +247,7 @@ static void lj_free(lj *j)
     free(j->id);
     placement_free(&j->place);
     placement_free(&j->want);
+    placement_free(&j->prev);
 }
 
 /* The attempts job j had (store): its highest number and failures. */
@@ -559,6 +572,12 @@ static int replan(loop *L, int64_t now, ef_err *e)
                                         : SVC_OBS_WAITING;
         o->iterations = J->iterations;
         o->speed = J->speed;
+        /* the overhead it still pays: the dry run knows it; a real job,
+         * until it shows progress, what its model charged at the launch */
+        if (J->st == LJ_RUNNING)
+            o->owed = !L->b ? J->dry_owed
+                      : !J->run_seen && J->ovh_until > now
+                          ? (double)(J->ovh_until - now) : 0;
         if (J->st == LJ_RUNNING)
             o->place = J->place; /* borrowed */
         if (J->st == LJ_FAILED)
@@ -617,6 +636,8 @@ static int start_stop(loop *L, int j, int64_t now, ef_err *e)
     if (lj_set(L, j, LJ_STOPPING, NULL, w, now, e) != EF_OK)
         return EF_ERR;
     J->stop_wall = wall();
+    placement_copy(&J->prev, &J->place);
+    J->prev_t = now;
     L->stats.stops++;
     if (L->b) {
         exec_run r = run_of(L, j);
@@ -660,8 +681,16 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
         snprintf(J->handle, sizeof J->handle, "dry:%s:%d", J->id, J->attempt);
         J->dry_t = now;
         J->dry_prog = (double)J->progress;
+        /* what the simulator charges: a resize or a migration when it
+         * was stopped at this very moment, else a start */
+        int g0 = J->prev_t == now ? J->prev.n : 0;
+        int moved = g0 == J->place.n && !placement_equal(&J->prev,
+                                                         &J->place);
+        int rebatch = g0 > 0 && J->prev.batch != J->place.batch;
+        if (g0 == J->place.n && J->prev.batch != J->place.batch)
+            moved = 0;
         J->dry_owed = ovh_charge((ovh_mode)L->ovh, J->in ? J->in->model : "",
-                                 0, J->place.n, 0, 0);
+                                 g0, J->place.n, moved, rebatch);
     }
     char w[600];
     snprintf(w, sizeof w, "launched on %s%s", pt,
@@ -672,6 +701,7 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
     J->t0 = now + (int64_t)ceil(ovh_charge((ovh_mode)L->ovh,
                                            J->in ? J->in->model : "", 0,
                                            J->place.n, 0, 0));
+    J->ovh_until = J->t0;
     J->rate = speed_of(J, J->place.n) * J->speed;
     J->lagged = 0;
     J->p_run = J->progress;
@@ -728,9 +758,8 @@ static int act(loop *L, int64_t now, ef_err *e)
 
 /* ---- the tick ---------------------------------------------------------------------- */
 
-static int tick(loop *L, ef_err *e)
+static int tick(loop *L, int64_t now, ef_err *e)
 {
-    int64_t now = svc_now(L->s);
     L->x.now = now;
     L->stats.ticks++;
     if (svc_version(L->s) != L->version) {
@@ -783,7 +812,7 @@ static void *thread_main(void *arg)
             break;
         svc_lock(L->s);
         ef_err e = {0};
-        if (tick(L, &e) != EF_OK) {
+        if (tick(L, svc_now(L->s), &e) != EF_OK) {
             say(L, "error: %s (retrying at the next tick)", e.msg);
             L->need = 1;
         }
@@ -803,6 +832,7 @@ void loop_opts_default(loop_opts *o)
     o->lag = 0.1;
     o->scale = 1;
     o->margin = -1;
+    o->at = -1;
 }
 
 static int make_dir(const char *path, ef_err *e)
@@ -954,15 +984,21 @@ int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
     if (rc == EF_OK && L->b)
         rc = L->b->prepare(&L->x, e);
     if (rc == EF_OK)
-        rc = adopt(L, svc_now(s), e);
+        rc = adopt(L, o->at >= 0 ? o->at : svc_now(s), e);
     svc_unlock(s);
     if (rc != EF_OK)
         goto fail;
     svc_set_notify(s, loop_wake, L);
+    L->notified = 1;
     L->need = 1;
     snprintf(L->why, sizeof L->why, "the loop started");
+    if (o->manual) {
+        *out = L;
+        return EF_OK;
+    }
     if (pthread_create(&L->th, NULL, thread_main, L) != 0) {
         svc_set_notify(s, NULL, NULL);
+        L->notified = 0;
         ef_fail(e, EF_E_INTERNAL, "cannot start the loop's thread");
         goto fail;
     }
@@ -996,6 +1032,8 @@ void loop_stop(loop *L)
         pthread_cond_signal(&L->cv);
         pthread_mutex_unlock(&L->mu);
         pthread_join(L->th, NULL);
+    }
+    if (L->notified) {
         svc_lock(L->s);
         svc_set_notify(L->s, NULL, NULL);
         svc_unlock(L->s);
@@ -1013,6 +1051,16 @@ void loop_stop(loop *L)
     pthread_cond_destroy(&L->cv);
     pthread_mutex_destroy(&L->mu);
     free(L);
+}
+
+int loop_tick_at(loop *L, int64_t now, int *pending, ef_err *e)
+{
+    svc_lock(L->s);
+    int rc = tick(L, now, e);
+    if (pending)
+        *pending = L->hurry || L->need;
+    svc_unlock(L->s);
+    return rc;
 }
 
 void loop_get_stats(loop *L, loop_stats *st)

@@ -74,6 +74,12 @@ typedef struct loop_opts {
                                this long before their deadlines */
     double scale;           /* plan seconds per wall second (the service's
                                clock), for Slurm time limits */
+    /* manual: no thread; the caller drives the loop with loop_tick_at
+     * on a clock of its own ('at': the time loop_start adopts at; -1:
+     * the service's clock). For tests, and the loop's consistency check
+     * against the simulator (dry-run on a virtual clock). */
+    int manual;
+    int64_t at;
     /* the log (one line, no newline); NULL: none */
     void (*say)(void *arg, const char *line);
     void *arg;
@@ -90,6 +96,11 @@ void loop_opts_default(loop_opts *o);
  * backend, the store).
  */
 int loop_start(loop **L, svc *s, const loop_opts *o, ef_err *e);
+
+/* A manual loop's tick at plan time 'now' (not earlier than the last):
+ * *pending (may be NULL) says whether it wants another tick at the same
+ * time (a stop or a start, or a re-plan, is pending). */
+int loop_tick_at(loop *L, int64_t now, int *pending, ef_err *e);
 
 /* Ask for a tick now (and a re-plan): for svc_set_notify. */
 void loop_wake(void *L);

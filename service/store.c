@@ -730,6 +730,25 @@ int store_job_update(store *s, const char *id, const char *state,
     return sqlite3_changes(s->db) > 0 ? 1 : 0;
 }
 
+int store_job_update_live(store *s, const char *id, const char *state,
+                          int64_t progress, int64_t now, ef_err *e)
+{
+    sqlite3_stmt *st;
+    if (prep(s, "UPDATE jobs SET state = ?1, progress = ?2, updated = ?3 "
+             "WHERE id = ?4 AND state IN ('queued', 'running')", &st,
+             "job update", e) != EF_OK)
+        return EF_ERR;
+    if (bind_str(st, 1, state) || bind_i64(st, 2, progress) ||
+        bind_i64(st, 3, now) || bind_str(st, 4, id)) {
+        int out = dberr(s, "job update", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    if (step_done(s, st, "job update", e) != EF_OK)
+        return EF_ERR;
+    return sqlite3_changes(s->db) > 0 ? 1 : 0;
+}
+
 int store_jobs_list(store *s, const char *owner, const char *state,
                     store_job **rows, int *n, ef_err *e)
 {

@@ -156,6 +156,11 @@ int store_job_get(store *s, const char *id, store_job *j, ef_err *e);
  * if there is no such job, EF_ERR on a store failure. */
 int store_job_update(store *s, const char *id, const char *state,
                      int64_t progress, int64_t now, ef_err *e);
+/* store_job_update of a job that is queued or running only (a
+ * cancelled or ended one keeps its state): 1 when done, 0 if there is no
+ * such live job. */
+int store_job_update_live(store *s, const char *id, const char *state,
+                          int64_t progress, int64_t now, ef_err *e);
 /* Jobs by seq: of 'owner' only (NULL: everyone's), in state 'state' only
  * (NULL: any). *rows heap array of *n jobs (NULL when none); free with
  * store_jobs_free. */

@@ -1680,8 +1680,12 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         json_t *pv = ob && ob->state == SVC_OBS_RUNNING
                          ? plan_place(&ob->place, rmap, s->c.nodes, &pc)
                          : NULL;
-        if (pv)
+        if (pv) {
             json_object_set_new(jo, "placement", pv);
+            if (ob->owed >= 1)
+                json_object_set_new(jo, "overhead_owed", json_integer(
+                    ob->owed < 86400 ? (json_int_t)ceil(ob->owed) : 86400));
+        }
         if (dj->decision == PLAN_ADMITTED)
             json_object_set_new(jo, "promised", json_integer(1));
         json_array_append_new(kept, jo);

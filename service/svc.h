@@ -183,6 +183,8 @@ typedef struct svc_obs {
     int64_t iterations;  /* its iterations, as submitted (0: the plan's) */
     placement place;     /* RUNNING: where, in the cluster's node numbers */
     const char *why;     /* FAILED: why, with its log */
+    double owed;         /* RUNNING: seconds of its reconfiguration it
+                            has still to pay (0: none) */
     double speed;        /* its measured speed as a fraction of its curve's
                             (0 or >= 1: as the curve): the re-plan scales
                             its remaining work by 1 / speed */

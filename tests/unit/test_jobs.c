@@ -1159,6 +1159,10 @@ static void gen_json_job(int i, json_t **out, job *x, gen_stats *st)
         x->promised = 1;
         json_object_set_new(o, "promised", json_integer(1));
     }
+    if (chance(30)) {
+        x->owed = rnd_in(1, 86400);
+        json_object_set_new(o, "overhead_owed", json_integer(x->owed));
+    }
     *out = o;
 }
 

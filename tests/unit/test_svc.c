@@ -427,9 +427,9 @@ static void test_loop_replan(void **state)
     int n0[8] = {0, 0, 0, 0, 0, 0, 0, 0}, g0[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     int n1[4] = {1, 1, 1, 1}, g1[4] = {0, 1, 2, 3};
     svc_obs obs[3] = {
-        {"a", SVC_OBS_RUNNING, 1000, 20000, {8, n0, g0, 0}, NULL, 1},
-        {"b", SVC_OBS_RUNNING, 500, 2000, {4, n1, g1, 0}, NULL, 1},
-        {"c", SVC_OBS_WAITING, 0, 2000, {0, NULL, NULL, 0}, NULL, 1},
+        {"a", SVC_OBS_RUNNING, 1000, 20000, {8, n0, g0, 0}, NULL, 0, 1},
+        {"b", SVC_OBS_RUNNING, 500, 2000, {4, n1, g1, 0}, NULL, 0, 1},
+        {"c", SVC_OBS_WAITING, 0, 2000, {0, NULL, NULL, 0}, NULL, 0, 1},
     };
     placement want[3];
     svc_loop_res res;
