@@ -19,7 +19,12 @@
 #      clear error (exit 5), the journal stays readable, a rerun while the
 #      controller is down fails the same way; slurmctld restarted, a rerun
 #      finishes the plan with nothing lost;
-#   4. stops the daemons it started (by their pid files) and removes its
+#   4. runs the closed loop (efplan serve --backend slurm): a job resized
+#      when another arrives (Slurm's GPU counts as planned), the node
+#      drained in Slurm (the loop marks it down, stops what runs, flags
+#      the admitted jobs at risk) and resumed (both jobs finish), nothing
+#      launched twice;
+#   5. stops the daemons it started (by their pid files) and removes its
 #      scratch directory. Packages it installed stay installed.
 set -eu
 cd "$(dirname "$0")/.."
@@ -281,4 +286,71 @@ tail -1 s2/journal.jsonl | grep -q '"ev":"end"' || fail "journal not closed"
 "$EFPLAN" plan --jobs s2/state.json --cluster n1g8 --curves A100 >replan.out 2>&1 ||
     grep -q '"jobs": \[\]' s2/state.json ||
     { cat replan.out s2/state.json; fail "the state file does not re-plan"; }
+# 4. the closed loop on Slurm (efplan serve --backend slurm): a job
+# resized when a second one arrives (two attempts with Slurm's GPU counts
+# as planned), the node drained in Slurm (the loop sees it, stops what
+# runs, flags the admitted jobs at risk), resumed (the jobs run again and
+# finish), nothing launched twice
+LJOB=$ROOT/tests/data/loop_job.py
+LC=$ROOT/tests/data/loop_curves
+"$EFPLAN" token add ops --operator --db loop.db 2>/dev/null >ops.tok
+chmod 600 ops.tok
+"$EFPLAN" serve --db loop.db --cluster n1g8 --curves "$LC" --backend slurm \
+    --run-dir lrun --time-scale 50 --listen 127.0.0.1:0 --port-file lport \
+    --quiet >serve.log 2>&1 &
+SPID=$!
+for _ in $(seq 1 200); do [ -s lport ] && break; sleep 0.05; done
+[ -s lport ] || { cat serve.log; fail "serve --backend slurm did not start"; }
+U=http://127.0.0.1:$(cat lport)
+api() { m=$1; p=$2; shift 2
+    curl -sS --max-time 10 -X "$m" -H "Authorization: Bearer $(cat ops.tok)" "$@" "$U$p"; }
+lsubmit() { # id iterations deadline-offset speed
+    now=$(api GET /healthz | jq .time)
+    body=$(jq -cn --arg id "$1" --argjson it "$2" --argjson dl $((now + $3)) \
+        --arg job "$LJOB" --arg ev "$R/lev" --arg sp "$4" \
+        '{id: $id, model: "dummy", batch_size: 64, iterations: $it,
+          deadline: $dl, grace_seconds: 5,
+          command: ["python3", $job, $ev, "--speed", $sp, "--scale", "50"]}')
+    "$EFPLAN" submit --server "$U" --token-file ops.tok --job "$body"
+}
+lwait() { # description, condition
+    i=0
+    while ! eval "$2"; do
+        i=$((i + 1))
+        [ $i -le 900 ] || { tail -30 serve.log; fail "loop on Slurm: timed out: $1"; }
+        sleep 0.2
+    done
+}
+lstate() { api GET "/v1/jobs/$1" | jq -r .state; }
+lsubmit la 3000 6000 0.8 || fail "la not admitted"
+lwait "la runs" '[ "$(lstate la)" = running ]'
+lsubmit lb 1500 3000 0.8 || fail "lb not admitted"
+lwait "la resized" '[ "$(api GET /v1/jobs/la | jq "[.attempts[].placement[].gpus | length] | unique | length")" -ge 2 ]'
+# Slurm's view of each attempt of la: as many GPUs as the loop planned
+api GET /v1/jobs/la | jq -r '.attempts[] | "\(.attempt) \([.placement[].gpus[]] | length)"' |
+    while read -r att g; do
+        info=$(scontrol show job -o | grep "JobName=efp-[0-9a-f]*-la-$att ") ||
+            fail "la attempt $att: no Slurm job"
+        echo "$info" | grep -Eq "TresPerNode=(gres:)?gpu:$g( |$)" ||
+            fail "la attempt $att: planned $g GPUs, Slurm says: $info"
+        echo "slurm e2e: loop: la attempt $att on gpu:$g"
+    done
+# the node drained in Slurm: the loop marks it down, stops what runs there
+scontrol update nodename="$H" state=drain reason=efplan-ci
+lwait "node seen down" '[ "$(api GET /v1/nodes | jq -r ".nodes[0].state")" = down ]'
+lwait "jobs stopped" '[ -z "$(squeue -h -o %j -t running | grep "^efp-" || true)" ]'
+for j in la lb; do
+    [ "$(api GET /v1/jobs/$j | jq -r .state)" = done ] && continue
+    api GET /v1/jobs/$j | jq -e '.at_risk' >/dev/null ||
+        fail "$j not at risk with every node drained"
+done
+scontrol update nodename="$H" state=resume
+lwait "node up" '[ "$(api GET /v1/nodes | jq -r ".nodes[0].state")" = up ]'
+lwait "both done" '[ "$(lstate la)" = done ] && [ "$(lstate lb)" = done ]'
+! grep '^double' lev || fail "loop on Slurm: two attempts of one job at once"
+dups=$(grep '^start ' lev | awk '{print $2, $3}' | sort | uniq -d)
+[ -z "$dups" ] || fail "loop on Slurm: launched twice: $dups"
+kill "$SPID"; wait "$SPID" || fail "serve exited $?"
+echo "slurm e2e: the loop on Slurm: a resize, a drain and its resume"
+
 echo "slurm e2e ok"

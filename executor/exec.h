@@ -432,6 +432,11 @@ typedef struct exec_backend {
      * s == -1, the end of the window: one EXEC_STOP for each job that
      * still runs (n may be 0). */
     void (*announce)(exec_ctx *x, int s, const exec_action *act, int n);
+    /* Optional (NULL: the backend cannot tell). Which nodes of the node
+     * table the cluster reports unusable now: down[k] = 1 for node k
+     * (room for x->nodes.n), with the cluster's word for it in
+     * why[k] (16 bytes each, e.g. "drain"). */
+    int (*nodes_down)(exec_ctx *x, char *down, char (*why)[16], ef_err *e);
     void (*release)(exec_ctx *x);
 } exec_backend;
 

@@ -187,6 +187,44 @@ static int slurm_prepare(exec_ctx *x, ef_err *e)
     return sq_refresh(x, 1, e);
 }
 
+/* sinfo's state of every node: DOWN, DRAIN (drained or draining),
+ * FAIL, MAINT, or not responding ('*'), is unusable. */
+static int slurm_nodes_down(exec_ctx *x, char *down, char (*why)[16],
+                            ef_err *e)
+{
+    ef_buf out = {0};
+    char *argv[] = {"sinfo", "-h", "-N", "-o", "%N %t", NULL};
+    int rc = exec_run_capture(argv, &out, 1);
+    if (rc != 0) {
+        int r = cmd_fail(e, "sinfo -h -N -o '%N %t' (node states)", rc,
+                         out.s);
+        free(out.s);
+        return r;
+    }
+    for (int k = 0; k < x->nodes.n; k++) {
+        down[k] = 0;
+        why[k][0] = '\0';
+    }
+    char *save = NULL;
+    for (char *ln = strtok_r(out.s ? out.s : (char *)"", "\n", &save); ln;
+         ln = strtok_r(NULL, "\n", &save)) {
+        char name[256], st[32];
+        if (sscanf(ln, "%255s %31s", name, st) != 2)
+            continue;
+        int bad = strncmp(st, "down", 4) == 0 || strncmp(st, "drain", 5) == 0
+                  || strncmp(st, "drng", 4) == 0 ||
+                  strncmp(st, "fail", 4) == 0 ||
+                  strncmp(st, "maint", 5) == 0 || strchr(st, '*') != NULL;
+        for (int k = 0; k < x->nodes.n; k++)
+            if (strcmp(x->nodes.name[k], name) == 0 && bad && !down[k]) {
+                down[k] = 1;
+                snprintf(why[k], 16, "%.15s", st);
+            }
+    }
+    free(out.s);
+    return EF_OK;
+}
+
 static void slurm_release(exec_ctx *x)
 {
     if (x->priv) {
@@ -515,4 +553,5 @@ const exec_backend exec_backend_slurm = {
     .stop = slurm_stop,
     .find = slurm_find,
     .release = slurm_release,
+    .nodes_down = slurm_nodes_down,
 };

@@ -98,6 +98,7 @@ struct loop {
     int wake, quit, started;
     int hurry;             /* a stop or a start is pending (act) */
     int notified;          /* svc_set_notify points at this loop */
+    double nodes_wall;     /* wall time nodes() last asked the cluster */
 };
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -309,6 +310,13 @@ static int refresh(loop *L, ef_err *e)
         free(admid);
         return EF_ERR;
     }
+    /* the Slurm job names' tag: this service's run directory */
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *c2 = L->x.state ? L->x.state : ""; *c2; c2++) {
+        h ^= (unsigned char)*c2;
+        h *= 1099511628211ULL;
+    }
+    snprintf(np.hash, sizeof np.hash, "%016" PRIx64, h);
     lj *nj = ef_calloc((size_t)np.njobs + 1, sizeof *nj);
     /* moved[i]: old entry i lives on in nj (its strings and arrays) */
     char *moved = ef_calloc((size_t)L->n + 1, 1);
@@ -555,6 +563,38 @@ static int lag(loop *L, int64_t now, ef_err *e)
     return EF_OK;
 }
 
+/* nodes: the nodes the cluster reports unusable (the Slurm backend's
+ * sinfo), every 2 s of wall time: marked down (or up again) in the
+ * store, an event for the re-plan. */
+static int nodes(loop *L, int64_t now, ef_err *e)
+{
+    if (!L->b || !L->b->nodes_down || L->x.nodes.n == 0)
+        return EF_OK;
+    double w = wall();
+    if (w - L->nodes_wall < 2.0)
+        return EF_OK;
+    L->nodes_wall = w;
+    int n = L->x.nodes.n;
+    char *down = ef_calloc((size_t)n, 1);
+    char (*why)[16] = ef_calloc((size_t)n, sizeof *why);
+    int rc = L->b->nodes_down(&L->x, down, why, e);
+    const cluster *c = svc_cluster(L->s);
+    for (int k = 0; rc == EF_OK && k < n && k < c->nodes; k++) {
+        char w2[128];
+        snprintf(w2, sizeof w2, "the cluster reports %s %s", L->x.nodes.name[k],
+                 down[k] ? why[k] : "up");
+        int ch = svc_node_seen(L->s, k, down[k], w2, now, e);
+        if (ch < 0)
+            rc = EF_ERR;
+        else if (ch)
+            event(L, "node %d (%s) %s", k, L->x.nodes.name[k],
+                  down[k] ? why[k] : "back up");
+    }
+    free(down);
+    free(why);
+    return rc;
+}
+
 /* ---- replan --------------------------------------------------------------------- */
 
 static int replan(loop *L, int64_t now, ef_err *e)
@@ -769,7 +809,8 @@ static int tick(loop *L, int64_t now, ef_err *e)
             return EF_ERR;
         L->need = 1;
     }
-    if (observe(L, now, e) != EF_OK || lag(L, now, e) != EF_OK)
+    if (observe(L, now, e) != EF_OK || lag(L, now, e) != EF_OK ||
+        nodes(L, now, e) != EF_OK)
         return EF_ERR;
     /* a slot boundary re-plans while jobs are live; events always */
     int live = 0;

@@ -1599,6 +1599,61 @@ static char *detail1(const char *k, const char *v)
     return t;
 }
 
+/* reality_replan when no node is usable (all drained or down): nothing
+ * can run; every admitted job still live is at risk (said once, with an
+ * event), the jobs' states and progress are kept, the plan stays as it
+ * was for when a node comes back; the loop gives nobody GPUs. */
+static int no_node(svc *s, const svc_obs *obs, int nobs, int64_t now,
+                   svc_loop_res *res, ef_err *e)
+{
+    static const char why[] = "at risk: every node of the cluster is "
+                              "drained or down, nothing can run";
+    int rc = store_begin(s->st, e);
+    res->at_risk = res->newly_at_risk = 0;
+    for (int k = 0; rc == EF_OK && k < nobs; k++) {
+        const svc_obs *ob = &obs[k];
+        const plan_doc_job *dj = plan_find(s, ob->id);
+        const char *st = ob->state == SVC_OBS_DONE ? "done"
+                         : ob->state == SVC_OBS_FAILED ? "failed" : "queued";
+        if (store_job_update_live(s->st, ob->id, st, ob->progress, now, e) <
+            0) {
+            rc = EF_ERR;
+            break;
+        }
+        if (!dj || dj->decision != PLAN_ADMITTED ||
+            ob->state == SVC_OBS_DONE || ob->state == SVC_OBS_FAILED)
+            continue;
+        res->at_risk++;
+        store_job sj;
+        int have = store_job_get(s->st, ob->id, &sj, e);
+        if (have < 0) {
+            rc = EF_ERR;
+            break;
+        }
+        int fresh = have && (!sj.risk || strcmp(sj.risk, why) != 0);
+        if (have)
+            store_job_free(&sj);
+        if (!fresh)
+            continue;
+        res->newly_at_risk++;
+        if (store_job_set_risk(s->st, ob->id, why, now, e) < 0)
+            rc = EF_ERR;
+        char *dt = detail1("reason", why);
+        if (rc == EF_OK)
+            rc = store_event_add(s->st, ob->id, now, "at_risk", dt, e);
+        free(dt);
+    }
+    if (rc == EF_OK)
+        rc = store_commit(s->st, e);
+    if (rc != EF_OK) {
+        store_rollback(s->st);
+        return EF_ERR;
+    }
+    res->version = s->version;
+    res->next = now + s->doc.slot_seconds;
+    return EF_OK;
+}
+
 /* The re-plan from reality (svc.h: svc_loop_replan), for the loop and for
  * the operators' re-plan. */
 static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
@@ -1615,8 +1670,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         return EF_ERR;
     if (nmap == 0) {
         free(map);
-        return ef_fail(e, EF_E_INTERNAL, "no usable node: every node of the "
-                       "cluster is drained or down");
+        return no_node(s, obs, nobs, now, res, e);
     }
     int *rmap = ef_malloc((size_t)s->c.nodes * sizeof *rmap);
     for (int k = 0; k < s->c.nodes; k++)
@@ -1761,11 +1815,23 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
             store_job_set_risk(s->st, ob->id, NULL, now, e) < 0)
             rc = EF_ERR;
     }
+    /* risky: live jobs the store has a risk for (a re-plan before, or
+     * no usable node) */
+    store_job *rq = NULL, *rr = NULL;
+    int nrq = 0, nrr = 0;
+    if (rc == EF_OK &&
+        (store_jobs_list(s->st, NULL, "queued", &rq, &nrq, e) != EF_OK ||
+         store_jobs_list(s->st, NULL, "running", &rr, &nrr, e) != EF_OK))
+        rc = EF_ERR;
     res->at_risk = 0;
     for (int i = 0; rc == EF_OK && i < p.njobs; i++) {
         const plan_job *j = &p.jobs[i];
         const plan_doc_job *old = plan_find(s, j->in->id);
         int was = old && old->at_risk;
+        for (int k = 0; k < nrq && !was; k++)
+            was = rq[k].risk && strcmp(rq[k].id, j->in->id) == 0;
+        for (int k = 0; k < nrr && !was; k++)
+            was = rr[k].risk && strcmp(rr[k].id, j->in->id) == 0;
         int is = j->decision == PLAN_ADMITTED && j->at_risk;
         res->at_risk += is;
         if (is) {
@@ -1794,6 +1860,8 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                                      e);
         }
     }
+    store_jobs_free(rq, nrq);
+    store_jobs_free(rr, nrr);
     if (rc == EF_OK)
         rc = store_plan_put(s->st, version, now, why, p.admitted, text, e);
     if (rc == EF_OK)
