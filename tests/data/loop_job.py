@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-# loop_job.py EVENTS [--speed F] [--scale S] [--per-gpu R] [--crash-at F]
+# loop_job.py EVENTS [--speed F] [--scale S] [--per-gpu R | --tput G:T,...]
+#             [--crash-at F]
 #
 # A stand-in training job that honours the executor's contract, for the
 # closed-loop tests of efplan serve: it resumes from the iterations in
-# $EFPLAN_PROGRESS_FILE, makes progress at F x R x $WORLD_SIZE iterations
-# per plan second (R: its curve's speed on one GPU, linear in the GPU
-# count; S plan seconds per wall second, the service's --time-scale),
-# writes its progress file as it goes, checkpoints and exits 0 on SIGTERM
+# $EFPLAN_PROGRESS_FILE, makes progress at F x its curve's speed on
+# $WORLD_SIZE GPUs (R x GPUs iterations per plan second, linear; or T
+# on G GPUs as --tput gives it), S plan seconds per wall second (the
+# service's --time-scale), writes its progress file as it goes, checkpoints and exits 0 on SIGTERM
 # (or SIGUSR1), and exits 0 when it reaches $EFPLAN_ITERATIONS.
 # --crash-at F: the first time its progress passes F x iterations, it
 # exits 3 (once per job: a marker file next to EVENTS remembers it).
@@ -25,8 +26,14 @@ import time
 args = sys.argv[1:]
 ev = args.pop(0)
 opt = {"--speed": 1.0, "--scale": 1.0, "--per-gpu": 1.0, "--crash-at": -1.0}
+tput = {}
 while args:
     k = args.pop(0)
+    if k == "--tput":  # G:T,G:T,... its curve, iterations/s on G GPUs
+        for cell in args.pop(0).split(","):
+            g, t = cell.split(":")
+            tput[int(g)] = float(t)
+        continue
     opt[k] = float(args.pop(0))
 
 job = os.environ["EFPLAN_JOB_ID"]
@@ -34,7 +41,8 @@ att = os.environ.get("EFPLAN_ATTEMPT", "?")
 pf = os.environ["EFPLAN_PROGRESS_FILE"]
 total = int(os.environ["EFPLAN_ITERATIONS"])
 gpus = int(os.environ.get("WORLD_SIZE", "1"))
-rate = opt["--speed"] * opt["--per-gpu"] * gpus * opt["--scale"]
+curve = tput.get(gpus, opt["--per-gpu"] * gpus)
+rate = opt["--speed"] * curve * opt["--scale"]
 
 
 def log(line):
