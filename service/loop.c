@@ -99,6 +99,7 @@ struct loop {
     int hurry;             /* a stop or a start is pending (act) */
     int notified;          /* svc_set_notify points at this loop */
     double nodes_wall;     /* wall time nodes() last asked the cluster */
+    char woken[200];       /* why the service woke the loop (under mu) */
 };
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -802,8 +803,16 @@ static int tick(loop *L, int64_t now, ef_err *e)
 {
     L->x.now = now;
     L->stats.ticks++;
+    /* what the service told (under mu: loop_wake writes it) */
+    char woken[sizeof L->woken];
+    pthread_mutex_lock(&L->mu);
+    snprintf(woken, sizeof woken, "%s", L->woken);
+    L->woken[0] = '\0';
+    pthread_mutex_unlock(&L->mu);
+    if (woken[0] && L->version >= 0)
+        event(L, "%s", woken);
     if (svc_version(L->s) != L->version) {
-        if (L->version >= 0)
+        if (L->version >= 0 && !woken[0])
             event(L, "the plan changed (v%" PRId64 ")", svc_version(L->s));
         if (refresh(L, e) != EF_OK)
             return EF_ERR;
@@ -1054,11 +1063,19 @@ fail:
     return EF_ERR;
 }
 
-void loop_wake(void *arg)
+void loop_wake(void *arg, const char *why)
 {
     loop *L = arg;
     pthread_mutex_lock(&L->mu);
     L->wake = 1;
+    /* the reasons, for the next tick's re-plan */
+    size_t n = strlen(L->woken);
+    if (why && n + strlen(why) + 3 < sizeof L->woken && !strstr(L->woken,
+                                                               why))
+        snprintf(L->woken + n, sizeof L->woken - n, "%s%s", n ? ", " : "",
+                 why);
+    else if (!why && n == 0)
+        snprintf(L->woken, sizeof L->woken, "woken");
     pthread_cond_signal(&L->cv);
     pthread_mutex_unlock(&L->mu);
 }

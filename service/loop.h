@@ -102,8 +102,9 @@ int loop_start(loop **L, svc *s, const loop_opts *o, ef_err *e);
  * time (a stop or a start, or a re-plan, is pending). */
 int loop_tick_at(loop *L, int64_t now, int *pending, ef_err *e);
 
-/* Ask for a tick now (and a re-plan): for svc_set_notify. */
-void loop_wake(void *L);
+/* Ask for a tick now and a re-plan, 'why' (one line, may be NULL): for
+ * svc_set_notify. */
+void loop_wake(void *L, const char *why);
 
 /* Stop the thread and free the loop. Jobs keep running (a restarted
  * service adopts them). NULL: nothing. */

@@ -71,7 +71,7 @@ struct svc {
     long *map;
     /* told after every committed change of the plan (efplan serve's
      * loop) */
-    void (*notify)(void *arg);
+    void (*notify)(void *arg, const char *why);
     void *notify_arg;
     /* what the loop last reported (svc_loop_replan), for the operators'
      * re-plan; nobs < 0: no loop */
@@ -852,7 +852,7 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
             memset(&nd, 0, sizeof nd);
             res = NULL;
             if (s->notify)
-                s->notify(s->notify_arg);
+                s->notify(s->notify_arg, "a submission");
         }
     }
     plan_doc_free(&nd);
@@ -1107,7 +1107,7 @@ void svc_cancel(svc *s, const store_ident *who, const char *id, int64_t now,
         goto out;
     }
     if (s->notify)
-        s->notify(s->notify_arg); /* the loop stops what runs of it */
+        s->notify(s->notify_arg, "a cancel");
     json_t *v = json_object();
     json_object_set_new(v, "id", json_string(id));
     json_object_set_new(v, "plan_version", json_integer(s->version));
@@ -1189,7 +1189,7 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
             return;
         }
         if (s->notify)
-            s->notify(s->notify_arg);
+            s->notify(s->notify_arg, "an operator's re-plan");
         json_t *v = json_object();
         json_object_set_new(v, "admitted",
                             json_integer(s->doc.summary.admitted));
@@ -1244,7 +1244,7 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
             return;
         }
         if (s->notify)
-            s->notify(s->notify_arg);
+            s->notify(s->notify_arg, "an operator's re-plan");
     } else {
         free(pt);
     }
@@ -1431,7 +1431,8 @@ void svc_metrics(svc *s, svc_reply *r)
 
 /* ---- the closed loop ----------------------------------------------------------- */
 
-void svc_set_notify(svc *s, void (*fn)(void *arg), void *arg)
+void svc_set_notify(svc *s, void (*fn)(void *arg, const char *why),
+                    void *arg)
 {
     s->notify = fn;
     s->notify_arg = arg;
@@ -1577,16 +1578,29 @@ static json_t *plan_place(const placement *pl, const int *rmap,
     return v;
 }
 
-/* A job's at-risk text for the store and the log: the planner's reason
- * and the earliest finish it can still give. */
-static void risk_text(const plan_job *j, char *dst, size_t len)
+/* A job's at-risk text for the store and the log, in the job's own
+ * terms (the plan may count its work scaled by its measured speed): what
+ * it cannot make, its work left, its speed, and the earliest finish the
+ * plan can still give. 'ob' may be NULL (a job the loop has not seen). */
+static void risk_text(const plan_job *j, const svc_obs *ob, int64_t margin,
+                      char *dst, size_t len)
 {
+    char m[64] = "", sp[64] = "", fin[64];
+    if (margin > 0)
+        snprintf(m, sizeof m, " less a %" PRId64 " s margin", margin);
+    if (ob && ob->speed > 0 && ob->speed < 1)
+        snprintf(sp, sizeof sp, " at %.0f%% of its curve's speed",
+                 ob->speed * 100);
     if (j->planned_end >= 0)
-        snprintf(dst, len, "%s; earliest finish %" PRId64 " (deadline %"
-                 PRId64 ")", j->risk, j->planned_end, j->in->deadline);
+        snprintf(fin, sizeof fin, "earliest finish %" PRId64, j->planned_end);
     else
-        snprintf(dst, len, "%s; no finish can be planned (deadline %" PRId64
-                 ")", j->risk, j->in->deadline);
+        snprintf(fin, sizeof fin, "no finish can be planned");
+    int64_t iters = ob && ob->iterations > 0 ? ob->iterations
+                                             : j->in->iterations;
+    int64_t left = iters - (ob ? ob->progress : j->in->iterations_done);
+    snprintf(dst, len, "cannot end by its deadline %" PRId64 "%s: %" PRId64
+             " of %" PRId64 " iterations left%s; %s", j->in->deadline, m,
+             left > 0 ? left : 0, iters, sp, fin);
 }
 
 /* The event detail {"k": v} with one string member (heap). */
@@ -1836,7 +1850,8 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         res->at_risk += is;
         if (is) {
             char rt[400];
-            risk_text(j, rt, sizeof rt);
+            risk_text(j, obs_find(obs, nobs, j->in->id), s->margin, rt,
+                      sizeof rt);
             if (store_job_set_risk(s->st, j->in->id, rt, now, e) < 0)
                 rc = EF_ERR;
             if (rc == EF_OK && !was) {
@@ -1846,7 +1861,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                                     json_integer(j->in->deadline));
                 json_object_set_new(dv, "earliest_finish",
                                     jtime(j->planned_end));
-                json_object_set_new(dv, "reason", jstr(j->risk));
+                json_object_set_new(dv, "reason", jstr(rt));
                 char *dt = json_dumps(dv, JSON_COMPACT | JSON_SORT_KEYS);
                 json_decref(dv);
                 rc = store_event_add(s->st, j->in->id, now, "at_risk", dt, e);
@@ -2067,7 +2082,7 @@ void svc_node_drain(svc *s, const store_ident *who, const char *node,
         }
         changed = 1;
         if (s->notify)
-            s->notify(s->notify_arg);
+            s->notify(s->notify_arg, drain ? "a drained node" : "an undrained node");
     }
     store_nodes_free(nd, nn);
     svc_unlock(s);

@@ -137,10 +137,12 @@ int64_t svc_now(svc *s);
 
 /* ---- the closed loop (loop.h drives these) --------------------------------- */
 
-/* Call fn(arg) after every committed change of the plan or of a node
- * (a submission admitted, a cancel, a re-plan, a drain); fn runs under the
- * svc lock and must only note it (loop_wake). NULL: none. */
-void svc_set_notify(svc *s, void (*fn)(void *arg), void *arg);
+/* Call fn(arg, why) after every committed change of the plan or of a
+ * node (why: "a submission", "a cancel", "an operator's re-plan", "a
+ * drained node", ...); fn runs under the svc lock and must only note it
+ * (loop_wake). NULL: none. */
+void svc_set_notify(svc *s, void (*fn)(void *arg, const char *why),
+                    void *arg);
 
 /* Plan every job to finish 'seconds' before its deadline from the next
  * re-plan on (plan_opts.deadline_margin: the loop's reaction allowance;

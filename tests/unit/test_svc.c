@@ -401,8 +401,9 @@ static json_t *view(fx *f, const char *id, int64_t now)
  * a node_map, nothing is placed there, a job running there loses its
  * placement; a job running elsewhere keeps its GPUs; the state is kept
  * across a reopen. */
-static void noted(void *arg)
+static void noted(void *arg, const char *why)
 {
+    assert_non_null(why);
     (*(int *)arg)++;
 }
 
