@@ -143,18 +143,7 @@ static void event(loop *L, const char *fmt, ...)
 
 static int find_job(const loop *L, const char *id)
 {
-    int lo = 0, hi = L->n - 1;
-    while (lo <= hi) {
-        int mid = lo + (hi - lo) / 2;
-        int c = strcmp(L->jobs[mid].id, id);
-        if (c == 0)
-            return mid;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
+    return exec_plan_find(&L->xp, id); /* L->jobs is in xp's order */
 }
 
 static const char *place_text(const placement *pl, char *dst, size_t len)
@@ -657,8 +646,8 @@ static int replan(loop *L, int64_t now, ef_err *e)
         say(L, "re-planned at %" PRId64 " (plan v%" PRId64 "): %s%s", now,
             res.version, L->why, res.at_risk ? "; jobs at risk in it" : "");
     if (res.newly_at_risk)
-        say(L, "%d admitted job%s newly at risk (see efplan show / "
-            "/metrics)", res.newly_at_risk, res.newly_at_risk == 1 ? "" : "s");
+        say(L, "at risk now: %s (efplan show ID says why and its earliest "
+            "finish)", res.newly[0] ? res.newly : "?");
     L->why[0] = '\0';
     return EF_OK;
 }

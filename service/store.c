@@ -162,6 +162,38 @@ static int step_done(store *s, sqlite3_stmt *st, const char *what,
     return out;
 }
 
+/* Step statement st (prepared and bound; finalized here) and collect its
+ * rows: read(st, row) fills each of 'elem' bytes, zeroed first, into a
+ * heap array *rows of *n (NULL when none). On a failure the rows read so
+ * far go to drop(rows, count) and the error names 'what'. */
+static int collect(store *s, sqlite3_stmt *st, size_t elem,
+                   void (*read)(sqlite3_stmt *st, void *row),
+                   void (*drop)(void *rows, int n), void **rows, int *n,
+                   const char *what, ef_err *e)
+{
+    char *r = NULL;
+    int nr = 0, cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (nr == cap) {
+            cap = cap ? 2 * cap : 8;
+            r = ef_realloc(r, (size_t)cap * elem);
+        }
+        memset(r + (size_t)nr * elem, 0, elem);
+        read(st, r + (size_t)nr * elem);
+        nr++;
+    }
+    if (rc != SQLITE_DONE) {
+        dberr(s, what, e);
+        sqlite3_finalize(st);
+        drop(r, nr);
+        return EF_ERR;
+    }
+    sqlite3_finalize(st);
+    *rows = r;
+    *n = nr;
+    return EF_OK;
+}
+
 /* A unit of several statements that lands together: BEGIN IMMEDIATE
  * outside a transaction (so its writes never wait on a read snapshot),
  * a savepoint inside the caller's. */
@@ -608,6 +640,16 @@ static void read_job(sqlite3_stmt *st, store_job *j)
               col_str(st, 11);
 }
 
+static void read_job_row(sqlite3_stmt *st, void *row)
+{
+    read_job(st, row);
+}
+
+static void drop_jobs(void *rows, int n)
+{
+    store_jobs_free(rows, n);
+}
+
 void store_job_free(store_job *j)
 {
     if (!j)
@@ -773,25 +815,8 @@ int store_jobs_list(store *s, const char *owner, const char *state,
         sqlite3_finalize(st);
         return out;
     }
-    store_job *r = NULL;
-    int nr = 0, cap = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (nr == cap) {
-            cap = cap ? 2 * cap : 8;
-            r = ef_realloc(r, (size_t)cap * sizeof *r);
-        }
-        read_job(st, &r[nr++]);
-    }
-    if (rc != SQLITE_DONE) {
-        dberr(s, "job list", e);
-        sqlite3_finalize(st);
-        store_jobs_free(r, nr);
-        return EF_ERR;
-    }
-    sqlite3_finalize(st);
-    *rows = r;
-    *n = nr;
-    return EF_OK;
+    return collect(s, st, sizeof **rows, read_job_row, drop_jobs,
+                   (void **)rows, n, "job list", e);
 }
 
 void store_jobs_free(store_job *rows, int n)
@@ -844,6 +869,22 @@ int store_event_add(store *s, const char *job, int64_t at, const char *kind,
     return step_done(s, st, "event add", e);
 }
 
+static void read_event(sqlite3_stmt *st, void *row)
+{
+    store_event *v = row;
+    v->seq = sqlite3_column_int64(st, 0);
+    v->at = sqlite3_column_int64(st, 1);
+    v->job = sqlite3_column_type(st, 2) == SQLITE_NULL ? NULL :
+             col_str(st, 2);
+    v->kind = col_str(st, 3);
+    v->detail = col_str(st, 4);
+}
+
+static void drop_events(void *rows, int n)
+{
+    store_events_free(rows, n);
+}
+
 int store_events(store *s, const char *job, store_event **ev, int *n,
                  ef_err *e)
 {
@@ -860,31 +901,8 @@ int store_events(store *s, const char *job, store_event **ev, int *n,
         sqlite3_finalize(st);
         return out;
     }
-    store_event *r = NULL;
-    int nr = 0, cap = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (nr == cap) {
-            cap = cap ? 2 * cap : 8;
-            r = ef_realloc(r, (size_t)cap * sizeof *r);
-        }
-        store_event *v = &r[nr++];
-        v->seq = sqlite3_column_int64(st, 0);
-        v->at = sqlite3_column_int64(st, 1);
-        v->job = sqlite3_column_type(st, 2) == SQLITE_NULL ? NULL :
-                 col_str(st, 2);
-        v->kind = col_str(st, 3);
-        v->detail = col_str(st, 4);
-    }
-    if (rc != SQLITE_DONE) {
-        dberr(s, "events", e);
-        sqlite3_finalize(st);
-        store_events_free(r, nr);
-        return EF_ERR;
-    }
-    sqlite3_finalize(st);
-    *ev = r;
-    *n = nr;
-    return EF_OK;
+    return collect(s, st, sizeof **ev, read_event, drop_events, (void **)ev,
+                   n, "events", e);
 }
 
 void store_events_free(store_event *ev, int n)
@@ -1072,6 +1090,30 @@ void store_attempts_free(store_attempt *rows, int n)
     free(rows);
 }
 
+static void read_attempt(sqlite3_stmt *st, void *row)
+{
+    store_attempt *a = row;
+    a->job = col_str(st, 0);
+    a->attempt = sqlite3_column_int(st, 1);
+    const char *stt = (const char *)sqlite3_column_text(st, 2);
+    for (int k = 0; k < 4; k++)
+        if (stt && strcmp(stt, attempt_states[k]) == 0)
+            a->state = (store_astate)k;
+    a->place = col_str(st, 3);
+    a->handle = col_str(st, 4);
+    a->started = sqlite3_column_int64(st, 5);
+    a->ended = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 :
+               sqlite3_column_int64(st, 6);
+    a->result = sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL :
+                col_str(st, 7);
+    a->why = col_str(st, 8);
+}
+
+static void drop_attempts(void *rows, int n)
+{
+    store_attempts_free(rows, n);
+}
+
 int store_attempts_list(store *s, const char *job, int live,
                         store_attempt **rows, int *n, ef_err *e)
 {
@@ -1098,40 +1140,8 @@ int store_attempts_list(store *s, const char *job, int live,
         sqlite3_finalize(st);
         return out;
     }
-    store_attempt *r = NULL;
-    int nr = 0, cap = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (nr == cap) {
-            cap = cap ? 2 * cap : 8;
-            r = ef_realloc(r, (size_t)cap * sizeof *r);
-        }
-        store_attempt *a = &r[nr++];
-        memset(a, 0, sizeof *a);
-        a->job = col_str(st, 0);
-        a->attempt = sqlite3_column_int(st, 1);
-        const char *stt = (const char *)sqlite3_column_text(st, 2);
-        for (int k = 0; k < 4; k++)
-            if (stt && strcmp(stt, attempt_states[k]) == 0)
-                a->state = (store_astate)k;
-        a->place = col_str(st, 3);
-        a->handle = col_str(st, 4);
-        a->started = sqlite3_column_int64(st, 5);
-        a->ended = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 :
-                   sqlite3_column_int64(st, 6);
-        a->result = sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL :
-                    col_str(st, 7);
-        a->why = col_str(st, 8);
-    }
-    if (rc != SQLITE_DONE) {
-        dberr(s, "attempts", e);
-        sqlite3_finalize(st);
-        store_attempts_free(r, nr);
-        return EF_ERR;
-    }
-    sqlite3_finalize(st);
-    *rows = r;
-    *n = nr;
-    return EF_OK;
+    return collect(s, st, sizeof **rows, read_attempt, drop_attempts,
+                   (void **)rows, n, "attempts", e);
 }
 
 int store_node_set(store *s, int node, const char *state, const char *why,
@@ -1167,6 +1177,20 @@ void store_nodes_free(store_node *rows, int n)
     free(rows);
 }
 
+static void read_node(sqlite3_stmt *st, void *row)
+{
+    store_node *v = row;
+    v->node = sqlite3_column_int(st, 0);
+    v->state = col_str(st, 1);
+    v->why = col_str(st, 2);
+    v->at = sqlite3_column_int64(st, 3);
+}
+
+static void drop_nodes(void *rows, int n)
+{
+    store_nodes_free(rows, n);
+}
+
 int store_nodes_list(store *s, store_node **rows, int *n, ef_err *e)
 {
     *rows = NULL;
@@ -1175,27 +1199,6 @@ int store_nodes_list(store *s, store_node **rows, int *n, ef_err *e)
     if (prep(s, "SELECT node, state, why, at FROM nodes ORDER BY node", &st,
              "nodes", e) != EF_OK)
         return EF_ERR;
-    store_node *r = NULL;
-    int nr = 0, cap = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (nr == cap) {
-            cap = cap ? 2 * cap : 8;
-            r = ef_realloc(r, (size_t)cap * sizeof *r);
-        }
-        store_node *v = &r[nr++];
-        v->node = sqlite3_column_int(st, 0);
-        v->state = col_str(st, 1);
-        v->why = col_str(st, 2);
-        v->at = sqlite3_column_int64(st, 3);
-    }
-    if (rc != SQLITE_DONE) {
-        dberr(s, "nodes", e);
-        sqlite3_finalize(st);
-        store_nodes_free(r, nr);
-        return EF_ERR;
-    }
-    sqlite3_finalize(st);
-    *rows = r;
-    *n = nr;
-    return EF_OK;
+    return collect(s, st, sizeof **rows, read_node, drop_nodes,
+                   (void **)rows, n, "nodes", e);
 }

@@ -972,6 +972,31 @@ void svc_show(svc *s, const store_ident *who, const char *id, int64_t now,
  * plan: *text (heap) and *admitted are the new plan's; 0 when a promise
  * would break (*broken: the first such id, borrowed from the plan);
  * EF_ERR on an error. Under the lock. */
+/* Plan the queue 'qv' ({"jobs": [...]}, taken) with 'po' on cluster
+ * 'c' and check the plan: *q and *p (freed on error; empty then). */
+static int plan_queue(svc *s, json_t *qv, const plan_opts *po,
+                      const cluster *c, job_queue *q, plan *p, ef_err *e)
+{
+    char *nq = json_dumps(qv, JSON_COMPACT);
+    json_decref(qv);
+    memset(p, 0, sizeof *p);
+    int rc = queue_parse_json(q, "the service's queue", nq, strlen(nq), e);
+    free(nq);
+    if (rc == EF_OK)
+        rc = queue_resolve(q, &s->cs, e);
+    if (rc == EF_OK)
+        rc = plan_build(p, q, c, po, e);
+    if (rc == EF_OK && plan_check(p, e) != EF_OK) {
+        ef_prefix(e, "the service's plan fails its check: ");
+        rc = EF_ERR;
+    }
+    if (rc != EF_OK) {
+        plan_free(p);
+        queue_free(q);
+    }
+    return rc;
+}
+
 static int replan_queue(svc *s, const char *drop, char **text, size_t *len,
                         int *admitted, const char **broken, ef_err *e)
 {
@@ -999,25 +1024,13 @@ static int replan_queue(svc *s, const char *drop, char **text, size_t *len,
     }
     store_jobs_free(cx, ncx);
     json_object_set_new(qv, "jobs", kept);
-    char *nq = json_dumps(qv, JSON_COMPACT);
-    json_decref(qv);
     job_queue q;
     plan p;
-    memset(&p, 0, sizeof p);
     plan_opts po;
     plan_doc_opts(d, &po);
-    int rc = queue_parse_json(&q, "the service's queue", nq, strlen(nq), e);
-    free(nq);
-    if (rc == EF_OK)
-        rc = queue_resolve(&q, &s->cs, e);
-    if (rc == EF_OK)
-        rc = plan_build(&p, &q, &s->c, &po, e);
-    if (rc == EF_OK)
-        rc = plan_check(&p, e);
+    int rc = plan_queue(s, qv, &po, &s->c, &q, &p, e);
     if (rc != EF_OK) {
         free(keep);
-        plan_free(&p);
-        queue_free(&q);
         return EF_ERR;
     }
     int ok = 1, k = 0;
@@ -1624,6 +1637,7 @@ static int no_node(svc *s, const svc_obs *obs, int nobs, int64_t now,
                               "drained or down, nothing can run";
     int rc = store_begin(s->st, e);
     res->at_risk = res->newly_at_risk = 0;
+    res->newly[0] = '\0';
     for (int k = 0; rc == EF_OK && k < nobs; k++) {
         const svc_obs *ob = &obs[k];
         const plan_doc_job *dj = plan_find(s, ob->id);
@@ -1650,6 +1664,10 @@ static int no_node(svc *s, const svc_obs *obs, int nobs, int64_t now,
         if (!fresh)
             continue;
         res->newly_at_risk++;
+        size_t nl = strlen(res->newly);
+        if (nl + strlen(ob->id) + 3 < sizeof res->newly)
+            snprintf(res->newly + nl, sizeof res->newly - nl, "%s%s",
+                     nl ? ", " : "", ob->id);
         if (store_job_set_risk(s->st, ob->id, why, now, e) < 0)
             rc = EF_ERR;
         char *dt = detail1("reason", why);
@@ -1759,28 +1777,14 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         json_array_append_new(kept, jo);
     }
     json_object_set_new(qv, "jobs", kept);
-    char *nq = json_dumps(qv, JSON_COMPACT);
-    json_decref(qv);
     job_queue q;
     plan p;
-    memset(&p, 0, sizeof p);
     plan_opts po;
     plan_doc_opts(d, &po);
     po.now = now;
     po.deadline_margin = s->margin;
-    rc = queue_parse_json(&q, "the service's queue", nq, strlen(nq), e);
-    free(nq);
-    if (rc == EF_OK)
-        rc = queue_resolve(&q, &s->cs, e);
-    if (rc == EF_OK)
-        rc = plan_build(&p, &q, &pc, &po, e);
-    if (rc == EF_OK && plan_check(&p, e) != EF_OK) {
-        ef_prefix(e, "the plan from reality fails its check: ");
-        rc = EF_ERR;
-    }
+    rc = plan_queue(s, qv, &po, &pc, &q, &p, e);
     if (rc != EF_OK) {
-        plan_free(&p);
-        queue_free(&q);
         store_jobs_free(cx, ncx);
         free(map);
         free(rmap);
@@ -1838,6 +1842,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
          store_jobs_list(s->st, NULL, "running", &rr, &nrr, e) != EF_OK))
         rc = EF_ERR;
     res->at_risk = 0;
+    res->newly[0] = '\0';
     for (int i = 0; rc == EF_OK && i < p.njobs; i++) {
         const plan_job *j = &p.jobs[i];
         const plan_doc_job *old = plan_find(s, j->in->id);
@@ -1856,6 +1861,10 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                 rc = EF_ERR;
             if (rc == EF_OK && !was) {
                 newly++;
+                size_t nl = strlen(res->newly);
+                if (nl + strlen(j->in->id) + 3 < sizeof res->newly)
+                    snprintf(res->newly + nl, sizeof res->newly - nl,
+                             "%s%s", nl ? ", " : "", j->in->id);
                 json_t *dv = json_object();
                 json_object_set_new(dv, "deadline",
                                     json_integer(j->in->deadline));

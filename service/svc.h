@@ -198,6 +198,7 @@ typedef struct svc_loop_res {
     int64_t next;        /* the next slot boundary of the plan (now + slot) */
     int at_risk;         /* admitted jobs at risk in it */
     int newly_at_risk;   /* of them, not at risk in the plan before */
+    char newly[256];     /* their ids, ", "-separated (cut short) */
 } svc_loop_res;
 
 /*

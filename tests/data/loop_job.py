@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # loop_job.py EVENTS [--speed F] [--scale S] [--per-gpu R | --tput G:T,...]
-#             [--crash-at F]
+#             [--crash-at F] [--fail-at F]
 #
 # A stand-in training job that honours the executor's contract, for the
 # closed-loop tests of efplan serve: it resumes from the iterations in
@@ -11,6 +11,8 @@
 # (or SIGUSR1), and exits 0 when it reaches $EFPLAN_ITERATIONS.
 # --crash-at F: the first time its progress passes F x iterations, it
 # exits 3 (once per job: a marker file next to EVENTS remembers it).
+# --fail-at F: every attempt exits 3 once its progress passes F x
+# iterations (a job that never gets through).
 #
 # It appends to EVENTS one line per start and end:
 #   start JOB ATTEMPT GPUS WALL
@@ -25,7 +27,8 @@ import time
 
 args = sys.argv[1:]
 ev = args.pop(0)
-opt = {"--speed": 1.0, "--scale": 1.0, "--per-gpu": 1.0, "--crash-at": -1.0}
+opt = {"--speed": 1.0, "--scale": 1.0, "--per-gpu": 1.0, "--crash-at": -1.0,
+       "--fail-at": -1.0}
 tput = {}
 while args:
     k = args.pop(0)
@@ -88,6 +91,10 @@ while True:
     now = time.time()
     done += rate * (now - last)
     last = now
+    if opt["--fail-at"] >= 0 and done >= opt["--fail-at"] * total:
+        log("end %s %s crash %d %.3f" % (job, att, done, now))
+        sys.stderr.write("loop_job: failing on purpose at %d\n" % done)
+        sys.exit(3)
     if crash >= 0 and done >= crash and not os.path.exists(marker):
         open(marker, "w").close()
         save(done)

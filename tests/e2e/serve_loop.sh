@@ -10,8 +10,8 @@
 # they run at 0.6 to 0.8 of their curve's speed, checkpoint on SIGTERM,
 # resume from their progress file, and log every start and end; one
 # crashes once. The scenario:
-#   - a, b, c (deadlines), d (best-effort) submitted at the start; b
-#     crashes at 30% of its work;
+#   - a, b, c (deadlines), d and f (best-effort) submitted at the start;
+#     b crashes once at 30% of its work, f at 10% of it every time;
 #   - e submitted once a has made progress;
 #   - node 1 drained once e is admitted;
 #   - the service killed with SIGKILL once the drain is re-planned, then
@@ -23,13 +23,14 @@
 #     attempt number;
 #   - every admitted job is done by its deadline, or was flagged at risk
 #     (an "at_risk" event) before its deadline: never a silent miss;
-#   - b was relaunched after its crash ("restart" event) and is done;
+#   - b was relaunched after its crash ("restart" event) and is done; f
+#     was relaunched twice and is then failed, its log named;
 #   - after the drain, no attempt started on node 1, and the plan runs on
 #     node 0 only (its node_map);
 #   - after the restart the service adopted the running attempts (its
 #     log says so) instead of launching them again;
 #   - efplan show lists each job's attempts; /metrics counts the loop.
-# Bounded: 5 jobs, every wait a loop of at most 900 x 0.2 s. No timing
+# Bounded: 6 jobs, every wait a loop of at most 900 x 0.2 s. No timing
 # assertion: what the test checks are orders of events on the service's
 # own clock.
 . "$(dirname "$0")/lib/common.sh"
@@ -63,15 +64,16 @@ api() { # method path [curl args]: the body on stdout
         "$@" "$URL$p"
 }
 now() { api GET /healthz | jq -r .time; }
-submit() { # id iterations deadline-offset|null speed [crash-at]
-    id=$1; it=$2; dl=$3; sp=$4; cr=${5:--1}
+submit() { # id iterations deadline-offset|null speed [crash-at [fail-at]]
+    id=$1; it=$2; dl=$3; sp=$4; cr=${5:--1}; fa=${6:--1}
     if [ "$dl" = null ]; then dls=null; else dls=$(( $(now) + dl )); fi
     body=$(jq -cn --arg id "$id" --argjson it "$it" --argjson dl "$dls" \
         --arg job "$JOB" --arg ev "$T/events" --arg sp "$sp" --arg cr "$cr" \
+        --arg fa "$fa" \
         '{id: $id, model: "dummy", batch_size: 64, iterations: $it,
           deadline: $dl, grace_seconds: 5,
           command: ["python3", $job, $ev, "--speed", $sp, "--scale", "100",
-                    "--crash-at", $cr]}')
+                    "--crash-at", $cr, "--fail-at", $fa]}')
     "$EFPLAN" submit --server "$URL" --token-file ann.tok --job "$body" \
         >>submits.out 2>&1 || true
 }
@@ -89,6 +91,7 @@ submit a 4000 3000 0.7
 submit b 2000 2400 0.6 0.3
 submit c 1500 1500 0.8
 submit d 3000 null 0.7
+submit f 400 null 0.7 -1 0.1
 cat submits.out
 grep -q "admitted: a" submits.out || fail "a not admitted"
 grep -q "admitted: c" submits.out || fail "c not admitted"
@@ -119,7 +122,7 @@ serve_start n2g4 $OPTS
 grep -q "adopted" serve.log || { cat serve.log; fail "nothing adopted after the restart"; }
 
 ended() { # every submitted job has ended
-    for j in a b c d e; do
+    for j in a b c d e f; do
         s=$(state $j)
         case $s in done|failed|rejected|cancelled) ;; *) return 1 ;; esac
     done
@@ -132,7 +135,7 @@ wait_for "every job ends" ended
 # one start per (job, attempt): no attempt launched twice
 dup=$(grep '^start' events | awk '{print $2, $3}' | sort | uniq -d)
 [ -z "$dup" ] || fail "attempts started twice: $dup"
-for j in a b c d e; do
+for j in a b c d e f; do
     api GET "/v1/jobs/$j" >"$j.json"
 done
 for j in a b c e; do
@@ -157,10 +160,19 @@ jq -e '[.history[] | select(.kind == "restart")] | length >= 1' b.json \
     >/dev/null || fail "b was not relaunched after its crash"
 [ "$(jq -r .state b.json)" = done ] || fail "b: $(jq -r .state b.json)"
 jq -e '.attempts | length >= 2' b.json >/dev/null || fail "b: attempts not listed"
+# f fails every attempt: relaunched twice (--max-restarts 2), then failed
+# with its log
+api GET /v1/jobs/f >f.json
+[ "$(jq -r .state f.json)" = failed ] || fail "f: $(jq -r .state f.json)"
+[ "$(jq '[.attempts[] | select(.result == "failed")] | length' f.json)" = 3 ] ||
+    { jq .attempts f.json; fail "f: expected 3 failed attempts"; }
+jq -e '[.history[] | select(.kind == "failed")][0].detail.why | test("exit 3 .*log .*f[.]3[.]log")' \
+    f.json >/dev/null || { jq .history f.json; fail "f: no failure with its log"; }
+grep -q "failing on purpose" run/logs/f.3.log || fail "f: its log lacks its output"
 # after the drain nothing started on node 1
 late=$(jq -s --argjson t "$DRAIN_AT" '[.[].attempts[] |
     select(.started > $t + 60) | select(.placement[] | .node == 1)] | length' \
-    a.json b.json c.json d.json e.json)
+    a.json b.json c.json d.json e.json f.json)
 [ "$late" = 0 ] || fail "$late attempts started on drained node 1"
 api GET /metrics | grep -q '^efplan_loop_restarts_total [1-9]' ||
     fail "metrics: no restart counted"
