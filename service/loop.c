@@ -266,11 +266,15 @@ static int lj_history(loop *L, lj *j, ef_err *e)
  * new ones start idle with their attempt history. The backends' exec_plan
  * is made again for the new set.
  */
-static int refresh(loop *L, ef_err *e)
+static int refresh_with(loop *L, const char *const *also, int nalso,
+                        ef_err *e)
 {
-    /* extra: ids of jobs with an attempt or a report pending */
-    const char **extra = ef_malloc(((size_t)L->n + 1) * sizeof *extra);
+    /* extra: ids of jobs with an attempt or a report pending, and 'also' */
+    const char **extra = ef_malloc(((size_t)L->n + (size_t)nalso + 1) *
+                                   sizeof *extra);
     int nx = 0;
+    for (int i = 0; i < nalso; i++)
+        extra[nx++] = also[i];
     for (int i = 0; i < L->n; i++)
         if (L->jobs[i].st == LJ_RUNNING || L->jobs[i].st == LJ_STOPPING ||
             ((L->jobs[i].st == LJ_DONE || L->jobs[i].st == LJ_FAILED) &&
@@ -348,6 +352,11 @@ static int refresh(loop *L, ef_err *e)
     L->n = np.njobs;
     L->x.p = &L->xp;
     return EF_OK;
+}
+
+static int refresh(loop *L, ef_err *e)
+{
+    return refresh_with(L, NULL, 0, e);
 }
 
 /* ---- observe ------------------------------------------------------------------ */
@@ -1018,8 +1027,20 @@ int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
             rc = ef_fail(e, EF_E_INPUT, "%s: %d node names for a cluster of "
                          "%d nodes", o->nodes_file, L->x.nodes.n, c->nodes);
     }
-    if (rc == EF_OK)
-        rc = refresh(L, e);
+    /* the jobs, and those a killed service still had attempts of (a job
+     * cancelled just before: it must be stopped, not left running) */
+    if (rc == EF_OK) {
+        store_attempt *la = NULL;
+        int nla = 0;
+        rc = store_attempts_list(svc_store(s), NULL, 1, &la, &nla, e);
+        const char **ids = ef_malloc(((size_t)nla + 1) * sizeof *ids);
+        for (int i = 0; i < nla; i++)
+            ids[i] = la[i].job;
+        if (rc == EF_OK)
+            rc = refresh_with(L, ids, nla, e);
+        free(ids);
+        store_attempts_free(la, nla);
+    }
     if (rc == EF_OK && L->b)
         rc = L->b->prepare(&L->x, e);
     if (rc == EF_OK)

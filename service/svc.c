@@ -1028,7 +1028,14 @@ static int replan_queue(svc *s, const char *drop, char **text, size_t *len,
     plan p;
     plan_opts po;
     plan_doc_opts(d, &po);
-    int rc = plan_queue(s, qv, &po, &s->c, &q, &p, e);
+    /* the plan's own cluster: the nodes it runs on (node_map) */
+    cluster dc;
+    int rc = cluster_init(&dc, 1, d->cluster.nodes, d->cluster.gpus_per_node,
+                          "the service's cluster", e);
+    if (rc == EF_OK)
+        rc = plan_queue(s, qv, &po, &dc, &q, &p, e);
+    else
+        json_decref(qv);
     if (rc != EF_OK) {
         free(keep);
         return EF_ERR;
