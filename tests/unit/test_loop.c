@@ -37,7 +37,9 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include <jansson.h>
@@ -247,10 +249,108 @@ static void test_same_as_simulate(void **state)
     assert_true(same * 10 >= ends * 9);
 }
 
+/* 50 ms of wall time (waiting for a real process). */
+static void nap(void)
+{
+    struct timespec ts = {0, 50000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* A job cancelled while the service is down is stopped by the next
+ * service (the loop adopts it from its live attempt, and the re-plan gives
+ * a cancelled job nothing), not left running. Local backend, a real
+ * process. */
+static void test_cancelled_while_down(void **state)
+{
+    (void)state;
+    char dir[256], db[512], run[512], ev[512], cmd[1400];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(db, sizeof db, dir, "s.db");
+    tu_join(run, sizeof run, dir, "run");
+    tu_join(ev, sizeof ev, dir, "events");
+    ef_err e = {0};
+    svc_config sc = {.db = db, .cluster = "n1g8", .curves = "A100",
+                     .slot = SLOT, .overhead = OVH_FIG12};
+    svc *s;
+    assert_ok(svc_open(&s, &sc, T0, &e), e);
+    store_ident who;
+    char tok[TOKEN_TEXT_MAX + 1];
+    assert_ok(store_token_add(svc_store(s), "u", 1, T0, tok, sizeof tok,
+                              &who, &e), e);
+    loop_opts lo;
+    loop_opts_default(&lo);
+    lo.backend = "local";
+    lo.state = run;
+    lo.manual = 1;
+    lo.at = T0;
+    loop *L;
+    assert_ok(loop_start(&L, s, &lo, &e), e);
+    /* it says it started, then sleeps: a stop ends it (SIGTERM), and
+     * it ends by itself after 30 s should the test fail */
+    snprintf(cmd, sizeof cmd, "{\"id\": \"x\", \"model\": \"resnet50\", "
+             "\"batch_size\": 64, \"iterations\": 1000000, \"grace_seconds\": "
+             "5, \"command\": [\"sh\", \"-c\", \"echo start x >> \\\"$0\\\"; "
+             "exec sleep 30\", \"%s\"]}", ev);
+    svc_reply r;
+    svc_submit(s, &who, cmd, strlen(cmd), T0 + 1, &r);
+    assert_int_equal(r.status, 201);
+    svc_reply_free(&r);
+    for (int k = 0; k < 5; k++)
+        assert_ok(loop_tick_at(L, T0 + 1, NULL, &e), e);
+    /* the job runs (its own log line), then the service goes away */
+    int started = 0;
+    for (int k = 0; k < 200 && !started; k++) {
+        char buf[256] = "";
+        FILE *f = fopen(ev, "r");
+        if (f) {
+            started = fgets(buf, sizeof buf, f) && strncmp(buf, "start x",
+                                                           7) == 0;
+            fclose(f);
+        }
+        if (!started)
+            nap();
+    }
+    assert_true(started);
+    loop_stop(L);
+    svc_cancel(s, &who, "x", T0 + 2, &r);
+    assert_int_equal(r.status, 200);
+    svc_reply_free(&r);
+    /* the next service stops it */
+    lo.at = T0 + 3;
+    assert_ok(loop_start(&L, s, &lo, &e), e);
+    int ended = 0;
+    for (int k = 0; k < 200 && !ended; k++) {
+        assert_ok(loop_tick_at(L, T0 + 3 + k, NULL, &e), e);
+        store_attempt *a;
+        int n;
+        assert_ok(store_attempts_list(svc_store(s), "x", 1, &a, &n, &e), e);
+        ended = n == 0;
+        store_attempts_free(a, n);
+        if (!ended)
+            nap();
+    }
+    assert_true(ended);
+    store_attempt *a;
+    int n;
+    assert_ok(store_attempts_list(svc_store(s), "x", 0, &a, &n, &e), e);
+    assert_int_equal(n, 1);
+    assert_string_equal(a[0].result, "stopped");
+    store_attempts_free(a, n);
+    store_job j;
+    assert_int_equal(store_job_get(svc_store(s), "x", &j, &e), 1);
+    assert_string_equal(j.state, "cancelled");
+    store_job_free(&j);
+    loop_stop(L);
+    svc_close(s);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_as_simulate),
+        cmocka_unit_test(test_cancelled_while_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
