@@ -331,6 +331,16 @@ int cmd_serve(int argc, char **argv)
         }
     }
     srv_stop(hs);
+    if (lp) {
+        loop_stats ls;
+        loop_get_stats(lp, &ls);
+        snprintf(msg, sizeof msg, "loop: %d re-plans, %d launches, %d stops, "
+                 "%d restarts, %d failed, %d done, %d lags since it started; "
+                 "what runs keeps running (a restart adopts it)", ls.replans,
+                 ls.launches, ls.stops, ls.restarts, ls.failed, ls.done,
+                 ls.lag);
+        log_line(NULL, msg);
+    }
     loop_stop(lp); /* the jobs keep running: a restart adopts them */
     svc_close(sv);
     return EXIT_OK_;

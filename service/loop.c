@@ -90,7 +90,7 @@ struct loop {
     int64_t next;          /* plan time of the next slot boundary */
     int need;              /* a re-plan is due */
     char why[512];         /* why (events, joined) */
-    int slot, ovh, G;
+    int slot, ovh;         /* the plan's slot seconds, overhead model */
     loop_stats stats;
     pthread_t th;
     pthread_mutex_t mu;    /* guards 'wake' and 'quit' */
@@ -146,10 +146,6 @@ static int find_job(const loop *L, const char *id)
     return exec_plan_find(&L->xp, id); /* L->jobs is in xp's order */
 }
 
-static const char *place_text(const placement *pl, char *dst, size_t len)
-{
-    return exec_place_str(pl, dst, len);
-}
 
 /* The attempt run of job j for the backend. */
 static exec_run run_of(const loop *L, int j)
@@ -694,7 +690,7 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
     J->started = now;
     J->handle[0] = '\0';
     char pt[512];
-    place_text(&J->place, pt, sizeof pt);
+    exec_place_str(&J->place, pt, sizeof pt);
     if (L->b) {
         if (put_attempt(L, J, STORE_A_INTENDED, NULL, "launch", now, e) !=
             EF_OK)
@@ -988,7 +984,6 @@ int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
     const cluster *c = svc_cluster(s);
     L->slot = svc_slot(s);
     L->ovh = svc_overhead(s);
-    L->G = c->gpus_per_node;
     svc_set_margin(s, o->margin >= 0 ? o->margin : L->slot);
     L->x.b = L->b;
     L->x.scale = o->scale > 0 ? o->scale : 1;

@@ -178,6 +178,10 @@ static int one_trace(uint64_t seed, int njobs, int *admitted, int *ends,
             store_job_free(&sj);
         }
     }
+    loop_stats ls;
+    loop_get_stats(L, &ls);
+    assert_true(ls.replans > 0 && ls.launches > 0);
+    assert_int_equal(ls.failed, 0);
     /* compare */
     int diff = 0;
     *admitted = 0;
