@@ -165,6 +165,12 @@ const job_fspec job_fields[JF_NFIELDS] = {
         .max = 86400, .absent = -1, .flags = JFF_JSON, .dflt = "30",
         .doc = "seconds from the checkpoint signal to SIGKILL",
         AT(JC_INT, run.grace)},
+    [JF_RESTARTS] = {
+        .f = JF_RESTARTS, .key = "max_restarts", .type = JFT_INT, .min = 0,
+        .max = 100, .absent = -1, .flags = JFF_JSON,
+        .dflt = "the service's --max-restarts (2)",
+        .doc = "relaunches after a failed attempt, then it is failed (efplan "
+               "serve --backend)", AT(JC_INT, run.max_restarts)},
     [JF_PROMISED] = {
         .f = JF_PROMISED, .key = "promised", .type = JFT_INT, .min = 0,
         .max = 1, .absent = 0, .flags = JFF_JSON, .dflt = "0",

@@ -51,7 +51,7 @@ typedef enum job_field {
     /* how to run it (job_run below) */
     JF_COMMAND, JF_WORKDIR, JF_ENV, JF_SIGNAL, JF_GRACE,
     /* a re-plan from reality (efplan serve's loop) */
-    JF_PROMISED, JF_OWED,
+    JF_PROMISED, JF_OWED, JF_RESTARTS,
     JF_NFIELDS
 } job_field;
 
@@ -157,6 +157,8 @@ typedef struct job_run {
     int nenv;
     int signal;       /* checkpoint signal number; 0 when absent (SIGTERM) */
     int grace;        /* seconds from the signal to SIGKILL; -1 when absent */
+    int max_restarts; /* relaunches after failures (efplan serve's loop);
+                         -1 when absent: the service's --max-restarts */
 } job_run;
 
 typedef struct job {

@@ -373,6 +373,13 @@ static void dry_advance(lj *J, int64_t now)
     J->progress = (int64_t)J->dry_prog;
 }
 
+/* Job J's restart budget: its own max_restarts, else the loop's. */
+static int max_restarts(const loop *L, const lj *J)
+{
+    return J->in && J->in->run.max_restarts >= 0 ? J->in->run.max_restarts
+                                                 : L->o.max_restarts;
+}
+
 /* The attempt of job j ended by itself (st) or was lost. */
 static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
                  ef_err *e)
@@ -417,7 +424,7 @@ static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
         return EF_OK;
     }
     J->restarts++;
-    int fail = J->restarts > L->o.max_restarts;
+    int fail = J->restarts > max_restarts(L, J);
     char w[sizeof J->why];
     snprintf(w, sizeof w, "%s at %" PRId64 " of %" PRId64 " iterations; "
              "log %.900s; %s", how, J->progress, J->iterations,
@@ -702,7 +709,7 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
             snprintf(w, sizeof w, "launch failed: %s", e->msg);
             J->restarts++;
             int fail = e->kind == EF_E_INPUT ||
-                       J->restarts > L->o.max_restarts;
+                       J->restarts > max_restarts(L, J);
             lj_set(L, j, fail ? LJ_FAILED : LJ_IDLE, "failed", w, now, &e2);
             if (fail) {
                 snprintf(J->why, sizeof J->why, "%s", w);

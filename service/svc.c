@@ -42,6 +42,7 @@ static const char *const server_keys[][2] = {
     {"samples_done", "progress is reported by the executor"},
     {"placement", "placement is the planner's"},
     {"promised", "the service records its own promises"},
+    {"overhead_owed", "the loop reports what a running job still pays"},
 };
 
 struct svc {

@@ -1160,6 +1160,11 @@ static void gen_json_job(int i, json_t **out, job *x, gen_stats *st)
         json_object_set_new(o, "promised", json_integer(1));
     }
     if (chance(30)) {
+        x->run.max_restarts = (int)rnd_in(0, 100);
+        json_object_set_new(o, "max_restarts",
+                            json_integer(x->run.max_restarts));
+    }
+    if (chance(30)) {
         x->owed = rnd_in(1, 86400);
         json_object_set_new(o, "overhead_owed", json_integer(x->owed));
     }
