@@ -57,6 +57,27 @@
 #define T0 1800000000LL /* a slot boundary */
 #define SLOT 60
 
+/* A service on store 'db' (cluster spec, A100 curves, slots of SLOT s, fig12)
+ * opened at T0 with an operator *who, and the options of a manual loop
+ * on 'backend' at T0 in *lo. */
+static svc *service(const char *db, const char *spec, const char *backend,
+                    store_ident *who, loop_opts *lo)
+{
+    ef_err e = {0};
+    svc_config sc = {.db = db, .cluster = spec, .curves = "A100",
+                     .slot = SLOT, .overhead = OVH_FIG12};
+    svc *s;
+    assert_ok(svc_open(&s, &sc, T0, &e), e);
+    char tok[TOKEN_TEXT_MAX + 1];
+    assert_ok(store_token_add(svc_store(s), "u", 1, T0, tok, sizeof tok, who,
+                              &e), e);
+    loop_opts_default(lo);
+    lo->backend = backend;
+    lo->manual = 1;
+    lo->at = T0;
+    return s;
+}
+
 /* One trace through both; returns the number of differences. */
 static int one_trace(uint64_t seed, int njobs, int *admitted, int *ends,
                      int *same)
@@ -104,19 +125,9 @@ static int one_trace(uint64_t seed, int njobs, int *admitted, int *ends,
     assert_ok(sim_run(&sm, &q, &c, sim_policy_find("ef"), &so, &e), e);
 
     /* the loop on a virtual clock */
-    svc_config sc = {.db = db, .cluster = "n2g8", .curves = "A100",
-                     .slot = SLOT, .overhead = OVH_FIG12};
-    svc *s;
-    assert_ok(svc_open(&s, &sc, T0, &e), e);
     store_ident who;
-    char tok[TOKEN_TEXT_MAX + 1];
-    assert_ok(store_token_add(svc_store(s), "u", 1, T0, tok, sizeof tok,
-                              &who, &e), e);
     loop_opts lo;
-    loop_opts_default(&lo);
-    lo.backend = "dry-run";
-    lo.manual = 1;
-    lo.at = T0;
+    svc *s = service(db, "n2g8", "dry-run", &who, &lo);
     lo.margin = 0;
     loop *L;
     assert_ok(loop_start(&L, s, &lo, &e), e);
@@ -273,20 +284,10 @@ static void test_cancelled_while_down(void **state)
     tu_join(run, sizeof run, dir, "run");
     tu_join(ev, sizeof ev, dir, "events");
     ef_err e = {0};
-    svc_config sc = {.db = db, .cluster = "n1g8", .curves = "A100",
-                     .slot = SLOT, .overhead = OVH_FIG12};
-    svc *s;
-    assert_ok(svc_open(&s, &sc, T0, &e), e);
     store_ident who;
-    char tok[TOKEN_TEXT_MAX + 1];
-    assert_ok(store_token_add(svc_store(s), "u", 1, T0, tok, sizeof tok,
-                              &who, &e), e);
     loop_opts lo;
-    loop_opts_default(&lo);
-    lo.backend = "local";
+    svc *s = service(db, "n1g8", "local", &who, &lo);
     lo.state = run;
-    lo.manual = 1;
-    lo.at = T0;
     loop *L;
     assert_ok(loop_start(&L, s, &lo, &e), e);
     /* it says it started, then sleeps: a stop ends it (SIGTERM), and
