@@ -72,8 +72,11 @@ stop_daemons() {
         rm -f "$f"
     done
 }
+SPID=
 cleanup() {
     rc=$?
+    # the loop's service (section 4), should a check have failed under it
+    [ -z "$SPID" ] || kill -9 "$SPID" 2>/dev/null || true
     if [ $rc -ne 0 ] && [ -d "$R/log" ]; then
         for f in "$R"/s*/journal.jsonl "$R"/err*; do
             [ -f "$f" ] && { echo "--- $f"; cat "$f"; }
@@ -357,6 +360,7 @@ lwait "both done" '[ "$(lstate la)" = done ] && [ "$(lstate lb)" = done ]'
 dups=$(grep '^start ' lev | awk '{print $2, $3}' | sort | uniq -d)
 [ -z "$dups" ] || fail "loop on Slurm: launched twice: $dups"
 kill "$SPID"; wait "$SPID" || fail "serve exited $?"
+SPID=
 echo "slurm e2e: the loop on Slurm: a resize, a drain and its resume"
 
 echo "slurm e2e ok"

@@ -95,14 +95,23 @@ static int local_prepare(exec_ctx *x, ef_err *e)
  * directory's file system was full for a while. Until then the monitor
  * lives on, so the attempt is seen running; a stop kills it, which is
  * recorded as killed, never as failed. The first failure is noted in the
- * attempt's log. */
+ * attempt's log. A run directory that is gone (removed: nobody will read
+ * the status) ends the retries: the monitor must not outlive it. */
 static void monitor_write_rc(const char *rcp, const char *logp,
                              const char *txt)
 {
     long ms = 10;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", rcp);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
     for (int tries = 0;; tries++) {
         ef_err e = {0};
         if (ef_write_file_atomic(rcp, txt, strlen(txt), &e) == EF_OK)
+            return;
+        struct stat st;
+        if (slash && stat(dir, &st) != 0 && errno == ENOENT)
             return;
         if (tries == 0) {
             int lf = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
