@@ -178,17 +178,18 @@ int cmd_jobs(int argc, char **argv)
     return ask("jobs", &a, "GET", path, cl_fmt_jobs);
 }
 
-/* show and cancel: one job id, then the request. */
-static int one_job(const char *cmd, int argc, char **argv,
-                   void (*help)(void), const char *method, fmt_fn fmt)
+/* The options of a command that takes the connection's only (show,
+ * cancel, node): -1 when they parsed (optind at the first operand), else
+ * the exit code (help printed, or an option error). */
+static int conn_only(const char *cmd, int argc, char **argv,
+                     void (*help)(void), conn_args *a)
 {
     static const struct option opts[] = {CONN_OPTS, {NULL, 0, NULL, 0}};
-    conn_args a = {0};
     int o;
     opterr = 0;
     optind = 1;
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (conn_option(o, &a))
+        if (conn_option(o, a))
             continue;
         if (o == 'h') {
             help();
@@ -196,6 +197,17 @@ static int one_job(const char *cmd, int argc, char **argv,
         }
         return cli_option_error(cmd, o, argv[optind - 1]);
     }
+    return -1;
+}
+
+/* show and cancel: one job id, then the request. */
+static int one_job(const char *cmd, int argc, char **argv,
+                   void (*help)(void), const char *method, fmt_fn fmt)
+{
+    conn_args a = {0};
+    int rc0 = conn_only(cmd, argc, argv, help, &a);
+    if (rc0 >= 0)
+        return rc0;
     if (optind >= argc)
         return cli_usage_error(cmd, "which job? (efplan %s ID)", cmd);
     if (optind + 1 < argc) {
@@ -243,20 +255,10 @@ void help_node(void)
 
 int cmd_node(int argc, char **argv)
 {
-    static const struct option opts[] = {CONN_OPTS, {NULL, 0, NULL, 0}};
     conn_args a = {0};
-    int o;
-    opterr = 0;
-    optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (conn_option(o, &a))
-            continue;
-        if (o == 'h') {
-            help_node();
-            return 0;
-        }
-        return cli_option_error("node", o, argv[optind - 1]);
-    }
+    int rc0 = conn_only("node", argc, argv, help_node, &a);
+    if (rc0 >= 0)
+        return rc0;
     if (optind >= argc)
         return cli_usage_error("node", "what? (efplan node list, drain N or "
                                "undrain N)");

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 #include <sys/file.h>
 #include <sys/random.h>
@@ -779,4 +780,11 @@ void ef_unlock_file(int fd)
         return;
     flock(fd, LOCK_UN);
     close(fd);
+}
+
+double ef_mono_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }

@@ -181,6 +181,10 @@ void ef_sh_word(ef_buf *b, const char *s);
 /* The first grid point now + k*slot (k >= 0) that is >= x; now if x <= now. */
 int64_t ef_align_up(int64_t now, int64_t x, int slot);
 
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC): for intervals only
+ * (timeouts, waits, measured run times), never a time of day. */
+double ef_mono_seconds(void);
+
 /* 3 if buf starts with a UTF-8 byte order mark, else 0. */
 size_t ef_bom_len(const char *buf, size_t len);
 

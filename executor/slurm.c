@@ -37,13 +37,6 @@ typedef struct slurm_priv {
     double at;      /* wall time of the last squeue, 0 = never */
 } slurm_priv;
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void sq_clear(slurm_priv *s)
 {
     for (int i = 0; i < s->n; i++)
@@ -82,7 +75,7 @@ static int cmd_fail(ef_err *e, const char *what, int rc, char *out)
 static int sq_refresh(exec_ctx *x, int force, ef_err *e)
 {
     slurm_priv *s = x->priv;
-    if (!force && s->at > 0 && wall_now() - s->at < 0.3)
+    if (!force && s->at > 0 && ef_mono_seconds() - s->at < 0.3)
         return EF_OK;
     char user[64];
     snprintf(user, sizeof user, "--user=%ld", (long)getuid());
@@ -127,7 +120,7 @@ static int sq_refresh(exec_ctx *x, int force, ef_err *e)
                  sp + 1);
     }
     free(out.s);
-    s->at = wall_now();
+    s->at = ef_mono_seconds();
     return EF_OK;
 }
 

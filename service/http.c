@@ -74,13 +74,6 @@ typedef struct req {
     double t0;          /* monotonic seconds when its headers arrived */
 } req;
 
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void srv_log(srv *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void srv_log(srv *s, const char *fmt, ...)
@@ -315,7 +308,7 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
         svc_submit(s->sv, &who, q->body.s ? q->body.s : "", q->body.n, now,
                    &r);
         if (r.status == 200 || r.status == 201)
-            svc_observe_submit(s->sv, mono() - t0);
+            svc_observe_submit(s->sv, ef_mono_seconds() - t0);
         break;
     }
     case R_JOBS_GET: {
@@ -344,7 +337,7 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     }
 send:
     srv_log(s, "%s %.300s %d %s %.1f ms", method, url, r.status,
-            who.name[0] ? who.name : "-", (mono() - t0) * 1e3);
+            who.name[0] ? who.name : "-", (ef_mono_seconds() - t0) * 1e3);
     enum MHD_Result ok = send_reply(c, &r, allow[0] ? allow : NULL, pv);
     svc_reply_free(&r);
     return ok;
@@ -361,7 +354,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     req *q = *con_cls;
     if (!q) {
         q = ef_calloc(1, sizeof *q);
-        q->t0 = mono();
+        q->t0 = ef_mono_seconds();
         *con_cls = q;
         /* a declared length over the limit is refused before reading */
         const char *cl = MHD_lookup_connection_value(
@@ -380,7 +373,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         return MHD_YES;
     }
     if (*upload_data_size) {
-        if (mono() - q->t0 > s->cfg.request_timeout) {
+        if (ef_mono_seconds() - q->t0 > s->cfg.request_timeout) {
             svc_reply r;
             char msg[128];
             snprintf(msg, sizeof msg, "the request did not arrive within %d "

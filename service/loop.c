@@ -118,13 +118,6 @@ static void say(loop *L, const char *fmt, ...)
     L->o.say(L->o.arg, line);
 }
 
-static double wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Note an event: a re-plan is due, and why. */
 static void event(loop *L, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -484,7 +477,7 @@ static int observe(loop *L, int64_t now, ef_err *e)
         }
         if (J->st == LJ_STOPPING && !J->killed && L->b) {
             const exec_plan *p = &L->xp;
-            if (wall() - J->stop_wall > exec_job_grace(p, j)) {
+            if (ef_mono_seconds() - J->stop_wall > exec_job_grace(p, j)) {
                 exec_run r = run_of(L, j);
                 say(L, "%s: grace of %d s over: killed", J->id,
                     exec_job_grace(p, j));
@@ -572,7 +565,7 @@ static int nodes(loop *L, int64_t now, ef_err *e)
 {
     if (!L->b || !L->b->nodes_down || L->x.nodes.n == 0)
         return EF_OK;
-    double w = wall();
+    double w = ef_mono_seconds();
     if (w - L->nodes_wall < 2.0)
         return EF_OK;
     L->nodes_wall = w;
@@ -677,7 +670,7 @@ static int start_stop(loop *L, int j, int64_t now, ef_err *e)
     snprintf(w, sizeof w, "%s", kind);
     if (lj_set(L, j, LJ_STOPPING, NULL, w, now, e) != EF_OK)
         return EF_ERR;
-    J->stop_wall = wall();
+    J->stop_wall = ef_mono_seconds();
     placement_copy(&J->prev, &J->place);
     J->prev_t = now;
     L->stats.stops++;
@@ -952,7 +945,7 @@ static int adopt(loop *L, int64_t now, ef_err *e)
             say(L, "%s: adopted attempt %d, running", J->id, J->attempt);
         } else {
             J->st = LJ_STOPPING;
-            J->stop_wall = wall();
+            J->stop_wall = ef_mono_seconds();
             say(L, "%s: adopted attempt %d, being stopped: signal sent again",
                 J->id, J->attempt);
             rc = L->b->signal(&L->x, &r, exec_job_signal(&L->xp, j), e);

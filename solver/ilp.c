@@ -81,13 +81,6 @@ typedef struct ctx {
     int warm_offered, warm_ok;
 } ctx;
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void ctx_free(ctx *x)
 {
     free(x->in_model);
@@ -481,7 +474,7 @@ static int ms_left(const ctx *x)
 {
     if (x->o->time_limit <= 0)
         return 0x7fffffff;
-    double left = x->o->time_limit - (now_seconds() - x->t_start);
+    double left = x->o->time_limit - (ef_mono_seconds() - x->t_start);
     if (left <= 0)
         return 0;
     return left * 1000 > 2e9 ? 2000000000 : (int)(left * 1000) + 1;
@@ -817,7 +810,7 @@ int ilp_solve(const job_queue *q, const cluster *c, const ilp_opts *o,
     x.S = o->slot;
     x.N = c->total_gpus;
     x.n = q->n;
-    x.t_start = now_seconds();
+    x.t_start = ef_mono_seconds();
     r->slot = o->slot;
     r->njobs = q->n;
     int rc = plan_shape(&x, e);
@@ -828,7 +821,7 @@ int ilp_solve(const job_queue *q, const cluster *c, const ilp_opts *o,
     }
     if (rc == EF_OK && r->admit)
         rc = recheck(&x, e);
-    r->seconds = now_seconds() - x.t_start;
+    r->seconds = ef_mono_seconds() - x.t_start;
     ctx_free(&x);
     if (rc != EF_OK)
         ilp_result_free(r);
