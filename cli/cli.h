@@ -32,6 +32,33 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * unknown option) about argument 'arg'; returns EXIT_USAGE. */
 int cli_option_error(const char *cmd, int o, const char *arg);
 
+/* The Slurm options of apply and serve (--partition P, --account A,
+ * --qos Q, --sbatch-arg ARG, repeatable), as getopt_long codes: add
+ * CLI_SLURM_OPTIONS to the option table. */
+enum { CLI_O_PARTITION = 400, CLI_O_ACCOUNT, CLI_O_QOS, CLI_O_SBATCH_ARG };
+#define CLI_SLURM_OPTIONS                                                   \
+    {"partition", required_argument, NULL, CLI_O_PARTITION},                \
+    {"account", required_argument, NULL, CLI_O_ACCOUNT},                    \
+    {"qos", required_argument, NULL, CLI_O_QOS},                            \
+    {"sbatch-arg", required_argument, NULL, CLI_O_SBATCH_ARG}
+
+/* Option 'o' with value 'arg' into *so when it is one of the Slurm
+ * options: 0, or EXIT_USAGE (printed, naming command 'cmd': an empty
+ * value or one with blanks, an --sbatch-arg that exec_slurm_check_arg
+ * refuses); -1 when 'o' is none of them. --sbatch-arg words are kept in
+ * order in a heap array (cli_slurm_free). */
+struct exec_slurm_opts;
+int cli_slurm_option(const char *cmd, int o, const char *arg,
+                     struct exec_slurm_opts *so);
+
+/* After parsing: EXIT_USAGE (printed) when a Slurm option was given and
+ * 'backend' (NULL: none) is not "slurm", else 0. */
+int cli_slurm_only(const char *cmd, const struct exec_slurm_opts *so,
+                   const char *backend);
+
+/* Free what cli_slurm_option kept in *so. */
+void cli_slurm_free(struct exec_slurm_opts *so);
+
 /* Write the bytes of an output option: to standard output when 'path' is
  * "-" (for the options whose help says so), else to the file 'path'
  * (ef_write_file_atomic: refuses "-" itself, and every target that is

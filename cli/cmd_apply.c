@@ -16,6 +16,8 @@ void help_apply(void)
         "Usage: efplan apply PLAN [--backend local|slurm|dry-run]\n"
         "                    [--until TIME | --slots K] [--time-scale F]\n"
         "                    [--state DIR] [--jobs FILE] [--nodes FILE]\n"
+        "                    [--partition P] [--account A] [--qos Q]\n"
+        "                    [--sbatch-arg ARG ...]\n"
         "\n"
         "Apply a plan file (efplan plan --out): at each slot boundary start,\n"
         "keep, resize, migrate or stop jobs so that what runs matches the\n"
@@ -39,8 +41,22 @@ void help_apply(void)
         "  --nodes FILE      node names, one a line: the k-th names plan node\n"
         "                    k-1 (spaces trimmed; empty and # lines skipped;\n"
         "                    it must name every node of the plan). Default:\n"
-        "                    Slurm: sinfo's nodes, sorted; dry-run: node0,\n"
-        "                    node1, ...\n"
+        "                    Slurm: sinfo's nodes (--partition's), sorted;\n"
+        "                    dry-run: node0, node1, ...\n"
+        "\n"
+        "A shared Slurm cluster (--backend slurm only; in the dry run's sbatch\n"
+        "line too):\n"
+        "  --partition P     sbatch --partition=P; without --nodes the plan's\n"
+        "                    nodes are P's; a plan node not in P is an error\n"
+        "                    before anything runs (exit 3)\n"
+        "  --account A       sbatch --account=A\n"
+        "  --qos Q           sbatch --qos=Q\n"
+        "  --sbatch-arg ARG  one more sbatch word, as is (repeatable; no\n"
+        "                    shell): --name=value or -Xvalue, e.g.\n"
+        "                    --sbatch-arg=--mem=16G; what efplan sets is\n"
+        "                    refused (--nodelist, --gres, --job-name,\n"
+        "                    --output, --nodes, --ntasks*, --gpus*, --time,\n"
+        "                    --parsable, ...: exit 2)\n"
         "\n"
         "Each launch gets NNODES, NODE_RANK, NPROC_PER_NODE, WORLD_SIZE,\n"
         "MASTER_ADDR, MASTER_PORT, CUDA_VISIBLE_DEVICES, EFPLAN_JOB_ID,\n"
@@ -104,6 +120,7 @@ static void print_behind(const exec_plan *p, const exec_report *rep)
 int cmd_apply(int argc, char **argv)
 {
     static const struct option opts[] = {
+        CLI_SLURM_OPTIONS,
         {"backend", required_argument, NULL, 'b'},
         {"until", required_argument, NULL, 'u'},
         {"slots", required_argument, NULL, 'k'},
@@ -123,6 +140,12 @@ int cmd_apply(int argc, char **argv)
     optind = 1;
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         int64_t v;
+        int so = cli_slurm_option("apply", o, optarg, &eo.slurm);
+        if (so >= 0) {
+            if (so == 0)
+                continue;
+            return so;
+        }
         switch (o) {
         case 'b':
             if (strcmp(optarg, "local") && strcmp(optarg, "slurm") &&
@@ -170,6 +193,8 @@ int cmd_apply(int argc, char **argv)
     if (has_until && eo.slots)
         return cli_usage_error("apply", "--until and --slots exclude each "
                                "other");
+    if (cli_slurm_only("apply", &eo.slurm, eo.backend) != 0)
+        return EXIT_USAGE;
     const char *plan_path = argv[optind];
     char state[4096];
     if (!eo.state) {
@@ -198,6 +223,7 @@ int cmd_apply(int argc, char **argv)
                     "command again to resume\n", rep.journal);
         exec_report_free(&rep);
         exec_plan_free(&p);
+        cli_slurm_free(&eo.slurm);
         return rc;
     }
     if (strcmp(eo.backend, "dry-run") != 0) {
@@ -219,5 +245,6 @@ int cmd_apply(int argc, char **argv)
     }
     exec_report_free(&rep);
     exec_plan_free(&p);
+    cli_slurm_free(&eo.slurm);
     return rc;
 }

@@ -30,7 +30,9 @@ void help_serve(void)
         "                    [--backend local|slurm|dry-run [--nodes FILE]\n"
         "                     [--run-dir DIR] [--time-scale S]\n"
         "                     [--max-restarts N] [--lag FRACTION]\n"
-        "                     [--deadline-margin SECONDS]]\n"
+        "                     [--deadline-margin SECONDS]\n"
+        "                     [--partition P] [--account A] [--qos Q]\n"
+        "                     [--sbatch-arg ARG ...]]\n"
         "\n"
         "Run the queue service: the one durable source of truth of a job\n"
         "queue, which users submit to over HTTP (efplan submit --server,\n"
@@ -84,6 +86,9 @@ void help_serve(void)
         "                     plan cannot see (a reaction, a restart) comes\n"
         "                     out of it, and a job that cannot make it is\n"
         "                     flagged at risk while its deadline is ahead\n"
+        "  --partition P, --account A, --qos Q, --sbatch-arg ARG (repeatable)\n"
+        "                     --backend slurm on a shared cluster: as efplan\n"
+        "                     apply passes them to sbatch (efplan help apply)\n"
         "\n"
         "SIGINT or SIGTERM stops it after the requests under way.\n"
         "Exit codes: 0 stopped by a signal, 2 usage error (also: the store\n"
@@ -127,6 +132,7 @@ int cmd_serve(int argc, char **argv)
            O_REQ_TIMEOUT, O_QUIET, O_BACKEND, O_NODES, O_RUNDIR, O_SCALE,
            O_RESTARTS, O_LAG, O_MARGIN };
     static const struct option opts[] = {
+        CLI_SLURM_OPTIONS,
         {"db", required_argument, NULL, 'd'},
         {"cluster", required_argument, NULL, 'c'},
         {"curves", required_argument, NULL, 'u'},
@@ -160,6 +166,11 @@ int cmd_serve(int argc, char **argv)
     int o;
     opterr = 0;
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        int so = cli_slurm_option("serve", o, optarg, &lo.slurm);
+        if (so > 0)
+            return so;
+        if (so == 0)
+            continue;
         switch (o) {
         case 'd': sc.db = optarg; break;
         case 'c': sc.cluster = optarg; break;
@@ -260,6 +271,8 @@ int cmd_serve(int argc, char **argv)
     if (!lo.backend && (lo.nodes_file || lo.state))
         return cli_usage_error("serve", "--nodes and --run-dir go with "
                                "--backend");
+    if (cli_slurm_only("serve", &lo.slurm, lo.backend) != 0)
+        return EXIT_USAGE;
     char rundir[4200];
     if (lo.backend && !lo.state) {
         snprintf(rundir, sizeof rundir, "%s.run", sc.db);
@@ -343,5 +356,6 @@ int cmd_serve(int argc, char **argv)
     }
     loop_stop(lp); /* the jobs keep running: a restart adopts them */
     svc_close(sv);
+    cli_slurm_free(&lo.slurm);
     return EXIT_OK_;
 }

@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "common/util.h"
+#include "executor/exec.h"
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
@@ -107,6 +108,56 @@ int cli_parse_now(const char *cmd, const char *arg, int64_t *now)
                                "or ISO-8601)", arg);
     *now = v;
     return 0;
+}
+
+/* The --sbatch-arg words of the command line (cli_slurm_option). */
+static const char **slurm_args;
+
+int cli_slurm_option(const char *cmd, int o, const char *arg,
+                     struct exec_slurm_opts *so)
+{
+    static const char *const names[] = {"partition", "account", "qos",
+                                        "sbatch-arg"};
+    if (o < CLI_O_PARTITION || o > CLI_O_SBATCH_ARG)
+        return -1;
+    const char *name = names[o - CLI_O_PARTITION];
+    if (o != CLI_O_SBATCH_ARG && (!arg[0] || strpbrk(arg, " \t\r\n")))
+        return cli_usage_error(cmd, "--%s: \"%s\" (expected a Slurm name: "
+                               "not empty, no blanks)", name, arg);
+    switch (o) {
+    case CLI_O_PARTITION: so->partition = arg; break;
+    case CLI_O_ACCOUNT: so->account = arg; break;
+    case CLI_O_QOS: so->qos = arg; break;
+    default: {
+        ef_err e = {0};
+        if (exec_slurm_check_arg(arg, &e) != EF_OK)
+            return cli_usage_error(cmd, "%s", e.msg);
+        /* file-scope: still reachable when a usage error returns */
+        slurm_args = ef_realloc(slurm_args, (size_t)(so->nargs + 1) *
+                                                sizeof *slurm_args);
+        slurm_args[so->nargs++] = arg;
+        so->args = slurm_args;
+    }
+    }
+    return 0;
+}
+
+int cli_slurm_only(const char *cmd, const struct exec_slurm_opts *so,
+                   const char *backend)
+{
+    if (!exec_slurm_opts_any(so) || (backend && strcmp(backend, "slurm") == 0))
+        return 0;
+    return cli_usage_error(cmd, "--partition, --account, --qos and "
+                           "--sbatch-arg go with --backend slurm (given: %s)",
+                           backend ? backend : "no --backend");
+}
+
+void cli_slurm_free(struct exec_slurm_opts *so)
+{
+    free(slurm_args);
+    slurm_args = NULL;
+    so->args = NULL;
+    so->nargs = 0;
 }
 
 int cli_option_error(const char *cmd, int o, const char *arg)

@@ -319,6 +319,34 @@ static int settle(apply *A, ef_err *e)
     return EF_OK;
 }
 
+/* Where the cluster put running attempt run of job j, when its backend
+ * picks the GPUs (exec_backend.placed) and has not said yet: journalled
+ * ("placed"), and said when they are not the plan's. */
+static int note_placed(apply *A, int j, const exec_run *run, ef_err *e)
+{
+    exec_jjob *jj = &A->r.jobs[j];
+    if (!A->x.b->placed || jj->real.n > 0)
+        return EF_OK;
+    exec_place real = {0};
+    int k = A->x.b->placed(&A->x, run, &real, e);
+    if (k <= 0)
+        return k < 0 ? EF_ERR : EF_OK;
+    int differs = !exec_place_equal(&real, &jj->place);
+    int rc = put(A, &(exec_rec){.ev = EXEC_R_PLACED, .job = A->p->jobs[j].id,
+                                .attempt = run->attempt, .place = real,
+                                .differs = differs}, e);
+    if (rc == EF_OK && differs) {
+        char got[512], planned[512];
+        say(A, "%s attempt %d: %s placed it on %s, not the plan's %s (the "
+            "cluster picks the GPUs inside a node)", A->p->jobs[j].id,
+            run->attempt, A->x.b->name, exec_place_str(&real, got,
+                                                       sizeof got),
+            exec_place_str(&jj->place, planned, sizeof planned));
+    }
+    exec_place_free(&real);
+    return rc;
+}
+
 /* Poll every running attempt; record exits; stop jobs whose progress file
  * says their work is done. */
 static int poll_all(apply *A, ef_err *e)
@@ -336,6 +364,8 @@ static int poll_all(apply *A, ef_err *e)
                 return EF_ERR;
             continue;
         }
+        if (note_placed(A, j, &run, e) != EF_OK)
+            return EF_ERR;
         int64_t prog = exec_read_progress(&A->x, j);
         if (prog >= A->p->jobs[j].iterations) {
             say(A, "%s reports %" PRId64 " of %" PRId64 " iterations: "
@@ -370,6 +400,12 @@ static int apply_slot(apply *A, int s, ef_err *e)
         if (A->r.jobs[j].status == EXEC_J_PENDING)
             want[j] = sl->a[a].place;
     }
+    /* a cluster that picks the GPUs inside a node (Slurm) cannot be
+     * moved between them: the same nodes and counts are kept, not
+     * migrated */
+    for (int j = 0; A->x.b->placed && j < p->njobs; j++)
+        if (cur[j].n && want[j].n && exec_place_same_shape(&cur[j], &want[j]))
+            cur[j] = want[j];
     int n = exec_diff(cur, want, p->njobs, act), nstop = 0, rc = EF_OK;
     if (A->x.b->announce)
         A->x.b->announce(&A->x, s, act, n);
@@ -741,6 +777,7 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
     A.x.b = b;
     A.x.scale = o->scale;
     A.x.nodes_file = o->nodes_file;
+    A.x.slurm = o->slurm;
     A.x.out = o->out;
     A.x.arg = o->arg;
     int64_t end_t = window_end(p, o);

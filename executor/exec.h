@@ -153,6 +153,38 @@ static inline void exec_place_free(exec_place *pl)
 {
     placement_free(pl);
 }
+/* 1 if a and b run on the same nodes with the same number of GPUs on
+ * each, at the same batch size: the GPU indices inside a node may
+ * differ (what a cluster that chooses them itself, Slurm, can be held
+ * to; exec_backend.placed). */
+int exec_place_same_shape(const exec_place *a, const exec_place *b);
+
+/*
+ * exec_place_follow: where efplan counts n attempts as running, given
+ * what the cluster says. model[i] is where efplan's records put attempt
+ * i (the plan's GPUs at its launch), real[i] where the cluster says it
+ * runs (n == 0: not known), live[i] whether it holds GPUs now, on a
+ * cluster of 'nodes' x 'gpus_per_node'. The planner takes only buddy
+ * placements (one aligned block inside a node, or whole nodes) that no
+ * two jobs share, and a cluster that picks the indices itself (Slurm:
+ * the lowest free ones) need not give one. So a node is followed as a
+ * whole: when every live attempt holding GPUs on it has a known real
+ * placement, each of them a buddy placement, the model of each such
+ * attempt becomes its real placement (its batch kept); otherwise the
+ * node's models stay as they are. Real placements never overlap (the
+ * cluster gives a GPU to one job), so a followed node stays valid.
+ * Returns how many models changed (changed[i] = 1 for each; may be
+ * NULL). Models are deep copies (exec_place_copy).
+ */
+int exec_place_follow(int n, exec_place *model, const exec_place *real,
+                      const char *live, int nodes, int gpus_per_node,
+                      char *changed);
+
+/* 1 if pl follows the buddy rule on a cluster of 'nodes' x
+ * 'gpus_per_node' (planner/place.h: a power of two, one aligned block
+ * inside a node, or whole nodes). */
+int exec_place_is_buddy(const exec_place *pl, int nodes, int gpus_per_node);
+
 /* The distinct nodes of pl, ascending, into nodes[] (room for pl->n);
  * returns their count. */
 int exec_place_nodes(const exec_place *pl, int *nodes);
@@ -214,6 +246,8 @@ typedef struct exec_jjob {
     int exit_code;        /* failed: the exit status text's number */
     char why[160];        /* failed: "exit 3" / "signal 9" / "lost" */
     int had_place;        /* was running when the last apply ended */
+    exec_place real;      /* where attempt 'attempt' really runs, as the
+                             cluster said ("placed"; n == 0: not known) */
     double start_at;      /* wall clock of the last launch intent */
 } exec_jjob;
 
@@ -244,13 +278,16 @@ typedef struct exec_replay {
  *   stopped      job, attempt, why, how, progress
  *   exit         job, attempt, code, why, result, log, progress
  *   done         job, progress
+ *   placed       job, attempt, place (where the cluster says the attempt
+ *                runs: Slurm picks the GPU indices inside a node), differs
+ *                (true when they are not the GPUs of its start)
  *   slot         start, running
  *   error        msg
  *   end          time */
 typedef enum exec_rtype {
     EXEC_R_BEGIN, EXEC_R_RESUME, EXEC_R_START, EXEC_R_STARTED,
     EXEC_R_START_FAILED, EXEC_R_STOP, EXEC_R_STOPPED, EXEC_R_EXIT,
-    EXEC_R_DONE, EXEC_R_SLOT, EXEC_R_ERROR, EXEC_R_END,
+    EXEC_R_DONE, EXEC_R_SLOT, EXEC_R_ERROR, EXEC_R_END, EXEC_R_PLACED,
     EXEC_R_COUNT
 } exec_rtype;
 
@@ -264,7 +301,9 @@ typedef struct exec_rec {
     exec_rtype ev;
     const char *job;          /* job id */
     int attempt;
-    exec_place place;         /* start: where, and at which batch size */
+    exec_place place;         /* start: where, and at which batch size;
+                                 placed: where the cluster put it */
+    int differs;              /* placed: not the GPUs of its start */
     int64_t slot;             /* start: the start of the slot */
     double at;                /* start: wall clock of the intent */
     const char *handle;       /* started: the backend's handle */
@@ -378,6 +417,41 @@ const char *exec_nodes_name(const exec_nodes *t, int node, char *tmp,
 /* Free the names; *t is empty again (an empty table is {0}). */
 void exec_nodes_free(exec_nodes *t);
 
+/* ---- Slurm settings ------------------------------------------------------ */
+
+/* What efplan apply and serve pass to sbatch for a shared cluster
+ * (--partition, --account, --qos, --sbatch-arg): borrowed strings, NULL
+ * or 0 when not given. */
+typedef struct exec_slurm_opts {
+    const char *partition;   /* --partition=P; with no --nodes file the
+                                node table is this partition's nodes */
+    const char *account;     /* --account=A */
+    const char *qos;         /* --qos=Q */
+    int nargs;
+    const char *const *args; /* more sbatch words, in order, each one argv
+                                word (exec_slurm_check_arg) */
+} exec_slurm_opts;
+
+/* 1 when any member of o is given (the options go with --backend slurm
+ * only). */
+int exec_slurm_opts_any(const exec_slurm_opts *o);
+
+/*
+ * exec_slurm_check_arg: EF_OK if 'word' may go to sbatch as an
+ * --sbatch-arg: one option word ("--name", "--name=value" or "-Xvalue";
+ * a value as a word of its own cannot be told from a script, so
+ * "--mem 4G" is refused: write --mem=4G). EF_E_USAGE naming the word
+ * when it sets what efplan owns: --job-name/-J, --nodes/-N,
+ * --nodelist/-w, --ntasks/-n and --ntasks-per-*, --gres, --gpus/-G and
+ * --gpus-per-*, --time/-t, --output/-o, --error/-e, --open-mode,
+ * --parsable, --partition/-p, --account/-A and --qos/-q (options of
+ * their own), or what would keep sbatch from submitting one batch job
+ * and printing its id: --array/-a, --wrap, --test-only, --wait/-W,
+ * --help/-h, --usage, --version/-V. A long name is refused when it is
+ * a prefix of one of those (sbatch takes unambiguous prefixes).
+ */
+int exec_slurm_check_arg(const char *word, ef_err *e);
+
 /* ---- backends ------------------------------------------------------------ */
 
 typedef struct exec_ctx exec_ctx;
@@ -437,6 +511,21 @@ typedef struct exec_backend {
      * (room for x->nodes.n), with the cluster's word for it in
      * why[k] (16 bytes each, e.g. "drain"). */
     int (*nodes_down)(exec_ctx *x, char *down, char (*why)[16], ef_err *e);
+    /* Optional (NULL: every attempt runs on exactly the GPUs of its
+     * placement, as the local backend runs it). A backend whose cluster
+     * picks the GPU indices inside each node itself (Slurm: --gres asks
+     * for a count) tells where running attempt r really is: into *real
+     * (heap arrays, its batch r->place->batch; the caller frees it with
+     * exec_place_free) the same nodes and GPU counts as r->place, the
+     * indices the cluster gave. Returns 1 when known, 0 when not (yet:
+     * not running, or an answer that names no indices; a backend may
+     * ask its cluster at most every few seconds per attempt and answer
+     * 0 in between), EF_ERR when the cluster cannot be asked. With this
+     * hook the apply loop and the service's loop compare placements by
+     * nodes and counts per node (exec_place_same_shape): a change of
+     * indices inside a node is the cluster's, never a restart. */
+    int (*placed)(exec_ctx *x, const exec_run *r, exec_place *real,
+                  ef_err *e);
     void (*release)(exec_ctx *x);
 } exec_backend;
 
@@ -459,6 +548,7 @@ struct exec_ctx {
                             * exec_apply), else sinfo's (the Slurm
                             * backend's prepare), else empty */
     const char *nodes_file;/* --nodes FILE, or NULL */
+    exec_slurm_opts slurm; /* the Slurm backend's settings (borrowed) */
     int64_t now;           /* plan time of the loop's current tick */
     int64_t end;           /* plan time the window ends at */
     /* where a backend that prints (the dry run) writes its lines, without
@@ -579,6 +669,8 @@ typedef struct exec_opts {
     const char *backend;      /* "local", "slurm" or "dry-run" */
     const char *state;        /* state directory (created; not by dry-run) */
     const char *nodes_file;   /* node names (exec_nodes_load), or NULL */
+    exec_slurm_opts slurm;    /* --backend slurm: partition, account, qos,
+                                 more sbatch words (zero: none) */
     int64_t until;            /* stop at this plan time; -1 none */
     int slots;                /* stop after this many slot entries; 0 all */
     double scale;             /* plan seconds per wall second (default 1) */

@@ -14,8 +14,10 @@
 
 void exec_replay_free(exec_replay *r)
 {
-    for (int j = 0; j < r->njobs; j++)
+    for (int j = 0; j < r->njobs; j++) {
         exec_place_free(&r->jobs[j].place);
+        exec_place_free(&r->jobs[j].real);
+    }
     free(r->jobs);
     memset(r, 0, sizeof *r);
 }
@@ -70,6 +72,7 @@ void exec_replay_init(exec_replay *r, const exec_plan *p)
                        .max = EF_MAX_I64}
 #define F_WHY         {R("why", JF_STR, 0, why)}
 #define F_ADOPTED     {JF_F("adopted", JF_FLAG, 0, exec_rec, adopted)}
+#define F_DIFFERS     {JF_F("differs", JF_FLAG, 0, exec_rec, differs)}
 
 static const char *const result_names[] = {"done", "failed"};
 
@@ -91,6 +94,8 @@ static const jf_field r_done[] = {EV("done"), F_JOB, F_PROGRESS};
 static const jf_field r_slot[] = {EV("slot"), F_RUNNING, F_START};
 static const jf_field r_error[] = {EV("error"), F_MSG};
 static const jf_field r_end[] = {EV("end"), F_TIME};
+static const jf_field r_placed[] = {F_ATTEMPT, F_DIFFERS, EV("placed"), F_JOB,
+                                    F_PLACE};
 
 /* Every record type: its "ev" name and its members, by exec_rtype. */
 static const struct rtype {
@@ -113,6 +118,8 @@ static const struct rtype {
     [EXEC_R_SLOT] = {"slot", JF_TABLE(exec_rec, &jw_inline_obj, r_slot)},
     [EXEC_R_ERROR] = {"error", JF_TABLE(exec_rec, &jw_inline_obj, r_error)},
     [EXEC_R_END] = {"end", JF_TABLE(exec_rec, &jw_inline_obj, r_end)},
+    [EXEC_R_PLACED] = {"placed", JF_TABLE(exec_rec, &jw_inline_obj,
+                                          r_placed)},
 };
 
 char *exec_rec_json(const exec_rec *rec)
@@ -205,6 +212,14 @@ static int apply_rec(exec_replay *r, const exec_plan *p, const exec_rec *rec,
         jj->handle[0] = '\0';
         jj->start_at = rec->at;
         exec_place_copy(&jj->place, &rec->place);
+        exec_place_free(&jj->real);
+        break;
+    case EXEC_R_PLACED:
+        /* where the cluster put it (the start keeps the plan's) */
+        if (same) {
+            exec_place_copy(&jj->real, &rec->place);
+            jj->real.batch = jj->place.batch;
+        }
         break;
     case EXEC_R_STARTED:
         if (same) {

@@ -31,10 +31,21 @@ typedef struct sq_job {
     char state[32];
 } sq_job;
 
+/* A running attempt whose GPUs were asked for (slurm_placed), and when. */
+typedef struct sq_asked {
+    long id;
+    double at;
+} sq_asked;
+
 typedef struct slurm_priv {
     sq_job *jobs;
     int n;
     double at;      /* wall time of the last squeue, 0 = never */
+    char **addr;    /* per node of the table: its NodeAddr (sinfo %o), or
+                       NULL: its name */
+    int naddr;
+    sq_asked *asked;
+    int nasked;
 } slurm_priv;
 
 static void sq_clear(slurm_priv *s)
@@ -151,23 +162,115 @@ static void output_arg(const char *path, ef_buf *dst)
         ef_buf_printf(dst, *c == '%' ? "%%%%" : "%c", *c);
 }
 
-/* Without --nodes: the node table is sinfo's nodes, sorted. */
+/* The address of node table entry k: its NodeAddr when sinfo gave one,
+ * else its name (into tmp when the table has none). */
+static const char *node_addr(const exec_ctx *x, int k, char *tmp, size_t len)
+{
+    const slurm_priv *s = x->priv;
+    if (s && k >= 0 && k < s->naddr && s->addr[k])
+        return s->addr[k];
+    return exec_nodes_name(&x->nodes, k, tmp, len);
+}
+
+/* The address after 'name' on its "NAME ADDR" line of 'lines' (sinfo's
+ * answer), or NULL when no line names it. */
+static const char *sinfo_addr(const char *lines, const char *name)
+{
+    size_t nl = strlen(name);
+    for (const char *l = lines; l && *l;) {
+        const char *end = strchr(l, '\n');
+        size_t ll = end ? (size_t)(end - l) : strlen(l);
+        if (ll > nl && strncmp(l, name, nl) == 0 && l[nl] == ' ')
+            return l + nl + 1;
+        l = end ? end + 1 : NULL;
+    }
+    return NULL;
+}
+
+/* The node table (without --nodes: sinfo's nodes, or the --partition's,
+ * sorted), each node's NodeAddr (MASTER_ADDR: node names need not
+ * resolve), and with --partition, a check that it holds every node the
+ * plan names. With --nodes FILE and no partition, a sinfo that fails
+ * leaves the names as addresses. */
 static int read_sinfo(exec_ctx *x, ef_err *e)
 {
-    ef_buf out = {0};
-    char *argv[] = {"sinfo", "-h", "-N", "-o", "%N", NULL};
+    slurm_priv *s = x->priv;
+    const char *part = x->slurm.partition;
+    ef_buf out = {0}, pa = {0};
+    if (part)
+        ef_buf_printf(&pa, "--partition=%s", part);
+    char *argv[] = {"sinfo", "-h", "-N", "-o", "%N %o", pa.s, NULL};
     int rc = exec_run_capture(argv, &out, 1);
     if (rc != 0) {
-        int r = cmd_fail(e, "sinfo -h -N -o %N (node names; or pass --nodes "
-                         "FILE)", rc, out.s);
+        int r = EF_OK;
+        if (!x->nodes_file || part)
+            r = cmd_fail(e, part ? "sinfo -h -N -o '%N %o' --partition (the "
+                         "partition's nodes)" : "sinfo -h -N -o '%N %o' (node "
+                         "names; or pass --nodes FILE)", rc, out.s);
         free(out.s);
+        free(pa.s);
         return r;
     }
-    rc = exec_nodes_parse(&x->nodes, "sinfo", out.s, 1, e);
+    free(pa.s);
+    /* the names: the first word of each line */
+    ef_buf names = {0};
+    for (char *l = out.s; l && *l;) {
+        char *end = strchr(l, '\n');
+        size_t ll = end ? (size_t)(end - l) : strlen(l);
+        size_t w = strcspn(l, " \n");
+        ef_buf_printf(&names, "%.*s\n", (int)(w < ll ? w : ll), l);
+        l = end ? end + 1 : NULL;
+    }
+    if (part && (!names.s || !names.s[0])) {
+        free(out.s);
+        free(names.s);
+        return ef_fail(e, EF_E_INPUT, "--partition %s: Slurm lists no node "
+                       "in it (sinfo --partition=%s: no such partition?)",
+                       part, part);
+    }
+    exec_nodes pn = {0};
+    rc = exec_nodes_parse(&pn, part ? "sinfo --partition" : "sinfo",
+                          names.s ? names.s : (char *)"", 1, e);
+    free(names.s);
+    if (rc == EF_OK && !x->nodes_file) {
+        x->nodes = pn;
+        memset(&pn, 0, sizeof pn);
+        rc = exec_nodes_check(&x->nodes, x->p, e);
+    } else if (rc == EF_OK && part) {
+        /* every plan node named in the file must be in the partition:
+         * sbatch would refuse each launch with "Requested node
+         * configuration is not available" */
+        for (int k = 0; k < x->p->nodes && k < x->nodes.n && rc == EF_OK;
+             k++) {
+            int in = 0;
+            for (int m = 0; m < pn.n && !in; m++)
+                in = strcmp(pn.name[m], x->nodes.name[k]) == 0;
+            if (!in) {
+                ef_buf has = {0};
+                for (int m = 0; m < pn.n && m < 8; m++)
+                    ef_buf_printf(&has, "%s%s", m ? ", " : "", pn.name[m]);
+                rc = ef_fail(e, EF_E_INPUT, "%s: node %s (plan node %d) is "
+                             "not in partition %s (its nodes: %s%s): sbatch "
+                             "could not place a job there", x->nodes.src,
+                             x->nodes.name[k], k, part, has.s ? has.s : "",
+                             pn.n > 8 ? ", ..." : "");
+                free(has.s);
+            }
+        }
+    }
+    exec_nodes_free(&pn);
+    if (rc == EF_OK) {
+        s->addr = ef_calloc((size_t)x->nodes.n + 1, sizeof *s->addr);
+        s->naddr = x->nodes.n;
+        for (int k = 0; k < x->nodes.n; k++) {
+            const char *a = sinfo_addr(out.s, x->nodes.name[k]);
+            size_t al = a ? strcspn(a, " \n") : 0;
+            if (al > 0 && al < 256)
+                s->addr[k] = ef_strndup(a, al);
+        }
+    }
     free(out.s);
-    if (rc != EF_OK)
-        return EF_ERR;
-    return exec_nodes_check(&x->nodes, x->p, e);
+    return rc;
 }
 
 static int slurm_prepare(exec_ctx *x, ef_err *e)
@@ -175,7 +278,7 @@ static int slurm_prepare(exec_ctx *x, ef_err *e)
     x->priv = ef_calloc(1, sizeof(slurm_priv));
     if (state_path_ok(x, e) != EF_OK)
         return EF_ERR;
-    if (!x->nodes_file && read_sinfo(x, e) != EF_OK)
+    if (read_sinfo(x, e) != EF_OK)
         return EF_ERR;
     return sq_refresh(x, 1, e);
 }
@@ -220,11 +323,32 @@ static int slurm_nodes_down(exec_ctx *x, char *down, char (*why)[16],
 
 static void slurm_release(exec_ctx *x)
 {
-    if (x->priv) {
-        sq_clear(x->priv);
-        free(x->priv);
+    slurm_priv *s = x->priv;
+    if (s) {
+        sq_clear(s);
+        for (int k = 0; k < s->naddr; k++)
+            free(s->addr[k]);
+        free(s->addr);
+        free(s->asked);
+        free(s);
         x->priv = NULL;
     }
+}
+
+/* Processes per node of attempt r: its GPUs per node for a job whose
+ * "processes" is "per_gpu", else 1. */
+static int tasks_per_node(const exec_ctx *x, const exec_run *r, int nn)
+{
+    const exec_job *jb = &x->p->jobs[r->job];
+    int per_gpu = 0; /* TODO(merge main): jb->in->run.per_gpu */
+    (void)jb;
+    return per_gpu ? r->place->n / (nn ? nn : 1) : 1;
+}
+
+/* The first port the batch script probes for its rendezvous. */
+static int probe_base(const exec_ctx *x, const exec_run *r)
+{
+    return x->p->jobs[r->job].port; /* TODO(merge main): r->port */
 }
 
 /* argv of the sbatch command for attempt r (heap strings). */
@@ -244,18 +368,38 @@ static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
         minutes = 1;
     job_name(x, r->job, r->attempt, name, sizeof name);
     exec_path_log(x, r->job, r->attempt, logp, sizeof logp);
-    char **v = ef_calloc(16, sizeof *v);
+    const exec_slurm_opts *so = &x->slurm;
+    char **v = ef_calloc(20 + (size_t)so->nargs, sizeof *v);
     int n = 0;
     char buf[8192];
     v[n++] = ef_strdup("sbatch");
+    /* the operator's words first: one that wants a value it lacks takes
+     * efplan's next option as it, and sbatch says what is wrong (never
+     * the script's path) */
+    for (int k = 0; k < so->nargs; k++)
+        v[n++] = ef_strdup(so->args[k]);
     v[n++] = ef_strdup("--parsable");
     snprintf(buf, sizeof buf, "--job-name=%s", name);
     v[n++] = ef_strdup(buf);
+    if (so->partition) {
+        snprintf(buf, sizeof buf, "--partition=%s", so->partition);
+        v[n++] = ef_strdup(buf);
+    }
+    if (so->account) {
+        snprintf(buf, sizeof buf, "--account=%s", so->account);
+        v[n++] = ef_strdup(buf);
+    }
+    if (so->qos) {
+        snprintf(buf, sizeof buf, "--qos=%s", so->qos);
+        v[n++] = ef_strdup(buf);
+    }
     snprintf(buf, sizeof buf, "--nodes=%d", nn);
     v[n++] = ef_strdup(buf);
     snprintf(buf, sizeof buf, "--nodelist=%s", nl.s);
     v[n++] = ef_strdup(buf);
-    v[n++] = ef_strdup("--ntasks-per-node=1");
+    snprintf(buf, sizeof buf, "--ntasks-per-node=%d",
+             tasks_per_node(x, r, nn));
+    v[n++] = ef_strdup(buf);
     snprintf(buf, sizeof buf, "--gres=gpu:%d", r->place->n / (nn ? nn : 1));
     v[n++] = ef_strdup(buf);
     snprintf(buf, sizeof buf, "--time=%ld", minutes);
@@ -297,10 +441,9 @@ char *exec_slurm_script(exec_ctx *x, const exec_run *r)
     const job_run *jr = &jb->in->run;
     int *nodes = ef_malloc((size_t)(r->place->n + 1) * sizeof *nodes);
     int nn = exec_place_nodes(r->place, nodes);
+    int tasks = tasks_per_node(x, r, nn);
     char tmp[64], rcp[4096];
-    const char *master = exec_nodes_name(&x->nodes, nodes[0], tmp,
-                                         sizeof tmp);
-    free(nodes);
+    const char *master = node_addr(x, nodes[0], tmp, sizeof tmp);
     char **env = exec_launch_env(x, r, 0, master, 0);
     exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
     int sig = exec_job_signal(x->p, r->job);
@@ -332,17 +475,63 @@ char *exec_slurm_script(exec_ctx *x, const exec_run *r)
         ef_buf_put(&b, "\n");
     }
     exec_strv_free(env);
+    /* The rendezvous is on the node this script runs on: Slurm's first
+     * node of the job, SLURM_NODEID 0 (the order of slurm.conf, which
+     * need not be the plan's): its address, as sinfo gave it. */
+    if (nn > 1) {
+        ef_buf_put(&b, "case ${SLURMD_NODENAME:-} in\n");
+        for (int k = 0; k < nn; k++) {
+            char t2[64];
+            ef_buf_put(&b, "    ");
+            ef_sh_quote(&b, exec_nodes_name(&x->nodes, nodes[k], t2,
+                                            sizeof t2));
+            ef_buf_put(&b, ") MASTER_ADDR=");
+            ef_sh_quote(&b, node_addr(x, nodes[k], t2, sizeof t2));
+            ef_buf_put(&b, " ;;\n");
+        }
+        ef_buf_put(&b, "esac\n");
+    }
+    free(nodes);
+    /* Its port: the first one from the job's own upward that nothing on
+     * this node listens on (/proc/net/tcp and tcp6, state 0A) */
+    int base = probe_base(x, r);
+    ef_buf_printf(&b, "efplan_nets=\n"
+                  "for efplan_f in /proc/net/tcp /proc/net/tcp6; do\n"
+                  "    [ -r \"$efplan_f\" ] && efplan_nets=\"$efplan_nets "
+                  "$efplan_f\"\n"
+                  "done\n"
+                  "MASTER_PORT=$(awk -v p=%d 'FNR > 1 && $4 == \"0A\" "
+                  "{ n = split($2, a, \":\"); used[toupper(a[n])] = 1 }\n"
+                  "    END { while (p < 65535 && (sprintf(\"%%04X\", p) in "
+                  "used)) p++; print p }' $efplan_nets < /dev/null)\n"
+                  "[ -n \"$MASTER_PORT\" ] || MASTER_PORT=%d\n"
+                  "PET_MASTER_ADDR=$MASTER_ADDR PET_MASTER_PORT=$MASTER_PORT\n"
+                  "export MASTER_ADDR MASTER_PORT PET_MASTER_ADDR "
+                  "PET_MASTER_PORT\n"
+                  "printf 'efplan: rendezvous %%s:%%s\\n' \"$MASTER_ADDR\" "
+                  "\"$MASTER_PORT\"\n", base, base);
     if (jr->workdir) {
         ef_buf_put(&b, "cd ");
         ef_sh_quote(&b, jr->workdir);
         ef_buf_put(&b, " || efplan_done 127\n");
     }
-    if (nn > 1)
-        ef_buf_put(&b, "srun --nodes=\"$SLURM_NNODES\" --ntasks-per-node=1 "
-                   "sh -c 'NODE_RANK=$SLURM_NODEID; export NODE_RANK; exec "
-                   "\"$@\"' efplan-node");
+    /* Several nodes or processes: srun starts them, each with its ranks
+     * from Slurm's (one process per GPU: torchrun's per-process ones) */
+    int wrap = nn > 1 || tasks > 1;
+    if (wrap) {
+        ef_buf_printf(&b, "srun --nodes=\"$SLURM_NNODES\" --ntasks-per-node=%d "
+                      "sh -c 'NODE_RANK=$SLURM_NODEID; PET_NODE_RANK="
+                      "$SLURM_NODEID; export NODE_RANK PET_NODE_RANK; ",
+                      tasks);
+        if (tasks > 1)
+            ef_buf_printf(&b, "GROUP_RANK=$SLURM_NODEID; RANK=$SLURM_PROCID; "
+                          "LOCAL_RANK=$SLURM_LOCALID; LOCAL_WORLD_SIZE=%d; "
+                          "export GROUP_RANK RANK LOCAL_RANK "
+                          "LOCAL_WORLD_SIZE; ", tasks);
+        ef_buf_put(&b, "exec \"$@\"' efplan-node");
+    }
     for (int k = 0; k < jr->argc; k++) {
-        ef_buf_put(&b, (k || nn > 1) ? " " : "");
+        ef_buf_put(&b, (k || wrap) ? " " : "");
         ef_sh_quote(&b, jr->argv[k]);
     }
     /* Its exit status: a wait that the trapped signal interrupts returns
@@ -537,6 +726,281 @@ static int slurm_find(exec_ctx *x, exec_run *r, ef_err *e)
     return 0;
 }
 
+/* ---- where Slurm put an attempt's GPUs -------------------------------- */
+
+/* The GPU indices of one "GRES=" value of scontrol show job -d (e.g.
+ * "gpu:2(IDX:4-5)", "gpu:a100:4(IDX:0,2-4),mps:100(0/100)") into
+ * idx[] (room for 64, each below 64); their count, or -1 when it names
+ * none. */
+static int gres_indices(const char *v, size_t len, int *idx)
+{
+    int n = 0, seen = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!((i == 0 || v[i - 1] == ',') && len - i > 4 &&
+              strncmp(v + i, "gpu", 3) == 0 && (v[i + 3] == ':' ||
+                                                v[i + 3] == '(')))
+            continue;
+        const char *p = memchr(v + i, '(', len - i);
+        if (!p || (size_t)(v + len - p) < 6 || strncmp(p, "(IDX:", 5) != 0)
+            continue;
+        p += 5;
+        const char *end = memchr(p, ')', (size_t)(v + len - p));
+        if (!end)
+            return -1;
+        seen = 1;
+        while (p < end) {
+            char *q;
+            long a = strtol(p, &q, 10), b = a;
+            if (q == p || a < 0 || a > 63)
+                return -1;
+            if (*q == '-') {
+                p = q + 1;
+                b = strtol(p, &q, 10);
+                if (q == p || b < a || b > 63)
+                    return -1;
+            }
+            for (long k = a; k <= b; k++) {
+                if (n >= 64)
+                    return -1;
+                idx[n++] = (int)k;
+            }
+            p = q;
+            if (p < end && *p != ',')
+                return -1;
+            if (p < end)
+                p++;
+        }
+        i = (size_t)(end - v);
+    }
+    return seen ? n : -1;
+}
+
+/* The node names of a "Nodes=" value: one name, or a host list
+ * ("node[1-2]"), which scontrol show hostnames expands. Into *out, one
+ * name a line. */
+static int node_names(const char *expr, ef_buf *out, ef_err *e)
+{
+    if (!strpbrk(expr, "[,")) {
+        ef_buf_printf(out, "%s\n", expr);
+        return EF_OK;
+    }
+    char *argv[] = {"scontrol", "show", "hostnames", (char *)expr, NULL};
+    int rc = exec_run_capture(argv, out, 1);
+    if (rc != 0)
+        return cmd_fail(e, "scontrol show hostnames", rc, out->s);
+    return EF_OK;
+}
+
+/* Sort (node, gpu) pairs by node, then GPU. */
+static void sort_pairs(exec_place *pl)
+{
+    for (int i = 1; i < pl->n; i++)
+        for (int k = i; k > 0 && (pl->node[k] < pl->node[k - 1] ||
+                                  (pl->node[k] == pl->node[k - 1] &&
+                                   pl->gpu[k] < pl->gpu[k - 1])); k--) {
+            int t = pl->node[k];
+            pl->node[k] = pl->node[k - 1];
+            pl->node[k - 1] = t;
+            t = pl->gpu[k];
+            pl->gpu[k] = pl->gpu[k - 1];
+            pl->gpu[k - 1] = t;
+        }
+}
+
+/*
+ * The per-node entries of scontrol show job -d -o (one line): after
+ * "JOB_GRES=...", entries "Nodes=EXPR CPU_IDs=... Mem=... GRES=VALUE" up
+ * to " MinCPUsNode=". Each occurrence of " JOB_GRES=" is tried in turn
+ * (a value of another field may hold that text) and the first whose
+ * entries name exactly the nodes and GPU counts of attempt r wins: 1 and
+ * *real; 0 when none does.
+ */
+static int parse_placed(exec_ctx *x, const exec_run *r, const char *text,
+                        exec_place *real, ef_err *e)
+{
+    const exec_place *want = r->place;
+    for (const char *at = strstr(text, " JOB_GRES="); at;
+         at = strstr(at + 1, " JOB_GRES=")) {
+        const char *stop = strstr(at, " MinCPUsNode=");
+        if (!stop)
+            break;
+        exec_place got = {0, ef_malloc(sizeof(int) * (size_t)(want->n + 64)),
+                          ef_malloc(sizeof(int) * (size_t)(want->n + 64)),
+                          want->batch};
+        int ok = 1, any = 0;
+        const char *p = at + 1;
+        while (ok && p < stop) {
+            const char *nd = strstr(p, " Nodes=");
+            if (!nd || nd >= stop)
+                break;
+            nd += 7;
+            size_t nl = strcspn(nd, " ");
+            const char *g = strstr(nd, " GRES=");
+            if (!g || g >= stop) {
+                ok = 0;
+                break;
+            }
+            g += 6;
+            size_t gl = strcspn(g, " ");
+            int idx[64];
+            int ni = gres_indices(g, gl, idx);
+            char *expr = ef_strndup(nd, nl);
+            ef_buf names = {0};
+            if (ni < 0) {
+                ok = 0;
+            } else if (node_names(expr, &names, e) != EF_OK) {
+                free(expr);
+                free(names.s);
+                placement_free(&got);
+                return EF_ERR;
+            }
+            free(expr);
+            for (char *l = names.s; ok && l && *l;) {
+                char *end = strchr(l, '\n');
+                if (end)
+                    *end = '\0';
+                int k = -1;
+                for (int m = 0; m < x->nodes.n && k < 0; m++)
+                    if (strcmp(x->nodes.name[m], l) == 0)
+                        k = m;
+                if (l[0] && (k < 0 || got.n + ni > want->n)) {
+                    ok = 0;
+                } else if (l[0]) {
+                    for (int q = 0; q < ni; q++) {
+                        got.node[got.n] = k;
+                        got.gpu[got.n++] = idx[q];
+                    }
+                    any = 1;
+                }
+                l = end ? end + 1 : NULL;
+            }
+            free(names.s);
+            p = g + gl;
+        }
+        sort_pairs(&got);
+        for (int k = 1; ok && k < got.n; k++)
+            ok = got.node[k] != got.node[k - 1] || got.gpu[k] != got.gpu[k - 1];
+        if (ok && any && exec_place_same_shape(&got, want)) {
+            *real = got;
+            return 1;
+        }
+        placement_free(&got);
+    }
+    return 0;
+}
+
+static int slurm_placed(exec_ctx *x, const exec_run *r, exec_place *real,
+                        ef_err *e)
+{
+    memset(real, 0, sizeof *real);
+    long id = strtol(r->handle, NULL, 10);
+    if (id <= 0)
+        return 0;
+    if (sq_refresh(x, 0, e) != EF_OK)
+        return EF_ERR;
+    slurm_priv *s = x->priv;
+    const sq_job *q = sq_find_id(s, id);
+    if (!q || strcmp(q->state, "RUNNING") != 0)
+        return 0;
+    /* at most every 5 s per attempt */
+    double now = ef_mono_seconds();
+    int a = 0;
+    while (a < s->nasked && s->asked[a].id != id)
+        a++;
+    if (a < s->nasked && now - s->asked[a].at < 5)
+        return 0;
+    if (a == s->nasked) {
+        s->asked = ef_realloc(s->asked, (size_t)(a + 1) * sizeof *s->asked);
+        s->nasked++;
+        s->asked[a].id = id;
+    }
+    s->asked[a].at = now;
+    char idarg[160];
+    snprintf(idarg, sizeof idarg, "%ld", id);
+    char *argv[] = {"scontrol", "show", "job", "-d", "-o", idarg, NULL};
+    ef_buf out = {0};
+    int rc = exec_run_capture(argv, &out, 1);
+    if (rc != 0) {
+        int r2 = strstr(out.s ? out.s : "", "Invalid job id")
+                     ? 0 : cmd_fail(e, "scontrol show job -d", rc, out.s);
+        free(out.s);
+        return r2;
+    }
+    rc = parse_placed(x, r, out.s ? out.s : "", real, e);
+    free(out.s);
+    if (rc == 1) { /* known: forget the attempt */
+        s->asked[a] = s->asked[--s->nasked];
+    }
+    return rc;
+}
+
+/* ---- the options of a shared cluster ------------------------------------ */
+
+int exec_slurm_opts_any(const exec_slurm_opts *o)
+{
+    return o->partition || o->account || o->qos || o->nargs > 0;
+}
+
+int exec_slurm_check_arg(const char *word, ef_err *e)
+{
+    static const char *const fromplan = "efplan sets it from the plan";
+    static const char *const own = "efplan has an option of that name";
+    static const char *const one = "sbatch would not submit one batch job "
+                                   "and print its id";
+    static const struct {
+        const char *name, *why;
+        int family; /* NAME-anything too */
+    } owned[] = {
+        {"job-name", "efplan names each attempt (it finds them by name)", 0},
+        {"nodes", fromplan, 0}, {"nodelist", fromplan, 0},
+        {"ntasks", fromplan, 1}, {"gres", fromplan, 0},
+        {"gpus", fromplan, 1}, {"time", fromplan, 0},
+        {"output", "efplan writes the attempt's log there", 0},
+        {"error", "efplan writes the attempt's log to --output", 0},
+        {"open-mode", "efplan appends to the attempt's log", 0},
+        {"parsable", "efplan reads the job id from it", 0},
+        {"partition", own, 0}, {"account", own, 0}, {"qos", own, 0},
+        {"array", one, 0}, {"wrap", one, 0}, {"test-only", one, 0},
+        {"wait", one, 0}, {"help", one, 0}, {"usage", one, 0},
+        {"version", one, 0}};
+    /* short options: efplan's (J N w n t o e p A q G a W h V), and
+     * those that take a value: the rest of the word */
+    static const char owned_short[] = "JNwntoepAqGaWhV";
+    static const char with_value[] = "aAbBcCdDeFGiJkLmMnNopqStwx";
+    if (word[0] != '-' || !word[1] || strcmp(word, "--") == 0)
+        return ef_fail(e, EF_E_USAGE, "--sbatch-arg \"%s\": expected one "
+                       "sbatch option word (\"--name=value\", \"--flag\" or "
+                       "\"-Xvalue\"; a value goes in the same word: "
+                       "--mem=4G, not --mem 4G)", word);
+    if (word[1] == '-') {
+        const char *name = word + 2;
+        size_t nl = strcspn(name, "=");
+        for (size_t k = 0; k < sizeof owned / sizeof *owned; k++) {
+            size_t ol = strlen(owned[k].name);
+            /* sbatch takes a prefix of a name; every --ntasks-*, --gpus-*
+             * is efplan's too (--gres-flags is not) */
+            int hit = (nl <= ol && strncmp(owned[k].name, name, nl) == 0) ||
+                      (owned[k].family && nl > ol && name[ol] == '-' &&
+                       strncmp(owned[k].name, name, ol) == 0);
+            if (hit)
+                return ef_fail(e, EF_E_USAGE, "--sbatch-arg \"%s\": --%.*s "
+                               "is efplan's (%s)", word, (int)nl, name,
+                               owned[k].why);
+        }
+        return EF_OK;
+    }
+    for (const char *c = word + 1; *c; c++) {
+        if (strchr(owned_short, *c))
+            return ef_fail(e, EF_E_USAGE, "--sbatch-arg \"%s\": -%c is "
+                           "efplan's (it sets the job's name, nodes, tasks, "
+                           "GPUs, time, log, partition, account or qos; or "
+                           "sbatch would not submit one job)", word, *c);
+        if (strchr(with_value, *c))
+            break; /* the rest of the word is its value */
+    }
+    return EF_OK;
+}
+
 const exec_backend exec_backend_slurm = {
     .name = "slurm",
     .prepare = slurm_prepare,
@@ -547,4 +1011,5 @@ const exec_backend exec_backend_slurm = {
     .find = slurm_find,
     .release = slurm_release,
     .nodes_down = slurm_nodes_down,
+    .placed = slurm_placed,
 };

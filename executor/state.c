@@ -59,6 +59,46 @@ static int submitted_since(const exec_plan *p, job_queue *later, char **isnew)
     return m;
 }
 
+/* Where each job that ran when apply ended is, for the next plan (heap
+ * array, one per plan job; n == 0: not running): its launch's
+ * placement, or where the cluster put it when it picks the GPUs itself
+ * and the next plan can take that (exec_place_follow); one the planner
+ * would refuse (not a buddy placement, or a GPU another job holds:
+ * jobs kept on their nodes while the plan moved them inside one) is
+ * left out, and the next plan places that job afresh. */
+static exec_place *end_places(const exec_ctx *x, const exec_replay *r)
+{
+    const exec_plan *p = x->p;
+    int n = p->njobs;
+    exec_place *m = ef_calloc((size_t)n + 1, sizeof *m);
+    exec_place *real = ef_calloc((size_t)n + 1, sizeof *real);
+    char *live = ef_calloc((size_t)n + 1, 1);
+    for (int j = 0; j < n; j++) {
+        const exec_jjob *jj = &r->jobs[j];
+        live[j] = jj->had_place && jj->status == EXEC_J_PENDING;
+        if (!live[j])
+            continue;
+        exec_place_copy(&m[j], &jj->place);
+        real[j] = jj->real; /* borrowed */
+    }
+    exec_place_follow(n, m, real, live, p->nodes, p->gpus_per_node, NULL);
+    int G = p->gpus_per_node > 0 ? p->gpus_per_node : 1;
+    char *held = ef_calloc((size_t)p->nodes * (size_t)G + 1, 1);
+    for (int j = 0; j < n; j++) {
+        int ok = m[j].n > 0 && exec_place_is_buddy(&m[j], p->nodes, G);
+        for (int k = 0; ok && k < m[j].n; k++)
+            ok = !held[m[j].node[k] * G + m[j].gpu[k]];
+        for (int k = 0; ok && k < m[j].n; k++)
+            held[m[j].node[k] * G + m[j].gpu[k]] = 1;
+        if (!ok)
+            exec_place_free(&m[j]);
+    }
+    free(held);
+    free(real);
+    free(live);
+    return m;
+}
+
 char *exec_state_json(const exec_ctx *x, const exec_replay *r, int complete,
                       int64_t plan_time)
 {
@@ -70,6 +110,7 @@ char *exec_state_json(const exec_ctx *x, const exec_replay *r, int complete,
     job *jobs = ef_malloc(((size_t)p->q.n + (size_t)nlater + 1) *
                           sizeof *jobs);
     int n = 0;
+    exec_place *at_end = end_places(x, r);
     for (int k = 0; k < p->q.n; k++) {
         const job *in = &p->q.jobs[k];
         int j = exec_plan_find(p, in->id);
@@ -92,7 +133,7 @@ char *exec_state_json(const exec_ctx *x, const exec_replay *r, int complete,
                 "job", job_to_json(&t), "log", logp, "why", jj->why));
             continue;
         }
-        jobs[n++] = state_job(in, done, jj->had_place ? &jj->place : NULL, 0);
+        jobs[n++] = state_job(in, done, at_end[j].n ? &at_end[j] : NULL, 0);
     }
     /* submitted while apply ran: for the next plan, as given */
     for (int i = 0; i < later.n; i++)
@@ -119,6 +160,9 @@ char *exec_state_json(const exec_ctx *x, const exec_replay *r, int complete,
                            p->path, "plan_time", (json_int_t)plan_time);
     char *out = queue_write_json(jobs, n, ap);
     json_decref(ap);
+    for (int j = 0; j < p->njobs; j++)
+        exec_place_free(&at_end[j]);
+    free(at_end);
     free(jobs);
     free(isnew);
     queue_free(&later);

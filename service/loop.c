@@ -43,7 +43,10 @@ typedef struct lj {
     lj_state st;
     int admitted;          /* a promise: lag counts */
     int attempt;           /* the current (or last) attempt's number */
-    placement place;       /* where the current attempt runs */
+    placement place;       /* where the current attempt runs, as the
+                              planner counts it */
+    placement real;        /* where the cluster says it runs, when it
+                              picks the GPUs itself (n == 0: not known) */
     char handle[128];      /* its backend handle */
     int64_t started;       /* plan time of its launch */
     int64_t progress;      /* iterations done, as last read */
@@ -176,6 +179,12 @@ static int put_attempt(loop *L, const lj *j, store_astate as,
     json_t *o = json_object();
     json_object_set_new(o, "batch", json_integer(j->place.batch));
     json_object_set_new(o, "placement", pv ? pv : json_array());
+    if (j->real.n) {
+        char *rt = placement_json(&j->real);
+        json_t *rv = json_loads(rt, 0, NULL);
+        free(rt);
+        json_object_set_new(o, "real", rv ? rv : json_array());
+    }
     char *ptxt = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(o);
     store_attempt a = {(char *)j->id, j->attempt, as, ptxt,
@@ -214,6 +223,7 @@ static int lj_set(loop *L, int j, lj_state to, const char *result,
     J->st = to;
     if (to == LJ_IDLE || to == LJ_DONE || to == LJ_FAILED) {
         placement_free(&J->place);
+        placement_free(&J->real);
         J->handle[0] = '\0';
         J->killed = 0;
     }
@@ -226,6 +236,7 @@ static void lj_free(lj *j)
 {
     free(j->id);
     placement_free(&j->place);
+    placement_free(&j->real);
     placement_free(&j->want);
     placement_free(&j->prev);
 }
@@ -447,6 +458,62 @@ static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
     return rc;
 }
 
+/* Where the cluster put running attempt r of job j, when it picks the
+ * GPUs itself (exec_backend.placed) and has not said yet. Where the
+ * planner can take it (exec_place_follow: the node's attempts all known,
+ * buddy blocks), the jobs there count as where they really are, and a
+ * re-plan starts from that; the log says when it is not the plan's. */
+static int placed(loop *L, int j, const exec_run *r, int64_t now, ef_err *e)
+{
+    lj *J = &L->jobs[j];
+    if (!L->b->placed || J->st != LJ_RUNNING || J->real.n > 0)
+        return EF_OK;
+    placement real = {0};
+    int k = L->b->placed(&L->x, r, &real, e);
+    if (k <= 0)
+        return k < 0 ? EF_ERR : EF_OK;
+    J->real = real;
+    if (placement_equal(&J->real, &J->place))
+        return EF_OK;
+    placement *m = ef_calloc((size_t)L->n + 1, sizeof *m);
+    placement *rl = ef_calloc((size_t)L->n + 1, sizeof *rl);
+    char *live = ef_calloc((size_t)L->n + 1, 1), *ch = ef_calloc((size_t)L->n
+                                                                  + 1, 1);
+    for (int i = 0; i < L->n; i++) {
+        live[i] = L->jobs[i].st == LJ_RUNNING ||
+                  L->jobs[i].st == LJ_STOPPING;
+        placement_copy(&m[i], &L->jobs[i].place);
+        rl[i] = L->jobs[i].real; /* borrowed */
+    }
+    const cluster *c = svc_cluster(L->s);
+    exec_place_follow(L->n, m, rl, live, c->nodes, c->gpus_per_node, ch);
+    char got[512], planned[512];
+    say(L, "%s: attempt %d: the cluster placed it on %s, not the plan's %s%s",
+        J->id, J->attempt, exec_place_str(&J->real, got, sizeof got),
+        exec_place_str(&J->place, planned, sizeof planned),
+        ch[j] ? "; re-planned from there" : "; the plan keeps its own GPUs "
+        "(the attempts on its node are not all known or not all buddy "
+        "blocks)");
+    int rc = EF_OK;
+    for (int i = 0; i < L->n; i++) {
+        if (ch[i]) {
+            placement_copy(&L->jobs[i].place, &m[i]);
+            if (rc == EF_OK)
+                rc = put_attempt(L, &L->jobs[i], L->jobs[i].st == LJ_RUNNING
+                                 ? STORE_A_RUNNING : STORE_A_STOPPING, NULL,
+                                 "launched; placed by the cluster", now, e);
+        }
+        placement_free(&m[i]);
+    }
+    if (ch[j])
+        event(L, "%s runs on other GPUs than planned", J->id);
+    free(m);
+    free(rl);
+    free(live);
+    free(ch);
+    return rc;
+}
+
 /* observe: poll every attempt that runs, read progress, handle ends. */
 static int observe(loop *L, int64_t now, ef_err *e)
 {
@@ -464,7 +531,9 @@ static int observe(loop *L, int64_t now, ef_err *e)
                 st.state = EXEC_P_EXITED;
         } else {
             exec_run r = run_of(L, j);
-            if (L->b->poll(&L->x, &r, &st, e) != EF_OK)
+            if (L->b->poll(&L->x, &r, &st, e) != EF_OK ||
+                (st.state == EXEC_P_RUNNING && placed(L, j, &r, now, e) !=
+                                                   EF_OK))
                 return EF_ERR;
             int64_t p = exec_read_progress(&L->x, j);
             if (p > J->progress)
@@ -687,6 +756,7 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
     lj *J = &L->jobs[j];
     J->attempt++;
     placement_copy(&J->place, &J->want);
+    placement_free(&J->real);
     J->started = now;
     J->handle[0] = '\0';
     char pt[512];
@@ -751,8 +821,21 @@ static int act(loop *L, int64_t now, ef_err *e)
 {
     for (int j = 0; j < L->n; j++) {
         lj *J = &L->jobs[j];
-        if (J->st == LJ_RUNNING && !placement_equal(&J->place, &J->want) &&
-            start_stop(L, j, now, e) != EF_OK)
+        if (J->st != LJ_RUNNING || placement_equal(&J->place, &J->want))
+            continue;
+        /* a cluster that picks the GPUs inside a node (Slurm) cannot
+         * move a job between them: on the same nodes with the same
+         * counts it stays, counted where the plan has it */
+        if (L->b && L->b->placed && J->want.n &&
+            exec_place_same_shape(&J->place, &J->want)) {
+            placement_copy(&J->place, &J->want);
+            if (put_attempt(L, J, STORE_A_RUNNING, NULL, "launched; the plan "
+                            "moved it inside its nodes: the cluster's GPUs",
+                            now, e) != EF_OK)
+                return EF_ERR;
+            continue;
+        }
+        if (start_stop(L, j, now, e) != EF_OK)
             return EF_ERR;
     }
     const cluster *c = svc_cluster(L->s);
@@ -916,6 +999,13 @@ static int adopt(loop *L, int64_t now, ef_err *e)
             memset(&J->place, 0, sizeof J->place);
         J->place.batch = (long)json_integer_value(json_object_get(pv,
                                                                   "batch"));
+        placement_free(&J->real);
+        if (json_object_get(pv, "real") &&
+            placement_read_json(json_object_get(pv, "real"), &J->real,
+                                "the store", "attempts.place.real", &pe) !=
+                EF_OK)
+            memset(&J->real, 0, sizeof J->real);
+        J->real.batch = J->place.batch;
         json_decref(pv);
         snprintf(J->handle, sizeof J->handle, "%s", rows[i].handle);
         if (!L->b) {
@@ -988,6 +1078,7 @@ int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
     L->x.b = L->b;
     L->x.scale = o->scale > 0 ? o->scale : 1;
     L->x.nodes_file = o->nodes_file;
+    L->x.slurm = o->slurm;
     L->x.end = INT64_MAX;
     int rc = EF_OK;
     if (L->b) {

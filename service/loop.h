@@ -57,6 +57,7 @@
 #define EF_LOOP_H
 
 #include "common/err.h"
+#include "executor/exec.h"
 #include "service/svc.h"
 
 typedef struct loop loop;
@@ -66,6 +67,8 @@ typedef struct loop_opts {
     const char *state;      /* run directory: logs/, run/, progress/
                                (created, locked) */
     const char *nodes_file; /* node names (exec_nodes_load), or NULL */
+    exec_slurm_opts slurm;  /* --backend slurm: partition, account, qos,
+                               more sbatch words (executor/exec.h) */
     double poll;            /* wall seconds between ticks (default 0.2) */
     int max_restarts;       /* relaunches after failures, per job (2) */
     double lag;             /* the lag threshold, a fraction (0.1) */
