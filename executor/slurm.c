@@ -340,15 +340,7 @@ static void slurm_release(exec_ctx *x)
 static int tasks_per_node(const exec_ctx *x, const exec_run *r, int nn)
 {
     const exec_job *jb = &x->p->jobs[r->job];
-    int per_gpu = 0; /* TODO(merge main): jb->in->run.per_gpu */
-    (void)jb;
-    return per_gpu ? r->place->n / (nn ? nn : 1) : 1;
-}
-
-/* The first port the batch script probes for its rendezvous. */
-static int probe_base(const exec_ctx *x, const exec_run *r)
-{
-    return x->p->jobs[r->job].port; /* TODO(merge main): r->port */
+    return jb->in && jb->in->run.per_gpu ? r->place->n / (nn ? nn : 1) : 1;
 }
 
 /* argv of the sbatch command for attempt r (heap strings). */
@@ -444,7 +436,7 @@ char *exec_slurm_script(exec_ctx *x, const exec_run *r)
     int tasks = tasks_per_node(x, r, nn);
     char tmp[64], rcp[4096];
     const char *master = node_addr(x, nodes[0], tmp, sizeof tmp);
-    char **env = exec_launch_env(x, r, 0, master, 0);
+    char **env = exec_launch_env(x, r, 0, -1, master, 0);
     exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
     int sig = exec_job_signal(x->p, r->job);
     ef_buf b = {0};
@@ -492,24 +484,33 @@ char *exec_slurm_script(exec_ctx *x, const exec_run *r)
         ef_buf_put(&b, "esac\n");
     }
     free(nodes);
-    /* Its port: the first one from the job's own upward that nothing on
-     * this node listens on (/proc/net/tcp and tcp6, state 0A) */
-    int base = probe_base(x, r);
+    /* Its port, probed on this node as exec_pick_port probes the local
+     * host: from the job's port + (attempt - 1) upward, wrapping in
+     * 29500..30499 + jobs, the first that nothing listens on (state 0A
+     * in /proc/net/tcp and tcp6); r->port when the caller chose one */
+    int lo = 29500, span = 30499 + x->p->njobs - lo + 1;
+    int first = r->port > 0 ? r->port
+                : lo + ((jb->port - lo) + (r->attempt > 1 ? r->attempt - 1
+                                                          : 0)) % span;
+    int tries = r->port > 0 ? 1 : 512;
     ef_buf_printf(&b, "efplan_nets=\n"
                   "for efplan_f in /proc/net/tcp /proc/net/tcp6; do\n"
                   "    [ -r \"$efplan_f\" ] && efplan_nets=\"$efplan_nets "
                   "$efplan_f\"\n"
                   "done\n"
-                  "MASTER_PORT=$(awk -v p=%d 'FNR > 1 && $4 == \"0A\" "
+                  "MASTER_PORT=$(awk -v lo=%d -v span=%d -v first=%d "
+                  "-v tries=%d 'FNR > 1 && $4 == \"0A\" "
                   "{ n = split($2, a, \":\"); used[toupper(a[n])] = 1 }\n"
-                  "    END { while (p < 65535 && (sprintf(\"%%04X\", p) in "
-                  "used)) p++; print p }' $efplan_nets < /dev/null)\n"
+                  "    END { p = first; for (k = 0; k < tries; k++) { "
+                  "p = lo + (first - lo + k) %% span;\n"
+                  "        if (!(sprintf(\"%%04X\", p) in used)) { print p; "
+                  "exit } } print first }' $efplan_nets < /dev/null)\n"
                   "[ -n \"$MASTER_PORT\" ] || MASTER_PORT=%d\n"
                   "PET_MASTER_ADDR=$MASTER_ADDR PET_MASTER_PORT=$MASTER_PORT\n"
                   "export MASTER_ADDR MASTER_PORT PET_MASTER_ADDR "
                   "PET_MASTER_PORT\n"
                   "printf 'efplan: rendezvous %%s:%%s\\n' \"$MASTER_ADDR\" "
-                  "\"$MASTER_PORT\"\n", base, base);
+                  "\"$MASTER_PORT\"\n", lo, span, first, tries, first);
     if (jr->workdir) {
         ef_buf_put(&b, "cd ");
         ef_sh_quote(&b, jr->workdir);
@@ -523,7 +524,9 @@ char *exec_slurm_script(exec_ctx *x, const exec_run *r)
                       "sh -c 'NODE_RANK=$SLURM_NODEID; PET_NODE_RANK="
                       "$SLURM_NODEID; export NODE_RANK PET_NODE_RANK; ",
                       tasks);
-        if (tasks > 1)
+        /* a process per GPU (per_gpu, or one GPU per node): its
+         * torchrun ranks, Slurm's task ids in block order */
+        if (tasks > 1 || r->place->n == nn)
             ef_buf_printf(&b, "GROUP_RANK=$SLURM_NODEID; RANK=$SLURM_PROCID; "
                           "LOCAL_RANK=$SLURM_LOCALID; LOCAL_WORLD_SIZE=%d; "
                           "export GROUP_RANK RANK LOCAL_RANK "

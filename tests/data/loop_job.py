@@ -13,6 +13,12 @@
 # exits 3 (once per job: a marker file next to EVENTS remembers it).
 # --fail-at F: every attempt exits 3 once its progress passes F x
 # iterations (a job that never gets through).
+# --bind-fail 1: its first start fails at once as torch does when its
+# rendezvous port is taken ("Address already in use", exit 1; once per
+# job, a marker file next to EVENTS).
+# --world-off K: it reports its world size as WORLD_SIZE + K in its
+# progress file ("N world=W attempt=A"), as a job that ignores its
+# allocation would.
 #
 # It appends to EVENTS one line per start and end:
 #   start JOB ATTEMPT GPUS WALL
@@ -28,7 +34,7 @@ import time
 args = sys.argv[1:]
 ev = args.pop(0)
 opt = {"--speed": 1.0, "--scale": 1.0, "--per-gpu": 1.0, "--crash-at": -1.0,
-       "--fail-at": -1.0}
+       "--fail-at": -1.0, "--bind-fail": 0.0, "--world-off": 0.0}
 tput = {}
 while args:
     k = args.pop(0)
@@ -62,7 +68,7 @@ except OSError:
 
 try:
     with open(pf) as f:
-        done = float(f.read().strip() or 0)
+        done = float((f.read().split() or ["0"])[0])
 except (OSError, ValueError):
     done = 0.0
 
@@ -70,7 +76,11 @@ except (OSError, ValueError):
 def save(p):
     tmp = "%s.tmp.%d" % (pf, os.getpid())
     with open(tmp, "w") as f:
-        f.write("%d\n" % int(p))
+        if opt["--world-off"]:
+            f.write("%d world=%d attempt=%s\n"
+                    % (int(p), gpus + int(opt["--world-off"]), att))
+        else:
+            f.write("%d\n" % int(p))
     os.replace(tmp, pf)
 
 
@@ -83,6 +93,14 @@ def stop(sig, frame):
 signal.signal(signal.SIGTERM, stop)
 signal.signal(signal.SIGUSR1, stop)
 log("start %s %s %d %.3f" % (job, att, gpus, time.time()))
+bind_marker = ev + ".bindfail." + job
+if opt["--bind-fail"] and not os.path.exists(bind_marker):
+    open(bind_marker, "w").close()
+    log("end %s %s bindfail %d %.3f" % (job, att, done, time.time()))
+    sys.stderr.write("RuntimeError: The server socket has failed to bind to "
+                     "[::]:%s (errno: 98 - Address already in use).\n"
+                     % os.environ.get("MASTER_PORT", "?"))
+    sys.exit(1)
 marker = ev + ".crashed." + job
 crash = opt["--crash-at"] * total if opt["--crash-at"] >= 0 else -1
 last = time.time()

@@ -85,6 +85,10 @@ submit() { # id iterations deadline-offset|null speed [crash-at [fail-at]]
                     "--crash-at", $cr, "--fail-at", $fa]}')
     # f: a restart budget of its own
     [ "$id" != f ] || body=$(echo "$body" | jq -c '. + {max_restarts: 1}')
+    # c: its first start cannot bind its rendezvous port; d reports a
+    # world size one above its allocation
+    [ "$id" != c ] || body=$(echo "$body" | jq -c '.command += ["--bind-fail", "1"]')
+    [ "$id" != d ] || body=$(echo "$body" | jq -c '.command += ["--world-off", "1"]')
     "$EFPLAN" submit --server "$URL" --token-file ann.tok --job "$body" \
         >>submits.out 2>&1 || true
 }
@@ -178,6 +182,20 @@ jq -e '[.history[] | select(.kind == "restart")] | length >= 1' b.json \
     >/dev/null || fail "b was not relaunched after its crash"
 [ "$(jq -r .state b.json)" = done ] || fail "b: $(jq -r .state b.json)"
 jq -e '.attempts | length >= 2' b.json >/dev/null || fail "b: attempts not listed"
+# c: relaunched on another port after "address in use", no restart spent
+api GET /v1/jobs/c >c2.json
+jq -e '[.history[] | select(.kind == "port_retry")] | length == 1' c2.json \
+    >/dev/null || { jq .history c2.json; fail "c: no port_retry event"; }
+jq -e '[.history[] | select(.kind == "restart")] | length == 0' c2.json \
+    >/dev/null || fail "c: its port retry was counted as a restart"
+jq -e '[.attempts[] | select(.result == "port_in_use")] | length == 1' c2.json \
+    >/dev/null || { jq .attempts c2.json; fail "c: no attempt ended port_in_use"; }
+grep -q "Address already in use" run/logs/c.1.log || fail "c: its log lacks the bind error"
+# d: warned once per attempt about its world size
+jq -e '[.history[] | select(.kind == "world_size")] | length >= 1' d.json \
+    >/dev/null || { jq .history d.json; fail "d: no world_size event"; }
+grep -q "efplan: job d attempt [0-9]* runs world size" run/logs/d.*.log ||
+    fail "d: no world-size line in its log"
 # f fails every attempt: relaunched once (its own max_restarts 1), then
 # failed with its log
 api GET /v1/jobs/f >f.json
