@@ -52,9 +52,10 @@ int cli_slurm_option(const char *cmd, int o, const char *arg,
                      struct exec_slurm_opts *so);
 
 /* After parsing: EXIT_USAGE (printed) when a Slurm option was given and
- * 'backend' (NULL: none) is not "slurm", else 0. */
+ * 'backend' (NULL: none) is not "slurm" (nor "dry-run", whose sbatch
+ * lines show them, when 'dry'), else 0. */
 int cli_slurm_only(const char *cmd, const struct exec_slurm_opts *so,
-                   const char *backend);
+                   const char *backend, int dry);
 
 /* Free what cli_slurm_option kept in *so. */
 void cli_slurm_free(struct exec_slurm_opts *so);

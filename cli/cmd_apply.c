@@ -44,8 +44,8 @@ void help_apply(void)
         "                    Slurm: sinfo's nodes (--partition's), sorted;\n"
         "                    dry-run: node0, node1, ...\n"
         "\n"
-        "A shared Slurm cluster (--backend slurm only; in the dry run's sbatch\n"
-        "line too):\n"
+        "A shared Slurm cluster (--backend slurm; the dry run shows them in its\n"
+        "sbatch lines):\n"
         "  --partition P     sbatch --partition=P; without --nodes the plan's\n"
         "                    nodes are P's; a plan node not in P is an error\n"
         "                    before anything runs (exit 3)\n"
@@ -193,7 +193,7 @@ int cmd_apply(int argc, char **argv)
     if (has_until && eo.slots)
         return cli_usage_error("apply", "--until and --slots exclude each "
                                "other");
-    if (cli_slurm_only("apply", &eo.slurm, eo.backend) != 0)
+    if (cli_slurm_only("apply", &eo.slurm, eo.backend, 1) != 0)
         return EXIT_USAGE;
     const char *plan_path = argv[optind];
     char state[4096];

@@ -271,7 +271,7 @@ int cmd_serve(int argc, char **argv)
     if (!lo.backend && (lo.nodes_file || lo.state))
         return cli_usage_error("serve", "--nodes and --run-dir go with "
                                "--backend");
-    if (cli_slurm_only("serve", &lo.slurm, lo.backend) != 0)
+    if (cli_slurm_only("serve", &lo.slurm, lo.backend, 0) != 0)
         return EXIT_USAGE;
     char rundir[4200];
     if (lo.backend && !lo.state) {

@@ -143,12 +143,15 @@ int cli_slurm_option(const char *cmd, int o, const char *arg,
 }
 
 int cli_slurm_only(const char *cmd, const struct exec_slurm_opts *so,
-                   const char *backend)
+                   const char *backend, int dry)
 {
-    if (!exec_slurm_opts_any(so) || (backend && strcmp(backend, "slurm") == 0))
+    if (!exec_slurm_opts_any(so) ||
+        (backend && (strcmp(backend, "slurm") == 0 ||
+                     (dry && strcmp(backend, "dry-run") == 0))))
         return 0;
     return cli_usage_error(cmd, "--partition, --account, --qos and "
-                           "--sbatch-arg go with --backend slurm (given: %s)",
+                           "--sbatch-arg go with --backend slurm%s (given: "
+                           "%s)", dry ? " or dry-run" : "",
                            backend ? backend : "no --backend");
 }
 

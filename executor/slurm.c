@@ -455,11 +455,25 @@ char *exec_slurm_script(exec_ctx *x, const exec_run *r)
     ef_sh_quote(&b, rcp);
     ef_buf_put(&b, "\n    exit \"$1\"\n}\n");
     /* The checkpoint signal, from the first line on: forwarded to the
-     * command once it runs, or as soon as it does when it came first. */
-    ef_buf_printf(&b, "efplan_child= efplan_sig= efplan_early=\n"
-                  "trap 'efplan_sig=1; if [ -n \"$efplan_child\" ]; then "
-                  "kill -%d \"$efplan_child\" 2>/dev/null; else "
-                  "efplan_early=1; fi' %d\n", sig, sig);
+     * command once it runs, or as soon as it does when it came first.
+     * Through srun (several nodes or processes) it goes to the tasks
+     * through scancel --signal (no --batch: every step but this script's):
+     * srun takes a SIGTERM for "kill the step", not one to pass on. */
+    int wrap = nn > 1 || tasks > 1;
+    const char *sname = job_signal_name(sig);
+    char snum[16];
+    snprintf(snum, sizeof snum, "%d", sig);
+    if (wrap)
+        ef_buf_printf(&b, "efplan_child= efplan_sig= efplan_early=\n"
+                      "trap 'efplan_sig=1; if [ -n \"$efplan_child\" ]; then "
+                      "scancel --signal=%s \"$SLURM_JOB_ID\" 2>/dev/null; "
+                      "else efplan_early=1; fi' %d\n",
+                      sname ? sname + 3 : snum, sig);
+    else
+        ef_buf_printf(&b, "efplan_child= efplan_sig= efplan_early=\n"
+                      "trap 'efplan_sig=1; if [ -n \"$efplan_child\" ]; then "
+                      "kill -%d \"$efplan_child\" 2>/dev/null; else "
+                      "efplan_early=1; fi' %d\n", sig, sig);
     for (int k = 0; env[k]; k++) {
         const char *eq = strchr(env[k], '=');
         ef_buf_printf(&b, "export %.*s=", (int)(eq - env[k]), env[k]);
@@ -517,9 +531,11 @@ char *exec_slurm_script(exec_ctx *x, const exec_run *r)
         ef_buf_put(&b, " || efplan_done 127\n");
     }
     /* Several nodes or processes: srun starts them, each with its ranks
-     * from Slurm's (one process per GPU: torchrun's per-process ones) */
-    int wrap = nn > 1 || tasks > 1;
+     * from Slurm's (one process per GPU: torchrun's per-process ones);
+     * not at all when the checkpoint signal came first */
     if (wrap) {
+        ef_buf_printf(&b, "[ -z \"$efplan_early\" ] || efplan_done %d\n",
+                      128 + sig);
         ef_buf_printf(&b, "srun --nodes=\"$SLURM_NNODES\" --ntasks-per-node=%d "
                       "sh -c 'NODE_RANK=$SLURM_NODEID; PET_NODE_RANK="
                       "$SLURM_NODEID; export NODE_RANK PET_NODE_RANK; ",
