@@ -259,14 +259,17 @@ static const char *JOBS4 = "{\"jobs\": [" QJOB("w") ", " QJOB("x") ", "
                            QJOB("y") ", " QJOB("z") "]}";
 
 /* Lines of a journal in which each job was started on its plan
- * placement and stopped at the end of the window. */
-static void journal_of(ef_buf *b, const char *const *placed, int n)
+ * placement (or at[j] when 'at' is not NULL) and stopped at the end of
+ * the window, with the n records placed[] between. */
+static void journal_at(ef_buf *b, const char *const *placed, int n,
+                       const char *const *at)
 {
     static const char *const ids[] = {"w", "x", "y", "z"};
-    static const char *const at[] = {"[{\"gpus\":[0,1,2,3],\"node\":0}]",
-                                     "[{\"gpus\":[4,5,6,7],\"node\":0}]",
-                                     "[{\"gpus\":[0,1,2,3],\"node\":1}]",
-                                     "[{\"gpus\":[4,5],\"node\":1}]"};
+    static const char *const plan_at[] = {
+        "[{\"gpus\":[0,1,2,3],\"node\":0}]", "[{\"gpus\":[4,5,6,7],\"node\":0}]",
+        "[{\"gpus\":[0,1,2,3],\"node\":1}]", "[{\"gpus\":[4,5],\"node\":1}]"};
+    if (!at)
+        at = plan_at;
     ef_buf_put(b, "{\"anchor_plan\":0,\"anchor_wall\":0,\"backend\":\"slurm\","
                "\"ev\":\"begin\",\"hash\":\"0123456789abcdef\",\"plan\":"
                "\"plan.json\",\"scale\":1}\n");
@@ -282,6 +285,11 @@ static void journal_of(ef_buf *b, const char *const *placed, int n)
                       "\"end\"}\n{\"attempt\":1,\"ev\":\"stopped\",\"how\":"
                       "\"exit 0\",\"job\":\"%s\",\"progress\":5,\"why\":"
                       "\"end\"}\n", ids[j], ids[j]);
+}
+
+static void journal_of(ef_buf *b, const char *const *placed, int n)
+{
+    journal_at(b, placed, n, NULL);
 }
 
 /* The "placement" of job 'id' in state file text s, compact ("" when
@@ -405,6 +413,37 @@ static void test_placed_journal(void **state)
                                  "[0,1,2,3],\"node\":1}],\"slot\":0}", &e2), e2);
     assert_int_equal(r.jobs[2].real.n, 0);
     exec_replay_free(&r);
+
+    /* what the next plan cannot take is left out: x launched on 3-6 (no
+     * buddy block), z on GPUs y holds (the plan moved y inside its node
+     * and Slurm kept it); the others keep theirs */
+    static const char *const clash[2][4] = {
+        {"[{\"gpus\":[0,1,2,3],\"node\":0}]", "[{\"gpus\":[3,4,5,6],\"node\":0}]",
+         "[{\"gpus\":[0,1,2,3],\"node\":1}]", "[{\"gpus\":[2,3],\"node\":1}]"},
+        /* z on 5-6 of node 1: no GPU of another job, but no buddy block */
+        {"[{\"gpus\":[0,1,2,3],\"node\":0}]", "[{\"gpus\":[4,5,6,7],\"node\":0}]",
+         "[{\"gpus\":[0,1,2,3],\"node\":1}]", "[{\"gpus\":[5,6],\"node\":1}]"}};
+    static const char *const kept[2][4] = {
+        {"[{\"gpus\":[0,1,2,3],\"node\":0}]", "",
+         "[{\"gpus\":[0,1,2,3],\"node\":1}]", ""},
+        {"[{\"gpus\":[0,1,2,3],\"node\":0}]", "[{\"gpus\":[4,5,6,7],\"node\":0}]",
+         "[{\"gpus\":[0,1,2,3],\"node\":1}]", ""}};
+    static const char *const ids[] = {"w", "x", "y", "z"};
+    for (int c = 0; c < 2; c++) {
+        ef_buf j5 = {0};
+        journal_at(&j5, NULL, 0, clash[c]);
+        tu_write(dir, "journal.jsonl", j5.s, NULL, 0);
+        free(j5.s);
+        assert_ok(exec_journal_replay(path, &p, &r, &e), e);
+        s = exec_state_json(&x, &r, 1, 60);
+        for (int k = 0; k < 4; k++) {
+            char *got = state_place(s, ids[k]);
+            assert_string_equal(got, kept[c][k]);
+            free(got);
+        }
+        free(s);
+        exec_replay_free(&r);
+    }
 
     /* a journal of before the record (no placed) reads as before */
     ef_buf j4 = {0};
