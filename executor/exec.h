@@ -386,7 +386,8 @@ void exec_journal_close(exec_journal *j);
 /* ---- the node table ------------------------------------------------------ */
 
 /* Plan node k -> the name the cluster knows it by: the Slurm node of
- * --nodelist and the MASTER_ADDR of a job whose first node it is. */
+ * --nodelist, and the MASTER_ADDR of a job whose first node it is (the
+ * dry run's; the Slurm backend uses the node's NodeAddr). */
 typedef struct exec_nodes {
     int n;
     char **name;      /* n names, distinct */
@@ -731,19 +732,33 @@ int exec_run_cmd(char *const *argv, char *out, size_t outlen, int merge);
 int exec_run_capture(char *const *argv, ef_buf *out, int merge);
 
 /* The sbatch command line of attempt r as the Slurm backend runs it, for
- * the dry run (no cluster needed; node names by exec_nodes_name): its
- * argv words joined by spaces, each as ef_sh_word writes it, into dst
- * (cut at len - 1 bytes). */
+ * the dry run (no cluster needed; node names by exec_nodes_name): the
+ * words of x->slurm.args, then --parsable, --job-name, x->slurm's
+ * --partition, --account and --qos, --nodes, --nodelist,
+ * --ntasks-per-node (1, or the GPUs per node of a "per_gpu" job),
+ * --gres, --time, --output, --open-mode and the script; its argv words
+ * joined by spaces, each as ef_sh_word writes it, into dst (cut at
+ * len - 1 bytes). */
 const char *exec_slurm_sbatch_line(exec_ctx *x, const exec_run *r, char *dst,
                                    size_t len);
 
 /* The batch script of attempt r as the Slurm backend writes it to
- * run/JOB.A.sbatch (heap text, free with free()): the launch environment,
- * the job's workdir and command (every word quoted with ef_sh_quote), the
- * checkpoint signal forwarded to the command, and the command's exit
- * status written to the attempt's rc file (exec_read_rc, 'shell' form)
- * and returned as the script's own. Runs under any POSIX sh. The job must
- * have a command. */
+ * run/JOB.A.sbatch (heap text, free with free()): the launch environment
+ * (MASTER_ADDR the NodeAddr of the node it runs on, Slurm's first of the
+ * job, when the backend's prepare read the addresses; else the first
+ * plan node's name), the rendezvous port probed on that node (the first
+ * port from r->port, else from the job's port + (attempt - 1) as
+ * exec_pick_port counts, with nothing in LISTEN state in /proc/net/tcp
+ * and tcp6) exported as MASTER_PORT and PET_MASTER_PORT and logged
+ * ("efplan: rendezvous HOST:PORT"), the job's workdir and command (every
+ * word quoted with ef_sh_quote; on several nodes or for a "per_gpu" job
+ * through srun, each process's NODE_RANK and PET_NODE_RANK, and where a
+ * process is one GPU's RANK, LOCAL_RANK, GROUP_RANK, LOCAL_WORLD_SIZE,
+ * from Slurm's task variables), the checkpoint signal forwarded to the
+ * command (through srun: to its tasks with scancel --signal), and the
+ * command's exit status written to the attempt's rc file (exec_read_rc,
+ * 'shell' form) and returned as the script's own. Runs under any POSIX
+ * sh. The job must have a command. */
 char *exec_slurm_script(exec_ctx *x, const exec_run *r);
 
 /* ---- the apply loop ------------------------------------------------------ */

@@ -1,16 +1,20 @@
 /* slurm.c: the Slurm backend (see exec.h).
  *
  * One attempt = one batch job: sbatch --parsable with --nodelist,
- * --gres=gpu:N (N GPUs per node), --time and a job name that encodes the
- * plan, the job and the attempt ("efp-HASH8-JOB-A"), so that a restarted
- * executor finds what it launched. The batch script (run/JOB.A.sbatch)
- * sets the launch environment, runs the command (through srun on
- * several nodes), forwards the checkpoint signal to it, and writes the
- * exit status to run/JOB.A.rc: the state directory must be on a file
- * system the nodes share. Checkpoint = scancel --batch --signal=SIG; stop
- * = scancel. Slurm cannot resize a running job, so a resize or migration
- * is checkpoint, stop, and a new batch job with the new shape. What runs
- * is read back with squeue, asked for this user's jobs only.
+ * --gres=gpu:N (N GPUs per node), --time, the shared cluster's options
+ * (exec_slurm_opts) and a job name that encodes the plan, the job and
+ * the attempt ("efp-HASH8-JOB-A"), so that a restarted executor finds
+ * what it launched. The batch script (run/JOB.A.sbatch) sets the launch
+ * environment, picks the rendezvous port on its node, runs the command
+ * (through srun on several nodes or processes), forwards the checkpoint
+ * signal to it, and writes the exit status to run/JOB.A.rc: the state
+ * directory must be on a file system the nodes share. Checkpoint =
+ * scancel --batch --signal=SIG; stop = scancel. Slurm cannot resize a
+ * running job, so a resize or migration is checkpoint, stop, and a new
+ * batch job with the new shape. What runs is read back with squeue, asked
+ * for this user's jobs only; which GPUs Slurm gave a running attempt with
+ * scontrol show job -d (the placed hook); node addresses and a
+ * partition's nodes with sinfo.
  */
 #include "executor/exec.h"
 
