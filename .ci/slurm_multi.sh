@@ -43,6 +43,11 @@
 #   4. a --partition without the plan's nodes: exit 3 naming the node,
 #      nothing submitted; an sbatch that refuses a job (--mem too large):
 #      exit 5 with sbatch's own message;
+#   4b. efplan serve --backend slurm --partition small --sbatch-arg=...:
+#      three jobs launched at once get other GPUs from Slurm than the plan
+#      gave them; the loop counts them where Slurm runs them (its log, the
+#      attempts and the plan of GET /v1/jobs/ID), restarts none, and
+#      Slurm's records show the partition and the comment;
 #   5. the PyTorch example (examples/pytorch/train.py under torchrun,
 #      gloo over loopback) on two nodes, resized to one: when
 #      /usr/bin/python3 imports torch and the example is there; else it
@@ -102,6 +107,8 @@ stop_daemons() {
 cleanup() {
     rc=$?
     [ -z "$LISTEN" ] || kill "$LISTEN" 2>/dev/null || true
+    [ -z "${SPID:-}" ] || kill -9 "$SPID" 2>/dev/null || true
+    [ $rc -eq 0 ] || [ ! -f "$R/serve.log" ] || { echo "--- serve.log"; tail -40 "$R/serve.log"; }
     if [ $rc -ne 0 ] && [ -d "$R/log" ]; then
         for f in "$R"/s*/journal.jsonl "$R"/err* "$R"/s*/logs/*.log; do
             [ -f "$f" ] && { echo "--- $f"; tail -40 "$f"; }
@@ -405,6 +412,68 @@ set -e
 [ $rc -eq 5 ] && grep -q 'efplan: error: slurm: sbatch failed (exit 1): sbatch: error: Memory specification can not be satisfied' err3 ||
     { cat err3; fail "sbatch --mem=999999: exit $rc"; }
 echo "slurm multi: a partition without the plan's nodes: exit 3 before anything runs; sbatch's refusal: exit 5 with its message"
+
+# 4b. the loop (efplan serve --backend slurm --partition small: node1
+# alone) follows Slurm's GPUs. Three jobs launched in one tick: the plan
+# gives c (a deadline: the spare GPUs' ties go to it) 4 GPUs at 0-3, the
+# best-effort a and b 2 each at 4-5 and 6-7; launched in id order, Slurm
+# gives a 0-1, b 2-3, c 4-7: buddy blocks all, so the loop counts them
+# there, re-plans from there, and restarts none of them
+LJOB=$ROOT/tests/data/loop_job.py
+LC=$ROOT/tests/data/loop_curves
+"$EFPLAN" token add ops --operator --db loop.db 2>/dev/null >ops.tok
+chmod 600 ops.tok
+SPID=
+serve() { # port-file [more options]: efplan serve on loop.db, in the background
+    pf=$1; shift
+    "$EFPLAN" serve --db loop.db --cluster n1g8 --curves "$LC" --listen 127.0.0.1:0 \
+        --port-file "$pf" --quiet "$@" >>serve.log 2>&1 &
+    SPID=$!
+    wait_for "serve started" 20 "[ -s $pf ]"
+    U=http://127.0.0.1:$(cat "$pf")
+}
+api() { m=$1; p=$2; shift 2
+    curl -sS --max-time 10 -X "$m" -H "Authorization: Bearer $(cat ops.tok)" "$@" "$U$p"; }
+# the jobs go in while the service only plans: the loop then starts them at once
+serve lport0
+now=$(api GET /healthz | jq .time)
+for spec in "a null 100000000" "b null 100000000" "c $((now + 200000)) 100000"; do
+    set -- $spec
+    body=$(jq -cn --arg id "$1" --argjson dl "$2" --argjson it "$3" --arg job "$LJOB" --arg ev "$R/lev" \
+        '{id: $id, model: "sublinear", batch_size: 64, iterations: $it,
+          deadline: $dl, grace_seconds: 5,
+          command: ["python3", $job, $ev, "--scale", "50", "--tput", "1:1,2:1.9,4:3.6,8:6.4"]}')
+    "$EFPLAN" submit --server "$U" --token-file ops.tok --job "$body" >/dev/null ||
+        fail "serve: $1 not taken"
+done
+kill "$SPID"; wait "$SPID" || true
+SPID=
+serve lport --backend slurm --partition small --sbatch-arg=--comment=efplan-serve \
+    --run-dir lrun --time-scale 50
+places() { for j in a b c; do printf '%s:%s ' "$j" "$(api GET "/v1/jobs/$j" | jq -c '.attempts[-1].placement')"; done; }
+wait_for "the loop counts a, b, c where Slurm runs them: $(places)" 60 \
+    'grep -q "c: attempt 1: counted where the cluster runs it" serve.log'
+grep -q "a: attempt 1: the cluster placed it on node 0 GPUs 0,1, not the plan's node 0 GPUs 4,5" serve.log &&
+    grep -q "c: attempt 1: the cluster placed it on node 0 GPUs 4,5,6,7, not the plan's node 0 GPUs 0,1,2,3" serve.log ||
+    { grep placed serve.log; fail "serve: Slurm's GPUs not as expected"; }
+sleep 3 # a few re-plans and ticks: nothing restarts
+for spec in 'a:[{"gpus":[0,1],"node":0}]' 'b:[{"gpus":[2,3],"node":0}]' 'c:[{"gpus":[4,5,6,7],"node":0}]'; do
+    j=${spec%%:*}; pl=${spec#*:}
+    js=$(api GET "/v1/jobs/$j")
+    [ "$(echo "$js" | jq '.attempts | length')" = 1 ] ||
+        fail "serve: $j was restarted: $(echo "$js" | jq -c .attempts)"
+    [ "$(echo "$js" | jq -c '.attempts[0].placement')" = "$pl" ] &&
+        [ "$(echo "$js" | jq -c '.placement')" = "$pl" ] ||
+        fail "serve: $j: attempt $(echo "$js" | jq -c '.attempts[0].placement'), plan $(echo "$js" | jq -c .placement), Slurm $pl"
+    info=$(scontrol show job -o | grep "JobName=efp-[0-9a-f]*-$j-1 ") || fail "serve: no Slurm job for $j"
+    echo "$info" | grep -q "Partition=small .*Comment=efplan-serve " ||
+        fail "serve: $j's Slurm job: $info"
+done
+kill "$SPID"; wait "$SPID" || fail "serve exited $?"
+SPID=
+scancel --user=root
+wait_for "the loop's jobs ended" 30 '[ -z "$(squeue -h -o %i)" ]'
+echo "slurm multi: serve on partition small: Slurm put a, b, c on 0-1, 2-3, 4-7 (the plan: 4-5, 6-7, 0-3); the loop counts them there, the plan follows, nothing restarted; partition and --sbatch-arg in Slurm's records"
 
 # 5. the PyTorch example over loopback, on two nodes, then one
 TRAIN=$ROOT/examples/pytorch/train.py

@@ -521,8 +521,9 @@ static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
 /* Where the cluster put running attempt r of job j, when it picks the
  * GPUs itself (exec_backend.placed) and has not said yet. Where the
  * planner can take it (exec_place_follow: the node's attempts all known,
- * buddy blocks), the jobs there count as where they really are, and a
- * re-plan starts from that; the log says when it is not the plan's. */
+ * buddy blocks), the jobs there count as where they really are (their
+ * attempt rows say so), and a re-plan starts from that at once; the log
+ * says when it is not the plan's. */
 static int placed(loop *L, int j, const exec_run *r, int64_t now, ef_err *e)
 {
     lj *J = &L->jobs[j];
@@ -533,8 +534,7 @@ static int placed(loop *L, int j, const exec_run *r, int64_t now, ef_err *e)
     if (k <= 0)
         return k < 0 ? EF_ERR : EF_OK;
     J->real = real;
-    if (placement_equal(&J->real, &J->place))
-        return EF_OK;
+    int differs = !placement_equal(&J->real, &J->place);
     placement *m = ef_calloc((size_t)L->n + 1, sizeof *m);
     placement *rl = ef_calloc((size_t)L->n + 1, sizeof *rl);
     char *live = ef_calloc((size_t)L->n + 1, 1), *ch = ef_calloc((size_t)L->n
@@ -548,15 +548,20 @@ static int placed(loop *L, int j, const exec_run *r, int64_t now, ef_err *e)
     const cluster *c = svc_cluster(L->s);
     exec_place_follow(L->n, m, rl, live, c->nodes, c->gpus_per_node, ch);
     char got[512], planned[512];
-    say(L, "%s: attempt %d: the cluster placed it on %s, not the plan's %s%s",
-        J->id, J->attempt, exec_place_str(&J->real, got, sizeof got),
-        exec_place_str(&J->place, planned, sizeof planned),
-        ch[j] ? "; re-planned from there" : "; the plan keeps its own GPUs "
-        "(the attempts on its node are not all known or not all buddy "
-        "blocks)");
-    int rc = EF_OK;
+    if (differs)
+        say(L, "%s: attempt %d: the cluster placed it on %s, not the plan's "
+            "%s%s", J->id, J->attempt, exec_place_str(&J->real, got,
+                                                       sizeof got),
+            exec_place_str(&J->place, planned, sizeof planned),
+            ch[j] ? "" : "; counted where the plan has it until every "
+            "attempt on its node is known and each is a buddy block");
+    int any = 0, rc = EF_OK;
     for (int i = 0; i < L->n; i++) {
         if (ch[i]) {
+            say(L, "%s: attempt %d: counted where the cluster runs it: %s",
+                L->jobs[i].id, L->jobs[i].attempt,
+                exec_place_str(&m[i], got, sizeof got));
+            any = 1;
             placement_copy(&L->jobs[i].place, &m[i]);
             if (rc == EF_OK)
                 rc = put_attempt(L, &L->jobs[i], L->jobs[i].st == LJ_RUNNING
@@ -565,8 +570,8 @@ static int placed(loop *L, int j, const exec_run *r, int64_t now, ef_err *e)
         }
         placement_free(&m[i]);
     }
-    if (ch[j])
-        event(L, "%s runs on other GPUs than planned", J->id);
+    if (any)
+        event(L, "jobs run on other GPUs than planned (the cluster's)");
     free(m);
     free(rl);
     free(live);
