@@ -124,6 +124,29 @@ static exec_run run_of(const apply *A, int j)
 
 /* ---- job events ---------------------------------------------------------- */
 
+/* How many times a job is launched again because its rendezvous port was
+ * taken (exec_log_addr_in_use) before that counts as its failure. */
+#define PORT_RETRIES 3
+
+/* Warn, once per attempt (journal "warning", the attempt's log, a
+ * progress line), when job j's running attempt does not run the world
+ * its allocation is: what its command fixes (world 0) or what it
+ * reported (exec_world_check). */
+static int world_warn(apply *A, int j, int world, ef_err *e)
+{
+    exec_jjob *jj = &A->r.jobs[j];
+    if (A->x.b->dry || jj->warned == jj->attempt)
+        return EF_OK;
+    exec_run run = run_of(A, j);
+    char msg[512];
+    if (!exec_world_check(&A->x, &run, world, msg, sizeof msg))
+        return EF_OK;
+    exec_log_note(&A->x, j, run.attempt, msg);
+    say(A, "warning: %s", msg);
+    return put(A, &(exec_rec){.ev = EXEC_R_WARNING, .job = A->p->jobs[j].id,
+                              .attempt = run.attempt, .msg = msg}, e);
+}
+
 /* The attempt of job j ended by itself with status st. */
 static int job_exited(apply *A, int j, const exec_pstatus *st, ef_err *e)
 {
@@ -139,6 +162,19 @@ static int job_exited(apply *A, int j, const exec_pstatus *st, ef_err *e)
     else
         snprintf(why, sizeof why, "exit %d", st->code);
     int ok = st->state == EXEC_P_EXITED && st->code == 0;
+    if (!ok && st->state == EXEC_P_EXITED &&
+        A->r.jobs[j].retries < PORT_RETRIES &&
+        exec_log_addr_in_use(&A->x, j, a)) {
+        /* its rendezvous port was taken: launched again on another */
+        if (put(A, &(exec_rec){.ev = EXEC_R_EXIT, .job = jb->id,
+                               .attempt = a, .code = st->code, .why = why,
+                               .result = EXEC_RESULT_RETRY, .log = logp,
+                               .progress = prog}, e) != EF_OK)
+            return EF_ERR;
+        say(A, "%s attempt %d: %s, its log says the address was in use: "
+            "launching it again with another port", jb->id, a, why);
+        return EF_OK;
+    }
     if (put(A, &(exec_rec){.ev = EXEC_R_EXIT, .job = jb->id, .attempt = a,
                            .code = st->state == EXEC_P_GONE ? -1 : st->code,
                            .why = why, .result = ok ? EXEC_RESULT_DONE
@@ -279,7 +315,7 @@ static int launch(apply *A, int j, int s, const exec_place *pl, ef_err *e)
     say(A, "start %s attempt %d on %s", jb->id, a,
         exec_place_str(pl, where, sizeof where));
     A->rep->launched++;
-    return EF_OK;
+    return world_warn(A, j, 0, e);
 }
 
 /* After a crash: settle launches and stops whose outcome is unknown. */
@@ -337,6 +373,9 @@ static int poll_all(apply *A, ef_err *e)
             continue;
         }
         int64_t prog = exec_read_progress(&A->x, j);
+        int world = exec_read_world(&A->x, j, A->r.jobs[j].attempt);
+        if (world > 0 && world_warn(A, j, world, e) != EF_OK)
+            return EF_ERR;
         if (prog >= A->p->jobs[j].iterations) {
             say(A, "%s reports %" PRId64 " of %" PRId64 " iterations: "
                 "stopping it", A->p->jobs[j].id, prog,
@@ -420,16 +459,6 @@ static int apply_slot(apply *A, int s, ef_err *e)
     return rc;
 }
 
-static int make_dir(const char *path, ef_err *e)
-{
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return ef_fail(e, EF_E_INPUT, "%s: cannot create the directory: %s",
-                       path, strerror(errno));
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-        return ef_fail(e, EF_E_INPUT, "%s: not a directory", path);
-    return EF_OK;
-}
 
 static int write_state(apply *A, int complete, ef_err *e)
 {
@@ -687,17 +716,9 @@ static int open_state(apply *A, int *lock, ef_err *e)
     const exec_opts *o = A->o;
     const exec_plan *p = A->p;
     exec_report *rep = A->rep;
-    if (make_dir(o->state, e) != EF_OK)
-        return EF_ERR;
     char real[PATH_MAX], path[PATH_MAX + 64];
-    if (!realpath(o->state, real))
-        return ef_fail(e, EF_E_INPUT, "%s: %s", o->state, strerror(errno));
-    static const char *const sub[] = {"logs", "run", "progress"};
-    for (int k = 0; k < 3; k++) {
-        snprintf(path, sizeof path, "%s/%s", real, sub[k]);
-        if (make_dir(path, e) != EF_OK)
-            return EF_ERR;
-    }
+    if (exec_state_dirs(o->state, real, e) != EF_OK)
+        return EF_ERR;
     snprintf(path, sizeof path, "%s/lock", real);
     *lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (*lock < 0)

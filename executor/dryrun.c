@@ -105,9 +105,14 @@ static int dry_launch(exec_ctx *x, exec_run *r, ef_err *e)
     int *nodes = ef_malloc((size_t)(pl->n + 1) * sizeof *nodes);
     int nn = exec_place_nodes(pl, nodes);
     const char *master = exec_nodes_name(&x->nodes, nodes[0], tmp, sizeof tmp);
-    for (int rank = 0; rank < nn; rank++) {
+    /* one line per process: a node's, or with "per_gpu" each GPU's */
+    int per = jb->in->run.per_gpu ? pl->n / (nn ? nn : 1) : 1;
+    for (int proc = 0; proc < nn * per; proc++) {
+        int rank = proc / per;
         ef_buf b = {0};
-        char **env = exec_launch_env(x, r, rank, master, 1);
+        char **env = exec_launch_env(x, r, rank,
+                                     jb->in->run.per_gpu ? proc % per : -1,
+                                     master, 1);
         for (int k = 0; env[k]; k++) {
             ef_buf_put(&b, k ? " " : "");
             put_assignment(&b, env[k]);
@@ -125,7 +130,11 @@ static int dry_launch(exec_ctx *x, exec_run *r, ef_err *e)
             ef_buf_put(&b, " ");
             ef_sh_word(&b, jb->in->run.argv[k]);
         }
-        outf(x, "    node %d: %s", nodes[rank], b.s);
+        if (jb->in->run.per_gpu)
+            outf(x, "    node %d process %d: %s", nodes[rank], proc % per,
+                 b.s);
+        else
+            outf(x, "    node %d: %s", nodes[rank], b.s);
         free(b.s);
     }
     free(nodes);

@@ -215,6 +215,9 @@ typedef struct exec_jjob {
     char why[160];        /* failed: "exit 3" / "signal 9" / "lost" */
     int had_place;        /* was running when the last apply ended */
     double start_at;      /* wall clock of the last launch intent */
+    int retries;          /* attempts ended "retry" (port in use) */
+    int warned;           /* the attempt a "warning" record was written
+                             for (0: none) */
 } exec_jjob;
 
 typedef struct exec_replay {
@@ -246,17 +249,22 @@ typedef struct exec_replay {
  *   done         job, progress
  *   slot         start, running
  *   error        msg
- *   end          time */
+ *   end          time
+ *   warning      job, attempt, msg (the attempt runs another world size
+ *                than its allocation; informational) */
 typedef enum exec_rtype {
     EXEC_R_BEGIN, EXEC_R_RESUME, EXEC_R_START, EXEC_R_STARTED,
     EXEC_R_START_FAILED, EXEC_R_STOP, EXEC_R_STOPPED, EXEC_R_EXIT,
-    EXEC_R_DONE, EXEC_R_SLOT, EXEC_R_ERROR, EXEC_R_END,
+    EXEC_R_DONE, EXEC_R_SLOT, EXEC_R_ERROR, EXEC_R_END, EXEC_R_WARNING,
     EXEC_R_COUNT
 } exec_rtype;
 
 typedef enum exec_result {
     EXEC_RESULT_DONE = 0,   /* "done" */
-    EXEC_RESULT_FAILED      /* "failed" */
+    EXEC_RESULT_FAILED,     /* "failed" */
+    EXEC_RESULT_RETRY       /* "retry": it failed to bind its rendezvous
+                               port (exec_log_addr_in_use); the job stays
+                               pending and is launched again */
 } exec_result;
 
 /* One record; only the members of its type are written and read. */
@@ -388,6 +396,10 @@ typedef struct exec_run {
     int attempt;         /* 1, 2, ... */
     const exec_place *place;
     double wall_limit;   /* seconds it may run (Slurm --time), > 0 */
+    int port;            /* the rendezvous port (MASTER_PORT) of this
+                            attempt; 0: the job's (exec_job.port). The
+                            local backend's launch picks a free one
+                            (exec_pick_port) */
     char handle[128];    /* filled by launch / find */
 } exec_run;
 
@@ -475,6 +487,63 @@ const char *exec_path_progress(const exec_ctx *x, int j, char *dst,
                                size_t len);
 const char *exec_path_run(const exec_ctx *x, int j, int a, const char *ext,
                           char *dst, size_t len);
+/* STATE/checkpoints/JOB: the job's own directory for its checkpoints
+ * (EFPLAN_CHECKPOINT_DIR), kept across its attempts. */
+const char *exec_path_checkpoints(const exec_ctx *x, int j, char *dst,
+                                  size_t len);
+
+/* mkdir 'path' (0755) unless it is a directory already. EF_E_INPUT naming
+ * it when it cannot be created or is not a directory. */
+int exec_make_dir(const char *path, ef_err *e);
+/* Create state directory 'dir' and its logs/, run/, progress/ and
+ * checkpoints/ (exec_make_dir); its absolute path into real[PATH_MAX]. */
+int exec_state_dirs(const char *dir, char *real, ef_err *e);
+/* Create job j's checkpoint directory (a backend's launch, before the
+ * command runs). */
+int exec_make_checkpoints(const exec_ctx *x, int j, ef_err *e);
+
+/* ---- rendezvous ---------------------------------------------------------- */
+
+/* 1 if TCP port 'port' can be bound on every address of this host (IPv6
+ * dual-stack, else IPv4; no SO_REUSEADDR, so a port in TIME_WAIT counts
+ * as taken): nobody listens there now. */
+int exec_port_free(int port);
+
+/* The rendezvous port for attempt r on this host: the first free port
+ * (exec_port_free) from the job's port + (attempt - 1), within
+ * 29500..30499 + jobs (wrapping), so that each attempt of a job starts
+ * somewhere new and a relaunch after "address in use" tries another. The
+ * job's port when none of 512 is free. */
+int exec_pick_port(const exec_ctx *x, const exec_run *r);
+
+/* 1 if the last 64 KiB of attempt a's log say it could not bind an
+ * address ("Address already in use", EADDRINUSE, errno 98): the
+ * rendezvous port was taken between the pick and the bind, and the job
+ * is launched again (another port) without counting as a failure. */
+int exec_log_addr_in_use(const exec_ctx *x, int j, int a);
+
+/* ---- world size ---------------------------------------------------------- */
+
+/* The world size attempt 'attempt' of job j wrote to its progress file:
+ * "N world=W attempt=A" (A: its EFPLAN_ATTEMPT), or 0 when the file says
+ * none, or says it for another attempt. */
+int exec_read_world(const exec_ctx *x, int j, int attempt);
+
+/*
+ * exec_world_check: does attempt r run the world its allocation is
+ * (r->place->n processes on its nodes)? From what the job said (world >
+ * 0: the size it reported, exec_read_world), or, with world 0, from its
+ * command: a torchrun (or python -m torch.distributed.run) whose
+ * --nproc-per-node / --nproc_per_node or --nnodes is a fixed number
+ * other than the attempt's. Returns 1 with the warning in msg (job id,
+ * what it runs, what it was given) when they differ, else 0.
+ */
+int exec_world_check(const exec_ctx *x, const exec_run *r, int world,
+                     char *msg, size_t len);
+
+/* Append "efplan: LINE\n" to attempt a's log (best effort). */
+void exec_log_note(const exec_ctx *x, int j, int a, const char *line);
+
 
 /* The first bytes (at most len - 1) of the small file at 'path' into buf,
  * NUL-terminated ("" when nothing was read). Returns how many were read,
@@ -533,15 +602,28 @@ int exec_read_rc(const exec_ctx *x, const exec_run *r, int shell,
 int exec_job_signal(const exec_plan *p, int j);
 int exec_job_grace(const exec_plan *p, int j);
 
-/* The environment apply adds for one launch (NULL-terminated array of
- * "KEY=VALUE", heap; free with exec_strv_free): the job's own "env",
- * then NNODES, NODE_RANK, NPROC_PER_NODE, WORLD_SIZE, MASTER_ADDR,
- * MASTER_PORT, CUDA_VISIBLE_DEVICES (the plan's GPUs on 'node'; omitted
- * when cvd is 0), EFPLAN_JOB_ID, EFPLAN_PROGRESS_FILE, EFPLAN_ATTEMPT,
- * EFPLAN_ITERATIONS, EFPLAN_BATCH_SIZE (the attempt's batch size:
- * r->place->batch in an elastic-batch allocation, else the job's). */
+/*
+ * exec_launch_env: the environment added for one process of a launch
+ * (NULL-terminated array of "KEY=VALUE", heap; free with exec_strv_free):
+ * the job's own "env", then
+ *   NNODES, NODE_RANK, NPROC_PER_NODE (GPUs per node), WORLD_SIZE (GPUs
+ *   of the attempt), MASTER_ADDR, MASTER_PORT (r->port, else the job's);
+ *   PET_NNODES, PET_NODE_RANK, PET_NPROC_PER_NODE, PET_MASTER_ADDR,
+ *   PET_MASTER_PORT: the same values, which torchrun takes as its
+ *   options' defaults, so that a plain `torchrun train.py` follows the
+ *   plan;
+ *   RANK, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK: where the process is
+ *   one per GPU: local_rank >= 0 (a "per_gpu" job's process local_rank
+ *   of node node_rank), or a per-node process on one GPU per node
+ *   (local_rank -1, NPROC_PER_NODE 1; RANK is then NODE_RANK);
+ *   CUDA_VISIBLE_DEVICES (the plan's GPUs on that node; omitted when cvd
+ *   is 0), EFPLAN_JOB_ID, EFPLAN_PROGRESS_FILE, EFPLAN_CHECKPOINT_DIR
+ *   (exec_path_checkpoints), EFPLAN_ATTEMPT, EFPLAN_ITERATIONS,
+ *   EFPLAN_BATCH_SIZE (the attempt's batch size: r->place->batch in an
+ *   elastic-batch allocation, else the job's).
+ */
 char **exec_launch_env(const exec_ctx *x, const exec_run *r, int node_rank,
-                       const char *master_addr, int cvd);
+                       int local_rank, const char *master_addr, int cvd);
 void exec_strv_free(char **v);
 
 /*

@@ -58,7 +58,7 @@ void exec_replay_init(exec_replay *r, const exec_plan *p)
 #define F_PROGRESS    {R("progress", JF_I64, 0, progress), .min = -1, \
                        .max = EF_MAX_I64}
 #define F_RESULT      {R("result", JF_ENUM, 0, result), \
-                       .names = result_names, .nnames = 2}
+                       .names = result_names, .nnames = 3}
 #define F_RUNNING     {R("running", JF_INT, 0, running), .min = 0, \
                        .max = INT32_MAX}
 #define F_SCALE       {R("scale", JF_G17, 0, scale)}
@@ -71,7 +71,7 @@ void exec_replay_init(exec_replay *r, const exec_plan *p)
 #define F_WHY         {R("why", JF_STR, 0, why)}
 #define F_ADOPTED     {JF_F("adopted", JF_FLAG, 0, exec_rec, adopted)}
 
-static const char *const result_names[] = {"done", "failed"};
+static const char *const result_names[] = {"done", "failed", "retry"};
 
 static const jf_field r_begin[] = {F_ANCHOR_PLAN, F_ANCHOR_WALL, F_BACKEND,
                                    EV("begin"), F_HASH, F_PLAN, F_SCALE};
@@ -91,6 +91,7 @@ static const jf_field r_done[] = {EV("done"), F_JOB, F_PROGRESS};
 static const jf_field r_slot[] = {EV("slot"), F_RUNNING, F_START};
 static const jf_field r_error[] = {EV("error"), F_MSG};
 static const jf_field r_end[] = {EV("end"), F_TIME};
+static const jf_field r_warning[] = {F_ATTEMPT, EV("warning"), F_JOB, F_MSG};
 
 /* Every record type: its "ev" name and its members, by exec_rtype. */
 static const struct rtype {
@@ -113,6 +114,8 @@ static const struct rtype {
     [EXEC_R_SLOT] = {"slot", JF_TABLE(exec_rec, &jw_inline_obj, r_slot)},
     [EXEC_R_ERROR] = {"error", JF_TABLE(exec_rec, &jw_inline_obj, r_error)},
     [EXEC_R_END] = {"end", JF_TABLE(exec_rec, &jw_inline_obj, r_end)},
+    [EXEC_R_WARNING] = {"warning", JF_TABLE(exec_rec, &jw_inline_obj,
+                                            r_warning)},
 };
 
 char *exec_rec_json(const exec_rec *rec)
@@ -194,6 +197,10 @@ static int apply_rec(exec_replay *r, const exec_plan *p, const exec_rec *rec,
     case EXEC_R_SLOT:
         r->last_slot = rec->start;
         break;
+    case EXEC_R_WARNING:
+        if (same)
+            jj->warned = rec->attempt;
+        break;
     case EXEC_R_RESUME:
     case EXEC_R_ERROR:
         break; /* informational */
@@ -238,6 +245,8 @@ static int apply_rec(exec_replay *r, const exec_plan *p, const exec_rec *rec,
         }
         if (rec->result == EXEC_RESULT_DONE) {
             jj->status = EXEC_J_DONE;
+        } else if (rec->result == EXEC_RESULT_RETRY) {
+            jj->retries++; /* pending: launched again with another port */
         } else {
             jj->status = EXEC_J_FAILED;
             jj->exit_code = rec->code;

@@ -156,6 +156,102 @@ static char **merged_env(char **add)
     return v;
 }
 
+/* The most processes one launch starts ("per_gpu": one per GPU). */
+#define LOCAL_MAX_PROCS 64
+
+static void free_envs(char ***add, char ***envs, int n)
+{
+    for (int k = 0; k < n; k++) {
+        free(envs[k]);
+        exec_strv_free(add[k]);
+    }
+}
+
+/* In a forked child of the monitor: the job's command, with environment
+ * env, output appended to logp, in its workdir. Never returns. */
+static void run_command(const job_run *jr, const char *logp, char **env)
+{
+    for (int s = 1; s < 32; s++)
+        if (s != SIGKILL && s != SIGSTOP)
+            signal(s, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* stdin stays the monitor's /dev/null; output goes to the log */
+    int lf = open(logp, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (lf >= 0) {
+        dup2(lf, 1);
+        dup2(lf, 2);
+        if (lf > 2)
+            close(lf);
+    }
+    if (jr->workdir && chdir(jr->workdir) != 0) {
+        dprintf(2, "efplan apply: cannot enter workdir %s: %s\n",
+                jr->workdir, strerror(errno));
+        _exit(127);
+    }
+    environ = env;
+    execvp(jr->argv[0], jr->argv);
+    dprintf(2, "efplan apply: cannot run %s: %s\n", jr->argv[0],
+            strerror(errno));
+    _exit(127);
+}
+
+/* In the monitor: wait for the n processes kids[] of one attempt. The
+ * first that ends other than with exit 0 gives the attempt's status (or
+ * 'failed' says one could not be started, txt holding its status
+ * already); the others are then sent SIGTERM, and SIGKILL 5 s later if
+ * they still run (a DDP peer left alone waits for ever). All exit 0: the
+ * status is exit 0. The status text ("exit N\n" / "signal S\n") goes to
+ * txt. */
+static void wait_all(pid_t *kids, int n, int failed, char *txt, size_t len)
+{
+    int left = n, bad = failed;
+    double killed_at = -1;
+    if (!bad)
+        snprintf(txt, len, "exit 0\n");
+    if (failed)
+        for (int k = 0; k < n; k++)
+            kill(kids[k], SIGTERM);
+    killed_at = failed ? ef_mono_seconds() : -1;
+    while (left > 0) {
+        int status = 0;
+        pid_t w = waitpid(-1, &status, killed_at >= 0 ? WNOHANG : 0);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            break;
+        if (w == 0) {
+            if (ef_mono_seconds() - killed_at > 5)
+                for (int k = 0; k < n; k++)
+                    if (kids[k] > 0)
+                        kill(kids[k], SIGKILL);
+            struct timespec ts = {0, 20000000L};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        int k = 0;
+        while (k < n && kids[k] != w)
+            k++;
+        if (k == n)
+            continue;
+        kids[k] = -1;
+        left--;
+        int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (!ok && !bad) {
+            bad = 1;
+            if (WIFSIGNALED(status))
+                snprintf(txt, len, "signal %d\n", WTERMSIG(status));
+            else
+                snprintf(txt, len, "exit %d\n", WEXITSTATUS(status));
+            for (int m = 0; m < n; m++)
+                if (kids[m] > 0)
+                    kill(kids[m], SIGTERM);
+            killed_at = ef_mono_seconds();
+        }
+    }
+}
+
 static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
 {
     const exec_job *jb = &x->p->jobs[r->job];
@@ -167,16 +263,34 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
     exec_path_log(x, r->job, r->attempt, logp, sizeof logp);
     exec_path_run(x, r->job, r->attempt, "pid", pidp, sizeof pidp);
     exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
-    char **add = exec_launch_env(x, r, 0, "127.0.0.1", 1);
-    char **env = merged_env(add);
+    if (exec_make_checkpoints(x, r->job, e) != EF_OK)
+        return EF_ERR;
+    /* one process, or one per GPU ("per_gpu"); each its own environment */
+    int nproc = jr->per_gpu ? r->place->n : 1;
+    if (nproc > LOCAL_MAX_PROCS)
+        return ef_fail(e, EF_E_INPUT, "%s: job \"%s\" would start %d "
+                       "processes (\"per_gpu\"); the local backend starts "
+                       "at most %d", x->p->q.path, jb->id, nproc,
+                       LOCAL_MAX_PROCS);
+    r->port = exec_pick_port(x, r);
+    char note[256];
+    snprintf(note, sizeof note, "attempt %d: rendezvous 127.0.0.1:%d, %d "
+             "GPU%s, %d process%s", r->attempt, r->port, r->place->n,
+             r->place->n == 1 ? "" : "s", nproc, nproc == 1 ? "" : "es");
+    exec_log_note(x, r->job, r->attempt, note);
+    char **add[LOCAL_MAX_PROCS], **envs[LOCAL_MAX_PROCS];
+    for (int k = 0; k < nproc; k++) {
+        add[k] = exec_launch_env(x, r, 0, jr->per_gpu ? k : -1, "127.0.0.1",
+                                 1);
+        envs[k] = merged_env(add[k]);
+    }
     /* the monitor says over this pipe whether it wrote the pid file: a
      * message when it could not (and runs nothing), end of file when it
      * could */
     int pfd[2];
     if (pipe(pfd) != 0) {
         int err = errno;
-        free(env);
-        exec_strv_free(add);
+        free_envs(add, envs, nproc);
         return ef_fail(e, EF_E_INTERNAL, "launch of %s attempt %d: pipe: %s",
                        jb->id, r->attempt, strerror(err));
     }
@@ -188,8 +302,7 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
         int err = errno;
         close(pfd[0]);
         close(pfd[1]);
-        free(env);
-        exec_strv_free(add);
+        free_envs(add, envs, nproc);
         return ef_fail(e, EF_E_INTERNAL, "fork: %s", strerror(err));
     }
     if (pid == 0) {
@@ -207,8 +320,7 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
         if (ef_write_file_atomic(pidp, txt, strlen(txt), &pe) != EF_OK) {
             ssize_t w = write(pfd[1], pe.msg, strlen(pe.msg));
             (void)w;
-            free(env);
-            exec_strv_free(add);
+            free_envs(add, envs, nproc);
             _exit(0);
         }
         for (int s = 1; s < 32; s++)
@@ -226,46 +338,21 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
             if (nul > 2)
                 close(nul);
         }
-        pid_t g = fork();
-        if (g == 0) {
-            for (int s = 1; s < 32; s++)
-                if (s != SIGKILL && s != SIGSTOP)
-                    signal(s, SIG_DFL);
-            sigset_t none;
-            sigemptyset(&none);
-            sigprocmask(SIG_SETMASK, &none, NULL);
-            /* stdin stays the monitor's /dev/null; output goes to the log */
-            int lf = open(logp, O_WRONLY | O_CREAT | O_APPEND, 0644);
-            if (lf >= 0) {
-                dup2(lf, 1);
-                dup2(lf, 2);
-                if (lf > 2)
-                    close(lf);
-            }
-            if (jr->workdir && chdir(jr->workdir) != 0) {
-                dprintf(2, "efplan apply: cannot enter workdir %s: %s\n",
-                        jr->workdir, strerror(errno));
-                _exit(127);
-            }
-            environ = env;
-            execvp(jr->argv[0], jr->argv);
-            dprintf(2, "efplan apply: cannot run %s: %s\n", jr->argv[0],
-                    strerror(errno));
-            _exit(127);
+        pid_t kids[LOCAL_MAX_PROCS];
+        int nkids = 0;
+        for (int k = 0; k < nproc; k++) {
+            pid_t g = fork();
+            if (g == 0)
+                run_command(jr, logp, envs[k]);
+            if (g < 0)
+                break;
+            kids[nkids++] = g;
         }
-        free(env);
-        exec_strv_free(add);
-        int status = 0;
-        if (g < 0)
+        free_envs(add, envs, nproc);
+        if (nkids < nproc)
             snprintf(txt, sizeof txt, "exit 126\n");
-        else {
-            while (waitpid(g, &status, 0) < 0 && errno == EINTR)
-                ;
-            if (WIFSIGNALED(status))
-                snprintf(txt, sizeof txt, "signal %d\n", WTERMSIG(status));
-            else
-                snprintf(txt, sizeof txt, "exit %d\n", WEXITSTATUS(status));
-        }
+        if (nkids > 0)
+            wait_all(kids, nkids, nkids < nproc, txt, sizeof txt);
         monitor_write_rc(rcp, logp, txt);
         _exit(0);
     }
@@ -285,16 +372,14 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
     msg[got] = '\0';
     close(pfd[0]);
     if (got > 0) {
-        free(env);
-        exec_strv_free(add);
+        free_envs(add, envs, nproc);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
             ;
         return ef_fail(e, EF_E_INTERNAL, "launch of %s attempt %d: %s (the "
                        "command was not started)", jb->id, r->attempt, msg);
     }
     setpgid(pid, pid);
-    free(env);
-    exec_strv_free(add);
+    free_envs(add, envs, nproc);
     char st = 0;
     unsigned long long start = 0;
     if (!proc_stat((long)pid, &st, &start))

@@ -1,6 +1,7 @@
 /* proc.c: helpers the backends share: paths in the state directory, the
  * launch environment, progress and rc files, a job's checkpoint signal
  * and grace, running a command (see exec.h). */
+#define _DEFAULT_SOURCE 1
 #include "executor/exec.h"
 
 #include <errno.h>
@@ -8,7 +9,13 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +32,13 @@ const char *exec_path_progress(const exec_ctx *x, int j, char *dst,
                                size_t len)
 {
     snprintf(dst, len, "%s/progress/%s", x->state, x->p->jobs[j].safe);
+    return dst;
+}
+
+const char *exec_path_checkpoints(const exec_ctx *x, int j, char *dst,
+                                  size_t len)
+{
+    snprintf(dst, len, "%s/checkpoints/%s", x->state, x->p->jobs[j].safe);
     return dst;
 }
 
@@ -85,7 +99,7 @@ static void push(char ***v, int *n, const char *fmt, ...)
 }
 
 char **exec_launch_env(const exec_ctx *x, const exec_run *r, int node_rank,
-                       const char *master_addr, int cvd)
+                       int local_rank, const char *master_addr, int cvd)
 {
     const exec_job *jb = &x->p->jobs[r->job];
     char **v = NULL;
@@ -94,21 +108,39 @@ char **exec_launch_env(const exec_ctx *x, const exec_run *r, int node_rank,
     int nn = exec_place_nodes(r->place, nodes);
     int node = nodes[node_rank < nn ? node_rank : 0];
     free(nodes);
-    char g[1024], prog[4096];
+    int nproc = r->place->n / (nn ? nn : 1);
+    int port = r->port > 0 ? r->port : jb->port;
+    char g[1024], path[4096];
     for (int k = 0; jb->in && k < jb->in->run.nenv; k++)
         push(&v, &n, "%s", jb->in->run.env[k]);
     push(&v, &n, "NNODES=%d", nn);
     push(&v, &n, "NODE_RANK=%d", node_rank);
-    push(&v, &n, "NPROC_PER_NODE=%d", r->place->n / (nn ? nn : 1));
+    push(&v, &n, "NPROC_PER_NODE=%d", nproc);
     push(&v, &n, "WORLD_SIZE=%d", r->place->n);
     push(&v, &n, "MASTER_ADDR=%s", master_addr);
-    push(&v, &n, "MASTER_PORT=%d", jb->port);
+    push(&v, &n, "MASTER_PORT=%d", port);
+    /* what torchrun reads as its options' defaults */
+    push(&v, &n, "PET_NNODES=%d", nn);
+    push(&v, &n, "PET_NODE_RANK=%d", node_rank);
+    push(&v, &n, "PET_NPROC_PER_NODE=%d", nproc);
+    push(&v, &n, "PET_MASTER_ADDR=%s", master_addr);
+    push(&v, &n, "PET_MASTER_PORT=%d", port);
+    /* one process per GPU: this process's place in the world */
+    if (local_rank >= 0 || nproc == 1) {
+        int lr = local_rank >= 0 ? local_rank : 0;
+        push(&v, &n, "RANK=%d", node_rank * nproc + lr);
+        push(&v, &n, "LOCAL_RANK=%d", lr);
+        push(&v, &n, "LOCAL_WORLD_SIZE=%d", nproc);
+        push(&v, &n, "GROUP_RANK=%d", node_rank);
+    }
     if (cvd)
         push(&v, &n, "CUDA_VISIBLE_DEVICES=%s",
              exec_place_gpus(r->place, node, g, sizeof g));
     push(&v, &n, "EFPLAN_JOB_ID=%s", jb->id);
     push(&v, &n, "EFPLAN_PROGRESS_FILE=%s",
-         exec_path_progress(x, r->job, prog, sizeof prog));
+         exec_path_progress(x, r->job, path, sizeof path));
+    push(&v, &n, "EFPLAN_CHECKPOINT_DIR=%s",
+         exec_path_checkpoints(x, r->job, path, sizeof path));
     push(&v, &n, "EFPLAN_ATTEMPT=%d", r->attempt);
     push(&v, &n, "EFPLAN_ITERATIONS=%" PRId64, jb->iterations);
     push(&v, &n, "EFPLAN_BATCH_SIZE=%ld",
@@ -220,4 +252,253 @@ int exec_read_small(const char *path, char *buf, size_t len)
         return -1;
     buf[n] = '\0';
     return (int)n;
+}
+
+int exec_make_dir(const char *path, ef_err *e)
+{
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return ef_fail(e, EF_E_INPUT, "%s: cannot create the directory: %s",
+                       path, strerror(errno));
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return ef_fail(e, EF_E_INPUT, "%s: not a directory", path);
+    return EF_OK;
+}
+
+int exec_state_dirs(const char *dir, char *real, ef_err *e)
+{
+    if (exec_make_dir(dir, e) != EF_OK)
+        return EF_ERR;
+    if (!realpath(dir, real))
+        return ef_fail(e, EF_E_INPUT, "%s: %s", dir, strerror(errno));
+    static const char *const sub[] = {"logs", "run", "progress",
+                                      "checkpoints"};
+    char path[PATH_MAX + 64];
+    for (size_t k = 0; k < sizeof sub / sizeof *sub; k++) {
+        snprintf(path, sizeof path, "%s/%s", real, sub[k]);
+        if (exec_make_dir(path, e) != EF_OK)
+            return EF_ERR;
+    }
+    return EF_OK;
+}
+
+int exec_make_checkpoints(const exec_ctx *x, int j, ef_err *e)
+{
+    char path[4096];
+    return exec_make_dir(exec_path_checkpoints(x, j, path, sizeof path), e);
+}
+
+/* ---- rendezvous --------------------------------------------------------- */
+
+int exec_port_free(int port)
+{
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int rc;
+    if (fd >= 0) {
+        int off = 0;
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+        struct sockaddr_in6 a6;
+        memset(&a6, 0, sizeof a6);
+        a6.sin6_family = AF_INET6;
+        a6.sin6_addr = in6addr_any;
+        a6.sin6_port = htons((uint16_t)port);
+        rc = bind(fd, (struct sockaddr *)&a6, sizeof a6);
+    } else {
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return 1; /* cannot tell: let the job try */
+        struct sockaddr_in a4;
+        memset(&a4, 0, sizeof a4);
+        a4.sin_family = AF_INET;
+        a4.sin_addr.s_addr = htonl(INADDR_ANY);
+        a4.sin_port = htons((uint16_t)port);
+        rc = bind(fd, (struct sockaddr *)&a4, sizeof a4);
+    }
+    close(fd);
+    return rc == 0;
+}
+
+int exec_pick_port(const exec_ctx *x, const exec_run *r)
+{
+    const exec_job *jb = &x->p->jobs[r->job];
+    int lo = 29500, hi = 30499 + x->p->njobs; /* xplan.c's range */
+    int span = hi - lo + 1;
+    int first = lo + ((jb->port - lo) + (r->attempt > 1 ? r->attempt - 1 : 0))
+                         % span;
+    for (int k = 0; k < 512 && k < span; k++) {
+        int port = lo + (first - lo + k) % span;
+        if (exec_port_free(port))
+            return port;
+    }
+    return jb->port;
+}
+
+/* Case-insensitive strstr. */
+static const char *find_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return hay;
+    return NULL;
+}
+
+int exec_log_addr_in_use(const exec_ctx *x, int j, int a)
+{
+    char path[4096];
+    exec_path_log(x, j, a, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    enum { TAIL = 65536 };
+    char *buf = ef_malloc(TAIL + 1);
+    off_t size = lseek(fd, 0, SEEK_END);
+    off_t from = size > TAIL ? size - TAIL : 0;
+    ssize_t n = size < 0 ? -1 : pread(fd, buf, TAIL, from);
+    close(fd);
+    int found = 0;
+    if (n > 0) {
+        for (ssize_t k = 0; k < n; k++)
+            if (buf[k] == '\0')
+                buf[k] = ' ';
+        buf[n] = '\0';
+        found = find_nocase(buf, "address already in use") ||
+                find_nocase(buf, "EADDRINUSE") ||
+                find_nocase(buf, "errno: 98");
+    }
+    free(buf);
+    return found;
+}
+
+void exec_log_note(const exec_ctx *x, int j, int a, const char *line)
+{
+    char path[4096];
+    exec_path_log(x, j, a, path, sizeof path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    dprintf(fd, "efplan: %s\n", line);
+    close(fd);
+}
+
+/* ---- world size --------------------------------------------------------- */
+
+/* The number after "KEY=" in text s (a decimal 1..2^20), or 0. */
+static int token_num(const char *s, const char *key)
+{
+    const char *w = s;
+    size_t kl = strlen(key);
+    while ((w = strstr(w, key)) != NULL) {
+        if ((w == s || w[-1] == ' ') && w[kl] == '=')
+            break;
+        w += kl;
+    }
+    if (!w)
+        return 0;
+    char num[16];
+    size_t k = 0;
+    for (w += kl + 1; k + 1 < sizeof num && w[k] >= '0' && w[k] <= '9'; k++)
+        num[k] = w[k];
+    num[k] = '\0';
+    int64_t v;
+    if (k == 0 || ef_parse_i64(num, 1, 1 << 20, &v) != EF_NUM_OK)
+        return 0;
+    return (int)v;
+}
+
+int exec_read_world(const exec_ctx *x, int j, int attempt)
+{
+    if (x->b && x->b->dry)
+        return 0;
+    char path[4096], buf[160];
+    exec_path_progress(x, j, path, sizeof path);
+    if (exec_read_small(path, buf, sizeof buf) <= 0)
+        return 0;
+    if (token_num(buf, "attempt") != attempt)
+        return 0; /* an earlier attempt's line, or none said */
+    return token_num(buf, "world");
+}
+
+/* The fixed number option 'opt' (e.g. "--nnodes") of argv[from..] says,
+ * as "--opt N" or "--opt=N"; -1 when absent or not one number (a range
+ * such as "1:4", or "gpu"/"auto" for --nproc-per-node). */
+static int torchrun_opt(char *const *argv, int from, const char *opt)
+{
+    size_t ol = strlen(opt);
+    for (int k = from; argv[k]; k++) {
+        const char *v = NULL;
+        if (strcmp(argv[k], opt) == 0)
+            v = argv[k + 1];
+        else if (strncmp(argv[k], opt, ol) == 0 && argv[k][ol] == '=')
+            v = argv[k] + ol + 1;
+        else if (argv[k][0] != '-')
+            return -1; /* the training script: its own options follow */
+        if (v) {
+            int64_t n;
+            return ef_parse_i64(v, 1, 1 << 20, &n) == EF_NUM_OK ? (int)n : -1;
+        }
+    }
+    return -1;
+}
+
+/* Index of the first torchrun option in argv: after "torchrun", or after
+ * "-m torch.distributed.run" of a python; -1 when argv is not one. */
+static int torchrun_args(char *const *argv)
+{
+    if (!argv || !argv[0])
+        return -1;
+    const char *base = strrchr(argv[0], '/');
+    base = base ? base + 1 : argv[0];
+    if (strcmp(base, "torchrun") == 0)
+        return 1;
+    if (strncmp(base, "python", 6) != 0)
+        return -1;
+    for (int k = 1; argv[k] && argv[k + 1]; k++)
+        if (strcmp(argv[k], "-m") == 0)
+            return strcmp(argv[k + 1], "torch.distributed.run") == 0 ? k + 2
+                                                                      : -1;
+    return -1;
+}
+
+int exec_world_check(const exec_ctx *x, const exec_run *r, int world,
+                     char *msg, size_t len)
+{
+    const exec_job *jb = &x->p->jobs[r->job];
+    int *nodes = ef_malloc((size_t)(r->place->n + 1) * sizeof *nodes);
+    int nn = exec_place_nodes(r->place, nodes);
+    free(nodes);
+    int nproc = r->place->n / (nn ? nn : 1);
+    if (world > 0) {
+        if (world == r->place->n)
+            return 0;
+        snprintf(msg, len, "job %s attempt %d runs world size %d on an "
+                 "allocation of %d GPUs (%d node%s x %d): it does not use "
+                 "what the plan gives it (a fixed --nproc-per-node or world "
+                 "size in its command?)", jb->id, r->attempt, world,
+                 r->place->n, nn, nn == 1 ? "" : "s", nproc);
+        return 1;
+    }
+    char *const *argv = jb->in ? jb->in->run.argv : NULL;
+    int from = torchrun_args(argv);
+    if (from < 0)
+        return 0;
+    int np = torchrun_opt(argv, from, "--nproc-per-node");
+    if (np < 0)
+        np = torchrun_opt(argv, from, "--nproc_per_node");
+    int nnodes = torchrun_opt(argv, from, "--nnodes");
+    if ((np < 0 || np == nproc) && (nnodes < 0 || nnodes == nn))
+        return 0;
+    char what[96] = "";
+    size_t o = 0;
+    if (np >= 0 && np != nproc)
+        o += (size_t)snprintf(what, sizeof what, "--nproc-per-node %d", np);
+    if (nnodes >= 0 && nnodes != nn)
+        snprintf(what + o, sizeof what - o, "%s--nnodes %d", o ? " and " : "",
+                 nnodes);
+    snprintf(msg, len, "job %s attempt %d: its torchrun command fixes %s but "
+             "the allocation is %d node%s x %d GPUs: it will run another "
+             "world size than planned (leave those options out: efplan sets "
+             "PET_NNODES and PET_NPROC_PER_NODE)", jb->id, r->attempt, what,
+             nn, nn == 1 ? "" : "s", nproc);
+    return 1;
 }

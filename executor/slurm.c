@@ -301,7 +301,7 @@ char *exec_slurm_script(exec_ctx *x, const exec_run *r)
     const char *master = exec_nodes_name(&x->nodes, nodes[0], tmp,
                                          sizeof tmp);
     free(nodes);
-    char **env = exec_launch_env(x, r, 0, master, 0);
+    char **env = exec_launch_env(x, r, 0, -1, master, 0);
     exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
     int sig = exec_job_signal(x->p, r->job);
     ef_buf b = {0};

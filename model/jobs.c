@@ -22,6 +22,10 @@ _Static_assert(JF_NFIELDS <= 32, "job_field bits fit an unsigned");
 
 /* In the order the readers read the fields; the JSON keys in this order
  * are what an unknown-key message lists. */
+/* The values of "processes", by job_run.per_gpu. */
+static const char *const job_processes_words[] = {"per_node", "per_gpu",
+                                                  NULL};
+
 const job_fspec job_fields[JF_NFIELDS] = {
     [JF_ID] = {
         .f = JF_ID, .key = "id", .csv = {"job_id", NULL}, .type = JFT_ID,
@@ -183,6 +187,13 @@ const job_fspec job_fields[JF_NFIELDS] = {
         .doc = "seconds of reconfiguration it still pays before it makes "
                "progress (a re-plan from reality)",
         AT(JC_I64, owed)},
+    [JF_PROCESSES] = {
+        .f = JF_PROCESSES, .key = "processes", .type = JFT_WORD, .min = 0,
+        .max = 1, .absent = 0, .flags = JFF_JSON, .dflt = "`per_node`",
+        .doc = "`per_node`: the command runs once per node and starts "
+               "that node's processes (torchrun); `per_gpu`: efplan starts "
+               "one process per GPU, each with its `RANK` and `LOCAL_RANK`",
+        AT(JC_INT, run.per_gpu), .words = job_processes_words},
 };
 
 static int64_t get_int(const job *j, const job_fspec *s)
@@ -1048,6 +1059,36 @@ static int json_env(job *j, const json_t *v, const job_fspec *s,
 }
 
 /* "checkpoint_signal": a name ("SIGUSR1", "USR1") or a number. */
+/* A WORD field: one of s->words, stored as its index. */
+static int json_word(job *j, const json_t *v, const job_fspec *s,
+                     const char *file, const char *where, ef_err *e)
+{
+    char list[256], qv[128];
+    size_t o = 0;
+    int n = 0;
+    for (; s->words[n]; n++)
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s\"%s\"",
+                              n ? (s->words[n + 1] ? ", " : " or ") : "",
+                              s->words[n]);
+    if (!json_is_string(v))
+        return ef_fail(e, EF_E_INPUT, "%s: %s.%s: expected %s, got %s", file,
+                       where, s->key, list, jsonin_type(v));
+    const char *w = json_string_value(v);
+    for (int k = 0; k < n; k++)
+        if (strcmp(w, s->words[k]) == 0) {
+            set_int(j, s, k);
+            return EF_OK;
+        }
+    const char *sug = ef_suggest(w, s->words, n);
+    if (sug)
+        return ef_fail(e, EF_E_INPUT, "%s: %s.%s: unknown value \"%s\" (did "
+                       "you mean \"%s\"?)", file, where, s->key,
+                       ef_quote(w, qv, sizeof qv), sug);
+    return ef_fail(e, EF_E_INPUT, "%s: %s.%s: unknown value \"%s\" "
+                   "(expected %s)", file, where, s->key,
+                   ef_quote(w, qv, sizeof qv), list);
+}
+
 static int json_signal(job *j, const json_t *v, const job_fspec *s,
                        const char *file, const char *where, ef_err *e)
 {
@@ -1172,6 +1213,9 @@ static int json_job(job_queue *q, const json_t *o, const char *where,
             break;
         case JFT_SIGNAL:
             rc = json_signal(j, x, s, file, where, e);
+            break;
+        case JFT_WORD:
+            rc = json_word(j, x, s, file, where, e);
             break;
         }
         if (rc != EF_OK)
@@ -1317,6 +1361,8 @@ static json_t *field_json(const job *j, const job_fspec *s)
         const char *n = job_signal_name(r->signal);
         return n ? json_string(n) : json_integer(r->signal);
     }
+    case JFT_WORD:
+        return json_string(s->words[get_int(j, s)]);
     }
     ef_panic("field %s: no writer for its type", s->key);
 }

@@ -52,6 +52,8 @@ typedef enum job_field {
     JF_COMMAND, JF_WORKDIR, JF_ENV, JF_SIGNAL, JF_GRACE,
     /* a re-plan from reality (efplan serve's loop) */
     JF_PROMISED, JF_OWED, JF_RESTARTS,
+    /* how many processes a launch starts (job_run.per_gpu) */
+    JF_PROCESSES,
     JF_NFIELDS
 } job_field;
 
@@ -72,8 +74,10 @@ typedef enum job_ftype {
     JFT_PATH,   /* a string of min..max bytes */
     JFT_ENV,    /* an object of strings of min..max bytes keyed by
                  * variable names */
-    JFT_SIGNAL  /* a signal name ("SIGUSR1", "USR1") or number min..max,
+    JFT_SIGNAL, /* a signal name ("SIGUSR1", "USR1") or number min..max,
                  * not KILL or STOP */
+    JFT_WORD    /* one of the strings 'words' (NULL-terminated), stored
+                 * as its index; 'absent' is the index when not given */
 } job_ftype;
 
 /* Whether a field must be given, in one format. */
@@ -121,6 +125,7 @@ typedef struct job_fspec {
     const char *doc;      /* docs: what it is, one line */
     job_ctype ctype;      /* the job member it is stored in, at off */
     size_t off;
+    const char *const *words; /* WORD: the strings it may be */
 } job_fspec;
 
 /* The most bytes of one command argument or one env value: what efplan
@@ -159,6 +164,10 @@ typedef struct job_run {
     int grace;        /* seconds from the signal to SIGKILL; -1 when absent */
     int max_restarts; /* relaunches after failures (efplan serve's loop);
                          -1 when absent: the service's --max-restarts */
+    int per_gpu;      /* "processes": 0 "per_node" (the command runs once
+                         per node and starts the node's processes itself,
+                         as torchrun does), 1 "per_gpu" (the executor
+                         starts one process per GPU) */
 } job_run;
 
 typedef struct job {

@@ -49,6 +49,10 @@ typedef struct lj {
     int64_t progress;      /* iterations done, as last read */
     int64_t iterations;
     int restarts;          /* failed attempts so far */
+    int port_retries;      /* attempts that could not bind their
+                              rendezvous port (not failures) */
+    int warned;            /* the attempt a world-size warning was given
+                              for (0: none) */
     int reported;          /* done/failed: told to the service already */
     placement want;        /* what the plan gives it now */
     double stop_wall;      /* stopping: wall time of the signal */
@@ -373,6 +377,39 @@ static int max_restarts(const loop *L, const lj *J)
                                                  : L->o.max_restarts;
 }
 
+/* How many times a job is relaunched because its rendezvous port was
+ * taken (exec_log_addr_in_use) before that is a failure like another. */
+#define LOOP_PORT_RETRIES 3
+
+/* Warn, once per attempt (event "world_size", the attempt's log, the
+ * service log), when job j's attempt does not run the world its
+ * allocation is (exec_world_check: its command with world 0, else what
+ * it reported). */
+static int world_warn(loop *L, int j, int world, int64_t now, ef_err *e)
+{
+    lj *J = &L->jobs[j];
+    if (!L->b || J->warned == J->attempt)
+        return EF_OK;
+    exec_run r = run_of(L, j);
+    char msg[512];
+    if (!exec_world_check(&L->x, &r, world, msg, sizeof msg))
+        return EF_OK;
+    J->warned = J->attempt;
+    exec_log_note(&L->x, j, J->attempt, msg);
+    say(L, "warning: %s", msg);
+    json_t *d = json_object();
+    json_object_set_new(d, "attempt", json_integer(J->attempt));
+    json_object_set_new(d, "gpus", json_integer(J->place.n));
+    json_object_set_new(d, "message", json_string(msg));
+    if (world > 0)
+        json_object_set_new(d, "world", json_integer(world));
+    char *dt = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(d);
+    int rc = svc_loop_event(L->s, J->id, "world_size", dt, now, e);
+    free(dt);
+    return rc;
+}
+
 /* The attempt of job j ended by itself (st) or was lost. */
 static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
                  ef_err *e)
@@ -415,6 +452,29 @@ static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
         L->stats.done++;
         event(L, "%s done", J->id);
         return EF_OK;
+    }
+    if (L->b && st->state == EXEC_P_EXITED &&
+        J->port_retries < LOOP_PORT_RETRIES &&
+        exec_log_addr_in_use(&L->x, j, J->attempt)) {
+        /* its rendezvous port was taken: launched again on another, and
+         * no restart is spent on it */
+        J->port_retries++;
+        char w[600];
+        snprintf(w, sizeof w, "%s: the address was in use (log %.400s); "
+                 "relaunched with another port", how, logp);
+        if (lj_set(L, j, LJ_IDLE, "port_in_use", w, now, e) != EF_OK)
+            return EF_ERR;
+        json_t *d = json_object();
+        json_object_set_new(d, "attempt", json_integer(J->attempt));
+        json_object_set_new(d, "how", json_string(how));
+        json_object_set_new(d, "log", json_string(logp));
+        json_object_set_new(d, "reason", json_string("address in use"));
+        char *dt = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(d);
+        int rc = svc_loop_event(L->s, J->id, "port_retry", dt, now, e);
+        free(dt);
+        event(L, "%s relaunches (port in use)", J->id);
+        return rc;
     }
     J->restarts++;
     int fail = J->restarts > max_restarts(L, J);
@@ -469,6 +529,10 @@ static int observe(loop *L, int64_t now, ef_err *e)
             int64_t p = exec_read_progress(&L->x, j);
             if (p > J->progress)
                 J->progress = p < J->iterations ? p : J->iterations;
+            int world = exec_read_world(&L->x, j, J->attempt);
+            if (world > 0 && J->st == LJ_RUNNING &&
+                world_warn(L, j, world, now, e) != EF_OK)
+                return EF_ERR;
         }
         if (st.state != EXEC_P_RUNNING) {
             if (ended(L, j, &st, now, e) != EF_OK)
@@ -742,7 +806,9 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
     J->p_run = J->progress;
     J->t_run = now;
     J->run_seen = 0;
-    return lj_set(L, j, LJ_RUNNING, NULL, w, now, e);
+    if (lj_set(L, j, LJ_RUNNING, NULL, w, now, e) != EF_OK)
+        return EF_ERR;
+    return world_warn(L, j, 0, now, e);
 }
 
 /* act: stop what the plan moves or ends, start what it gives where the
@@ -879,16 +945,6 @@ void loop_opts_default(loop_opts *o)
     o->at = -1;
 }
 
-static int make_dir(const char *path, ef_err *e)
-{
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return ef_fail(e, EF_E_INPUT, "%s: cannot create: %s", path,
-                       strerror(errno));
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-        return ef_fail(e, EF_E_INPUT, "%s: not a directory", path);
-    return EF_OK;
-}
 
 /* Adopt what a previous service left: the live attempt rows. */
 static int adopt(loop *L, int64_t now, ef_err *e)
@@ -995,16 +1051,9 @@ int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
         if (!o->state) {
             rc = ef_fail(e, EF_E_USAGE, "the loop needs a run directory");
         }
-        if (rc == EF_OK)
-            rc = make_dir(o->state, e);
         char real[PATH_MAX], path[PATH_MAX + 64];
-        if (rc == EF_OK && !realpath(o->state, real))
-            rc = ef_fail(e, EF_E_INPUT, "%s: %s", o->state, strerror(errno));
-        static const char *const sub[] = {"logs", "run", "progress"};
-        for (int k = 0; rc == EF_OK && k < 3; k++) {
-            snprintf(path, sizeof path, "%s/%s", real, sub[k]);
-            rc = make_dir(path, e);
-        }
+        if (rc == EF_OK)
+            rc = exec_state_dirs(o->state, real, e);
         if (rc == EF_OK) {
             snprintf(path, sizeof path, "%s/lock", real);
             L->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);

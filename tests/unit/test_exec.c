@@ -4,7 +4,9 @@
 #include "testutil.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "common/util.h"
@@ -246,7 +248,7 @@ static void test_batch(void **state)
         for (int a = 0; a < p.slots[s].nalloc; a++) {
             exec_run run = {.job = p.slots[s].a[a].job, .attempt = 1,
                             .place = &p.slots[s].a[a].place};
-            char **env = exec_launch_env(&x, &run, 0, "127.0.0.1", 1);
+            char **env = exec_launch_env(&x, &run, 0, -1, "127.0.0.1", 1);
             int found = 0;
             for (int k = 0; env[k]; k++)
                 found += strcmp(env[k], expect[s][a]) == 0;
@@ -1225,6 +1227,14 @@ static const char *const REPORT =
     "printf %s \"$EFPLAN_PROGRESS_FILE\" > prog; "
     "printf %s \"$NODE_RANK\" > rank; pwd -P > wd";
 
+/* A fresh state directory with its subdirectories. */
+static void make_state(const char *st)
+{
+    char real[4200];
+    ef_err e = {0};
+    assert_ok(exec_state_dirs(st, real, &e), e);
+}
+
 /* Every byte 1..255 in the strings that reach the batch script: the state
  * directory (its rc, log and progress paths), the job id, an env value,
  * the command's arguments and its workdir. The script passes sh -n and
@@ -1242,19 +1252,14 @@ static void test_slurm_script_every_byte(void **state)
             noslash[ns++] = (char)c;
     }
     all[na] = noslash[ns] = '\0';
-    char dir[256], planf[512], st[4096], sub[4200], bin[512], srun[600];
+    char dir[256], planf[512], st[4096], bin[512], srun[600];
     char link[600], out[8192];
     tu_tmpdir(dir, sizeof dir);
     tu_write(dir, "plan.json", PLAN2, planf, sizeof planf);
     tu_write(dir, "jobs.json", JOBS2, NULL, 0);
     /* the state directory: one name of every byte but '/' */
     tu_join(st, sizeof st, dir, noslash);
-    assert_int_equal(mkdir(st, 0755), 0);
-    static const char *const subs[] = {"run", "logs", "progress"};
-    for (int k = 0; k < 3; k++) {
-        tu_join(sub, sizeof sub, st, subs[k]);
-        assert_int_equal(mkdir(sub, 0755), 0);
-    }
+    make_state(st);
     /* a stand-in srun: drops its options, runs the rest as node 0 */
     tu_join(bin, sizeof bin, dir, "bin");
     assert_int_equal(mkdir(bin, 0755), 0);
@@ -1372,7 +1377,7 @@ static void test_slurm_script_every_byte(void **state)
         ef_buf line = {0};
         ef_buf_printf(&line, "%.*s --%.*s", (int)(in_wd - l), l,
                       (int)(end - in_wd - (ptrdiff_t)wd.n), in_wd + wd.n);
-        char **env = exec_launch_env(&x, &r2, rank, "node0", 1);
+        char **env = exec_launch_env(&x, &r2, rank, -1, "node0", 1);
         for (int k = 0; k < nsh; k++) {
             char **w;
             int n = sh_words(pre[k], line.s, dir, &w), m = 0;
@@ -1502,17 +1507,12 @@ static void wait_file(const char *path)
 static void test_slurm_script_status(void **state)
 {
     (void)state;
-    char dir[256], planf[512], st[512], sub[600], link[600], out[4096];
+    char dir[256], planf[512], st[512], link[600], out[4096];
     tu_tmpdir(dir, sizeof dir);
     tu_write(dir, "plan.json", PLAN2, planf, sizeof planf);
     tu_write(dir, "jobs.json", JOBS2, NULL, 0);
     tu_join(st, sizeof st, dir, "state");
-    assert_int_equal(mkdir(st, 0755), 0);
-    static const char *const subs[] = {"run", "logs", "progress"};
-    for (int k = 0; k < 3; k++) {
-        tu_join(sub, sizeof sub, st, subs[k]);
-        assert_int_equal(mkdir(sub, 0755), 0);
-    }
+    make_state(st);
     char ready[600];
     tu_join(ready, sizeof ready, st, "ready");
     exec_plan p;
@@ -1623,16 +1623,180 @@ static void write_plan_jobs(const char *dir, const char *state_dir)
     free(b.s);
 }
 
-/* A fresh state directory with its subdirectories. */
-static void make_state(const char *st)
+
+/* The value of KEY in env (NULL-terminated "KEY=VALUE"), or NULL. */
+static const char *env_get(char **env, const char *key)
 {
-    char sub[4200];
-    assert_int_equal(mkdir(st, 0755), 0);
-    static const char *const subs[] = {"run", "logs", "progress"};
-    for (int k = 0; k < 3; k++) {
-        tu_join(sub, sizeof sub, st, subs[k]);
-        assert_int_equal(mkdir(sub, 0755), 0);
+    size_t kl = strlen(key);
+    for (int k = 0; env[k]; k++)
+        if (strncmp(env[k], key, kl) == 0 && env[k][kl] == '=')
+            return env[k] + kl + 1;
+    return NULL;
+}
+
+/* What a launch tells its processes (PLAN2: b on 2 nodes x 2 GPUs in its
+ * second slot), the rendezvous port pick, the "address in use" test of a
+ * log, the world size a job reports and the torchrun options it fixes,
+ * and the journal's warning and retry records. */
+static void test_launch_contract(void **state)
+{
+    (void)state;
+    char dir[256], planf[512], st[600];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(st, sizeof st, dir, "state");
+    make_state(st);
+    tu_write(dir, "plan.json", PLAN2, planf, sizeof planf);
+    tu_write(dir, "jobs.json", JOBS2, NULL, 0);
+    exec_plan p;
+    ef_err e = {0};
+    assert_ok(exec_plan_load(&p, planf, NULL, &e), e);
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.p = &p;
+    x.state = st;
+    int b = exec_plan_find(&p, "b");
+    exec_run r = {.job = b, .attempt = 2, .place = &p.slots[1].a[0].place,
+                  .port = 29777};
+    /* a per-node process of node rank 1: torchrun's variables, no RANK */
+    char **env = exec_launch_env(&x, &r, 1, -1, "n0", 1);
+    assert_string_equal(env_get(env, "PET_NNODES"), "2");
+    assert_string_equal(env_get(env, "PET_NODE_RANK"), "1");
+    assert_string_equal(env_get(env, "PET_NPROC_PER_NODE"), "2");
+    assert_string_equal(env_get(env, "PET_MASTER_ADDR"), "n0");
+    assert_string_equal(env_get(env, "PET_MASTER_PORT"), "29777");
+    assert_string_equal(env_get(env, "MASTER_PORT"), "29777");
+    assert_string_equal(env_get(env, "WORLD_SIZE"), "4");
+    assert_null(env_get(env, "RANK"));
+    assert_null(env_get(env, "LOCAL_RANK"));
+    char ck[4200];
+    snprintf(ck, sizeof ck, "%s/checkpoints/b", st);
+    assert_string_equal(env_get(env, "EFPLAN_CHECKPOINT_DIR"), ck);
+    exec_strv_free(env);
+    /* process 1 of node rank 1 of a per-GPU launch: global rank 3 */
+    env = exec_launch_env(&x, &r, 1, 1, "n0", 1);
+    assert_string_equal(env_get(env, "RANK"), "3");
+    assert_string_equal(env_get(env, "LOCAL_RANK"), "1");
+    assert_string_equal(env_get(env, "LOCAL_WORLD_SIZE"), "2");
+    assert_string_equal(env_get(env, "GROUP_RANK"), "1");
+    exec_strv_free(env);
+    /* one GPU per node: a per-node process is the GPU's, RANK = node */
+    int a = exec_plan_find(&p, "a");
+    exec_place one = {0};
+    placement_copy(&one, &p.slots[0].a[0].place);
+    one.n = 1;
+    exec_run ra = {.job = a, .attempt = 1, .place = &one};
+    env = exec_launch_env(&x, &ra, 0, -1, "n1", 1);
+    assert_string_equal(env_get(env, "RANK"), "0");
+    assert_string_equal(env_get(env, "LOCAL_RANK"), "0");
+    assert_string_equal(env_get(env, "MASTER_PORT"),
+                        (snprintf(ck, sizeof ck, "%d", p.jobs[a].port), ck));
+    exec_strv_free(env);
+
+    /* the port pick skips a port something listens on */
+    ra.attempt = 3;
+    int port = exec_pick_port(&x, &ra);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_ANY)};
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        listen(fd, 1) == 0) {
+        assert_false(exec_port_free(port));
+        int other = exec_pick_port(&x, &ra);
+        assert_int_not_equal(other, port);
+        assert_true(exec_port_free(other));
     }
+    if (fd >= 0)
+        close(fd);
+
+    /* "address in use" in the log's tail, any case; other text is not */
+    char logp[4200], path[4300];
+    exec_path_log(&x, b, 2, logp, sizeof logp);
+    tu_write(st, "logs/b.2.log", "step 1\nRuntimeError: ... (errno: 98 - "
+             "Address already in use)\n", NULL, 0);
+    assert_true(exec_log_addr_in_use(&x, b, 2));
+    tu_write(st, "logs/b.2.log", "bind failed: EADDRINUSE\n", NULL, 0);
+    assert_true(exec_log_addr_in_use(&x, b, 2));
+    tu_write(st, "logs/b.2.log", "Traceback: out of memory\n", NULL, 0);
+    assert_false(exec_log_addr_in_use(&x, b, 2));
+    assert_false(exec_log_addr_in_use(&x, b, 7)); /* no log */
+
+    /* a world size counts for the attempt that wrote it only */
+    tu_write(st, "progress/b", "12 world=8 attempt=2\n", NULL, 0);
+    assert_int_equal(exec_read_progress(&x, b), 12);
+    assert_int_equal(exec_read_world(&x, b, 2), 8);
+    assert_int_equal(exec_read_world(&x, b, 3), 0);
+    tu_write(st, "progress/b", "12\n", NULL, 0);
+    assert_int_equal(exec_read_world(&x, b, 2), 0);
+    char msg[512];
+    assert_true(exec_world_check(&x, &r, 8, msg, sizeof msg));
+    assert_non_null(strstr(msg, "job b attempt 2 runs world size 8 on an "
+                                "allocation of 4 GPUs (2 nodes x 2)"));
+    assert_false(exec_world_check(&x, &r, 4, msg, sizeof msg));
+    /* a torchrun command: what it fixes against the attempt's shape */
+    job *in = (job *)p.jobs[b].in;
+    char **saved = in->run.argv;
+    int saved_c = in->run.argc;
+    struct {
+        char *argv[8];
+        int warn;
+    } cases[] = {
+        {{"torchrun", "train.py", NULL}, 0},
+        {{"/usr/bin/torchrun", "--nproc-per-node", "2", "--nnodes=2",
+          "t.py", NULL}, 0},
+        {{"torchrun", "--nproc_per_node=4", "t.py", NULL}, 1},
+        {{"torchrun", "--nnodes", "1", "t.py", NULL}, 1},
+        {{"torchrun", "--nnodes=1:4", "t.py", "--nnodes", "1", NULL}, 0},
+        {{"python3", "-m", "torch.distributed.run", "--nproc-per-node", "8",
+          "t.py", NULL}, 1},
+        {{"python3", "t.py", "--nproc-per-node", "8", NULL}, 0},
+        {{"sh", "-c", "torchrun --nproc-per-node 8 t.py", NULL}, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        in->run.argv = cases[c].argv;
+        int n = 0;
+        while (cases[c].argv[n])
+            n++;
+        in->run.argc = n;
+        if (exec_world_check(&x, &r, 0, msg, sizeof msg) != cases[c].warn)
+            fail_msg("case %zu: expected %s", c,
+                     cases[c].warn ? "a warning" : "none");
+        if (cases[c].warn)
+            assert_non_null(strstr(msg, "its torchrun command fixes"));
+    }
+    in->run.argv = saved;
+    in->run.argc = saved_c;
+
+    /* the journal: a warning is replayed as given once, a retry keeps the
+     * job pending */
+    snprintf(path, sizeof path, "%s/journal.jsonl", st);
+    exec_journal jn;
+    exec_replay rp;
+    exec_replay_init(&rp, &p);
+    assert_ok(exec_journal_open(&jn, path, &e), e);
+    exec_place pl = p.slots[1].a[0].place;
+    assert_ok(exec_journal_put(&jn, &rp, &p, &(exec_rec){.ev = EXEC_R_START,
+              .job = "b", .attempt = 1, .place = pl, .slot = 60, .at = 1},
+              &e), e);
+    assert_ok(exec_journal_put(&jn, &rp, &p, &(exec_rec){.ev = EXEC_R_STARTED,
+              .job = "b", .attempt = 1, .handle = "h"}, &e), e);
+    assert_ok(exec_journal_put(&jn, &rp, &p, &(exec_rec){.ev = EXEC_R_WARNING,
+              .job = "b", .attempt = 1, .msg = "world 8"}, &e), e);
+    assert_ok(exec_journal_put(&jn, &rp, &p, &(exec_rec){.ev = EXEC_R_EXIT,
+              .job = "b", .attempt = 1, .code = 1, .why = "exit 1",
+              .result = EXEC_RESULT_RETRY, .log = logp, .progress = 3}, &e),
+              e);
+    exec_journal_close(&jn);
+    exec_replay rr;
+    assert_ok(exec_journal_replay(path, &p, &rr, &e), e);
+    assert_int_equal(rr.jobs[b].status, EXEC_J_PENDING);
+    assert_int_equal(rr.jobs[b].retries, 1);
+    assert_int_equal(rr.jobs[b].warned, 1);
+    assert_int_equal(rr.jobs[b].running, 0);
+    exec_replay_free(&rr);
+    exec_replay_free(&rp);
+    placement_free(&one);
+    exec_plan_free(&p);
 }
 
 /* The local monitor's writes are checked. Its rc file cannot be written
@@ -1960,6 +2124,7 @@ int main(void)
         cmocka_unit_test(test_slurm_script_every_byte),
         cmocka_unit_test(test_slurm_script_status),
         cmocka_unit_test(test_local_write_fails),
+        cmocka_unit_test(test_launch_contract),
         cmocka_unit_test(test_apply_state_write_fails),
         cmocka_unit_test(test_squeue_busy),
         cmocka_unit_test(test_scancel_ended),

@@ -72,6 +72,14 @@ static const char *job_diff(const job *x, const job *y)
         return "checkpoint_signal";
     if (r->grace != u->grace)
         return "grace_seconds";
+    if (r->max_restarts != u->max_restarts)
+        return "max_restarts";
+    if (r->per_gpu != u->per_gpu)
+        return "processes";
+    if (x->promised != y->promised)
+        return "promised";
+    if (x->owed != y->owed)
+        return "overhead_owed";
     return NULL;
 }
 
@@ -769,6 +777,13 @@ static void doc_row(const job_fspec *s, char *dst, size_t len)
         snprintf(val, sizeof val, "signal name, or number %lld..%lld; not "
                  "KILL or STOP", (long long)s->min, (long long)s->max);
         break;
+    case JFT_WORD: {
+        size_t w = (size_t)snprintf(val, sizeof val, "one of");
+        for (int k = 0; s->words[k]; k++)
+            w += (size_t)snprintf(val + w, sizeof val - w, "%s `%s`",
+                                  k ? "," : "", s->words[k]);
+        break;
+    }
     }
     for (int f = 0; f < JF_NFIELDS; f++)
         if (s->unless & (1u << f))
@@ -982,6 +997,7 @@ static void gen_json_job(int i, json_t **out, job *x, gen_stats *st)
     char buf[64];
     memset(x, 0, sizeof *x);
     x->run.grace = -1;
+    x->run.max_restarts = -1;
     if (chance(20)) {
         json_object_set_new(o, "id", json_integer(100000 + i));
         snprintf(buf, sizeof buf, "%d", 100000 + i);
@@ -1168,6 +1184,13 @@ static void gen_json_job(int i, json_t **out, job *x, gen_stats *st)
         x->owed = rnd_in(1, 86400);
         json_object_set_new(o, "overhead_owed", json_integer(x->owed));
     }
+    if (chance(40)) {
+        /* "per_node" is the default: read, and not written back */
+        x->run.per_gpu = chance(60);
+        json_object_set_new(o, "processes", json_string(x->run.per_gpu
+                                                            ? "per_gpu"
+                                                            : "per_node"));
+    }
     *out = o;
 }
 
@@ -1279,6 +1302,7 @@ static void test_round_trip_csv(void **state)
             job *x = &want.jobs[i];
             char id[64];
             x->run.grace = -1;
+            x->run.max_restarts = -1;
             snprintf(id, sizeof id, "r%d-%d", round, i);
             x->id = strdup(id);
             x->model = rnd_text(20);
