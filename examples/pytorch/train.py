@@ -15,7 +15,7 @@ how it behaves when efplan resizes it:
   every step), rank 0 writes the checkpoint atomically and every rank
   exits with STOP_EXIT; an attempt resumes from it at any world size;
 - rank 0 writes the iterations done to $EFPLAN_PROGRESS_FILE after every
-  step ("N world=W").
+  step ("N world=W attempt=A").
 
 Exit codes: 0 its iterations are done; 2 a usage or configuration error
 (nothing trained); 75 (STOP_EXIT) stopped by the checkpoint signal after
@@ -228,9 +228,15 @@ def write_atomic(path, data):
 
 
 def write_progress(step, world):
+    """"N world=W attempt=A": efplan reads N, and warns when W is not the
+    world of the attempt A ($EFPLAN_ATTEMPT) it gave."""
     pf = os.environ.get("EFPLAN_PROGRESS_FILE")
-    if pf:
-        write_atomic(pf, b"%d world=%d\n" % (step, world))
+    if not pf:
+        return
+    line = "%d world=%d" % (step, world)
+    if os.environ.get("EFPLAN_ATTEMPT"):
+        line += " attempt=%s" % os.environ["EFPLAN_ATTEMPT"]
+    write_atomic(pf, (line + "\n").encode())
 
 
 def save_checkpoint(path, a, step, model, opt, world, reason):
@@ -345,13 +351,20 @@ def main():
                                 _stop[0] if _stop else "peer")
                 print("stopped step %d exit %d" % (step, STOP_EXIT),
                       flush=True)
+            # no rank exits before the checkpoint is on disk: a launcher
+            # that sees one process end non-zero may kill the others
+            # (efplan's per_gpu monitor: SIGTERM, SIGKILL 5 s later)
+            dist.barrier()
             dist.destroy_process_group()
             sys.exit(STOP_EXIT)
         if a.checkpoint_every and step % a.checkpoint_every == 0 and \
                 rk.rank == 0:
             save_checkpoint(ckpt, a, step, model, opt, rk.world, "periodic")
     # done: the checkpoint first, then the progress that says so (efplan
-    # may end the attempt as soon as the progress file reaches the end)
+    # may end the attempt as soon as the progress file reaches the end);
+    # from here a stop signal has nothing left to save: exit 0 all the same
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
     if rk.rank == 0:
         save_checkpoint(ckpt, a, step, model, opt, rk.world, "done")
         write_progress(step, rk.world)

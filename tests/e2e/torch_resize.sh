@@ -12,8 +12,11 @@
 # - log every step 1..N exactly once across its attempts, in order: none
 #   lost, none repeated, each attempt resuming at the step the previous
 #   one checkpointed;
-# - run each attempt at the world size of its slot (the script's own
-#   "resume ... world W" and "step ... world W" lines);
+# - run each attempt at the world size of its slot (the journal's launch,
+#   the script's own "resume ... world W" and "step ... world W" lines,
+#   and no world-size warning from efplan), each stopped attempt
+#   checkpointing at its last step on SIGTERM and exiting 75 (recorded
+#   as a stop, never a failure);
 # - carry the optimizer's state: Adam's own step count equals the step at
 #   every resume and on every step line;
 # - end with the loss of an uninterrupted one-process run of the same
@@ -21,9 +24,11 @@
 # Skipped (exit 0, "skipped: ...") when /usr/bin/python3 cannot import
 # torch, unless EFPLAN_TORCH_TEST=1 (make test-torch), where that fails.
 # Verdicts come from the logs; timing only bounds the waits: slots of
-# 10 s are long enough to start 4 processes on 2 busy cores, and the
-# per-step sleep (0.05 s) keeps the job from finishing before its last
-# slot (N exceeds what the sleep allows in the slots before it).
+# 10 s are long enough to start 4 processes on 2 busy cores (about 5 s
+# measured), and the per-step sleep (0.05 s) keeps the job from
+# finishing before its last slot (N exceeds what the sleep allows in the
+# slots before it). About 2 minutes, most of it the plans' own length.
+# KEEP=1 keeps the temporary directory (logs, journals) and says where.
 . "$(dirname "$0")/lib/common.sh"
 : "${EFPLAN_ROOT:?}"
 PY=/usr/bin/python3
@@ -44,7 +49,7 @@ else
 fi
 cleanup() {
     # stop anything a failed run left (by the pids its monitors recorded)
-    for f in "$T"/*/run/*.pid; do
+    for f in "$T"/*/s/run/*.pid; do
         [ -f "$f" ] || continue
         kill -9 -- "-$(cut -d' ' -f1 "$f")" 2>/dev/null || true
     done
@@ -56,11 +61,13 @@ cd "$T"
 
 # the loss after N steps of one uninterrupted process: what every split
 # of the same steps must end with
-reference() { # N -> the last step line's loss
+reference() { # N -> REF, the last step line's loss
     "$PY" "$TRAIN" --iterations "$1" --global-batch 64 \
         --checkpoint-dir "ref$1" --checkpoint-every 0 >"ref$1.log" 2>&1 ||
         { cat "ref$1.log"; fail "the reference run of $1 steps failed"; }
-    awk -v n="$1" '$1 == "step" && $2 == n { print $6 }' "ref$1.log"
+    REF=$(awk -v n="$1" '$1 == "step" && $2 == n { print $6 }' "ref$1.log")
+    [ -n "$REF" ] || { cat "ref$1.log"; fail "the reference run of $1" \
+        "steps logged no step $1"; }
 }
 
 # plan.json for job "tr" on 1 node x 4 GPUs, 10 s slots (plan time =
@@ -115,9 +122,20 @@ JSON
 # apply DIR: apply DIR/plan.json, bounded (the plan's length plus a
 # minute); its exit status must be 0
 apply() {
-    (cd "$1" && timeout 240 "$EFPLAN" apply plan.json --backend local \
+    (cd "$1" && timeout 240 $V "$EFPLAN" apply plan.json --backend local \
         --state s --time-scale 1 >out 2>err) ||
-        { cat "$1/err" "$1"/s/logs/*; fail "$1: apply failed ($?)"; }
+        { rc=$?; cat "$1/err" "$1"/s/logs/*
+          fail "$1: apply exited $rc (124: still running after 240 s)"; }
+}
+
+# the attempts of a journal that ran, in order: every launch but those
+# relaunched because their rendezvous port was taken (result "retry")
+attempts() { # JOURNAL
+    grep '"ev":"start",' "$1" | sed 's/.*"attempt":\([0-9]*\),.*/\1/' |
+        while read -r a; do
+            grep '"ev":"exit",' "$1" | grep "\"attempt\":$a," |
+                grep -q '"result":"retry"' || echo "$a"
+        done
 }
 
 # check DIR N REFLOSS WORLD...: the run's logs tell the story above
@@ -126,17 +144,22 @@ check() {
     s=$d/s
     grep -q 'jobs: 1 done, 0 failed, 0 not done' "$d/out" ||
         { cat "$d/out" "$d/err"; fail "$d: the job is not done"; }
-    eval "lastw=\${$#}"
-    [ "$(cat "$s/progress/tr")" = "$n world=$lastw" ] ||
-        fail "$d: the progress file says '$(cat "$s/progress/tr")', not" \
-            "'$n world=$lastw'"
     grep -q '"result":"failed"' "$s/journal.jsonl" &&
         fail "$d: an attempt was recorded as failed"
-    a=0; prev=0; : >"$d/steps"
-    for w in "$@"; do
-        a=$((a + 1))
+    grep '"ev":"warning"' "$s/journal.jsonl" &&
+        fail "$d: efplan warned about the job's world size"
+    set -- $(attempts "$s/journal.jsonl") -- "$@"
+    ran=""
+    while [ "$1" != -- ]; do ran="$ran $1"; shift; done
+    shift
+    [ "$(echo $ran | wc -w)" -eq $# ] ||
+        fail "$d: attempts$ran ran, the plan has $# slots"
+    k=0; prev=0; : >"$d/steps"
+    for a in $ran; do
+        k=$((k + 1))
+        eval "w=\${$k}"
         log=$s/logs/tr.$a.log
-        [ -f "$log" ] || fail "$d: attempt $a never ran (no $log)"
+        [ -f "$log" ] || fail "$d: attempt $a has no log ($log)"
         # the journal launched it on the slot's GPU count
         got=$(grep '"ev":"start",' "$s/journal.jsonl" |
             grep "\"attempt\":$a," |
@@ -163,7 +186,7 @@ check() {
                 "optimizer's state"
         last=$(awk '$1 == "step" { s = $2 } END { print s + 0 }' "$log")
         [ "$last" -gt "$prev" ] || fail "$d: attempt $a ran no step"
-        if [ $a -lt $# ]; then
+        if [ $k -lt $# ]; then
             grep -q "^checkpoint step $last reason SIGTERM\$" "$log" &&
                 grep -q "^stopped step $last exit 75\$" "$log" ||
                 { cat "$log"; fail "$d: attempt $a did not checkpoint at" \
@@ -174,25 +197,26 @@ check() {
         fi
         prev=$last
     done
-    [ -f "$s/logs/tr.$((a + 1)).log" ] &&
-        fail "$d: more attempts than the plan's $# slots"
+    [ "$(cat "$s/progress/tr")" = "$n world=$w attempt=$a" ] ||
+        fail "$d: the progress file says '$(cat "$s/progress/tr")', not" \
+            "'$n world=$w attempt=$a'"
     seq 1 "$n" | cmp -s - "$d/steps" ||
         { sort -n "$d/steps" | uniq -d | head -5 | sed 's/^/repeated: /'
           seq 1 "$n" | grep -vxFf "$d/steps" | head -5 | sed 's/^/lost: /'
           fail "$d: the steps logged are not 1..$n, each once, in order"; }
-    loss=$(awk -v n="$n" '$1 == "step" && $2 == n { print $6 }' \
-        "$s/logs/tr.$a.log")
+    loss=$(awk -v n="$n" '$1 == "step" && $2 == n { print $6 }' "$log")
     awk -v x="$loss" -v y="$ref" 'BEGIN { d = x - y; if (d < 0) d = -d
             exit !(d <= 1e-4 * y + 1e-9) }' ||
         fail "$d: final loss $loss, an uninterrupted run ends at $ref"
-    echo "$d: $n steps over worlds $*; final loss $loss (uninterrupted: $ref)"
+    echo "$d: $n steps over worlds $*, attempts$ran; final loss $loss" \
+        "(uninterrupted: $ref)"
 }
 
 # 1. torchrun, once per node: 1 -> 2 -> 4 -> 2. The sleep allows at most
 # 20 steps a second, 600 in the first three slots: N = 640 ends in the
 # fourth, which lasts 50 s
 N=640
-REF=$(reference $N)
+reference $N
 mkdir torchrun
 jobs "" "$TORCHRUN, \"--redirects\", \"2\", \"--tee\", \"2\", \"--log_dir\", \"$T/torchrun/tl\"" \
     > torchrun/jobs.json
@@ -203,7 +227,7 @@ check torchrun $N "$REF" 1 2 4 2
 # 2. one process per GPU, plain python3: 4 -> 2 (at most 200 steps in the
 # first slot: N = 300 ends in the second, 30 s long)
 N=300
-REF=$(reference $N)
+reference $N
 mkdir pergpu
 jobs ', "processes": "per_gpu"' "\"$PY\"" > pergpu/jobs.json
 plan 30 4 2 > pergpu/plan.json
