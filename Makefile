@@ -7,7 +7,7 @@
 #   make valgrind the unit tests and a validate run under valgrind
 #   make fuzz     fuzz the CSV and JSON readers (FUZZ_SECONDS, default 60)
 #   make fuzz-each  fuzz each of the six readers in turn, FUZZ_SECONDS each
-#   make test-torch  the real PyTorch resize test (installs python3-torch)
+#   make test-torch  the real PyTorch tests: resized by apply, by serve (installs python3-torch)
 #   make deps     install the Debian packages the project needs (as root),
 #                 or print the command to do so
 #   make V=1 ...  show full compiler command lines
@@ -259,7 +259,7 @@ e2e: all
 test-torch:
 	@$(MAKE) --no-print-directory deps deps-torch
 	@$(MAKE) --no-print-directory all
-	@EFPLAN_TORCH_TEST=1 tests/run.sh $(BUILD) e2e torch_resize
+	@EFPLAN_TORCH_TEST=1 tests/run.sh $(BUILD) e2e 'torch_*'
 
 asan:
 	@$(MAKE) --no-print-directory deps

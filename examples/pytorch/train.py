@@ -353,7 +353,7 @@ def main():
                       flush=True)
             # no rank exits before the checkpoint is on disk: a launcher
             # that sees one process end non-zero may kill the others
-            # (efplan's per_gpu monitor: SIGTERM, SIGKILL 5 s later)
+            # (efplan's per_gpu monitor: SIGTERM, SIGKILL after the grace)
             dist.barrier()
             dist.destroy_process_group()
             sys.exit(STOP_EXIT)
