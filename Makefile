@@ -7,6 +7,7 @@
 #   make valgrind the unit tests and a validate run under valgrind
 #   make fuzz     fuzz the CSV and JSON readers (FUZZ_SECONDS, default 60)
 #   make fuzz-each  fuzz each of the six readers in turn, FUZZ_SECONDS each
+#   make test-torch  the real PyTorch tests: resized by apply, by serve (installs python3-torch)
 #   make deps     install the Debian packages the project needs (as root),
 #                 or print the command to do so
 #   make V=1 ...  show full compiler command lines
@@ -34,6 +35,8 @@ DEB_BUILD := gcc make libc6-dev libglpk-dev libjansson-dev libcmocka-dev \
              libcurl4-openssl-dev curl openssl python3 jq
 DEB_FUZZ  := clang libclang-rt-14-dev
 DEB_CHECK := valgrind
+# make test-torch only: Debian's PyTorch (for /usr/bin/python3), heavy
+DEB_TORCH := python3-torch
 
 ifeq ($(V),1)
 Q :=
@@ -72,8 +75,8 @@ LIBSOLVER   := $(BUILD)/libsolver.a
 LIBSERVICE  := $(BUILD)/libservice.a
 EFPLAN      := $(BUILD)/efplan
 
-.PHONY: all run test unit e2e asan valgrind fuzz fuzz-build fuzz-each deps \
-        deps-fuzz deps-check clean help
+.PHONY: all run test unit e2e test-torch asan valgrind fuzz fuzz-build \
+        fuzz-each deps deps-fuzz deps-check deps-torch clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -223,6 +226,9 @@ deps-fuzz:
 deps-check:
 	$(call install_missing,$(DEB_CHECK))
 
+deps-torch:
+	$(call install_missing,$(DEB_TORCH))
+
 # ---- run and test -------------------------------------------------------------
 
 SAMPLE_JOBS    := inputs/jobs/sample.json
@@ -247,6 +253,13 @@ unit: all
 
 e2e: all
 	@tests/run.sh $(BUILD) e2e
+
+# tests/e2e/torch_resize.sh with torch required: plain `make test` runs it
+# too, and it skips there when /usr/bin/python3 has no torch
+test-torch:
+	@$(MAKE) --no-print-directory deps deps-torch
+	@$(MAKE) --no-print-directory all
+	@EFPLAN_TORCH_TEST=1 tests/run.sh $(BUILD) e2e 'torch_*'
 
 asan:
 	@$(MAKE) --no-print-directory deps
@@ -285,6 +298,6 @@ clean:
 	rm -rf build build-asan
 
 help:
-	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -547,6 +547,29 @@ static int64_t window_end(const exec_plan *p, const exec_opts *o)
 
 /* ---- apply --------------------------------------------------------------- */
 
+/* 1 when nothing is left to do before plan time end_t: no attempt runs,
+ * and every job neither done nor failed has no allocation in a slot that
+ * ends after now (a real backend only: a dry one's jobs finish as
+ * planned, on its own clock). */
+static int nothing_left(const apply *A, int64_t end_t)
+{
+    const exec_plan *p = A->p;
+    if (A->x.b->dry)
+        return 0;
+    for (int j = 0; j < p->njobs; j++)
+        if (A->r.jobs[j].running || A->r.jobs[j].start_in_doubt ||
+            A->r.jobs[j].stop_in_doubt)
+            return 0;
+    for (int s = 0; s < p->nslots; s++) {
+        if (p->slots[s].end <= A->t || p->slots[s].start >= end_t)
+            continue;
+        for (int a = 0; a < p->slots[s].nalloc; a++)
+            if (A->r.jobs[p->slots[s].a[a].job].status == EXEC_J_PENDING)
+                return 0;
+    }
+    return 1;
+}
+
 static int run_loop(apply *A, int64_t end_t, ef_err *e)
 {
     const exec_plan *p = A->p;
@@ -556,6 +579,11 @@ static int run_loop(apply *A, int64_t end_t, ef_err *e)
             return EF_ERR;
         if (A->t >= end_t)
             return EF_OK;
+        if (nothing_left(A, end_t)) {
+            say(A, "nothing left to run before %" PRId64 ": every job with "
+                "a slot ahead is done or failed", end_t);
+            return EF_OK;
+        }
         int s = exec_plan_slot_at(p, A->t);
         int64_t next = end_t;
         if (s >= 0) {

@@ -200,11 +200,13 @@ static void run_command(const job_run *jr, const char *logp, char **env)
 /* In the monitor: wait for the n processes kids[] of one attempt. The
  * first that ends other than with exit 0 gives the attempt's status (or
  * 'failed' says one could not be started, txt holding its status
- * already); the others are then sent SIGTERM, and SIGKILL 5 s later if
- * they still run (a DDP peer left alone waits for ever). All exit 0: the
- * status is exit 0. The status text ("exit N\n" / "signal S\n") goes to
- * txt. */
-static void wait_all(pid_t *kids, int n, int failed, char *txt, size_t len)
+ * already); the others are then sent SIGTERM, and SIGKILL 'grace'
+ * seconds later (the job's grace_seconds: they may be writing their
+ * checkpoint) if they still run (a DDP peer left alone waits for ever).
+ * All exit 0: the status is exit 0. The status text ("exit N\n" /
+ * "signal S\n") goes to txt. */
+static void wait_all(pid_t *kids, int n, int failed, int grace, char *txt,
+                     size_t len)
 {
     int left = n, bad = failed;
     double killed_at = -1;
@@ -222,7 +224,7 @@ static void wait_all(pid_t *kids, int n, int failed, char *txt, size_t len)
         if (w < 0)
             break;
         if (w == 0) {
-            if (ef_mono_seconds() - killed_at > 5)
+            if (ef_mono_seconds() - killed_at > grace)
                 for (int k = 0; k < n; k++)
                     if (kids[k] > 0)
                         kill(kids[k], SIGKILL);
@@ -352,7 +354,8 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
         if (nkids < nproc)
             snprintf(txt, sizeof txt, "exit 126\n");
         if (nkids > 0)
-            wait_all(kids, nkids, nkids < nproc, txt, sizeof txt);
+            wait_all(kids, nkids, nkids < nproc, exec_job_grace(x->p, r->job),
+                     txt, sizeof txt);
         monitor_write_rc(rcp, logp, txt);
         _exit(0);
     }

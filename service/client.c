@@ -706,6 +706,31 @@ int cl_fmt_job(const char *server, const char *body, size_t len,
             ef_buf_put(out, "\n");
         }
     }
+    /* the closed loop's attempts: when, where, how each ended */
+    const json_t *att = json_object_get(j, "attempts");
+    if (json_array_size(att) > 0) {
+        ef_buf_put(out, "  attempts\n");
+        size_t i;
+        const json_t *a;
+        json_array_foreach(att, i, a) {
+            ef_buf_printf(out, "    %-3" PRId64 " %s", int_of(a, "attempt", 0),
+                          cl_fmt_utc(int_of(a, "started", -1), 1, t,
+                                     sizeof t));
+            int64_t ended = int_of(a, "ended", -1);
+            ef_buf_printf(out, " - %-20s  ", ended < 0 ? "(runs)"
+                          : cl_fmt_utc(ended, 1, t, sizeof t));
+            const json_t *apl = json_object_get(a, "placement");
+            if (json_array_size(apl) > 0)
+                put_placement(out, apl);
+            else
+                ef_buf_put(out, "(nowhere)");
+            const char *why = str_of(a, "why");
+            const char *res = str_of(a, "result");
+            ef_buf_put(out, "  ");
+            put_safe(out, why[0] ? why : res[0] ? res : str_of(a, "state"));
+            ef_buf_put(out, "\n");
+        }
+    }
     json_decref(j);
     return EF_OK;
 }

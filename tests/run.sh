@@ -1,13 +1,15 @@
 #!/bin/sh
-# tests/run.sh BUILD [unit|e2e]: run the test suite against the binaries in
-# BUILD (build/ or build-asan/). Unit tests are the cmocka programs in
-# BUILD/tests/; end-to-end tests are the scripts tests/e2e/*.sh, which get
+# tests/run.sh BUILD [unit|e2e [NAME]]: run the test suite against the
+# binaries in BUILD (build/ or build-asan/). Unit tests are the cmocka
+# programs in BUILD/tests/; end-to-end tests are the scripts
+# tests/e2e/*.sh (only tests/e2e/NAME.sh when NAME is given), which get
 # EFPLAN (the binary) and EFPLAN_DATA (the bundled inputs) in the
 # environment. $VALGRIND, if set, prefixes every binary that is run.
 # Prints one line per test program and ends with "N passed, N failed".
 set -u
 BUILD=${1:-build}
 WHAT=${2:-all}
+ONLY=${3:-*}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 export EFPLAN="$BUILD/efplan"
@@ -37,8 +39,12 @@ if [ "$WHAT" = all ] || [ "$WHAT" = unit ]; then
     done
 fi
 if [ "$WHAT" = all ] || [ "$WHAT" = e2e ]; then
-    for t in "$ROOT"/tests/e2e/*.sh; do
-        [ -f "$t" ] || continue
+    for t in "$ROOT"/tests/e2e/$ONLY.sh; do
+        if [ ! -f "$t" ]; then
+            [ "$ONLY" = '*' ] && continue
+            echo "FAIL e2e/$ONLY: no such test ($t)"
+            fail=$((fail + 1)); failed="$failed e2e/$ONLY"; continue
+        fi
         run_one "e2e/$(basename "$t" .sh)" sh "$t"
     done
 fi

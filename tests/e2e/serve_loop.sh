@@ -219,8 +219,11 @@ late=$(jq -s --argjson t "$DRAIN_AT" '[.[].attempts[] |
 [ "$late" = 0 ] || fail "$late attempts started on drained node 1"
 api GET /metrics | grep -q '^efplan_loop_restarts_total [1-9]' ||
     fail "metrics: no restart counted"
-"$EFPLAN" show b --server "$URL" --token-file ops.tok | grep -q "history" ||
+"$EFPLAN" show b --server "$URL" --token-file ops.tok >show_b.out ||
     fail "show b"
+grep -q "^  history$" show_b.out || fail "show b: no history"
+[ "$(sed -n '/^  attempts$/,$p' show_b.out | grep -c '^    [0-9]')" = \
+  "$(jq '.attempts | length' b.json)" ] || { cat show_b.out; fail "show b: attempts not listed"; }
 "$EFPLAN" node list --server "$URL" --token-file ops.tok | grep -q drained ||
     fail "node list does not show the drain"
 serve_stop
