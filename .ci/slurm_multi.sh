@@ -514,7 +514,7 @@ JSON
         { head -3 st/logs/t.2.log; fail "PyTorch example: attempt 2 did not resume from step $n1"; }
     prog=$(cut -d' ' -f1 st/progress/t)
     [ "$prog" -gt "$n1" ] || fail "PyTorch example: attempt 2 made no progress past $n1"
-    echo "slurm multi: the PyTorch example trained at world 2 on node1 and node2 (gloo, MASTER_ADDR $(sed -n 's/^efplan: rendezvous //p' st/logs/t.1.log)), checkpointed at step $n1, resumed there at world 1, reached $prog"
+    echo "slurm multi: the PyTorch example trained at world 2 on node1 and node2 (gloo, rendezvous $(sed -n "s/^efplan: rendezvous //p" st/logs/t.1.log)), checkpointed at step $n1, resumed there at world 1, reached $prog"
 fi
 
 echo "slurm multi ok ($(($(date +%s) - T0)) s)"
