@@ -17,20 +17,14 @@
 #   node of --nodelist; its paths (EFPLAN_PROGRESS_FILE, the sbatch log)
 #   are the real run's, absolute; a --nodes file that names too few nodes
 #   (or a node twice) is an error naming the file and line (exit 3).
-set -eu
-: "${EFPLAN:?}" "${EFPLAN_ROOT:?}"
-V=${VALGRIND:-}
-T=$(mktemp -d)
+. "$(dirname "$0")/lib/common.sh"
+: "${EFPLAN_ROOT:?}"
 cleanup() {
     # stop anything a failed run may have left (by the pids it recorded)
-    for f in "$T"/*/run/*.pid; do
-        [ -f "$f" ] || continue
-        kill -9 -- "-$(cut -d' ' -f1 "$f")" 2>/dev/null || true
-    done
+    kill_attempts "$T"/*/run
     rm -rf "$T"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 DUMMY=$EFPLAN_ROOT/tests/data/dummy_train.sh
 # 60-second slots last 0.2 s (0.4 s for the kill test; 2 s under valgrind,
 # whose start-up alone takes most of a second)

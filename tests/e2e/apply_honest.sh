@@ -23,19 +23,13 @@
 #   the copy the state directory keeps (the command it prints works and
 #   stops them), never "another --state"; once nothing runs, a state
 #   directory of its own.
-set -eu
-: "${EFPLAN:?}" "${EFPLAN_ROOT:?}"
-V=${VALGRIND:-}
-T=$(mktemp -d)
+. "$(dirname "$0")/lib/common.sh"
+: "${EFPLAN_ROOT:?}"
 cleanup() {
-    for f in "$T"/*/run/*.pid; do
-        [ -f "$f" ] || continue
-        kill -9 -- "-$(cut -d' ' -f1 "$f")" 2>/dev/null || true
-    done
+    kill_attempts "$T"/*/run
     rm -rf "$T"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 DUMMY=$EFPLAN_ROOT/tests/data/dummy_train.sh
 # the plan's 1680 s in 2.8 s (28 s under valgrind)
 SCALE=600

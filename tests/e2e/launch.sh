@@ -20,19 +20,13 @@
 # - a "per_gpu" job one of whose processes fails: the others are stopped
 #   (none is left running), the attempt is failed with that process's
 #   status, apply exits 4.
-set -eu
-: "${EFPLAN:?}" "${EFPLAN_ROOT:?}"
-V=${VALGRIND:-}
-T=$(mktemp -d)
+. "$(dirname "$0")/lib/common.sh"
+: "${EFPLAN_ROOT:?}"
 cleanup() {
-    for f in "$T"/*/run/*.pid; do
-        [ -f "$f" ] || continue
-        kill -9 -- "-$(cut -d' ' -f1 "$f")" 2>/dev/null || true
-    done
+    kill_attempts "$T"/*/run
     rm -rf "$T"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 # 60-second slots last 1 s (6 s under valgrind)
 SCALE=60
 if [ -n "$V" ]; then SCALE=10; fi

@@ -47,10 +47,7 @@ cleanup() {
     # LOOP_LOG=FILE keeps the service's log (for benchmarks and reading)
     [ -z "${LOOP_LOG:-}" ] || cp serve.log "$LOOP_LOG" 2>/dev/null || true
     # the attempts' process groups: whatever still runs of the jobs
-    for f in run/run/*.pid; do
-        [ -f "$f" ] || continue
-        kill -9 -- "-$(cut -d' ' -f1 "$f")" 2>/dev/null || true
-    done
+    kill_attempts run/run
     rm -rf "$T"
 }
 trap cleanup EXIT

@@ -30,29 +30,15 @@
 # slots before it). About 2 minutes, most of it the plans' own length.
 # KEEP=1 keeps the temporary directory (logs, journals) and says where.
 . "$(dirname "$0")/lib/common.sh"
-: "${EFPLAN_ROOT:?}"
-PY=/usr/bin/python3
-TRAIN=$EFPLAN_ROOT/examples/pytorch/train.py
-if ! "$PY" -c 'import torch.distributed' 2>/dev/null; then
-    if [ "${EFPLAN_TORCH_TEST:-}" = 1 ]; then
-        fail "EFPLAN_TORCH_TEST=1 but $PY cannot import torch (install" \
-            "python3-torch: make test-torch does)"
-    fi
-    echo "skipped: $PY cannot import torch (make test-torch installs" \
-        "python3-torch and runs this test)"
-    exit 0
-fi
-if [ -x /usr/bin/torchrun ]; then
-    TORCHRUN='"/usr/bin/torchrun"'
+. "$(dirname "$0")/lib/torch.sh"
+if [ -n "$TORCHRUN" ]; then
+    TORCHRUN="\"$TORCHRUN\""
 else
     TORCHRUN="\"$PY\", \"-m\", \"torch.distributed.run\""
 fi
 cleanup() {
     # stop anything a failed run left (by the pids its monitors recorded)
-    for f in "$T"/*/s/run/*.pid; do
-        [ -f "$f" ] || continue
-        kill -9 -- "-$(cut -d' ' -f1 "$f")" 2>/dev/null || true
-    done
+    kill_attempts "$T"/*/s/run
     rm -rf "$T"
 }
 trap cleanup EXIT

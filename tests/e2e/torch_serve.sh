@@ -26,28 +26,12 @@
 # KEEP=1 keeps the directory and says where.
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/serve.sh"
-: "${EFPLAN_ROOT:?}"
-PY=/usr/bin/python3
-TRAIN=$EFPLAN_ROOT/examples/pytorch/train.py
-if ! "$PY" -c 'import torch.distributed' 2>/dev/null; then
-    if [ "${EFPLAN_TORCH_TEST:-}" = 1 ]; then
-        fail "EFPLAN_TORCH_TEST=1 but $PY cannot import torch (install" \
-            "python3-torch: make test-torch does)"
-    fi
-    echo "skipped: $PY cannot import torch (make test-torch installs" \
-        "python3-torch and runs this test)"
-    exit 0
-fi
-TORCHRUN=/usr/bin/torchrun
-[ -x $TORCHRUN ] || TORCHRUN=
+. "$(dirname "$0")/lib/torch.sh"
 cd "$T"
 fail() { echo "FAIL: $*"; echo "--- serve.log (tail)"; tail -30 serve.log; exit 1; }
 cleanup() {
     serve_stop
-    for f in run/run/*.pid; do
-        [ -f "$f" ] || continue
-        kill -9 -- "-$(cut -d' ' -f1 "$f")" 2>/dev/null || true
-    done
+    kill_attempts run/run
     rm -rf "$T"
 }
 trap cleanup EXIT

@@ -13,3 +13,14 @@ D=$EFPLAN_DATA
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# kill_attempts DIR...: kill -9 the process group of every attempt whose
+# monitor left its pid in DIR/*.pid (a state or run directory's run/):
+# what a failed test may have left running
+kill_attempts() {
+    for d in "$@"; do
+        for f in "$d"/*.pid; do
+            [ -f "$f" ] || continue
+            kill -9 -- "-$(cut -d' ' -f1 "$f")" 2>/dev/null || true
+        done
+    done
+}
