@@ -29,28 +29,9 @@
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-if [ "${CI:-}" != true ] && [ "${EFPLAN_SLURM_TEST:-}" != 1 ]; then
-    echo "slurm e2e: skipped (set CI=true or EFPLAN_SLURM_TEST=1; needs root)"
-    exit 0
-fi
-[ "$(id -u)" = 0 ] || { echo "slurm e2e: must run as root"; exit 1; }
-[ -c /dev/null ] || { echo "slurm e2e: /dev/null is not a character device (munged needs it)"; exit 1; }
-for n in 0 1 2 3 4 5 6 7; do
-    [ -c /dev/tty$n ] || { echo "slurm e2e: /dev/tty$n missing (faked GPU devices)"; exit 1; }
-done
-EFPLAN=$ROOT/build/efplan
-[ -x "$EFPLAN" ] || { echo "slurm e2e: build/efplan missing (run make first)"; exit 1; }
-
-missing=""
-for p in slurmctld slurmd slurm-client munge; do
-    dpkg-query -W -f='${Status}\n' $p 2>/dev/null | grep -q 'install ok installed' ||
-        missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-    echo "slurm e2e: installing$missing"
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends $missing) >/dev/null
-fi
+NAME="slurm e2e"
+. .ci/lib/slurm.sh
+slurm_prologue 8
 
 R=$(mktemp -d /tmp/efplan-slurm.XXXXXX)
 H=$(hostname -s)
@@ -58,19 +39,8 @@ mkdir -p "$R/etc" "$R/state" "$R/spool" "$R/log" "$R/run"
 export SLURM_CONF=$R/etc/slurm.conf
 started=""
 stop_daemons() {
-    scancel --user=root >/dev/null 2>&1 || true
-    for f in "$R/run/slurmd.pid" "$R/run/slurmctld.pid" "$R/run/munged.pid"; do
-        [ -s "$f" ] || continue
-        pid=$(cat "$f")
-        kill "$pid" 2>/dev/null || true
-        # killed daemons may linger as zombies (PID 1 may not reap them)
-        for _ in $(seq 1 50); do
-            st=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo gone)
-            case $st in gone|Z|X) break ;; esac
-            sleep 0.1
-        done
-        rm -f "$f"
-    done
+    slurm_stop_daemons "$R/run/slurmd.pid" "$R/run/slurmctld.pid" \
+        "$R/run/munged.pid"
 }
 SPID=
 cleanup() {
@@ -91,50 +61,18 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-cat > "$R/etc/slurm.conf" <<CONF
-ClusterName=efplanci
-SlurmctldHost=$H
-SlurmUser=root
-AuthType=auth/munge
-CredType=cred/munge
-MpiDefault=none
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SchedulerType=sched/backfill
-SchedulerParameters=bf_interval=2
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SlurmdParameters=config_overrides
-ReturnToService=2
+{ echo ClusterName=efplanci; slurm_conf_common; cat <<CONF; } > "$R/etc/slurm.conf"
 MinJobAge=600
-StateSaveLocation=$R/state
 SlurmdSpoolDir=$R/spool
-SlurmctldPidFile=$R/run/slurmctld.pid
 SlurmdPidFile=$R/run/slurmd.pid
-SlurmctldLogFile=$R/log/slurmctld.log
 SlurmdLogFile=$R/log/slurmd.log
-GresTypes=gpu
 NodeName=$H CPUs=16 RealMemory=1000 Gres=gpu:8 State=UNKNOWN
 PartitionName=ci Nodes=$H Default=YES MaxTime=INFINITE State=UP
 CONF
 cat > "$R/etc/gres.conf" <<CONF
 NodeName=$H Name=gpu File=/dev/tty[0-7]
 CONF
-install -d -o munge -g munge -m 0755 /run/munge
-if [ ! -s /etc/munge/munge.key ]; then
-    dd if=/dev/urandom of=/etc/munge/munge.key bs=1 count=128 2>/dev/null
-    chown munge:munge /etc/munge/munge.key
-    chmod 0400 /etc/munge/munge.key
-fi
-started=1
-if [ -s /run/munge/munged.pid ] && kill -0 "$(cat /run/munge/munged.pid)" 2>/dev/null; then
-    echo "slurm e2e: using the munged already running"
-else
-    runuser -u munge -- /usr/sbin/munged --pid-file=/run/munge/munged.pid
-    cp /run/munge/munged.pid "$R/run/munged.pid"
-fi
+slurm_start_munge
 /usr/sbin/slurmctld -i
 /usr/sbin/slurmd
 idle=""

@@ -58,29 +58,10 @@
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-if [ "${CI:-}" != true ] && [ "${EFPLAN_SLURM_TEST:-}" != 1 ]; then
-    echo "slurm multi: skipped (set CI=true or EFPLAN_SLURM_TEST=1; needs root)"
-    exit 0
-fi
-[ "$(id -u)" = 0 ] || { echo "slurm multi: must run as root"; exit 1; }
-[ -c /dev/null ] || { echo "slurm multi: /dev/null is not a character device (munged needs it)"; exit 1; }
-for n in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
-    [ -c /dev/tty$n ] || { echo "slurm multi: /dev/tty$n missing (faked GPU devices)"; exit 1; }
-done
-EFPLAN=$ROOT/build/efplan
-[ -x "$EFPLAN" ] || { echo "slurm multi: build/efplan missing (run make first)"; exit 1; }
+NAME="slurm multi"
+. .ci/lib/slurm.sh
+slurm_prologue 16
 T0=$(date +%s)
-
-missing=""
-for p in slurmctld slurmd slurm-client munge; do
-    dpkg-query -W -f='${Status}\n' $p 2>/dev/null | grep -q 'install ok installed' ||
-        missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-    echo "slurm multi: installing$missing"
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends $missing) >/dev/null
-fi
 
 R=$(mktemp -d /tmp/efplan-slurm-multi.XXXXXX)
 H=$(hostname -s)
@@ -89,20 +70,8 @@ export SLURM_CONF=$R/etc/slurm.conf
 started=""
 LISTEN=
 stop_daemons() {
-    scancel --user=root >/dev/null 2>&1 || true
-    for f in "$R/run/slurmd-node1.pid" "$R/run/slurmd-node2.pid" \
-             "$R/run/slurmctld.pid" "$R/run/munged.pid"; do
-        [ -s "$f" ] || continue
-        pid=$(cat "$f")
-        kill "$pid" 2>/dev/null || true
-        # killed daemons may linger as zombies (PID 1 may not reap them)
-        for _ in $(seq 1 50); do
-            st=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo gone)
-            case $st in gone|Z|X) break ;; esac
-            sleep 0.1
-        done
-        rm -f "$f"
-    done
+    slurm_stop_daemons "$R/run/slurmd-node1.pid" "$R/run/slurmd-node2.pid" \
+        "$R/run/slurmctld.pid" "$R/run/munged.pid"
 }
 cleanup() {
     rc=$?
@@ -140,33 +109,13 @@ wait_for() {
     done
 }
 
-cat > "$R/etc/slurm.conf" <<CONF
-ClusterName=efplanmulti
-SlurmctldHost=$H
-SlurmUser=root
-AuthType=auth/munge
-CredType=cred/munge
-MpiDefault=none
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+{ echo ClusterName=efplanmulti; slurm_conf_common; cat <<CONF; } > "$R/etc/slurm.conf"
 JobCompType=jobcomp/filetxt
 JobCompLoc=$R/log/jobcomp.txt
-SchedulerType=sched/backfill
-SchedulerParameters=bf_interval=2
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SlurmdParameters=config_overrides
-ReturnToService=2
 MinJobAge=3600
-StateSaveLocation=$R/state
 SlurmdSpoolDir=$R/spool/%n
-SlurmctldPidFile=$R/run/slurmctld.pid
 SlurmdPidFile=$R/run/slurmd-%n.pid
-SlurmctldLogFile=$R/log/slurmctld.log
 SlurmdLogFile=$R/log/slurmd-%n.log
-GresTypes=gpu
 NodeName=node1 NodeHostname=$H NodeAddr=127.0.0.1 Port=17011 CPUs=16 RealMemory=1000 Gres=gpu:8 State=UNKNOWN
 NodeName=node2 NodeHostname=$H NodeAddr=127.0.0.2 Port=17012 CPUs=16 RealMemory=1000 Gres=gpu:8 State=UNKNOWN
 PartitionName=ci Nodes=node1,node2 Default=YES MaxTime=INFINITE State=UP
@@ -176,19 +125,7 @@ cat > "$R/etc/gres.conf" <<CONF
 NodeName=node1 Name=gpu File=/dev/tty[0-7]
 NodeName=node2 Name=gpu File=/dev/tty[8-15]
 CONF
-install -d -o munge -g munge -m 0755 /run/munge
-if [ ! -s /etc/munge/munge.key ]; then
-    dd if=/dev/urandom of=/etc/munge/munge.key bs=1 count=128 2>/dev/null
-    chown munge:munge /etc/munge/munge.key
-    chmod 0400 /etc/munge/munge.key
-fi
-started=1
-if [ -s /run/munge/munged.pid ] && kill -0 "$(cat /run/munge/munged.pid)" 2>/dev/null; then
-    echo "slurm multi: using the munged already running"
-else
-    runuser -u munge -- /usr/sbin/munged --pid-file=/run/munge/munged.pid
-    cp /run/munge/munged.pid "$R/run/munged.pid"
-fi
+slurm_start_munge
 /usr/sbin/slurmctld -i
 /usr/sbin/slurmd -N node1
 /usr/sbin/slurmd -N node2
