@@ -385,25 +385,6 @@ static void test_safe_names_unique(void **state)
 
 /* ---- journal --------------------------------------------------------------- */
 
-/* Put directory 'bin' (stand-in commands) first on PATH; returns the old
- * PATH for path_restore. */
-static char *path_prepend(const char *bin)
-{
-    const char *path0 = getenv("PATH");
-    char *oldpath = ef_strdup(path0 ? path0 : "/usr/bin:/bin");
-    ef_buf np = {0};
-    ef_buf_printf(&np, "%s:%s", bin, oldpath);
-    setenv("PATH", np.s, 1);
-    free(np.s);
-    return oldpath;
-}
-
-static void path_restore(char *oldpath)
-{
-    setenv("PATH", oldpath, 1);
-    free(oldpath);
-}
-
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -1267,7 +1248,7 @@ static void test_slurm_script_every_byte(void **state)
              "--*) shift ;; *) break ;; esac; done\nSLURM_NODEID=0 exec "
              "\"$@\"\n", srun, sizeof srun);
     assert_int_equal(chmod(srun, 0755), 0);
-    char *oldpath = path_prepend(bin);
+    char *oldpath = tu_path_prepend(bin);
 
     exec_plan p;
     ef_err e = {0};
@@ -1445,7 +1426,7 @@ static void test_slurm_script_every_byte(void **state)
         assert_int_equal(seen, 1);
         exec_strv_free(w);
     }
-    path_restore(oldpath);
+    tu_path_restore(oldpath);
     exec_plan_free(&p);
     rm_rf(dir);
 }
@@ -1962,7 +1943,7 @@ static void test_squeue_busy(void **state)
     tu_write(bin, "squeue", sh.s, fake, sizeof fake);
     free(sh.s);
     assert_int_equal(chmod(fake, 0755), 0);
-    char *oldpath = path_prepend(bin);
+    char *oldpath = tu_path_prepend(bin);
 
     exec_ctx x;
     memset(&x, 0, sizeof x);
@@ -1986,7 +1967,7 @@ static void test_squeue_busy(void **state)
     snprintf(user, sizeof user, "\n--user=%ld\n", (long)getuid());
     assert_contains(text, user);
     free(text);
-    path_restore(oldpath);
+    tu_path_restore(oldpath);
     exec_plan_free(&p);
     rm_rf(dir);
 }
@@ -2010,7 +1991,7 @@ static void test_scancel_ended(void **state)
     tu_tmpdir(dir, sizeof dir);
     tu_join(bin, sizeof bin, dir, "bin");
     assert_int_equal(mkdir(bin, 0755), 0);
-    char *oldpath = path_prepend(bin);
+    char *oldpath = tu_path_prepend(bin);
     for (int i = 0; i < 3; i++) {
         ef_buf sh = {0};
         ef_buf_printf(&sh, "#!/bin/sh\necho '%s' >&2\nexit 1\n", answers[i]);
@@ -2031,7 +2012,7 @@ static void test_scancel_ended(void **state)
             assert_contains(e.msg, "Unable to contact");
         }
     }
-    path_restore(oldpath);
+    tu_path_restore(oldpath);
     rm_rf(dir);
 }
 

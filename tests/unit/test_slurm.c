@@ -19,23 +19,6 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-static char *path_prepend(const char *bin)
-{
-    const char *path0 = getenv("PATH");
-    char *oldpath = ef_strdup(path0 ? path0 : "/usr/bin:/bin");
-    ef_buf np = {0};
-    ef_buf_printf(&np, "%s:%s", bin, oldpath);
-    setenv("PATH", np.s, 1);
-    free(np.s);
-    return oldpath;
-}
-
-static void path_restore(char *oldpath)
-{
-    setenv("PATH", oldpath, 1);
-    free(oldpath);
-}
-
 /* An executable stand-in command 'name' in dir/bin holding 'text'. */
 static void stand_in(const char *dir, const char *name, const char *text)
 {
@@ -548,7 +531,7 @@ static void test_placed_scontrol(void **state)
              "10.0.0.2\\n'\n");
     char bin[600];
     tu_join(bin, sizeof bin, dir, "bin");
-    char *oldpath = path_prepend(bin);
+    char *oldpath = tu_path_prepend(bin);
     exec_ctx x;
     memset(&x, 0, sizeof x);
     x.p = &p;
@@ -669,7 +652,7 @@ static void test_placed_scontrol(void **state)
                "nodes: node1)");
     exec_backend_slurm.release(&x);
     exec_nodes_free(&x.nodes);
-    path_restore(oldpath);
+    tu_path_restore(oldpath);
     exec_plan_free(&p);
     rm_rf(dir);
 }
@@ -745,7 +728,7 @@ static void test_script_port_ranks(void **state)
     stand_in(dir, "srun", SRUN);
     char bin[600];
     tu_join(bin, sizeof bin, dir, "bin");
-    char *oldpath = path_prepend(bin);
+    char *oldpath = tu_path_prepend(bin);
     exec_ctx x;
     memset(&x, 0, sizeof x);
     x.p = &p;
@@ -815,7 +798,7 @@ static void test_script_port_ranks(void **state)
     free(w.s);
     free(text);
     unsetenv("SLURM_NNODES");
-    path_restore(oldpath);
+    tu_path_restore(oldpath);
     exec_plan_free(&p);
     rm_rf(dir);
 }

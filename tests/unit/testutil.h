@@ -248,4 +248,25 @@ static inline void tu_rmtree(const char *dir)
     rmdir(dir);
 }
 
+/* Put directory 'bin' (stand-in commands) first on PATH; returns the old
+ * PATH (heap) for tu_path_restore. */
+static inline char *tu_path_prepend(const char *bin)
+{
+    const char *path0 = getenv("PATH");
+    char *oldpath = strdup(path0 ? path0 : "/usr/bin:/bin");
+    size_t n = strlen(bin) + strlen(oldpath) + 2;
+    char *np = malloc(n);
+    snprintf(np, n, "%s:%s", bin, oldpath);
+    setenv("PATH", np, 1);
+    free(np);
+    return oldpath;
+}
+
+/* Set PATH back to what tu_path_prepend returned, and free it. */
+static inline void tu_path_restore(char *oldpath)
+{
+    setenv("PATH", oldpath, 1);
+    free(oldpath);
+}
+
 #endif
