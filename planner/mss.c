@@ -96,41 +96,67 @@ static int fit(const curve_row *row, int q, int free_gpus)
     return curve_max_usable(row, lim);
 }
 
-/* The intervals of F from 'now' up to (not including) 'until'. */
+/* The intervals of F from 'now' up to (not including) 'until': a view of
+ * F's pieces lo..lo+n-1, the first cut at 'now' and the last at 'until'
+ * (iv_a, iv_b, iv_free). Found by binary search, copied nowhere: a job's
+ * MSS looks at the stretch from now to its deadline only, however long
+ * the profile behind and ahead of it is. */
 typedef struct ivals {
-    int64_t *a, *b;
-    int *free;
-    int n;
+    const avail *F;
+    int lo, n;
+    int64_t now, until;
 } ivals;
 
 static void ivals_make(ivals *iv, const avail *F, int64_t now, int64_t until)
 {
-    iv->a = ef_malloc((size_t)(F->n + 1) * sizeof *iv->a);
-    iv->b = ef_malloc((size_t)(F->n + 1) * sizeof *iv->b);
-    iv->free = ef_malloc((size_t)(F->n + 1) * sizeof *iv->free);
+    iv->F = F;
+    iv->now = now;
+    iv->until = until;
+    iv->lo = 0;
     iv->n = 0;
-    for (int i = 0; i < F->n; i++) {
-        int64_t a = F->t[i], b = i + 1 < F->n ? F->t[i + 1] : INT64_MAX;
-        if (b <= now)
-            continue;
-        if (a < now)
-            a = now;
-        if (a >= until)
-            break;
-        if (b > until)
-            b = until;
-        iv->a[iv->n] = a;
-        iv->b[iv->n] = b;
-        iv->free[iv->n] = F->free[i];
-        iv->n++;
+    if (F->n == 0)
+        return;
+    /* lo: the first piece that ends after now (the last one never ends) */
+    int lo = 0, hi = F->n - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (F->t[mid + 1] > now)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
+    iv->lo = lo;
+    if ((F->t[lo] > now ? F->t[lo] : now) >= until)
+        return;
+    /* end: the first piece after lo that starts at or after until (every
+     * piece after lo starts after now) */
+    int a = lo + 1, b = F->n;
+    while (a < b) {
+        int mid = a + (b - a) / 2;
+        if (F->t[mid] >= until)
+            b = mid;
+        else
+            a = mid + 1;
+    }
+    iv->n = a - lo;
 }
 
-static void ivals_free(ivals *iv)
+static inline int64_t iv_a(const ivals *iv, int k)
 {
-    free(iv->a);
-    free(iv->b);
-    free(iv->free);
+    int64_t a = iv->F->t[iv->lo + k];
+    return a < iv->now ? iv->now : a;
+}
+
+static inline int64_t iv_b(const ivals *iv, int k)
+{
+    int i = iv->lo + k;
+    int64_t b = i + 1 < iv->F->n ? iv->F->t[i + 1] : INT64_MAX;
+    return b > iv->until ? iv->until : b;
+}
+
+static inline int iv_free(const ivals *iv, int k)
+{
+    return iv->F->free[iv->lo + k];
 }
 
 /* Completion inside an interval starting at 'a' with 'rem' iterations
@@ -168,38 +194,36 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
         q = lv[li];
         double acc = 0;
         for (int k = iv.n - 1; k >= 0; k--) {
-            int a = fit(row, q, iv.free[k]);
+            int a = fit(row, q, iv_free(&iv, k));
             if (a == 0)
                 continue;
-            int64_t e = iv.b[k] < deadline ? iv.b[k] : deadline;
+            int64_t e = iv_b(&iv, k) < deadline ? iv_b(&iv, k) : deadline;
             double tp = curve_tput(row, a);
-            if (acc + (double)(e - iv.a[k]) * tp >= need) {
+            if (acc + (double)(e - iv_a(&iv, k)) * tp >= need) {
                 /* As late as possible: the latest slot boundary in this
                  * interval from which level q alone still suffices. */
                 double secs = (need - acc) / tp;
                 int64_t late = e - (int64_t)ceil(secs);
-                p = late <= iv.a[k] ? iv.a[k]
+                p = late <= iv_a(&iv, k) ? iv_a(&iv, k)
                                     : now + (late - now) / slot * slot;
-                if (p < iv.a[k])
-                    p = iv.a[k];
+                if (p < iv_a(&iv, k))
+                    p = iv_a(&iv, k);
                 found = 1;
                 break;
             }
-            acc += (double)(e - iv.a[k]) * tp;
+            acc += (double)(e - iv_a(&iv, k)) * tp;
         }
         if (!found)
             prev = q;
     }
-    if (!found) {
-        ivals_free(&iv);
+    if (!found)
         return 0;
-    }
     /* Forward: 'prev' before p, 'q' from p on. */
     double rem = need;
     for (int k = 0; k < iv.n; k++) {
         /* an interval that holds p is run as two pieces */
         for (int piece = 0; piece < 2; piece++) {
-            int64_t a0 = iv.a[k], b0 = iv.b[k];
+            int64_t a0 = iv_a(&iv, k), b0 = iv_b(&iv, k);
             if (p > a0 && p < b0) {
                 if (piece == 0)
                     b0 = p;
@@ -208,7 +232,7 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
             } else if (piece == 1) {
                 break;
             }
-            int a = fit(row, a0 < p ? prev : q, iv.free[k]);
+            int a = fit(row, a0 < p ? prev : q, iv_free(&iv, k));
             if (a == 0)
                 continue;
             double tp = curve_tput(row, a);
@@ -219,15 +243,13 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
                 push(out, a0, e, a);
                 out->real_end = re;
                 out->end = e;
-                ivals_free(&iv);
-                ef_assert(re <= deadline);
+                        ef_assert(re <= deadline);
                 return 1;
             }
             rem -= w;
             push(out, a0, b0, a);
         }
     }
-    ivals_free(&iv);
     ef_panic("mss_plan: backward fill succeeded but forward plan did not");
 }
 
@@ -262,26 +284,25 @@ static int64_t fastest(const curve_row *row, int top, int runnable,
     ivals_make(&iv, F, now, INT64_MAX);
     int64_t res = -1;
     for (int k = 0; k < iv.n; k++) {
-        int a = runnable ? fit_runnable(row, top, iv.free[k])
-                         : fit(row, top, iv.free[k]);
+        int a = runnable ? fit_runnable(row, top, iv_free(&iv, k))
+                         : fit(row, top, iv_free(&iv, k));
         if (a == 0)
             continue;
         double tp = runnable ? tput_runnable(row, a) : curve_tput(row, a);
-        if (iv.b[k] == INT64_MAX || (double)(iv.b[k] - iv.a[k]) * tp >= rem) {
+        if (iv_b(&iv, k) == INT64_MAX || (double)(iv_b(&iv, k) - iv_a(&iv, k)) * tp >= rem) {
             int64_t e;
-            finish_at(iv.a[k], rem, tp, slot, &res, &e);
+            finish_at(iv_a(&iv, k), rem, tp, slot, &res, &e);
             if (out) {
-                push(out, iv.a[k], e, a);
+                push(out, iv_a(&iv, k), e, a);
                 out->real_end = res;
                 out->end = e;
             }
             break;
         }
-        rem -= (double)(iv.b[k] - iv.a[k]) * tp;
+        rem -= (double)(iv_b(&iv, k) - iv_a(&iv, k)) * tp;
         if (out)
-            push(out, iv.a[k], iv.b[k], a);
+            push(out, iv_a(&iv, k), iv_b(&iv, k), a);
     }
-    ivals_free(&iv);
     if (res < 0 && out)
         resv_clear(out);
     return res;
