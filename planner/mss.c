@@ -89,11 +89,13 @@ void resv_trim(resv *r, int64_t now)
     r->n = o;
 }
 
-/* Largest usable size <= min(q, free), or 0. */
+/* Largest usable size <= min(q, free), or 0. q is 0 or a usable size
+ * (every caller's), so where q GPUs are free that is q itself. */
 static int fit(const curve_row *row, int q, int free_gpus)
 {
-    int lim = q < free_gpus ? q : free_gpus;
-    return curve_max_usable(row, lim);
+    if (free_gpus >= q)
+        return q;
+    return curve_max_usable(row, free_gpus);
 }
 
 /* The intervals of F from 'now' up to (not including) 'until': a view of
@@ -192,13 +194,15 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
     int64_t p = now;
     for (int li = 0; li < nl && !found; li++) {
         q = lv[li];
+        double tq = curve_tput(row, q); /* q is usable: where q GPUs are
+                                         * free, fit() is q itself */
         double acc = 0;
         for (int k = iv.n - 1; k >= 0; k--) {
             int a = fit(row, q, iv_free(&iv, k));
             if (a == 0)
                 continue;
             int64_t e = iv_b(&iv, k) < deadline ? iv_b(&iv, k) : deadline;
-            double tp = curve_tput(row, a);
+            double tp = a == q ? tq : curve_tput(row, a);
             if (acc + (double)(e - iv_a(&iv, k)) * tp >= need) {
                 /* As late as possible: the latest slot boundary in this
                  * interval from which level q alone still suffices. */
