@@ -419,20 +419,38 @@ int exec_read_world(const exec_ctx *x, int j, int attempt)
     return token_num(buf, "world");
 }
 
-/* The fixed number option 'opt' (e.g. "--nnodes") of argv[from..] says,
- * as "--opt N" or "--opt=N"; -1 when absent or not one number (a range
- * such as "1:4", or "gpu"/"auto" for --nproc-per-node). */
+/* torchrun's options that take no value (both spellings). */
+static int torchrun_flag(const char *a)
+{
+    static const char *const flags[] = {
+        "--standalone", "--no-python", "--no_python", "--run-path",
+        "--run_path", "--module", "-m", NULL};
+    for (int k = 0; flags[k]; k++)
+        if (strcmp(a, flags[k]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The fixed number option 'opt' (e.g. "--nnodes") of torchrun's argv[from..]
+ * says, as "--opt N" or "--opt=N"; -1 when absent or not one number (a
+ * range such as "1:4", or "gpu"/"auto" for --nproc-per-node). torchrun's
+ * own options end at the training script: the first word that is not an
+ * option or the value of one ("--x V": an option without '=' that is not
+ * a flag takes the next word as its value). */
 static int torchrun_opt(char *const *argv, int from, const char *opt)
 {
     size_t ol = strlen(opt);
     for (int k = from; argv[k]; k++) {
         const char *v = NULL;
+        if (argv[k][0] != '-')
+            return -1; /* the training script: its own options follow */
         if (strcmp(argv[k], opt) == 0)
             v = argv[k + 1];
         else if (strncmp(argv[k], opt, ol) == 0 && argv[k][ol] == '=')
             v = argv[k] + ol + 1;
-        else if (argv[k][0] != '-')
-            return -1; /* the training script: its own options follow */
+        else if (!strchr(argv[k], '=') && !torchrun_flag(argv[k]) &&
+                 argv[k + 1])
+            k++; /* another option's value */
         if (v) {
             int64_t n;
             return ef_parse_i64(v, 1, 1 << 20, &n) == EF_NUM_OK ? (int)n : -1;

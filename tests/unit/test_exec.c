@@ -1719,7 +1719,7 @@ static void test_launch_contract(void **state)
     char **saved = in->run.argv;
     int saved_c = in->run.argc;
     struct {
-        char *argv[8];
+        char *argv[10];
         int warn;
     } cases[] = {
         {{"torchrun", "train.py", NULL}, 0},
@@ -1732,6 +1732,11 @@ static void test_launch_contract(void **state)
           "t.py", NULL}, 1},
         {{"python3", "t.py", "--nproc-per-node", "8", NULL}, 0},
         {{"sh", "-c", "torchrun --nproc-per-node 8 t.py", NULL}, 0},
+        /* other options' values are not the script */
+        {{"torchrun", "--redirects", "2", "--tee", "2", "--nproc_per_node",
+          "4", "t.py", NULL}, 1},
+        {{"torchrun", "--standalone", "--nnodes", "1", "t.py", NULL}, 1},
+        {{"torchrun", "--redirects", "2", "t.py", "--nnodes", "1", NULL}, 0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         in->run.argv = cases[c].argv;
