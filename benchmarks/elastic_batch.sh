@@ -32,7 +32,7 @@ row() {
         line="$line $(awk -v r="$r" -v c=$((n - rej - unf)) -v j="$jct" \
             'BEGIN { printf "%.3f / %d / %.2f h", r, c, j / 3600 }') |"
         if [ "$p" = saxena ]; then
-            us="$(val point_us_mean "$W/r.json") / $(val point_us_max "$W/r.json")"
+            us=$(sed -n 's/^  "point_us": {"max": \([0-9.]*\), "mean": \([0-9.]*\),.*/\2 \/ \1/p' "$W/r.json")
         fi
     done
     echo "$line $us |"

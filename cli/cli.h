@@ -71,6 +71,10 @@ int cli_write_out(const char *path, const char *data, size_t len, ef_err *e);
  * Returns 0, or EXIT_USAGE (printed, naming command 'cmd'). */
 int cli_parse_slot(const char *cmd, const char *arg, int *slot);
 
+/* --plan-version: 'arg' as a plan file version (1 or 2, planio.h) into
+ * *v. Returns 0, or EXIT_USAGE (printed, naming command 'cmd'). */
+int cli_parse_plan_version(const char *cmd, const char *arg, int *v);
+
 /* --now: 'arg' as a time, Unix seconds (0 to EF_MAX_I64) or ISO-8601
  * (ef_parse_iso8601), into *now. Returns 0, or EXIT_USAGE (printed,
  * naming command 'cmd'). */

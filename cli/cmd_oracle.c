@@ -254,7 +254,7 @@ int cmd_oracle(int argc, char **argv)
             rc = cli_fail(&e);
             goto out;
         }
-        if (plan_write_json(&ip, plan_path, jobs_path, curves_arg, &e) !=
+        if (plan_write_json(&ip, plan_path, jobs_path, curves_arg, 0, &e) !=
             EF_OK) {
             rc = cli_fail(&e);
             goto out;

@@ -11,6 +11,7 @@
 #include "model/curve.h"
 #include "model/jobs.h"
 #include "planner/plan.h"
+#include "planner/planio.h"
 
 void help_plan(void)
 {
@@ -21,6 +22,7 @@ void help_plan(void)
         "                   [--surplus gain|reference] [--all]\n"
         "                   [--elastic-batch]\n"
         "                   [--overhead fig12|reference|restart|none]\n"
+        "                   [--plan-version 1|2]\n"
         "\n"
         "Plan a job queue: admit each job whose deadline can be guaranteed by\n"
         "its minimum satisfactory share (in submit order, against the GPUs\n"
@@ -35,9 +37,12 @@ void help_plan(void)
         "  --now T             plan start (default: earliest submit time)\n"
         "  --horizon DURATION  write slots up to now+DURATION only (e.g. 24h,\n"
         "                      90m, 3600); decisions still consider every job\n"
-        "  --out FILE          write the plan file (JSON, efplan-plan v1); -:\n"
+        "  --out FILE          write the plan file (JSON, efplan-plan); -:\n"
         "                      to standard output (the summary goes to\n"
         "                      standard error)\n"
+        "  --plan-version N    the plan file's version: 2 (default) lists\n"
+        "                      each job's runs of slots on the same GPUs;\n"
+        "                      1 lists every slot's allocations (larger)\n"
         "  --svg FILE          draw the plan as an SVG chart\n"
         "  --surplus MODE      gain: largest throughput gain per added GPU\n"
         "                      (default); reference: the reference\n"
@@ -141,11 +146,12 @@ int cmd_plan(int argc, char **argv)
         {"all", no_argument, NULL, 'a'},
         {"elastic-batch", no_argument, NULL, 'E'},
         {"overhead", required_argument, NULL, 'O'},
+        {"plan-version", required_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *jobs_path = NULL, *cluster_arg = NULL, *curves_arg = NULL;
     const char *out_path = NULL, *svg_path = NULL;
-    int all = 0, o;
+    int all = 0, o, version = PLAN_V2;
     plan_opts po;
     plan_opts_default(&po);
     po.overhead = OVH_FIG12;
@@ -184,6 +190,10 @@ int cmd_plan(int argc, char **argv)
                                        "gain or reference)", optarg);
             break;
         case 'E': po.elastic_batch = 1; break;
+        case 'V':
+            if (cli_parse_plan_version("plan", optarg, &version) != 0)
+                return EXIT_USAGE;
+            break;
         case 'O': {
             int m = ovh_parse(optarg);
             if (m < 0)
@@ -233,9 +243,12 @@ int cmd_plan(int argc, char **argv)
         goto out;
     }
     if (out_path) {
-        char *text;
+        plan_doc d;
         size_t n;
-        plan_to_json(&p, jobs_path, curves_arg, &text, &n);
+        plan_doc_from_plan(&d, &p, jobs_path, curves_arg);
+        d.version = version;
+        char *text = plan_doc_json(&d, &n);
+        plan_doc_free(&d);
         int wr = cli_write_out(out_path, text, n, &e);
         free(text);
         if (wr != EF_OK) {

@@ -10,11 +10,13 @@
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
+#include "planner/planio.h"
 
 void help_validate(void)
 {
     printf(
         "Usage: efplan validate [--jobs FILE] [--cluster SPEC] [--curves DIR]\n"
+        "                       [--plan FILE [--out FILE] [--plan-version N]]\n"
         "\n"
         "Read each input given, check it strictly, and print what was read.\n"
         "With --jobs and --curves, every job's model and batch size must have\n"
@@ -23,6 +25,10 @@ void help_validate(void)
         "  --jobs FILE      job queue: trace CSV or JSON {\"jobs\": [...]}\n"
         "  --cluster SPEC   nNgG shorthand (n16g8), or a .csv/.json spec\n"
         "  --curves DIR     curve directory, or a bundled set: A100, T4\n"
+        "  --plan FILE      a plan file (efplan-plan, version 1 or 2)\n"
+        "  --out FILE       write the plan read back in --plan-version N\n"
+        "                   (2, runs, by default; 1, a list of slots, for\n"
+        "                   readers of version 1); -: standard output\n"
         "  -h, --help       this text\n"
         "\n"
         "Exit codes: 0 valid, 2 usage error, 3 invalid input.\n");
@@ -146,16 +152,54 @@ static void print_jobs(const job_queue *q, int cap, int have_curves)
                                                            : "");
 }
 
+/* --plan: read the plan file at 'path', print what it holds, and write it
+ * back to 'out' (when not NULL) in version 'version'. */
+static int validate_plan(const char *path, const char *out, int version,
+                         ef_err *e)
+{
+    plan_doc d;
+    if (plan_doc_load(&d, path, e) != EF_OK)
+        return EF_ERR;
+    long allocs = 0;           /* allocations over all slots */
+    for (int s = 0; s < d.nslots; s++)
+        allocs += d.slots[s].nalloc;
+    const plan_doc_summary *m = &d.summary;
+    FILE *say = out && strcmp(out, "-") == 0 ? stderr : stdout;
+    fprintf(say, "plan     %s: version %d, %d jobs (%d admitted, %d rejected, "
+            "%d best-effort), %d slots, %ld allocations", path, d.version,
+            d.njobs, m->admitted, m->rejected, m->best_effort, d.nslots,
+            allocs);
+    if (d.version == PLAN_V2)
+        fprintf(say, " in %d runs", d.nruns);
+    fprintf(say, "\n");
+    int rc = EF_OK;
+    if (out) {
+        size_t n;
+        d.version = version;
+        char *text = plan_doc_json(&d, &n);
+        rc = cli_write_out(out, text, n, e);
+        free(text);
+        if (rc == EF_OK && say == stdout)
+            fprintf(say, "wrote %s (version %d)\n", out, version);
+    }
+    plan_doc_free(&d);
+    return rc;
+}
+
 int cmd_validate(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"jobs", required_argument, NULL, 'j'},
         {"cluster", required_argument, NULL, 'c'},
         {"curves", required_argument, NULL, 'u'},
+        {"plan", required_argument, NULL, 'p'},
+        {"out", required_argument, NULL, 'o'},
+        {"plan-version", required_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *jobs_path = NULL, *cluster_arg = NULL, *curves_arg = NULL;
-    int o;
+    const char *plan_path = NULL, *out_path = NULL;
+    int o, version = PLAN_V2, version_given = 0;
     opterr = 0;
     optind = 1;
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -163,6 +207,13 @@ int cmd_validate(int argc, char **argv)
         case 'j': jobs_path = optarg; break;
         case 'c': cluster_arg = optarg; break;
         case 'u': curves_arg = optarg; break;
+        case 'p': plan_path = optarg; break;
+        case 'o': out_path = optarg; break;
+        case 'V':
+            if (cli_parse_plan_version("validate", optarg, &version) != 0)
+                return EXIT_USAGE;
+            version_given = 1;
+            break;
         case 'h': help_validate(); return 0;
         default:
             return cli_option_error("validate", o, argv[optind - 1]);
@@ -171,10 +222,24 @@ int cmd_validate(int argc, char **argv)
     if (optind < argc)
         return cli_usage_error("validate", "unexpected argument \"%s\"",
                                argv[optind]);
-    if (!jobs_path && !cluster_arg && !curves_arg)
+    if (!jobs_path && !cluster_arg && !curves_arg && !plan_path)
         return cli_usage_error("validate", "nothing to validate (give --jobs, "
-                               "--cluster or --curves)");
+                               "--cluster, --curves or --plan)");
+    if ((out_path || version_given) && !plan_path)
+        return cli_usage_error("validate", "%s needs --plan (the plan file "
+                               "to write back)", out_path ? "--out"
+                                                          : "--plan-version");
+    if (plan_path && (jobs_path || cluster_arg || curves_arg))
+        return cli_usage_error("validate", "--plan is checked alone (a plan "
+                               "file records its own cluster and jobs)");
     ef_err e = {0};
+    if (plan_path) {
+        if (validate_plan(plan_path, out_path, version, &e) != EF_OK)
+            return cli_fail(&e);
+        if (!out_path || strcmp(out_path, "-") != 0)
+            printf("ok: inputs are valid\n");
+        return 0;
+    }
     cluster c;
     curve_set cs = {0};
     job_queue q = {0};

@@ -10,6 +10,7 @@
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
+#include "planner/planio.h"
 
 static const cli_command commands[] = {
     {"apply", "run a plan on a cluster, slot by slot (local, slurm, dry-run)",
@@ -96,6 +97,19 @@ int cli_parse_slot(const char *cmd, const char *arg, int *slot)
         return cli_usage_error(cmd, "--slot: \"%s\" is not a number of "
                                "seconds from 1 to 86400", arg);
     *slot = (int)v;
+    return 0;
+}
+
+int cli_parse_plan_version(const char *cmd, const char *arg, int *v)
+{
+    if (strcmp(arg, "1") == 0)
+        *v = PLAN_V1;
+    else if (strcmp(arg, "2") == 0)
+        *v = PLAN_V2;
+    else
+        return cli_usage_error(cmd, "--plan-version: \"%s\" is not a plan "
+                               "file version (1: a list of slots; 2: runs, "
+                               "the default)", arg);
     return 0;
 }
 

@@ -290,12 +290,13 @@ void plan_free(plan *p);
  */
 int plan_check(const plan *p, ef_err *e);
 
-/* Write the plan as JSON (format efplan-plan, version 1, keys sorted) to
- * 'path' atomically. 'curves' is recorded as given. */
+/* Write the plan as JSON (format efplan-plan, keys sorted; planio.h) in
+ * file version 'version' (0: the default, 2) to 'path' atomically.
+ * 'curves' is recorded as given. */
 int plan_write_json(const plan *p, const char *path, const char *jobs_path,
-                    const char *curves, ef_err *e);
+                    const char *curves, int version, ef_err *e);
 
-/* Render the plan as JSON into a heap string (*out, *len). */
+/* Render the plan as JSON, version 2, into a heap string (*out, *len). */
 int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
                  char **out, size_t *len);
 

@@ -1,5 +1,6 @@
 /* planio.c: the plan file: its field tables, writer and reader (see
  * planio.h), and the checker (see plan.h). */
+#define _GNU_SOURCE 1 /* qsort_r */
 #include "planner/planio.h"
 
 #include <inttypes.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "common/fsum.h"
+#include "common/jsonin.h"
 #include "common/util.h"
 #include "planner/ebatch.h"
 
@@ -124,34 +126,75 @@ static const jf_field summary_fields[] = {
 static const jf_table summary_table = JF_TABLE(plan_doc_summary,
                                                &jw_inline_obj, summary_fields);
 
+static const jf_field run_fields[] = {
+    {JF_F("batch_size", JF_LONG, JF_OPT, plan_doc_run, place.batch),
+     .min = 1, .max = INT32_MAX},
+    {JF_F("end", JF_I64, JF_REQ, plan_doc_run, end), .min = 0,
+     .max = TIME_MAX},
+    {JF_F("gpus", JF_INT, JF_REQ, plan_doc_run, gpus), .min = 1,
+     .max = 1 << 20},
+    {JF_F("job", JF_STR, JF_REQ | JF_NONEMPTY, plan_doc_run, job),
+     .maxlen = 255},
+    {JF_F("placement", JF_CUSTOM, JF_REQ, plan_doc_run, place),
+     .custom = &placement_kind},
+    {JF_F("start", JF_I64, JF_REQ, plan_doc_run, start), .min = 0,
+     .max = TIME_MAX},
+};
+static const jf_table run_table = JF_TABLE(plan_doc_run, &jw_inline_obj,
+                                           run_fields);
+
+/* The top level: the members both versions share, in key order around
+ * the version's own (TOP_HEAD before "runs"/"slot_seconds", TOP_TAIL
+ * after "slots"/"slot_seconds"). */
 #define TOP(k, kd, fl, m) JF_F(k, kd, fl, plan_doc, m)
+#define TOP_HEAD                                                            \
+    {TOP("cluster", JF_OBJ, JF_REQ, cluster), .sub = &cluster_table},       \
+    {TOP("curves", JF_STR, JF_REQ, curves)},                                \
+    {TOP("deadline_margin", JF_I64, JF_OPT, deadline_margin), .min = 0,     \
+     .max = 86400 * 365},                                                   \
+    {TOP("elastic_batch", JF_FLAG, 0, elastic_batch)},                      \
+    {.key = "format", .kind = JF_CONST, .sval = "efplan-plan",              \
+     .hint = "a plan written by efplan plan --out"},                        \
+    {TOP("jobs", JF_ARR, JF_REQ, jobs), .cnt = offsetof(plan_doc, njobs),   \
+     .sub = &job_table, .style = &jw_block_arr},                            \
+    {TOP("jobs_file", JF_STR, JF_REQ, jobs_file)},                          \
+    {TOP("node_map", JF_LONGS, JF_OPT, node_map),                           \
+     .cnt = offsetof(plan_doc, nnode_map), .min = 0, .max = 1 << 20,        \
+     .style = &jw_inline_arr},                                              \
+    {TOP("now", JF_I64, JF_REQ, now), .min = 0, .max = TIME_MAX},           \
+    {TOP("overhead", JF_STR, JF_OPT, overhead)}
+#define TOP_TAIL                                                            \
+    {TOP("summary", JF_OBJ, JF_REQ, summary), .sub = &summary_table},       \
+    {TOP("surplus", JF_ENUM, JF_REQ, surplus), .names = surplus_names,      \
+     .nnames = 2}
+#define TOP_SLOT_SECONDS                                                    \
+    {TOP("slot_seconds", JF_INT, JF_REQ, slot_seconds), .min = 1,           \
+     .max = 86400}
+
 static const jf_field top_fields[] = {
-    {TOP("cluster", JF_OBJ, JF_REQ, cluster), .sub = &cluster_table},
-    {TOP("curves", JF_STR, JF_REQ, curves)},
-    {TOP("deadline_margin", JF_I64, JF_OPT, deadline_margin), .min = 0,
-     .max = 86400 * 365},
-    {TOP("elastic_batch", JF_FLAG, 0, elastic_batch)},
-    {.key = "format", .kind = JF_CONST, .sval = "efplan-plan",
-     .hint = "a plan written by efplan plan --out"},
-    {TOP("jobs", JF_ARR, JF_REQ, jobs), .cnt = offsetof(plan_doc, njobs),
-     .sub = &job_table, .style = &jw_block_arr},
-    {TOP("jobs_file", JF_STR, JF_REQ, jobs_file)},
-    {TOP("node_map", JF_LONGS, JF_OPT, node_map),
-     .cnt = offsetof(plan_doc, nnode_map), .min = 0, .max = 1 << 20,
-     .style = &jw_inline_arr},
-    {TOP("now", JF_I64, JF_REQ, now), .min = 0, .max = TIME_MAX},
-    {TOP("overhead", JF_STR, JF_OPT, overhead)},
-    {TOP("slot_seconds", JF_INT, JF_REQ, slot_seconds), .min = 1,
-     .max = 86400},
+    TOP_HEAD,
+    TOP_SLOT_SECONDS,
     {TOP("slots", JF_ARR, JF_REQ, slots), .cnt = offsetof(plan_doc, nslots),
      .sub = &slot_table, .style = &jw_block_arr},
-    {TOP("summary", JF_OBJ, JF_REQ, summary), .sub = &summary_table},
-    {TOP("surplus", JF_ENUM, JF_REQ, surplus), .names = surplus_names,
-     .nnames = 2},
-    {.key = "version", .kind = JF_CONST, .min = 1},
+    TOP_TAIL,
+    {.key = "version", .kind = JF_CONST, .min = PLAN_V1},
 };
 static const jf_table top_table = JF_TABLE(plan_doc, &jw_block_obj,
                                           top_fields);
+
+static const jf_field top_fields_v2[] = {
+    TOP_HEAD,
+    {TOP("runs", JF_ARR, JF_REQ, runs), .cnt = offsetof(plan_doc, nruns),
+     .sub = &run_table, .style = &jw_block_arr},
+    {TOP("slot_ends", JF_LONGS, JF_REQ, slot_ends),
+     .cnt = offsetof(plan_doc, nslot_ends), .min = 0, .max = TIME_MAX,
+     .style = &jw_inline_arr},
+    TOP_SLOT_SECONDS,
+    TOP_TAIL,
+    {.key = "version", .kind = JF_CONST, .min = PLAN_V2},
+};
+static const jf_table top_table_v2 = JF_TABLE(plan_doc, &jw_block_obj,
+                                             top_fields_v2);
 
 /* ---- plan -> document -------------------------------------------------------- */
 
@@ -260,6 +303,7 @@ void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
     m->utilisation = span > 0 ? p->used_gpu_seconds / span : 0.0;
     d->surplus = p->opts.surplus;
     d->overhead = ovh_name(p->opts.overhead);
+    d->version = PLAN_V2;
 }
 
 void plan_doc_free(plan_doc *d)
@@ -268,11 +312,59 @@ void plan_doc_free(plan_doc *d)
     memset(d, 0, sizeof *d);
 }
 
+/* d's slots as version 2 runs and slot ends, allocated from a (the
+ * placements are d's): a job's run goes on into the next slot while it
+ * holds the same GPUs and batch there. The runs come in (start, job)
+ * order since each slot lists its allocations in the jobs' order. */
+static void encode_runs(plan_doc *d, jf_arena *a)
+{
+    size_t total = 0;          /* allocations over all slots */
+    for (int s = 0; s < d->nslots; s++)
+        total += (size_t)d->slots[s].nalloc;
+    d->runs = jf_alloc(a, (total ? total : 1) * sizeof *d->runs);
+    d->nslot_ends = d->nslots;
+    d->slot_ends = jf_alloc(a, (size_t)(d->nslots ? d->nslots : 1) *
+                                   sizeof *d->slot_ends);
+    int *open = ef_malloc((size_t)(d->njobs ? d->njobs : 1) * sizeof *open);
+    for (int i = 0; i < d->njobs; i++)
+        open[i] = -1;          /* each job's last run, -1: none yet */
+    int n = 0;
+    for (int s = 0; s < d->nslots; s++) {
+        const plan_doc_slot *sl = &d->slots[s];
+        d->slot_ends[s] = (long)sl->end;
+        for (int k = 0; k < sl->nalloc; k++) {
+            const plan_doc_alloc *al = &sl->a[k];
+            int r = open[al->jobi];
+            if (r >= 0 && d->runs[r].end == sl->start &&
+                d->runs[r].gpus == al->gpus &&
+                placement_equal(&d->runs[r].place, &al->place)) {
+                d->runs[r].end = sl->end;
+                continue;
+            }
+            d->runs[n] = (plan_doc_run){.end = sl->end, .gpus = al->gpus,
+                                        .job = al->job, .place = al->place,
+                                        .start = sl->start,
+                                        .jobi = al->jobi};
+            open[al->jobi] = n++;
+        }
+    }
+    d->nruns = n;
+    free(open);
+}
+
 char *plan_doc_json(const plan_doc *d, size_t *len)
 {
     jw w;
     jw_init(&w, 0);
-    jf_write(&w, NULL, &top_table, d, 0);
+    if (d->version == PLAN_V1) {
+        jf_write(&w, NULL, &top_table, d, 0);
+    } else {
+        plan_doc t = *d;       /* d with its runs; t.arena holds them */
+        memset(&t.arena, 0, sizeof t.arena);
+        encode_runs(&t, &t.arena);
+        jf_write(&w, NULL, &top_table_v2, &t, 0);
+        jf_arena_free(&t.arena);
+    }
     ef_buf_put(&w.b, "\n");
     return jw_take(&w, len);
 }
@@ -293,11 +385,15 @@ int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
 }
 
 int plan_write_json(const plan *p, const char *path, const char *jobs_path,
-                    const char *curves, ef_err *e)
+                    const char *curves, int version, ef_err *e)
 {
-    char *s;
+    plan_doc d;
     size_t n;
-    plan_to_json(p, jobs_path, curves, &s, &n);
+    plan_doc_from_plan(&d, p, jobs_path, curves);
+    if (version)
+        d.version = version;
+    char *s = plan_doc_json(&d, &n);
+    plan_doc_free(&d);
     int rc = ef_write_file_atomic(path, s, n, e);
     free(s);
     return rc;
@@ -377,6 +473,141 @@ static int check_alloc(plan_doc *d, const id_index *ord, plan_doc_alloc *a,
     return EF_OK;
 }
 
+static int cmp_run(const void *a, const void *b, void *ctx)
+{
+    const plan_doc_run *r = ctx;
+    int i = *(const int *)a, k = *(const int *)b;
+    const plan_doc_run *x = &r[i], *y = &r[k];
+    if (x->jobi != y->jobi)
+        return x->jobi < y->jobi ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return (i > k) - (i < k);
+}
+
+/* The slot of 'starts' (n ascending times) that starts at t, or -1. */
+static int slot_at(const int64_t *starts, int n, int64_t t)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (starts[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && starts[lo] == t ? lo : -1;
+}
+
+/* The most allocations a version 2 file may cut into (a few runs can
+ * stand for slots x jobs of them). */
+#define MAX_CUT ((size_t)1 << 28)
+
+/* A version 2 file's runs cut into its slots (planio.h): each run checked
+ * (a job of the file, on slot boundaries, its GPU count its placement's,
+ * not over another run of its job), then listed in every slot it covers,
+ * in the jobs' order; a cut allocation remembers its run (its 'run'), so
+ * that what check_doc finds in a slot names the run. */
+static int cut_runs(plan_doc *d, const id_index *ord, const char *file,
+                    ef_err *e)
+{
+    int ns = d->nslot_ends;    /* slots */
+    int64_t *starts = ef_malloc((size_t)(ns ? ns : 1) * sizeof *starts);
+    int *first = ef_malloc((size_t)(d->nruns ? d->nruns : 1) * sizeof *first);
+    int *last = ef_malloc((size_t)(d->nruns ? d->nruns : 1) * sizeof *last);
+    int *byjob = ef_malloc((size_t)(d->nruns ? d->nruns : 1) *
+                           sizeof *byjob); /* runs by (job, start) */
+    int *fill = ef_calloc((size_t)ns + 1, sizeof *fill); /* per slot */
+    char q[128];
+    int rc = EF_OK;
+    for (int s = 0; s < ns && rc == EF_OK; s++) {
+        starts[s] = s ? d->slot_ends[s - 1] : d->now;
+        if (d->slot_ends[s] <= starts[s])
+            rc = ef_fail(e, EF_E_INPUT, "%s: slot_ends[%d]: %ld is not after "
+                         "%" PRId64 " (expected ascending slot ends after "
+                         "now)", file, s, d->slot_ends[s], starts[s]);
+    }
+    size_t total = 0;          /* allocations cut */
+    for (int k = 0; k < d->nruns && rc == EF_OK; k++) {
+        plan_doc_run *r = &d->runs[k];
+        r->jobi = find_id(d, ord, r->job);
+        first[k] = slot_at(starts, ns, r->start);
+        last[k] = r->end > r->start ? slot_at(starts, ns, r->end) : -1;
+        if (last[k] < 0 && ns > 0 && r->end == d->slot_ends[ns - 1])
+            last[k] = ns;
+        if (r->jobi < 0)
+            rc = ef_fail(e, EF_E_INPUT, "%s: runs[%d].job: \"%s\" is not in "
+                         "jobs", file, k, ef_quote(r->job, q, sizeof q));
+        else if (r->end <= r->start)
+            rc = ef_fail(e, EF_E_INPUT, "%s: runs[%d]: [%" PRId64 ", %"
+                         PRId64 ") is empty (expected start < end)", file, k,
+                         r->start, r->end);
+        else if (first[k] < 0)
+            rc = ef_fail(e, EF_E_INPUT, "%s: runs[%d].start: %" PRId64 " is "
+                         "not the start of a slot (now or a slot end)", file,
+                         k, r->start);
+        else if (last[k] < 0)
+            rc = ef_fail(e, EF_E_INPUT, "%s: runs[%d].end: %" PRId64 " is not "
+                         "a slot end (slot_ends)", file, k, r->end);
+        else if (r->gpus != r->place.n)
+            rc = ef_fail(e, EF_E_INPUT, "%s: runs[%d]: gpus is %d but the "
+                         "placement has %d GPUs", file, k, r->gpus,
+                         r->place.n);
+        if (rc != EF_OK)
+            break;
+        total += (size_t)(last[k] - first[k]);
+        if (total > MAX_CUT)
+            rc = ef_fail(e, EF_E_INPUT, "%s: runs: more than %zu allocations "
+                         "over all slots (at most %zu)", file, total,
+                         MAX_CUT);
+        byjob[k] = k;
+    }
+    if (rc == EF_OK) {
+        qsort_r(byjob, (size_t)d->nruns, sizeof *byjob, cmp_run, d->runs);
+        for (int i = 1; i < d->nruns && rc == EF_OK; i++) {
+            const plan_doc_run *a = &d->runs[byjob[i - 1]];
+            const plan_doc_run *b = &d->runs[byjob[i]];
+            if (a->jobi == b->jobi && a->end > b->start)
+                rc = ef_fail(e, EF_E_INPUT, "%s: runs[%d]: starts at %" PRId64
+                             " but job \"%s\" holds GPUs up to %" PRId64
+                             " in runs[%d] (expected one run of a job at a "
+                             "time)", file, byjob[i], b->start,
+                             ef_quote(b->job, q, sizeof q), a->end,
+                             byjob[i - 1]);
+        }
+    }
+    if (rc == EF_OK) {
+        for (int k = 0; k < d->nruns; k++)
+            for (int s = first[k]; s < last[k]; s++)
+                fill[s]++;
+        d->nslots = ns;
+        d->slots = jf_alloc(&d->arena, (size_t)(ns ? ns : 1) *
+                                           sizeof *d->slots);
+        for (int s = 0; s < ns; s++) {
+            plan_doc_slot *sl = &d->slots[s];
+            sl->start = starts[s];
+            sl->end = d->slot_ends[s];
+            sl->a = jf_alloc(&d->arena, (size_t)(fill[s] ? fill[s] : 1) *
+                                            sizeof *sl->a);
+            fill[s] = 0;
+        }
+        for (int i = 0; i < d->nruns; i++) {
+            int k = byjob[i];
+            const plan_doc_run *r = &d->runs[k];
+            for (int s = first[k]; s < last[k]; s++)
+                d->slots[s].a[d->slots[s].nalloc++] = (plan_doc_alloc){
+                    .gpus = r->gpus, .job = r->job, .place = r->place,
+                    .jobi = r->jobi, .run = k + 1};
+        }
+    }
+    free(starts);
+    free(first);
+    free(last);
+    free(byjob);
+    free(fill);
+    return rc;
+}
+
 /* What the file promises as a whole (the tables check each member). */
 static int check_doc(plan_doc *d, const char *file, ef_err *e)
 {
@@ -419,6 +650,8 @@ static int check_doc(plan_doc *d, const char *file, ef_err *e)
         if (strcmp(ord[k - 1].id, ord[k].id) == 0)
             rc = ef_fail(e, EF_E_INPUT, "%s: jobs: job \"%s\" twice", file,
                          ord[k].id);
+    if (rc == EF_OK && d->version == PLAN_V2)
+        rc = cut_runs(d, ord, file, e);
     int64_t t = d->now;
     for (int s = 0; s < d->nslots && rc == EF_OK; s++) {
         plan_doc_slot *sl = &d->slots[s];
@@ -434,7 +667,12 @@ static int check_doc(plan_doc *d, const char *file, ef_err *e)
         memset(owner, 0, (size_t)N * (size_t)G);
         for (int a = 0; a < sl->nalloc && rc == EF_OK; a++) {
             char wa[160];
-            snprintf(wa, sizeof wa, "%s.allocations[%d]", w, a);
+            int run = sl->a[a].run;
+            if (run)
+                snprintf(wa, sizeof wa, "runs[%d] (in [%" PRId64 ", %" PRId64
+                         "))", run - 1, sl->start, sl->end);
+            else
+                snprintf(wa, sizeof wa, "%s.allocations[%d]", w, a);
             rc = check_alloc(d, ord, &sl->a[a], owner, seen, s, file, wa, e);
         }
     }
@@ -447,9 +685,39 @@ static int check_doc(plan_doc *d, const char *file, ef_err *e)
 int plan_doc_parse(plan_doc *d, const char *path, const char *buf,
                    size_t len, ef_err *e)
 {
+    static const char what[] = "a plan file (format efplan-plan)";
     memset(d, 0, sizeof *d);
-    int rc = jf_parse(&top_table, d, "a plan file (format efplan-plan)", path,
-                      buf, len, &d->arena, e);
+    json_t *root = jsonin_parse(path, buf, len, e);
+    if (!root)
+        return EF_ERR;
+    int rc = EF_OK;
+    const jf_table *t = &top_table; /* the version's table */
+    d->version = PLAN_V1;
+    if (!json_is_object(root)) {
+        rc = ef_fail(e, EF_E_INPUT, "%s: expected %s, got %s", path, what,
+                     jsonin_type(root));
+    } else {
+        const json_t *f = json_object_get(root, "format");
+        const json_t *v = json_object_get(root, "version");
+        if (json_is_string(f) &&
+            strcmp(json_string_value(f), "efplan-plan") == 0 &&
+            json_is_integer(v)) {
+            json_int_t n = json_integer_value(v);
+            if (n == PLAN_V2) {
+                t = &top_table_v2;
+                d->version = PLAN_V2;
+            } else if (n != PLAN_V1) {
+                rc = ef_fail(e, EF_E_INPUT, "%s: version: %" JSON_INTEGER_FORMAT
+                             " is not a plan file version this efplan reads "
+                             "(expected 1 or 2)", path, n);
+            }
+        }
+    }
+    if (rc == EF_OK) {
+        jf_ctx c = {path, &d->arena, e};
+        rc = jf_read(t, root, d, &c, "");
+    }
+    json_decref(root);
     if (rc == EF_OK)
         rc = check_doc(d, path, e);
     if (rc != EF_OK)

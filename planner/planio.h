@@ -1,7 +1,19 @@
 /*
- * planio.h: the plan file (format efplan-plan, version 1), read and
- * written by one module through one field table per object: the top
- * level, a job entry, a slot, an allocation and a placement (planio.c).
+ * planio.h: the plan file (format efplan-plan), read and written by one
+ * module through one field table per object: the top level, a job entry,
+ * a slot, an allocation, a run and a placement (planio.c).
+ *
+ * Two versions, both read, either written:
+ *   1  "slots": every slot (a stretch of identical consecutive slots)
+ *      lists every allocation in it, job by job in the jobs' order;
+ *   2  (written by default) "slot_ends": where each such slot ends, and
+ *      "runs": each job's allocations as runs {job, start, end, gpus,
+ *      placement[, batch_size]}, a run as long as the job keeps the same
+ *      GPUs (and batch) over consecutive slots, in (start, job) order.
+ *      The file grows with the plan's decisions, not with slots x jobs.
+ * A version 2 file is read into the same plan_doc as the version 1 file
+ * of the same plan: its runs are cut back into the slots (plan_doc_equal
+ * holds between the two), so every reader sees one shape.
  *
  * plan_doc is the file's value, member for member. plan_write_json and
  * plan_to_json (plan.h) turn a plan into a plan_doc and write it;
@@ -76,7 +88,20 @@ typedef struct plan_doc_alloc {
     placement place;        /* "placement", and "batch_size" in
                                 place.batch */
     int jobi;                /* read: index of the job in plan_doc.jobs */
+    int run;                 /* read from a version 2 file: 1 + the index
+                                of the run it was cut from; else 0 */
 } plan_doc_alloc;
+
+/* One run of a version 2 file: job 'job' holds the GPUs of 'place' (and
+ * batch place.batch) in every slot of [start, end). */
+typedef struct plan_doc_run {
+    int64_t end;
+    int gpus;
+    const char *job;
+    placement place;
+    int64_t start;
+    int jobi;                /* read: index of the job in plan_doc.jobs */
+} plan_doc_run;
 
 typedef struct plan_doc_slot {
     int nalloc;
@@ -94,6 +119,9 @@ typedef struct plan_doc_summary {
     int rejected, replan_fallbacks, resizes, scheduling_points;
     double used_gpu_hours, utilisation;
 } plan_doc_summary;
+
+#define PLAN_V1 1
+#define PLAN_V2 2
 
 typedef struct plan_doc_cluster {
     int gpus_per_node, nodes;
@@ -122,6 +150,14 @@ typedef struct plan_doc {
      * same numbers */
     int nnode_map;
     long *node_map;
+    int version;                  /* PLAN_V1 or PLAN_V2: as read; what
+                                     plan_doc_json writes (0: PLAN_V2) */
+    /* version 2 only, written and read by planio.c (slots hold the same
+     * plan): the runs, and each slot's end */
+    int nruns;
+    plan_doc_run *runs;
+    int nslot_ends;
+    long *slot_ends;
     jf_arena arena;               /* owns every string and array */
 } plan_doc;
 
@@ -132,8 +168,9 @@ typedef struct plan_doc {
 void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
                         const char *curves);
 
-/* The file text of d (heap; *len its length): keys sorted, the plan
- * file's layout (one line per job and per slot). */
+/* The file text of d (heap; *len its length) in version d->version
+ * (0: PLAN_V2): keys sorted, the plan file's layout (one line per job and
+ * per slot, or per run). */
 char *plan_doc_json(const plan_doc *d, size_t *len);
 
 /* Read plan JSON from a buffer ('path' names it in messages), checking

@@ -334,7 +334,8 @@ int plan_submit_commit(plan_submit_res *r, const char *plan_path, ef_err *e)
     ef_assert(r->decision != PLAN_REJECTED);
     if (r->jobs_path && !r->jobs_csv && commit_jobs(r, e) != EF_OK)
         return EF_ERR;
-    return plan_write_json(&r->p, plan_path, r->jobs_file, r->curves, e);
+    return plan_write_json(&r->p, plan_path, r->jobs_file, r->curves,
+                           r->doc.version, e);
 }
 
 void plan_submit_free(plan_submit_res *r)

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "common/jsonin.h"
+#include "common/lat.h"
 #include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
@@ -28,6 +29,7 @@
 static const double lat_le[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
                                 0.1,   0.25,  0.5,   1,    2.5,  5,   10};
 #define NLAT ((int)(sizeof lat_le / sizeof lat_le[0]))
+#define LAT_WINDOW 4096
 
 /* The job states, in name order (store_jobs_count's order too). */
 static const char *const states[] = {"cancelled", "done",     "failed",
@@ -86,6 +88,8 @@ struct svc {
     int64_t sub_retries, sub_errors;
     int64_t lat_count, lat_bucket[NLAT];
     double lat_sum;
+    ef_lat lat_recent;    /* the last LAT_WINDOW submissions' answer times,
+                             seconds: their p50, p99 and max */
 };
 
 /* ---- replies ------------------------------------------------------------- */
@@ -153,6 +157,7 @@ static void use_plan(svc *s, plan_doc *d, plan_submit_res *res, char *text,
                      size_t len, int64_t version)
 {
     plan_doc_free(&s->doc);
+    ef_lat_free(&s->lat_recent);
     if (s->cur) {
         plan_submit_free(s->cur);
         free(s->cur);
@@ -274,6 +279,7 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
     svc *s = ef_calloc(1, sizeof *s);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->turn, NULL);
+    ef_lat_init(&s->lat_recent, LAT_WINDOW);
     s->db = ef_strdup(cfg->db);
     s->cluster_arg = ef_strdup(cfg->cluster);
     s->curves_arg = ef_strdup(cfg->curves);
@@ -1361,6 +1367,7 @@ void svc_observe_submit(svc *s, double seconds)
     for (int i = 0; i < NLAT; i++)
         if (seconds <= lat_le[i])
             s->lat_bucket[i]++;
+    ef_lat_add(&s->lat_recent, seconds);
     svc_unlock(s);
 }
 
@@ -1446,6 +1453,19 @@ void svc_metrics(svc *s, svc_reply *r)
                   "efplan_submit_latency_seconds_sum %.6f\n"
                   "efplan_submit_latency_seconds_count %" PRId64 "\n",
                   s->lat_count, s->lat_sum, s->lat_count);
+    ef_lat_summary ls;
+    ef_lat_summarise(&s->lat_recent, &ls);
+    ef_buf_printf(&b, "# HELP efplan_submit_latency_recent_seconds Time to "
+                  "answer a submission over the last %d submissions "
+                  "(quantile 1: the longest).\n"
+                  "# TYPE efplan_submit_latency_recent_seconds gauge\n"
+                  "efplan_submit_latency_recent_seconds{quantile=\"0.5\"} "
+                  "%.6f\n"
+                  "efplan_submit_latency_recent_seconds{quantile=\"0.99\"} "
+                  "%.6f\n"
+                  "efplan_submit_latency_recent_seconds{quantile=\"1\"} "
+                  "%.6f\n", LAT_WINDOW, ls.p50, ls.p99,
+                  ls.top);
     svc_unlock(s);
     reply_take(r, 200, b.s, "text/plain; version=0.0.4");
 }

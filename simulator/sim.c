@@ -26,6 +26,7 @@ void sim_free(sim *s)
     free(s->jobs);
     free(s->act);
     free(s->tl);
+    ef_lat_free(&s->point_us);
     ovh_cache_free(&s->cache);
     memset(s, 0, sizeof *s);
 }
@@ -290,11 +291,8 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         clock_gettime(CLOCK_MONOTONIC, &p0);
         int64_t wake = pol->point(s, st, t, arr + a0, ai - a0);
         clock_gettime(CLOCK_MONOTONIC, &p1);
-        double ps = (double)(p1.tv_sec - p0.tv_sec) +
-                    (double)(p1.tv_nsec - p0.tv_nsec) * 1e-9;
-        s->point_seconds_sum += ps;
-        if (ps > s->point_seconds_max)
-            s->point_seconds_max = ps;
+        ef_lat_add(&s->point_us, (double)(p1.tv_sec - p0.tv_sec) * 1e6 +
+                                     (double)(p1.tv_nsec - p0.tv_nsec) * 1e-3);
         for (int k = a0; k < ai; k++)
             if (s->jobs[arr[k]].state == SJ_WAITING) {
                 rc = ef_fail(e, EF_E_INTERNAL, "policy %s left job %s "

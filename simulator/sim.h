@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/lat.h"
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
@@ -187,7 +188,8 @@ struct sim {
     int64_t end;          /* time of the last point */
     ovh_cache cache;      /* OVH_REFERENCE */
     int elastic;          /* sim_use_elastic_batch was called */
-    double point_seconds_sum, point_seconds_max; /* time in policy->point */
+    ef_lat point_us;      /* microseconds in policy->point, per point
+                             (the decision time; varies between runs) */
     int solver_fallbacks; /* decisions where a policy's exact solver did
                              not finish and its greedy answer was used */
 };

@@ -34,6 +34,16 @@ static const jf_field cluster_fields[] = {
 static const jf_table cluster_table = JF_TABLE(sim_result_cluster,
                                                &jw_inline_obj, cluster_fields);
 
+#define LAT(k, m) JF_F(k, JF_FIXED, JF_REQ, sim_result_lat, m), .dec = 1
+static const jf_field lat_fields[] = {
+    {LAT("max", max)},
+    {LAT("mean", mean)},
+    {LAT("p50", p50)},
+    {LAT("p99", p99)},
+};
+static const jf_table lat_table = JF_TABLE(sim_result_lat, &jw_inline_obj,
+                                           lat_fields);
+
 #define R(k, kd, m) JF_F(k, kd, JF_REQ, sim_result, m)
 #define EB(k, kd, m) JF_F(k, kd, 0, sim_result, m), \
     .cond = offsetof(sim_result, elastic_batch) + 1
@@ -60,8 +70,7 @@ static const jf_field result_fields[] = {
     {R("missed", JF_INT, missed), COUNT},
     {R("overhead", JF_STR, overhead)},
     {R("overhead_gpu_hours", JF_G10, overhead_gpu_hours)},
-    {EB("point_us_max", JF_FIXED, point_us_max), .dec = 1},
-    {EB("point_us_mean", JF_FIXED, point_us_mean), .dec = 1},
+    {R("point_us", JF_OBJ, point_us), .sub = &lat_table},
     {R("points", JF_INT, points), COUNT},
     {R("policy", JF_STR, policy)},
     {R("preemptions", JF_INT, preemptions), COUNT},
@@ -105,9 +114,9 @@ void sim_result_from(sim_result *r, const sim *s, const char *trace)
     r->batch_changes = m.batch_changes;
     /* the policy's time per scheduling point (varies between runs, like
      * wall_seconds) */
-    r->point_us_max = s->point_seconds_max * 1e6;
-    r->point_us_mean = s->points ? s->point_seconds_sum * 1e6 / s->points
-                                 : 0;
+    ef_lat_summary ls;
+    ef_lat_summarise(&s->point_us, &ls);
+    r->point_us = (sim_result_lat){ls.max, ls.mean, ls.p50, ls.p99};
     r->gpu_hours = m.gpu_hours;
     r->idle_gpu_hours_after_completion = m.idle_gpu_hours_after_completion;
     r->jobs = m.jobs;

@@ -6,8 +6,12 @@
  * sim_result is the file's value, member for member; sim_write_json
  * (sim.h) turns a finished simulation into one and writes it.
  * sim_result_parse / sim_result_load read a result back, checking every
- * member (types, ranges, unknown keys; batch_changes and point_us_* come
- * with "elastic_batch": true and only with it).
+ * member (types, ranges, unknown keys; batch_changes comes with
+ * "elastic_batch": true and only with it).
+ *
+ * "point_us" is the policy's decision time per scheduling point, in
+ * microseconds (common/lat.h: p50, p99, max, mean): like wall_seconds it
+ * varies from run to run, the only members that do.
  *
  * Ownership: a sim_result read from a file keeps its strings and its
  * timeline in its arena; free it with sim_result_free.
@@ -30,6 +34,10 @@ typedef struct sim_result_point {
     int64_t t;
 } sim_result_point;
 
+typedef struct sim_result_lat {
+    double max, mean, p50, p99;
+} sim_result_lat;
+
 typedef struct sim_result_cluster {
     int gpus_per_node, nodes, total_gpus;
 } sim_result_cluster;
@@ -43,7 +51,7 @@ typedef struct sim_result {
     sim_result_cluster cluster;
     int deadline_jobs;
     double deadline_ratio;
-    int elastic_batch;        /* batch_changes and point_us_* are there */
+    int elastic_batch;        /* batch_changes is there */
     double gpu_hours, idle_gpu_hours_after_completion;
     int jobs;
     double mean_efficiency;
@@ -51,7 +59,7 @@ typedef struct sim_result {
     int met, migrations, missed;
     const char *overhead;
     double overhead_gpu_hours;
-    double point_us_max, point_us_mean; /* elastic batch runs */
+    sim_result_lat point_us;  /* decision time per point (lat.h) */
     int points;
     const char *policy;
     int preemptions, rejected, rescales, slot_seconds, solver_fallbacks;

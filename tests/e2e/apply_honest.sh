@@ -52,7 +52,7 @@ jobs 99 99 > jobs.json
 "$EFPLAN" plan --jobs jobs.json --cluster n1g8 --curves A100 \
     --out plan.json >/dev/null || fail "plan failed"
 grep -q '"admitted": 2' plan.json || fail "the plan does not admit x and y"
-grep -q '"end": 1680, "start": 480' plan.json || fail "the plan does not end at 1680"
+grep -q '"slot_ends": \[\(.*, \)\{0,1\}480, 1680\]' plan.json || fail "the plan does not end at 1680"
 
 # "behind: ID: DONE of N iterations done, EXP expected by t=T; ..." with
 # DONE < EXP, for the job and the tail given

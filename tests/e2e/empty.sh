@@ -40,15 +40,15 @@ for q in q.json q.csv; do
     grep -q '^plan     0 jobs on n1g8' $n.plan.out || fail "$q: no '0 jobs' summary"
     grep -q '^  admitted 0, rejected 0, best-effort 0$' $n.plan.out ||
         fail "$q: summary counts"
-    for k in '"format": "efplan-plan"' '"version": 1' '"jobs": [' \
-             '"slots": [' '"summary": {"admitted": 0'; do
+    for k in '"format": "efplan-plan"' '"version": 2' '"jobs": [' \
+             '"runs": [' '"slot_ends": []' '"summary": {"admitted": 0'; do
         grep -qF "$k" $n.plan.json || fail "$q: plan lacks $k"
     done
     # no jobs and no slots: each array closes on the next line
     [ "$(grep -A1 -F '"jobs": [' $n.plan.json | tail -1)" = '  ],' ] ||
         fail "$q: the plan's jobs array is not empty"
-    [ "$(grep -A1 -F '"slots": [' $n.plan.json | tail -1)" = '  ],' ] ||
-        fail "$q: the plan's slots array is not empty"
+    [ "$(grep -A1 -F '"runs": [' $n.plan.json | tail -1)" = '  ],' ] ||
+        fail "$q: the plan's runs array is not empty"
     head -1 $n.svg | grep -q '^<svg ' || fail "$q: chart does not start with <svg"
     [ "$(tail -1 $n.svg)" = '</svg>' ] || fail "$q: chart not closed"
     grep -q '>no jobs (empty queue)<' $n.svg || fail "$q: chart does not say empty"

@@ -5,7 +5,10 @@
 #   OMP_NUM_THREADS=1 and 4, with the required top-level keys;
 # - submit admits a feasible job (rewriting the plan) and rejects an
 #   infeasible one (exit 4, plan untouched, earliest deadline given);
-# - --horizon limits the slots written.
+# - --horizon limits the slots written;
+# - the plan file's two versions: --plan-version 1 writes the slot list,
+#   and validate --plan reads either and writes the other back, byte for
+#   byte what plan writes in that version; version 2 is the smaller.
 . "$(dirname "$0")/lib/common.sh"
 
 plan_twice() { # name jobs cluster curves
@@ -14,11 +17,32 @@ plan_twice() { # name jobs cluster curves
     OMP_NUM_THREADS=4 $V "$EFPLAN" plan --jobs "$2" --cluster "$3" \
         --curves "$4" --out "$T/$1.4.json" >/dev/null || fail "$1: plan failed (4 threads)"
     cmp -s "$T/$1.1.json" "$T/$1.4.json" || fail "$1: plan differs between 1 and 4 threads"
-    for k in '"format": "efplan-plan"' '"version": 1' '"slot_seconds": 60' \
-             '"slots": [' '"allocations": [' '"placement": [' \
+    for k in '"format": "efplan-plan"' '"version": 2' '"slot_seconds": 60' \
+             '"runs": [' '"slot_ends": [' '"placement": [' \
              '"earliest_feasible_deadline"' '"planned_end"' '"decision"'; do
         grep -qF "$k" "$T/$1.1.json" || fail "$1: plan lacks $k"
     done
+    # version 1, and each version converted to the other
+    $V "$EFPLAN" plan --jobs "$2" --cluster "$3" --curves "$4" \
+        --plan-version 1 --out "$T/$1.v1.json" >/dev/null ||
+        fail "$1: plan --plan-version 1 failed"
+    for k in '"version": 1' '"slots": [' '"allocations": ['; do
+        grep -qF "$k" "$T/$1.v1.json" || fail "$1: version 1 plan lacks $k"
+    done
+    $V "$EFPLAN" validate --plan "$T/$1.v1.json" --out "$T/$1.to2.json" \
+        >"$T/$1.val" || fail "$1: validate --plan of version 1 failed"
+    grep -q "^plan     .*: version 1, " "$T/$1.val" || fail "$1: validate --plan line"
+    cmp -s "$T/$1.to2.json" "$T/$1.1.json" ||
+        fail "$1: version 1 converted to 2 differs from plan's version 2"
+    $V "$EFPLAN" validate --plan "$T/$1.1.json" --plan-version 1 \
+        --out "$T/$1.to1.json" >"$T/$1.val" ||
+        fail "$1: validate --plan of version 2 failed"
+    grep -q "^plan     .*: version 2, .* allocations in [0-9]* runs$" "$T/$1.val" ||
+        fail "$1: validate --plan line (version 2)"
+    cmp -s "$T/$1.to1.json" "$T/$1.v1.json" ||
+        fail "$1: version 2 converted to 1 differs from plan's version 1"
+    [ "$(wc -c <"$T/$1.1.json")" -lt "$(wc -c <"$T/$1.v1.json")" ] ||
+        fail "$1: version 2 is not smaller than version 1"
     grep -q '^  admitted [0-9]*, rejected [0-9]*, best-effort [0-9]*$' \
         "$T/$1.out" || fail "$1: summary line missing"
 }
@@ -61,7 +85,7 @@ $V "$EFPLAN" submit --plan "$T/s.json" --job \
 # horizon: no slot ends after now + 1h
 $V "$EFPLAN" plan --jobs "$D/jobs/sample.json" --cluster n4g8 --curves A100 \
     --horizon 1h --out "$T/h.json" >/dev/null || fail "horizon plan failed"
-last=$(grep -o '"end": [0-9]*, "start"' "$T/h.json" | tail -1 | grep -o '[0-9]*')
+last=$(grep -o '"slot_ends": \[[0-9, ]*\]' "$T/h.json" | grep -o '[0-9]*' | tail -1)
 [ "$last" -le 3600 ] || fail "horizon: last slot ends at $last"
 
 # svg is written and well formed enough to open

@@ -19,7 +19,7 @@ for p in ef ef-noac edf edf-ac; do
     OMP_NUM_THREADS=4 $V "$EFPLAN" simulate --trace "$TR" --cluster n32g8 \
         --curves A100 --policy $p --out "$T/$p.4.json" >/dev/null ||
         fail "$p: simulate failed (4 threads)"
-    grep -v wall_seconds "$T/$p.1.json" >"$T/a"; grep -v wall_seconds "$T/$p.4.json" >"$T/b"
+    grep -v 'wall_seconds\|point_us' "$T/$p.1.json" >"$T/a"; grep -v 'wall_seconds\|point_us' "$T/$p.4.json" >"$T/b"
     cmp -s "$T/a" "$T/b" || fail "$p: result differs between 1 and 4 threads"
     for k in '"format": "efplan-sim"' '"version": 1' "\"policy\": \"$p\"" \
              '"slot_seconds": 60' '"cluster": {"gpus_per_node": 8, "nodes": 32' \

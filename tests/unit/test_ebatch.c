@@ -119,8 +119,8 @@ static void test_plan_elastic(void **state)
     char *js;
     size_t n;
     plan_to_json(&p, "t.csv", "toy", &js, &n);
-    assert_non_null(strstr(js, "{\"batch_size\": 128, \"gpus\": 4, \"job\": "
-                               "\"A\""));
+    assert_non_null(strstr(js, "{\"batch_size\": 128, \"end\": 180, \"gpus\": "
+                               "4, \"job\": \"A\""));
     assert_non_null(strstr(js, "\"elastic_batch\": true"));
     assert_non_null(strstr(js, "\"samples_left\": 48000"));
     free(js);

@@ -54,6 +54,21 @@ static const char *PLAN =
     "  [{\"gpus\": [4, 5, 6, 7], \"node\": 0}]}], \"end\": 480, \"start\": 300}"
     "]" TOP_TAIL;
 
+/* PLAN in version 2: the same slots, as runs. */
+#define RUN(job, s, e, g, gpus)                                             \
+    "{\"end\": " #e ", \"gpus\": " #g ", \"job\": \"" job "\", \"placement\": " \
+    "[{\"gpus\": " gpus ", \"node\": 0}], \"start\": " #s "}"
+static const char *PLAN_RUNS =
+    TOP_HEAD "\"jobs\": [" JOB("c", 64, 0, 300) ", " JOB("a", 64, 10, 480)
+    ", " JOB("b", 32, 0, null) "],"
+    " \"jobs_file\": \"jobs.json\", \"now\": 0, \"runs\": ["
+    RUN("c", 0, 120, 4, "[7, 6, 5, 4]") ", " RUN("a", 0, 120, 4, "[0, 1, 2, 3]")
+    ", " RUN("c", 120, 300, 2, "[6, 7]") ", " RUN("a", 120, 300, 2, "[4, 5]")
+    ", " RUN("b", 120, 300, 4, "[0, 1, 2, 3]") ", "
+    RUN("a", 300, 480, 2, "[0, 1]") ", " RUN("b", 300, 480, 4, "[4, 5, 6, 7]")
+    "], \"slot_ends\": [120, 300, 480], \"slot_seconds\": 60"
+    TOP_TAIL;
+
 /* An elastic-batch plan: e accepts 64 and 128 and runs at 64 on 2 GPUs,
  * then at 128 on the same GPUs, then at 128 on 4; f keeps its 32. */
 static const char *PLAN_EB =
@@ -186,7 +201,9 @@ static void test_plan_errors(void **state)
         {PLAN, "\"nodes\": 1}", "\"nodes\": 1, \"x\": 2}",
          "p.json: cluster: unknown key \"x\""},
         {PLAN, ", \"summary\"", ", \"summry\"", "did you mean \"summary\"?"},
-        {PLAN, "\"version\": 1", "\"version\": 2", "version: expected 1"},
+        {PLAN, "\"version\": 1", "\"version\": 3",
+         "p.json: version: 3 is not a plan file version this efplan reads "
+         "(expected 1 or 2)"},
         {PLAN, "\"id\": \"b\"", "\"id\": \"a\"", "p.json: jobs: job \"a\" twice"},
         {PLAN, "\"job\": \"c\", \"placement\":  [{\"gpus\": [6, 7]",
          "\"job\": \"a\", \"placement\":  [{\"gpus\": [6, 7]",
@@ -209,6 +226,90 @@ static void test_plan_errors(void **state)
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
         sub_err(cases[k][0], cases[k][1], cases[k][2], cases[k][3]);
+}
+
+/* PLAN_RUNS, as version 2: read as the same slots as PLAN, and its runs
+ * checked. */
+static char *v2(const char *from, const char *to)
+{
+    const char *at = strstr(PLAN_RUNS, "\"version\": 1");
+    assert_non_null(at);
+    ef_buf b = {0};
+    ef_buf_printf(&b, "%.*s\"version\": 2%s", (int)(at - PLAN_RUNS), PLAN_RUNS,
+                  at + 12);
+    if (from) {
+        char *t = b.s;
+        const char *f = strstr(t, from);
+        assert_non_null(f);
+        b = (ef_buf){0};
+        ef_buf_printf(&b, "%.*s%s%s", (int)(f - t), t, to, f + strlen(from));
+        free(t);
+    }
+    return b.s;
+}
+
+static void test_plan_v2(void **state)
+{
+    (void)state;
+    exec_plan p1, p2;
+    ef_err e = {0};
+    char *t = v2(NULL, NULL);
+    assert_ok(exec_plan_parse(&p1, "p.json", PLAN, strlen(PLAN), &e), e);
+    assert_ok(exec_plan_parse(&p2, "p.json", t, strlen(t), &e), e);
+    free(t);
+    assert_int_equal(p2.nslots, p1.nslots);
+    for (int s = 0; s < p1.nslots; s++) {
+        assert_int_equal(p2.slots[s].start, p1.slots[s].start);
+        assert_int_equal(p2.slots[s].end, p1.slots[s].end);
+        assert_int_equal(p2.slots[s].nalloc, p1.slots[s].nalloc);
+        for (int k = 0; k < p1.slots[s].nalloc; k++) {
+            const exec_alloc *a = &p1.slots[s].a[k];
+            int m = 0;
+            while (m < p2.slots[s].nalloc && p2.slots[s].a[m].job != a->job)
+                m++;
+            assert_true(m < p2.slots[s].nalloc);
+            char x[128], y[128];
+            assert_string_equal(exec_place_str(&a->place, x, sizeof x),
+                                exec_place_str(&p2.slots[s].a[m].place, y,
+                                               sizeof y));
+        }
+    }
+    exec_plan_free(&p1);
+    exec_plan_free(&p2);
+    const char *const cases[][3] = {
+        {"\"start\": 300}, {\"end\": 480, \"gpus\": 4",
+         "\"start\": 310}, {\"end\": 480, \"gpus\": 4",
+         "p.json: runs[5].start: 310 is not the start of a slot (now or a "
+         "slot end)"},
+        {"{\"end\": 480, \"gpus\": 2", "{\"end\": 470, \"gpus\": 2",
+         "p.json: runs[5].end: 470 is not a slot end (slot_ends)"},
+        {"{\"end\": 120, \"gpus\": 4, \"job\": \"c\"",
+         "{\"end\": 0, \"gpus\": 4, \"job\": \"c\"",
+         "p.json: runs[0]: [0, 0) is empty (expected start < end)"},
+        {"{\"end\": 300, \"gpus\": 2, \"job\": \"a\"",
+         "{\"end\": 480, \"gpus\": 2, \"job\": \"a\"",
+         "p.json: runs[5]: starts at 300 but job \"a\" holds GPUs up to 480 "
+         "in runs[3] (expected one run of a job at a time)"},
+        {"[4, 5, 6, 7]", "[1, 5, 6, 7]",
+         "p.json: runs[6] (in [300, 480)): node 0 GPU 1 is given to two "
+         "jobs"},
+        {"[120, 300, 480]", "[120, 100, 480]",
+         "p.json: slot_ends[1]: 100 is not after 120 (expected ascending "
+         "slot ends after now)"},
+        {"\"gpus\": 4, \"job\": \"c\"", "\"gpus\": 3, \"job\": \"c\"",
+         "p.json: runs[0]: gpus is 3 but the placement has 4 GPUs"},
+        {"\"job\": \"c\"", "\"job\": \"zz\"",
+         "p.json: runs[0].job: \"zz\" is not in jobs"},
+        {"\"slot_ends\": [120, 300, 480], ", "",
+         "p.json: missing required key \"slot_ends\""},
+        {"\"runs\": [", "\"slots\": [",
+         "p.json: unknown key \"slots\""},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        t = v2(cases[k][0], cases[k][1]);
+        parse_err(t, cases[k][2]);
+        free(t);
+    }
 }
 
 /* ---- batch sizes ------------------------------------------------------------ */
@@ -2094,6 +2195,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_parse),
         cmocka_unit_test(test_plan_errors),
+        cmocka_unit_test(test_plan_v2),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_diff_plan),
         cmocka_unit_test(test_safe_names_unique),

@@ -1,8 +1,10 @@
 /* test_planio.c: the plan file (planner/planio.h): read -> write -> read
  * gives the same value and the same bytes, over generated plans that use
  * every member (elastic batch, multi-node placements, reasons, rejected
- * and best-effort jobs, both surplus modes), and over real plans; the
- * sorted-key writer (common/jsonw.h). */
+ * and best-effort jobs, both surplus modes), and over real plans, in both
+ * file versions (a version 2 file reads back as the version 1 file of the
+ * same plan); the version 2 reader's checks; the sorted-key writer
+ * (common/jsonw.h). */
 #include "testutil.h"
 
 #include <math.h>
@@ -130,6 +132,13 @@ static void gen_doc(plan_doc *d)
         plan_doc_slot *sl = &d->slots[s];
         sl->start = t;
         sl->end = t = t + d->slot_seconds * (1 + (int)rn(3));
+        /* sometimes the previous slot's allocations again: runs over
+         * several slots in version 2 */
+        if (s > 0 && rn(3) == 0) {
+            sl->nalloc = d->slots[s - 1].nalloc;
+            sl->a = d->slots[s - 1].a;
+            continue;
+        }
         /* each job at most once, on GPUs taken in order: distinct */
         int next = 0;
         sl->a = jf_alloc(A, (size_t)d->njobs * sizeof *sl->a);
@@ -178,6 +187,8 @@ static void roundtrip(const plan_doc *d, const char *text)
     ef_err e = {0};
     assert_ok(plan_doc_parse(&back, "p.json", text, strlen(text), &e), e);
     assert_true(!d || plan_doc_equal(d, &back));
+    assert_int_equal(back.version, strstr(text, "\"version\": 2") ? PLAN_V2
+                                                                   : PLAN_V1);
     char *t2 = plan_doc_json(&back, NULL);
     assert_string_equal(text, t2);
     assert_ok(plan_doc_parse(&again, "p.json", t2, strlen(t2), &e), e);
@@ -204,19 +215,40 @@ static void test_generated_roundtrip(void **state)
         "\"slack\": -", "\"slack\": null", "\"start\": null",
         "\"surplus\": \"reference\"", "\"surplus\": \"gain\"",
         "{\"batch_size\": ", "\"node\": 1}", "\"jobs\": [\n  ]",
-        "\"slots\": [\n  ]", "\"curves\": \"\"", "\"planned_end\": null"};
+        "\"slots\": [\n  ]", "\"curves\": \"\"", "\"planned_end\": null",
+        "\"runs\": [\n  ]", "\"slot_ends\": []", "\"version\": 1",
+        "\"version\": 2"};
     int seen[sizeof seen_keys / sizeof *seen_keys] = {0};
+    int longer = 0;            /* version 2 files with fewer runs than
+                                  allocations */
     tp_seed(14);
     for (int it = 0; it < 600; it++) {
         plan_doc d;
         gen_doc(&d);
-        char *text = plan_doc_json(&d, NULL);
-        roundtrip(&d, text);
-        for (size_t k = 0; k < sizeof seen_keys / sizeof *seen_keys; k++)
-            seen[k] += strstr(text, seen_keys[k]) != NULL;
-        free(text);
+        for (int v = PLAN_V1; v <= PLAN_V2; v++) {
+            d.version = v;
+            char *text = plan_doc_json(&d, NULL);
+            roundtrip(&d, text);
+            for (size_t k = 0; k < sizeof seen_keys / sizeof *seen_keys; k++)
+                seen[k] += strstr(text, seen_keys[k]) != NULL;
+            if (v == PLAN_V2) {
+                plan_doc b2;
+                ef_err e = {0};
+                assert_ok(plan_doc_parse(&b2, "p.json", text, strlen(text),
+                                         &e), e);
+                int allocs = 0;
+                for (int s = 0; s < b2.nslots; s++)
+                    allocs += b2.slots[s].nalloc;
+                assert_int_equal(b2.nslot_ends, d.nslots);
+                assert_true(b2.nruns <= allocs);
+                longer += b2.nruns < allocs;
+                plan_doc_free(&b2);
+            }
+            free(text);
+        }
         plan_doc_free(&d);
     }
+    assert_true(longer > 0);
     for (size_t k = 0; k < sizeof seen_keys / sizeof *seen_keys; k++) {
         if (!seen[k])
             print_error("    never generated: %s\n", seen_keys[k]);
@@ -240,6 +272,7 @@ static void test_bad_ids(void **state)
     int allocs = 0;
     for (int it = 0; it < 40; it++) {
         gen_doc(&d);
+        d.version = it % 2 ? PLAN_V2 : PLAN_V1;
         char *text = plan_doc_json(&d, NULL);
         plan_doc_free(&d);
         const char *at = strstr(text, "\"id\": \"a\"");
@@ -262,7 +295,8 @@ static void test_bad_ids(void **state)
                           (int)(al - text), text, al + 10);
             ef_err e = {0};
             assert_err(plan_doc_parse(&d, "p.json", b.s, b.n, &e), e,
-                       "p.json: slots[", ".job: \"\\x1b[2J\" is not in jobs");
+                       it % 2 ? "p.json: runs[" : "p.json: slots[",
+                       ".job: \"\\x1b[2J\" is not in jobs");
             assert_null(strchr(e.msg, '\x1b'));
             free(b.s);
             allocs++;
@@ -317,7 +351,8 @@ static char *gen_queue(int n)
     return b.s;
 }
 
-/* 1 if the plan text has an allocation that names its batch size. */
+/* 1 if the plan text has an allocation (version 1) or a run (version 2)
+ * that names its batch size. */
 static int batch_allocation(const char *text)
 {
     for (const char *x = strstr(text, "\"batch_size\": "); x;
@@ -325,7 +360,8 @@ static int batch_allocation(const char *text)
         x += 14;
         while (*x >= '0' && *x <= '9')
             x++;
-        if (strncmp(x, ", \"gpus\": ", 10) == 0)
+        if (strncmp(x, ", \"gpus\": ", 10) == 0 ||
+            strncmp(x, ", \"end\": ", 9) == 0)
             return 1;
     }
     return 0;
@@ -352,6 +388,24 @@ static void test_real_plans(void **state)
         plan_doc d;
         plan_doc_from_plan(&d, p, "q.json", "A100");
         roundtrip(NULL, text);
+        /* version 1 of the same plan reads back as the same value */
+        {
+            plan_doc d1, b1, b2;
+            plan_doc_from_plan(&d1, p, "q.json", "A100");
+            d1.version = PLAN_V1;
+            char *t1 = plan_doc_json(&d1, NULL);
+            roundtrip(NULL, t1);
+            assert_ok(plan_doc_parse(&b1, "p.json", t1, strlen(t1), &e), e);
+            assert_ok(plan_doc_parse(&b2, "p.json", text, strlen(text), &e),
+                      e);
+            assert_true(plan_doc_equal(&b1, &b2));
+            assert_true(b2.nruns > 0 || b2.nslots == 0 ||
+                        b1.slots[0].nalloc == 0);
+            free(t1);
+            plan_doc_free(&b1);
+            plan_doc_free(&b2);
+            plan_doc_free(&d1);
+        }
         reason += strstr(text, "\"reason\"") != NULL;
         rejected += strstr(text, "\"rejected\",") != NULL;
         eb += batch_allocation(text);

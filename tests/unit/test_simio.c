@@ -36,8 +36,10 @@ static void gen_result(sim_result *r)
     r->admitted = (int)rn(1000);
     r->elastic_batch = (int)rn(2);
     r->batch_changes = r->elastic_batch ? (int)rn(50) : 0;
-    r->point_us_max = r->elastic_batch ? rn(100000) / 10.0 : 0;
-    r->point_us_mean = r->elastic_batch ? rn(10000) / 10.0 : 0;
+    r->point_us.max = rn(100000) / 10.0;
+    r->point_us.mean = rn(10000) / 10.0;
+    r->point_us.p50 = rn(10000) / 10.0;
+    r->point_us.p99 = rn(100000) / 10.0;
     r->best_effort_jobs = (int)rn(100);
     r->best_effort_mean_jct = gen_num();
     r->cluster.gpus_per_node = 1 << rn(4);
@@ -108,7 +110,8 @@ static void test_generated(void **state)
          * after one read */
         roundtrip(NULL, text);
         nulls += strstr(text, "\"mean_jct\": null") != NULL;
-        elastic += strstr(text, "\"point_us_mean\": ") != NULL;
+        elastic += strstr(text, "\"batch_changes\": ") != NULL;
+        assert_non_null(strstr(text, "\"point_us\": {\"max\": "));
         empty += strstr(text, "\"timeline\": [],") != NULL;
         free(text);
         sim_result_free(&r);
@@ -125,7 +128,7 @@ static void test_generated(void **state)
     r.best_effort_mean_jct = r.idle_gpu_hours_after_completion =
         r.mean_efficiency = r.overhead_gpu_hours = 0.125;
     r.wall_seconds = 1.5;
-    r.point_us_max = r.point_us_mean = 2.5;
+    r.point_us = (sim_result_lat){2.5, 1.5, 0.5, 2.0};
     char *text = sim_result_json(&r, NULL);
     roundtrip(&r, text);
     free(text);

@@ -34,7 +34,7 @@ static int make_plan(const char *queue, int elastic, const char *name,
     if (tp_plan(&t, queue, 1, &e) != EF_OK)
         return -1;
     tu_join(path, len, g_dir, name);
-    int rc = plan_write_json(&t.p, path, "q.json", "A100", &e);
+    int rc = plan_write_json(&t.p, path, "q.json", "A100", 0, &e);
     tp_planned_free(&t);
     return rc == EF_OK ? 0 : -1;
 }
@@ -262,7 +262,7 @@ static void test_property(void **state)
         t.o.slot = (int)rnd(1, 5) * 60;
         t.o.overhead = (ovh_mode)rnd(0, 3); /* every overhead model */
         assert_ok(tp_plan(&t, queue, rnd(1, 2), &e), e);
-        assert_ok(plan_write_json(&t.p, path, "q.json", "A100", &e), e);
+        assert_ok(plan_write_json(&t.p, path, "q.json", "A100", 0, &e), e);
         tp_planned_free(&t);
         for (int k = 0; k < 2; k++) {
             snprintf(id, sizeof id, "new%d", k);
@@ -309,7 +309,7 @@ static void write_plan_at(char *path, size_t len, const char *name,
     t.o.now = now;
     assert_ok(tp_plan(&t, Q_CHANGE, 1, &e), e);
     tu_join(path, len, g_dir, name);
-    assert_ok(plan_write_json(&t.p, path, "q.json", "A100", &e), e);
+    assert_ok(plan_write_json(&t.p, path, "q.json", "A100", 0, &e), e);
     tp_planned_free(&t);
 }
 

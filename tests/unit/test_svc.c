@@ -372,6 +372,8 @@ static void test_metrics(void **state)
     assert_contains(r.body, "efplan_submit_latency_seconds_bucket{le="
                             "\"0.005\"} 1\n");
     assert_contains(r.body, "efplan_submit_latency_seconds_count 1\n");
+    assert_contains(r.body, "efplan_submit_latency_recent_seconds{quantile="
+                            "\"0.99\"} 0.004000\n");
     svc_reply_free(&r);
     svc_health(f->s, T0 + 7, &r);
     assert_contains(r.body, "\"status\":\"ok\"");

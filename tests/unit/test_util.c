@@ -4,8 +4,10 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <sys/wait.h>
 
+#include "common/lat.h"
 #include "common/util.h"
 
 #include <signal.h>
@@ -857,9 +859,44 @@ static void test_sh_quote_forms(void **state)
     free(b.s);
 }
 
+/* ---- latency records (common/lat.h) ---------------------------------------- */
+
+/* Nearest-rank quantiles over every value, or over the last 'window';
+ * count, mean and max over every value added. */
+static void test_lat(void **state)
+{
+    (void)state;
+    ef_lat l;
+    ef_lat_summary s;
+    ef_lat_init(&l, 0);
+    ef_lat_summarise(&l, &s);
+    assert_true(s.count == 0 && s.p50 == 0 && s.max == 0);
+    for (int i = 100; i >= 1; i--)   /* 1..100, in reverse */
+        ef_lat_add(&l, i);
+    ef_lat_summarise(&l, &s);
+    assert_int_equal(s.count, 100);
+    assert_true(s.p50 == 50 && s.p99 == 99 && s.max == 100 && s.top == 100);
+    assert_true(fabs(s.mean - 50.5) < 1e-12);
+    ef_lat_add(&l, 1000);            /* 101 values: p99 is the 100th */
+    ef_lat_summarise(&l, &s);
+    assert_true(s.p50 == 51 && s.p99 == 100 && s.max == 1000);
+    ef_lat_free(&l);
+    /* a window of 10: the quantiles forget, max does not */
+    ef_lat_init(&l, 10);
+    ef_lat_add(&l, 500);
+    for (int i = 1; i <= 25; i++)
+        ef_lat_add(&l, i);           /* keeps 16..25 */
+    ef_lat_summarise(&l, &s);
+    assert_int_equal(s.count, 26);
+    assert_int_equal(l.n, 10);
+    assert_true(s.p50 == 20 && s.p99 == 25 && s.top == 25 && s.max == 500);
+    ef_lat_free(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lat),
         cmocka_unit_test(test_i64_ok),
         cmocka_unit_test(test_i64_empty_and_syntax),
         cmocka_unit_test(test_i64_int64_limits),
