@@ -22,18 +22,16 @@ void plan_opts_default(plan_opts *o)
     o->overhead = OVH_NONE;
 }
 
+static void free_slots(plan *p, int from);
+
 void plan_free(plan *p)
 {
     for (int i = 0; i < p->njobs; i++) {
         resv_free(&p->jobs[i].r);
         place_set_free(&p->jobs[i].pl);
     }
+    free_slots(p, 0);
     free(p->jobs);
-    for (int s = 0; s < p->nslots; s++) {
-        for (int a = 0; a < p->slots[s].nalloc; a++)
-            free(p->slots[s].a[a].gpu);
-        free(p->slots[s].a);
-    }
     free(p->slots);
     for (int i = 0; i < p->njobs; i++)
         resv_free(&p->tmp[i]);
@@ -86,6 +84,34 @@ static int cmp_edf(const void *a, const void *b, void *ctx)
 
 /* ---- slot recording ------------------------------------------------------ */
 
+/* Slots share GPU lists: an allocation that a job holds unchanged from
+ * the slot before uses that slot's list (record), so the lists grow with
+ * the plan's decisions, not with slots x jobs. A list is owned by the
+ * first slot of the run of consecutive slots that hold it. */
+
+/* Free slots from..nslots-1 (their lists not owned by a slot before
+ * 'from'); nslots becomes 'from'. */
+static void free_slots(plan *p, int from)
+{
+    for (int s = from; s < p->nslots; s++) {
+        const plan_slot *sl = &p->slots[s];
+        const plan_slot *pv = s > 0 ? &p->slots[s - 1] : NULL;
+        int k = 0;             /* walks pv's allocations (job order) */
+        for (int a = 0; a < sl->nalloc; a++) {
+            while (pv && k < pv->nalloc && pv->a[k].job < sl->a[a].job)
+                k++;
+            int shared = pv && k < pv->nalloc && pv->a[k].job == sl->a[a].job &&
+                         pv->a[k].gpu == sl->a[a].gpu;
+            if (!shared)
+                free(sl->a[a].gpu);
+        }
+    }
+    for (int s = from; s < p->nslots; s++)
+        free(p->slots[s].a);
+    if (from < p->nslots)
+        p->nslots = from;
+}
+
 static int same_run(const plan_slot *s, const plan *p, const int *act, int na)
 {
     int k = 0;
@@ -102,7 +128,9 @@ static int same_run(const plan_slot *s, const plan *p, const int *act, int na)
     return k == s->nalloc;
 }
 
-/* Record [t, t+len) with the current allocations of the active jobs. */
+/* Record [t, t+len) with the current allocations of the active jobs
+ * (in job order, as act is): a job that holds the same GPUs and batch as
+ * in the slot before shares that slot's list (above). */
 static void record(plan *p, int *cap, const int *act, int na, int64_t t,
                    int64_t len)
 {
@@ -124,17 +152,27 @@ static void record(plan *p, int *cap, const int *act, int na, int64_t t,
     for (int i = 0; i < na; i++)
         s->nalloc += p->jobs[act[i]].g > 0;
     s->a = ef_malloc((size_t)(s->nalloc ? s->nalloc : 1) * sizeof *s->a);
-    int k = 0;
+    const plan_slot *pv = p->nslots > 1 && p->slots[p->nslots - 2].end == t
+                              ? &p->slots[p->nslots - 2] : NULL;
+    int k = 0, m = 0;          /* s's allocation; pv's, by job */
     for (int i = 0; i < na; i++) {
         const plan_job *j = &p->jobs[act[i]];
         if (j->g == 0)
             continue;
-        s->a[k].job = act[i];
-        s->a[k].gpus = j->g;
-        s->a[k].batch = j->eb ? j->row->batch : 0;
-        s->a[k].gpu = ef_malloc((size_t)j->g * sizeof(int));
-        memcpy(s->a[k].gpu, j->pl.gpu, (size_t)j->g * sizeof(int));
-        k++;
+        plan_alloc *al = &s->a[k++];
+        al->job = act[i];
+        al->gpus = j->g;
+        al->batch = j->eb ? j->row->batch : 0;
+        while (pv && m < pv->nalloc && pv->a[m].job < act[i])
+            m++;
+        if (pv && m < pv->nalloc && pv->a[m].job == act[i] &&
+            pv->a[m].gpus == j->g && pv->a[m].batch == al->batch &&
+            memcmp(pv->a[m].gpu, j->pl.gpu, (size_t)j->g * sizeof(int)) == 0) {
+            al->gpu = pv->a[m].gpu;
+            continue;
+        }
+        al->gpu = ef_malloc((size_t)j->g * sizeof(int));
+        memcpy(al->gpu, j->pl.gpu, (size_t)j->g * sizeof(int));
     }
 }
 
@@ -1513,19 +1551,12 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
     /* horizon: keep slots that start before now + horizon */
     if (o->horizon > 0) {
         int64_t hend = now + o->horizon;
-        int k = 0;
-        for (int s = 0; s < p->nslots; s++) {
-            if (p->slots[s].start >= hend) {
-                for (int a = 0; a < p->slots[s].nalloc; a++)
-                    free(p->slots[s].a[a].gpu);
-                free(p->slots[s].a);
-                continue;
-            }
-            if (p->slots[s].end > hend)
-                p->slots[s].end = hend;
-            p->slots[k++] = p->slots[s];
-        }
-        p->nslots = k;
+        int k = 0;             /* the first slot that starts at hend or later */
+        while (k < p->nslots && p->slots[k].start < hend)
+            k++;
+        free_slots(p, k);
+        if (k > 0 && p->slots[k - 1].end > hend)
+            p->slots[k - 1].end = hend;
     }
     run_free(&R);
     free(arr);

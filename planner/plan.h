@@ -147,7 +147,9 @@ typedef struct plan_job {
 typedef struct plan_alloc {
     int job;    /* index into plan.jobs */
     int gpus;
-    int *gpu;   /* 'gpus' global GPU ids, ascending */
+    int *gpu;   /* 'gpus' global GPU ids, ascending; the slot before's
+                   list when the job holds the same GPUs and batch there
+                   (slots share lists: read only) */
     long batch; /* elastic-batch job: its batch size here; else 0 */
 } plan_alloc;
 

@@ -262,6 +262,12 @@ void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
     d->slot_seconds = p->opts.slot;
     d->nslots = p->nslots;
     d->slots = jf_alloc(&d->arena, (size_t)p->nslots * sizeof *d->slots);
+    /* a GPU list the plan's slots share (plan.c's record) is turned into
+     * one placement the document's slots share */
+    const int **lastl = ef_calloc((size_t)(p->njobs ? p->njobs : 1),
+                                  sizeof *lastl);
+    placement *lastp = ef_calloc((size_t)(p->njobs ? p->njobs : 1),
+                                 sizeof *lastp);
     for (int s = 0; s < p->nslots; s++) {
         const plan_slot *sl = &p->slots[s];
         plan_doc_slot *ds = &d->slots[s];
@@ -275,6 +281,11 @@ void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
             da->gpus = al->gpus;
             da->job = p->jobs[al->job].in->id;
             da->jobi = al->job;
+            if (lastl[al->job] == al->gpu) {
+                da->place = lastp[al->job];
+                da->place.batch = al->batch;
+                continue;
+            }
             da->place.n = al->gpus;
             da->place.batch = al->batch;
             da->place.node = jf_alloc(&d->arena,
@@ -285,8 +296,12 @@ void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
                 da->place.node[k] = al->gpu[k] / G;
                 da->place.gpu[k] = al->gpu[k] % G;
             }
+            lastl[al->job] = al->gpu;
+            lastp[al->job] = da->place;
         }
     }
+    free(lastl);
+    free(lastp);
     plan_doc_summary *m = &d->summary;
     double span = (double)(p->end - p->now) * p->cl.total_gpus;
     m->admitted = p->admitted;
