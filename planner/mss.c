@@ -176,6 +176,44 @@ static void finish_at(int64_t a, double rem, double tp, int slot,
         *end = a + slot;
 }
 
+/* fit() and curve_tput() of one row as tables by power of two: for f > 0
+ * free GPUs, the largest usable size <= f is g[ilog2 f] (usable sizes
+ * are powers of two), its throughput t[ilog2 f]; 0 and 0 when none. */
+typedef struct ladder {
+    int g[31];
+    double t[31];
+} ladder;
+
+static void ladder_make(ladder *L, const curve_row *row)
+{
+    int best = 0, u = 0;
+    double bt = 0;
+    for (int l = 0; l < 31; l++) {
+        while (u < row->nusable && row->usable_gpus[u] <= (1 << l)) {
+            best = row->usable_gpus[u];
+            bt = row->usable_tput[u];
+            u++;
+        }
+        L->g[l] = best;
+        L->t[l] = bt;
+    }
+}
+
+/* fit(row, q, f) by the ladder, its throughput in *tp (tq: q's). */
+static inline int ladder_fit(const ladder *L, int q, double tq, int f,
+                             double *tp)
+{
+    if (f >= q) {
+        *tp = tq;
+        return q;
+    }
+    if (f <= 0)
+        return 0;
+    int l = 31 - __builtin_clz((unsigned)f);
+    *tp = L->t[l];
+    return L->g[l];
+}
+
 int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
              int64_t deadline, int slot, const avail *F, resv *out)
 {
@@ -186,10 +224,22 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
     int nl = curve_usable(row, max_gpus, lv, NULL);
     if (nl == 0)
         return 0;
+    ladder L;
+    ladder_make(&L, row);
     double need = work * (1.0 + MSS_MARGIN);
     int64_t dal = ef_align_up(now, deadline, slot);
     ivals iv;
     ivals_make(&iv, F, now, dal);
+    /* the view's pieces: piece k is [a(k), b(k)) with fr[k] GPUs free,
+     * a(k) = max(ts[k], now), b(k) = min(ts[k + 1], dal) (the last piece of
+     * the profile never ends) */
+    const int64_t *ts = F->t + iv.lo;
+    const int *fr = F->free + iv.lo;
+    int n = iv.n;
+    int open_end = iv.lo + n >= F->n; /* the last piece is the profile's */
+#define PA(k) (ts[k] < now ? now : ts[k])
+#define PB(k) ((k) + 1 < n || !open_end ? (ts[(k) + 1] > dal ? dal : ts[(k) + 1]) \
+                                        : dal)
     int found = 0, q = 0, prev = 0;
     int64_t p = now;
     for (int li = 0; li < nl && !found; li++) {
@@ -197,25 +247,26 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
         double tq = curve_tput(row, q); /* q is usable: where q GPUs are
                                          * free, fit() is q itself */
         double acc = 0;
-        for (int k = iv.n - 1; k >= 0; k--) {
-            int a = fit(row, q, iv_free(&iv, k));
+        for (int k = n - 1; k >= 0; k--) {
+            double tp;
+            int a = ladder_fit(&L, q, tq, fr[k], &tp);
             if (a == 0)
                 continue;
-            int64_t e = iv_b(&iv, k) < deadline ? iv_b(&iv, k) : deadline;
-            double tp = a == q ? tq : curve_tput(row, a);
-            if (acc + (double)(e - iv_a(&iv, k)) * tp >= need) {
+            int64_t ak = PA(k), bk = PB(k);
+            int64_t e = bk < deadline ? bk : deadline;
+            double w = (double)(e - ak) * tp;
+            if (acc + w >= need) {
                 /* As late as possible: the latest slot boundary in this
                  * interval from which level q alone still suffices. */
                 double secs = (need - acc) / tp;
                 int64_t late = e - (int64_t)ceil(secs);
-                p = late <= iv_a(&iv, k) ? iv_a(&iv, k)
-                                    : now + (late - now) / slot * slot;
-                if (p < iv_a(&iv, k))
-                    p = iv_a(&iv, k);
+                p = late <= ak ? ak : now + (late - now) / slot * slot;
+                if (p < ak)
+                    p = ak;
                 found = 1;
                 break;
             }
-            acc += (double)(e - iv_a(&iv, k)) * tp;
+            acc += w;
         }
         if (!found)
             prev = q;
@@ -223,11 +274,13 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
     if (!found)
         return 0;
     /* Forward: 'prev' before p, 'q' from p on. */
+    double tprev = prev ? curve_tput(row, prev) : 0;
+    double tq = curve_tput(row, q);
     double rem = need;
-    for (int k = 0; k < iv.n; k++) {
+    for (int k = 0; k < n; k++) {
         /* an interval that holds p is run as two pieces */
         for (int piece = 0; piece < 2; piece++) {
-            int64_t a0 = iv_a(&iv, k), b0 = iv_b(&iv, k);
+            int64_t a0 = PA(k), b0 = PB(k);
             if (p > a0 && p < b0) {
                 if (piece == 0)
                     b0 = p;
@@ -236,10 +289,11 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
             } else if (piece == 1) {
                 break;
             }
-            int a = fit(row, a0 < p ? prev : q, iv_free(&iv, k));
+            double tp;
+            int a = a0 < p ? ladder_fit(&L, prev, tprev, fr[k], &tp)
+                           : ladder_fit(&L, q, tq, fr[k], &tp);
             if (a == 0)
                 continue;
-            double tp = curve_tput(row, a);
             double w = (double)(b0 - a0) * tp;
             if (w >= rem) {
                 int64_t re, e;
@@ -247,13 +301,15 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
                 push(out, a0, e, a);
                 out->real_end = re;
                 out->end = e;
-                        ef_assert(re <= deadline);
+                ef_assert(re <= deadline);
                 return 1;
             }
             rem -= w;
             push(out, a0, b0, a);
         }
     }
+#undef PA
+#undef PB
     ef_panic("mss_plan: backward fill succeeded but forward plan did not");
 }
 

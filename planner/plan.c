@@ -71,7 +71,32 @@ static int edf_less(const plan_job *x, const plan_job *y)
         return x->deadline < y->deadline;
     if (x->in->submit != y->in->submit)
         return x->in->submit < y->in->submit;
-    return strcmp(x->in->id, y->in->id) < 0;
+    return x->idrank < y->idrank;
+}
+
+static int cmp_id_of(const void *a, const void *b, void *ctx)
+{
+    const job_queue *q = ctx;
+    return strcmp(q->jobs[*(const int *)a].id, q->jobs[*(const int *)b].id);
+}
+
+/* Each job's idrank: its id's place among the queue's ids in strcmp
+ * order (equal ids, equal ranks), so that ties broken by id compare two
+ * integers, not two strings. */
+static void rank_ids(plan *p, const job_queue *q)
+{
+    int n = q->n;
+    int *ord = ef_malloc((size_t)(n ? n : 1) * sizeof *ord);
+    for (int i = 0; i < n; i++)
+        ord[i] = i;
+    qsort_r(ord, (size_t)n, sizeof *ord, cmp_id_of, (void *)q);
+    int r = 0;
+    for (int k = 0; k < n; k++) {
+        if (k > 0 && strcmp(q->jobs[ord[k]].id, q->jobs[ord[k - 1]].id) != 0)
+            r++;
+        p->jobs[ord[k]].idrank = r;
+    }
+    free(ord);
 }
 
 static int cmp_edf(const void *a, const void *b, void *ctx)
@@ -690,7 +715,7 @@ static int step_before(const plan_job *x, double sx, const plan_job *y,
     int xd = x->in->has_deadline, yd = y->in->has_deadline;
     if (xd != yd)
         return xd;
-    return xd ? edf_less(x, y) : strcmp(x->in->id, y->in->id) < 0;
+    return xd ? edf_less(x, y) : x->idrank < y->idrank;
 }
 
 /* A max-heap of candidate steps, by step_before. */
@@ -849,7 +874,7 @@ static void surplus(plan *p, int *act, int na, int64_t t)
             plan_job *b = &p->jobs[act[best]];
             int jd = j->in->has_deadline, bd = b->in->has_deadline;
             if (jd != bd ? jd : (jd ? edf_less(j, b)
-                                     : strcmp(j->in->id, b->in->id) < 0)) {
+                                     : j->idrank < b->idrank)) {
                 best = i;
                 best_ng = nx;
                 best_row = nrow;
@@ -1133,6 +1158,7 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
     p->tmp = ef_calloc((size_t)(n ? n : 1), sizeof *p->tmp);
     p->ord = ef_malloc((size_t)(n ? n : 1) * sizeof *p->ord);
     p->tmprow = ef_calloc((size_t)(n ? n : 1), sizeof *p->tmprow);
+    rank_ids(p, q);
     for (int i = 0; i < n; i++) {
         plan_job *j = &p->jobs[i];
         ef_assert(q->jobs[i].curve != NULL);

@@ -124,6 +124,8 @@ typedef struct plan_job {
     int resizes, migrations;
     double gpu_seconds;
     /* internal state while planning */
+    int idrank;               /* the id's place among the queue's ids
+                                 (strcmp order; ties broken by id) */
     double rem;
     resv r;
     int g;
