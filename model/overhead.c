@@ -47,7 +47,8 @@ const char *ovh_name(ovh_mode m)
 static const double *row_of(const char *model)
 {
     for (size_t i = 0; i < sizeof fig12 / sizeof fig12[0]; i++)
-        if (strcmp(fig12[i].model, model) == 0)
+        if (fig12[i].model[0] == model[0] && /* cheap first: hot path */
+            strcmp(fig12[i].model, model) == 0)
             return &fig12[i].up_small;
     return generic;
 }
@@ -64,11 +65,13 @@ static double log2i(int g)
 
 double ovh_change(const char *model, int g0, int g1, int moved)
 {
-    const double *r = row_of(model);
     if (g1 <= 0)
         return 0; /* stopping or preempted: the job is not running */
+    if (g0 == g1 && !moved)
+        return 0;
+    const double *r = row_of(model);
     if (g0 == g1)
-        return moved ? r[4] : 0;
+        return r[4];
     int big = g0 > g1 ? g0 : g1;
     /* 2 GPUs -> the small value, 16 -> the big one, log2-linear between */
     double f = (log2i(big) - 1) / 3;

@@ -74,6 +74,15 @@ static int split(avail *p, int64_t x)
     return i + 1;
 }
 
+/* Remove breakpoint i (i > 0): piece i joins piece i - 1. */
+static void join(avail *p, int i)
+{
+    memmove(p->t + i, p->t + i + 1, (size_t)(p->n - i - 1) * sizeof *p->t);
+    memmove(p->free + i, p->free + i + 1,
+            (size_t)(p->n - i - 1) * sizeof *p->free);
+    p->n--;
+}
+
 void avail_add(avail *p, int64_t a, int64_t b, int delta)
 {
     if (a < p->t[0])
@@ -84,16 +93,13 @@ void avail_add(avail *p, int64_t a, int64_t b, int delta)
     int ib = b == INT64_MAX ? p->n : split(p, b);
     for (int i = ia; i < ib; i++)
         p->free[i] += delta;
-    /* merge equal neighbours */
-    int o = 1;
-    for (int i = 1; i < p->n; i++) {
-        if (p->free[i] == p->free[o - 1])
-            continue;
-        p->t[o] = p->t[i];
-        p->free[o] = p->free[i];
-        o++;
-    }
-    p->n = o;
+    /* merge equal neighbours: no two were equal before (every change
+     * comes through here), and the pieces in [ia, ib) moved together, so
+     * only the two edges of the range can have become equal */
+    if (ib < p->n && p->free[ib] == p->free[ib - 1])
+        join(p, ib);
+    if (ia > 0 && p->free[ia] == p->free[ia - 1])
+        join(p, ia);
 }
 
 int avail_min(const avail *p, int64_t a, int64_t b)

@@ -1,7 +1,8 @@
 /*
  * avail.h: the GPUs still available over future time (avail_*), as a
  * step function over sorted breakpoints. free[i] holds on [t[i], t[i+1]); the
- * last value holds forever after t[n-1]. Admitted jobs' reservations are
+ * last value holds forever after t[n-1]. No two neighbouring pieces hold
+ * the same value (the pieces a planner scans are the profile's changes). Admitted jobs' reservations are
  * subtracted from it; the MSS planner reads it.
  */
 #ifndef EF_AVAIL_H

@@ -55,6 +55,37 @@ static void test_profile(void **state)
     avail_free(&p);
 }
 
+/* Random changes keep the profile what a per-time reference says (free
+ * GPUs at every second of a short horizon), with no two neighbouring
+ * pieces equal. */
+static void test_profile_random(void **state)
+{
+    (void)state;
+    enum { H = 64 };
+    int ref[H + 1];            /* free at second x; [H] stands for x >= H */
+    tp_seed(21);
+    for (int it = 0; it < 300; it++) {
+        avail p;
+        avail_init(&p, 0, 16);
+        for (int x = 0; x <= H; x++)
+            ref[x] = 16;
+        for (int k = 0; k < 40; k++) {
+            int64_t a = tp_rnd() % H, b = a + 1 + tp_rnd() % (H - a);
+            int open = tp_rnd() % 8 == 0;
+            int d = (int)(tp_rnd() % 7) - 3;
+            avail_add(&p, a, open ? INT64_MAX : b, d);
+            for (int64_t x = a; x <= H && (open || x < b); x++)
+                ref[x] += d;
+            for (int x = 0; x <= H; x++)
+                assert_int_equal(avail_at(&p, x), ref[x]);
+            assert_int_equal(avail_at(&p, 1000000), ref[H]);
+            for (int i = 1; i < p.n; i++)
+                assert_true(p.free[i] != p.free[i - 1] && p.t[i] > p.t[i - 1]);
+        }
+        avail_free(&p);
+    }
+}
+
 /* ---- MSS: the worked examples of the specification ------------------------- */
 
 static void test_mss_examples(void **state)
@@ -560,6 +591,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_profile),
+        cmocka_unit_test(test_profile_random),
         cmocka_unit_test(test_empty_queue),
         cmocka_unit_test(test_mss_examples),
         cmocka_unit_test(test_place_no_fragmentation),
