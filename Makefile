@@ -6,7 +6,7 @@
 #   make asan     the whole test suite under AddressSanitizer + UBSan
 #   make valgrind the unit tests and a validate run under valgrind
 #   make fuzz     fuzz the CSV and JSON readers (FUZZ_SECONDS, default 60)
-#   make fuzz-each  fuzz each of the six readers in turn, FUZZ_SECONDS each
+#   make fuzz-each  fuzz each of the seven readers in turn, FUZZ_SECONDS each
 #   make test-torch  the real PyTorch tests: resized by apply, by serve (installs python3-torch)
 #   make deps     install the Debian packages the project needs (as root),
 #                 or print the command to do so
@@ -278,7 +278,7 @@ valgrind:
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := tests/fuzz/fuzz_inputs.c
 FUZZ_READERS := queue_csv queue_json curve_csv curve_json cluster_csv \
-                cluster_json
+                cluster_json plan_json
 fuzz-build:
 	@$(MAKE) --no-print-directory deps deps-fuzz
 	@mkdir -p $(BUILD)/fuzz

@@ -3,16 +3,18 @@
  *
  * The first byte of the input chooses the reader and the buffer mode:
  *
- *     sel % 6:  0 queue_parse_csv    1 queue_parse_json
+ *     sel % 7:  0 queue_parse_csv    1 queue_parse_json
  *               2 curve_parse_csv    3 curve_parse_json
  *               4 cluster_parse_csv  5 cluster_parse_json
- *     (sel / 6) % 2:  0 the rest is copied into a buffer of exactly its
+ *               6 plan_doc_parse (the plan file, versions 1 and 2)
+ *     (sel / 7) % 2:  0 the rest is copied into a buffer of exactly its
  *                     length (so ASan catches any read past len);
  *                     1 into a buffer with a NUL after it, as
  *                     ef_read_file gives.
  *
  * With EFPLAN_FUZZ_READER set to one reader's name (queue_csv,
- * queue_json, curve_csv, curve_json, cluster_csv, cluster_json) every
+ * queue_json, curve_csv, curve_json, cluster_csv, cluster_json,
+ * plan_json) every
  * input goes to that reader; the first byte still picks the buffer mode,
  * so the seeds of tests/fuzz/corpus/READER/ work in both ways.
  *
@@ -21,7 +23,11 @@
  * fuzzer reports as a crash) and freed; what fails must fail with one line
  * of input-error text that starts with the file name. Parsed queues are
  * also resolved against a small fixed curve set (which also checks the
- * work/throughput limit), and queue_where is run on their fields.
+ * work/throughput limit), and queue_where is run on their fields. A plan
+ * that parses is checked against what the reader promises (slots
+ * consecutive from now, allocations of known jobs inside the cluster, no
+ * GPU twice in a slot), written back in both versions and read again:
+ * the same plan (plan_doc_equal), each writing its own bytes again.
  *
  * Build and run: make fuzz FUZZ_SECONDS=300 (every reader), make
  * fuzz-each FUZZ_SECONDS=60 (each reader in turn; see tests/fuzz/run.sh).
@@ -37,6 +43,7 @@
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
+#include "planner/planio.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -216,11 +223,59 @@ static void check_cluster(const cluster *c)
     CHECK(c->name[0] == 'n' && strlen(c->name) < sizeof c->name);
 }
 
+/* A plan that parsed: what plan_doc_parse promises, and both versions
+ * written back read as the same plan. */
+static void check_plan(const plan_doc *d, const char *path)
+{
+    int G = d->cluster.gpus_per_node, N = d->cluster.nodes;
+    CHECK(d->version == PLAN_V1 || d->version == PLAN_V2);
+    CHECK(G >= 1 && N >= 1 && (int64_t)G * N <= (1 << 20));
+    int64_t t = d->now;
+    for (int s = 0; s < d->nslots; s++) {
+        const plan_doc_slot *sl = &d->slots[s];
+        CHECK(sl->start == t && sl->end > sl->start);
+        t = sl->end;
+        for (int a = 0; a < sl->nalloc; a++) {
+            const plan_doc_alloc *al = &sl->a[a];
+            CHECK(al->jobi >= 0 && al->jobi < d->njobs);
+            CHECK(strcmp(d->jobs[al->jobi].id, al->job) == 0);
+            CHECK(al->gpus == al->place.n && al->gpus >= 1);
+            for (int k = 0; k < al->place.n; k++)
+                CHECK(al->place.node[k] >= 0 && al->place.node[k] < N &&
+                      al->place.gpu[k] >= 0 && al->place.gpu[k] < G);
+        }
+    }
+    if (d->version == PLAN_V2)
+        CHECK(d->nslot_ends == d->nslots);
+    /* each version written reads back as a plan that writes the same
+     * bytes again, and the two versions hold the same plan (not d's
+     * values: the writer rounds some numbers) */
+    plan_doc back[2];
+    for (int v = PLAN_V1; v <= PLAN_V2; v++) {
+        plan_doc c = *d;
+        c.version = v;
+        size_t n, n2;
+        char *text = plan_doc_json(&c, &n);
+        plan_doc *b = &back[v - PLAN_V1];
+        ef_err e = {0};
+        CHECK(plan_doc_parse(b, path, text, n, &e) == EF_OK);
+        CHECK(b->version == v);
+        char *again = plan_doc_json(b, &n2);
+        CHECK(n2 == n && memcmp(text, again, n) == 0);
+        free(again);
+        free(text);
+    }
+    CHECK(plan_doc_equal(&back[0], &back[1]));
+    plan_doc_free(&back[0]);
+    plan_doc_free(&back[1]);
+}
+
 /* ---- entry ----------------------------------------------------------------- */
 
-static const char *const reader_names[6] = {
+#define NREADERS 7
+static const char *const reader_names[NREADERS] = {
     "queue_csv", "queue_json", "curve_csv", "curve_json", "cluster_csv",
-    "cluster_json"};
+    "cluster_json", "plan_json"};
 
 /* The reader EFPLAN_FUZZ_READER names, or -1 (the first byte chooses);
  * an unknown name traps at the first input. */
@@ -231,7 +286,7 @@ static int fixed_reader(void)
         const char *v = getenv("EFPLAN_FUZZ_READER");
         sel = -1;
         if (v && *v) {
-            for (int k = 0; k < 6; k++)
+            for (int k = 0; k < NREADERS; k++)
                 if (strcmp(v, reader_names[k]) == 0)
                     sel = k;
             CHECK(sel >= 0);
@@ -245,8 +300,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     fixed_init();
-    int sel = fixed_reader() >= 0 ? fixed_reader() : data[0] % 6;
-    int with_nul = (data[0] / 6) % 2;
+    int sel = fixed_reader() >= 0 ? fixed_reader() : data[0] % NREADERS;
+    int with_nul = (data[0] / NREADERS) % 2;
     size_t len = size - 1;
     /* Exact size unless with_nul; malloc(0) may return NULL, so keep one
      * byte then, which the readers must not touch (len is 0). */
@@ -288,6 +343,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(rc == EF_ERR);
             check_error(&e, path);
             CHECK(m.rows == NULL && m.name == NULL && m.path == NULL);
+        }
+        break;
+    }
+    case 6: {
+        const char *path = "plan.json";
+        plan_doc d;
+        int rc = plan_doc_parse(&d, path, buf, len, &e);
+        if (rc == EF_OK) {
+            check_plan(&d, path);
+            plan_doc_free(&d);
+        } else {
+            CHECK(rc == EF_ERR);
+            check_error(&e, path);
         }
         break;
     }

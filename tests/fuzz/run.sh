@@ -4,7 +4,7 @@
 # Seeds a work corpus (gitignored; kept between runs so coverage
 # accumulates) from the committed seeds in tests/fuzz/corpus/READER/ (one
 # folder per reader: queue_csv, queue_json, curve_csv, curve_json,
-# cluster_csv, cluster_json; the first byte of each seed is the harness's
+# cluster_csv, cluster_json, plan_json; the first byte of each seed is the harness's
 # selector, see fuzz_inputs.c), runs the libFuzzer BINARY for SECONDS
 # (default 60) with the dictionary tests/fuzz/inputs.dict, and reports
 # how long it ran, how many inputs it executed, the corpus size and what
