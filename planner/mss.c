@@ -32,7 +32,16 @@ void resv_copy(resv *dst, const resv *src)
     dst->end = src->end;
 }
 
-static void push(resv *r, int64_t a, int64_t b, int g)
+static void grow(resv *r)
+{
+    r->cap = r->cap ? r->cap * 2 : 4;
+    r->s = ef_realloc(r->s, (size_t)r->cap * sizeof *r->s);
+}
+
+/* Append [a, b) at g GPUs to r (merged with the last segment when it
+ * continues it at the same size). Inline: the forward passes call it
+ * once per profile piece. */
+static inline void push(resv *r, int64_t a, int64_t b, int g)
 {
     if (b <= a || g <= 0)
         return;
@@ -40,10 +49,8 @@ static void push(resv *r, int64_t a, int64_t b, int g)
         r->s[r->n - 1].end = b;
         return;
     }
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 4;
-        r->s = ef_realloc(r->s, (size_t)r->cap * sizeof *r->s);
-    }
+    if (r->n == r->cap)
+        grow(r);
     r->s[r->n].start = a;
     r->s[r->n].end = b;
     r->s[r->n].gpus = g;
