@@ -245,8 +245,7 @@ int cmd_plan(int argc, char **argv)
     if (out_path) {
         plan_doc d;
         size_t n;
-        plan_doc_from_plan(&d, &p, jobs_path, curves_arg);
-        d.version = version;
+        plan_doc_for_file(&d, &p, jobs_path, curves_arg, version);
         char *text = plan_doc_json(&d, &n);
         plan_doc_free(&d);
         int wr = cli_write_out(out_path, text, n, &e);

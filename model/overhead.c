@@ -55,12 +55,7 @@ static const double *row_of(const char *model)
 
 static double log2i(int g)
 {
-    double l = 0;
-    while (g > 1) {
-        g >>= 1;
-        l++;
-    }
-    return l;
+    return g > 1 ? (double)(31 - __builtin_clz((unsigned)g)) : 0;
 }
 
 double ovh_change(const char *model, int g0, int g1, int moved)

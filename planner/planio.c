@@ -243,12 +243,12 @@ static void job_doc(plan_doc_job *d, const plan_job *j)
     d->place = in->cur;
 }
 
-void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
-                        const char *curves)
+/* Everything of plan p's document but its slots and runs. */
+static void doc_head(plan_doc *d, const plan *p, const char *jobs_path,
+                     const char *curves)
 {
     memset(d, 0, sizeof *d);
-    int G = p->cl.gpus_per_node;
-    d->cluster.gpus_per_node = G;
+    d->cluster.gpus_per_node = p->cl.gpus_per_node;
     d->cluster.nodes = p->cl.nodes;
     d->curves = curves ? curves : "";
     d->elastic_batch = p->opts.elastic_batch != 0;
@@ -260,6 +260,145 @@ void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
     d->jobs_file = jobs_path ? jobs_path : "";
     d->now = p->now;
     d->slot_seconds = p->opts.slot;
+    plan_doc_summary *m = &d->summary;
+    double span = (double)(p->end - p->now) * p->cl.total_gpus;
+    m->admitted = p->admitted;
+    m->at_risk = p->at_risk;
+    m->best_effort = p->best_effort;
+    m->end = p->end;
+    m->migrations = p->migrations;
+    m->promised_gpu_hours = p->promised_gpu_seconds / 3600.0;
+    m->rejected = p->rejected;
+    m->replan_fallbacks = p->replan_fallbacks;
+    m->resizes = p->resizes;
+    m->scheduling_points = p->points;
+    m->used_gpu_hours = p->used_gpu_seconds / 3600.0;
+    m->utilisation = span > 0 ? p->used_gpu_seconds / span : 0.0;
+    d->surplus = p->opts.surplus;
+    d->overhead = ovh_name(p->opts.overhead);
+    d->version = PLAN_V2;
+}
+
+/* The placement of plan GPU list gpu[0..n-1] (global ids), from d's
+ * arena. */
+static placement doc_place(plan_doc *d, const int *gpu, int n, long batch)
+{
+    int G = d->cluster.gpus_per_node;
+    placement pl = {n, jf_alloc(&d->arena, (size_t)n * sizeof(int)),
+                    jf_alloc(&d->arena, (size_t)n * sizeof(int)), batch};
+    for (int k = 0; k < n; k++) {
+        pl.node[k] = gpu[k] / G;
+        pl.gpu[k] = gpu[k] % G;
+    }
+    return pl;
+}
+
+/* ---- runs (version 2) ----------------------------------------------------- */
+
+/* The run of job jobi that an allocation of 'gpus' GPUs at batch 'batch'
+ * in the slot starting at 'start' may continue: the job's last run (open[]
+ * holds it, -1: none) when that ends at 'start' at the same size and
+ * batch; else -1. (Its placement is the caller's to compare.) */
+static int run_open(const plan_doc *d, const int *open, int jobi,
+                    int64_t start, int gpus, long batch)
+{
+    int r = open[jobi];
+    return r >= 0 && d->runs[r].end == start && d->runs[r].gpus == gpus &&
+                   d->runs[r].place.batch == batch
+               ? r : -1;
+}
+
+/* Open a new run at d->runs[d->nruns] for job jobi (id 'id') over
+ * [start, end). */
+static plan_doc_run *run_new(plan_doc *d, int *open, int jobi,
+                             const char *id, int64_t start, int64_t end,
+                             int gpus)
+{
+    plan_doc_run *r = &d->runs[d->nruns];
+    *r = (plan_doc_run){.end = end, .gpus = gpus, .job = id,
+                        .start = start, .jobi = jobi};
+    open[jobi] = d->nruns++;
+    return r;
+}
+
+/* Room for 'total' runs and 'nslots' slot ends in d (from arena a), and
+ * the open-run table (heap, -1 each: free it). */
+static int *runs_begin(plan_doc *d, jf_arena *a, size_t total, int nslots)
+{
+    d->runs = jf_alloc(a, (total ? total : 1) * sizeof *d->runs);
+    d->nruns = 0;
+    d->nslot_ends = nslots;
+    d->slot_ends = jf_alloc(a, (size_t)(nslots ? nslots : 1) *
+                                   sizeof *d->slot_ends);
+    int *open = ef_malloc((size_t)(d->njobs ? d->njobs : 1) * sizeof *open);
+    for (int i = 0; i < d->njobs; i++)
+        open[i] = -1;
+    return open;
+}
+
+/* Plan p's slots as d's runs (version 2) directly, without the slots of
+ * a document: the writer's way, whose memory grows with the runs. The
+ * same runs as encode_runs gives of the document's slots: a job's run
+ * goes on while it holds the same GPUs (the same list, which record
+ * shares, or one of the same content) and batch. Two passes: the first
+ * counts the runs, the second makes them. */
+static void runs_of_plan(plan_doc *d, const plan *p)
+{
+    size_t nj = (size_t)(p->njobs ? p->njobs : 1);
+    int64_t *end = ef_malloc(nj * sizeof *end); /* each job's last run:
+                                                   its end (-1: none), */
+    int *gpus = ef_malloc(nj * sizeof *gpus);   /* size, */
+    long *batch = ef_malloc(nj * sizeof *batch); /* batch */
+    const int **list = ef_malloc(nj * sizeof *list); /* and GPU list */
+    int *open = NULL;          /* pass 1: each job's last run in d->runs */
+    size_t count = 0;          /* runs (pass 0 counts them) */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < p->njobs; i++)
+            end[i] = -1;
+        if (pass == 1)
+            open = runs_begin(d, &d->arena, count, p->nslots);
+        for (int s = 0; s < p->nslots; s++) {
+            const plan_slot *sl = &p->slots[s];
+            for (int k = 0; k < sl->nalloc; k++) {
+                const plan_alloc *al = &sl->a[k];
+                int j = al->job;
+                int same = end[j] == sl->start && gpus[j] == al->gpus &&
+                           batch[j] == al->batch &&
+                           (list[j] == al->gpu ||
+                            memcmp(list[j], al->gpu,
+                                   (size_t)al->gpus * sizeof(int)) == 0);
+                end[j] = sl->end;
+                if (same) {
+                    if (pass == 1)
+                        d->runs[open[j]].end = sl->end;
+                    continue;
+                }
+                gpus[j] = al->gpus;
+                batch[j] = al->batch;
+                list[j] = al->gpu;
+                if (pass == 0) {
+                    count++;
+                    continue;
+                }
+                run_new(d, open, j, p->jobs[j].in->id, sl->start, sl->end,
+                        al->gpus)->place = doc_place(d, al->gpu, al->gpus,
+                                                     al->batch);
+            }
+            if (pass == 1)
+                d->slot_ends[s] = (long)sl->end;
+        }
+    }
+    free(end);
+    free(gpus);
+    free(batch);
+    free(list);
+    free(open);
+}
+
+void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
+                        const char *curves)
+{
+    doc_head(d, p, jobs_path, curves);
     d->nslots = p->nslots;
     d->slots = jf_alloc(&d->arena, (size_t)p->nslots * sizeof *d->slots);
     /* a GPU list the plan's slots share (plan.c's record) is turned into
@@ -281,44 +420,29 @@ void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
             da->gpus = al->gpus;
             da->job = p->jobs[al->job].in->id;
             da->jobi = al->job;
-            if (lastl[al->job] == al->gpu) {
-                da->place = lastp[al->job];
-                da->place.batch = al->batch;
-                continue;
+            if (lastl[al->job] != al->gpu) {
+                lastl[al->job] = al->gpu;
+                lastp[al->job] = doc_place(d, al->gpu, al->gpus, 0);
             }
-            da->place.n = al->gpus;
+            da->place = lastp[al->job];
             da->place.batch = al->batch;
-            da->place.node = jf_alloc(&d->arena,
-                                      (size_t)al->gpus * sizeof(int));
-            da->place.gpu = jf_alloc(&d->arena,
-                                     (size_t)al->gpus * sizeof(int));
-            for (int k = 0; k < al->gpus; k++) {
-                da->place.node[k] = al->gpu[k] / G;
-                da->place.gpu[k] = al->gpu[k] % G;
-            }
-            lastl[al->job] = al->gpu;
-            lastp[al->job] = da->place;
         }
     }
     free(lastl);
     free(lastp);
-    plan_doc_summary *m = &d->summary;
-    double span = (double)(p->end - p->now) * p->cl.total_gpus;
-    m->admitted = p->admitted;
-    m->at_risk = p->at_risk;
-    m->best_effort = p->best_effort;
-    m->end = p->end;
-    m->migrations = p->migrations;
-    m->promised_gpu_hours = p->promised_gpu_seconds / 3600.0;
-    m->rejected = p->rejected;
-    m->replan_fallbacks = p->replan_fallbacks;
-    m->resizes = p->resizes;
-    m->scheduling_points = p->points;
-    m->used_gpu_hours = p->used_gpu_seconds / 3600.0;
-    m->utilisation = span > 0 ? p->used_gpu_seconds / span : 0.0;
-    d->surplus = p->opts.surplus;
-    d->overhead = ovh_name(p->opts.overhead);
-    d->version = PLAN_V2;
+}
+
+void plan_doc_for_file(plan_doc *d, const plan *p, const char *jobs_path,
+                       const char *curves, int version)
+{
+    if (version == PLAN_V1) {
+        plan_doc_from_plan(d, p, jobs_path, curves);
+        d->version = PLAN_V1;
+        return;
+    }
+    doc_head(d, p, jobs_path, curves);
+    runs_of_plan(d, p);
+    d->runs_only = 1;
 }
 
 void plan_doc_free(plan_doc *d)
@@ -336,34 +460,22 @@ static void encode_runs(plan_doc *d, jf_arena *a)
     size_t total = 0;          /* allocations over all slots */
     for (int s = 0; s < d->nslots; s++)
         total += (size_t)d->slots[s].nalloc;
-    d->runs = jf_alloc(a, (total ? total : 1) * sizeof *d->runs);
-    d->nslot_ends = d->nslots;
-    d->slot_ends = jf_alloc(a, (size_t)(d->nslots ? d->nslots : 1) *
-                                   sizeof *d->slot_ends);
-    int *open = ef_malloc((size_t)(d->njobs ? d->njobs : 1) * sizeof *open);
-    for (int i = 0; i < d->njobs; i++)
-        open[i] = -1;          /* each job's last run, -1: none yet */
-    int n = 0;
+    int *open = runs_begin(d, a, total, d->nslots);
     for (int s = 0; s < d->nslots; s++) {
         const plan_doc_slot *sl = &d->slots[s];
         d->slot_ends[s] = (long)sl->end;
         for (int k = 0; k < sl->nalloc; k++) {
             const plan_doc_alloc *al = &sl->a[k];
-            int r = open[al->jobi];
-            if (r >= 0 && d->runs[r].end == sl->start &&
-                d->runs[r].gpus == al->gpus &&
-                placement_equal(&d->runs[r].place, &al->place)) {
+            int r = run_open(d, open, al->jobi, sl->start, al->gpus,
+                             al->place.batch);
+            if (r >= 0 && placement_equal(&d->runs[r].place, &al->place)) {
                 d->runs[r].end = sl->end;
                 continue;
             }
-            d->runs[n] = (plan_doc_run){.end = sl->end, .gpus = al->gpus,
-                                        .job = al->job, .place = al->place,
-                                        .start = sl->start,
-                                        .jobi = al->jobi};
-            open[al->jobi] = n++;
+            run_new(d, open, al->jobi, al->job, sl->start, sl->end,
+                    al->gpus)->place = al->place;
         }
     }
-    d->nruns = n;
     free(open);
 }
 
@@ -372,7 +484,10 @@ char *plan_doc_json(const plan_doc *d, size_t *len)
     jw w;
     jw_init(&w, 0);
     if (d->version == PLAN_V1) {
+        ef_assert(!d->runs_only);
         jf_write(&w, NULL, &top_table, d, 0);
+    } else if (d->runs_only) {
+        jf_write(&w, NULL, &top_table_v2, d, 0);
     } else {
         plan_doc t = *d;       /* d with its runs; t.arena holds them */
         memset(&t.arena, 0, sizeof t.arena);
@@ -393,7 +508,7 @@ int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
                  char **out, size_t *len)
 {
     plan_doc d;
-    plan_doc_from_plan(&d, p, jobs_path, curves);
+    plan_doc_for_file(&d, p, jobs_path, curves, PLAN_V2);
     *out = plan_doc_json(&d, len);
     plan_doc_free(&d);
     return EF_OK;
@@ -404,9 +519,7 @@ int plan_write_json(const plan *p, const char *path, const char *jobs_path,
 {
     plan_doc d;
     size_t n;
-    plan_doc_from_plan(&d, p, jobs_path, curves);
-    if (version)
-        d.version = version;
+    plan_doc_for_file(&d, p, jobs_path, curves, version ? version : PLAN_V2);
     char *s = plan_doc_json(&d, &n);
     plan_doc_free(&d);
     int rc = ef_write_file_atomic(path, s, n, e);

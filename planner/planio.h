@@ -158,6 +158,9 @@ typedef struct plan_doc {
     plan_doc_run *runs;
     int nslot_ends;
     long *slot_ends;
+    int runs_only;                /* plan_doc_for_file's version 2 document:
+                                     the runs hold the plan, slots is
+                                     empty (for writing only) */
     jf_arena arena;               /* owns every string and array */
 } plan_doc;
 
@@ -167,6 +170,13 @@ typedef struct plan_doc {
  * with plan_doc_free. */
 void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
                         const char *curves);
+
+/* The document plan_write_json writes: version 1, plan_doc_from_plan's;
+ * version 2, the runs made from p's slots directly (runs_only: no slots,
+ * so its memory grows with the runs; only for plan_doc_json). The same
+ * text as plan_doc_from_plan's document written in that version. */
+void plan_doc_for_file(plan_doc *d, const plan *p, const char *jobs_path,
+                       const char *curves, int version);
 
 /* The file text of d (heap; *len its length) in version d->version
  * (0: PLAN_V2): keys sorted, the plan file's layout (one line per job and
