@@ -249,18 +249,28 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
                                         : dal)
     int found = 0, q = 0, prev = 0;
     int64_t p = now;
+    /* 1 + twice the relative rounding error of n + 3 operations */
+    double slack = 1.0 + (double)(n + 3) * 0x1p-52;
     for (int li = 0; li < nl && !found; li++) {
         q = lv[li];
         double tq = curve_tput(row, q); /* q is usable: where q GPUs are
                                          * free, fit() is q itself */
         double acc = 0;
         for (int k = n - 1; k >= 0; k--) {
+            int64_t ak = PA(k), bk = PB(k);
+            int64_t e = bk < deadline ? bk : deadline;
+            /* Hopeless: even q in every piece left (no piece does better:
+             * the usable ladder's throughputs rise with the size) cannot
+             * make up what is missing, so this scan would end without
+             * success. 'slack' covers the rounding of the scan's n
+             * additions and products and of this test, so the answer is
+             * the scan's, exactly. */
+            if ((acc + tq * (double)(e - now)) * slack < need)
+                break;
             double tp;
             int a = ladder_fit(&L, q, tq, fr[k], &tp);
             if (a == 0)
                 continue;
-            int64_t ak = PA(k), bk = PB(k);
-            int64_t e = bk < deadline ? bk : deadline;
             double w = (double)(e - ak) * tp;
             if (acc + w >= need) {
                 /* As late as possible: the latest slot boundary in this
