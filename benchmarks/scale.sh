@@ -12,9 +12,9 @@
 # ratio) / log(jobs ratio); with the same jobs, the same over GPUs.
 # Run from the repository root after `make`:
 #   sh benchmarks/scale.sh [GRID]
-# GRID is "JOBS:CLUSTER ..." (default: the quick grid below, about 4
-# minutes on 2 cores; 100000:n2048g8 takes several minutes more and its
-# version 1 file is gigabytes: SCALE_V1=0 skips the version 1 column).
+# GRID is "JOBS:CLUSTER ..." (default: the quick grid below, about 20 s
+# on 2 cores; 100000:n2048g8 takes about 20 minutes and its version 1
+# file would be about 5.6 GB: SCALE_V1=0 skips the version 1 column).
 # Needs GNU time (/usr/bin/time, Debian package time).
 set -eu
 E=${EFPLAN:-build/efplan}
