@@ -157,7 +157,6 @@ static void use_plan(svc *s, plan_doc *d, plan_submit_res *res, char *text,
                      size_t len, int64_t version)
 {
     plan_doc_free(&s->doc);
-    ef_lat_free(&s->lat_recent);
     if (s->cur) {
         plan_submit_free(s->cur);
         free(s->cur);
@@ -381,6 +380,7 @@ void svc_close(svc *s)
     if (s->st)
         store_close(s->st);
     plan_doc_free(&s->doc);
+    ef_lat_free(&s->lat_recent);
     if (s->cur) {
         plan_submit_free(s->cur);
         free(s->cur);

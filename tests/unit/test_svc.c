@@ -375,6 +375,14 @@ static void test_metrics(void **state)
     assert_contains(r.body, "efplan_submit_latency_recent_seconds{quantile="
                             "\"0.99\"} 0.004000\n");
     svc_reply_free(&r);
+    /* a new plan keeps the record */
+    json_decref(submit(f, &f->alice, jobtext("m2", 1000, T0 + 7200), T0, &st));
+    svc_metrics(f->s, &r);
+    assert_contains(r.body, "efplan_submissions_total{decision=\"admitted\"} "
+                            "2\n");
+    assert_contains(r.body, "efplan_submit_latency_recent_seconds{quantile="
+                            "\"1\"} 0.004000\n");
+    svc_reply_free(&r);
     svc_health(f->s, T0 + 7, &r);
     assert_contains(r.body, "\"status\":\"ok\"");
     assert_contains(r.body, "\"time\":1800000007");
