@@ -137,6 +137,19 @@ static void free_slots(plan *p, int from)
         p->nslots = from;
 }
 
+/* The batch job j runs at now, as an allocation records it (0: its own). */
+static long alloc_batch(const plan_job *j)
+{
+    return j->eb ? j->row->batch : 0;
+}
+
+/* 1 if allocation a is what job ji (j) holds now: its GPUs and batch. */
+static int holds(const plan_alloc *a, int ji, const plan_job *j)
+{
+    return a->job == ji && a->gpus == j->g && a->batch == alloc_batch(j) &&
+           memcmp(a->gpu, j->pl.gpu, (size_t)j->g * sizeof(int)) == 0;
+}
+
 static int same_run(const plan_slot *s, const plan *p, const int *act, int na)
 {
     int k = 0;
@@ -144,9 +157,7 @@ static int same_run(const plan_slot *s, const plan *p, const int *act, int na)
         const plan_job *j = &p->jobs[act[i]];
         if (j->g == 0)
             continue;
-        if (k >= s->nalloc || s->a[k].job != act[i] || s->a[k].gpus != j->g ||
-            s->a[k].batch != (j->eb ? j->row->batch : 0) ||
-            memcmp(s->a[k].gpu, j->pl.gpu, (size_t)j->g * sizeof(int)))
+        if (k >= s->nalloc || !holds(&s->a[k], act[i], j))
             return 0;
         k++;
     }
@@ -187,12 +198,10 @@ static void record(plan *p, int *cap, const int *act, int na, int64_t t,
         plan_alloc *al = &s->a[k++];
         al->job = act[i];
         al->gpus = j->g;
-        al->batch = j->eb ? j->row->batch : 0;
+        al->batch = alloc_batch(j);
         while (pv && m < pv->nalloc && pv->a[m].job < act[i])
             m++;
-        if (pv && m < pv->nalloc && pv->a[m].job == act[i] &&
-            pv->a[m].gpus == j->g && pv->a[m].batch == al->batch &&
-            memcmp(pv->a[m].gpu, j->pl.gpu, (size_t)j->g * sizeof(int)) == 0) {
+        if (pv && m < pv->nalloc && holds(&pv->a[m], act[i], j)) {
             al->gpu = pv->a[m].gpu;
             continue;
         }

@@ -295,45 +295,66 @@ static placement doc_place(plan_doc *d, const int *gpu, int n, long batch)
 
 /* ---- runs (version 2) ----------------------------------------------------- */
 
-/* The run of job jobi that an allocation of 'gpus' GPUs at batch 'batch'
- * in the slot starting at 'start' may continue: the job's last run (open[]
- * holds it, -1: none) when that ends at 'start' at the same size and
- * batch; else -1. (Its placement is the caller's to compare.) */
-static int run_open(const plan_doc *d, const int *open, int jobi,
-                    int64_t start, int gpus, long batch)
+/* Each job's last run while a document's runs are made: where it ends
+ * (-1: none), its size and batch, the plan GPU list it holds (for
+ * runs_of_plan) and its index in d->runs (once made). */
+typedef struct run_last {
+    int64_t end;
+    int gpus;
+    long batch;
+    const int *list;
+    int run;
+} run_last;
+
+/* A run_last per job, none yet (heap: free it). */
+static run_last *runs_last(int njobs)
 {
-    int r = open[jobi];
-    return r >= 0 && d->runs[r].end == start && d->runs[r].gpus == gpus &&
-                   d->runs[r].place.batch == batch
-               ? r : -1;
+    run_last *l = ef_calloc((size_t)(njobs ? njobs : 1), sizeof *l);
+    for (int i = 0; i < njobs; i++)
+        l[i].end = -1;
+    return l;
 }
 
-/* Open a new run at d->runs[d->nruns] for job jobi (id 'id') over
- * [start, end). */
-static plan_doc_run *run_new(plan_doc *d, int *open, int jobi,
+/* 1 if an allocation of 'gpus' GPUs at batch 'batch' in the slot that
+ * starts at 'start' may continue the job's last run l: that run ends at
+ * 'start' at the same size and batch (the GPUs are the caller's to
+ * compare). */
+static int run_goes_on(const run_last *l, int64_t start, int gpus,
+                       long batch)
+{
+    return l->end == start && l->gpus == gpus && l->batch == batch;
+}
+
+/* l is now a run up to 'end' of 'gpus' GPUs at 'batch'. */
+static void run_mark(run_last *l, int64_t end, int gpus, long batch)
+{
+    l->end = end;
+    l->gpus = gpus;
+    l->batch = batch;
+}
+
+/* Open a new run at d->runs[d->nruns] for job jobi (id 'id', last run
+ * l) over [start, end); its placement is the caller's to set. */
+static plan_doc_run *run_new(plan_doc *d, run_last *l, int jobi,
                              const char *id, int64_t start, int64_t end,
-                             int gpus)
+                             int gpus, long batch)
 {
     plan_doc_run *r = &d->runs[d->nruns];
     *r = (plan_doc_run){.end = end, .gpus = gpus, .job = id,
                         .start = start, .jobi = jobi};
-    open[jobi] = d->nruns++;
+    l->run = d->nruns++;
+    run_mark(l, end, gpus, batch);
     return r;
 }
 
-/* Room for 'total' runs and 'nslots' slot ends in d (from arena a), and
- * the open-run table (heap, -1 each: free it). */
-static int *runs_begin(plan_doc *d, jf_arena *a, size_t total, int nslots)
+/* Room for 'total' runs and 'nslots' slot ends in d (from arena a). */
+static void runs_begin(plan_doc *d, jf_arena *a, size_t total, int nslots)
 {
     d->runs = jf_alloc(a, (total ? total : 1) * sizeof *d->runs);
     d->nruns = 0;
     d->nslot_ends = nslots;
     d->slot_ends = jf_alloc(a, (size_t)(nslots ? nslots : 1) *
                                    sizeof *d->slot_ends);
-    int *open = ef_malloc((size_t)(d->njobs ? d->njobs : 1) * sizeof *open);
-    for (int i = 0; i < d->njobs; i++)
-        open[i] = -1;
-    return open;
 }
 
 /* Plan p's slots as d's runs (version 2) directly, without the slots of
@@ -344,55 +365,43 @@ static int *runs_begin(plan_doc *d, jf_arena *a, size_t total, int nslots)
  * counts the runs, the second makes them. */
 static void runs_of_plan(plan_doc *d, const plan *p)
 {
-    size_t nj = (size_t)(p->njobs ? p->njobs : 1);
-    int64_t *end = ef_malloc(nj * sizeof *end); /* each job's last run:
-                                                   its end (-1: none), */
-    int *gpus = ef_malloc(nj * sizeof *gpus);   /* size, */
-    long *batch = ef_malloc(nj * sizeof *batch); /* batch */
-    const int **list = ef_malloc(nj * sizeof *list); /* and GPU list */
-    int *open = NULL;          /* pass 1: each job's last run in d->runs */
+    run_last *last = runs_last(p->njobs);
     size_t count = 0;          /* runs (pass 0 counts them) */
     for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < p->njobs; i++)
-            end[i] = -1;
-        if (pass == 1)
-            open = runs_begin(d, &d->arena, count, p->nslots);
+        if (pass == 1) {
+            for (int i = 0; i < p->njobs; i++)
+                last[i].end = -1;
+            runs_begin(d, &d->arena, count, p->nslots);
+        }
         for (int s = 0; s < p->nslots; s++) {
             const plan_slot *sl = &p->slots[s];
             for (int k = 0; k < sl->nalloc; k++) {
                 const plan_alloc *al = &sl->a[k];
-                int j = al->job;
-                int same = end[j] == sl->start && gpus[j] == al->gpus &&
-                           batch[j] == al->batch &&
-                           (list[j] == al->gpu ||
-                            memcmp(list[j], al->gpu,
-                                   (size_t)al->gpus * sizeof(int)) == 0);
-                end[j] = sl->end;
-                if (same) {
+                run_last *l = &last[al->job];
+                if (run_goes_on(l, sl->start, al->gpus, al->batch) &&
+                    (l->list == al->gpu ||
+                     memcmp(l->list, al->gpu,
+                            (size_t)al->gpus * sizeof(int)) == 0)) {
+                    l->end = sl->end;
                     if (pass == 1)
-                        d->runs[open[j]].end = sl->end;
+                        d->runs[l->run].end = sl->end;
                     continue;
                 }
-                gpus[j] = al->gpus;
-                batch[j] = al->batch;
-                list[j] = al->gpu;
+                l->list = al->gpu;
                 if (pass == 0) {
+                    run_mark(l, sl->end, al->gpus, al->batch);
                     count++;
                     continue;
                 }
-                run_new(d, open, j, p->jobs[j].in->id, sl->start, sl->end,
-                        al->gpus)->place = doc_place(d, al->gpu, al->gpus,
-                                                     al->batch);
+                run_new(d, l, al->job, p->jobs[al->job].in->id, sl->start,
+                        sl->end, al->gpus, al->batch)->place =
+                    doc_place(d, al->gpu, al->gpus, al->batch);
             }
             if (pass == 1)
                 d->slot_ends[s] = (long)sl->end;
         }
     }
-    free(end);
-    free(gpus);
-    free(batch);
-    free(list);
-    free(open);
+    free(last);
 }
 
 void plan_doc_from_plan(plan_doc *d, const plan *p, const char *jobs_path,
@@ -460,23 +469,24 @@ static void encode_runs(plan_doc *d, jf_arena *a)
     size_t total = 0;          /* allocations over all slots */
     for (int s = 0; s < d->nslots; s++)
         total += (size_t)d->slots[s].nalloc;
-    int *open = runs_begin(d, a, total, d->nslots);
+    runs_begin(d, a, total, d->nslots);
+    run_last *last = runs_last(d->njobs);
     for (int s = 0; s < d->nslots; s++) {
         const plan_doc_slot *sl = &d->slots[s];
         d->slot_ends[s] = (long)sl->end;
         for (int k = 0; k < sl->nalloc; k++) {
             const plan_doc_alloc *al = &sl->a[k];
-            int r = run_open(d, open, al->jobi, sl->start, al->gpus,
-                             al->place.batch);
-            if (r >= 0 && placement_equal(&d->runs[r].place, &al->place)) {
-                d->runs[r].end = sl->end;
+            run_last *l = &last[al->jobi];
+            if (run_goes_on(l, sl->start, al->gpus, al->place.batch) &&
+                placement_equal(&d->runs[l->run].place, &al->place)) {
+                d->runs[l->run].end = l->end = sl->end;
                 continue;
             }
-            run_new(d, open, al->jobi, al->job, sl->start, sl->end,
-                    al->gpus)->place = al->place;
+            run_new(d, l, al->jobi, al->job, sl->start, sl->end, al->gpus,
+                    al->place.batch)->place = al->place;
         }
     }
-    free(open);
+    free(last);
 }
 
 char *plan_doc_json(const plan_doc *d, size_t *len)
