@@ -750,10 +750,11 @@ static int cut_runs(plan_doc *d, const id_index *ord, const char *file,
 static int check_doc(plan_doc *d, const char *file, ef_err *e)
 {
     int G = d->cluster.gpus_per_node, N = d->cluster.nodes;
+    char q[64]; /* the overhead name as an error message may show it */
     if (d->overhead && ovh_parse(d->overhead) < 0)
         return ef_fail(e, EF_E_INPUT, "%s: overhead: \"%s\" is not an "
                        "overhead model (fig12, reference, restart or none)",
-                       file, d->overhead);
+                       file, ef_quote(d->overhead, q, sizeof q));
     if ((int64_t)N * G > (1 << 20))
         return ef_fail(e, EF_E_INPUT, "%s: cluster: too many GPUs (%d nodes "
                        "of %d; at most 2^20)", file, N, G);
