@@ -238,7 +238,7 @@ int cmd_plan(int argc, char **argv)
      * standard error; files first, so that a failure prints no plan */
     int to_stdout = out_path && strcmp(out_path, "-") == 0;
     FILE *say = to_stdout ? stderr : stdout;
-    if (svg_path && plan_write_svg(&p, svg_path, &e) != EF_OK) {
+    if (svg_path && plan_write_svg(&p, EF_HT_UTC, svg_path, &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }

@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/htime.h"
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
@@ -304,8 +305,26 @@ int plan_write_json(const plan *p, const char *path, const char *jobs_path,
 int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
                  char **out, size_t *len);
 
-/* Draw the plan as an SVG chart (time across, GPUs up, one colour per
- * job, deadlines marked) into 'path' atomically. */
-int plan_write_svg(const plan *p, const char *path, ef_err *e);
+/*
+ * plan_write_svg: draw plan 'p' as an SVG chart into 'path' atomically
+ * (errors: the write, as ef_write_file_atomic). Time runs across on an
+ * axis in dates and times of zone 'z' when the plan is on the wall clock
+ * (ef_ht_is_wall; EF_HT_EPOCH: never), else in hours from the start
+ * (common/svg.h). A title says the jobs, cluster and decisions; a legend
+ * gives each colour's job (id, model, GPU-hours, deadline); every
+ * admitted job's deadline is marked (a dashed line; one past the axis,
+ * which reaches 1.5 times the plan's length at most, an arrow at the
+ * right edge with its time); rejected jobs are listed with their reason
+ * (the first 12, then a count). The jobs with the most GPU-seconds (ties:
+ * by id) get the palette's colours, the others grey. A plan with at most
+ * 60 jobs that hold GPUs and 6000 blocks is drawn GPU by GPU, grouped
+ * by node, one block per job per stretch on the same GPUs, labelled
+ * "id (N GPUs)" (or "id") where the label fits; a larger one as GPUs in
+ * use stacked by job (the coloured ones, then "others"), with the other
+ * jobs' deadlines as a histogram strip. The same plan gives the same
+ * bytes.
+ */
+int plan_write_svg(const plan *p, ef_ht_zone z, const char *path,
+                   ef_err *e);
 
 #endif

@@ -1,134 +1,521 @@
-/* plansvg.c: draw a plan as an SVG chart (see plan.h). */
+/* plansvg.c: draw a plan as an SVG chart (see plan_write_svg in plan.h). */
 #include "planner/plan.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/svg.h"
 #include "common/util.h"
 
-#define SVG_W 1200
-#define SVG_H 600
-#define SVG_ML 60
-#define SVG_MT 40
-#define SVG_MB 40
-#define SVG_MAX_RECTS 40000
+#define W 1200
+#define ML 96      /* left margin: node labels */
+#define MR_PLAIN 44
+#define MR_ARROWS 150 /* right margin with deadlines past the axis */
+#define TOP 84     /* plot top: title, subtitle, deadline markers */
+/* A plan drawn block by block has at most this many jobs with GPU time
+ * and this many blocks; larger plans are drawn as stacked bands. */
+#define GANTT_MAX_JOBS 60
+#define GANTT_MAX_BLOCKS 6000
+#define MAX_BINS 300   /* columns of the stacked bands */
+#define MAX_REJECTED 12 /* rejected jobs listed by name */
 
-/* A distinct colour per job index (golden-angle hues). */
-static void colour(int i, char *dst, size_t len)
+/* A job's GPUs over a stretch of time: GPUs g0..g1 (global ids,
+ * consecutive) from t0 to t1. */
+typedef struct block {
+    int job, g0, g1;
+    int64_t t0, t1;
+} block;
+
+static int block_cmp(const void *a, const void *b)
 {
-    int hue = (int)((i * 137.508) - 360.0 * (int)(i * 137.508 / 360.0));
-    snprintf(dst, len, "hsl(%d,65%%,%d%%)", hue, 45 + (i % 3) * 8);
+    const block *x = a, *y = b;
+    if (x->job != y->job)
+        return x->job < y->job ? -1 : 1;
+    if (x->g0 != y->g0)
+        return x->g0 < y->g0 ? -1 : 1;
+    if (x->g1 != y->g1)
+        return x->g1 < y->g1 ? -1 : 1;
+    return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
 }
 
-static void xml_text(ef_buf *b, const char *s)
+/* A job in the order of colours: most GPU-seconds first, then by id. */
+typedef struct ranked {
+    double gs;
+    const char *id;
+    int job;
+} ranked;
+
+static int rank_cmp(const void *a, const void *b)
 {
-    for (; *s; s++) {
-        if (*s == '<') ef_buf_printf(b, "&lt;");
-        else if (*s == '>') ef_buf_printf(b, "&gt;");
-        else if (*s == '&') ef_buf_printf(b, "&amp;");
-        else if (*s == '"') ef_buf_printf(b, "&quot;");
-        else if ((unsigned char)*s >= 0x20) ef_buf_printf(b, "%c", *s);
-    }
+    const ranked *x = a, *y = b;
+    if (x->gs != y->gs)
+        return x->gs > y->gs ? -1 : 1;
+    int c = strcmp(x->id, y->id);
+    return c ? c : (x->job > y->job) - (x->job < y->job);
 }
 
-int plan_write_svg(const plan *p, const char *path, ef_err *e)
+/* Every job's GPU blocks, consecutive slots on the same GPUs merged,
+ * sorted by job, GPUs and time; *n their count. Stops (returning what it
+ * has, *n > max) past 'max' raw pieces. */
+static block *collect_blocks(const plan *p, long max, long *n)
 {
-    ef_buf b = {0};
-    int N = p->cl.total_gpus, G = p->cl.gpus_per_node;
-    /* An empty plan (no jobs, or none scheduled) still gets a one-slot
-     * axis, so its ticks read 0 .. slot rather than 0 0 0 0 0 1. */
-    int64_t t0 = p->now, t1 = p->nslots ? p->slots[p->nslots - 1].end
-                                        : t0 + (p->opts.slot > 0 ? p->opts.slot
-                                                                 : 1);
-    /* Cut the time axis when the chart would get too many rectangles. */
-    long rects = 0;
-    int last = p->nslots;
-    for (int s = 0; s < p->nslots; s++) {
-        rects += p->slots[s].nalloc;
-        if (rects > SVG_MAX_RECTS) {
-            last = s;
-            t1 = p->slots[s].start;
-            break;
-        }
-    }
-    if (t1 <= t0)
-        t1 = t0 + 1;
-    double pw = SVG_W - SVG_ML - 20, ph = SVG_H - SVG_MT - SVG_MB;
-    double xs = pw / (double)(t1 - t0), ys = ph / N;
-    ef_buf_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-              "height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
-              SVG_W, SVG_H);
-    ef_buf_printf(&b, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-    ef_buf_printf(&b, "<text x=\"%d\" y=\"18\" font-size=\"14\">efplan plan: %d "
-              "jobs on %s, %d admitted, %d rejected, %d best-effort%s</text>\n",
-              SVG_ML, p->njobs, p->cl.name, p->admitted, p->rejected,
-              p->best_effort, last < p->nslots ? " (first part of the plan)" : "");
-    /* node bands */
-    for (int nd = 0; nd < p->cl.nodes; nd++)
-        if (nd % 2)
-            ef_buf_printf(&b, "<rect x=\"%d\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-                      "fill=\"#f2f2f2\"/>\n", SVG_ML,
-                      SVG_MT + ph - (nd + 1) * G * ys, pw, G * ys);
-    for (int s = 0; s < last; s++) {
+    long cap = 64, k = 0;
+    block *v = ef_malloc((size_t)cap * sizeof *v);
+    for (int s = 0; s < p->nslots && k <= max; s++) {
         const plan_slot *sl = &p->slots[s];
-        double x = SVG_ML + (double)(sl->start - t0) * xs;
-        double w = (double)(sl->end - sl->start) * xs;
         for (int a = 0; a < sl->nalloc; a++) {
             const plan_alloc *al = &sl->a[a];
-            char col[40];
-            colour(al->job, col, sizeof col);
-            for (int k = 0; k < al->gpus;) {
-                int k2 = k;
-                while (k2 + 1 < al->gpus && al->gpu[k2 + 1] == al->gpu[k2] + 1)
-                    k2++;
-                double y = SVG_MT + ph - (al->gpu[k2] + 1) * ys;
-                ef_buf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
-                          "height=\"%.2f\" fill=\"%s\"><title>", x, y, w,
-                          (k2 - k + 1) * ys, col);
-                xml_text(&b, p->jobs[al->job].in->id);
-                ef_buf_printf(&b, " (%s, %d GPUs)</title></rect>\n",
-                          p->jobs[al->job].in->model, al->gpus);
-                k = k2 + 1;
+            for (int i = 0; i < al->gpus;) {
+                int i2 = i;
+                while (i2 + 1 < al->gpus && al->gpu[i2 + 1] == al->gpu[i2] + 1)
+                    i2++;
+                if (k == cap) {
+                    cap *= 2;
+                    v = ef_realloc(v, (size_t)cap * sizeof *v);
+                }
+                v[k++] = (block){al->job, al->gpu[i], al->gpu[i2], sl->start,
+                                 sl->end};
+                i = i2 + 1;
             }
         }
     }
-    /* deadlines of admitted jobs: ticks above the chart */
-    for (int i = 0; i < p->njobs; i++) {
-        const plan_job *j = &p->jobs[i];
-        if (j->decision != PLAN_ADMITTED || j->in->deadline > t1)
+    if (k > max) {
+        *n = k;
+        return v;
+    }
+    qsort(v, (size_t)k, sizeof *v, block_cmp);
+    long m = 0;
+    for (long i = 0; i < k; i++) {
+        if (m && v[m - 1].job == v[i].job && v[m - 1].g0 == v[i].g0 &&
+            v[m - 1].g1 == v[i].g1 && v[m - 1].t1 == v[i].t0)
+            v[m - 1].t1 = v[i].t1;
+        else
+            v[m++] = v[i];
+    }
+    *n = m;
+    return v;
+}
+
+/* The fill of job i: its colour, or grey past the palette. */
+static const char *fill_of(const int *col, int i)
+{
+    return col[i] >= 0 ? svg_colour(col[i]) : SVG_GREY;
+}
+
+/* 1 iff job i has a deadline the chart marks. */
+static int marked(const plan *p, int i)
+{
+    return p->jobs[i].decision == PLAN_ADMITTED && p->jobs[i].in->has_deadline;
+}
+
+/* Draw the blocks: one rectangle per block, labelled "id (N GPUs)" (or
+ * the id alone) where the label fits. */
+static void draw_blocks(ef_buf *b, const plan *p, const block *v, long n,
+                        const int *col, double xof0, double xs, double top,
+                        double ys, int64_t t0)
+{
+    for (long k = 0; k < n; k++) {
+        const block *bl = &v[k];
+        const plan_job *j = &p->jobs[bl->job];
+        double x = xof0 + (double)(bl->t0 - t0) * xs;
+        double w = (double)(bl->t1 - bl->t0) * xs;
+        double y = top + bl->g0 * ys, h = (bl->g1 - bl->g0 + 1) * ys;
+        const char *f = fill_of(col, bl->job);
+        char a[48], z[48];
+        ef_buf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+                      "height=\"%.2f\" fill=\"%s\" stroke=\"white\" "
+                      "stroke-width=\"0.6\"><title>", x, y, w, h, f);
+        svg_esc(b, j->in->id);
+        ef_buf_printf(b, " (");
+        svg_esc(b, j->in->model);
+        ef_buf_printf(b, "): GPUs %d-%d, %s to %s</title></rect>\n", bl->g0,
+                      bl->g1, svg_time_label(bl->t0, t0, EF_HT_EPOCH, a,
+                                             sizeof a),
+                      svg_time_label(bl->t1, t0, EF_HT_EPOCH, z, sizeof z));
+        if (h < 11)
             continue;
-        char col[40];
-        colour(i, col, sizeof col);
-        double x = SVG_ML + (double)(j->in->deadline - t0) * xs;
-        ef_buf_printf(&b, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%.2f\" "
-                  "stroke=\"%s\" stroke-dasharray=\"3,3\"><title>deadline of ",
-                  x, SVG_MT - 8, x, SVG_MT + ph, col);
-        xml_text(&b, j->in->id);
-        ef_buf_printf(&b, "</title></line>\n");
+        char lab[200];
+        int gpus = bl->g1 - bl->g0 + 1;
+        snprintf(lab, sizeof lab, "%s (%d GPU%s)", j->in->id, gpus,
+                 gpus == 1 ? "" : "s");
+        if (svg_text_width(lab, 10) > w - 4)
+            snprintf(lab, sizeof lab, "%s", j->in->id);
+        if (svg_text_width(lab, 10) > w - 4)
+            continue;
+        char attrs[96];
+        snprintf(attrs, sizeof attrs, "font-size=\"10\" fill=\"%s\"",
+                 svg_ink(f));
+        svg_text(b, x + 2, y + h / 2 + 3.5, attrs, "%s", lab);
     }
-    /* axes */
-    ef_buf_printf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%.2f\" "
-              "fill=\"none\" stroke=\"black\"/>\n", SVG_ML, SVG_MT, pw, ph);
-    for (int k = 0; k <= 5; k++) {
-        int64_t tt = t0 + (t1 - t0) * k / 5;
-        double x = SVG_ML + (double)(tt - t0) * xs;
-        ef_buf_printf(&b, "<text x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%lld"
-                  "</text>\n", x, SVG_H - SVG_MB + 16, (long long)tt);
+}
+
+/* Stacked bands: GPUs in use per column of time, series 0..K-1 the
+ * coloured jobs (bottom up), series K the others. */
+static void draw_bands(ef_buf *b, const plan *p, const int *col, int K,
+                       double x0, double xs, double top, double ph,
+                       int64_t t0, int64_t t1)
+{
+    int64_t span = t1 - t0;
+    int64_t bin = (span + MAX_BINS - 1) / MAX_BINS; /* seconds per column */
+    if (bin < 1)
+        bin = 1;
+    int nb = (int)((span + bin - 1) / bin);
+    int ns = K + 1;
+    double *v = ef_calloc((size_t)ns * nb, sizeof *v); /* GPU-seconds */
+    int *g = ef_calloc((size_t)ns, sizeof *g); /* a slot's GPUs per series */
+    for (int s = 0; s < p->nslots; s++) {
+        const plan_slot *sl = &p->slots[s];
+        memset(g, 0, (size_t)ns * sizeof *g);
+        for (int a = 0; a < sl->nalloc; a++) {
+            int c = col[sl->a[a].job];
+            g[c >= 0 ? c : K] += sl->a[a].gpus;
+        }
+        int64_t a0 = sl->start > t0 ? sl->start : t0;
+        int64_t a1 = sl->end < t1 ? sl->end : t1;
+        for (int64_t c = (a0 - t0) / bin; a0 < a1 && c < nb; c++) {
+            int64_t c0 = t0 + c * bin, c1 = c0 + bin;
+            int64_t o0 = a0 > c0 ? a0 : c0, o1 = a1 < c1 ? a1 : c1;
+            if (o1 <= o0)
+                break;
+            for (int k = 0; k < ns; k++)
+                v[(size_t)k * nb + c] += (double)g[k] * (double)(o1 - o0);
+        }
     }
+    int N = p->cl.total_gpus;
+    double *low = ef_calloc((size_t)nb, sizeof *low); /* stack below, GPUs */
+    for (int k = 0; k < ns; k++) {
+        ef_buf_printf(b, "<path fill=\"%s\" d=\"",
+                      k < K ? svg_colour(k) : SVG_GREY);
+        for (int c = 0; c < nb; c++) {
+            int64_t c1 = t0 + (c + 1) * bin < t1 ? t0 + (c + 1) * bin : t1;
+            double len = (double)(c1 - (t0 + c * bin));
+            double hi = low[c] + v[(size_t)k * nb + c] / len;
+            double xa = x0 + (double)(c * bin) * xs;
+            double xz = x0 + (double)(c1 - t0) * xs;
+            double y = top + ph - ph * hi / N;
+            ef_buf_printf(b, "%s%.1f %.1f L%.1f %.1f ", c ? "L" : "M", xa, y,
+                          xz, y);
+        }
+        for (int c = nb - 1; c >= 0; c--) {
+            int64_t c1 = t0 + (c + 1) * bin < t1 ? t0 + (c + 1) * bin : t1;
+            double xa = x0 + (double)(c * bin) * xs;
+            double xz = x0 + (double)(c1 - t0) * xs;
+            double y = top + ph - ph * low[c] / N;
+            ef_buf_printf(b, "L%.1f %.1f L%.1f %.1f ", xz, y, xa, y);
+        }
+        ef_buf_put(b, "Z\"/>\n");
+        for (int c = 0; c < nb; c++) {
+            int64_t c1 = t0 + (c + 1) * bin < t1 ? t0 + (c + 1) * bin : t1;
+            low[c] += v[(size_t)k * nb + c] / (double)(c1 - (t0 + c * bin));
+        }
+    }
+    free(low);
+    free(g);
+    free(v);
+}
+
+/* A histogram strip of the deadlines of the admitted jobs without a
+ * colour, at most MAX_BINS columns, in [y, y + h). */
+static void deadline_rug(ef_buf *b, const plan *p, const int *col, double x0,
+                         double xs, double y, double h, int64_t t0,
+                         int64_t t1)
+{
+    int64_t span = t1 - t0;
+    int64_t bin = (span + MAX_BINS - 1) / MAX_BINS; /* seconds per column */
+    if (bin < 1)
+        bin = 1;
+    int nb = (int)((span + bin - 1) / bin), most = 0, total = 0;
+    int *cnt = ef_calloc((size_t)nb, sizeof *cnt); /* deadlines per column */
+    for (int i = 0; i < p->njobs; i++) {
+        int64_t d = p->jobs[i].in->deadline;
+        if (!marked(p, i) || col[i] >= 0 || d < t0 || d > t1)
+            continue;
+        int c = (int)((d - t0) / bin);
+        if (c >= nb)
+            c = nb - 1;
+        cnt[c]++;
+        total++;
+        if (cnt[c] > most)
+            most = cnt[c];
+    }
+    if (total) {
+        char dur[32];
+        ef_ht_dur(bin, dur, sizeof dur);
+        svg_text(b, x0 - 6, y + h - 2, "text-anchor=\"end\" font-size=\"10\" "
+                 "fill=\"#555\"", "deadlines");
+        for (int c = 0; c < nb; c++)
+            if (cnt[c])
+                ef_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                              "height=\"%.1f\" fill=\"#777\"/>\n",
+                              x0 + (double)(c * bin) * xs,
+                              y + h - h * cnt[c] / most,
+                              (double)bin * xs > 1 ? (double)bin * xs : 1,
+                              h * cnt[c] / most);
+        ef_buf_printf(b, "<title>deadlines of %d other admitted jobs, at most "
+                      "%d per %s</title>\n", total, most, dur);
+    }
+    free(cnt);
+}
+
+int plan_write_svg(const plan *p, ef_ht_zone z, const char *path, ef_err *e)
+{
+    ef_buf b = {0};
+    int N = p->cl.total_gpus, G = p->cl.gpus_per_node;
+    int64_t t0 = p->now;
+    /* the plan's end: an empty plan still gets a one-slot axis */
+    int64_t tend = p->nslots ? p->slots[p->nslots - 1].end
+                             : t0 + (p->opts.slot > 0 ? p->opts.slot : 1);
+    /* jobs with GPU time, ranked: the first SVG_NCOLOURS get colours */
+    int *ord = ef_malloc(((size_t)p->njobs + 1) * sizeof *ord);
+    int *col = ef_malloc(((size_t)p->njobs + 1) * sizeof *col);
+    ranked *rk = ef_malloc(((size_t)p->njobs + 1) * sizeof *rk);
+    int nrun = 0;
+    for (int i = 0; i < p->njobs; i++) {
+        col[i] = -1;
+        if (p->jobs[i].gpu_seconds > 0)
+            rk[nrun++] = (ranked){p->jobs[i].gpu_seconds, p->jobs[i].in->id,
+                                  i};
+    }
+    qsort(rk, (size_t)nrun, sizeof *rk, rank_cmp);
+    for (int r = 0; r < nrun; r++)
+        ord[r] = rk[r].job;
+    free(rk);
+    int K = nrun < SVG_NCOLOURS ? nrun : SVG_NCOLOURS; /* coloured jobs */
+    for (int r = 0; r < K; r++)
+        col[ord[r]] = r;
+    long nblk = 0;
+    block *blk = NULL;
+    int gantt = nrun <= GANTT_MAX_JOBS;
+    if (gantt) {
+        blk = collect_blocks(p, GANTT_MAX_BLOCKS, &nblk);
+        gantt = nblk <= GANTT_MAX_BLOCKS;
+    }
+    /* the axis: to the last deadline when that is not far past the end,
+     * else a little past the end, later deadlines as arrows */
+    int64_t last_dl = tend; /* latest deadline the chart marks */
+    for (int i = 0; i < p->njobs; i++)
+        if (marked(p, i) && (gantt || col[i] >= 0) &&
+            p->jobs[i].in->deadline > last_dl)
+            last_dl = p->jobs[i].in->deadline;
+    int64_t t1 = last_dl - t0 <= (tend - t0) * 3 / 2
+                     ? last_dl + (last_dl - t0) / 50
+                     : tend + (tend - t0) / 50;
+    if (t1 <= t0)
+        t1 = t0 + 1;
+    int arrows = last_dl > t1;
+    double mr = arrows ? MR_ARROWS : MR_PLAIN;
+    double pw = W - ML - mr;
+    double ph = gantt ? (N * 14 < 160 ? 160 : N * 14 > 480 ? 480 : N * 14)
+                      : 360;
+    double xs = pw / (double)(t1 - t0), ys = ph / N;
+    double top = TOP, x0 = ML, x1 = ML + pw;
+
+    /* the legend: coloured jobs, then others and the marks */
+    int nleg = K + (nrun > K) + 1; /* entries */
+    char (*leg)[200] = ef_malloc((size_t)nleg * sizeof *leg);
+    double legw = 0; /* widest entry, pixels */
+    for (int r = 0; r < K; r++) {
+        const plan_job *j = &p->jobs[ord[r]];
+        char d[48], gh[32];
+        snprintf(gh, sizeof gh, "%.1f GPU-h", j->gpu_seconds / 3600.0);
+        if (j->decision == PLAN_BEST_EFFORT)
+            snprintf(leg[r], sizeof leg[r], "%s (%s), %s, best-effort",
+                     j->in->id, j->in->model, gh);
+        else
+            snprintf(leg[r], sizeof leg[r], "%s (%s), %s, deadline %s%s",
+                     j->in->id, j->in->model, gh,
+                     svg_time_label(j->in->deadline, t0, z, d, sizeof d),
+                     j->at_risk ? ", at risk" : "");
+    }
+    if (nrun > K) {
+        double gs = 0;
+        for (int r = K; r < nrun; r++)
+            gs += p->jobs[ord[r]].gpu_seconds;
+        snprintf(leg[K], sizeof leg[K], "others: %d jobs, %.1f GPU-h",
+                 nrun - K, gs / 3600.0);
+    }
+    snprintf(leg[nleg - 1], sizeof leg[nleg - 1], "deadline (admitted job)");
+    for (int k = 0; k < nleg; k++) {
+        double w = svg_text_width(leg[k], 11);
+        if (w > legw)
+            legw = w;
+    }
+    int legcols = (int)((W - 2 * 24) / (legw + 40));
+    if (legcols < 1)
+        legcols = 1;
+    if (legcols > nleg)
+        legcols = nleg;
+    int legrows = (nleg + legcols - 1) / legcols;
+    int nrej = 0; /* rejected jobs */
+    for (int i = 0; i < p->njobs; i++)
+        nrej += p->jobs[i].decision == PLAN_REJECTED;
+    int rejlines = nrej ? 1 + (nrej < MAX_REJECTED ? nrej : MAX_REJECTED) +
+                              (nrej > MAX_REJECTED)
+                        : 0;
+    double axis_h = 62; /* time axis, its labels and title */
+    double legy = top + ph + axis_h + 10;
+    double rejy = legy + legrows * 18 + 14;
+    int H = (int)(rejy + rejlines * 16 + 10);
+
+    svg_open(&b, W, H);
+    /* title and subtitle */
+    svg_text(&b, 24, 22, "font-size=\"15\" font-weight=\"bold\"",
+             "efplan plan: %d job%s on %s (%d node%s x %d GPUs)", p->njobs,
+             p->njobs == 1 ? "" : "s", p->cl.name, p->cl.nodes,
+             p->cl.nodes == 1 ? "" : "s", G);
+    {
+        char a[48], dur[32];
+        double util = tend > t0 && N > 0
+                          ? p->used_gpu_seconds / ((double)N * (tend - t0))
+                          : 0;
+        int wall = ef_ht_is_wall(t0) && z != EF_HT_EPOCH;
+        char from[80] = "";
+        if (wall)
+            snprintf(from, sizeof from, " from %s%s",
+                     svg_time_label(t0, t0, z, a, sizeof a),
+                     z == EF_HT_UTC ? " UTC" : "");
+        ef_ht_dur(tend - t0, dur, sizeof dur);
+        svg_text(&b, 24, 42, "fill=\"#333\"",
+                 "%d admitted, %d rejected, %d best-effort; plan%s %s long; "
+                 "GPUs %.1f%% busy%s", p->admitted, p->rejected,
+                 p->best_effort, from, dur, 100 * util,
+                 gantt ? "" : "; large plan: GPUs in use, stacked by job");
+    }
+    svg_text(&b, 24, 60, "font-size=\"11\" fill=\"#555\"", "%s",
+             gantt ? "Each GPU is a row, grouped by node; a block is a job "
+                     "on its GPUs, labelled where it fits. Dashed lines: "
+                     "deadlines."
+                   : "Coloured: the jobs with the most GPU-hours; grey: "
+                     "all other jobs; white: idle GPUs. Dashed lines: "
+                     "deadlines of the coloured jobs.");
+    if (gantt) {
+        /* nodes: alternate bands, a line between nodes, labels */
+        double nh = G * ys; /* a node's height */
+        int every = nh >= 13 ? 1 : (int)(13 / nh) + 1; /* label every k */
+        for (int nd = 0; nd < p->cl.nodes; nd++) {
+            double y = top + nd * nh;
+            if (nd % 2)
+                ef_buf_printf(&b, "<rect x=\"%.1f\" y=\"%.2f\" width=\"%.1f\" "
+                              "height=\"%.2f\" fill=\"#f3f3f3\"/>\n", x0, y,
+                              pw, nh);
+            if (nd % every == 0)
+                svg_text(&b, x0 - 6, y + (every == 1 ? nh / 2 : 0) + 4,
+                         "text-anchor=\"end\" font-size=\"11\"", "node %d",
+                         nd);
+        }
+        draw_blocks(&b, p, blk, nblk, col, x0, xs, top, ys, t0);
+        for (int nd = 1; nd < p->cl.nodes; nd++)
+            if (nh >= 3 || nd % every == 0)
+                ef_buf_printf(&b, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" "
+                              "y2=\"%.2f\" stroke=\"#777\" "
+                              "stroke-width=\"0.8\"/>\n", x0, top + nd * nh,
+                              x1, top + nd * nh);
+        svg_ylabel(&b, 16, top + ph / 2, "GPUs by node");
+    } else {
+        draw_bands(&b, p, col, K, x0, xs, top, ph, t0, tend < t1 ? tend : t1);
+        svg_value_axis(&b, 0, N, x0, top + ph, top, -1, 8, 1, 0, 0, 0);
+        svg_value_axis(&b, 0, 1, x1, top + ph, top, 1, 5, 0, 1, 0, 0);
+        svg_ylabel(&b, 16, top + ph / 2, "GPUs in use");
+        deadline_rug(&b, p, col, x0, xs, top - 22, 16, t0, t1);
+    }
+    if (p->nslots && tend < t1)
+        ef_buf_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                      "y2=\"%.1f\" stroke=\"#333\"/>\n", x0 + (tend - t0) * xs,
+                      top, x0 + (tend - t0) * xs, top + ph);
     if (p->nslots == 0)
-        ef_buf_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">"
-                      "%s</text>\n", SVG_ML + (int)pw / 2, SVG_MT + (int)ph / 2,
-                      p->njobs ? "nothing scheduled" : "no jobs (empty queue)");
-    ef_buf_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time (s)"
-              "</text>\n", SVG_ML + (int)pw / 2, SVG_H - 6);
-    for (int k = 0; k <= 4; k++) {
-        int g = N * k / 4;
-        ef_buf_printf(&b, "<text x=\"%d\" y=\"%.2f\" text-anchor=\"end\">%d</text>\n",
-                  SVG_ML - 6, SVG_MT + ph - g * ys + 4, g);
+        svg_text(&b, x0 + pw / 2, top + ph / 2, "text-anchor=\"middle\" "
+                 "font-size=\"14\"", "%s", p->njobs ? "nothing scheduled"
+                                                     : "no jobs (empty queue)");
+    ef_buf_printf(&b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                  "height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", x0, top,
+                  pw, ph);
+    /* deadlines: a dashed line and a triangle above the plot; past the
+     * axis, an arrow in the right margin with the job and time */
+    int narrow = 0, maxarrow = (int)(ph / 13); /* arrows drawn, room */
+    for (int i = 0; i < p->njobs; i++) {
+        if (!marked(p, i) || !(gantt || col[i] >= 0))
+            continue;
+        const plan_job *j = &p->jobs[i];
+        const char *f = col[i] >= 0 ? svg_colour(col[i]) : "#888";
+        char d[48];
+        svg_time_label(j->in->deadline, t0, z, d, sizeof d);
+        if (j->in->deadline > t1) {
+            if (narrow < maxarrow) {
+                double y = top + 8 + narrow * 13;
+                ef_buf_printf(&b, "<path d=\"M%.1f %.1f l8 -4 l-8 -4 Z\" "
+                              "fill=\"%s\"/>\n", x1 + 4, y, f);
+                char attrs[64];
+                snprintf(attrs, sizeof attrs, "font-size=\"10\" fill=\"%s\"",
+                         f);
+                svg_text(&b, x1 + 15, y - 0.5, attrs, "%.12s %s",
+                         j->in->id, d);
+            } else if (narrow == maxarrow) {
+                svg_text(&b, x1 + 4, top + 8 + narrow * 13, "font-size=\"10\"",
+                         "more deadlines later");
+            }
+            narrow++;
+            continue;
+        }
+        double x = x0 + (double)((j->in->deadline > t0 ? j->in->deadline
+                                                       : t0) - t0) * xs;
+        ef_buf_printf(&b, "<g><title>deadline of ");
+        svg_esc(&b, j->in->id);
+        ef_buf_printf(&b, ": %s</title><line x1=\"%.2f\" y1=\"%.1f\" "
+                      "x2=\"%.2f\" y2=\"%.1f\" stroke=\"%s\" "
+                      "stroke-width=\"1.2\" stroke-dasharray=\"4,3\"/>"
+                      "<path d=\"M%.2f %.1f l-4 -7 l8 0 Z\" fill=\"%s\"/>"
+                      "</g>\n", d, x, top, x, top + ph, f, x, top - 1, f);
     }
-    ef_buf_printf(&b, "<text x=\"14\" y=\"%d\" transform=\"rotate(-90 14 %d)\" "
-              "text-anchor=\"middle\">GPU</text>\n", SVG_MT + (int)ph / 2,
-              SVG_MT + (int)ph / 2);
-    ef_buf_printf(&b, "</svg>\n");
+    svg_time_axis(&b, t0, t1, x0, x1, top + ph, top, z);
+
+    /* legend */
+    double colw = (W - 2 * 24) / legcols; /* a legend column's width */
+    for (int k = 0; k < nleg; k++) {
+        double x = 24 + (k % legcols) * colw, y = legy + (k / legcols) * 18;
+        if (k == nleg - 1) {
+            ef_buf_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                          "y2=\"%.1f\" stroke=\"#555\" stroke-width=\"1.2\" "
+                          "stroke-dasharray=\"4,3\"/>\n", x + 6, y - 12, x + 6,
+                          y + 2);
+        } else {
+            ef_buf_printf(&b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" "
+                          "height=\"12\" fill=\"%s\"/>\n", x, y - 10,
+                          k < K ? svg_colour(k) : SVG_GREY);
+        }
+        svg_text(&b, x + 20, y, "font-size=\"11\"", "%s", leg[k]);
+    }
+    /* rejected jobs */
+    if (nrej) {
+        svg_text(&b, 24, rejy, "font-weight=\"bold\" fill=\"#a00\"",
+                 "rejected (%d): not admitted, their deadlines cannot be "
+                 "promised", nrej);
+        int shown = 0;
+        for (int i = 0; i < p->njobs && shown < MAX_REJECTED; i++) {
+            const plan_job *j = &p->jobs[i];
+            if (j->decision != PLAN_REJECTED)
+                continue;
+            char d[48] = "";
+            if (j->earliest_feasible_deadline >= 0) {
+                char t[48];
+                snprintf(d, sizeof d, "; earliest deadline possible %s",
+                         svg_time_label(j->earliest_feasible_deadline, t0, z,
+                                        t, sizeof t));
+            }
+            shown++;
+            svg_text(&b, 36, rejy + shown * 16, "font-size=\"11\"",
+                     "%s (%s): %s%s", j->in->id, j->in->model,
+                     j->reason[0] ? j->reason : "rejected", d);
+        }
+        if (nrej > shown)
+            svg_text(&b, 36, rejy + (shown + 1) * 16, "font-size=\"11\"",
+                     "... and %d more (efplan plan --all lists every job)",
+                     nrej - shown);
+    }
+    svg_close(&b);
+    free(leg);
+    free(blk);
+    free(col);
+    free(ord);
     int rc = ef_write_file_atomic(path, b.s, b.n, e);
     free(b.s);
     return rc;
