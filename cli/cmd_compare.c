@@ -27,6 +27,7 @@ void help_compare(void)
         "                      [--baselines fixed|reference] [--mip-nodes N]\n"
         "                      [--elastic-batch] [--pollux-data DIR]\n"
         "                      [--out results.json] [--markdown table.md]\n"
+        "                      [--svg chart.svg]\n"
         "\n"
         "Simulate every trace with every policy (in parallel: OMP_NUM_THREADS;\n"
         "results do not depend on the thread count) and print one table: rows\n"
@@ -47,6 +48,9 @@ void help_compare(void)
         "                      as for efplan simulate\n"
         "  --out FILE          every cell's metrics as JSON (efplan-compare v1)\n"
         "  --markdown FILE     the tables as Markdown\n"
+        "  --svg FILE          a bar chart of the deadline ratios: a group of\n"
+        "                      bars per trace, a bar per policy, its value on\n"
+        "                      top, the published number marked where known\n"
         "\n"
         "Exit codes: 0 done, 2 usage error, 3 invalid input, 5 internal error.\n");
 }
@@ -106,13 +110,14 @@ int cmd_compare(int argc, char **argv)
         {"surplus", required_argument, NULL, 'S'},
         {"out", required_argument, NULL, 'o'},
         {"markdown", required_argument, NULL, 'm'},
+        {"svg", required_argument, NULL, 'g'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     char *tr[MAX_ITEMS], *po[MAX_ITEMS], *fk[MAX_ITEMS], *fv[MAX_ITEMS];
     char tbuf[4096] = "", pbuf[1024] = "";
     int nt = 0, np = 0, nf = 0, o;
     const char *cluster_arg = "artifact", *curves_arg = "A100";
-    const char *out_path = NULL, *md_path = NULL;
+    const char *out_path = NULL, *md_path = NULL, *svg_path = NULL;
     sim_opts so;
     sim_opts_default(&so);
     opterr = 0;
@@ -145,6 +150,7 @@ int cmd_compare(int argc, char **argv)
         case 'u': curves_arg = optarg; break;
         case 'o': out_path = optarg; break;
         case 'm': md_path = optarg; break;
+        case 'g': svg_path = optarg; break;
         case 'h': help_compare(); return 0;
         default: {
             int rc = cli_sim_option("compare", o, optarg, &so);
@@ -234,6 +240,8 @@ int cmd_compare(int argc, char **argv)
         rc = cli_fail(&e);
     free(md.s);
     if (rc == 0 && out_path && cmp_write_json(&r, out_path, &e) != EF_OK)
+        rc = cli_fail(&e);
+    if (rc == 0 && svg_path && cmp_write_svg(&r, svg_path, &e) != EF_OK)
         rc = cli_fail(&e);
 out:
     for (int i = 0; i < nt; i++)

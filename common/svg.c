@@ -71,6 +71,17 @@ double svg_text_width(const char *s, double size)
     return chars * 0.64 * size;
 }
 
+const char *svg_short(const char *s, int max, char *dst, size_t n)
+{
+    if (max < 4)
+        max = 4;
+    if ((int)strlen(s) <= max)
+        snprintf(dst, n, "%s", s);
+    else
+        snprintf(dst, n, "%.*s...", max - 3, s);
+    return dst;
+}
+
 /* Twenty colours, neighbours far apart in hue and lightness. */
 static const char *const palette[SVG_NCOLOURS] = {
     "#2f6fd0", "#e0552b", "#2a9a4a", "#8e4fb8", "#e8a317",
@@ -121,6 +132,8 @@ void svg_value_axis(ef_buf *b, double v0, double v1, double x, double y0,
                   "stroke=\"#444\"/>\n", x, y0, x, y1);
     for (double k = k0;; k++) {
         double v = k * step;
+        if (v == 0)
+            v = 0; /* not -0 */
         if (v > v1 + step * 1e-9)
             break;
         double y = y0 + (y1 - y0) * (v - v0) / (v1 - v0);

@@ -17,6 +17,10 @@
 #include "common/htime.h"
 #include "common/util.h"
 
+/* 's' cut to at most 'max' characters (bytes; a cut one ends in "..."),
+ * into dst[0..n); returns dst. For ids in legends. */
+const char *svg_short(const char *s, int max, char *dst, size_t n);
+
 /* Colours in the palette (svg_colour): jobs past it are drawn grey. */
 #define SVG_NCOLOURS 20
 

@@ -316,14 +316,15 @@ int plan_write_svg(const plan *p, ef_ht_zone z, const char *path, ef_err *e)
     double legw = 0; /* widest entry, pixels */
     for (int r = 0; r < K; r++) {
         const plan_job *j = &p->jobs[ord[r]];
-        char d[48], gh[32];
+        char d[48], gh[32], id[32];
+        svg_short(j->in->id, 20, id, sizeof id);
         snprintf(gh, sizeof gh, "%.1f GPU-h", j->gpu_seconds / 3600.0);
         if (j->decision == PLAN_BEST_EFFORT)
             snprintf(leg[r], sizeof leg[r], "%s (%s), %s, best-effort",
-                     j->in->id, j->in->model, gh);
+                     id, j->in->model, gh);
         else
             snprintf(leg[r], sizeof leg[r], "%s (%s), %s, deadline %s%s",
-                     j->in->id, j->in->model, gh,
+                     id, j->in->model, gh,
                      svg_time_label(j->in->deadline, t0, z, d, sizeof d),
                      j->at_risk ? ", at risk" : "");
     }
@@ -447,8 +448,9 @@ int plan_write_svg(const plan *p, ef_ht_zone z, const char *path, ef_err *e)
                 char attrs[64];
                 snprintf(attrs, sizeof attrs, "font-size=\"10\" fill=\"%s\"",
                          f);
-                svg_text(&b, x1 + 15, y - 0.5, attrs, "%.12s %s",
-                         j->in->id, d);
+                char id[32];
+                svg_text(&b, x1 + 15, y - 0.5, attrs, "%s %s",
+                         svg_short(j->in->id, 12, id, sizeof id), d);
             } else if (narrow == maxarrow) {
                 svg_text(&b, x1 + 4, top + 8 + narrow * 13, "font-size=\"10\"",
                          "more deadlines later");
@@ -502,8 +504,10 @@ int plan_write_svg(const plan *p, ef_ht_zone z, const char *path, ef_err *e)
                                         t, sizeof t));
             }
             shown++;
+            char id[48];
             svg_text(&b, 36, rejy + shown * 16, "font-size=\"11\"",
-                     "%s (%s): %s%s", j->in->id, j->in->model,
+                     "%s (%s): %s%s", svg_short(j->in->id, 40, id, sizeof id),
+                     j->in->model,
                      j->reason[0] ? j->reason : "rejected", d);
         }
         if (nrej > shown)
