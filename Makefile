@@ -35,6 +35,8 @@ DEB_BUILD := gcc make libc6-dev libglpk-dev libjansson-dev libcmocka-dev \
              libcurl4-openssl-dev curl openssl python3 jq
 DEB_FUZZ  := clang libclang-rt-14-dev
 DEB_CHECK := valgrind
+# tests (make deps): tests/e2e/charts.sh renders every chart to PNG
+DEB_TEST  := librsvg2-bin fonts-dejavu-core
 # make test-torch only: Debian's PyTorch (for /usr/bin/python3), heavy
 DEB_TORCH := python3-torch
 
@@ -218,7 +220,7 @@ define install_missing
 endef
 
 deps:
-	$(call install_missing,$(DEB_BUILD))
+	$(call install_missing,$(DEB_BUILD) $(DEB_TEST))
 
 deps-fuzz:
 	$(call install_missing,$(DEB_FUZZ))

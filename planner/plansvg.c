@@ -10,7 +10,7 @@
 #define W 1200
 #define ML 96      /* left margin: node labels */
 #define MR_PLAIN 44
-#define MR_ARROWS 150 /* right margin with deadlines past the axis */
+#define MR_ARROWS 200 /* right margin with deadlines past the axis */
 #define TOP 84     /* plot top: title, subtitle, deadline markers */
 /* A plan drawn block by block has at most this many jobs with GPU time
  * and this many blocks; larger plans are drawn as stacked bands. */
@@ -404,6 +404,7 @@ int plan_write_svg(const plan *p, ef_ht_zone z, const char *path, ef_err *e)
                          "text-anchor=\"end\" font-size=\"11\"", "node %d",
                          nd);
         }
+        svg_time_axis(&b, t0, t1, x0, x1, top + ph, top, z);
         draw_blocks(&b, p, blk, nblk, col, x0, xs, top, ys, t0);
         for (int nd = 1; nd < p->cl.nodes; nd++)
             if (nh >= 3 || nd % every == 0)
@@ -413,6 +414,7 @@ int plan_write_svg(const plan *p, ef_ht_zone z, const char *path, ef_err *e)
                               x1, top + nd * nh);
         svg_ylabel(&b, 16, top + ph / 2, "GPUs by node");
     } else {
+        svg_time_axis(&b, t0, t1, x0, x1, top + ph, top, z);
         draw_bands(&b, p, col, K, x0, xs, top, ph, t0, tend < t1 ? tend : t1);
         svg_value_axis(&b, 0, N, x0, top + ph, top, -1, 8, 1, 0, 0, 0);
         svg_value_axis(&b, 0, 1, x1, top + ph, top, 1, 5, 0, 1, 0, 0);
@@ -468,7 +470,6 @@ int plan_write_svg(const plan *p, ef_ht_zone z, const char *path, ef_err *e)
                       "<path d=\"M%.2f %.1f l-4 -7 l8 0 Z\" fill=\"%s\"/>"
                       "</g>\n", d, x, top, x, top + ph, f, x, top - 1, f);
     }
-    svg_time_axis(&b, t0, t1, x0, x1, top + ph, top, z);
 
     /* legend */
     double colw = (W - 2 * 24) / legcols; /* a legend column's width */

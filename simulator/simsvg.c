@@ -60,6 +60,7 @@ int sim_write_svg(const sim *s, const char *trace, const char *path,
 
     /* panel 1: GPUs in use, a step area */
     panel(&b, y1, N, "GPUs in use", "GPUs", "% of the cluster");
+    svg_time_axis(&b, t0, t1, ML, ML + pw, y1 + PH, y1, EF_HT_UTC);
     ef_buf_printf(&b, "<path fill=\"#2a6fdb\" fill-opacity=\"0.35\" "
                   "stroke=\"#2a6fdb\" stroke-width=\"1\" d=\"M%d %d ", ML,
                   y1 + PH);
@@ -73,7 +74,6 @@ int sim_write_svg(const sim *s, const char *trace, const char *path,
     ef_buf_printf(&b, "L%.1f %d Z\"/>\n", ML + pw, y1 + PH);
     ef_buf_printf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%d\" "
                   "fill=\"none\" stroke=\"#444\"/>\n", ML, y1, pw, PH);
-    svg_time_axis(&b, t0, t1, ML, ML + pw, y1 + PH, y1, EF_HT_UTC);
 
     /* panel 2: deadlines met so far (cumulative) */
     int total = m.deadline_jobs ? m.deadline_jobs : 1;
@@ -81,6 +81,7 @@ int sim_write_svg(const sim *s, const char *trace, const char *path,
     snprintf(t2, sizeof t2, "Deadlines met so far (of %d deadline jobs)",
              m.deadline_jobs);
     panel(&b, y2, total, t2, "jobs", "% of deadline jobs");
+    svg_time_axis(&b, t0, t1, ML, ML + pw, y2 + PH, y2, EF_HT_UTC);
     ef_buf_put(&b, "<polyline fill=\"none\" stroke=\"#1a9e50\" "
                "stroke-width=\"2\" points=\"");
     for (int k = 0; k < s->ntl; k++) {
@@ -92,7 +93,6 @@ int sim_write_svg(const sim *s, const char *trace, const char *path,
                   y2 + PH - PH * (double)m.met / total);
     ef_buf_printf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%d\" "
                   "fill=\"none\" stroke=\"#444\"/>\n", ML, y2, pw, PH);
-    svg_time_axis(&b, t0, t1, ML, ML + pw, y2 + PH, y2, EF_HT_UTC);
     svg_close(&b);
     int rc = ef_write_file_atomic(path, b.s, b.n, e);
     free(b.s);

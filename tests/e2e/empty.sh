@@ -52,7 +52,7 @@ for q in q.json q.csv; do
     head -1 $n.svg | grep -q '^<svg ' || fail "$q: chart does not start with <svg"
     [ "$(tail -1 $n.svg)" = '</svg>' ] || fail "$q: chart not closed"
     grep -q '>no jobs (empty queue)<' $n.svg || fail "$q: chart does not say empty"
-    grep -q 'text-anchor="middle">60</text>' $n.svg || fail "$q: chart axis"
+    grep -q 'text-anchor="middle">60s</text>' $n.svg || fail "$q: chart axis (one slot, 0s to 60s)"
 
     # apply: a no-op that says so
     $V "$EFPLAN" apply $n.plan.json --backend dry-run --state $n.dry >$n.dry.out ||
