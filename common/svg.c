@@ -165,8 +165,10 @@ static void rel_label(int64_t off, int64_t step, int64_t span, char *dst,
                       size_t n)
 {
     long long o = (long long)off;
-    if (step % 86400 == 0 && span >= 4 * 86400)
+    if (span >= 4 * 86400 && o % 86400 == 0)
         snprintf(dst, n, "%lldd", o / 86400);
+    else if (span >= 4 * 86400 && o % 3600 == 0)
+        snprintf(dst, n, "%lldd%02lldh", o / 86400, o % 86400 / 3600);
     else if (step % 3600 == 0 || (span >= 7200 && o % 3600 == 0))
         snprintf(dst, n, "%lldh", o / 3600);
     else if (step % 60 == 0 && span >= 7200)

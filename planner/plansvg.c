@@ -287,7 +287,7 @@ int plan_write_svg(const plan *p, ef_ht_zone z, const char *path, ef_err *e)
     block *blk = NULL;
     int gantt = nrun <= GANTT_MAX_JOBS;
     if (gantt) {
-        blk = collect_blocks(p, GANTT_MAX_BLOCKS, &nblk);
+        blk = collect_blocks(p, 20L * GANTT_MAX_BLOCKS, &nblk);
         gantt = nblk <= GANTT_MAX_BLOCKS;
     }
     /* the axis: to the last deadline when that is not far past the end,

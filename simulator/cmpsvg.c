@@ -8,7 +8,7 @@
 
 #define ML 80      /* left margin: the ratio axis */
 #define MR 30
-#define TOP 130    /* plot top: title, subtitle, legend */
+#define TOP 130    /* plot top: title, subtitle, a legend of one row */
 #define PH 300     /* plot height */
 #define BAR 30     /* a bar's width */
 #define BGAP 4     /* between bars of a group */
@@ -24,7 +24,23 @@ int cmp_write_svg(const cmp_result *r, const char *path, ef_err *e)
     int W = (int)(ML + pw + MR) > MIN_W ? (int)(ML + pw + MR) : MIN_W;
     double x0 = ML + (W - ML - MR - pw) / 2; /* first group's left, less
                                                  half a gap */
-    int H = TOP + PH + 70;
+    /* the legend: a swatch per policy, in rows as wide as the chart */
+    double *lx = ef_malloc((size_t)np * sizeof *lx); /* entries' left */
+    int *lrow = ef_malloc((size_t)np * sizeof *lrow); /* entries' row */
+    double lx0 = 24; /* where the next entry goes */
+    int rows = 1;
+    for (int p = 0; p < np; p++) {
+        double w = svg_text_width(r->cells[p].policy, 11) + 34;
+        if (lx0 + w > W - 24 && lx0 > 24) {
+            rows++;
+            lx0 = 24;
+        }
+        lx[p] = lx0;
+        lrow[p] = rows - 1;
+        lx0 += w;
+    }
+    int top = TOP + 18 * (rows - 1); /* the plot's top */
+    int H = top + PH + 70;
     int has_pub = 0;
     for (int k = 0; k < nt * np; k++)
         has_pub |= r->cells[k].published >= 0;
@@ -38,28 +54,28 @@ int cmp_write_svg(const cmp_result *r, const char *path, ef_err *e)
     svg_text(&b, 24, 58, "font-size=\"11\" fill=\"#555\"", "A bar: the "
              "deadline jobs done by their deadline, over all deadline jobs "
              "of the trace.");
-    /* legend: a swatch per policy, the published mark */
-    double lx = 24;
     for (int p = 0; p < np; p++) {
-        const char *name = r->cells[p].policy;
-        double w = svg_text_width(name, 11) + 34;
-        if (lx + w > W - 24 && lx > 24)
-            break; /* the rest would not fit: ids are under the bars */
-        ef_buf_printf(&b, "<rect x=\"%.1f\" y=\"72\" width=\"14\" height=\"12\""
-                      " fill=\"%s\"/>\n", lx, svg_colour(p));
-        svg_text(&b, lx + 19, 82, "font-size=\"11\"", "%s", name);
-        lx += w;
+        double y = 72 + 18 * lrow[p];
+        ef_buf_printf(&b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" "
+                      "height=\"12\" fill=\"%s\"/>\n", lx[p], y,
+                      svg_colour(p));
+        svg_text(&b, lx[p] + 19, y + 10, "font-size=\"11\"", "%s",
+                 r->cells[p].policy);
     }
+    free(lx);
+    free(lrow);
     if (has_pub) {
-        ef_buf_printf(&b, "<line x1=\"24\" y1=\"100\" x2=\"40\" y2=\"100\" "
-                      "stroke=\"black\" stroke-width=\"2.5\"/>\n");
-        svg_text(&b, 46, 104, "font-size=\"11\"",
+        double y = 100 + 18 * (rows - 1);
+        ef_buf_printf(&b, "<line x1=\"24\" y1=\"%.1f\" x2=\"40\" "
+                      "y2=\"%.1f\" stroke=\"black\" stroke-width=\"2.5\"/>\n",
+                      y, y);
+        svg_text(&b, 46, y + 4, "font-size=\"11\"",
                  "the number the ElasticFlow paper publishes for that trace, "
                  "cluster and policy");
     }
-    double xl = ML, xr = W - MR, ybot = TOP + PH; /* plot frame */
-    svg_value_axis(&b, 0, 1, xl, ybot, TOP, -1, 5, 0, 0, xl, xr);
-    svg_ylabel(&b, 20, TOP + PH / 2.0, "deadline-satisfactory ratio");
+    double xl = ML, xr = W - MR, ybot = top + PH; /* plot frame */
+    svg_value_axis(&b, 0, 1, xl, ybot, top, -1, 5, 0, 0, xl, xr);
+    svg_ylabel(&b, 20, top + PH / 2.0, "deadline-satisfactory ratio");
     for (int t = 0; t < nt; t++) {
         double gx = x0 + GGAP / 2.0 + t * (gw + GGAP); /* group's left */
         for (int p = 0; p < np; p++) {
@@ -88,14 +104,6 @@ int cmp_write_svg(const cmp_result *r, const char *path, ef_err *e)
                               "</title></line>\n", x - 2, py, x + BAR + 2, py,
                               c->published);
             }
-            /* the policy under its bar, small, when the legend is cut */
-            if (lx <= W - 24 || np == 1)
-                continue;
-            char attrs[96];
-            snprintf(attrs, sizeof attrs, "text-anchor=\"end\" "
-                     "font-size=\"9\" transform=\"rotate(-90 %.1f %.1f)\"",
-                     x + BAR / 2.0 + 3, ybot - 4);
-            svg_text(&b, x + BAR / 2.0 + 3, ybot - 4, attrs, "%s", c->policy);
         }
         char stem[CMP_STEM_LEN], s[64];
         cmp_stem(r->cells[t * np].trace, stem, sizeof stem);
