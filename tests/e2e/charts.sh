@@ -14,7 +14,8 @@
 #   a count, under 1 MB;
 # - simulate (cluster10, ef): both y axes with ticks on both panels;
 # - compare (two traces x two policies): a bar per cell with its ratio
-#   (the value of --out), the legend, the ratio axis.
+#   (the value of --out), the legend, the ratio axis; the same bytes with
+#   one thread.
 # The PNG checker is shown to flag a blank chart.
 . "$(dirname "$0")/lib/common.sh"
 
@@ -180,6 +181,10 @@ $V "$EFPLAN" compare --traces "$D/traces/itp/cluster10.csv,$D/traces/itp/195job.
     --cluster-for 195job=n4g8 --policies ef,edf --out "$T/cmp.json" \
     --svg "$T/cmp.svg" >/dev/null || fail "cmp: compare failed"
 render cmp
+OMP_NUM_THREADS=1 $V "$EFPLAN" compare --traces "$D/traces/itp/cluster10.csv,$D/traces/itp/195job.csv" \
+    --cluster-for 195job=n4g8 --policies ef,edf --svg "$T/cmp1.svg" >/dev/null ||
+    fail "cmp: compare failed (1 thread)"
+cmp -s "$T/cmp.svg" "$T/cmp1.svg" || fail "cmp: chart differs with 1 thread"
 has cmp "ef" "edf" "cluster10" "195job" "n32g8, 256 GPUs" "n4g8, 32 GPUs" \
     "0" "0.2" "1" "deadline-satisfactory ratio" "trace (cluster)"
 for v in $(python3 -c 'import json,sys
