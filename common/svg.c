@@ -21,10 +21,31 @@ void svg_close(ef_buf *b)
     ef_buf_put(b, "</svg>\n");
 }
 
+/* The length of the well-formed UTF-8 sequence at s that XML allows
+ * (no surrogates, no U+FFFE / U+FFFF, at most U+10FFFF), or 0. */
+static int utf8_len(const unsigned char *s)
+{
+    int n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
+    if (n == 0 || s[0] > 0xf4)
+        return 0;
+    unsigned long c = s[0] & (0x3f >> (n - 1));
+    for (int k = 1; k < n; k++) {
+        if ((s[k] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (s[k] & 0x3f);
+    }
+    static const unsigned long least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < least[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) ||
+        c == 0xfffe || c == 0xffff)
+        return 0;
+    return n;
+}
+
 void svg_esc(ef_buf *b, const char *s)
 {
-    for (; *s; s++) {
+    while (*s) {
         unsigned char c = (unsigned char)*s;
+        int n = 1;
         if (c == '<')
             ef_buf_put(b, "&lt;");
         else if (c == '>')
@@ -35,8 +56,18 @@ void svg_esc(ef_buf *b, const char *s)
             ef_buf_put(b, "&quot;");
         else if (c == '\'')
             ef_buf_put(b, "&apos;");
-        else if (c >= 0x20 && c != 0x7f)
+        else if (c >= 0x20 && c < 0x7f)
             ef_buf_printf(b, "%c", c);
+        else if (c >= 0x80) {
+            n = utf8_len((const unsigned char *)s);
+            if (n > 0) {
+                ef_buf_printf(b, "%.*s", n, s);
+            } else {
+                ef_buf_put(b, "?");
+                n = 1;
+            }
+        }
+        s += n;
     }
 }
 

@@ -34,7 +34,9 @@ void svg_open(ef_buf *b, int w, int h);
 void svg_close(ef_buf *b);
 
 /* Append 's' as XML character data or attribute text: <, >, &, " and '
- * escaped, control characters (below 0x20, and 0x7f) dropped. */
+ * escaped, control characters (below 0x20, and 0x7f) dropped, each byte
+ * that does not start a well-formed UTF-8 character XML allows written
+ * as "?" (so a cut or invalid id never makes the document invalid). */
 void svg_esc(ef_buf *b, const char *s);
 
 /*

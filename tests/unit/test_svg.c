@@ -17,6 +17,11 @@ static void test_esc(void **state)
     assert_string_equal(b.s, "a&lt;b&gt;&amp;&quot;c&apos;d");
     free(b.s);
     b = (ef_buf){0};
+    /* UTF-8 kept; a cut sequence, a stray byte, a surrogate: "?" */
+    svg_esc(&b, "\xc3\xa9-\xe2\x82-\xff-\xed\xa0\x80-\xf0\x9f\x98\x80");
+    assert_string_equal(b.s, "\xc3\xa9-?" "?-?-?" "?" "?-\xf0\x9f\x98\x80");
+    free(b.s);
+    b = (ef_buf){0};
     svg_text(&b, 1, 2, "", "%s (%d)", "x&y", 3);
     assert_string_equal(b.s, "<text x=\"1.0\" y=\"2.0\">x&amp;y (3)</text>\n");
     free(b.s);
