@@ -51,7 +51,8 @@ int sim_write_svg(const sim *s, const char *trace, const char *path,
              m.admitted, m.rejected, dur, m.gpu_hours);
     /* legend */
     ef_buf_printf(&b, "<rect x=\"24\" y=\"52\" width=\"14\" height=\"12\" "
-                  "fill=\"#2a6fdb\" fill-opacity=\"0.35\" stroke=\"#2a6fdb\"/>\n"
+                  "fill=\"#2a6fdb\" fill-opacity=\"0.35\" "
+                  "stroke=\"#2a6fdb\"/>\n"
                   "<line x1=\"300\" y1=\"58\" x2=\"314\" y2=\"58\" "
                   "stroke=\"#1a9e50\" stroke-width=\"2\"/>\n");
     svg_text(&b, 44, 62, "font-size=\"11\"", "GPUs in use (top panel)");

@@ -193,4 +193,11 @@ for c in json.load(open(sys.argv[1]))["cells"]: print("%.2f" % c["deadline_ratio
 done
 [ "$(grep -c '<title>published: ' "$T/cmp.svg")" = 2 ] ||
     fail "cmp: expected the 2 published numbers of cluster10 marked"
+# standard output is no place for a chart: a usage error, as for plan
+rc=0
+$V "$EFPLAN" compare --traces "$D/traces/itp/cluster10.csv" --policies edf \
+    --svg - >/dev/null 2>"$T/dash.err" || rc=$?
+[ "$rc" = 2 ] || fail "compare --svg -: exit $rc (expected 2)"
+grep -q "cannot go to standard output" "$T/dash.err" ||
+    fail "compare --svg -: $(cat "$T/dash.err")"
 echo "charts: ok ($(cat "$T"/*.check | tr '\n' ';'))"
