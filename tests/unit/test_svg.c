@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/svg.h"
 #include "common/util.h"
@@ -98,6 +99,26 @@ static void test_time_axis_wall(void **state)
     free(b.s);
 }
 
+static void test_time_axis_local(void **state)
+{
+    (void)state;
+    ef_buf b = {0};
+    setenv("TZ", "UTC-2", 1); /* POSIX: two hours east of UTC */
+    tzset();
+    int64_t t0 = 1780000000; /* 2026-05-28T20:26:40Z */
+    svg_time_axis(&b, t0, t0 + 5880, 100, 1100, 500, 100, EF_HT_LOCAL);
+    assert_true(has_label(&b, "22:30"));
+    assert_true(has_label(&b, "00:00"));
+    assert_true(has_label(&b, "2026-05-29"));
+    assert_true(has_label(&b, "time (UTC+02:00)"));
+    char d[48];
+    assert_string_equal(svg_time_label(1780012000, t0, EF_HT_LOCAL, d,
+                                       sizeof d), "2026-05-29 01:46");
+    setenv("TZ", "UTC", 1);
+    tzset();
+    free(b.s);
+}
+
 static void test_time_label(void **state)
 {
     (void)state;
@@ -135,6 +156,7 @@ int main(void)
         cmocka_unit_test(test_nice_step),
         cmocka_unit_test(test_time_axis_hours),
         cmocka_unit_test(test_time_axis_wall),
+        cmocka_unit_test(test_time_axis_local),
         cmocka_unit_test(test_time_label),
         cmocka_unit_test(test_palette),
     };
