@@ -390,29 +390,38 @@ int plan_write_svg(const plan *p, ef_ht_zone z, const char *path, ef_err *e)
                      "all other jobs; white: idle GPUs. Dashed lines: "
                      "deadlines of the coloured jobs.");
     if (gantt) {
-        /* nodes: alternate bands, a line between nodes, labels */
+        /* nodes: alternate bands, a line between nodes, labels; when a
+         * node is too thin for a label, groups of 'every' nodes (a nice
+         * step) take its place */
         double nh = G * ys; /* a node's height */
-        int every = nh >= 13 ? 1 : (int)(13 / nh) + 1; /* label every k */
-        for (int nd = 0; nd < p->cl.nodes; nd++) {
+        int every = nh >= 13 ? 1
+                             : (int)svg_nice_step(p->cl.nodes,
+                                                  (int)(ph / 13), 1);
+        for (int nd = 0; nd < p->cl.nodes; nd += every) {
             double y = top + nd * nh;
-            if (nd % 2)
+            int n = nd + every <= p->cl.nodes ? every : p->cl.nodes - nd;
+            if ((nd / every) % 2)
                 ef_buf_printf(&b, "<rect x=\"%.1f\" y=\"%.2f\" width=\"%.1f\" "
                               "height=\"%.2f\" fill=\"#f3f3f3\"/>\n", x0, y,
-                              pw, nh);
-            if (nd % every == 0)
-                svg_text(&b, x0 - 6, y + (every == 1 ? nh / 2 : 0) + 4,
-                         "text-anchor=\"end\" font-size=\"11\"", "node %d",
-                         nd);
+                              pw, n * nh);
+            if (every == 1)
+                svg_text(&b, x0 - 6, y + nh / 2 + 4, "text-anchor=\"end\" "
+                         "font-size=\"11\"", "node %d", nd);
+            else
+                svg_text(&b, x0 - 6, y + n * nh / 2 + 4, "text-anchor=\"end\" "
+                         "font-size=\"11\"", "%d-%d", nd, nd + n - 1);
         }
         svg_time_axis(&b, t0, t1, x0, x1, top + ph, top, z);
         draw_blocks(&b, p, blk, nblk, col, x0, xs, top, ys, t0);
-        for (int nd = 1; nd < p->cl.nodes; nd++)
-            if (nh >= 3 || nd % every == 0)
-                ef_buf_printf(&b, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" "
-                              "y2=\"%.2f\" stroke=\"#777\" "
-                              "stroke-width=\"0.8\"/>\n", x0, top + nd * nh,
-                              x1, top + nd * nh);
-        svg_ylabel(&b, 16, top + ph / 2, "GPUs by node");
+        for (int nd = every; nd < p->cl.nodes; nd += every)
+            ef_buf_printf(&b, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" "
+                          "y2=\"%.2f\" stroke=\"#777\" "
+                          "stroke-width=\"0.8\"/>\n", x0, top + nd * nh, x1,
+                          top + nd * nh);
+        char yl[64] = "GPUs by node"; /* the axis title */
+        if (every > 1)
+            snprintf(yl, sizeof yl, "nodes (%d GPUs each)", G);
+        svg_ylabel(&b, 16, top + ph / 2, yl);
     } else {
         svg_time_axis(&b, t0, t1, x0, x1, top + ph, top, z);
         draw_bands(&b, p, col, K, x0, xs, top, ph, t0, tend < t1 ? tend : t1);
