@@ -9,6 +9,7 @@
 #   rejected job with its reason, ids escaped for XML;
 # - plan, the bundled sample (32 jobs): hour ticks, the top 20 jobs in
 #   colour and "others", byte-identical for OMP_NUM_THREADS=1 and 4;
+# - plan, 10 jobs on 128 nodes: nodes too thin for a label go in groups;
 # - plan, the bundled cluster09 trace (11,134 jobs on n64g8): stacked
 #   bands of GPUs in use, a deadline histogram, the rejected list cut with
 #   a count, under 1 MB;
@@ -153,6 +154,12 @@ contains sample ">j22 (gpt2), 58.8 GPU-h, deadline +15h 59m</text>" \
 # every admitted job's deadline is marked (24 admitted)
 [ "$(grep -c '<title>deadline of ' "$T/sample.svg")" = 24 ] ||
     fail "sample: $(grep -c '<title>deadline of ' "$T/sample.svg") deadline marks (expected 24)"
+
+# 2b. few jobs on many nodes: nodes in labelled groups of 5
+$V "$EFPLAN" plan --jobs "$D/jobs/oracle10.json" --cluster n128g8 \
+    --curves A100 --svg "$T/wide.svg" >/dev/null || fail "wide: plan failed"
+render wide
+has wide "0-4" "125-127" "nodes (8 GPUs each)" "big (64 GPUs)"
 
 # 3. a cluster09-sized plan: summarised, not a wall of lines
 $V "$EFPLAN" plan --jobs "$D/traces/itp/cluster09.csv" --cluster n64g8 \
