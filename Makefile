@@ -17,8 +17,10 @@ OPT      ?= -O2
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wno-unused-parameter
 STD      := -std=c11
-DATADIR  := $(CURDIR)/inputs
-DEFS     := -D_POSIX_C_SOURCE=200809L -DEFPLAN_DATADIR='"$(DATADIR)"'
+# the bundled inputs' last resort, compiled in (common/path.h: efplan
+# looks at $EFPLAN_DATA, then beside its own executable, then here)
+BUILTIN_DATA ?= $(CURDIR)/inputs
+DEFS     := -D_POSIX_C_SOURCE=200809L -DEFPLAN_DATADIR='"$(BUILTIN_DATA)"'
 INCS     := -iquote $(CURDIR)
 SAN      ?=
 CFLAGS_ALL = $(STD) $(WARN) $(OPT) -g -fopenmp $(SAN) $(DEFS) $(INCS) -MMD -MP $(CFLAGS)
