@@ -108,11 +108,17 @@ char *ef_path_from_file(const char *path, const char *file)
     for (size_t k = 0; a[k] && a[k] == b[k]; k++)
         if (a[k] == '/')
             common = k + 1;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (common <= 1) { /* nothing shared but the root: the absolute name */
+        char *r = ef_malloc(strlen(b) + strlen(base) + 1);
+        strcpy(r, b);
+        strcat(r, base);
+        return r;
+    }
     int ups = 0; /* directories of a's below the common ones */
     for (const char *s = a + common; *s; s++)
         ups += *s == '/';
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
     size_t n = 3 * (size_t)ups + strlen(b + common) + strlen(base) + 1;
     char *r = ef_malloc(n), *w = r;
     for (int i = 0; i < ups; i++, w += 3)

@@ -46,7 +46,9 @@ const char *ef_datadir_builtin(void);
  * itself need not exist, its directory must): a relative name through
  * both directories without symbolic links, e.g. "../q.json" for
  * path "q.json" and file "plans/p.json"; 'path' itself when it is
- * absolute or 'file' is in the current directory. NULL when a
+ * absolute or 'file' has no directory part; the absolute name (its
+ * directory without symbolic links) when the two directories share
+ * nothing but the root ("/srv/q.json", not "../../srv/q.json"). NULL when a
  * directory cannot be resolved (missing, unreadable). Heap; free(). */
 char *ef_path_from_file(const char *path, const char *file);
 
