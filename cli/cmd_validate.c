@@ -176,12 +176,9 @@ static int validate_plan(const char *path, const char *out, int version,
     if (out) {
         size_t n;
         d.version = version;
-        /* the jobs file found as apply finds it, recorded from 'out' */
-        char *found = plan_jobs_file_find(path, d.jobs_file);
-        char *jf = found ? plan_jobs_file_for(out, found) : NULL;
-        if (jf)
-            d.jobs_file = jf;
-        free(found);
+        /* the jobs file as the copy at 'out' records it */
+        char *jf = plan_jobs_file_moved(path, d.jobs_file, out);
+        d.jobs_file = jf;
         char *text = plan_doc_json(&d, &n);
         free(jf);
         rc = cli_write_out(out, text, n, e);

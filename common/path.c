@@ -92,6 +92,11 @@ char *ef_path_from_file(const char *path, const char *file)
 {
     if (path[0] == '/' || !strchr(file, '/'))
         return ef_strdup(path);
+    return ef_path_between(path, file);
+}
+
+char *ef_path_between(const char *path, const char *file)
+{
     char *fd = dir_of(file), *pd = dir_of(path);
     char a[PATH_MAX + 1], b[PATH_MAX + 1]; /* both directories, real, '/' at
                                              the end */

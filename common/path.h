@@ -52,6 +52,12 @@ const char *ef_datadir_builtin(void);
  * directory cannot be resolved (missing, unreadable). Heap; free(). */
 char *ef_path_from_file(const char *path, const char *file);
 
+/* ef_path_from_file computed whatever 'path' and 'file' are: an
+ * absolute 'path', or a 'file' without a directory part, gets the
+ * relative name too ("q.json" for "/srv/q.json" and "/srv/p.json"; the
+ * absolute one when they share nothing but the root). */
+char *ef_path_between(const char *path, const char *file);
+
 /* The name 'rel' as written in the file 'file' relative to that file's
  * directory, as a name for this process: 'rel' when it is absolute or
  * 'file' has no directory part, else "DIR/rel" (DIR as in 'file').

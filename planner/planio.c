@@ -1148,3 +1148,13 @@ char *plan_jobs_file_find(const char *plan_path, const char *jf)
     free(beside);
     return stat(jf, &st) == 0 ? ef_strdup(jf) : NULL;
 }
+
+char *plan_jobs_file_moved(const char *from, const char *jf, const char *to)
+{
+    if (!jf || !jf[0] || jf[0] == '/' || strcmp(to, "-") == 0)
+        return ef_strdup(jf ? jf : "");
+    char *found = plan_jobs_file_find(from, jf);
+    char *r = found ? ef_path_between(found, to) : NULL;
+    free(found);
+    return r ? r : ef_strdup(jf);
+}

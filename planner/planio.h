@@ -234,6 +234,12 @@ char *plan_jobs_file_for(const char *plan_path, const char *jobs_path);
  * NULL when neither exists or 'jf' is empty. Heap; free(). */
 char *plan_jobs_file_find(const char *plan_path, const char *jf);
 
+/* What a copy of the plan file at 'from' (recording 'jf'), written to
+ * 'to', records: 'jf' found (plan_jobs_file_find) and named from the
+ * directory of 'to' (ef_path_between); 'jf' itself when it is absolute
+ * or empty, when 'to' is "-" or when it cannot be found. Heap. */
+char *plan_jobs_file_moved(const char *from, const char *jf, const char *to);
+
 /* 1 if a plan whose "now" is 'now' is in Unix time (above), else 0. */
 int plan_unix_time(int64_t now);
 

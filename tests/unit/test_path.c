@@ -63,6 +63,14 @@ static void test_from_file(void **state)
     assert_non_null(realpath(".", real));
     snprintf(want, sizeof want, "%s/c/q.json", real);
     from("c/q.json", "/p.json", want);
+    /* ef_path_between: an absolute name, a file without a directory */
+    snprintf(want, sizeof want, "%s/c/q.json", real);
+    char *r = ef_path_between(want, "c/p.json");
+    assert_string_equal(r, "q.json");
+    free(r);
+    r = ef_path_between("c/q.json", "p.json");
+    assert_string_equal(r, "c/q.json");
+    free(r);
     /* a directory that is not there */
     from("c/q.json", "nowhere/p.json", NULL);
     from("nowhere/q.json", "a/p.json", NULL);
@@ -126,6 +134,19 @@ static void test_jobs_file_rule(void **state)
     assert_non_null(found);
     assert_string_equal(found, "a/b/c/q.json");
     free(found);
+    /* a copy elsewhere (validate --plan --out) names it from there */
+    jf = plan_jobs_file_moved("a/b/p.json", "../../c/q.json", "a/p2.json");
+    assert_string_equal(jf, "../c/q.json");
+    free(jf);
+    jf = plan_jobs_file_moved("a/b/p.json", "../../c/q.json", "-");
+    assert_string_equal(jf, "../../c/q.json");
+    free(jf);
+    jf = plan_jobs_file_moved("a/b/p.json", "none.json", "a/p2.json");
+    assert_string_equal(jf, "none.json");
+    free(jf);
+    jf = plan_jobs_file_moved("a/b/p.json", "/srv/q.json", "a/p2.json");
+    assert_string_equal(jf, "/srv/q.json");
+    free(jf);
     assert_null(plan_jobs_file_find("a/b/p.json", "none.json"));
     assert_null(plan_jobs_file_find("a/b/p.json", ""));
     untree(dir, old);
