@@ -287,7 +287,7 @@ SAMPLE_CURVES  := A100
 
 # the last step applies the sample on one node for real, on this machine:
 # its jobs are stand-ins that do their iterations in a few hundredths of
-# a second (inputs/README.md), the plan clock runs 1000 times faster
+# a second (inputs/README.md), the plan clock runs 700 times faster
 run:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
@@ -297,7 +297,7 @@ run:
 	$(EFPLAN) plan --jobs $(SAMPLE_JOBS) --cluster n1g8 \
 	  --curves $(SAMPLE_CURVES) --out $(BUILD)/sample-local.json
 	@rm -rf $(BUILD)/sample-local.state
-	$(EFPLAN) apply $(BUILD)/sample-local.json --time-scale 1000
+	$(EFPLAN) apply $(BUILD)/sample-local.json --time-scale 700
 
 test:
 	@$(MAKE) --no-print-directory deps

@@ -2,6 +2,7 @@
  * command table and each command's help text (cli.h: cli_generate), so
  * neither is maintained by hand. The build runs `efplan --man` and
  * `efplan --bash-completion`; `make install` copies what they wrote. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,19 +41,29 @@ static char *capture(void (*help)(void))
     return s;
 }
 
-/* One line (n bytes) of text for roff, in a no-fill block: backslashes
- * and hyphens escaped, a leading '.' or '\'' made text. */
+/* One line (n bytes) of text for roff: backslashes and hyphens
+ * escaped, a leading '.' or '\'' made text, a UTF-8 character other than
+ * ASCII written \[uXXXX] (so the page is ASCII whatever the help text
+ * holds; a byte that is not UTF-8 becomes '?'). */
 static void roff_line(ef_buf *b, const char *s, size_t n)
 {
     if (n > 0 && (s[0] == '.' || s[0] == '\''))
         ef_buf_put(b, "\\&");
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == '\\')
+        unsigned char c = (unsigned char)s[i];
+        uint32_t cp;
+        int k;
+        if (c == '\\')
             ef_buf_put(b, "\\e");
-        else if (s[i] == '-')
+        else if (c == '-')
             ef_buf_put(b, "\\-");
-        else
-            ef_buf_printf(b, "%c", s[i]);
+        else if (c < 0x80)
+            ef_buf_printf(b, "%c", c);
+        else if ((k = ef_utf8_char(s + i, n - i, &cp)) > 0) {
+            ef_buf_printf(b, "\\[u%04X]", (unsigned)cp);
+            i += (size_t)k - 1;
+        } else
+            ef_buf_put(b, "?");
     }
     ef_buf_put(b, "\n");
 }

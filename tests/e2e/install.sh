@@ -114,7 +114,7 @@ $E apply "$T/work/plans/local.json" --backend dry-run --slots 1 >dry.out ||
     fail "apply --backend dry-run from another directory failed"
 grep -qF -- '-- sh -c' dry.out || fail "the dry run shows no command: $(head -5 dry.out)"
 # a real local apply of the first slots: the stand-in j00 runs and is done
-$E apply "$T/work/plans/local.json" --until 400 --time-scale 1000 \
+$E apply "$T/work/plans/local.json" --until 400 --time-scale 100 \
     >apply.out 2>apply.err || fail "apply from another directory: exit $?: $(cat apply.err)"
 grep -qF 'done j00' apply.err || fail "apply: j00 not done: $(cat apply.err)"
 [ -f "$T/work/plans/local.state/state.json" ] || fail "apply wrote no state.json"
