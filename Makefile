@@ -1,7 +1,8 @@
 # efplan: one Makefile for the whole tree.
 #
 #   make          build build/efplan
-#   make run      install missing Debian packages, build, run on bundled inputs
+#   make run      install missing Debian packages, build, plan the sample
+#                 queue, apply it on this machine (stand-in jobs, ~30 s)
 #   make test     install missing Debian packages, build, run every test
 #   make asan     the whole test suite under AddressSanitizer + UBSan
 #   make valgrind the unit tests and a validate run under valgrind
@@ -354,6 +355,6 @@ clean:
 	rm -rf build build-asan
 
 help:
-	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,/^$$/p' Makefile | sed -e '/^$$/d' -e 's/^# \{0,1\}//'
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
