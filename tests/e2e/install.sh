@@ -8,7 +8,8 @@
 #   reads them, a plan of the bundled sample queue is made;
 # - efplan(1) renders (man -l, when man is installed) with its sections
 #   and every command's help text;
-# - the bash completion completes `efplan pl` and `efplan plan --cl`;
+# - the bash completion completes `efplan pl` and `efplan plan --cl`,
+#   and holds every long option of the parsers' tables;
 # - a plan made in one directory records its jobs file relative to
 #   itself: apply (dry-run and a real local apply of the sample's stand-in
 #   jobs), validate --plan --out and submit work from another directory;
@@ -99,6 +100,14 @@ if command -v bash >/dev/null 2>&1; then
 else
     echo "install: bash is not installed: completion not checked"
 fi
+# the completion is made from the help text: every long option of the
+# parsers' tables (cli/cmd_*.c, cli.h) is in some command's help, so in it
+for o in $(cat "$ROOT"/cli/cmd_*.c "$ROOT"/cli/cli.h |
+           grep -o '{"[a-z0-9-]*", *\(required\|no\|optional\)_argument' |
+           sed 's/{"\([^"]*\)".*/\1/' | sort -u); do
+    grep -q -- "[ ']--$o[ ']" "$COMP" ||
+        fail "option --$o of a parser is in no command's help (completion)"
+done
 
 # ---- plans and their jobs file, from another directory ----------------------
 
