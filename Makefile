@@ -253,7 +253,8 @@ deps-torch:
 #
 # make install PREFIX=/opt/efplan copies what `make` built (it builds
 # first when needed): BINDIR/efplan, DATADIR/efplan/inputs (the bundled
-# inputs), MANDIR/man1/efplan.1, BASHCOMPDIR/efplan. efplan finds its
+# inputs), DATADIR/efplan/examples (jobs to apply), MANDIR/man1/efplan.1,
+# BASHCOMPDIR/efplan. efplan finds its
 # inputs beside its executable (../share/efplan/inputs), so keep BINDIR
 # and DATADIR under one PREFIX, or set EFPLAN_DATA. DESTDIR is prefixed
 # to every path (packaging); uninstall removes the same files.
@@ -270,14 +271,17 @@ install: $(EFPLAN) $(MANPAGE) $(COMPLETION)
 	install -m 755 $(EFPLAN) "$(DESTDIR)$(BINDIR)/efplan"
 	rm -rf "$(DESTDIR)$(EFDATA)/inputs"
 	cp -R inputs "$(DESTDIR)$(EFDATA)/inputs"
-	chmod -R u+rwX,go+rX,go-w "$(DESTDIR)$(EFDATA)/inputs"
+	rm -rf "$(DESTDIR)$(EFDATA)/examples"
+	cp -R examples "$(DESTDIR)$(EFDATA)/examples"
+	chmod -R u+rwX,go+rX,go-w "$(DESTDIR)$(EFDATA)/inputs" \
+	  "$(DESTDIR)$(EFDATA)/examples"
 	install -m 644 $(MANPAGE) "$(DESTDIR)$(MANDIR)/man1/efplan.1"
 	install -m 644 $(COMPLETION) "$(DESTDIR)$(BASHCOMPDIR)/efplan"
 
 uninstall:
 	rm -f "$(DESTDIR)$(BINDIR)/efplan" "$(DESTDIR)$(MANDIR)/man1/efplan.1" \
 	  "$(DESTDIR)$(BASHCOMPDIR)/efplan"
-	rm -rf "$(DESTDIR)$(EFDATA)/inputs"
+	rm -rf "$(DESTDIR)$(EFDATA)/inputs" "$(DESTDIR)$(EFDATA)/examples"
 	-rmdir "$(DESTDIR)$(EFDATA)" 2>/dev/null
 
 # ---- run and test -------------------------------------------------------------

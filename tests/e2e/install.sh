@@ -27,6 +27,7 @@ make -C "$ROOT" --no-print-directory -o "$EFPLAN" install BUILD="$BUILD" \
     cat make.out; fail "make install failed"; }
 for f in bin/efplan share/efplan/inputs/curves/A100/resnet50.csv \
          share/efplan/inputs/jobs/sample.json share/man/man1/efplan.1 \
+         share/efplan/examples/pytorch/train.py \
          share/bash-completion/completions/efplan; do
     [ -f "$T/prefix/$f" ] || fail "make install: no $f"
 done
