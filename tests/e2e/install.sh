@@ -74,6 +74,10 @@ if command -v man >/dev/null 2>&1; then
 else
     echo "install: man is not installed: the page's rendering not checked"
 fi
+if command -v lexgrog >/dev/null 2>&1; then # what apropos and whatis read
+    lexgrog "$MAN" | grep -qF '"efplan - deadline-aware planner' ||
+        fail "lexgrog: $(lexgrog "$MAN")"
+fi
 if command -v groff >/dev/null 2>&1; then
     groff -man -Tutf8 -ww -z "$MAN" 2>groff.err || fail "groff failed"
     [ ! -s groff.err ] || fail "groff warns: $(head -3 groff.err)"
