@@ -21,6 +21,7 @@
 ROOT=${EFPLAN_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=$(dirname "$EFPLAN")
 unset EFPLAN_DATA
+cd "$T"
 
 make -C "$ROOT" --no-print-directory -o "$EFPLAN" install BUILD="$BUILD" \
     PREFIX="$T/prefix" >make.out 2>&1 || {
