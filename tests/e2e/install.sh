@@ -19,7 +19,8 @@
 # - make uninstall removes what install put there.
 . "$(dirname "$0")/lib/common.sh"
 ROOT=${EFPLAN_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=$(dirname "$EFPLAN")
+BUILD=$(cd "$(dirname "$EFPLAN")" && pwd)
+EFPLAN=$BUILD/efplan
 unset EFPLAN_DATA
 cd "$T"
 
