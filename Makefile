@@ -1,7 +1,8 @@
 # efplan: one Makefile for the whole tree.
 #
 #   make          build build/efplan
-#   make run      install missing Debian packages, build, run on bundled inputs
+#   make run      install missing Debian packages, build, plan the sample
+#                 queue, apply it on this machine (stand-in jobs, ~30 s)
 #   make test     install missing Debian packages, build, run every test
 #   make asan     the whole test suite under AddressSanitizer + UBSan
 #   make valgrind the unit tests and a validate run under valgrind
@@ -10,6 +11,9 @@
 #   make test-torch  the real PyTorch tests: resized by apply, by serve (installs python3-torch)
 #   make deps     install the Debian packages the project needs (as root),
 #                 or print the command to do so
+#   make install  copy efplan, its data, efplan(1) and the bash completion
+#                 under PREFIX (default /usr/local; DESTDIR, BINDIR,
+#                 DATADIR, MANDIR, BASHCOMPDIR); make uninstall removes them
 #   make V=1 ...  show full compiler command lines
 
 CC       ?= cc
@@ -17,8 +21,10 @@ OPT      ?= -O2
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wno-unused-parameter
 STD      := -std=c11
-DATADIR  := $(CURDIR)/inputs
-DEFS     := -D_POSIX_C_SOURCE=200809L -DEFPLAN_DATADIR='"$(DATADIR)"'
+# the bundled inputs' last resort, compiled in (common/path.h: efplan
+# looks at $EFPLAN_DATA, then beside its own executable, then here)
+BUILTIN_DATA ?= $(CURDIR)/inputs
+DEFS     := -D_POSIX_C_SOURCE=200809L -DEFPLAN_DATADIR='"$(BUILTIN_DATA)"'
 INCS     := -iquote $(CURDIR)
 SAN      ?=
 CFLAGS_ALL = $(STD) $(WARN) $(OPT) -g -fopenmp $(SAN) $(DEFS) $(INCS) -MMD -MP $(CFLAGS)
@@ -77,12 +83,26 @@ LIBSOLVER   := $(BUILD)/libsolver.a
 LIBSERVICE  := $(BUILD)/libservice.a
 EFPLAN      := $(BUILD)/efplan
 
+# made by running the built efplan: the manual page and the bash
+# completion, from its command table and help text (cli/manpage.c)
+MANPAGE     := $(BUILD)/efplan.1
+COMPLETION  := $(BUILD)/efplan.bash
+
 .PHONY: all run test unit e2e test-torch asan valgrind fuzz fuzz-build \
-        fuzz-each deps deps-fuzz deps-check deps-torch clean help
+        fuzz-each deps deps-fuzz deps-check deps-torch clean help \
+        install uninstall
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(EFPLAN) $(UNIT_BIN)
+all: $(EFPLAN) $(UNIT_BIN) $(MANPAGE) $(COMPLETION)
+
+$(MANPAGE): $(EFPLAN)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)$(EFPLAN) --man >$@.tmp && mv $@.tmp $@
+
+$(COMPLETION): $(EFPLAN)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)$(EFPLAN) --bash-completion >$@.tmp && mv $@.tmp $@
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -231,19 +251,60 @@ deps-check:
 deps-torch:
 	$(call install_missing,$(DEB_TORCH))
 
+# ---- install ----------------------------------------------------------------
+#
+# make install PREFIX=/opt/efplan copies what `make` built (it builds
+# first when needed): BINDIR/efplan, DATADIR/efplan/inputs (the bundled
+# inputs), DATADIR/efplan/examples (jobs to apply), MANDIR/man1/efplan.1,
+# BASHCOMPDIR/efplan. efplan finds its
+# inputs beside its executable (../share/efplan/inputs), so keep BINDIR
+# and DATADIR under one PREFIX, or set EFPLAN_DATA. DESTDIR is prefixed
+# to every path (packaging); uninstall removes the same files.
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+DATADIR     ?= $(PREFIX)/share
+MANDIR      ?= $(DATADIR)/man
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+EFDATA      := $(DATADIR)/efplan
+
+install: $(EFPLAN) $(MANPAGE) $(COMPLETION)
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(EFDATA)" \
+	  "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(BASHCOMPDIR)"
+	install -m 755 $(EFPLAN) "$(DESTDIR)$(BINDIR)/efplan"
+	rm -rf "$(DESTDIR)$(EFDATA)/inputs"
+	cp -R inputs "$(DESTDIR)$(EFDATA)/inputs"
+	rm -rf "$(DESTDIR)$(EFDATA)/examples"
+	cp -R examples "$(DESTDIR)$(EFDATA)/examples"
+	chmod -R u+rwX,go+rX,go-w "$(DESTDIR)$(EFDATA)/inputs" \
+	  "$(DESTDIR)$(EFDATA)/examples"
+	install -m 644 $(MANPAGE) "$(DESTDIR)$(MANDIR)/man1/efplan.1"
+	install -m 644 $(COMPLETION) "$(DESTDIR)$(BASHCOMPDIR)/efplan"
+
+uninstall:
+	rm -f "$(DESTDIR)$(BINDIR)/efplan" "$(DESTDIR)$(MANDIR)/man1/efplan.1" \
+	  "$(DESTDIR)$(BASHCOMPDIR)/efplan"
+	rm -rf "$(DESTDIR)$(EFDATA)/inputs" "$(DESTDIR)$(EFDATA)/examples"
+	-rmdir "$(DESTDIR)$(EFDATA)" 2>/dev/null
+
 # ---- run and test -------------------------------------------------------------
 
 SAMPLE_JOBS    := inputs/jobs/sample.json
 SAMPLE_CLUSTER := n4g8
 SAMPLE_CURVES  := A100
 
+# the last step applies the sample on one node for real, on this machine:
+# its jobs are stand-ins that do their iterations in a few hundredths of
+# a second (inputs/README.md), the plan clock runs 700 times faster
 run:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
 	$(EFPLAN) plan --jobs $(SAMPLE_JOBS) --cluster $(SAMPLE_CLUSTER) \
 	  --curves $(SAMPLE_CURVES) --out $(BUILD)/sample-plan.json \
 	  --svg $(BUILD)/sample-plan.svg
-	$(EFPLAN) apply $(BUILD)/sample-plan.json --backend dry-run --slots 4
+	$(EFPLAN) plan --jobs $(SAMPLE_JOBS) --cluster n1g8 \
+	  --curves $(SAMPLE_CURVES) --out $(BUILD)/sample-local.json
+	@rm -rf $(BUILD)/sample-local.state
+	$(EFPLAN) apply $(BUILD)/sample-local.json --time-scale 700
 
 test:
 	@$(MAKE) --no-print-directory deps
@@ -300,6 +361,6 @@ clean:
 	rm -rf build build-asan
 
 help:
-	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,/^$$/p' Makefile | sed -e '/^$$/d' -e 's/^# \{0,1\}//'
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -11,6 +11,9 @@
 
 #include "common/err.h"
 
+/* What efplan is, in one line: --help and the man page's NAME. */
+#define CLI_TAGLINE "deadline-aware planner for elastic GPU training clusters"
+
 /* Exit codes (documented in README.md). */
 #define EXIT_OK_ 0
 #define EXIT_USAGE 2      /* bad command line */
@@ -98,6 +101,19 @@ typedef struct cli_command {
     int (*run)(int argc, char **argv);
     void (*help)(void);
 } cli_command;
+
+/* The command table efplan dispatches on (sorted by name); *n its
+ * length. */
+const cli_command *cli_commands(int *n);
+
+/* The hidden options the build runs (cli/manpage.c): 'what' "man"
+ * writes the manual page efplan(1) in roff, "bash-completion" the bash
+ * completion script, to standard output, both made from the command
+ * table and each command's help text (the options are the --names of
+ * its Usage lines and of its option list). Returns the exit code:
+ * 0, EXIT_INTERNAL (printed) when the help cannot be captured or
+ * standard output cannot be written. */
+int cli_generate(const char *what);
 
 int cmd_validate(int argc, char **argv);
 void help_validate(void);

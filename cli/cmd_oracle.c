@@ -11,6 +11,7 @@
 #include "model/curve.h"
 #include "model/jobs.h"
 #include "planner/plan.h"
+#include "planner/planio.h"
 #include "solver/ilp.h"
 
 void help_oracle(void)
@@ -254,8 +255,10 @@ int cmd_oracle(int argc, char **argv)
             rc = cli_fail(&e);
             goto out;
         }
-        if (plan_write_json(&ip, plan_path, jobs_path, curves_arg, 0, &e) !=
-            EF_OK) {
+        char *jf = plan_jobs_file_for(plan_path, jobs_path); /* planio.h */
+        int wr = plan_write_json(&ip, plan_path, jf, curves_arg, 0, &e);
+        free(jf);
+        if (wr != EF_OK) {
             rc = cli_fail(&e);
             goto out;
         }

@@ -245,9 +245,12 @@ int cmd_plan(int argc, char **argv)
     if (out_path) {
         plan_doc d;
         size_t n;
-        plan_doc_for_file(&d, &p, jobs_path, curves_arg, version);
+        /* the jobs file as the plan file records it (planio.h) */
+        char *jf = plan_jobs_file_for(out_path, jobs_path);
+        plan_doc_for_file(&d, &p, jf, curves_arg, version);
         char *text = plan_doc_json(&d, &n);
         plan_doc_free(&d);
+        free(jf);
         int wr = cli_write_out(out_path, text, n, &e);
         free(text);
         if (wr != EF_OK) {

@@ -176,7 +176,11 @@ static int validate_plan(const char *path, const char *out, int version,
     if (out) {
         size_t n;
         d.version = version;
+        /* the jobs file as the copy at 'out' records it */
+        char *jf = plan_jobs_file_moved(path, d.jobs_file, out);
+        d.jobs_file = jf;
         char *text = plan_doc_json(&d, &n);
+        free(jf);
         rc = cli_write_out(out, text, n, e);
         free(text);
         if (rc == EF_OK && say == stdout)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/path.h"
 #include "common/util.h"
 #include "executor/exec.h"
 #include "model/cluster.h"
@@ -44,6 +45,12 @@ static const cli_command commands[] = {
      help_validate},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+const cli_command *cli_commands(int *n)
+{
+    *n = NCOMMANDS;
+    return commands;
+}
 
 int cli_fail(const ef_err *e)
 {
@@ -187,7 +194,7 @@ int cli_option_error(const char *cmd, int o, const char *arg)
 static void help_main(FILE *out)
 {
     fprintf(out,
-        "efplan %s: deadline-aware planner for elastic GPU training clusters\n"
+        "efplan %s: " CLI_TAGLINE "\n"
         "\n"
         "Usage: efplan COMMAND [OPTIONS]\n"
         "       efplan help COMMAND\n"
@@ -199,8 +206,13 @@ static void help_main(FILE *out)
         "\n"
         "Exit codes: 0 ok, 2 usage error, 3 invalid input, 4 infeasible,\n"
         "5 internal error, 6 profile built without CUDA, 7 no GPU,\n"
-        "8 the server refused the token.\n"
-        "Bundled inputs: %s\n", ef_datadir());
+        "8 the server refused the token.\n");
+    ef_data_from from;
+    const char *data = ef_datadir_found(&from);
+    fprintf(out, "Bundled inputs: %s (%s)\n", data,
+            from == EF_DATA_ENV ? "$EFPLAN_DATA"
+            : from == EF_DATA_BESIDE ? "found beside the executable"
+                                     : "built in");
 }
 
 static const cli_command *find(const char *name)
@@ -236,6 +248,8 @@ int main(int argc, char **argv)
         help_main(stdout);
         return 0;
     }
+    if (strcmp(c, "--man") == 0 || strcmp(c, "--bash-completion") == 0)
+        return cli_generate(c + 2); /* build time: cli/manpage.c */
     if (strcmp(c, "--version") == 0) {
         printf("efplan %s\n", EFPLAN_VERSION);
         return 0;

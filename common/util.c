@@ -626,16 +626,6 @@ const char *ef_suggest(const char *word, const char *const *cands, int n)
     return best;
 }
 
-#ifndef EFPLAN_DATADIR
-#define EFPLAN_DATADIR "inputs"
-#endif
-
-const char *ef_datadir(void)
-{
-    const char *d = getenv("EFPLAN_DATA");
-    return d && d[0] ? d : EFPLAN_DATADIR;
-}
-
 int ef_is_pow2(int64_t x)
 {
     return x > 0 && (x & (x - 1)) == 0;

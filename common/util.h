@@ -140,11 +140,6 @@ int ef_edit_distance(const char *a, const char *b, int cap);
  * other); NULL otherwise. Ties go to the earlier candidate. */
 const char *ef_suggest(const char *word, const char *const *cands, int n);
 
-/* The directory of bundled inputs (curves, clusters, traces): $EFPLAN_DATA
- * if set, else the inputs/ folder of the source tree the binary was built
- * from. */
-const char *ef_datadir(void);
-
 /* A growable NUL-terminated string for writing output files. Start with
  * {0}; free b->s when done. */
 typedef struct ef_buf {

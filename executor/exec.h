@@ -90,8 +90,8 @@ int exec_plan_parse(exec_plan *p, const char *path, const char *buf,
                     size_t len, ef_err *e);
 
 /* Load the jobs file that gives each job its command: 'jobs_path' if not
- * NULL, else the plan's jobs_file as written (relative to the current
- * directory, then to the plan's directory). Every plan job must be in it
+ * NULL, else the plan's jobs_file (plan_jobs_file_find: relative to the
+ * plan file's directory, then to the current directory). Every plan job must be in it
  * (same id, same iterations). EF_E_INPUT on a missing file or mismatch. */
 int exec_plan_attach_jobs(exec_plan *p, const char *jobs_path, ef_err *e);
 

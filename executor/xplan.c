@@ -291,37 +291,30 @@ int exec_plan_parse(exec_plan *p, const char *path, const char *buf,
 
 int exec_plan_attach_jobs(exec_plan *p, const char *jobs_path, ef_err *e)
 {
-    char alt[4096];
+    char *found = NULL; /* the plan's jobs_file, found (heap) */
     const char *use = jobs_path;
-    struct stat st;
     if (!use) {
         if (p->jobs_file[0] == '\0')
             return ef_fail(e, EF_E_INPUT, "%s: jobs_file is empty (pass --jobs "
                            "FILE)", p->path);
-        use = p->jobs_file;
-        if (stat(use, &st) != 0 && p->jobs_file[0] != '/') {
-            const char *slash = strrchr(p->path, '/');
-            if (slash) {
-                snprintf(alt, sizeof alt, "%.*s/%s", (int)(slash - p->path),
-                         p->path, p->jobs_file);
-                if (stat(alt, &st) == 0)
-                    use = alt;
-            }
-        }
-        if (stat(use, &st) != 0)
-            return ef_fail(e, EF_E_INPUT, "%s: jobs_file \"%s\" not found (the "
-                           "plan was made from it; pass --jobs FILE)", p->path,
+        use = found = plan_jobs_file_find(p->path, p->jobs_file);
+        if (!use)
+            return ef_fail(e, EF_E_INPUT, "%s: jobs_file \"%s\" not found, "
+                           "beside the plan file nor here (the plan was made "
+                           "from it; pass --jobs FILE)", p->path,
                            p->jobs_file);
     }
     queue_free(&p->q);
-    if (queue_load(&p->q, use, e) != EF_OK)
+    int rc = queue_load(&p->q, use, e);
+    free(found);
+    if (rc != EF_OK)
         return EF_ERR;
     for (int k = 0; k < p->q.n; k++) {
         int j = exec_plan_find(p, p->q.jobs[k].id);
         if (j < 0)
             continue;
         if (p->jobs[j].in)
-            return ef_fail(e, EF_E_INPUT, "%s: job \"%s\" twice", use,
+            return ef_fail(e, EF_E_INPUT, "%s: job \"%s\" twice", p->q.path,
                            p->jobs[j].id);
         p->jobs[j].in = &p->q.jobs[k];
     }
@@ -329,11 +322,12 @@ int exec_plan_attach_jobs(exec_plan *p, const char *jobs_path, ef_err *e)
         if (!p->jobs[j].in)
             return ef_fail(e, EF_E_INPUT, "%s: job \"%s\" of plan %s is not in "
                            "it (pass the jobs file the plan was made from with "
-                           "--jobs)", use, p->jobs[j].id, p->path);
+                           "--jobs)", p->q.path, p->jobs[j].id,
+                           p->path);
         if (p->jobs[j].in->iterations != p->jobs[j].iterations)
             return ef_fail(e, EF_E_INPUT, "%s: job \"%s\" has %" PRId64
                            " iterations, the plan says %" PRId64 " (not the "
-                           "jobs file the plan was made from?)", use,
+                           "jobs file the plan was made from?)", p->q.path,
                            p->jobs[j].id, p->jobs[j].in->iterations,
                            p->jobs[j].iterations);
     }

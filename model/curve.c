@@ -10,6 +10,7 @@
 
 #include "common/csv.h"
 #include "common/jsonin.h"
+#include "common/path.h"
 #include "common/util.h"
 
 int curve_usable(const curve_row *row, int max_gpus, int *gpus, double *tput)

@@ -7,9 +7,11 @@
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/fsum.h"
 #include "common/jsonin.h"
+#include "common/path.h"
 #include "common/util.h"
 #include "planner/ebatch.h"
 
@@ -1125,4 +1127,34 @@ int plan_check(const plan *p, ef_err *e)
         free(cj[i].own);
     free(cj);
     return rc;
+}
+
+char *plan_jobs_file_for(const char *plan_path, const char *jobs_path)
+{
+    if (!jobs_path || !jobs_path[0] || strcmp(plan_path, "-") == 0)
+        return ef_strdup(jobs_path ? jobs_path : "");
+    char *r = ef_path_from_file(jobs_path, plan_path);
+    return r ? r : ef_strdup(jobs_path);
+}
+
+char *plan_jobs_file_find(const char *plan_path, const char *jf)
+{
+    struct stat st;
+    if (!jf || !jf[0])
+        return NULL;
+    char *beside = ef_path_beside(plan_path, jf);
+    if (stat(beside, &st) == 0)
+        return beside;
+    free(beside);
+    return stat(jf, &st) == 0 ? ef_strdup(jf) : NULL;
+}
+
+char *plan_jobs_file_moved(const char *from, const char *jf, const char *to)
+{
+    if (!jf || !jf[0] || jf[0] == '/' || strcmp(to, "-") == 0)
+        return ef_strdup(jf ? jf : "");
+    char *found = plan_jobs_file_find(from, jf);
+    char *r = found ? ef_path_between(found, to) : NULL;
+    free(found);
+    return r ? r : ef_strdup(jf);
 }

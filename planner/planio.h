@@ -212,6 +212,34 @@ char *plan_doc_queue_json(const plan_doc *d, const char *extra);
  * of its own (seconds from a trace's start). */
 #define PLAN_UNIX_MIN 1000000000LL
 
+/* The jobs_file rule. A plan file records the jobs file it was made
+ * from relative to the plan file's own directory (or absolute, as it was
+ * given), so apply, submit and validate --plan find it from any
+ * directory, and a directory holding both can be moved. Plans written by
+ * an older efplan recorded it relative to the directory they were made
+ * in: they are still read from there. */
+
+/* What a plan file written to 'plan_path' records for the queue read
+ * from 'jobs_path' (as named on the command line): ef_path_from_file
+ * (e.g. "../q.json" for q.json and plans/p.json); 'jobs_path' as given
+ * when it is absolute, when the plan goes to standard output
+ * ('plan_path' "-": there is no file to be relative to) or when a
+ * directory cannot be resolved; "" for NULL or "". Heap; free(). */
+char *plan_jobs_file_for(const char *plan_path, const char *jobs_path);
+
+/* The file to open for the jobs_file 'jf' that the plan file at
+ * 'plan_path' records: 'jf' taken from the plan file's directory when
+ * that names an existing file, else 'jf' from the current directory (a
+ * plan of an older efplan, used where it was made) when that exists;
+ * NULL when neither exists or 'jf' is empty. Heap; free(). */
+char *plan_jobs_file_find(const char *plan_path, const char *jf);
+
+/* What a copy of the plan file at 'from' (recording 'jf'), written to
+ * 'to', records: 'jf' found (plan_jobs_file_find) and named from the
+ * directory of 'to' (ef_path_between); 'jf' itself when it is absolute
+ * or empty, when 'to' is "-" or when it cannot be found. Heap. */
+char *plan_jobs_file_moved(const char *from, const char *jf, const char *to);
+
 /* 1 if a plan whose "now" is 'now' is in Unix time (above), else 0. */
 int plan_unix_time(int64_t now);
 

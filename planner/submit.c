@@ -132,35 +132,20 @@ static int earliest(plan_submit_res *r, int64_t *out, ef_err *e)
     return rc;
 }
 
-/* Find and check the jobs file the plan names, as efplan apply finds it:
- * as written, else (relative) next to the plan. */
+/* Find and check the jobs file the plan names, as efplan apply finds it
+ * (plan_jobs_file_find). */
 static int find_jobs_file(plan_submit_res *r, const char *plan_path,
                           ef_err *e)
 {
     const char *jf = r->old->jobs_file;
-    struct stat st;
     if (!jf || jf[0] == '\0')
         return EF_OK;
-    size_t n = strlen(plan_path) + strlen(jf) + 2;
-    char *use = ef_strdup(jf);
-    if (stat(use, &st) != 0 && jf[0] != '/') {
-        const char *slash = strrchr(plan_path, '/');
-        if (slash) {
-            char *alt = ef_malloc(n);
-            snprintf(alt, n, "%.*s/%s", (int)(slash - plan_path), plan_path,
-                     jf);
-            if (stat(alt, &st) == 0) {
-                free(use);
-                use = alt;
-            } else {
-                free(alt);
-            }
-        }
-    }
+    char *use = plan_jobs_file_find(plan_path, jf);
+    if (!use)
+        return ef_fail(e, EF_E_INPUT, "%s: jobs_file \"%s\" not found, beside "
+                       "the plan file nor here (submit adds the job to it)",
+                       plan_path, jf);
     r->jobs_path = use;
-    if (stat(use, &st) != 0)
-        return ef_fail(e, EF_E_INPUT, "%s: jobs_file \"%s\" not found (submit "
-                       "adds the job to it)", plan_path, jf);
     job_queue q;
     if (queue_load(&q, use, e) != EF_OK) {
         queue_free(&q);

@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/path.h"
 #include "common/util.h"
 #include "simulator/goodput.h"
 #include "simulator/pollux.h"

@@ -47,6 +47,14 @@ grep -qxF 'efplan: error: curves/gpt2.csv: is a FIFO (expected a regular file)' 
 cp "$D/jobs/sample.json" q.json
 PLAN="plan --jobs q.json --cluster n4g8 --curves A100"
 $V "$EFPLAN" $PLAN --out ref.json >ref.out || fail "plan --out ref.json failed"
+# a plan one directory down records the queue from there (README: Files
+# efplan reads and writes): the reference of the plans written into out/
+mkdir down
+$V "$EFPLAN" $PLAN --out down/ref.json >/dev/null ||
+    fail "plan --out down/ref.json failed"
+grep -qF '"jobs_file": "q.json",' ref.json || fail "ref.json: jobs_file"
+grep -qF '"jobs_file": "../q.json",' down/ref.json ||
+    fail "down/ref.json: jobs_file: $(grep -o '"jobs_file": [^,]*' down/ref.json)"
 
 # out_refused NAME WHAT: plan --out NAME exits 5 naming NAME and WHAT
 out_refused() {
@@ -94,7 +102,7 @@ $V "$EFPLAN" $PLAN --out out/plan.json >o.out 2>o.err ||
     fail "plan --out LINK failed: $(cat o.err)"
 [ -L out/plan.json ] || fail "plan --out LINK replaced the link"
 [ "$(readlink out/plan.json)" = ../real/plan.json ] || fail "the link changed"
-cmp -s real/plan.json ref.json || fail "the link's target is not the plan"
+cmp -s real/plan.json down/ref.json || fail "the link's target is not the plan"
 [ "$(stat -c %a real/plan.json)" = 640 ] || fail "the target lost its mode"
 only out plan.json
 only real plan.json
@@ -105,7 +113,7 @@ $V "$EFPLAN" $PLAN --out out/new.json >o.out 2>o.err ||
     fail "plan --out DANGLING failed: $(cat o.err)"
 [ -L out/new.json ] && [ "$(readlink out/new.json)" = fresh.json ] ||
     fail "plan --out DANGLING replaced the link"
-[ -f out/fresh.json ] && cmp -s out/fresh.json ref.json ||
+[ -f out/fresh.json ] && cmp -s out/fresh.json down/ref.json ||
     fail "the dangling link's target was not written"
 only out fresh.json new.json plan.json
 
