@@ -157,7 +157,7 @@ static void intervals(xpl *x, const plan_doc *d, int ji, int known)
 {
     const plan_doc_job *me = &d->jobs[ji];
     int *cur = ef_calloc((size_t)d->njobs + 1, sizeof *cur); /* per job */
-    int mine = me->decision == PLAN_BEST_EFFORT ? 0
+    int mine = me->decision != PLAN_ADMITTED ? 0 /* nothing reserved */
                : me->decision == PLAN_ADMITTED && me->has_reserved ? 1 : -1;
     int cap = 0;               /* room in x->iv */
     double rsum = 0;           /* reserved GPU-seconds */
@@ -255,7 +255,8 @@ static void holders(xpl *x, const plan_doc *d, int ji)
         if (k == ji || o->decision != PLAN_ADMITTED)
             continue;
         double r = o->has_reserved ? resv_in(o, a, b) : NAN;
-        if (held[k] <= 0 && !(r > 0))
+        /* a holder was promised GPUs there (or, unknown, held some) */
+        if (o->has_reserved ? !(r > 0) : held[k] <= 0)
             continue;
         xpl_holder *h = &x->holders[x->nholders++];
         h->id = jf_strdup(&x->arena, o->id);
@@ -536,8 +537,9 @@ static void admitted_text(ef_buf *b, const xpl *x, ef_ht_zone z)
         segs(b, x->resv, x->nresv, z);
         ef_buf_put(b, ".\n");
     } else if (!isnan(x->reserved_gpu_seconds) && x->niv > 0) {
-        ef_buf_put(b, "Nothing was reserved for it in the slots it runs: its "
-                   "work was already covered.\n");
+        ef_buf_put(b, "Nothing reserved for it was used: a reservation is "
+                   "placed as late as the deadline allows, and it ran on "
+                   "surplus GPUs and ended before its reservation began.\n");
     }
     split(b, x);
     if (!isnan(x->reserved_gpu_seconds) &&

@@ -10,8 +10,9 @@
  *     and how many were surplus, and what the other jobs reserved and
  *     held then (the plan file's "reserved" member; unknown, -1, for a
  *     file that lacks it);
- *   - rejected: the admitted jobs holding GPUs between its submit time
- *     and its deadline, each with the GPU-seconds it holds and reserves
+ *   - rejected: the admitted jobs promised GPUs between its submit time
+ *     and its deadline (reserved there; in a file without "reserved":
+ *     holding any), each with the GPU-seconds it holds and reserves
  *     there, by the amount promised (reserved when known, else held;
  *     ties by id), and what it would need alone on the cluster: its
  *     minimum satisfactory share by the planner's own MSS (plan_alone)
