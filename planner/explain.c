@@ -221,15 +221,16 @@ static void intervals(xpl *x, const plan_doc *d, int ji, int known)
     }
 }
 
-/* A rejected job's window and the admitted jobs holding GPUs in it. */
+/* A rejected job's window (x->submit_time to x->deadline) and the
+ * admitted jobs of d promised GPUs in it; job ji of d (-1: none) is the
+ * job itself. */
 static void holders(xpl *x, const plan_doc *d, int ji)
 {
-    const plan_doc_job *me = &d->jobs[ji];
     int N = d->cluster.nodes * d->cluster.gpus_per_node;
-    if (me->deadline < 0)
+    if (x->deadline < 0)
         return;
-    int64_t a = me->submit_time > d->now ? me->submit_time : d->now;
-    int64_t b = me->deadline;
+    int64_t a = x->submit_time > d->now ? x->submit_time : d->now;
+    int64_t b = x->deadline;
     if (b < a)
         b = a;
     x->window_start = a;
@@ -269,20 +270,31 @@ static void holders(xpl *x, const plan_doc *d, int ji)
     qsort(x->holders, (size_t)x->nholders, sizeof *x->holders, cmp_holder);
 }
 
-/* What rejected job ji needs alone (plan_alone on d's queue). */
-static int alone(xpl *x, const plan_doc *d, int ji, const char *label,
-                 const curve_set *cs, const char *curves, ef_err *e)
+/* What rejected job ji of d's queue needs alone (plan_alone); with
+ * 'extra' (a job object's text), the job is that one, appended to d's
+ * queue, and x's id, model, submit time and deadline are set from it. */
+static int alone(xpl *x, const plan_doc *d, int ji, const char *extra,
+                 const char *label, const curve_set *cs, const char *curves,
+                 ef_err *e)
 {
     curve_set own = {0};       /* the curves loaded here */
     job_queue q;
     cluster c;
     plan_opts po;
-    char *qt = plan_doc_queue_json(d, NULL);
+    char *qt = plan_doc_queue_json(d, extra);
     int rc = queue_parse_json(&q, label, qt, strlen(qt), e);
     free(qt);
     if (rc != EF_OK) {
         queue_free(&q);
         return EF_ERR;
+    }
+    if (extra) {
+        const job *jb = &q.jobs[q.n - 1];
+        ji = q.n - 1;
+        x->id = jf_strdup(&x->arena, jb->id);
+        x->model = jf_strdup(&x->arena, jb->model);
+        x->submit_time = jb->submit;
+        x->deadline = jb->has_deadline ? jb->deadline : -1;
     }
     if (!cs) {
         const char *name = curves ? curves : d->curves;
@@ -377,11 +389,37 @@ int xpl_build(xpl *x, const plan_doc *d, const char *label, const char *id,
     intervals(x, d, ji, known);
     if (j->decision == PLAN_REJECTED) {
         holders(x, d, ji);
-        if (alone(x, d, ji, label, cs, curves, e) != EF_OK) {
+        if (alone(x, d, ji, NULL, label, cs, curves, e) != EF_OK) {
             xpl_free(x);
             return EF_ERR;
         }
     }
+    if (!x->holders)
+        x->holders = jf_alloc(&x->arena, sizeof *x->holders);
+    return EF_OK;
+}
+
+int xpl_build_rejected(xpl *x, const plan_doc *d, const char *label,
+                       const char *job_json, const char *reason,
+                       int64_t earliest, const curve_set *cs, ef_err *e)
+{
+    memset(x, 0, sizeof *x);
+    x->decision = PLAN_REJECTED;
+    x->reason = reason ? jf_strdup(&x->arena, reason) : NULL;
+    x->now = d->now;
+    x->cluster_gpus = d->cluster.nodes * d->cluster.gpus_per_node;
+    x->slot_seconds = d->slot_seconds;
+    x->start = x->planned_end = -1;
+    x->slack = PLAN_NO_SLACK;
+    x->earliest_feasible_deadline = earliest >= 0 ? earliest : -1;
+    x->window_start = x->window_end = -1;
+    x->fastest_alone = -1;
+    x->iv = jf_alloc(&x->arena, sizeof *x->iv);
+    if (alone(x, d, -1, job_json, label, cs, NULL, e) != EF_OK) {
+        xpl_free(x);
+        return EF_ERR;
+    }
+    holders(x, d, -1);
     if (!x->holders)
         x->holders = jf_alloc(&x->arena, sizeof *x->holders);
     return EF_OK;

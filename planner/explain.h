@@ -110,6 +110,20 @@ typedef struct xpl {
 int xpl_build(xpl *x, const plan_doc *d, const char *label, const char *id,
               const curve_set *cs, const char *curves, ef_err *e);
 
+/*
+ * xpl_build_rejected: explain a job that plan 'd' does not hold because
+ * it was rejected (efplan serve keeps rejected jobs out of its plan): the
+ * job object 'job_json' (efplan-jobs, submit_time and deadline set), its
+ * 'reason' (NULL: none) and 'earliest' feasible deadline (-1: none), as
+ * the admission answer gave them. The holders are d's admitted jobs in
+ * its window, what it needs alone is plan_alone's on d's queue plus this
+ * job (curves 'cs'). Errors: a job object the queue reader refuses,
+ * curves that do not fit it (EF_E_INPUT); then *x is empty.
+ */
+int xpl_build_rejected(xpl *x, const plan_doc *d, const char *label,
+                       const char *job_json, const char *reason,
+                       int64_t earliest, const curve_set *cs, ef_err *e);
+
 /* The explanation of x as lines of text (heap, NUL-terminated; *len its
  * length when not NULL): times as zone 'z' shows them (ef_ht_fmt; Unix
  * seconds for a plan off the wall clock), durations by ef_ht_dur. At
