@@ -95,9 +95,9 @@ static void srv_log(srv *s, const char *fmt, ...)
 
 /* Match the decoded path to a route: the path's routes (bit per
  * route_id) into *any, the id of "{id}" routes into *id; for
- * /v1/jobs/{id}/explain, that id into xid[0..xlen) (a GET there explains
- * the job; a job whose id ends in "/explain" is shown by GET only
- * through GET /v1/jobs). */
+ * /v1/jobs/{id}/explain, that id into xid[0..xlen): such a path is that
+ * route only (a job whose own id ends in "/explain" is listed by GET
+ * /v1/jobs but cannot be named in a path). */
 static unsigned match_path(const char *url, const char **id, char *node,
                            size_t nlen, char *xid, size_t xlen)
 {
@@ -115,7 +115,7 @@ static unsigned match_path(const char *url, const char **id, char *node,
         size_t L = strlen(*id), X = sizeof ex - 1;
         if (L > X && L - X < xlen && strcmp(*id + L - X, ex) == 0) {
             snprintf(xid, xlen, "%.*s", (int)(L - X), *id);
-            m = (m & ~(1u << R_JOB_GET)) | 1u << R_JOB_EXPLAIN;
+            m = 1u << R_JOB_EXPLAIN;
         }
     }
     if (strncmp(url, nodes, sizeof nodes - 1) == 0) {
@@ -236,7 +236,7 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     const char *id = NULL;
     char node[32], xid[512];
     unsigned m = match_path(url, &id, node, sizeof node, xid, sizeof xid);
-    if (m & 1u << R_JOB_EXPLAIN && strcmp(method, "DELETE") != 0)
+    if (m & 1u << R_JOB_EXPLAIN)
         id = xid;
     /* HEAD is GET without the body (libmicrohttpd drops it) */
     const char *as = strcmp(method, "HEAD") == 0 ? "GET" : method;
