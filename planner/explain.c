@@ -111,15 +111,36 @@ void xpl_free(xpl *x)
 
 /* ---- building ------------------------------------------------------------- */
 
-/* Reserved GPUs of doc job j at time t, its segments walked from *cur
- * (t never decreases between calls with the same cursor). */
-static int resv_walk(const plan_doc_job *j, int *cur, int64_t t)
+/* A change of the other admitted jobs' reserved GPUs: by d at t. */
+typedef struct xpl_ev {
+    int64_t t;
+    int d;
+} xpl_ev;
+
+static int cmp_ev(const void *a, const void *b)
 {
-    while (*cur < j->nreserved && j->reserved[*cur].end <= t)
-        (*cur)++;
-    if (*cur < j->nreserved && j->reserved[*cur].start <= t)
-        return j->reserved[*cur].gpus;
-    return 0;
+    const xpl_ev *x = a, *y = b;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+/* Append [a, b) with v's numbers to x->iv (room *cap), merged with the
+ * last interval when it goes on with the same numbers. */
+static void iv_push(xpl *x, int *cap, int64_t a, int64_t b, xpl_iv v)
+{
+    v.start = a;
+    v.end = b;
+    xpl_iv *l = x->niv ? &x->iv[x->niv - 1] : NULL;
+    if (l && l->end == a && l->gpus == v.gpus && l->reserved == v.reserved &&
+        l->others_reserved == v.others_reserved &&
+        l->others_held == v.others_held) {
+        l->end = b;
+        return;
+    }
+    if (x->niv == *cap) {
+        *cap = *cap ? 2 * *cap : 16;
+        x->iv = ef_realloc(x->iv, (size_t)*cap * sizeof *x->iv);
+    }
+    x->iv[x->niv++] = v;
 }
 
 /* GPU-seconds of the segments of j inside [a, b). */
@@ -152,13 +173,35 @@ static int cmp_holder(const void *a, const void *b)
 }
 
 /* The job's intervals, its reservation and its GPU-seconds. 'known':
- * every admitted job of d records "reserved". */
+ * every admitted job of d records "reserved". A slot of the file is cut
+ * where the job's reservation or the others' change inside it (a change
+ * of reservation that leaves every allocation as it was is no new
+ * slot). */
 static void intervals(xpl *x, const plan_doc *d, int ji, int known)
 {
     const plan_doc_job *me = &d->jobs[ji];
-    int *cur = ef_calloc((size_t)d->njobs + 1, sizeof *cur); /* per job */
     int mine = me->decision != PLAN_ADMITTED ? 0 /* nothing reserved */
-               : me->decision == PLAN_ADMITTED && me->has_reserved ? 1 : -1;
+               : me->has_reserved ? 1 : -1;
+    /* the others' reservations as a sweep of changes, in time order */
+    size_t ne = 0;             /* changes */
+    for (int k = 0; known && k < d->njobs; k++)
+        if (k != ji && d->jobs[k].decision == PLAN_ADMITTED)
+            ne += 2 * (size_t)d->jobs[k].nreserved;
+    xpl_ev *ev = ef_malloc((ne ? ne : 1) * sizeof *ev);
+    ne = 0;
+    for (int k = 0; known && k < d->njobs; k++) {
+        const plan_doc_job *o = &d->jobs[k];
+        if (k == ji || o->decision != PLAN_ADMITTED)
+            continue;
+        for (int m = 0; m < o->nreserved; m++) {
+            ev[ne++] = (xpl_ev){o->reserved[m].start, o->reserved[m].gpus};
+            ev[ne++] = (xpl_ev){o->reserved[m].end, -o->reserved[m].gpus};
+        }
+    }
+    qsort(ev, ne, sizeof *ev, cmp_ev);
+    size_t ei = 0;             /* changes applied */
+    int oth = 0;               /* their sum: the others' reserved GPUs */
+    int mc = 0;                /* the job's own segment at or after now */
     int cap = 0;               /* room in x->iv */
     double rsum = 0;           /* reserved GPU-seconds */
     for (int s = 0; s < d->nslots; s++) {
@@ -172,36 +215,32 @@ static void intervals(xpl *x, const plan_doc *d, int ji, int known)
         }
         if (g == 0)
             continue;
-        xpl_iv v = {sl->start, sl->end, g, -1, -1, held};
-        if (mine == 0)
-            v.reserved = 0;
-        else if (mine == 1)
-            v.reserved = resv_walk(me, &cur[ji], sl->start);
-        if (known) {
-            v.others_reserved = 0;
-            for (int k = 0; k < d->njobs; k++)
-                if (k != ji && d->jobs[k].decision == PLAN_ADMITTED)
-                    v.others_reserved += resv_walk(&d->jobs[k], &cur[k],
-                                                   sl->start);
+        for (int64_t a = sl->start, b; a < sl->end; a = b) {
+            while (ei < ne && ev[ei].t <= a)
+                oth += ev[ei++].d;
+            b = sl->end;
+            if (ei < ne && ev[ei].t < b)
+                b = ev[ei].t;
+            xpl_iv v = {0, 0, g, mine < 0 ? -1 : 0, known ? oth : -1, held};
+            if (mine == 1) {
+                const seg *r = me->reserved;
+                while (mc < me->nreserved && r[mc].end <= a)
+                    mc++;
+                if (mc < me->nreserved && r[mc].start <= a) {
+                    v.reserved = r[mc].gpus < g ? r[mc].gpus : g;
+                    if (r[mc].end < b)
+                        b = r[mc].end;
+                } else if (mc < me->nreserved && r[mc].start < b) {
+                    b = r[mc].start;
+                }
+            }
+            x->gpu_seconds += (double)(b - a) * g;
+            if (v.reserved > 0)
+                rsum += (double)(b - a) * v.reserved;
+            iv_push(x, &cap, a, b, v);
         }
-        x->gpu_seconds += (double)(v.end - v.start) * g;
-        if (v.reserved > 0)
-            rsum += (double)(v.end - v.start) * v.reserved;
-        xpl_iv *l = x->niv ? &x->iv[x->niv - 1] : NULL;
-        if (l && l->end == v.start && l->gpus == v.gpus &&
-            l->reserved == v.reserved &&
-            l->others_reserved == v.others_reserved &&
-            l->others_held == v.others_held) {
-            l->end = v.end;
-            continue;
-        }
-        if (x->niv == cap) {
-            cap = cap ? 2 * cap : 16;
-            x->iv = ef_realloc(x->iv, (size_t)cap * sizeof *x->iv);
-        }
-        x->iv[x->niv++] = v;
     }
-    free(cur);
+    free(ev);
     x->reserved_gpu_seconds = mine < 0 ? NAN : rsum;
     /* into the arena, as everything of an xpl */
     xpl_iv *iv = jf_alloc(&x->arena, (size_t)(x->niv ? x->niv : 1) *

@@ -101,6 +101,10 @@ for i in sys.argv[3:5]:
     for v in e["intervals"]:
         assert 0 <= v["reserved"] <= v["gpus"]
         assert v["reserved"] == resv_at(jobs[i], v["start"])
+        # no change of its reservation inside an interval
+        for s in jobs[i].get("reserved", []):
+            for t in (s["start"], s["end"]):
+                assert not v["start"] < t < v["end"], (v, s)
         assert v["gpus"] + v["others_held"] <= 32
     # runs of the job cover the intervals exactly
     held = sum((r["end"] - r["start"]) * r["gpus"] for r in d["runs"]
