@@ -983,13 +983,17 @@ void svc_explain(svc *s, const store_ident *who, const char *id,
         svc_unlock(s);
         return;
     }
-    char *t = ef_malloc(s->plan_len + 1); /* the current plan's text */
-    memcpy(t, s->plan_text, s->plan_len);
-    t[s->plan_len] = '\0';
+    /* the current plan's text, copied: explained outside the lock (the
+     * curves never change while the service runs) */
+    size_t len = s->plan_len;
+    char *t = ef_malloc(len + 1);
+    memcpy(t, s->plan_text, len);
+    t[len] = '\0';
+    svc_unlock(s);
     plan_doc d;
     xpl x;
     int in = 0;                /* the plan holds the job */
-    int rc = plan_doc_parse(&d, "the service's plan", t, s->plan_len, &e);
+    int rc = plan_doc_parse(&d, "the service's plan", t, len, &e);
     for (int i = 0; rc == EF_OK && i < d.njobs && !in; i++)
         in = strcmp(d.jobs[i].id, id) == 0;
     if (rc == EF_OK && in) {
@@ -1010,7 +1014,6 @@ void svc_explain(svc *s, const store_ident *who, const char *id,
                      "plan (it is %s): nothing to explain", id, j.state);
     }
     plan_doc_free(&d);
-    svc_unlock(s);
     store_job_free(&j);
     free(t);
     if (rc != EF_OK) {
