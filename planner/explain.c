@@ -109,7 +109,7 @@ void xpl_free(xpl *x)
     memset(x, 0, sizeof *x);
 }
 
-/* ---- building ------------------------------------------------------------- */
+/* ---- building ----------------------------------------------------------- */
 
 /* A change of the other admitted jobs' reserved GPUs: by d at t. */
 typedef struct xpl_ev {
