@@ -380,7 +380,7 @@ int xpl_build(xpl *x, const plan_doc *d, const char *label, const char *id,
               const curve_set *cs, const char *curves, ef_err *e)
 {
     memset(x, 0, sizeof *x);
-    int ji = -1;
+    int ji = -1;               /* the job's index in d */
     for (int i = 0; i < d->njobs && ji < 0; i++)
         if (strcmp(d->jobs[i].id, id) == 0)
             ji = i;
