@@ -172,6 +172,11 @@ int cmd_explain(int argc, char **argv)
     if (!plan_path && curves)
         return cli_usage_error("explain", "--curves goes with --plan (the "
                                "server uses its own curves)");
+    const char *env = getenv("EFPLAN_SERVER");
+    if (!plan_path && !server && !(env && env[0]))
+        return cli_usage_error("explain", "which plan? give --plan FILE, or "
+                               "--server URL (or EFPLAN_SERVER) for a job of "
+                               "efplan serve");
     if (!plan_path)
         return remote(id, server, token_file, json, z, all);
     ef_err e = {0};

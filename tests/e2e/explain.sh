@@ -156,6 +156,12 @@ run 3 "$T/nofile.err" explain j05 --plan "$T/none.json"
 run 2 "$T/tz.err" explain j05 --plan "$P" --time-zone mars
 grep -q 'time-zone' "$T/tz.err" || fail "--time-zone: message"
 run 2 "$T/noid.err" explain --plan "$P"
+(
+    unset EFPLAN_SERVER
+    run 2 "$T/noplan.err" explain j05
+    grep -q 'which plan? give --plan FILE' "$T/noplan.err" ||
+        fail "no --plan nor --server: message"
+)
 run 2 "$T/both.err" explain j05 --plan "$P" --server http://127.0.0.1:1
 run 0 "$T/help.out" explain --help
 grep -q '^Usage: efplan explain ID --plan FILE' "$T/help.out" || fail "help"
