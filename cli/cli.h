@@ -189,5 +189,7 @@ int cli_remote_call(const struct cl_conn *c, const char *method,
 int cli_remote_raw(const struct cl_resp *r);
 int cmd_token(int argc, char **argv);
 void help_token(void);
+int cmd_explain(int argc, char **argv);
+void help_explain(void);
 
 #endif

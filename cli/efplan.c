@@ -19,6 +19,8 @@ static const cli_command commands[] = {
     {"cancel", "cancel a job on efplan serve", cmd_cancel, help_cancel},
     {"compare", "simulate traces x policies in parallel; one table",
      cmd_compare, help_compare},
+    {"explain", "why a job got the GPUs it got: reserved, surplus, who "
+     "holds the cluster", cmd_explain, help_explain},
     {"gen-trace", "write a synthetic job trace (the artifact's distributions)",
      cmd_gentrace, help_gentrace},
     {"jobs", "list jobs on efplan serve: state, decision, GPUs, deadlines",

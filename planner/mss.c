@@ -57,6 +57,11 @@ static inline void push(resv *r, int64_t a, int64_t b, int g)
     r->n++;
 }
 
+void resv_push(resv *r, int64_t a, int64_t b, int g)
+{
+    push(r, a, b, g);
+}
+
 int resv_at(const resv *r, int64_t x)
 {
     for (int i = 0; i < r->n; i++)

@@ -41,6 +41,10 @@ typedef struct resv {
 void resv_clear(resv *r);
 void resv_free(resv *r);
 void resv_copy(resv *dst, const resv *src);
+/* Append [a, b) at g GPUs to r, merged with the last segment when it
+ * continues it at the same size; nothing when b <= a or g <= 0. Segments
+ * must come in time order. */
+void resv_push(resv *r, int64_t a, int64_t b, int g);
 /* GPUs reserved at time x. */
 int resv_at(const resv *r, int64_t x);
 /* Earliest time > t at which r's GPU count changes (INT64_MAX: never). */

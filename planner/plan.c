@@ -28,6 +28,7 @@ void plan_free(plan *p)
 {
     for (int i = 0; i < p->njobs; i++) {
         resv_free(&p->jobs[i].r);
+        resv_free(&p->jobs[i].reserved);
         place_set_free(&p->jobs[i].pl);
     }
     free_slots(p, 0);
@@ -170,6 +171,15 @@ static int same_run(const plan_slot *s, const plan *p, const int *act, int na)
 static void record(plan *p, int *cap, const int *act, int na, int64_t t,
                    int64_t len)
 {
+    /* what of each admitted job's allocation its reservation holds (its
+     * allocation is its reservation plus surplus, so never less) */
+    for (int i = 0; i < na && p->reserved_known; i++) {
+        plan_job *j = &p->jobs[act[i]];
+        if (j->decision != PLAN_ADMITTED || j->g == 0)
+            continue;
+        int rg = resv_at(&j->r, t);
+        resv_push(&j->reserved, t, t + len, rg < j->g ? rg : j->g);
+    }
     if (p->nslots > 0) {
         plan_slot *last = &p->slots[p->nslots - 1];
         if (last->end == t && same_run(last, p, act, na)) {
@@ -1482,6 +1492,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
 
     plan_run R;
     run_init(&R, p);
+    p->reserved_known = 1;
     int *act = ef_malloc((size_t)(n ? n : 1) * sizeof *act);
     int na = 0;
     /* jobs promised by an earlier decision and released by now are in
@@ -1592,6 +1603,13 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
         free_slots(p, k);
         if (k > 0 && p->slots[k - 1].end > hend)
             p->slots[k - 1].end = hend;
+        for (int i = 0; i < n; i++) {
+            resv *rs = &p->jobs[i].reserved;
+            while (rs->n > 0 && rs->s[rs->n - 1].start >= hend)
+                rs->n--;
+            if (rs->n > 0 && rs->s[rs->n - 1].end > hend)
+                rs->s[rs->n - 1].end = hend;
+        }
     }
     run_free(&R);
     free(arr);
@@ -1656,4 +1674,33 @@ int plan_from_sizes(plan *p, const job_queue *q, const cluster *c,
     if (rc != EF_OK)
         plan_free(p);
     return rc;
+}
+
+int plan_alone(const job_queue *q, int i, const cluster *c,
+               const plan_opts *o, resv *out, int64_t *fastest, ef_err *e)
+{
+    plan p;
+    resv_clear(out);
+    *fastest = -1;
+    if (plan_init(&p, q, c, o, e) != EF_OK)
+        return -1;
+    ef_assert(i >= 0 && i < p.njobs);
+    plan_job *j = &p.jobs[i];
+    int64_t t = j->release;
+    avail empty;              /* the cluster with nothing promised */
+    avail_init(&empty, t, c->total_gpus);
+    const curve_row *row = NULL;
+    int lv[CURVE_MAX_LEVELS], g0;
+    int runs = j->eb ? eb_min_config(j->in, 1, c->total_gpus, &g0) != NULL
+                     : curve_usable(j->in->curve, c->total_gpus, lv, NULL) > 0;
+    if (runs) {
+        *fastest = plan_fastest(&p, j, t, &empty, NULL, &row);
+        if (j->in->has_deadline)
+            row = plan_mss(&p, j, t, &empty, out);
+        else
+            row = NULL;
+    }
+    avail_free(&empty);
+    plan_free(&p);
+    return row != NULL;
 }

@@ -144,6 +144,11 @@ typedef struct plan_job {
      * row otherwise) */
     int eb;
     const curve_row *rrow, *row;
+    /* what the plan file records (plan_build only, admitted jobs): the
+     * GPUs of its allocation its reservation held in each recorded slot,
+     * as segments [start, end) with gpus > 0, merged where equal; the
+     * rest of the allocation there was surplus */
+    resv reserved;
 } plan_job;
 
 /* One allocation of one slot. */
@@ -184,6 +189,8 @@ typedef struct plan {
     int64_t point_index;          /* the loop's index of the current point
                                      (plan_set_point_index) */
     int migrations, resizes;
+    int reserved_known;           /* jobs' 'reserved' recorded (plan_build;
+                                     not plan_from_sizes) */
     /* scratch for plan_point: one entry per job */
     resv *tmp;
     int *ord;
@@ -284,6 +291,20 @@ int plan_from_sizes(plan *p, const job_queue *q, const cluster *c,
                     const char *why, const int *size, int T, ef_err *e);
 
 void plan_free(plan *p);
+
+/*
+ * plan_alone: what job i of queue 'q' (resolved) needs alone on an empty
+ * cluster 'c' under options 'o' (the plan's: slot, now, overhead model,
+ * elastic batch, deadline margin), from its release: its minimum
+ * satisfactory share by the planner's own MSS (overheads paid, as
+ * admission asks it) into 'out' (cleared when none meets the deadline,
+ * or the job has none), and its fastest finish alone into *fastest (-1:
+ * it cannot run). Returns 1 when a reservation meets the deadline, 0 when
+ * none does (or the job has no deadline), -1 with 'e' filled when 'o' is
+ * invalid. Changes nothing in 'q'.
+ */
+int plan_alone(const job_queue *q, int i, const cluster *c,
+               const plan_opts *o, resv *out, int64_t *fastest, ef_err *e);
 
 /*
  * plan_check: verify a plan against its queue: slots consecutive on the

@@ -17,8 +17,9 @@
 
 /* ---- the tables ------------------------------------------------------------ */
 
-static const char *const decision_names[] = {"pending", "admitted",
-                                             "rejected", "best_effort"};
+const char *const plan_decision_names[4] = {"pending", "admitted",
+                                            "rejected", "best_effort"};
+#define decision_names plan_decision_names
 static const char *const surplus_names[] = {"gain", "reference"};
 
 const char *plan_decision_name(plan_decision d)
@@ -27,6 +28,14 @@ const char *plan_decision_name(plan_decision d)
 }
 
 #define TIME_MAX EF_MAX_I64
+
+static const jf_field seg_fields[] = {
+    {JF_F("end", JF_I64, JF_REQ, seg, end), .min = 0, .max = TIME_MAX},
+    {JF_F("gpus", JF_INT, JF_REQ, seg, gpus), .min = 1, .max = 1 << 20},
+    {JF_F("start", JF_I64, JF_REQ, seg, start), .min = 0, .max = TIME_MAX},
+};
+static const jf_table seg_table = JF_TABLE(seg, &jw_inline_obj, seg_fields);
+
 #define JOB(k, kd, fl, m) JF_F(k, kd, fl, plan_doc_job, m)
 #define EB .cond = offsetof(plan_doc_job, eb) + 1
 
@@ -61,6 +70,10 @@ static const jf_field entry_fields[] = {
     {JOB("promised", JF_INT, JF_OPT | PLAN_F_JOB, promised), .min = 0,
      .max = 1},
     {JOB("reason", JF_STR, JF_OPT, reason)},
+    {JOB("reserved", JF_ARR, 0, reserved), .sub = &seg_table,
+     .cnt = offsetof(plan_doc_job, nreserved),
+     .cond = offsetof(plan_doc_job, has_reserved) + 1,
+     .style = &jw_inline_arr},
     {JOB("resizes", JF_INT, JF_REQ, resizes), .min = 0, .max = INT32_MAX},
     {JOB("samples", JF_FIXED, PLAN_F_JOB, samples), EB, .dec = 0},
     {JOB("samples_done", JF_FIXED, PLAN_F_JOB, samples_done), EB, .dec = 0},
@@ -205,7 +218,7 @@ static int64_t time_or_null(int64_t t)
     return t < 0 ? -1 : t;
 }
 
-static void job_doc(plan_doc_job *d, const plan_job *j)
+static void job_doc(plan_doc_job *d, const plan_job *j, int reserved_known)
 {
     const job *in = j->in;
     d->batch_size = in->batch;
@@ -243,6 +256,11 @@ static void job_doc(plan_doc_job *d, const plan_job *j)
     d->promised = in->promised;
     d->at_risk = j->at_risk;
     d->place = in->cur;
+    if (reserved_known && j->decision == PLAN_ADMITTED) {
+        d->has_reserved = 1;
+        d->nreserved = j->reserved.n;
+        d->reserved = j->reserved.s;
+    }
 }
 
 /* Everything of plan p's document but its slots and runs. */
@@ -258,7 +276,7 @@ static void doc_head(plan_doc *d, const plan *p, const char *jobs_path,
     d->njobs = p->njobs;
     d->jobs = jf_alloc(&d->arena, (size_t)p->njobs * sizeof *d->jobs);
     for (int i = 0; i < p->njobs; i++)
-        job_doc(&d->jobs[i], &p->jobs[i]);
+        job_doc(&d->jobs[i], &p->jobs[i], p->reserved_known);
     d->jobs_file = jobs_path ? jobs_path : "";
     d->now = p->now;
     d->slot_seconds = p->opts.slot;
@@ -775,6 +793,17 @@ static int check_doc(plan_doc *d, const char *file, ef_err *e)
             return ef_fail(e, EF_E_INPUT, "%s: node_map[%d]: %ld after %ld "
                            "(expected ascending, distinct node indices)",
                            file, k, d->node_map[k], d->node_map[k - 1]);
+    for (int i = 0; i < d->njobs; i++) {
+        const plan_doc_job *j = &d->jobs[i];
+        for (int k = 0; k < j->nreserved; k++)
+            if (j->reserved[k].end <= j->reserved[k].start ||
+                (k > 0 && j->reserved[k].start < j->reserved[k - 1].end))
+                return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].reserved[%d]: "
+                               "[%" PRId64 ", %" PRId64 ") (expected "
+                               "non-empty segments in time order, none "
+                               "overlapping)", file, i, k,
+                               j->reserved[k].start, j->reserved[k].end);
+    }
     for (int i = 0; i < d->njobs; i++)
         if (d->jobs[i].eb && !d->elastic_batch)
             return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].batch_sizes: an "

@@ -40,6 +40,8 @@
 
 /* Name of a decision in the plan file ("admitted", ...). */
 const char *plan_decision_name(plan_decision d);
+/* Those names by plan_decision value (a field table's JF_ENUM). */
+extern const char *const plan_decision_names[4];
 
 /* Flags of the job-entry fields (plan_doc_queue_json's mask): a member of
  * the job as the queue gave it (efplan-jobs key of the same name), and
@@ -78,6 +80,14 @@ typedef struct plan_doc_job {
                                 says why, planned_end its earliest finish */
     placement place;         /* "placement", the queue's: where it ran at
                                 the plan's now (n == 0: nowhere) */
+    /* "reserved" (optional; absent: unknown, as in files of earlier
+     * efplan and plans efplan did not decide, the ILP's): for an admitted
+     * job, the GPUs of its allocation that its reservation (minimum
+     * satisfactory share) held, as segments {start, end, gpus} in time
+     * order, gpus > 0; the rest of its allocation was surplus */
+    int has_reserved;        /* the member is there (maybe empty) */
+    int nreserved;
+    seg *reserved;
 } plan_doc_job;
 
 #define PLAN_NO_SLACK INT64_MIN

@@ -41,7 +41,8 @@ static void srv_free(srv *s)
 /* What a request is, once routed. */
 typedef enum route_id {
     R_HEALTH, R_METRICS, R_JOBS_POST, R_JOBS_GET, R_JOB_GET, R_JOB_DELETE,
-    R_PLAN, R_REPLAN, R_QUEUE, R_NODES, R_DRAIN, R_UNDRAIN, R_COUNT
+    R_PLAN, R_REPLAN, R_QUEUE, R_NODES, R_DRAIN, R_UNDRAIN, R_JOB_EXPLAIN,
+    R_COUNT
 } route_id;
 
 static const srv_route routes[R_COUNT] = {
@@ -57,6 +58,7 @@ static const srv_route routes[R_COUNT] = {
     [R_NODES] = {"GET", "/v1/nodes", "user"},
     [R_DRAIN] = {"POST", "/v1/nodes/{node}/drain", "operator"},
     [R_UNDRAIN] = {"POST", "/v1/nodes/{node}/undrain", "operator"},
+    [R_JOB_EXPLAIN] = {"GET", "/v1/jobs/{id}/explain", "user"},
 };
 
 const srv_route *srv_routes(int *n)
@@ -92,9 +94,12 @@ static void srv_log(srv *s, const char *fmt, ...)
 }
 
 /* Match the decoded path to a route: the path's routes (bit per
- * route_id) into *any, the id of "{id}" routes into *id. */
+ * route_id) into *any, the id of "{id}" routes into *id; for
+ * /v1/jobs/{id}/explain, that id into xid[0..xlen): such a path is that
+ * route only (a job whose own id ends in "/explain" is listed by GET
+ * /v1/jobs but cannot be named in a path). */
 static unsigned match_path(const char *url, const char **id, char *node,
-                           size_t nlen)
+                           size_t nlen, char *xid, size_t xlen)
 {
     unsigned m = 0;
     *id = NULL;
@@ -106,6 +111,12 @@ static unsigned match_path(const char *url, const char **id, char *node,
     if (strncmp(url, jobs, sizeof jobs - 1) == 0 && url[sizeof jobs - 1]) {
         *id = url + sizeof jobs - 1;
         m |= 1u << R_JOB_GET | 1u << R_JOB_DELETE;
+        static const char ex[] = "/explain";
+        size_t L = strlen(*id), X = sizeof ex - 1;
+        if (L > X && L - X < xlen && strcmp(*id + L - X, ex) == 0) {
+            snprintf(xid, xlen, "%.*s", (int)(L - X), *id);
+            m = 1u << R_JOB_EXPLAIN;
+        }
     }
     if (strncmp(url, nodes, sizeof nodes - 1) == 0) {
         /* /v1/nodes/{node}/drain and /undrain */
@@ -223,8 +234,10 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     svc_reply r;
     memset(&r, 0, sizeof r);
     const char *id = NULL;
-    char node[32];
-    unsigned m = match_path(url, &id, node, sizeof node);
+    char node[32], xid[512];
+    unsigned m = match_path(url, &id, node, sizeof node, xid, sizeof xid);
+    if (m & 1u << R_JOB_EXPLAIN)
+        id = xid;
     /* HEAD is GET without the body (libmicrohttpd drops it) */
     const char *as = strcmp(method, "HEAD") == 0 ? "GET" : method;
     int rt = -1;
@@ -327,6 +340,7 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     }
     case R_JOB_GET: svc_show(s->sv, &who, id, now, &r); break;
     case R_JOB_DELETE: svc_cancel(s->sv, &who, id, now, &r); break;
+    case R_JOB_EXPLAIN: svc_explain(s->sv, &who, id, &r); break;
     case R_PLAN: svc_plan(s->sv, &r, &pv); break;
     case R_REPLAN: svc_replan(s->sv, &who, now, &r); break;
     case R_QUEUE: svc_queue(s->sv, &who, &r); break;

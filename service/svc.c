@@ -22,6 +22,7 @@
 #include "model/overhead.h"
 #include "planner/place.h"
 #include "planner/plan.h"
+#include "planner/explain.h"
 #include "planner/planio.h"
 #include "planner/submit.h"
 
@@ -969,6 +970,63 @@ void svc_show(svc *s, const store_ident *who, const char *id, int64_t now,
         reply_internal(r, &e);
     else
         reply_json(r, 200, v);
+}
+
+void svc_explain(svc *s, const store_ident *who, const char *id,
+                 svc_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    store_job j;
+    ef_err e = {0};
+    svc_lock(s);
+    if (!own_job(s, who, id, &j, r)) {
+        svc_unlock(s);
+        return;
+    }
+    /* the current plan's text, copied: explained outside the lock (the
+     * curves never change while the service runs) */
+    size_t len = s->plan_len;
+    char *t = ef_malloc(len + 1);
+    memcpy(t, s->plan_text, len);
+    t[len] = '\0';
+    svc_unlock(s);
+    plan_doc d;
+    xpl x;
+    int in = 0;                /* the plan holds the job */
+    int rc = plan_doc_parse(&d, "the service's plan", t, len, &e);
+    for (int i = 0; rc == EF_OK && i < d.njobs && !in; i++)
+        in = strcmp(d.jobs[i].id, id) == 0;
+    if (rc == EF_OK && in) {
+        rc = xpl_build(&x, &d, "the service's plan", id, &s->cs, NULL, &e);
+    } else if (rc == EF_OK && strcmp(j.decision, "rejected") == 0) {
+        /* rejected jobs stay out of the plan: the answer says why */
+        json_t *a = json_loads(j.answer, 0, NULL);
+        const json_t *why = json_object_get(a, "reason");
+        const json_t *ef = json_object_get(a, "earliest_feasible_deadline");
+        rc = xpl_build_rejected(&x, &d, "the service's plan", j.body,
+                                json_is_string(why) ? json_string_value(why)
+                                                    : NULL,
+                                json_is_integer(ef) ? json_integer_value(ef)
+                                                    : -1, &s->cs, &e);
+        json_decref(a);
+    } else if (rc == EF_OK) {
+        rc = ef_fail(&e, EF_E_INPUT, "job \"%.300s\" is not in the current "
+                     "plan (it is %s): nothing to explain", id, j.state);
+    }
+    plan_doc_free(&d);
+    store_job_free(&j);
+    free(t);
+    if (rc != EF_OK) {
+        if (e.kind == EF_E_INPUT)
+            svc_reply_error(r, 404, NULL, e.msg);
+        else
+            reply_internal(r, &e);
+        return;
+    }
+    size_t n;
+    char *body = xpl_json(&x, &n);
+    xpl_free(&x);
+    reply_take(r, 200, body, "application/json");
 }
 
 /* ---- re-planning the queue -------------------------------------------------- */

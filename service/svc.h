@@ -108,6 +108,11 @@ void svc_list(svc *s, const store_ident *who, int all, const char *state,
 /* GET /v1/jobs/{id} */
 void svc_show(svc *s, const store_ident *who, const char *id, int64_t now,
               svc_reply *r);
+/* GET /v1/jobs/{id}/explain: why the job got what it got in the current
+ * plan (planner/explain.h: xpl_json, the service's curves); 404 when the
+ * job is unknown or not in the current plan. Yours only, as show. */
+void svc_explain(svc *s, const store_ident *who, const char *id,
+                 svc_reply *r);
 /* DELETE /v1/jobs/{id} */
 void svc_cancel(svc *s, const store_ident *who, const char *id, int64_t now,
                 svc_reply *r);

@@ -8,6 +8,8 @@
 #   jobs (bob's: exit 8 and the server's message), the operator's jobs
 #   --all sees both; a job id with spaces, '/', '%' and '?' goes through
 #   show and cancel (percent-encoded in the URL);
+# - explain: an admitted job's reserved + surplus, a rejected job, an
+#   odd id, --json, another user's job (exit 8), a job not there (exit 3);
 # - errors: a job not there (exit 3), a second cancel (exit 3), a token
 #   the server does not know (exit 8), a token file open to others
 #   (exit 3), a server that is gone (exit 5).
@@ -108,6 +110,29 @@ run 0 show_a1.json show a1 $A --json
 json_ok show_a1.json 'd["id"] == "a1" and isinstance(d["history"], list)'
 run 0 show_odd.out show "$ODD" $A
 grep -q "^job $ODD (owner alice)" show_odd.out || fail "show of an odd id"
+
+# explain (GET /v1/jobs/{id}/explain): the text from the server's JSON,
+# times in UTC; a rejected job (kept out of the plan) too; an odd id
+run 0 explain_a1.out explain a1 $A
+grep -q '^a1 is admitted: its deadline 20[0-9-]*T[0-9:]*Z is guaranteed' \
+    explain_a1.out || { cat explain_a1.out; fail "explain: admitted line"; }
+grep -q ' reserved + [0-9]* surplus; other jobs: ' explain_a1.out ||
+    fail "explain: no reserved + surplus interval"
+run 0 explain_a1.json explain a1 $A --json
+json_ok explain_a1.json 'd["format"] == "efplan-explain" and d["id"] == "a1" and len(d["intervals"]) > 0'
+run 0 explain_a1e.out explain a1 $A --time-zone epoch
+grep -q '^a1 is admitted: its deadline t=[0-9]* s is guaranteed' \
+    explain_a1e.out || fail "explain --time-zone epoch"
+run 0 explain_late.out explain late $A
+grep -q '^late is rejected: ' explain_late.out ||
+    { cat explain_late.out; fail "explain: rejected line"; }
+run 0 explain_odd.out explain "$ODD" $A
+grep -q "^$ODD is best-effort" explain_odd.out || fail "explain of an odd id"
+run 8 explain_b1.out explain b1 $A
+grep -q "^efplan: error: $URL: HTTP 403: " explain_b1.out ||
+    fail "explain of bob's job: not the 403 message"
+run 3 explain_none.out explain no-such-job $A
+grep -q "HTTP 404: " explain_none.out || fail "explain: a missing job is not a 404"
 
 # another user's job: exit 8 and the server's message
 run 8 show_b1.out show b1 $A

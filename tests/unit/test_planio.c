@@ -123,6 +123,19 @@ static void gen_doc(plan_doc *d)
         j->slack = j->deadline >= 0 && j->planned_end >= 0
                        ? j->deadline - j->planned_end : PLAN_NO_SLACK;
         j->submit_time = (int64_t)rn(5000);
+        /* "reserved": absent (unknown), empty, or a few segments */
+        j->has_reserved = j->decision == PLAN_ADMITTED && rn(3) != 0;
+        j->nreserved = j->has_reserved ? (int)rn(4) : 0;
+        j->reserved = jf_alloc(A, (size_t)(j->nreserved + 1) *
+                                      sizeof *j->reserved);
+        int64_t rt = d->now;   /* where the next segment may start */
+        for (int k = 0; k < j->nreserved; k++) {
+            rt += (int64_t)rn(2) * d->slot_seconds;
+            j->reserved[k] = (seg){rt, rt + d->slot_seconds *
+                                           (1 + (int64_t)rn(3)),
+                                   1 + (int)rn(8)};
+            rt = j->reserved[k].end;
+        }
     }
     d->nslots = d->njobs ? (int)rn(5) : 0;
     d->slots = jf_alloc(A, (size_t)(d->nslots + 1) * sizeof *d->slots);
@@ -217,7 +230,7 @@ static void test_generated_roundtrip(void **state)
         "{\"batch_size\": ", "\"node\": 1}", "\"jobs\": [\n  ]",
         "\"slots\": [\n  ]", "\"curves\": \"\"", "\"planned_end\": null",
         "\"runs\": [\n  ]", "\"slot_ends\": []", "\"version\": 1",
-        "\"version\": 2"};
+        "\"version\": 2", "\"reserved\": []", "\"reserved\": [{\"end\": "};
     int seen[sizeof seen_keys / sizeof *seen_keys] = {0};
     int longer = 0;            /* version 2 files with fewer runs than
                                   allocations */
@@ -405,6 +418,24 @@ static void test_real_plans(void **state)
             plan_doc_free(&b1);
             plan_doc_free(&b2);
             plan_doc_free(&d1);
+        }
+        /* every admitted job records its reservation, within its
+         * allocation in every slot; no other job does */
+        for (int i = 0; i < d.njobs; i++) {
+            const plan_doc_job *j = &d.jobs[i];
+            assert_int_equal(j->has_reserved, j->decision == PLAN_ADMITTED);
+            for (int k = 0; k < j->nreserved; k++)
+                for (int s = 0; s < d.nslots; s++) {
+                    const plan_doc_slot *sl = &d.slots[s];
+                    if (sl->end <= j->reserved[k].start ||
+                        sl->start >= j->reserved[k].end)
+                        continue;
+                    int g = 0;
+                    for (int a = 0; a < sl->nalloc; a++)
+                        if (sl->a[a].jobi == i)
+                            g = sl->a[a].gpus;
+                    assert_true(j->reserved[k].gpus <= g);
+                }
         }
         reason += strstr(text, "\"reason\"") != NULL;
         rejected += strstr(text, "\"rejected\",") != NULL;

@@ -273,6 +273,59 @@ static void test_reject_then_earliest(void **state)
     json_decref(a);
 }
 
+/* GET /v1/jobs/{id}/explain without HTTP: an admitted job's reserved
+ * and surplus GPUs, a rejected job (kept out of the plan) with the
+ * admitted job that holds the cluster, ownership and unknown ids. */
+static void test_explain(void **state)
+{
+    fx *f = *state;
+    int st;
+    /* resnet50 at 64 runs as fast on 8 GPUs as on 16: two such jobs
+     * hold the 16 GPUs to their deadline, a third fits only alone */
+    json_decref(submit(f, &f->alice, jobtext("a", 75000, T0 + 3600), T0,
+                       &st));
+    assert_int_equal(st, 201);
+    json_decref(submit(f, &f->bob, jobtext("b", 75000, T0 + 3600), T0, &st));
+    json_t *b = submit(f, &f->alice, jobtext("big", 75000, T0 + 3600), T0,
+                       &st);
+    assert_string_equal(sget(b, "decision"), "rejected");
+    json_decref(b);
+    svc_reply r;
+    svc_explain(f->s, &f->alice, "a", &r);
+    assert_int_equal(r.status, 200);
+    json_t *v = json_loads(r.body, 0, NULL);
+    assert_non_null(v);
+    assert_string_equal(sget(v, "format"), "efplan-explain");
+    assert_string_equal(sget(v, "decision"), "admitted");
+    assert_true(json_array_size(json_object_get(v, "intervals")) > 0);
+    assert_true(json_array_size(json_object_get(v, "reservation")) > 0);
+    assert_contains(sget(v, "explanation"), "a is admitted: its deadline");
+    json_decref(v);
+    svc_reply_free(&r);
+    svc_explain(f->s, &f->alice, "big", &r);
+    assert_int_equal(r.status, 200);
+    v = json_loads(r.body, 0, NULL);
+    assert_string_equal(sget(v, "decision"), "rejected");
+    const json_t *h = json_object_get(v, "holders");
+    assert_int_equal(json_array_size(h), 2); /* a and b, by id */
+    assert_string_equal(sget(json_array_get(h, 0), "id"), "a");
+    assert_string_equal(sget(json_array_get(h, 1), "id"), "b");
+    assert_true(json_is_true(json_object_get(v, "alone_ok")));
+    assert_true(json_integer_value(json_object_get(
+                    json_array_get(h, 0), "reserved_gpu_seconds")) > 0);
+    assert_true(json_integer_value(json_object_get(
+                    v, "earliest_feasible_deadline")) > T0 + 3600);
+    assert_contains(sget(v, "explanation"), "big is rejected");
+    json_decref(v);
+    svc_reply_free(&r);
+    svc_explain(f->s, &f->bob, "a", &r);
+    assert_int_equal(r.status, 403);
+    svc_reply_free(&r);
+    svc_explain(f->s, &f->op, "nope", &r);
+    assert_int_equal(r.status, 404);
+    svc_reply_free(&r);
+}
+
 /* Many submissions over time: every job ever admitted is admitted by the
  * final plan and planned to end by its deadline; a reopened service
  * answers the same. */
@@ -555,6 +608,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_promise_and_reopen, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_explain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loop_replan, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
