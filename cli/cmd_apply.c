@@ -143,7 +143,7 @@ int cmd_apply(int argc, char **argv)
     int o, has_until = 0;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("apply", argc, argv, opts, 0, "sbatch-arg")) != -1) {
         int64_t v;
         int so = cli_slurm_option("apply", o, optarg, &eo.slurm);
         if (so >= 0) {

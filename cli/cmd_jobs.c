@@ -143,7 +143,7 @@ int cmd_jobs(int argc, char **argv)
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("jobs", argc, argv, opts, 0, NULL)) != -1) {
         if (conn_option(o, &a))
             continue;
         switch (o) {
@@ -188,7 +188,7 @@ static int conn_only(const char *cmd, int argc, char **argv,
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt(cmd, argc, argv, opts, 0, NULL)) != -1) {
         if (conn_option(o, a))
             continue;
         if (o == 'h') {

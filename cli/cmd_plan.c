@@ -157,7 +157,7 @@ int cmd_plan(int argc, char **argv)
     po.overhead = OVH_FIG12;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("plan", argc, argv, opts, CLI_F_JSON, NULL)) != -1) {
         int64_t v;
         switch (o) {
         case 'j': jobs_path = optarg; break;

@@ -503,7 +503,7 @@ int cmd_profile(int argc, char **argv)
     double d;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = cli_getopt("profile", argc, argv, opts, 0, "batch")) != -1) {
         switch (c) {
         case 'm': o.model = optarg; break;
         case 'o': o.out = optarg; break;

@@ -165,7 +165,7 @@ int cmd_serve(int argc, char **argv)
     lo.say = log_line;
     int o;
     opterr = 0;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("serve", argc, argv, opts, 0, "sbatch-arg")) != -1) {
         int so = cli_slurm_option("serve", o, optarg, &lo.slurm);
         if (so > 0)
             return so;

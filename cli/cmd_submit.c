@@ -298,7 +298,7 @@ int cmd_submit(int argc, char **argv)
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("submit", argc, argv, opts, 0, NULL)) != -1) {
         switch (o) {
         case 'p': plan_path = optarg; break;
         case 'j': job_arg = optarg; break;

@@ -129,7 +129,7 @@ static int parse(const char *cmd, void (*help)(void), int allow_op,
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt(cmd, argc, argv, opts, 0, NULL)) != -1) {
         switch (o) {
         case 'd': to->db = optarg; break;
         case 'o':

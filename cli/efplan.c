@@ -113,17 +113,6 @@ int cli_parse_plan_version(const char *cmd, const char *arg, int *v)
     return 0;
 }
 
-int cli_parse_now(const char *cmd, const char *arg, int64_t *now)
-{
-    int64_t v;
-    if (ef_parse_i64(arg, 0, EF_MAX_I64, &v) != EF_NUM_OK &&
-        ef_parse_iso8601(arg, &v, NULL) != EF_OK)
-        return cli_usage_error(cmd, "--now: \"%s\" is not a time (seconds "
-                               "or ISO-8601)", arg);
-    *now = v;
-    return 0;
-}
-
 /* The --sbatch-arg words of the command line (cli_slurm_option). */
 static const char **slurm_args;
 
@@ -175,13 +164,6 @@ void cli_slurm_free(struct exec_slurm_opts *so)
     slurm_args = NULL;
     so->args = NULL;
     so->nargs = 0;
-}
-
-int cli_option_error(const char *cmd, int o, const char *arg)
-{
-    if (o == ':')
-        return cli_usage_error(cmd, "option %s needs a value", arg);
-    return cli_usage_error(cmd, "unknown option %s", arg);
 }
 
 static void help_main(FILE *out)
