@@ -91,6 +91,12 @@ void cli_progress(const char *what, long done, long total);
 /* Clear the progress line, if one was drawn. */
 void cli_progress_end(void);
 
+/* --json: write w's document (every container closed; compact writers
+ * give one line) and a newline to standard output; w is left empty.
+ * Returns 0, or EXIT_INTERNAL (printed) when it cannot be written. */
+struct jw;
+int cli_json_print(struct jw *w);
+
 /* The Slurm options of apply and serve (--partition P, --account A,
  * --qos Q, --sbatch-arg ARG, repeatable), as getopt_long codes: add
  * CLI_SLURM_OPTIONS to the option table. */

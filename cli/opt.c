@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "common/htime.h"
+#include "common/jsonw.h"
 #include "common/util.h"
 
 cli_conf cli_cf;
@@ -151,7 +152,8 @@ int cli_getopt(const char *cmd, int argc, char **argv,
                 char q1[128], q2[128];
                 parse_done = 1;
                 if (merged[ent].has_arg == required_argument && first[ent])
-                    cli_usage_error(cmd, "--%s given twice (\"%s\" and \"%s\"); it "
+                    cli_usage_error(cmd, "--%s given twice (\"%s\" and "
+                                    "\"%s\"); it "
                                     "takes one value", merged[ent].name,
                                     ef_quote(first[ent], q1, sizeof q1),
                                     ef_quote(optarg, q2, sizeof q2));
@@ -255,4 +257,17 @@ void cli_progress_end(void)
     fprintf(stderr, "\r\033[K");
     fflush(stderr);
     progress_shown = 0;
+}
+
+int cli_json_print(jw *w)
+{
+    size_t n;
+    char *text = jw_take(w, &n);
+    ef_err e = {0};
+    int rc = 0;
+    if (cli_write_out("-", text, n, &e) != EF_OK ||
+        cli_write_out("-", "\n", 1, &e) != EF_OK)
+        rc = cli_fail(&e);
+    free(text);
+    return rc;
 }

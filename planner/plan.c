@@ -597,6 +597,11 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
                  "%s overheads of %d s slots finishes its %.0f %s",
                  ovh_name(p->opts.overhead), p->opts.slot, j->rem,
                  j->eb ? "samples" : "iterations");
+    else if (j->deadline <= t)
+        snprintf(j->reason, sizeof j->reason,
+                 "the deadline is already past when the job is planned "
+                 "(at the plan's now or the job's release, %lld)",
+                 (long long)t);
     else if (alone > j->deadline)
         snprintf(j->reason, sizeof j->reason,
                  "deadline too tight even alone on the cluster (fastest finish "
