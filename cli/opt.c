@@ -17,6 +17,7 @@
 #include "common/htime.h"
 #include "common/jsonw.h"
 #include "common/util.h"
+#include "model/jobs.h"
 
 cli_conf cli_cf;
 
@@ -63,6 +64,7 @@ static void start(char **argv, const struct option *opts, unsigned flags)
 {
     memset(&cli_cf, 0, sizeof cli_cf);
     cli_cf.zone = EF_HT_UTC;
+    queue_set_now(cli_wall_now());
     nmerged = 0;
     for (; opts[nmerged].name; nmerged++) {
         ef_assert(nmerged < MAXOPT - NSHARED - 1);
@@ -222,6 +224,7 @@ int cli_parse_now(const char *cmd, const char *arg, int64_t *now)
                                ef_quote(arg, q, sizeof q), why);
     }
     *now = v;
+    queue_set_now(v);
     return 0;
 }
 
