@@ -47,6 +47,7 @@ int cmp_run(const cmp_grid *g, cmp_result *r, ef_err *e)
     int nt = g->ntraces, np = g->npolicies, n = nt * np;
     run_cell *rc = ef_calloc((size_t)n, sizeof *rc);
     memset(r, 0, sizeof *r);
+    int done = 0; /* cells finished, for g->progress */
     /* each cell is independent; its result lands at its own index */
     #pragma omp parallel for schedule(dynamic, 1)
     for (int k = 0; k < n; k++) {
@@ -59,6 +60,10 @@ int cmp_run(const cmp_grid *g, cmp_result *r, ef_err *e)
             rc[k].wall = s.wall_seconds;
         }
         sim_free(&s);
+        if (g->progress) {
+            #pragma omp critical(cmp_progress)
+            g->progress(g->progress_arg, ++done, n);
+        }
     }
     for (int k = 0; k < n; k++)
         if (rc[k].rc != EF_OK) {
