@@ -68,7 +68,7 @@ int cmd_gentrace(int argc, char **argv)
     int have_jobs = 0, have_gap = 0, have_ddl = 0, have_seed = 0, o;
     opterr = 0;
     optind = 1;
-    while ((o = cli_getopt("gen-trace", argc, argv, opts, CLI_F_JSON, NULL)) != -1) {
+    while ((o = cli_getopt("gen-trace", argc, argv, opts, 0, NULL)) != -1) {
         int64_t v;
         double x;
         switch (o) {
