@@ -50,6 +50,10 @@ typedef struct cli_conf {
 /* What the shared options of the command line under way set. */
 extern cli_conf cli_cf;
 
+/* The paragraph on the shared options, for a command's --help; with
+ * CLI_F_JSON in 'flags' it lists --json. */
+void cli_help_shared(unsigned flags);
+
 /* getopt_long over the command's table 'opts' (shortopts ":h") plus the
  * shared options, for command 'cmd': returns the next option's code as
  * getopt_long does (optarg set), -1 at the end (optind at the first

@@ -83,6 +83,7 @@ void help_apply(void)
         "is intact: run again to resume), 9 applied but an admitted job is\n"
         "not done by its deadline (its deadline is at or before the plan\n"
         "time apply stopped at).\n");
+    cli_help_shared(0);
 }
 
 static void say_err(void *arg, const char *line)

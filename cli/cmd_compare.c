@@ -50,6 +50,7 @@ void help_compare(void)
         "  --markdown FILE     the tables as Markdown\n"
         "\n"
         "Exit codes: 0 done, 2 usage error, 3 invalid input, 5 internal error.\n");
+    cli_help_shared(CLI_F_JSON);
 }
 
 /* cmp_grid's progress: "compare: cells 12/54" on a terminal. */

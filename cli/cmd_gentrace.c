@@ -41,6 +41,7 @@ void help_gentrace(void)
         "                            output)\n"
         "\n"
         "Exit codes: 0 written, 2 usage error, 3 invalid input, 5 write error.\n");
+    cli_help_shared(0);
 }
 
 static int parse_pos(const char *s, double lo, double hi, double *out)

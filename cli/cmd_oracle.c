@@ -53,6 +53,7 @@ void help_oracle(void)
         "Exit codes: 0 optimal or feasible, 2 usage error, 3 invalid input,\n"
         "4 infeasible or no incumbent (the JSON is still written),\n"
         "5 internal error (a GLPK failure, a write failure).\n");
+    cli_help_shared(CLI_F_JSON);
 }
 
 /* Mark the jobs named in a comma-separated list; usage error if unknown. */

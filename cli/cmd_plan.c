@@ -59,6 +59,7 @@ void help_plan(void)
         "\n"
         "Exit codes: 0 planned (some jobs may be rejected: see the summary),\n"
         "2 usage error, 3 invalid input, 5 internal error.\n");
+    cli_help_shared(CLI_F_JSON);
 }
 
 /* "24h", "90m", "30s", "2d" or plain seconds. */
@@ -362,7 +363,7 @@ int cmd_plan(int argc, char **argv)
     if (cli_cf.json)
         rc = summary_json(&p, out_path);
     else
-        print_summary(say, &p, all);
+        print_summary(say, &p, all || cli_cf.verbose);
     if (out_path && !to_stdout && !cli_cf.quiet)
         fprintf(say, "wrote %s\n", out_path);
     if (svg_path && !cli_cf.quiet)

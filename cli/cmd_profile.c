@@ -80,6 +80,7 @@ void help_profile(void)
         "Exit codes: 0 ok (modelled cells may be refused: see the warning),\n"
         "2 usage error, 3 invalid input, 5 internal or GPU error,\n"
         "6 built without CUDA, 7 no CUDA driver or no GPU.\n");
+    cli_help_shared(0);
 }
 
 typedef struct popts {

@@ -94,6 +94,7 @@ void help_serve(void)
         "Exit codes: 0 stopped by a signal, 2 usage error (also: the store\n"
         "was planned on another cluster or curves), 3 invalid input, 5\n"
         "internal error (cannot listen, store failure).\n");
+    cli_help_shared(0);
 }
 
 /* One log line on stderr, with its UTC time. */

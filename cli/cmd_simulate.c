@@ -77,6 +77,7 @@ void help_simulate(void)
         "\n"
         "Exit codes: 0 simulated, 2 usage error, 3 invalid input,\n"
         "5 internal error or an output that cannot be written.\n");
+    cli_help_shared(CLI_F_JSON);
 }
 
 /* The metrics table of a finished simulation of 'trace'. */

@@ -73,6 +73,7 @@ void help_submit(void)
         "HTTP 400, 409, 413),\n"
         "5 internal error (or a server error, or no server reachable),\n"
         "8 the server refused the token (HTTP 401, 403).\n");
+    cli_help_shared(0);
 }
 
 /* What a submit decided, as both modes print it: the plan file's (times

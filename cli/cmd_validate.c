@@ -34,6 +34,7 @@ void help_validate(void)
         "  -h, --help       this text\n"
         "\n"
         "Exit codes: 0 valid, 2 usage error, 3 invalid input.\n");
+    cli_help_shared(CLI_F_JSON);
 }
 
 static int cmp_model_batch(const void *a, const void *b, void *ctx)

@@ -274,3 +274,23 @@ int cli_json_print(jw *w)
     free(text);
     return rc;
 }
+
+void cli_help_shared(unsigned flags)
+{
+    printf("\n"
+           "Shared options (every command; README \"Conventions\"):\n"
+           "  -q, --quiet         results and errors only: no notes, no "
+           "progress\n"
+           "  -v, --verbose       more detail where the command has it\n"
+           "  --time-zone Z       times of a plan on the wall clock in utc\n"
+           "                      (default), local (TZ) or epoch (Unix "
+           "seconds)\n");
+    if (flags & CLI_F_JSON)
+        printf("  --json              the summary as one JSON object on "
+               "standard output\n");
+    printf("  Times read accept Unix seconds, ISO-8601 or now+8h; a file "
+           "name '-'\n"
+           "  reads standard input, an output '-' writes standard output; an "
+           "option\n"
+           "  given twice is an error unless its help says repeatable.\n");
+}
