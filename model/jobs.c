@@ -887,7 +887,7 @@ static int json_time(const json_t *o, const job_fspec *s, int64_t *out,
         if (strncmp(str, "now", 3) != 0 &&
             ef_parse_iso8601(str, out, &why) != EF_OK)
             return ef_fail(e, EF_E_INPUT, "%s: %s.%s: \"%s\" is not an "
-                           "ISO-8601 time (nor now+DURATION): %s", file,
+                           "ISO-8601 time: %s", file,
                            where, s->key, ef_quote(str, qv, sizeof qv), why);
         if (*out < s->min || *out > s->max)
             return ef_fail(e, EF_E_INPUT, "%s: %s.%s: time before 1970 (expected "
