@@ -219,7 +219,8 @@ int cmd_compare(int argc, char **argv)
     sim_opts_default(&so);
     opterr = 0;
     optind = 1;
-    while ((o = cli_getopt("compare", argc, argv, opts, CLI_F_JSON, "cluster-for")) != -1) {
+    while ((o = cli_getopt("compare", argc, argv, opts, CLI_F_JSON,
+                           "cluster-for")) != -1) {
         switch (o) {
         case 't':
             nt = split("--traces", "trace files", optarg, tbuf, sizeof tbuf,

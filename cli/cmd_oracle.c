@@ -200,7 +200,8 @@ int cmd_oracle(int argc, char **argv)
     io.time_limit = 10;
     opterr = 0;
     optind = 1;
-    while ((o = cli_getopt("oracle", argc, argv, opts, CLI_F_JSON, NULL)) != -1) {
+    while ((o = cli_getopt("oracle", argc, argv, opts, CLI_F_JSON,
+                           NULL)) != -1) {
         int64_t v;
         double d;
         switch (o) {

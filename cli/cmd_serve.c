@@ -263,6 +263,8 @@ int cmd_serve(int argc, char **argv)
         default: return cli_option_error("serve", o, argv[optind - 1]);
         }
     }
+    if (cli_cf.quiet) /* -q, as --quiet */
+        hc.log = log_quiet;
     if (optind < argc)
         return cli_usage_error("serve", "unexpected argument \"%s\"",
                                argv[optind]);

@@ -243,7 +243,8 @@ int cmd_simulate(int argc, char **argv)
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = cli_getopt("simulate", argc, argv, opts, CLI_F_JSON, NULL)) != -1) {
+    while ((o = cli_getopt("simulate", argc, argv, opts, CLI_F_JSON,
+                           NULL)) != -1) {
         int64_t v;
         switch (o) {
         case 't': trace = optarg; break;

@@ -249,7 +249,8 @@ int cmd_validate(int argc, char **argv)
     int o, version = PLAN_V2, version_given = 0;
     opterr = 0;
     optind = 1;
-    while ((o = cli_getopt("validate", argc, argv, opts, CLI_F_JSON, NULL)) != -1) {
+    while ((o = cli_getopt("validate", argc, argv, opts, CLI_F_JSON,
+                           NULL)) != -1) {
         switch (o) {
         case 'j': jobs_path = optarg; break;
         case 'c': cluster_arg = optarg; break;
