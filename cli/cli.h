@@ -88,8 +88,10 @@ int64_t cli_wall_now(void);
 /* 1 iff progress may be drawn: standard error is a terminal and no -q. */
 int cli_progress_on(void);
 
-/* Draw "WHAT DONE/TOTAL" on standard error's line, at most four times a
- * second (always the last, done == total), when cli_progress_on. */
+/* Draw "WHAT DONE/TOTAL" on standard error's line when cli_progress_on:
+ * nothing in the run's first second (from the first call after
+ * cli_progress_end), then at most four times a second (and the last,
+ * done == total). */
 void cli_progress(const char *what, long done, long total);
 
 /* Clear the progress line, if one was drawn. */

@@ -327,6 +327,7 @@ int cmd_compare(int argc, char **argv)
     }
     cmp_grid g = {nt, np, (const char *const *)tr, q, cl, pols, so,
                   progress, NULL};
+    progress(NULL, 0, nt * np); /* the run's start, for the first second */
     if (cmp_run(&g, &r, &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;

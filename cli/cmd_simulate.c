@@ -128,6 +128,13 @@ static void print_sim(FILE *f, const sim *s, const char *trace)
             "decision time per point", ls.p50, ls.p99, ls.max);
 }
 
+/* sim_opts' progress: "simulate: jobs done 120/1000" on a terminal. */
+static void progress(void *arg, int done, int total)
+{
+    (void)arg;
+    cli_progress("simulate: jobs done", done, total);
+}
+
 /* --json: the metrics of a finished simulation of 'trace' as one object
  * (no wall-clock figures: the same inputs give the same bytes). */
 static int sim_json(const sim *s, const char *trace)
@@ -309,6 +316,7 @@ int cmd_simulate(int argc, char **argv)
         free(l.s);
         return rc;
     }
+    so.progress = progress;
     ef_err e = {0};
     cluster c;
     curve_set cs = {0};
@@ -316,8 +324,13 @@ int cmd_simulate(int argc, char **argv)
     sim s = {0};
     int rc = 0;
     if (cli_load_inputs(cluster_arg, curves_arg, trace, &c, &cs, &q, &e) !=
-            EF_OK ||
-        sim_run(&s, &q, &c, pol, &so, &e) != EF_OK ||
+        EF_OK) {
+        rc = cli_fail(&e);
+        goto out;
+    }
+    int ran = sim_run(&s, &q, &c, pol, &so, &e); /* EF_OK or EF_ERR */
+    cli_progress_end();
+    if (ran != EF_OK ||
         (jobs_out && sim_write_jobs_csv(&s, jobs_out, &e) != EF_OK) ||
         (svg_path && sim_write_svg(&s, trace, svg_path, &e) != EF_OK)) {
         rc = cli_fail(&e);

@@ -230,12 +230,23 @@ int cli_parse_now(const char *cmd, const char *arg, int64_t *now)
 
 int cli_progress_on(void)
 {
-    return !cli_cf.quiet && isatty(2);
+    static int tty = -1; /* isatty(2), asked once */
+    if (tty < 0)
+        tty = isatty(2);
+    return !cli_cf.quiet && tty;
 }
 
-/* The progress line: when it was last drawn, and whether one is shown. */
-static struct timespec progress_last;
-static int progress_shown;
+/* The progress line: when the run began (first call), when the line
+ * was last drawn, and whether one is shown. */
+static struct timespec progress_t0, progress_last;
+static int progress_started, progress_shown;
+
+/* Nanoseconds from a to b. */
+static long long ns_between(const struct timespec *a, const struct timespec *b)
+{
+    return (long long)(b->tv_sec - a->tv_sec) * 1000000000LL +
+           (b->tv_nsec - a->tv_nsec);
+}
 
 void cli_progress(const char *what, long done, long total)
 {
@@ -243,9 +254,15 @@ void cli_progress(const char *what, long done, long total)
         return;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (!progress_started) {
+        progress_started = 1;
+        progress_t0 = ts;
+    }
+    /* nothing for the first second: short runs stay silent */
+    if (ns_between(&progress_t0, &ts) < 1000000000LL)
+        return;
     if (done < total && progress_shown &&
-        (ts.tv_sec - progress_last.tv_sec) * 1000000000L +
-                (ts.tv_nsec - progress_last.tv_nsec) < 250000000L)
+        ns_between(&progress_last, &ts) < 250000000LL)
         return;
     progress_last = ts;
     progress_shown = 1;
@@ -255,6 +272,7 @@ void cli_progress(const char *what, long done, long total)
 
 void cli_progress_end(void)
 {
+    progress_started = 0;
     if (!progress_shown)
         return;
     fprintf(stderr, "\r\033[K");
