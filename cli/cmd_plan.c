@@ -85,6 +85,13 @@ static int parse_duration(const char *s, int64_t *out)
     return 0;
 }
 
+/* plan_opts' progress: "plan: jobs done 120/1000" on a terminal. */
+static void progress(void *arg, int done, int total)
+{
+    (void)arg;
+    cli_progress("plan: jobs done", done, total);
+}
+
 /* The most GPUs each job holds in any slot of 'p', into mx[0..njobs). */
 static void max_gpus(const plan *p, int *mx)
 {
@@ -330,7 +337,10 @@ int cmd_plan(int argc, char **argv)
         rc = cli_fail(&e);
         goto out;
     }
-    if (plan_build(&p, &q, &c, &po, &e) != EF_OK) {
+    po.progress = progress;
+    int built = plan_build(&p, &q, &c, &po, &e); /* EF_OK or EF_ERR */
+    cli_progress_end();
+    if (built != EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }

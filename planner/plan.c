@@ -1511,6 +1511,8 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
     int64_t t = now;
     double horizon = plan_horizon(p);
     while (ai < narr || na > 0) {
+        if (p->opts.progress)
+            p->opts.progress(p->opts.progress_arg, ai - na, narr);
         /* the guard: a plan that runs past its horizon, or past the
          * largest time efplan keeps, has run away (a job that makes no
          * progress) */
