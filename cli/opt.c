@@ -18,6 +18,7 @@
 #include "common/jsonw.h"
 #include "common/util.h"
 #include "model/jobs.h"
+#include "service/client.h"
 
 cli_conf cli_cf;
 
@@ -179,6 +180,7 @@ int cli_getopt(const char *cmd, int argc, char **argv,
                 return CLI_O_FAILED;
             }
             cli_cf.zone_given = 1;
+            cl_set_zone(cli_cf.zone); /* jobs, show, node: the client's */
             continue;
         default: return o;
         }

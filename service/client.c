@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "common/jsonin.h"
+#include "common/htime.h"
 #include "common/util.h"
 #include "service/token.h"
 
@@ -472,12 +473,22 @@ int cl_status_error(const char *server, const cl_resp *r, ef_err *e)
     return EF_ERR;
 }
 
+/* cl_set_zone's zone; -1: the compact UTC form of cl_fmt_utc. */
+static int fmt_zone = -1;
+
+void cl_set_zone(ef_ht_zone z)
+{
+    fmt_zone = (int)z;
+}
+
 const char *cl_fmt_utc(int64_t t, int seconds, char *dst, size_t len)
 {
     if (t < 0) {
         snprintf(dst, len, "-");
         return dst;
     }
+    if (fmt_zone >= 0)
+        return ef_ht_fmt(t, (ef_ht_zone)fmt_zone, dst, len);
     time_t tt = (time_t)t;
     struct tm tm;
     if (!gmtime_r(&tt, &tm)) {
