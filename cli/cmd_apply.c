@@ -101,25 +101,27 @@ static void say_out(void *arg, const char *line)
 /* The admitted jobs behind their plan, one line each, and a count. */
 static void print_behind(const exec_plan *p, const exec_report *rep)
 {
+    char at[40]; /* the plan time, as --time-zone says */
+    cli_time(rep->plan_time, rep->plan_time, at, sizeof at);
     for (int k = 0; k < rep->nbehind; k++) {
         const exec_behind *b = &rep->behind[k];
         const exec_job *jb = &p->jobs[b->job];
-        char dl[96];
+        char dl[96], t[40];
         if (b->deadline < 0)
             snprintf(dl, sizeof dl, "no deadline");
         else if (b->missed)
-            snprintf(dl, sizeof dl, "deadline %" PRId64 " passed: missed",
-                     b->deadline);
+            snprintf(dl, sizeof dl, "deadline %s passed: missed",
+                     cli_time(b->deadline, rep->plan_time, t, sizeof t));
         else
-            snprintf(dl, sizeof dl, "deadline %" PRId64 " ahead",
-                     b->deadline);
+            snprintf(dl, sizeof dl, "deadline %s ahead",
+                     cli_time(b->deadline, rep->plan_time, t, sizeof t));
         printf("behind: %s: %" PRId64 " of %" PRId64 " iterations done, %"
-               PRId64 " expected by t=%" PRId64 "; %s\n", jb->id, b->done,
-               jb->iterations, b->expected, rep->plan_time, dl);
+               PRId64 " expected by t=%s; %s\n", jb->id, b->done,
+               jb->iterations, b->expected, at, dl);
     }
     if (rep->nbehind)
-        printf("%d admitted job(s) behind their plan at t=%" PRId64 ", %d "
-               "not done by their deadline\n", rep->nbehind, rep->plan_time,
+        printf("%d admitted job(s) behind their plan at t=%s, %d "
+               "not done by their deadline\n", rep->nbehind, at,
                rep->missed);
 }
 
