@@ -113,8 +113,11 @@ static void same_note(const cmp_result *r, FILE *f)
                 all1 ? "each meets every deadline, so the cluster is not "
                        "the bottleneck here"
                 : all0 ? "none meets any deadline"
-                       : "they meet the same number of deadlines; the "
-                         "trace does not tell them apart");
+                       : r->ntraces == 1
+                             ? "they meet the same deadlines' count; this "
+                               "trace does not tell them apart"
+                             : "they meet the same deadlines' count; these "
+                               "traces do not tell them apart");
     }
 }
 
