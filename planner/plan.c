@@ -600,8 +600,7 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
     else if (j->deadline <= t)
         snprintf(j->reason, sizeof j->reason,
                  "the deadline is already past when the job is planned "
-                 "(at the plan's now or the job's release, %lld)",
-                 (long long)t);
+                 "(the plan's now, or the job's release when later)");
     else if (alone > j->deadline)
         snprintf(j->reason, sizeof j->reason,
                  "deadline too tight even alone on the cluster (fastest finish "
