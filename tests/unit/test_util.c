@@ -720,6 +720,31 @@ static void test_read_file_errors(void **state)
     tu_rmtree(dir);
 }
 
+/* "-" is standard input, whatever it is (here a pipe), read once per
+ * process: a second "-" is an input error */
+static void test_read_file_stdin(void **state)
+{
+    (void)state;
+    int fd[2], saved = dup(0);
+    assert_int_equal(pipe(fd), 0);
+    assert_int_equal(write(fd[1], "from stdin\n", 11), 11);
+    close(fd[1]);
+    assert_int_equal(dup2(fd[0], 0), 0);
+    close(fd[0]);
+    char *buf = NULL;
+    size_t len = 0;
+    ef_err e = {0};
+    assert_ok(ef_read_file("-", &buf, &len, &e), e);
+    assert_int_equal(len, 11);
+    assert_string_equal(buf, "from stdin\n");
+    free(buf);
+    assert_err(ef_read_file("-", &buf, &len, &e), e,
+               "-: standard input is read once", NULL);
+    assert_null(buf);
+    dup2(saved, 0);
+    close(saved);
+}
+
 static void test_read_file_large(void **state)
 {
     /* bigger than any initial buffer guess, from a pipe-like source size */
@@ -925,6 +950,7 @@ int main(void)
         cmocka_unit_test(test_write_atomic_syncs_directory),
         cmocka_unit_test(test_write_atomic_failure_leaves_no_temporary),
         cmocka_unit_test(test_read_file_errors),
+        cmocka_unit_test(test_read_file_stdin),
         cmocka_unit_test(test_read_file_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
