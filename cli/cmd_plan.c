@@ -178,6 +178,10 @@ static void print_summary(FILE *f, const plan *p, int all)
     }
     if (n < p->njobs)
         fprintf(f, "  ... %d more (--all lists every job)\n", p->njobs - n);
+    if (n > 0)
+        fprintf(f, "  (GPUs: the most the job holds in any slot; slack: "
+                "deadline - end; earliest: the\n   earliest deadline that "
+                "could be guaranteed, for a rejected job)\n");
     free(mx);
 }
 

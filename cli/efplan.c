@@ -179,6 +179,10 @@ static void help_main(FILE *out)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
         "\n"
+        "Every command: -q/--quiet, -v/--verbose, --time-zone utc|local|epoch,\n"
+        "--json (the summary as JSON, where the command has one); '-' is\n"
+        "standard input or output; times read may be now+8h.\n"
+        "\n"
         "Exit codes: 0 ok, 2 usage error, 3 invalid input, 4 infeasible,\n"
         "5 internal error, 6 profile built without CUDA, 7 no GPU,\n"
         "8 the server refused the token.\n"

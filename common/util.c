@@ -661,21 +661,6 @@ int ef_is_pow2(int64_t x)
     return x > 0 && (x & (x - 1)) == 0;
 }
 
-const char *ef_fmt_duration(int64_t s, char *dst, size_t dstlen)
-{
-    int64_t d = s / 86400, h = s % 86400 / 3600, m = s % 3600 / 60,
-            sec = s % 60;
-    if (d)
-        snprintf(dst, dstlen, "%lldd %lldh %lldm %llds", (long long)d,
-                 (long long)h, (long long)m, (long long)sec);
-    else if (h)
-        snprintf(dst, dstlen, "%lldh %lldm %llds", (long long)h, (long long)m,
-                 (long long)sec);
-    else
-        snprintf(dst, dstlen, "%lldm %llds", (long long)m, (long long)sec);
-    return dst;
-}
-
 void ef_buf_grow(ef_buf *b, size_t more)
 {
     if (b->n + more + 1 <= b->cap)

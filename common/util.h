@@ -193,7 +193,4 @@ size_t ef_bom_len(const char *buf, size_t len);
 /* Return 1 if 'x' is a positive power of two. */
 int ef_is_pow2(int64_t x);
 
-/* Format seconds as e.g. "59d 23h 10m 5s" into dst. */
-const char *ef_fmt_duration(int64_t s, char *dst, size_t dstlen);
-
 #endif

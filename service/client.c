@@ -505,10 +505,10 @@ static void put_slack(ef_buf *b, int64_t end, int64_t dl)
 {
     char d[64];
     if (end <= dl)
-        ef_buf_printf(b, "slack %s", ef_fmt_duration(dl - end, d, sizeof d));
+        ef_buf_printf(b, "slack %s", ef_ht_dur(dl - end, d, sizeof d));
     else
         ef_buf_printf(b, "late by %s",
-                      ef_fmt_duration(end - dl, d, sizeof d));
+                      ef_ht_dur(end - dl, d, sizeof d));
 }
 
 /* The table of cl_fmt_jobs: every cell's text in one buffer, each

@@ -369,7 +369,7 @@ static void test_edit_distance(void **state)
     assert_int_equal(ef_edit_distance("kitten", "sitting", 1), 2);
 }
 
-/* ---- ef_is_pow2, ef_fmt_duration ---------------------------------------- */
+/* ---- ef_is_pow2 ---------------------------------------------------------- */
 
 static void test_is_pow2(void **state)
 {
@@ -380,17 +380,6 @@ static void test_is_pow2(void **state)
         assert_true(ef_is_pow2(yes[i]));
     for (size_t i = 0; i < sizeof no / sizeof *no; i++)
         assert_false(ef_is_pow2(no[i]));
-}
-
-static void test_fmt_duration(void **state)
-{
-    char d[64];
-    assert_string_equal(
-        ef_fmt_duration(59 * 86400 + 23 * 3600 + 10 * 60 + 5, d, sizeof d),
-        "59d 23h 10m 5s");
-    assert_string_equal(ef_fmt_duration(3661, d, sizeof d), "1h 1m 1s");
-    assert_string_equal(ef_fmt_duration(59, d, sizeof d), "0m 59s");
-    assert_string_equal(ef_fmt_duration(0, d, sizeof d), "0m 0s");
 }
 
 /* ---- files -------------------------------------------------------------- */
@@ -940,7 +929,6 @@ int main(void)
         cmocka_unit_test(test_suggest),
         cmocka_unit_test(test_edit_distance),
         cmocka_unit_test(test_is_pow2),
-        cmocka_unit_test(test_fmt_duration),
         cmocka_unit_test(test_write_atomic),
         cmocka_unit_test(test_write_atomic_missing_dir),
         cmocka_unit_test(test_write_atomic_onto_directory),
