@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "common/util.h"
+#include "model/jobs.h"
 #include "model/overhead.h"
 #include "service/http.h"
 #include "service/loop.h"
@@ -265,6 +266,8 @@ int cmd_serve(int argc, char **argv)
     }
     if (cli_cf.quiet) /* -q, as --quiet */
         hc.log = log_quiet;
+    /* no relative times in the queue a server keeps (model/jobs.h) */
+    queue_set_now(-1);
     if (optind < argc)
         return cli_usage_error("serve", "unexpected argument \"%s\"",
                                argv[optind]);

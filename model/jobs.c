@@ -877,8 +877,9 @@ static int json_time(const json_t *o, const job_fspec *s, int64_t *out,
         char qv[128];
         if (strncmp(str, "now", 3) == 0 && rel_now < 0)
             return ef_fail(e, EF_E_INPUT, "%s: %s.%s: \"%s\": a relative "
-                           "time needs a reference (give --now)", file,
-                           where, s->key, ef_quote(str, qv, sizeof qv));
+                           "time is not read here (expected Unix seconds or "
+                           "ISO-8601)", file, where, s->key,
+                           ef_quote(str, qv, sizeof qv));
         if (strncmp(str, "now", 3) == 0 &&
             ef_ht_parse(str, rel_now, out, &why) != 0)
             return ef_fail(e, EF_E_INPUT, "%s: %s.%s: \"%s\" is not a "

@@ -242,8 +242,10 @@ int queue_load(job_queue *q, const char *path, ef_err *e);
 
 /* What "now" means in the JSON time strings of queues parsed after this
  * call (submit_time, deadline: "now+8h", ef_ht_parse): Unix seconds, or
- * -1 (the default) to refuse relative times ("needs --now"). The CLI
- * sets it from --now or the wall clock; one value per process. */
+ * -1 (the default) to refuse relative times. The CLI sets it from --now
+ * or the wall clock; efplan serve refuses them (its queue is read and
+ * written over days: a reference taken once would go stale). One value
+ * per process. */
 void queue_set_now(int64_t now);
 
 /* Parse from a buffer (used by queue_load and the fuzzer). */
