@@ -104,6 +104,10 @@ static int unknown_option(const char *cmd, const char *arg)
         l = sizeof word - 1;
     memcpy(word, s, l);
     word[l] = 0;
+    if (strcmp(word, "json") == 0 && arg[1] == '-')
+        return cli_usage_error(cmd, "--json: 'efplan %s' has no summary to "
+                               "print as JSON (its output is its data)",
+                               cmd);
     const char *names[MAXOPT];
     for (int i = 0; i < nmerged; i++)
         names[i] = merged[i].name;
@@ -135,7 +139,10 @@ int cli_getopt(const char *cmd, int argc, char **argv,
         }
         if (o == ':' || o == '?') {
             parse_done = 1;
+            char sh[3] = {'-', (char)optopt, 0}; /* a short option */
             const char *arg = argv[optind - 1];
+            if (optopt > 0 && optopt < 128 && strncmp(arg, "--", 2) != 0)
+                arg = sh;
             if (o == ':') {
                 char q[128];
                 cli_usage_error(cmd, "option %s needs a value",
