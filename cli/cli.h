@@ -31,9 +31,80 @@ int cli_fail(const ef_err *e);
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* ---- option conventions (cli/opt.c; README "### Conventions") -------- */
+
+/* The shared options: -q/--quiet (no progress, no notes; only results
+ * and errors), -v/--verbose (more detail where a command has it),
+ * --time-zone utc|local|epoch (how human outputs show times of a plan
+ * on the wall clock), --json (with CLI_F_JSON: the summary as one JSON
+ * object on standard output). A command whose own table names one of
+ * them keeps its own meaning. */
+enum { CLI_O_QUIET = 450, CLI_O_VERBOSE, CLI_O_ZONE, CLI_O_JSON,
+       CLI_O_FAILED };
+#define CLI_F_JSON 1u
+
+#include "common/htime.h"
+typedef struct cli_conf {
+    int quiet, verbose, json;
+    ef_ht_zone zone; /* --time-zone (default EF_HT_UTC) */
+    int zone_given;
+} cli_conf;
+
+/* What the shared options of the command line under way set. */
+extern cli_conf cli_cf;
+
+/* The paragraph on the shared options, for a command's --help; with
+ * CLI_F_JSON in 'flags' it lists --json. */
+void cli_help_shared(unsigned flags);
+
+/* getopt_long over the command's table 'opts' (shortopts ":h") plus the
+ * shared options, for command 'cmd': returns the next option's code as
+ * getopt_long does (optarg set), -1 at the end (optind at the first
+ * operand). The shared options are consumed here (cli_cf). On an
+ * unknown option (with "did you mean --NAME?" from the table's names),
+ * a missing value, a bad --time-zone, or an option given twice whose
+ * name is not in the comma-separated list 'repeatable' (NULL: none), the
+ * usage error is printed and CLI_O_FAILED returned: the caller returns
+ * cli_option_error(cmd, o, ...), which then prints nothing. A parse
+ * starts at the first call with a new argv or after the end. */
+struct option;
+int cli_getopt(const char *cmd, int argc, char **argv,
+               const struct option *opts, unsigned flags,
+               const char *repeatable);
+
 /* The usage error for getopt_long's answer 'o' (':' missing value, else
- * unknown option) about argument 'arg'; returns EXIT_USAGE. */
+ * unknown option) about argument 'arg'; returns EXIT_USAGE. For
+ * CLI_O_FAILED (cli_getopt printed the error) it prints nothing. */
 int cli_option_error(const char *cmd, int o, const char *arg);
+
+/* The zone to show times of a plan whose clock reads 'ref' in:
+ * EF_HT_EPOCH when 'ref' is not a date (ef_ht_is_wall), else
+ * --time-zone (utc by default). */
+ef_ht_zone cli_zone(int64_t ref);
+
+/* Time t as cli_zone(ref) says (ef_ht_fmt) into dst[0..n). Returns dst. */
+const char *cli_time(int64_t t, int64_t ref, char *dst, size_t n);
+
+/* The wall clock in Unix seconds (0 if it cannot be read). */
+int64_t cli_wall_now(void);
+
+/* 1 iff progress may be drawn: standard error is a terminal and no -q. */
+int cli_progress_on(void);
+
+/* Draw "WHAT DONE/TOTAL" on standard error's line when cli_progress_on:
+ * nothing in the run's first second (from the first call after
+ * cli_progress_end), then at most four times a second (and the last,
+ * done == total). */
+void cli_progress(const char *what, long done, long total);
+
+/* Clear the progress line, if one was drawn. */
+void cli_progress_end(void);
+
+/* --json: write w's document (every container closed; compact writers
+ * give one line) and a newline to standard output; w is left empty.
+ * Returns 0, or EXIT_INTERNAL (printed) when it cannot be written. */
+struct jw;
+int cli_json_print(struct jw *w);
 
 /* The Slurm options of apply and serve (--partition P, --account A,
  * --qos Q, --sbatch-arg ARG, repeatable), as getopt_long codes: add
@@ -78,9 +149,9 @@ int cli_parse_slot(const char *cmd, const char *arg, int *slot);
  * *v. Returns 0, or EXIT_USAGE (printed, naming command 'cmd'). */
 int cli_parse_plan_version(const char *cmd, const char *arg, int *v);
 
-/* --now: 'arg' as a time, Unix seconds (0 to EF_MAX_I64) or ISO-8601
- * (ef_parse_iso8601), into *now. Returns 0, or EXIT_USAGE (printed,
- * naming command 'cmd'). */
+/* --now: 'arg' as a time a person typed (ef_ht_parse: Unix seconds,
+ * ISO-8601, "now+8h" from the wall clock) into *now. Returns 0, or
+ * EXIT_USAGE (printed, naming command 'cmd'). */
 int cli_parse_now(const char *cmd, const char *arg, int64_t *now);
 
 /* The inputs of plan, oracle and simulate: the cluster 'cluster_arg'

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/jsonw.h"
 #include "common/util.h"
 #include "executor/exec.h"
 
@@ -83,6 +84,7 @@ void help_apply(void)
         "is intact: run again to resume), 9 applied but an admitted job is\n"
         "not done by its deadline (its deadline is at or before the plan\n"
         "time apply stopped at).\n");
+    cli_help_shared(CLI_F_JSON);
 }
 
 static void say_err(void *arg, const char *line)
@@ -100,26 +102,66 @@ static void say_out(void *arg, const char *line)
 /* The admitted jobs behind their plan, one line each, and a count. */
 static void print_behind(const exec_plan *p, const exec_report *rep)
 {
+    char at[40]; /* the plan time, as --time-zone says */
+    cli_time(rep->plan_time, rep->plan_time, at, sizeof at);
     for (int k = 0; k < rep->nbehind; k++) {
         const exec_behind *b = &rep->behind[k];
         const exec_job *jb = &p->jobs[b->job];
-        char dl[96];
+        char dl[96], t[40];
         if (b->deadline < 0)
             snprintf(dl, sizeof dl, "no deadline");
         else if (b->missed)
-            snprintf(dl, sizeof dl, "deadline %" PRId64 " passed: missed",
-                     b->deadline);
+            snprintf(dl, sizeof dl, "deadline %s passed: missed",
+                     cli_time(b->deadline, rep->plan_time, t, sizeof t));
         else
-            snprintf(dl, sizeof dl, "deadline %" PRId64 " ahead",
-                     b->deadline);
+            snprintf(dl, sizeof dl, "deadline %s ahead",
+                     cli_time(b->deadline, rep->plan_time, t, sizeof t));
         printf("behind: %s: %" PRId64 " of %" PRId64 " iterations done, %"
-               PRId64 " expected by t=%" PRId64 "; %s\n", jb->id, b->done,
-               jb->iterations, b->expected, rep->plan_time, dl);
+               PRId64 " expected by t=%s; %s\n", jb->id, b->done,
+               jb->iterations, b->expected, at, dl);
     }
     if (rep->nbehind)
-        printf("%d admitted job(s) behind their plan at t=%" PRId64 ", %d "
-               "not done by their deadline\n", rep->nbehind, rep->plan_time,
+        printf("%d admitted job(s) behind their plan at t=%s, %d "
+               "not done by their deadline\n", rep->nbehind, at,
                rep->missed);
+}
+
+/* --json: what the run did, as one object. Returns cli_json_print's. */
+static int report_json(const char *plan_path, const exec_plan *p,
+                       const exec_report *rep)
+{
+    jw w;
+    jw_init(&w, 1);
+    jw_obj(&w, NULL, NULL);
+    jw_str(&w, "command", "apply");
+    jw_str(&w, "plan", plan_path);
+    jw_bool(&w, "already_done", rep->already_done);
+    jw_bool(&w, "complete", rep->complete);
+    jw_int(&w, "launched", rep->launched);
+    jw_int(&w, "done", rep->done);
+    jw_int(&w, "failed", rep->failed);
+    jw_int(&w, "not_done", rep->pending);
+    jw_int(&w, "plan_time", rep->plan_time);
+    jw_int(&w, "missed", rep->missed);
+    jw_str(&w, "state_file", rep->state_file);
+    jw_arr(&w, "behind", NULL);
+    for (int k = 0; k < rep->nbehind; k++) {
+        const exec_behind *b = &rep->behind[k];
+        jw_obj(&w, NULL, NULL);
+        jw_str(&w, "id", p->jobs[b->job].id);
+        jw_int(&w, "done", b->done);
+        jw_int(&w, "iterations", p->jobs[b->job].iterations);
+        jw_int(&w, "expected", b->expected);
+        if (b->deadline >= 0)
+            jw_int(&w, "deadline", b->deadline);
+        else
+            jw_null(&w, "deadline");
+        jw_bool(&w, "missed", b->missed);
+        jw_end(&w);
+    }
+    jw_end(&w);
+    jw_end(&w);
+    return cli_json_print(&w);
 }
 
 int cmd_apply(int argc, char **argv)
@@ -143,7 +185,8 @@ int cmd_apply(int argc, char **argv)
     int o, has_until = 0;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("apply", argc, argv, opts, CLI_F_JSON,
+                           "sbatch-arg")) != -1) {
         int64_t v;
         int so = cli_slurm_option("apply", o, optarg, &eo.slurm);
         if (so >= 0) {
@@ -198,6 +241,11 @@ int cmd_apply(int argc, char **argv)
     if (has_until && eo.slots)
         return cli_usage_error("apply", "--until and --slots exclude each "
                                "other");
+    if (cli_cf.json && strcmp(eo.backend, "dry-run") == 0)
+        return cli_usage_error("apply", "--json: a dry run prints its "
+                               "actions, not a summary");
+    if (cli_cf.json) /* standard output carries the summary only */
+        eo.out = say_err;
     if (cli_slurm_only("apply", &eo.slurm, eo.backend, 1) != 0)
         return EXIT_USAGE;
     const char *plan_path = argv[optind];
@@ -216,7 +264,7 @@ int cmd_apply(int argc, char **argv)
     /* An empty plan (empty queue) is a normal night: say so, then apply it
      * anyway, so that the journal and state.json (an empty queue) exist
      * for the next plan. */
-    if (p.njobs == 0)
+    if (p.njobs == 0 && !cli_cf.json)
         printf("%s: the plan has no jobs (empty queue): nothing to run\n",
                plan_path);
     exec_report rep;
@@ -231,7 +279,13 @@ int cmd_apply(int argc, char **argv)
         cli_slurm_free(&eo.slurm);
         return rc;
     }
-    if (strcmp(eo.backend, "dry-run") != 0) {
+    if (cli_cf.json) {
+        rc = report_json(plan_path, &p, &rep);
+        if (rc == 0 && rep.failed)
+            rc = EXIT_INFEASIBLE;
+        else if (rc == 0 && rep.missed)
+            rc = EXIT_MISSED;
+    } else if (strcmp(eo.backend, "dry-run") != 0) {
         if (rep.already_done)
             printf("%s: already applied (journal %s): nothing to do\n",
                    plan_path, rep.journal);

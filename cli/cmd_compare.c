@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/jsonw.h"
 #include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
@@ -53,6 +54,110 @@ void help_compare(void)
         "                      top, the published number marked where known\n"
         "\n"
         "Exit codes: 0 done, 2 usage error, 3 invalid input, 5 internal error.\n");
+    cli_help_shared(CLI_F_JSON);
+}
+
+/* cmp_grid's progress: "compare: cells 12/54" on a terminal. */
+static void progress(void *arg, int done, int total)
+{
+    (void)arg;
+    cli_progress("compare: simulations done", done, total);
+}
+
+/* 1 iff policies a and b give the same numbers on every trace of r. */
+static int same_cells(const cmp_result *r, int a, int b)
+{
+    int np = r->npolicies;
+    for (int i = 0; i < r->ntraces; i++) {
+        const cmp_cell *x = &r->cells[i * np + a], *y = &r->cells[i * np + b];
+        if (x->met != y->met || x->admitted != y->admitted ||
+            x->rejected != y->rejected ||
+            x->deadline_ratio != y->deadline_ratio)
+            return 0;
+    }
+    return 1;
+}
+
+/* Policy p's group: the first policy with the same numbers (p itself
+ * when none before it has them). */
+static int group_of(const cmp_result *r, int p)
+{
+    for (int a = 0; a < p; a++)
+        if (same_cells(r, a, p))
+            return a;
+    return p;
+}
+
+/* A note under the tables for each set of policies whose numbers are the
+ * same on every trace, with what the numbers show of why. */
+static void same_note(const cmp_result *r, FILE *f)
+{
+    int np = r->npolicies;
+    for (int a = 0; a < np; a++) {
+        if (group_of(r, a) != a)
+            continue;
+        int n = 0, all1 = 1, all0 = 1;
+        for (int p = a; p < np; p++)
+            n += group_of(r, p) == a;
+        if (n < 2)
+            continue;
+        for (int i = 0; i < r->ntraces; i++) {
+            double v = r->cells[i * np + a].deadline_ratio;
+            all1 &= v == 1.0;
+            all0 &= v == 0.0;
+        }
+        fprintf(f, "\nNote: ");
+        for (int p = a, k = 0; p < np; p++)
+            if (group_of(r, p) == a)
+                fprintf(f, "%s%s", k++ == 0 ? "" : k == n ? " and " : ", ",
+                        r->cells[p].policy);
+        fprintf(f, " give identical results (deadlines met, admitted, "
+                "rejected) on %s: %s\n",
+                r->ntraces == 1 ? "this trace" : "every trace",
+                all1 ? "each meets every deadline, so the cluster is not "
+                       "the bottleneck here"
+                : all0 ? "none meets any deadline"
+                       : r->ntraces == 1
+                             ? "they meet the same deadlines' count; this "
+                               "trace does not tell them apart"
+                             : "they meet the same deadlines' count; these "
+                               "traces do not tell them apart");
+    }
+}
+
+/* --json: the grid's cells (no wall seconds: they vary) as one object. */
+static int grid_json(const cmp_result *r)
+{
+    jw w;
+    jw_init(&w, 1);
+    jw_obj(&w, NULL, NULL);
+    jw_str(&w, "command", "compare");
+    jw_int(&w, "slot_seconds", r->slot);
+    jw_str(&w, "overhead", ovh_name(r->overhead));
+    jw_arr(&w, "cells", NULL);
+    for (int k = 0; k < r->ntraces * r->npolicies; k++) {
+        const cmp_cell *c = &r->cells[k];
+        jw_obj(&w, NULL, NULL);
+        jw_str(&w, "trace", c->trace);
+        jw_str(&w, "policy", c->policy);
+        jw_str(&w, "cluster", c->cluster);
+        jw_int(&w, "gpus", c->gpus);
+        jw_int(&w, "admitted", c->admitted);
+        jw_int(&w, "rejected", c->rejected);
+        jw_int(&w, "deadline_jobs", c->deadline_jobs);
+        jw_int(&w, "met", c->met);
+        jw_fixed(&w, "deadline_ratio", c->deadline_ratio, 4);
+        if (c->published >= 0)
+            jw_fixed(&w, "published", c->published, 3);
+        else
+            jw_null(&w, "published");
+        jw_str(&w, "same_results_as",
+               r->cells[group_of(r, k % r->npolicies)].policy);
+        jw_end(&w);
+    }
+    jw_end(&w);
+    jw_end(&w);
+    return cli_json_print(&w);
 }
 
 /* Split the comma list 'arg' of option 'opt' (naming 'what' its items
@@ -122,7 +227,8 @@ int cmd_compare(int argc, char **argv)
     sim_opts_default(&so);
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("compare", argc, argv, opts, CLI_F_JSON,
+                           "cluster-for")) != -1) {
         switch (o) {
         case 't':
             nt = split("--traces", "trace files", optarg, tbuf, sizeof tbuf,
@@ -228,15 +334,24 @@ int cmd_compare(int argc, char **argv)
             goto out;
         }
     }
-    cmp_grid g = {nt, np, (const char *const *)tr, q, cl, pols, so};
+    cmp_grid g = {nt, np, (const char *const *)tr, q, cl, pols, so,
+                  progress, NULL};
+    progress(NULL, 0, nt * np); /* the run's start, for the first second */
     if (cmp_run(&g, &r, &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }
+    cli_progress_end();
     ef_buf md = {0};
     cmp_tables(&r, &md);
-    fputs(md.s, stdout);
-    if (md_path && ef_write_file_atomic(md_path, md.s, md.n, &e) != EF_OK)
+    if (cli_cf.json) {
+        rc = grid_json(&r);
+    } else {
+        fputs(md.s, stdout);
+        same_note(&r, stdout);
+    }
+    if (rc == 0 && md_path &&
+        cli_write_out(md_path, md.s, md.n, &e) != EF_OK)
         rc = cli_fail(&e);
     free(md.s);
     if (rc == 0 && out_path && cmp_write_json(&r, out_path, &e) != EF_OK)

@@ -41,6 +41,7 @@ void help_gentrace(void)
         "                            output)\n"
         "\n"
         "Exit codes: 0 written, 2 usage error, 3 invalid input, 5 write error.\n");
+    cli_help_shared(0);
 }
 
 static int parse_pos(const char *s, double lo, double hi, double *out)
@@ -68,7 +69,7 @@ int cmd_gentrace(int argc, char **argv)
     int have_jobs = 0, have_gap = 0, have_ddl = 0, have_seed = 0, o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("gen-trace", argc, argv, opts, 0, NULL)) != -1) {
         int64_t v;
         double x;
         switch (o) {

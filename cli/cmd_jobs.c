@@ -38,6 +38,7 @@ void help_jobs(void)
         "  --state S         only jobs in state S: queued, running, done,\n"
         "                    failed, cancelled or rejected\n"
         CONN_HELP);
+    cli_help_shared(0);
 }
 
 void help_show(void)
@@ -51,6 +52,7 @@ void help_show(void)
         "is an operator's.\n"
         "\n"
         CONN_HELP);
+    cli_help_shared(0);
 }
 
 void help_cancel(void)
@@ -63,6 +65,7 @@ void help_cancel(void)
         "operator's. A job that has ended cannot be cancelled (HTTP 409).\n"
         "\n"
         CONN_HELP);
+    cli_help_shared(0);
 }
 
 /* The options every client command takes; 'extra' more of its own. */
@@ -143,7 +146,7 @@ int cmd_jobs(int argc, char **argv)
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("jobs", argc, argv, opts, 0, NULL)) != -1) {
         if (conn_option(o, &a))
             continue;
         switch (o) {
@@ -188,7 +191,7 @@ static int conn_only(const char *cmd, int argc, char **argv,
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt(cmd, argc, argv, opts, 0, NULL)) != -1) {
         if (conn_option(o, a))
             continue;
         if (o == 'h') {
@@ -251,6 +254,7 @@ void help_node(void)
         "flagged at risk. undrain N gives it back.\n"
         "\n"
         CONN_HELP);
+    cli_help_shared(0);
 }
 
 int cmd_node(int argc, char **argv)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/jsonw.h"
 #include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
@@ -53,6 +54,7 @@ void help_oracle(void)
         "Exit codes: 0 optimal or feasible, 2 usage error, 3 invalid input,\n"
         "4 infeasible or no incumbent (the JSON is still written),\n"
         "5 internal error (a GLPK failure, a write failure).\n");
+    cli_help_shared(CLI_F_JSON);
 }
 
 /* Mark the jobs named in a comma-separated list; usage error if unknown. */
@@ -140,6 +142,38 @@ static void print_result(const plan *g, const ilp_result *r, const job_queue *q)
     }
 }
 
+/* --json: the greedy plan against the ILP, as one object (no wall
+ * seconds: they vary). Returns cli_json_print's. */
+static int result_json(const plan *g, const ilp_result *r)
+{
+    jw w;
+    jw_init(&w, 1);
+    jw_obj(&w, NULL, NULL);
+    jw_str(&w, "command", "oracle");
+    jw_str(&w, "status", ilp_status_name(r->status));
+    jw_int(&w, "jobs", r->njobs);
+    jw_int(&w, "deadline_jobs", r->deadline_jobs);
+    jw_int(&w, "greedy_admitted", g->admitted);
+    jw_fixed(&w, "greedy_gpu_hours", g->promised_gpu_seconds / 3600.0, 3);
+    if (r->admit) {
+        jw_int(&w, "ilp_admitted", r->admitted);
+        jw_fixed(&w, "ilp_gpu_hours", r->gpu_seconds / 3600.0, 3);
+    } else {
+        jw_null(&w, "ilp_admitted");
+        jw_null(&w, "ilp_gpu_hours");
+    }
+    if (r->status != ILP_INFEASIBLE)
+        jw_int(&w, "bound", r->bound);
+    else
+        jw_null(&w, "bound");
+    jw_int(&w, "nodes", r->nodes);
+    jw_str(&w, "limit", r->limit_hit == 1   ? "time"
+                        : r->limit_hit == 2 ? "nodes"
+                                            : "none");
+    jw_end(&w);
+    return cli_json_print(&w);
+}
+
 int cmd_oracle(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -167,7 +201,8 @@ int cmd_oracle(int argc, char **argv)
     io.time_limit = 10;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("oracle", argc, argv, opts, CLI_F_JSON,
+                           NULL)) != -1) {
         int64_t v;
         double d;
         switch (o) {
@@ -270,15 +305,20 @@ int cmd_oracle(int argc, char **argv)
             goto out;
         }
     }
-    print_result(&g, &r, &q);
+    /* --json: the summary is standard output's data, notes go to stderr */
+    FILE *say = cli_cf.json ? stderr : stdout;
+    if (cli_cf.json && (rc = result_json(&g, &r)) != 0)
+        goto out;
+    if (!cli_cf.json)
+        print_result(&g, &r, &q);
     if (plan_path && !r.admit)
-        printf("no ILP solution: %s not written\n", plan_path);
-    else if (plan_path)
-        printf("wrote %s\n", plan_path);
-    if (io.write_lp)
-        printf("wrote %s\n", io.write_lp);
-    if (out_path)
-        printf("wrote %s\n", out_path);
+        fprintf(say, "no ILP solution: %s not written\n", plan_path);
+    else if (plan_path && !cli_cf.quiet)
+        fprintf(say, "wrote %s\n", plan_path);
+    if (io.write_lp && !cli_cf.quiet)
+        fprintf(say, "wrote %s\n", io.write_lp);
+    if (out_path && !cli_cf.quiet)
+        fprintf(say, "wrote %s\n", out_path);
     if (r.status == ILP_INFEASIBLE || r.status == ILP_NO_INCUMBENT)
         rc = EXIT_INFEASIBLE;
 out:

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/htime.h"
+#include "common/jsonw.h"
 #include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
@@ -57,6 +59,7 @@ void help_plan(void)
         "\n"
         "Exit codes: 0 planned (some jobs may be rejected: see the summary),\n"
         "2 usage error, 3 invalid input, 5 internal error.\n");
+    cli_help_shared(CLI_F_JSON);
 }
 
 /* "24h", "90m", "30s", "2d" or plain seconds. */
@@ -82,13 +85,54 @@ static int parse_duration(const char *s, int64_t *out)
     return 0;
 }
 
+/* plan_opts' progress: "plan: jobs done 120/1000" on a terminal. */
+static void progress(void *arg, int done, int total)
+{
+    (void)arg;
+    cli_progress("plan: jobs done", done, total);
+}
+
+/* The most GPUs each job holds in any slot of 'p', into mx[0..njobs). */
+static void max_gpus(const plan *p, int *mx)
+{
+    for (int i = 0; i < p->njobs; i++)
+        mx[i] = 0;
+    for (int s = 0; s < p->nslots; s++)
+        for (int k = 0; k < p->slots[s].nalloc; k++) {
+            const plan_alloc *a = &p->slots[s].a[k];
+            if (a->gpus > mx[a->job])
+                mx[a->job] = a->gpus;
+        }
+}
+
+/* Why job j has its decision, in a few words: the planner's reason for
+ * a rejection, the risk of an admitted job that fell behind, else "-". */
+static const char *why(const plan_job *j)
+{
+    if (j->decision == PLAN_REJECTED && j->reason[0])
+        return j->reason;
+    if (j->at_risk && j->risk[0])
+        return j->risk;
+    if (j->decision == PLAN_BEST_EFFORT)
+        return "no deadline: runs on GPUs left over";
+    return "-";
+}
+
+static const char *decision_word(const plan_job *j)
+{
+    return j->decision == PLAN_ADMITTED   ? "admitted"
+           : j->decision == PLAN_REJECTED ? "rejected"
+                                          : "best_effort";
+}
+
 static void print_summary(FILE *f, const plan *p, int all)
 {
-    char span[64];
+    char span[64], t0[40];
     double cap = (double)(p->end - p->now) * p->cl.total_gpus;
-    fprintf(f, "plan     %d jobs on %s (%d GPUs), slots of %d s from %" PRId64
+    fprintf(f, "plan     %d jobs on %s (%d GPUs), slots of %d s from %s"
             ", overhead %s\n", p->njobs, p->cl.name, p->cl.total_gpus,
-            p->opts.slot, p->now, ovh_name(p->opts.overhead));
+            p->opts.slot, cli_time(p->now, p->now, t0, sizeof t0),
+            ovh_name(p->opts.overhead));
     fprintf(f, "  admitted %d, rejected %d, best-effort %d\n", p->admitted,
             p->rejected, p->best_effort);
     if (p->at_risk > 0)
@@ -98,37 +142,106 @@ static void print_summary(FILE *f, const plan *p, int all)
             "over %s\n", p->promised_gpu_seconds / 3600.0,
             p->used_gpu_seconds / 3600.0,
             cap > 0 ? 100.0 * p->used_gpu_seconds / cap : 0.0,
-            ef_fmt_duration(p->end - p->now, span, sizeof span));
+            ef_ht_dur(p->end - p->now, span, sizeof span));
     fprintf(f, "  scheduling points %d, resizes %d, migrations %d, re-plan "
             "fallbacks %d\n", p->points, p->resizes, p->migrations,
             p->replan_fallbacks);
-    fprintf(f, "  %-20s %-12s %6s %-11s %10s %10s %8s %10s\n", "job",
-            "model", "batch", "decision", "deadline", "end", "slack",
-            "earliest");
-    int shown = 0;
-    for (int i = 0; i < p->njobs; i++) {
-        if (!all && shown == 20) {
-            fprintf(f, "  ... %d more (--all lists every job)\n",
-                    p->njobs - 20);
-            break;
-        }
-        const plan_job *j = &p->jobs[i];
-        char dl[24] = "-", en[24] = "-", sl[24] = "-", ea[24] = "-";
-        if (j->in->has_deadline)
-            snprintf(dl, sizeof dl, "%" PRId64, j->in->deadline);
-        if (j->planned_end >= 0)
-            snprintf(en, sizeof en, "%" PRId64, j->planned_end);
-        if (j->in->has_deadline && j->planned_end >= 0)
-            snprintf(sl, sizeof sl, "%" PRId64, j->in->deadline - j->planned_end);
-        if (j->earliest_feasible_deadline >= 0)
-            snprintf(ea, sizeof ea, "%" PRId64, j->earliest_feasible_deadline);
-        const char *d = j->decision == PLAN_ADMITTED ? "admitted"
-                        : j->decision == PLAN_REJECTED ? "rejected"
-                                                       : "best_effort";
-        fprintf(f, "  %-20.20s %-12.12s %6ld %-11s %10s %10s %8s %10s\n",
-                j->in->id, j->in->model, j->in->batch, d, dl, en, sl, ea);
-        shown++;
+    int n = all || p->njobs <= 20 ? p->njobs : 20; /* rows listed */
+    int idw = 3, mw = 5; /* widths of the id and model columns */
+    for (int i = 0; i < n; i++) {
+        int l = (int)strlen(p->jobs[i].in->id);
+        int m = (int)strlen(p->jobs[i].in->model);
+        idw = l > idw ? l : idw;
+        mw = m > mw ? m : mw;
     }
+    ef_ht_zone z = cli_zone(p->now);
+    int tw = z == EF_HT_EPOCH ? 10 : z == EF_HT_UTC ? 20 : 25; /* times */
+    int *mx = ef_malloc((size_t)(p->njobs ? p->njobs : 1) * sizeof *mx);
+    max_gpus(p, mx);
+    fprintf(f, "  %-*s %-*s %6s %4s %-11s %*s %*s %8s %*s  %s\n", idw, "job",
+            mw, "model", "batch", "GPUs", "decision", tw, "deadline", tw,
+            "end", "slack", tw, "earliest", "reason");
+    for (int i = 0; i < n; i++) {
+        const plan_job *j = &p->jobs[i];
+        char dl[40] = "-", en[40] = "-", sl[40] = "-", ea[40] = "-";
+        if (j->in->has_deadline)
+            cli_time(j->in->deadline, p->now, dl, sizeof dl);
+        if (j->planned_end >= 0)
+            cli_time(j->planned_end, p->now, en, sizeof en);
+        if (j->in->has_deadline && j->planned_end >= 0)
+            ef_ht_dur(j->in->deadline - j->planned_end, sl, sizeof sl);
+        if (j->earliest_feasible_deadline >= 0)
+            cli_time(j->earliest_feasible_deadline, p->now, ea, sizeof ea);
+        fprintf(f, "  %-*s %-*s %6ld %4d %-11s %*s %*s %8s %*s  %s\n", idw,
+                j->in->id, mw, j->in->model, j->in->batch, mx[i],
+                decision_word(j), tw, dl, tw, en, sl, tw, ea, why(j));
+    }
+    if (n < p->njobs)
+        fprintf(f, "  ... %d more (--all lists every job)\n", p->njobs - n);
+    if (n > 0)
+        fprintf(f, "  (GPUs: the most the job holds in any slot; slack: "
+                "deadline - end; earliest: the\n   earliest deadline that "
+                "could be guaranteed, for a rejected job)\n");
+    free(mx);
+}
+
+/* The summary as one JSON object (--json): the totals and every job. */
+static int summary_json(const plan *p, const char *out_path)
+{
+    jw w;
+    jw_init(&w, 1);
+    jw_obj(&w, NULL, NULL);
+    jw_str(&w, "command", "plan");
+    jw_str(&w, "cluster", p->cl.name);
+    jw_int(&w, "gpus", p->cl.total_gpus);
+    jw_int(&w, "slot_seconds", p->opts.slot);
+    jw_int(&w, "now", p->now);
+    jw_int(&w, "end", p->end);
+    jw_str(&w, "overhead", ovh_name(p->opts.overhead));
+    jw_int(&w, "admitted", p->admitted);
+    jw_int(&w, "rejected", p->rejected);
+    jw_int(&w, "best_effort", p->best_effort);
+    jw_int(&w, "at_risk", p->at_risk);
+    jw_fixed(&w, "promised_gpu_hours", p->promised_gpu_seconds / 3600.0, 3);
+    jw_fixed(&w, "used_gpu_hours", p->used_gpu_seconds / 3600.0, 3);
+    jw_int(&w, "scheduling_points", p->points);
+    jw_int(&w, "resizes", p->resizes);
+    jw_int(&w, "migrations", p->migrations);
+    if (out_path)
+        jw_str(&w, "out", out_path);
+    else
+        jw_null(&w, "out");
+    int *mx = ef_malloc((size_t)(p->njobs ? p->njobs : 1) * sizeof *mx);
+    max_gpus(p, mx);
+    jw_arr(&w, "jobs", NULL);
+    for (int i = 0; i < p->njobs; i++) {
+        const plan_job *j = &p->jobs[i];
+        jw_obj(&w, NULL, NULL);
+        jw_str(&w, "id", j->in->id);
+        jw_str(&w, "model", j->in->model);
+        jw_int(&w, "batch", j->in->batch);
+        jw_int(&w, "max_gpus", mx[i]);
+        jw_str(&w, "decision", decision_word(j));
+        if (j->in->has_deadline)
+            jw_int(&w, "deadline", j->in->deadline);
+        else
+            jw_null(&w, "deadline");
+        if (j->planned_end >= 0)
+            jw_int(&w, "planned_end", j->planned_end);
+        else
+            jw_null(&w, "planned_end");
+        if (j->earliest_feasible_deadline >= 0)
+            jw_int(&w, "earliest_feasible_deadline",
+                   j->earliest_feasible_deadline);
+        else
+            jw_null(&w, "earliest_feasible_deadline");
+        jw_str(&w, "reason", strcmp(why(j), "-") ? why(j) : "");
+        jw_end(&w);
+    }
+    jw_end(&w);
+    jw_end(&w);
+    free(mx);
+    return cli_json_print(&w);
 }
 
 int cmd_plan(int argc, char **argv)
@@ -157,7 +270,7 @@ int cmd_plan(int argc, char **argv)
     po.overhead = OVH_FIG12;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("plan", argc, argv, opts, CLI_F_JSON, NULL)) != -1) {
         int64_t v;
         switch (o) {
         case 'j': jobs_path = optarg; break;
@@ -214,6 +327,9 @@ int cmd_plan(int argc, char **argv)
     if (!jobs_path || !cluster_arg || !curves_arg)
         return cli_usage_error("plan", "--jobs, --cluster and --curves are "
                                "required");
+    if (cli_cf.json && out_path && strcmp(out_path, "-") == 0)
+        return cli_usage_error("plan", "--json and --out - both write "
+                               "standard output: give --out a file");
     ef_err e = {0};
     cluster c;
     curve_set cs = {0};
@@ -225,7 +341,10 @@ int cmd_plan(int argc, char **argv)
         rc = cli_fail(&e);
         goto out;
     }
-    if (plan_build(&p, &q, &c, &po, &e) != EF_OK) {
+    po.progress = progress;
+    int built = plan_build(&p, &q, &c, &po, &e); /* EF_OK or EF_ERR */
+    cli_progress_end();
+    if (built != EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }
@@ -237,8 +356,9 @@ int cmd_plan(int argc, char **argv)
     /* --out -: the plan file is standard output, the summary goes to
      * standard error; files first, so that a failure prints no plan */
     int to_stdout = out_path && strcmp(out_path, "-") == 0;
-    FILE *say = to_stdout ? stderr : stdout;
-    if (svg_path && plan_write_svg(&p, EF_HT_UTC, svg_path, &e) != EF_OK) {
+    FILE *say = to_stdout || cli_cf.json ? stderr : stdout;
+    if (svg_path && plan_write_svg(&p, cli_zone(p.now), svg_path, &e) !=
+                        EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }
@@ -258,10 +378,13 @@ int cmd_plan(int argc, char **argv)
             goto out;
         }
     }
-    print_summary(say, &p, all);
-    if (out_path && !to_stdout)
+    if (cli_cf.json)
+        rc = summary_json(&p, out_path);
+    else
+        print_summary(say, &p, all || cli_cf.verbose);
+    if (out_path && !to_stdout && !cli_cf.quiet)
         fprintf(say, "wrote %s\n", out_path);
-    if (svg_path)
+    if (svg_path && !cli_cf.quiet)
         fprintf(say, "wrote %s\n", svg_path);
 out:
     plan_free(&p);

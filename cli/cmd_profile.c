@@ -80,6 +80,7 @@ void help_profile(void)
         "Exit codes: 0 ok (modelled cells may be refused: see the warning),\n"
         "2 usage error, 3 invalid input, 5 internal or GPU error,\n"
         "6 built without CUDA, 7 no CUDA driver or no GPU.\n");
+    cli_help_shared(0);
 }
 
 typedef struct popts {
@@ -503,7 +504,7 @@ int cmd_profile(int argc, char **argv)
     double d;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = cli_getopt("profile", argc, argv, opts, 0, "batch")) != -1) {
         switch (c) {
         case 'm': o.model = optarg; break;
         case 'o': o.out = optarg; break;

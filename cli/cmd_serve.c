@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "common/util.h"
+#include "model/jobs.h"
 #include "model/overhead.h"
 #include "service/http.h"
 #include "service/loop.h"
@@ -94,6 +95,7 @@ void help_serve(void)
         "Exit codes: 0 stopped by a signal, 2 usage error (also: the store\n"
         "was planned on another cluster or curves), 3 invalid input, 5\n"
         "internal error (cannot listen, store failure).\n");
+    cli_help_shared(0);
 }
 
 /* One log line on stderr, with its UTC time. */
@@ -165,7 +167,7 @@ int cmd_serve(int argc, char **argv)
     lo.say = log_line;
     int o;
     opterr = 0;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("serve", argc, argv, opts, 0, "sbatch-arg")) != -1) {
         int so = cli_slurm_option("serve", o, optarg, &lo.slurm);
         if (so > 0)
             return so;
@@ -262,6 +264,10 @@ int cmd_serve(int argc, char **argv)
         default: return cli_option_error("serve", o, argv[optind - 1]);
         }
     }
+    if (cli_cf.quiet) /* -q, as --quiet */
+        hc.log = log_quiet;
+    /* no relative times in the queue a server keeps (model/jobs.h) */
+    queue_set_now(-1);
     if (optind < argc)
         return cli_usage_error("serve", "unexpected argument \"%s\"",
                                argv[optind]);

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/htime.h"
+#include "common/jsonw.h"
 #include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
@@ -75,6 +77,7 @@ void help_simulate(void)
         "\n"
         "Exit codes: 0 simulated, 2 usage error, 3 invalid input,\n"
         "5 internal error or an output that cannot be written.\n");
+    cli_help_shared(CLI_F_JSON);
 }
 
 /* The metrics table of a finished simulation of 'trace'. */
@@ -102,12 +105,14 @@ static void print_sim(FILE *f, const sim *s, const char *trace)
             m.idle_gpu_hours_after_completion);
     if (m.best_effort_mean_jct >= 0)
         fprintf(f, "  %-34s %s\n", "best-effort mean JCT",
-                ef_fmt_duration((int64_t)m.best_effort_mean_jct, span,
-                                sizeof span));
+                ef_ht_dur((int64_t)m.best_effort_mean_jct, span,
+                          sizeof span));
     fprintf(f, "  %-34s %d rescales, %d migrations, %d preemptions\n",
             "reconfigurations", m.rescales, m.migrations, m.preemptions);
-    fprintf(f, "  %-34s %.3f\n", "mean cluster efficiency",
-            m.mean_efficiency);
+    fprintf(f, "  %-34s %.3f (running jobs' speed-ups over 1 GPU, summed,"
+            " / %d GPUs,\n  %-34s averaged over time: 1 = each GPU does a "
+            "lone GPU's work)\n", "mean cluster efficiency", m.mean_efficiency,
+            s->cl.total_gpus, "");
     if (s->elastic)
         fprintf(f, "  %-34s %d batch changes\n", "elastic batch",
                 m.batch_changes);
@@ -115,12 +120,56 @@ static void print_sim(FILE *f, const sim *s, const char *trace)
         fprintf(f, "  %-34s %d\n", "solver fallbacks (greedy answers)",
                 s->solver_fallbacks);
     fprintf(f, "  %-34s %d over %s; %.2f s wall\n", "scheduling points",
-            s->points, ef_fmt_duration(s->end - s->now, span, sizeof span),
+            s->points, ef_ht_dur(s->end - s->now, span, sizeof span),
             s->wall_seconds);
     ef_lat_summary ls;
     ef_lat_summarise(&s->point_us, &ls);
     fprintf(f, "  %-34s p50 %.1f us, p99 %.1f us, max %.1f us\n",
             "decision time per point", ls.p50, ls.p99, ls.max);
+}
+
+/* sim_opts' progress: "simulate: jobs done 120/1000" on a terminal. */
+static void progress(void *arg, int done, int total)
+{
+    (void)arg;
+    cli_progress("simulate: jobs done", done, total);
+}
+
+/* --json: the metrics of a finished simulation of 'trace' as one object
+ * (no wall-clock figures: the same inputs give the same bytes). */
+static int sim_json(const sim *s, const char *trace)
+{
+    sim_metrics m;
+    sim_metrics_compute(s, &m);
+    jw w;
+    jw_init(&w, 1);
+    jw_obj(&w, NULL, NULL);
+    jw_str(&w, "command", "simulate");
+    jw_str(&w, "trace", trace);
+    jw_str(&w, "cluster", s->cl.name);
+    jw_int(&w, "gpus", s->cl.total_gpus);
+    jw_str(&w, "policy", s->pol->name);
+    jw_int(&w, "slot_seconds", s->opts.slot);
+    jw_str(&w, "overhead", ovh_name(s->opts.overhead));
+    jw_int(&w, "jobs", m.jobs);
+    jw_int(&w, "deadline_jobs", m.deadline_jobs);
+    jw_int(&w, "best_effort_jobs", m.best_effort_jobs);
+    jw_int(&w, "admitted", m.admitted);
+    jw_int(&w, "rejected", m.rejected);
+    jw_int(&w, "met", m.met);
+    jw_int(&w, "missed", m.missed);
+    jw_int(&w, "unfinished", m.unfinished);
+    jw_int(&w, "at_risk", m.at_risk);
+    jw_fixed(&w, "deadline_ratio", m.deadline_ratio, 4);
+    jw_fixed(&w, "gpu_hours", m.gpu_hours, 3);
+    jw_fixed(&w, "overhead_gpu_hours", m.overhead_gpu_hours, 3);
+    jw_int(&w, "rescales", m.rescales);
+    jw_int(&w, "migrations", m.migrations);
+    jw_int(&w, "preemptions", m.preemptions);
+    jw_fixed(&w, "mean_cluster_efficiency", m.mean_efficiency, 4);
+    jw_int(&w, "scheduling_points", s->points);
+    jw_end(&w);
+    return cli_json_print(&w);
 }
 
 int cli_sim_option(const char *cmd, int o, const char *arg, sim_opts *so)
@@ -201,7 +250,8 @@ int cmd_simulate(int argc, char **argv)
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("simulate", argc, argv, opts, CLI_F_JSON,
+                           NULL)) != -1) {
         int64_t v;
         switch (o) {
         case 't': trace = optarg; break;
@@ -248,6 +298,9 @@ int cmd_simulate(int argc, char **argv)
     if (!trace || !cluster_arg || !curves_arg || !pol)
         return cli_usage_error("simulate", "--trace, --cluster, --curves and "
                                "--policy are required");
+    if (cli_cf.json && out_path && strcmp(out_path, "-") == 0)
+        return cli_usage_error("simulate", "--json and --out - both write "
+                               "standard output: give --out a file");
     if (so.elastic_batch && !sim_policy_elastic_batch(pol)) {
         ef_buf l = {0};
         int n = 0, k = 0;
@@ -263,6 +316,7 @@ int cmd_simulate(int argc, char **argv)
         free(l.s);
         return rc;
     }
+    so.progress = progress;
     ef_err e = {0};
     cluster c;
     curve_set cs = {0};
@@ -270,8 +324,13 @@ int cmd_simulate(int argc, char **argv)
     sim s = {0};
     int rc = 0;
     if (cli_load_inputs(cluster_arg, curves_arg, trace, &c, &cs, &q, &e) !=
-            EF_OK ||
-        sim_run(&s, &q, &c, pol, &so, &e) != EF_OK ||
+        EF_OK) {
+        rc = cli_fail(&e);
+        goto out;
+    }
+    int ran = sim_run(&s, &q, &c, pol, &so, &e); /* EF_OK or EF_ERR */
+    cli_progress_end();
+    if (ran != EF_OK ||
         (jobs_out && sim_write_jobs_csv(&s, jobs_out, &e) != EF_OK) ||
         (svg_path && sim_write_svg(&s, trace, svg_path, &e) != EF_OK)) {
         rc = cli_fail(&e);
@@ -280,7 +339,7 @@ int cmd_simulate(int argc, char **argv)
     /* --out -: the result is standard output, the summary goes to
      * standard error; files first, so that a failure prints no result */
     int to_stdout = out_path && strcmp(out_path, "-") == 0;
-    FILE *say = to_stdout ? stderr : stdout;
+    FILE *say = to_stdout || cli_cf.json ? stderr : stdout;
     if (out_path) {
         sim_result r;
         size_t n;
@@ -294,12 +353,15 @@ int cmd_simulate(int argc, char **argv)
             goto out;
         }
     }
-    print_sim(say, &s, trace);
-    if (out_path && !to_stdout)
+    if (cli_cf.json)
+        rc = sim_json(&s, trace);
+    else
+        print_sim(say, &s, trace);
+    if (out_path && !to_stdout && !cli_cf.quiet)
         fprintf(say, "wrote %s\n", out_path);
-    if (jobs_out)
+    if (jobs_out && !cli_cf.quiet)
         fprintf(say, "wrote %s\n", jobs_out);
-    if (svg_path)
+    if (svg_path && !cli_cf.quiet)
         fprintf(say, "wrote %s\n", svg_path);
 out:
     sim_free(&s);

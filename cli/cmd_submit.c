@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "common/jsonw.h"
 #include "common/util.h"
 #include "executor/exec.h"
 #include "planner/planio.h"
@@ -19,7 +20,7 @@ void help_submit(void)
 {
     printf(
         "Usage: efplan submit --plan plan.json --job JSON [--curves DIR]\n"
-        "                     [--now T]\n"
+        "                     [--now T] [--json]\n"
         "       efplan submit [--server URL] [--token-file F] [--json]\n"
         "                     JOB | --job JSON\n"
         "\n"
@@ -47,8 +48,10 @@ void help_submit(void)
         "                  without --now) the wall clock; never earlier\n"
         "                  than the plan's now\n"
         "  --curves DIR    curves to use instead of the ones the plan names\n"
-        "  --now T         the current time on the plan's clock (seconds or\n"
-        "                  ISO-8601), instead of the wall clock\n"
+        "  --now T         the current time on the plan's clock (seconds,\n"
+        "                  ISO-8601 or now+DURATION), instead of the wall\n"
+        "                  clock; times of --job may be relative to it\n"
+        "                  (\"deadline\": \"now+8h\")\n"
         "\n"
         "Without --plan: submit the job to efplan serve (POST /v1/jobs),\n"
         "which decides by the same rule against its live plan and keeps the\n"
@@ -61,49 +64,52 @@ void help_submit(void)
         "  --token-file F  the token on F's first line; F must be a regular\n"
         "                  file only its owner may use (chmod 600)\n"
         "                  (default: $EFPLAN_TOKEN)\n"
-        "  --json          print the server's JSON answer as received\n"
+        "  --json          the verdict as JSON: the server's answer as\n"
+        "                  received; with --plan one object (decision,\n"
+        "                  reason, earliest_feasible_deadline, ...)\n"
         "\n"
         "Exit codes: 0 admitted (or best-effort), 4 rejected, 2 usage error,\n"
         "3 invalid input, an apply runs the plan (or refused by the server:\n"
         "HTTP 400, 409, 413),\n"
         "5 internal error (or a server error, or no server reachable),\n"
         "8 the server refused the token (HTTP 401, 403).\n");
+    cli_help_shared(0);
 }
 
 /* What a submit decided, as both modes print it: the plan file's (times
- * on the plan's clock, in seconds) and the server's (Unix time, printed
- * in UTC). 'tail' ends the admitted and best-effort line. */
+ * on the plan's clock) and the server's (Unix time), shown as --time-zone
+ * says when 'ref' (the clock's now) is a date (cli_time). 'tail' ends
+ * the admitted and best-effort line. */
 typedef struct decision_view {
     const char *id;
     plan_decision decision;
     int64_t planned_end, deadline, earliest;
     const char *reason, *broken;
-    int utc;
+    int64_t ref;
     const char *tail;
 } decision_view;
 
-static const char *fmt_t(const decision_view *v, int64_t t, int seconds,
-                         char *dst, size_t len)
+static const char *fmt_t(const decision_view *v, int64_t t, char *dst,
+                         size_t len)
 {
-    if (v->utc)
-        return cl_fmt_utc(t, seconds, dst, len);
-    snprintf(dst, len, "%" PRId64, t);
-    return dst;
+    return cli_time(t, v->ref, dst, len);
 }
 
 /* The rejection lines. */
 static void print_rejected(const decision_view *v)
 {
-    char t[64];
+    char t[64], d[32];
     if (v->broken)
         printf("rejected: %s would break the promise made to job %s\n",
                v->id, v->broken);
     else
         printf("rejected: %s: %s\n", v->id,
                v->reason ? v->reason : "no reason given");
-    if (v->earliest >= 0 && v->utc)
-        printf("earliest deadline that can be guaranteed: %s (%" PRId64
-               ")\n", fmt_t(v, v->earliest, 1, t, sizeof t), v->earliest);
+    if (v->earliest >= 0 && cli_zone(v->ref) != EF_HT_EPOCH)
+        printf("earliest deadline that can be guaranteed: %s (Unix time %"
+               PRId64 "; %s after the deadline asked)\n",
+               fmt_t(v, v->earliest, t, sizeof t), v->earliest,
+               ef_ht_dur(v->earliest - v->deadline, d, sizeof d));
     else if (v->earliest >= 0)
         printf("earliest deadline that can be guaranteed: %" PRId64 "\n",
                v->earliest);
@@ -114,17 +120,63 @@ static void print_rejected(const decision_view *v)
 /* The admitted or best-effort line. */
 static void print_accepted(const decision_view *v)
 {
-    char t[64];
+    char t[64], d[32];
     if (v->decision == PLAN_ADMITTED)
-        printf("admitted: %s, planned end %s (slack %" PRId64 " s)%s\n",
-               v->id, fmt_t(v, v->planned_end, 0, t, sizeof t),
-               v->deadline - v->planned_end, v->tail);
+        printf("admitted: %s, planned end %s (slack %s)%s\n",
+               v->id, fmt_t(v, v->planned_end, t, sizeof t),
+               ef_ht_dur(v->deadline - v->planned_end, d, sizeof d),
+               v->tail);
     else if (v->planned_end >= 0)
         printf("best_effort: %s, planned end %s%s\n", v->id,
-               fmt_t(v, v->planned_end, 0, t, sizeof t), v->tail);
+               fmt_t(v, v->planned_end, t, sizeof t), v->tail);
     else
         printf("best_effort: %s, not planned to run yet%s\n", v->id,
                v->tail);
+}
+
+/* --json of a submit into a plan file: the verdict as one object;
+ * 'written': the plan file was rewritten. Returns cli_json_print's. */
+static int verdict_json(const decision_view *v, const plan_submit_res *r,
+                        const char *plan_path, int written)
+{
+    jw w;
+    jw_init(&w, 1);
+    jw_obj(&w, NULL, NULL);
+    jw_str(&w, "command", "submit");
+    jw_str(&w, "id", v->id);
+    jw_str(&w, "decision", plan_decision_name(v->decision));
+    jw_str(&w, "reason", v->reason ? v->reason : "");
+    if (v->broken)
+        jw_str(&w, "breaks_promise_to", v->broken);
+    else
+        jw_null(&w, "breaks_promise_to");
+    jw_int(&w, "submit_time", r->submit_time);
+    jw_int(&w, "now", r->doc.now);
+    if (v->deadline >= 0 && v->decision != PLAN_BEST_EFFORT)
+        jw_int(&w, "deadline", v->deadline);
+    else
+        jw_null(&w, "deadline");
+    if (v->planned_end >= 0)
+        jw_int(&w, "planned_end", v->planned_end);
+    else
+        jw_null(&w, "planned_end");
+    if (v->earliest >= 0)
+        jw_int(&w, "earliest_feasible_deadline", v->earliest);
+    else
+        jw_null(&w, "earliest_feasible_deadline");
+    jw_str(&w, "plan", plan_path);
+    jw_bool(&w, "plan_rewritten", written);
+    jw_arr(&w, "changes", NULL);
+    for (int k = 0; k < r->nchanges; k++) {
+        jw_obj(&w, NULL, NULL);
+        jw_str(&w, "id", r->changes[k].id);
+        jw_str(&w, "from", plan_decision_name(r->changes[k].from));
+        jw_str(&w, "to", plan_decision_name(r->changes[k].to));
+        jw_end(&w);
+    }
+    jw_end(&w);
+    jw_end(&w);
+    return cli_json_print(&w);
 }
 
 /* Read the job of a server submit: the file 'path' ('-': standard
@@ -223,9 +275,10 @@ static int submit_server(const char *server_arg, const char *token_file,
     char t[64], tail[128] = "";
     if (a.decision == PLAN_ADMITTED && a.deadline >= 0)
         snprintf(tail, sizeof tail, ", deadline %s",
-                 cl_fmt_utc(a.deadline, 0, t, sizeof t));
+                 cli_time(a.deadline, a.deadline, t, sizeof t));
     decision_view v = {a.id, a.decision, a.planned_end, a.deadline,
-                       a.earliest, a.reason, a.broken, 1, tail};
+                       a.earliest, a.reason, a.broken,
+                       a.deadline >= 0 ? a.deadline : EF_HT_WALL_MIN, tail};
     if (a.decision == PLAN_REJECTED)
         print_rejected(&v);
     else
@@ -298,7 +351,7 @@ int cmd_submit(int argc, char **argv)
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("submit", argc, argv, opts, 0, NULL)) != -1) {
         switch (o) {
         case 'p': plan_path = optarg; break;
         case 'j': job_arg = optarg; break;
@@ -342,9 +395,9 @@ int cmd_submit(int argc, char **argv)
     if (optind < argc)
         return cli_usage_error("submit", "unexpected argument \"%s\"",
                                argv[optind]);
-    if (plan_path && (token_file || json))
-        return cli_usage_error("submit", "--token-file and --json are for "
-                               "--server (a server), not --plan");
+    if (plan_path && token_file)
+        return cli_usage_error("submit", "--token-file is for --server (a "
+                               "server), not --plan");
     if (!plan_path || !job_arg)
         return cli_usage_error("submit", "--plan and --job are required "
                                "(or --server URL, or EFPLAN_SERVER, to "
@@ -375,23 +428,33 @@ int cmd_submit(int argc, char **argv)
         goto out;
     }
     const plan_job *nw = &r.p.jobs[r.p.njobs - 1];
-    if (r.submit_from == PLAN_SUBMIT_NOW || r.submit_from == PLAN_SUBMIT_WALL)
-        printf("submit_time: %" PRId64 " (%s; the plan's now is %" PRId64
-               ")\n", r.submit_time, r.submit_from == PLAN_SUBMIT_NOW ?
-               "--now" : "the wall clock", r.doc.now);
+    char t1[40], t2[40];
+    if (!json && !cli_cf.quiet && (r.submit_from == PLAN_SUBMIT_NOW ||
+                                   r.submit_from == PLAN_SUBMIT_WALL))
+        printf("submit_time: %s (%s; the plan's now is %s)\n",
+               cli_time(r.submit_time, r.doc.now, t1, sizeof t1),
+               r.submit_from == PLAN_SUBMIT_NOW ? "--now" : "the wall clock",
+               cli_time(r.doc.now, r.doc.now, t2, sizeof t2));
     size_t tn = strlen(plan_path) + 16;
     tail = ef_malloc(tn);
     snprintf(tail, tn, "; %s rewritten", plan_path);
     decision_view v = {nw->in->id, r.decision, nw->planned_end,
-                       nw->in->deadline, r.earliest, r.reason, r.broken, 0,
-                       tail};
+                       nw->in->deadline, r.earliest, r.reason, r.broken,
+                       r.doc.now, tail};
     if (r.decision == PLAN_REJECTED) {
-        print_rejected(&v);
-        rc = EXIT_INFEASIBLE;
+        if (json)
+            rc = verdict_json(&v, &r, plan_path, 0);
+        else
+            print_rejected(&v);
+        rc = rc ? rc : EXIT_INFEASIBLE;
         goto out;
     }
     if (plan_submit_commit(&r, plan_path, &e) != EF_OK) {
         rc = cli_fail(&e);
+        goto out;
+    }
+    if (json) {
+        rc = verdict_json(&v, &r, plan_path, 1);
         goto out;
     }
     for (int k = 0; k < r.nchanges; k++) {

@@ -29,6 +29,7 @@ static void help_add(void)
         "\n"
         "Exit codes: 0 made, 2 usage error, 3 invalid store, 5 internal "
         "error.\n", TOKEN_NAME_RULE);
+    cli_help_shared(0);
 }
 
 static void help_list(void)
@@ -45,6 +46,7 @@ static void help_list(void)
         "\n"
         "Exit codes: 0 listed, 2 usage error, 3 invalid store, 5 internal "
         "error.\n");
+    cli_help_shared(0);
 }
 
 static void help_revoke(void)
@@ -60,6 +62,7 @@ static void help_revoke(void)
         "\n"
         "Exit codes: 0 revoked, 2 usage error, 3 invalid store or no live\n"
         "token matched, 5 internal error.\n");
+    cli_help_shared(0);
 }
 
 void help_token(void)
@@ -78,6 +81,7 @@ void help_token(void)
         "\n"
         "Exit codes: 0 done, 2 usage error, 3 invalid input (a store that\n"
         "is not one, no token matched), 5 internal error.\n");
+    cli_help_shared(0);
 }
 
 /* Unix seconds as ISO-8601 UTC. */
@@ -129,7 +133,7 @@ static int parse(const char *cmd, void (*help)(void), int allow_op,
     int o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt(cmd, argc, argv, opts, 0, NULL)) != -1) {
         switch (o) {
         case 'd': to->db = optarg; break;
         case 'o':

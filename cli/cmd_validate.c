@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/htime.h"
+#include "common/jsonw.h"
 #include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
@@ -32,6 +34,7 @@ void help_validate(void)
         "  -h, --help       this text\n"
         "\n"
         "Exit codes: 0 valid, 2 usage error, 3 invalid input.\n");
+    cli_help_shared(CLI_F_JSON);
 }
 
 static int cmp_model_batch(const void *a, const void *b, void *ctx)
@@ -81,14 +84,17 @@ static void print_jobs(const job_queue *q, int cap, int have_curves)
         if (q->jobs[i].submit > hi)
             hi = q->jobs[i].submit;
     }
-    char span[64];
+    char span[64], t1[40], t2[40];
     printf("jobs     %s: %d jobs (%d with a deadline, %d best-effort)\n",
            q->path, q->n, q->n - best, best);
     if (q->n == 0)
         printf("  empty queue: nothing to plan (valid)\n");
     else
-        printf("  submit times  %" PRId64 " .. %" PRId64 " s (span %s)\n",
-               lo, hi, ef_fmt_duration(hi - lo, span, sizeof span));
+        printf("  submit times  %s .. %s%s (span %s)\n",
+               cli_time(lo, lo, t1, sizeof t1), cli_time(hi, lo, t2,
+                                                          sizeof t2),
+               cli_zone(lo) == EF_HT_EPOCH ? " s" : "",
+               ef_ht_dur(hi - lo, span, sizeof span));
     int gpuh = q->has_num_gpu && q->has_duration;
     double total = 0;
     int *ix = ef_malloc((size_t)q->n * sizeof *ix);
@@ -152,10 +158,38 @@ static void print_jobs(const job_queue *q, int cap, int have_curves)
                                                            : "");
 }
 
-/* --plan: read the plan file at 'path', print what it holds, and write it
- * back to 'out' (when not NULL) in version 'version'. */
+/* --json: what queue q holds, as member "jobs" of w's open object. */
+static void jobs_json(jw *w, const job_queue *q)
+{
+    int best = 0;
+    int64_t lo = 0, hi = 0;
+    for (int i = 0; i < q->n; i++) {
+        best += !q->jobs[i].has_deadline;
+        if (i == 0 || q->jobs[i].submit < lo)
+            lo = q->jobs[i].submit;
+        if (i == 0 || q->jobs[i].submit > hi)
+            hi = q->jobs[i].submit;
+    }
+    jw_obj(w, "jobs", NULL);
+    jw_str(w, "path", q->path);
+    jw_int(w, "jobs", q->n);
+    jw_int(w, "with_deadline", q->n - best);
+    jw_int(w, "best_effort", best);
+    if (q->n) {
+        jw_int(w, "first_submit", lo);
+        jw_int(w, "last_submit", hi);
+    } else {
+        jw_null(w, "first_submit");
+        jw_null(w, "last_submit");
+    }
+    jw_end(w);
+}
+
+/* --plan: read the plan file at 'path', print what it holds (or, with
+ * 'w', write it as member "plan" of w's open object), and write it back
+ * to 'out' (when not NULL) in version 'version'. */
 static int validate_plan(const char *path, const char *out, int version,
-                         ef_err *e)
+                         jw *w, ef_err *e)
 {
     plan_doc d;
     if (plan_doc_load(&d, path, e) != EF_OK)
@@ -164,14 +198,27 @@ static int validate_plan(const char *path, const char *out, int version,
     for (int s = 0; s < d.nslots; s++)
         allocs += d.slots[s].nalloc;
     const plan_doc_summary *m = &d.summary;
-    FILE *say = out && strcmp(out, "-") == 0 ? stderr : stdout;
-    fprintf(say, "plan     %s: version %d, %d jobs (%d admitted, %d rejected, "
-            "%d best-effort), %d slots, %ld allocations", path, d.version,
-            d.njobs, m->admitted, m->rejected, m->best_effort, d.nslots,
-            allocs);
-    if (d.version == PLAN_V2)
-        fprintf(say, " in %d runs", d.nruns);
-    fprintf(say, "\n");
+    FILE *say = (out && strcmp(out, "-") == 0) || w ? stderr : stdout;
+    if (w) {
+        jw_obj(w, "plan", NULL);
+        jw_str(w, "path", path);
+        jw_int(w, "version", d.version);
+        jw_int(w, "jobs", d.njobs);
+        jw_int(w, "admitted", m->admitted);
+        jw_int(w, "rejected", m->rejected);
+        jw_int(w, "best_effort", m->best_effort);
+        jw_int(w, "slots", d.nslots);
+        jw_int(w, "allocations", allocs);
+        jw_end(w);
+    } else {
+        fprintf(say, "plan     %s: version %d, %d jobs (%d admitted, %d "
+                "rejected, %d best-effort), %d slots, %ld allocations", path,
+                d.version, d.njobs, m->admitted, m->rejected, m->best_effort,
+                d.nslots, allocs);
+        if (d.version == PLAN_V2)
+            fprintf(say, " in %d runs", d.nruns);
+        fprintf(say, "\n");
+    }
     int rc = EF_OK;
     if (out) {
         size_t n;
@@ -183,7 +230,7 @@ static int validate_plan(const char *path, const char *out, int version,
         free(jf);
         rc = cli_write_out(out, text, n, e);
         free(text);
-        if (rc == EF_OK && say == stdout)
+        if (rc == EF_OK && say == stdout && !cli_cf.quiet)
             fprintf(say, "wrote %s (version %d)\n", out, version);
     }
     plan_doc_free(&d);
@@ -206,7 +253,8 @@ int cmd_validate(int argc, char **argv)
     int o, version = PLAN_V2, version_given = 0;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("validate", argc, argv, opts, CLI_F_JSON,
+                           NULL)) != -1) {
         switch (o) {
         case 'j': jobs_path = optarg; break;
         case 'c': cluster_arg = optarg; break;
@@ -236,10 +284,25 @@ int cmd_validate(int argc, char **argv)
     if (plan_path && (jobs_path || cluster_arg || curves_arg))
         return cli_usage_error("validate", "--plan is checked alone (a plan "
                                "file records its own cluster and jobs)");
+    if (cli_cf.json && out_path && strcmp(out_path, "-") == 0)
+        return cli_usage_error("validate", "--json and --out - both write "
+                               "standard output: give --out a file");
     ef_err e = {0};
+    jw w; /* --json: the summary */
+    jw_init(&w, 1);
+    jw_obj(&w, NULL, NULL);
+    jw_str(&w, "command", "validate");
+    jw_bool(&w, "ok", 1);
     if (plan_path) {
-        if (validate_plan(plan_path, out_path, version, &e) != EF_OK)
+        if (validate_plan(plan_path, out_path, version,
+                          cli_cf.json ? &w : NULL, &e) != EF_OK) {
+            jw_free(&w);
             return cli_fail(&e);
+        }
+        jw_end(&w);
+        if (cli_cf.json)
+            return cli_json_print(&w);
+        jw_free(&w);
         if (!out_path || strcmp(out_path, "-") != 0)
             printf("ok: inputs are valid\n");
         return 0;
@@ -249,18 +312,47 @@ int cmd_validate(int argc, char **argv)
     job_queue q = {0};
     int rc = 0, cap = 1 << 20;
     if (cluster_arg) {
-        if (cluster_from_arg(&c, cluster_arg, &e) != EF_OK)
-            return cli_fail(&e);
+        if (cluster_from_arg(&c, cluster_arg, &e) != EF_OK) {
+            rc = cli_fail(&e);
+            goto out;
+        }
         cap = c.total_gpus;
     }
-    if (curves_arg && curve_set_load_arg(&cs, curves_arg, &e) != EF_OK)
-        return cli_fail(&e);
+    if (curves_arg && curve_set_load_arg(&cs, curves_arg, &e) != EF_OK) {
+        rc = cli_fail(&e);
+        goto out;
+    }
     if (jobs_path) {
         if (queue_load(&q, jobs_path, &e) != EF_OK ||
             (curves_arg && queue_resolve(&q, &cs, &e) != EF_OK)) {
             rc = cli_fail(&e);
             goto out;
         }
+    }
+    if (cli_cf.json) {
+        if (cluster_arg) {
+            jw_obj(&w, "cluster", NULL);
+            jw_str(&w, "name", c.name);
+            jw_int(&w, "nodes", c.nodes);
+            jw_int(&w, "gpus_per_node", c.gpus_per_node);
+            jw_int(&w, "gpus", c.total_gpus);
+            jw_end(&w);
+        }
+        if (curves_arg) {
+            int rows = 0;
+            for (int i = 0; i < cs.nmodels; i++)
+                rows += cs.models[i].nrows;
+            jw_obj(&w, "curves", NULL);
+            jw_str(&w, "dir", cs.dir);
+            jw_int(&w, "models", cs.nmodels);
+            jw_int(&w, "batch_sizes", rows);
+            jw_end(&w);
+        }
+        if (jobs_path)
+            jobs_json(&w, &q);
+        jw_end(&w);
+        rc = cli_json_print(&w);
+        goto out;
     }
     if (cluster_arg)
         printf("cluster  %s: %d node%s x %d GPUs = %d GPUs\n", c.name, c.nodes,
@@ -271,6 +363,7 @@ int cmd_validate(int argc, char **argv)
         print_jobs(&q, cap, curves_arg != NULL);
     printf("ok: inputs are valid\n");
 out:
+    jw_free(&w);
     queue_free(&q);
     curve_set_free(&cs);
     return rc;

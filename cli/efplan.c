@@ -122,17 +122,6 @@ int cli_parse_plan_version(const char *cmd, const char *arg, int *v)
     return 0;
 }
 
-int cli_parse_now(const char *cmd, const char *arg, int64_t *now)
-{
-    int64_t v;
-    if (ef_parse_i64(arg, 0, EF_MAX_I64, &v) != EF_NUM_OK &&
-        ef_parse_iso8601(arg, &v, NULL) != EF_OK)
-        return cli_usage_error(cmd, "--now: \"%s\" is not a time (seconds "
-                               "or ISO-8601)", arg);
-    *now = v;
-    return 0;
-}
-
 /* The --sbatch-arg words of the command line (cli_slurm_option). */
 static const char **slurm_args;
 
@@ -186,13 +175,6 @@ void cli_slurm_free(struct exec_slurm_opts *so)
     so->nargs = 0;
 }
 
-int cli_option_error(const char *cmd, int o, const char *arg)
-{
-    if (o == ':')
-        return cli_usage_error(cmd, "option %s needs a value", arg);
-    return cli_usage_error(cmd, "unknown option %s", arg);
-}
-
 static void help_main(FILE *out)
 {
     fprintf(out,
@@ -205,6 +187,10 @@ static void help_main(FILE *out)
     for (int i = 0; i < NCOMMANDS; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
+        "\n"
+        "Every command: -q/--quiet, -v/--verbose, --time-zone utc|local|epoch,\n"
+        "--json (the summary as JSON, where the command has one); '-' is\n"
+        "standard input or output; times read may be now+8h.\n"
         "\n"
         "Exit codes: 0 ok, 2 usage error, 3 invalid input, 4 infeasible,\n"
         "5 internal error, 6 profile built without CUDA, 7 no GPU,\n"

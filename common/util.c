@@ -33,10 +33,68 @@ static const char *file_kind(mode_t m)
     return "not a regular file";
 }
 
+/* Read all of open 'fd' ('hint': its size, 0 unknown) into *buf and *len;
+ * closes fd unless it is standard input. Errors name 'path'. */
+static int read_fd(int fd, const char *path, off_t hint, char **buf,
+                   size_t *len, ef_err *e)
+{
+    /* the size is a hint: the file may grow while it is read, and files
+     * of /proc say 0 */
+    size_t cap = hint > 0 ? (size_t)hint + 1 : 4096;
+    if (hint > EF_MAX_FILE) {
+        if (fd != 0)
+            close(fd);
+        return ef_fail(e, EF_E_INPUT, "%s: file too large (over 1 GiB)", path);
+    }
+    char *b = ef_malloc(cap);
+    size_t n = 0;
+    for (;;) {
+        if (n + 1 >= cap) {
+            if (cap > (size_t)EF_MAX_FILE) {
+                free(b);
+                if (fd != 0)
+                    close(fd);
+                return ef_fail(e, EF_E_INPUT, "%s: file too large (over 1 GiB)",
+                               path);
+            }
+            cap *= 2;
+            b = ef_realloc(b, cap);
+        }
+        ssize_t r = read(fd, b + n, cap - n - 1);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int err = errno;
+            free(b);
+            if (fd != 0)
+                close(fd);
+            return ef_fail(e, EF_E_INPUT, "%s: cannot read: %s", path,
+                           strerror(err));
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    if (fd != 0)
+        close(fd);
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return EF_OK;
+}
+
 int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e)
 {
     *buf = NULL;
     *len = 0;
+    if (strcmp(path, "-") == 0) {
+        /* standard input, whatever it is (a pipe, a file), read once */
+        static int stdin_read;
+        if (stdin_read++)
+            return ef_fail(e, EF_E_INPUT, "-: standard input is read once "
+                           "(\"-\" given for two inputs)");
+        return read_fd(0, "-", 0, buf, len, e);
+    }
     /* Look before opening: opening a FIFO waits for a writer, opening a
      * device may do anything. */
     struct stat st;
@@ -63,45 +121,7 @@ int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e)
         return ef_fail(e, EF_E_INPUT, "%s: is %s (expected a regular file)",
                        path, file_kind(st.st_mode));
     }
-    /* the size is a hint: the file may grow while it is read, and files
-     * of /proc say 0 */
-    size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
-    if (st.st_size > EF_MAX_FILE) {
-        close(fd);
-        return ef_fail(e, EF_E_INPUT, "%s: file too large (over 1 GiB)", path);
-    }
-    char *b = ef_malloc(cap);
-    size_t n = 0;
-    for (;;) {
-        if (n + 1 >= cap) {
-            if (cap > (size_t)EF_MAX_FILE) {
-                free(b);
-                close(fd);
-                return ef_fail(e, EF_E_INPUT, "%s: file too large (over 1 GiB)",
-                               path);
-            }
-            cap *= 2;
-            b = ef_realloc(b, cap);
-        }
-        ssize_t r = read(fd, b + n, cap - n - 1);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            int err = errno;
-            free(b);
-            close(fd);
-            return ef_fail(e, EF_E_INPUT, "%s: cannot read: %s", path,
-                           strerror(err));
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    close(fd);
-    b[n] = '\0';
-    *buf = b;
-    *len = n;
-    return EF_OK;
+    return read_fd(fd, path, st.st_size, buf, len, e);
 }
 
 /* Fill r[0..n) with bytes nobody can predict (getrandom). */
@@ -629,21 +649,6 @@ const char *ef_suggest(const char *word, const char *const *cands, int n)
 int ef_is_pow2(int64_t x)
 {
     return x > 0 && (x & (x - 1)) == 0;
-}
-
-const char *ef_fmt_duration(int64_t s, char *dst, size_t dstlen)
-{
-    int64_t d = s / 86400, h = s % 86400 / 3600, m = s % 3600 / 60,
-            sec = s % 60;
-    if (d)
-        snprintf(dst, dstlen, "%lldd %lldh %lldm %llds", (long long)d,
-                 (long long)h, (long long)m, (long long)sec);
-    else if (h)
-        snprintf(dst, dstlen, "%lldh %lldm %llds", (long long)h, (long long)m,
-                 (long long)sec);
-    else
-        snprintf(dst, dstlen, "%lldm %llds", (long long)m, (long long)sec);
-    return dst;
 }
 
 void ef_buf_grow(ef_buf *b, size_t more)

@@ -27,7 +27,9 @@
  * (or symbolic links to one) are read: a directory, FIFO, socket or
  * device is refused before it is opened, so a FIFO never blocks the
  * reader. Errors (EF_E_INPUT) name the path: missing file, not a regular
- * file ("is a FIFO (expected a regular file)"), unreadable, over 1 GiB. */
+ * file ("is a FIFO (expected a regular file)"), unreadable, over 1 GiB.
+ * The path "-" is standard input (whatever it is), read once per
+ * process: a second "-" is an error (EF_E_INPUT). */
 int ef_read_file(const char *path, char **buf, size_t *len, ef_err *e);
 
 /*
@@ -185,8 +187,5 @@ size_t ef_bom_len(const char *buf, size_t len);
 
 /* Return 1 if 'x' is a positive power of two. */
 int ef_is_pow2(int64_t x);
-
-/* Format seconds as e.g. "59d 23h 10m 5s" into dst. */
-const char *ef_fmt_duration(int64_t s, char *dst, size_t dstlen);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/csv.h"
+#include "common/htime.h"
 #include "common/jsonin.h"
 #include "common/util.h"
 
@@ -856,19 +857,39 @@ fail:
 
 /* ---- JSON --------------------------------------------------------------- */
 
-/* A time: integer seconds or an ISO-8601 string, min..max. Returns
+/* What "now" means in relative times (queue_set_now); -1: refused. */
+static int64_t rel_now = -1;
+
+void queue_set_now(int64_t now)
+{
+    rel_now = now;
+}
+
+/* A time: integer seconds, an ISO-8601 string, or "now+8h" (rel_now),
+ * min..max. Returns
  * EF_OK or EF_ERR; the key is present (and not null). */
 static int json_time(const json_t *o, const job_fspec *s, int64_t *out,
                      const char *file, const char *where, ef_err *e)
 {
     json_t *v = json_object_get(o, s->key);
     if (json_is_string(v)) {
-        const char *why = NULL;
+        const char *why = NULL, *str = json_string_value(v);
         char qv[128];
-        if (ef_parse_iso8601(json_string_value(v), out, &why) != EF_OK)
+        if (strncmp(str, "now", 3) == 0 && rel_now < 0)
+            return ef_fail(e, EF_E_INPUT, "%s: %s.%s: \"%s\": a relative "
+                           "time is not read here (expected Unix seconds or "
+                           "ISO-8601)", file, where, s->key,
+                           ef_quote(str, qv, sizeof qv));
+        if (strncmp(str, "now", 3) == 0 &&
+            ef_ht_parse(str, rel_now, out, &why) != 0)
+            return ef_fail(e, EF_E_INPUT, "%s: %s.%s: \"%s\" is not a "
+                           "time: %s", file, where, s->key,
+                           ef_quote(str, qv, sizeof qv), why);
+        if (strncmp(str, "now", 3) != 0 &&
+            ef_parse_iso8601(str, out, &why) != EF_OK)
             return ef_fail(e, EF_E_INPUT, "%s: %s.%s: \"%s\" is not an "
-                           "ISO-8601 time: %s", file, where, s->key,
-                           ef_quote(json_string_value(v), qv, sizeof qv), why);
+                           "ISO-8601 time: %s", file,
+                           where, s->key, ef_quote(str, qv, sizeof qv), why);
         if (*out < s->min || *out > s->max)
             return ef_fail(e, EF_E_INPUT, "%s: %s.%s: time before 1970 (expected "
                            "a time in seconds >= 0)", file, where, s->key);

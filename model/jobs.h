@@ -240,6 +240,14 @@ int job_has(const job *j, job_field f);
  * and q->jobs may be NULL. */
 int queue_load(job_queue *q, const char *path, ef_err *e);
 
+/* What "now" means in the JSON time strings of queues parsed after this
+ * call (submit_time, deadline: "now+8h", ef_ht_parse): Unix seconds, or
+ * -1 (the default) to refuse relative times. The CLI sets it from --now
+ * or the wall clock; efplan serve refuses them (its queue is read and
+ * written over days: a reference taken once would go stale). One value
+ * per process. */
+void queue_set_now(int64_t now);
+
 /* Parse from a buffer (used by queue_load and the fuzzer). */
 int queue_parse_csv(job_queue *q, const char *path, const char *buf,
                     size_t len, ef_err *e);

@@ -607,6 +607,10 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
                  "%s overheads of %d s slots finishes its %.0f %s",
                  ovh_name(p->opts.overhead), p->opts.slot, j->rem,
                  j->eb ? "samples" : "iterations");
+    else if (j->deadline <= t)
+        snprintf(j->reason, sizeof j->reason,
+                 "the deadline is already past when the job is planned "
+                 "(the plan's now, or the job's release when later)");
     else if (alone > j->deadline)
         snprintf(j->reason, sizeof j->reason,
                  "deadline too tight even alone on the cluster (fastest finish "
@@ -1517,6 +1521,8 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
     int64_t t = now;
     double horizon = plan_horizon(p);
     while (ai < narr || na > 0) {
+        if (p->opts.progress)
+            p->opts.progress(p->opts.progress_arg, ai - na, narr);
         /* the guard: a plan that runs past its horizon, or past the
          * largest time efplan keeps, has run away (a job that makes no
          * progress) */

@@ -99,6 +99,11 @@ typedef struct plan_opts {
     int every_slot;        /* tests: plan_build steps through every slot
                               (no stretch run at once), to show that
                               skipping gives the same plan */
+    /* NULL, or called by plan_build at every loop step with the jobs
+     * done so far (released and finished or refused) and the queue's
+     * jobs, for a progress line; it must not touch the plan */
+    void (*progress)(void *arg, int done, int total);
+    void *progress_arg;
 } plan_opts;
 
 void plan_opts_default(plan_opts *o);

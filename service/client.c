@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "common/jsonin.h"
+#include "common/htime.h"
 #include "common/util.h"
 #include "service/token.h"
 
@@ -472,12 +473,22 @@ int cl_status_error(const char *server, const cl_resp *r, ef_err *e)
     return EF_ERR;
 }
 
+/* cl_set_zone's zone; -1: the compact UTC form of cl_fmt_utc. */
+static int fmt_zone = -1;
+
+void cl_set_zone(ef_ht_zone z)
+{
+    fmt_zone = (int)z;
+}
+
 const char *cl_fmt_utc(int64_t t, int seconds, char *dst, size_t len)
 {
     if (t < 0) {
         snprintf(dst, len, "-");
         return dst;
     }
+    if (fmt_zone >= 0)
+        return ef_ht_fmt(t, (ef_ht_zone)fmt_zone, dst, len);
     time_t tt = (time_t)t;
     struct tm tm;
     if (!gmtime_r(&tt, &tm)) {
@@ -494,10 +505,10 @@ static void put_slack(ef_buf *b, int64_t end, int64_t dl)
 {
     char d[64];
     if (end <= dl)
-        ef_buf_printf(b, "slack %s", ef_fmt_duration(dl - end, d, sizeof d));
+        ef_buf_printf(b, "slack %s", ef_ht_dur(dl - end, d, sizeof d));
     else
         ef_buf_printf(b, "late by %s",
-                      ef_fmt_duration(end - dl, d, sizeof d));
+                      ef_ht_dur(end - dl, d, sizeof d));
 }
 
 /* The table of cl_fmt_jobs: every cell's text in one buffer, each

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/htime.h"
 #include "common/util.h"
 #include "planner/plan.h"
 
@@ -125,8 +126,14 @@ char *cl_job_path(const char *id, ef_err *e);
 int cl_status_error(const char *server, const cl_resp *r, ef_err *e);
 
 /* A time as people read it, UTC: "2026-12-01 15:04Z", or with
- * 'seconds' "2026-12-01 15:04:05Z"; "-" for t < 0. Returns dst. */
+ * 'seconds' "2026-12-01 15:04:05Z"; "-" for t < 0. After
+ * cl_set_zone(z): as ef_ht_fmt writes it in zone z instead (ISO-8601 in
+ * UTC or the local zone, or Unix seconds). Returns dst. */
 const char *cl_fmt_utc(int64_t t, int seconds, char *dst, size_t len);
+
+/* How cl_fmt_utc, and so the cl_fmt_* texts, show times from now on
+ * (--time-zone): one setting per process. */
+void cl_set_zone(ef_ht_zone z);
 
 /*
  * The answers as text for people, appended to 'out' (lines ending in

@@ -1,5 +1,8 @@
 /* compare.c: the compare grid and its efplan-compare file (see compare.h). */
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -47,6 +50,7 @@ int cmp_run(const cmp_grid *g, cmp_result *r, ef_err *e)
     int nt = g->ntraces, np = g->npolicies, n = nt * np;
     run_cell *rc = ef_calloc((size_t)n, sizeof *rc);
     memset(r, 0, sizeof *r);
+    int done = 0; /* cells finished, for g->progress */
     /* each cell is independent; its result lands at its own index */
     #pragma omp parallel for schedule(dynamic, 1)
     for (int k = 0; k < n; k++) {
@@ -59,6 +63,10 @@ int cmp_run(const cmp_grid *g, cmp_result *r, ef_err *e)
             rc[k].wall = s.wall_seconds;
         }
         sim_free(&s);
+        if (g->progress) {
+            #pragma omp critical(cmp_progress)
+            g->progress(g->progress_arg, ++done, n);
+        }
     }
     for (int k = 0; k < n; k++)
         if (rc[k].rc != EF_OK) {
@@ -101,22 +109,68 @@ int cmp_run(const cmp_grid *g, cmp_result *r, ef_err *e)
 
 /* The policies' header cells and separator of a table that starts with
  * 'lead' columns ("| trace |" and its "|---|"). */
-static void table_head(const cmp_result *r, ef_buf *b, const char *lead,
-                       const char *rule)
+/* A Markdown table being built: ncols columns, cells row by row (the
+ * header first), each a heap string; written with every column as wide
+ * as its widest cell, so it reads as a table in a terminal too. */
+typedef struct md_tab {
+    int ncols, n, cap; /* columns; cells so far; cells allocated */
+    char **cell;
+} md_tab;
+
+/* Append one cell (printf-style) to t. */
+static void tab_add(md_tab *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void tab_add(md_tab *t, const char *fmt, ...)
 {
-    ef_buf_put(b, lead);
-    for (int p = 0; p < r->npolicies; p++)
-        ef_buf_printf(b, " %s |", r->cells[p].policy);
-    ef_buf_put(b, rule);
-    for (int p = 0; p < r->npolicies; p++)
-        ef_buf_put(b, "---|");
-    ef_buf_put(b, "\n");
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 64;
+        t->cell = ef_realloc(t->cell, (size_t)t->cap * sizeof *t->cell);
+    }
+    t->cell[t->n++] = ef_strdup(buf);
+}
+
+/* Write t (header, rule, rows) to b, and free its cells; 'pad': columns
+ * as wide as their widest cell (else one blank each side: a table whose
+ * cells hold wall seconds keeps the same bytes but for them). */
+static void tab_put(md_tab *t, ef_buf *b, int pad)
+{
+    int *w = ef_calloc((size_t)t->ncols, sizeof *w); /* column widths */
+    for (int k = 0; k < t->n && pad; k++) {
+        int l = (int)strlen(t->cell[k]);
+        if (l > w[k % t->ncols])
+            w[k % t->ncols] = l;
+    }
+    for (int k = 0; k < t->n; k++) {
+        int c = k % t->ncols;
+        ef_buf_printf(b, "%s %-*s", c ? "" : "|", w[c], t->cell[k]);
+        ef_buf_put(b, c + 1 == t->ncols ? " |\n" : " |");
+        if (k + 1 == t->ncols) { /* the rule under the header */
+            for (int r = 0; r < t->ncols; r++) {
+                ef_buf_put(b, r ? "" : "|");
+                for (int i = 0; i < (pad ? w[r] + 2 : 3); i++)
+                    ef_buf_put(b, "-");
+                ef_buf_put(b, "|");
+            }
+            ef_buf_put(b, "\n");
+        }
+    }
+    for (int k = 0; k < t->n; k++)
+        free(t->cell[k]);
+    free(t->cell);
+    free(w);
+    memset(t, 0, sizeof *t);
 }
 
 void cmp_tables(const cmp_result *r, ef_buf *md)
 {
     int np = r->npolicies;
     char stem[CMP_STEM_LEN];
+    md_tab t = {0};
     ef_buf_printf(md, "Deadline ratio (met / jobs with a deadline); in "
                   "parentheses the ElasticFlow paper's number where it has "
                   "one. Slot %d s, overhead %s, baseline cap %s, surplus %s.",
@@ -126,30 +180,38 @@ void cmp_tables(const cmp_result *r, ef_buf *md)
     if (r->baselines_reference)
         ef_buf_put(md, " Fixed-size baselines and edf-ac keep the "
                        "reference's defects (--baselines reference).");
-    table_head(r, md, "\n\n| trace | cluster |", "\n|---|---|");
+    ef_buf_put(md, "\n\n");
+    t.ncols = np + 2;
+    tab_add(&t, "trace");
+    tab_add(&t, "cluster");
+    for (int p = 0; p < np; p++)
+        tab_add(&t, "%s", r->cells[p].policy);
     for (int i = 0; i < r->ntraces; i++) {
         const cmp_cell *row = &r->cells[i * np];
-        ef_buf_printf(md, "| %s | %s (%d GPUs) |",
-                      cmp_stem(row->trace, stem, sizeof stem), row->cluster,
-                      row->gpus);
+        tab_add(&t, "%s", cmp_stem(row->trace, stem, sizeof stem));
+        tab_add(&t, "%s (%d GPUs)", row->cluster, row->gpus);
         for (int p = 0; p < np; p++) {
-            ef_buf_printf(md, " %.3f", row[p].deadline_ratio);
             if (row[p].published >= 0)
-                ef_buf_printf(md, " (%.3f)", row[p].published);
-            ef_buf_put(md, " |");
+                tab_add(&t, "%.3f (%.3f)", row[p].deadline_ratio,
+                        row[p].published);
+            else
+                tab_add(&t, "%.3f", row[p].deadline_ratio);
         }
-        ef_buf_put(md, "\n");
     }
-    table_head(r, md, "\nWall seconds per run (admitted / rejected jobs).\n\n"
-                      "| trace |", "\n|---|");
+    tab_put(&t, md, 1);
+    ef_buf_put(md, "\nWall seconds per run (admitted / rejected jobs).\n\n");
+    t.ncols = np + 1;
+    tab_add(&t, "trace");
+    for (int p = 0; p < np; p++)
+        tab_add(&t, "%s", r->cells[p].policy);
     for (int i = 0; i < r->ntraces; i++) {
         const cmp_cell *row = &r->cells[i * np];
-        ef_buf_printf(md, "| %s |", cmp_stem(row->trace, stem, sizeof stem));
+        tab_add(&t, "%s", cmp_stem(row->trace, stem, sizeof stem));
         for (int p = 0; p < np; p++)
-            ef_buf_printf(md, " %.2f (%d / %d) |", row[p].wall_seconds,
-                          row[p].admitted, row[p].rejected);
-        ef_buf_put(md, "\n");
+            tab_add(&t, "%.2f (%d / %d)", row[p].wall_seconds,
+                    row[p].admitted, row[p].rejected);
     }
+    tab_put(&t, md, 0);
     int nfb = 0;
     for (int k = 0; k < r->ntraces * np; k++)
         if (r->cells[k].solver_fallbacks > 0) {

@@ -63,6 +63,11 @@ typedef struct cmp_grid {
     const cluster *clusters;           /* [ntraces]: trace i's cluster */
     const sim_policy *const *policies; /* [npolicies] */
     sim_opts opts;                     /* the same for every cell */
+    /* NULL, or called after each finished cell with the count done so
+     * far and the total, one call at a time (from any thread); for a
+     * progress line: it must not touch the grid */
+    void (*progress)(void *arg, int done, int total);
+    void *progress_arg;
 } cmp_grid;
 
 /* The file name stem of 'path' (no directory, no last extension) into

@@ -267,6 +267,8 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
     int64_t t = now;
     int64_t max_points = o->max_points > 0 ? o->max_points : SIM_MAX_POINTS(n);
     while (ai < n || s->nact > 0) {
+        if (o->progress)
+            o->progress(o->progress_arg, ai - s->nact, n);
         if (s->nact == 0 && s->jobs[arr[ai]].release > t)
             t = s->jobs[arr[ai]].release;
         s->t = t;

@@ -163,6 +163,11 @@ typedef struct sim_opts {
                              NULL: the bundled inputs/pollux */
     int64_t max_points;   /* the runaway bound; 0: SIM_MAX_POINTS(jobs)
                              (tests set a small one) */
+    /* NULL, or called at every scheduling point with the jobs done so far
+     * (released and no longer running) and the trace's jobs, for a
+     * progress line; it must not touch the simulation */
+    void (*progress)(void *arg, int done, int total);
+    void *progress_arg;
 } sim_opts;
 
 void sim_opts_default(sim_opts *o);

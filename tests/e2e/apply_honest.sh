@@ -93,6 +93,16 @@ set -e
 [ $rc -eq 9 ] || { cat out1b; fail "re-apply: exit $rc, expected 9"; }
 grep -q 'already applied' out1b || fail "re-apply: not 'already applied'"
 behind out1b x "deadline 600 passed: missed" || { cat out1b; fail "re-apply: x"; }
+# --json: the same answer as one object on standard output
+set +e
+$V "$EFPLAN" apply plan.json --time-scale $SCALE --state s1 --json >out1c.json 2>err1c
+rc=$?
+set -e
+[ $rc -eq 9 ] || { cat out1c.json err1c; fail "re-apply --json: exit $rc, expected 9"; }
+python3 -c 'import json,sys; d=json.load(sys.stdin)
+assert d["already_done"] and d["missed"] == 1, d
+assert [(b["id"], b["missed"]) for b in d["behind"]] == [("x", True), ("y", False)], d' \
+    <out1c.json || { cat out1c.json; fail "re-apply --json"; }
 
 # 2. --until 240: behind, but every deadline ahead: listed, exit 0
 $V "$EFPLAN" apply plan.json --time-scale $SCALE --state s2 --until 240 \

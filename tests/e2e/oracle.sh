@@ -15,8 +15,10 @@
 #   output file; usage errors exit 2, bad input exit 3.
 . "$(dirname "$0")/lib/common.sh"
 J=$EFPLAN_DATA/jobs/oracle10.json
+# NODES, SECS: the node and time budgets (an option given twice is a
+# usage error)
 oracle() { $V "$EFPLAN" oracle --jobs "$J" --cluster n1g8 --curves A100 --slot 300 \
-    --time-limit 0 --node-limit 100000 "$@"; }
+    --time-limit "${SECS:-0}" --node-limit "${NODES:-100000}" "$@"; }
 has() { grep -qF "$2" "$1" || { cat "$1"; fail "$1 lacks $2"; }; }
 
 OMP_NUM_THREADS=1 oracle --out "$T/r1.json" --plan-out "$T/p1.json" \
@@ -48,14 +50,14 @@ cmp -s "$T/r1.cut" "$T/r4.cut" || fail "result differs between runs"
 cmp -s "$T/p1.json" "$T/p4.json" || fail "ILP plan differs between runs"
 
 # node budget: reproducible, honest status
-oracle --node-limit 5 --out "$T/n.json" >"$T/n.txt" || fail "node limit: exit $?"
+NODES=5 oracle --out "$T/n.json" >"$T/n.txt" || fail "node limit: exit $?"
 has "$T/n.json" '"status": "feasible"'
 has "$T/n.json" '"limit": "nodes"'
 has "$T/n.json" '"nodes": 5,'
 has "$T/n.txt" 'stopped by the node limit'
 
 rc=0
-oracle --time-limit 0.000000001 --out "$T/t.json" --plan-out "$T/tp.json" \
+SECS=0.000000001 oracle --out "$T/t.json" --plan-out "$T/tp.json" \
     >"$T/t.txt" || rc=$?
 [ $rc -eq 4 ] || fail "spent time limit: exit $rc, expected 4"
 has "$T/t.json" '"status": "no_incumbent"'
@@ -76,8 +78,14 @@ grep -q '^efplan: error: GLPK failed: glp_set_col_bnds' "$T/f.err" || {
     cat "$T/f.err"; fail "GLPK failure: message"; }
 [ ! -e "$T/f.json" ] || fail "GLPK failure wrote a result"
 
-for bad in "--node-limit 0" "--time-limit x" "--must-admit nosuch" \
-           "--must-admit be" "--bogus"; do
+for v in 0 x; do
+    rc=0
+    NODES=$v SECS=$v oracle >"$T/bad.out" 2>&1 || rc=$?
+    [ $rc -eq 2 ] || fail "oracle budget $v: exit $rc, expected 2"
+    grep -q "is not a" "$T/bad.out" || { cat "$T/bad.out"; fail "budget $v: message"; }
+done
+for bad in "--must-admit nosuch" "--must-admit be" "--bogus" \
+           "--slot 60"; do
     rc=0
     # shellcheck disable=SC2086
     oracle $bad >/dev/null 2>&1 || rc=$?

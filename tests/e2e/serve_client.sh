@@ -95,6 +95,11 @@ grep -q '^a1 ' jobs_o.out || fail "the operator does not see a1"
 grep -q '^b1 ' jobs_o.out || fail "the operator does not see b1"
 run 0 jobs_o.json jobs $O --all --json
 json_ok jobs_o.json 'set(j["id"] for j in d["jobs"]) >= {"a1", "b1"}'
+# --time-zone: the table's times as Unix seconds, or ISO-8601 in UTC
+run 0 jobs_ep.out jobs $A --time-zone epoch
+grep -q "^a1 .* $DL " jobs_ep.out || { cat jobs_ep.out; fail "jobs --time-zone epoch"; }
+run 0 jobs_utc.out jobs $A --time-zone utc
+grep -q "^a1 .* [0-9-]*T[0-9:]*Z " jobs_utc.out || { cat jobs_utc.out; fail "jobs --time-zone utc"; }
 (
     EFPLAN_SERVER=$URL EFPLAN_TOKEN=$(cat bob.tok)
     export EFPLAN_SERVER EFPLAN_TOKEN

@@ -394,7 +394,7 @@ static void test_fmt_job(void **state)
         "  progress     1200/5000 iterations (24%)\n"
         "  gpus         6 (node 0: 0,1,2,3; node 1: 4,5)\n"
         "  deadline     2026-12-01 16:04Z\n"
-        "  planned end  2026-12-01 15:04Z (slack 1h 0m 0s)\n"
+        "  planned end  2026-12-01 15:04Z (slack 1h 00m)\n"
         "  at risk      yes: node 1 is down\n"
         "  submitted    2026-12-01 13:00:00Z\n"
         "  history\n"
@@ -405,7 +405,7 @@ static void test_fmt_job(void **state)
     const char *late = "{\"id\": \"b\", \"deadline\": 100, \"planned_end\": "
                        "160, \"earliest_feasible_deadline\": 200}";
     assert_ok(cl_fmt_job("http://s:1", late, strlen(late), &b, &e), e);
-    assert_contains(b.s, "(late by 1m 0s)");
+    assert_contains(b.s, "(late by 1m 00s)");
     assert_contains(b.s, "earliest deadline we can guarantee: "
                          "1970-01-01 00:03:20Z");
     free(b.s);

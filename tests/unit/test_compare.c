@@ -116,9 +116,9 @@ static void test_tables(void **state)
         "fig12, baseline cap reference, surplus gain. Fixed-size baselines "
         "and edf-ac keep the reference's defects (--baselines reference).\n"
         "\n"
-        "| trace | cluster | ef | chronus |\n"
-        "|---|---|---|---|\n"
-        "| cluster10 | n32g8 (256 GPUs) | 0.988 (0.981) | 0.500 |\n"
+        "| trace     | cluster          | ef            | chronus |\n"
+        "|-----------|------------------|---------------|---------|\n"
+        "| cluster10 | n32g8 (256 GPUs) | 0.988 (0.981) | 0.500   |\n"
         "\n"
         "Wall seconds per run (admitted / rejected jobs).\n"
         "\n"
@@ -417,7 +417,7 @@ static void test_shape(void **state)
 static void run_grid(cmp_result *r, int threads, job_queue *q, cluster *cl,
                      const char *const *traces, const sim_policy **pols)
 {
-    cmp_grid g = {2, 3, traces, q, cl, pols, {0}};
+    cmp_grid g = {2, 3, traces, q, cl, pols, {0}, NULL, NULL};
     ef_err e = {0};
     sim_opts_default(&g.opts);
     g.opts.slot = 120;
@@ -503,7 +503,7 @@ static void test_grid_error(void **state)
     const char *traces[] = {"t.csv"};
     const sim_policy *pols[] = {sim_policy_find("ef"),
                                 sim_policy_find("pollux")};
-    cmp_grid g = {1, 2, traces, &q, &cl, pols, {0}};
+    cmp_grid g = {1, 2, traces, &q, &cl, pols, {0}, NULL, NULL};
     sim_opts_default(&g.opts);
     g.opts.pollux_dir = "/nonexistent/pollux";
     cmp_result r;

@@ -1412,9 +1412,32 @@ static void test_round_trip_csv(void **state)
             assert_true(uses[f] > 0);
 }
 
+/* JSON times relative to "now" (queue_set_now): resolved against the
+ * reference set, refused without one */
+static void test_json_relative_times(void **state)
+{
+    (void)state;
+    const char *js = "{\"jobs\": [{\"id\": \"a\", \"model\": \"bert\", "
+                     "\"batch_size\": 64, \"iterations\": 10, "
+                     "\"submit_time\": \"now-1h\", "
+                     "\"deadline\": \"now+8h\"}]}";
+    job_queue q;
+    ef_err e = {0};
+    queue_set_now(1748908800);
+    assert_ok(queue_parse_json(&q, "r.json", js, strlen(js), &e), e);
+    assert_int_equal(q.jobs[0].submit, 1748908800 - 3600);
+    assert_int_equal(q.jobs[0].deadline, 1748908800 + 8 * 3600);
+    queue_free(&q);
+    queue_set_now(-1);
+    assert_err(queue_parse_json(&q, "r.json", js, strlen(js), &e), e,
+               "r.json: jobs[0].submit_time: \"now-1h\": a relative time "
+               "is not read here", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_relative_times),
         cmocka_unit_test(test_csv_basic),
         cmocka_unit_test(test_csv_spellings_identical),
         cmocka_unit_test(test_csv_best_effort_and_extras),

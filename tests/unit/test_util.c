@@ -369,7 +369,7 @@ static void test_edit_distance(void **state)
     assert_int_equal(ef_edit_distance("kitten", "sitting", 1), 2);
 }
 
-/* ---- ef_is_pow2, ef_fmt_duration ---------------------------------------- */
+/* ---- ef_is_pow2 ---------------------------------------------------------- */
 
 static void test_is_pow2(void **state)
 {
@@ -380,17 +380,6 @@ static void test_is_pow2(void **state)
         assert_true(ef_is_pow2(yes[i]));
     for (size_t i = 0; i < sizeof no / sizeof *no; i++)
         assert_false(ef_is_pow2(no[i]));
-}
-
-static void test_fmt_duration(void **state)
-{
-    char d[64];
-    assert_string_equal(
-        ef_fmt_duration(59 * 86400 + 23 * 3600 + 10 * 60 + 5, d, sizeof d),
-        "59d 23h 10m 5s");
-    assert_string_equal(ef_fmt_duration(3661, d, sizeof d), "1h 1m 1s");
-    assert_string_equal(ef_fmt_duration(59, d, sizeof d), "0m 59s");
-    assert_string_equal(ef_fmt_duration(0, d, sizeof d), "0m 0s");
 }
 
 /* ---- files -------------------------------------------------------------- */
@@ -720,6 +709,31 @@ static void test_read_file_errors(void **state)
     tu_rmtree(dir);
 }
 
+/* "-" is standard input, whatever it is (here a pipe), read once per
+ * process: a second "-" is an input error */
+static void test_read_file_stdin(void **state)
+{
+    (void)state;
+    int fd[2], saved = dup(0);
+    assert_int_equal(pipe(fd), 0);
+    assert_int_equal(write(fd[1], "from stdin\n", 11), 11);
+    close(fd[1]);
+    assert_int_equal(dup2(fd[0], 0), 0);
+    close(fd[0]);
+    char *buf = NULL;
+    size_t len = 0;
+    ef_err e = {0};
+    assert_ok(ef_read_file("-", &buf, &len, &e), e);
+    assert_int_equal(len, 11);
+    assert_string_equal(buf, "from stdin\n");
+    free(buf);
+    assert_err(ef_read_file("-", &buf, &len, &e), e,
+               "-: standard input is read once", NULL);
+    assert_null(buf);
+    dup2(saved, 0);
+    close(saved);
+}
+
 static void test_read_file_large(void **state)
 {
     /* bigger than any initial buffer guess, from a pipe-like source size */
@@ -915,7 +929,6 @@ int main(void)
         cmocka_unit_test(test_suggest),
         cmocka_unit_test(test_edit_distance),
         cmocka_unit_test(test_is_pow2),
-        cmocka_unit_test(test_fmt_duration),
         cmocka_unit_test(test_write_atomic),
         cmocka_unit_test(test_write_atomic_missing_dir),
         cmocka_unit_test(test_write_atomic_onto_directory),
@@ -925,6 +938,7 @@ int main(void)
         cmocka_unit_test(test_write_atomic_syncs_directory),
         cmocka_unit_test(test_write_atomic_failure_leaves_no_temporary),
         cmocka_unit_test(test_read_file_errors),
+        cmocka_unit_test(test_read_file_stdin),
         cmocka_unit_test(test_read_file_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
