@@ -21,9 +21,9 @@ void help_explain(void)
 {
     printf(
         "Usage: efplan explain ID --plan FILE [--curves DIR|A100|T4]\n"
-        "                      [--json] [--all] [--time-zone utc|local|epoch]\n"
-        "       efplan explain ID --server URL [--token-file F] [--json]\n"
-        "                      [--all] [--time-zone utc|local|epoch]\n"
+        "                      [--all] [shared options]\n"
+        "       efplan explain ID --server URL [--token-file F] [--all]\n"
+        "                      [shared options]\n"
         "\n"
         "Why job ID got what it got, in short sentences:\n"
         "  admitted     the GPUs its reservation (minimum satisfactory share)\n"
@@ -46,12 +46,10 @@ void help_explain(void)
         "                     $EFPLAN_SERVER when --plan is not given)\n"
         "  --token-file F     the token on F's first line (default:\n"
         "                     $EFPLAN_TOKEN)\n"
-        "  --json             print the explanation as one JSON object\n"
-        "                     (format efplan-explain; times in Unix seconds)\n"
         "  --all              list every interval (default: the first %d)\n"
-        "  --time-zone Z      show times in utc (default), the local zone, or\n"
-        "                     as Unix seconds (epoch); a plan not on the wall\n"
-        "                     clock shows seconds (t=N s) whatever Z\n"
+        "With --json the explanation is one JSON object (format\n"
+        "efplan-explain; times in Unix seconds). A plan not on the wall clock\n"
+        "shows seconds (t=N s) whatever --time-zone says.\n"
         "\n"
         "A plan file written before efplan recorded reservations has no\n"
         "\"reserved\" member: the reserved/surplus split is then left out.\n"
@@ -60,10 +58,10 @@ void help_explain(void)
         "id is suggested), an unreadable plan or curves, or refused by the\n"
         "server, 5 internal error or server not reachable, 8 the token is\n"
         "refused.\n", EXPLAIN_IV);
+    cli_help_shared(CLI_F_JSON);
 }
 
-enum { O_PLAN = 1000, O_CURVES, O_SERVER, O_TOKEN_FILE, O_JSON, O_ALL,
-       O_TZ };
+enum { O_PLAN = 1000, O_CURVES, O_SERVER, O_TOKEN_FILE, O_ALL };
 
 /* Print x as text (or its JSON with 'json'). */
 static int print_xpl(const xpl *x, int json, ef_ht_zone z, int all)
@@ -125,34 +123,22 @@ int cmd_explain(int argc, char **argv)
         {"curves", required_argument, NULL, O_CURVES},
         {"server", required_argument, NULL, O_SERVER},
         {"token-file", required_argument, NULL, O_TOKEN_FILE},
-        {"json", no_argument, NULL, O_JSON},
         {"all", no_argument, NULL, O_ALL},
-        {"time-zone", required_argument, NULL, O_TZ},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *plan_path = NULL, *curves = NULL, *server = NULL,
                *token_file = NULL;
-    int json = 0, all = 0, o;
-    ef_ht_zone z = EF_HT_UTC;
+    int all = 0, o;
     opterr = 0;
     optind = 1;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = cli_getopt("explain", argc, argv, opts, CLI_F_JSON, NULL)) !=
+           -1) {
         switch (o) {
         case O_PLAN: plan_path = optarg; break;
         case O_CURVES: curves = optarg; break;
         case O_SERVER: server = optarg; break;
         case O_TOKEN_FILE: token_file = optarg; break;
-        case O_JSON: json = 1; break;
         case O_ALL: all = 1; break;
-        case O_TZ:
-            if (ef_ht_zone_parse(optarg, &z) != 0) {
-                char q[128];
-                return cli_usage_error("explain", "--time-zone: \"%s\" is "
-                                       "not a zone (expected utc, local or "
-                                       "epoch)", ef_quote(optarg, q,
-                                                          sizeof q));
-            }
-            break;
         case 'h': help_explain(); return 0;
         default: return cli_option_error("explain", o, argv[optind - 1]);
         }
@@ -167,6 +153,9 @@ int cmd_explain(int argc, char **argv)
                                                    sizeof q));
     }
     const char *id = argv[optind];
+    int json = cli_cf.json;     /* --json: the object, not the sentences */
+    ef_ht_zone z = cli_cf.zone; /* --time-zone (xpl_text keeps seconds for
+                                   a plan not on the wall clock) */
     if (plan_path && (server || token_file))
         return cli_usage_error("explain", "--plan or --server, not both");
     if (!plan_path && curves)

@@ -98,7 +98,7 @@ if command -v bash >/dev/null 2>&1; then
         fail "efplan pl<TAB>: $(complete_ efplan pl)"
     [ "$(complete_ efplan plan --cl)" = --cluster ] ||
         fail "efplan plan --cl<TAB>: $(complete_ efplan plan --cl)"
-    [ "$(complete_ efplan apply --time)" = --time-scale ] ||
+    [ "$(complete_ efplan apply --time)" = "--time-scale --time-zone" ] ||
         fail "efplan apply --time<TAB>: $(complete_ efplan apply --time)"
     [ "$(complete_ efplan help va)" = validate ] ||
         fail "efplan help va<TAB>: $(complete_ efplan help va)"
