@@ -141,6 +141,15 @@ void cli_slurm_free(struct exec_slurm_opts *so);
  * (EF_E_INTERNAL: standard output cannot be written). */
 int cli_write_out(const char *path, const char *data, size_t len, ef_err *e);
 
+/* Standard output holds one thing at most: of a command's 'n' outputs
+ * (paths[k] given as option names[k], NULL when not asked for) and, with
+ * --json, its summary, at most one may be standard output ("-"). Returns
+ * 0 with *taken = 1 when one is (the command's human notes then go to
+ * standard error), 0 with *taken = 0 when none is, or EXIT_USAGE
+ * (printed, naming command 'cmd' and the two options) when two are. */
+int cli_stdout_owner(const char *cmd, int n, const char *const *names,
+                     const char *const *paths, int *taken);
+
 /* --slot: 'arg' as a slot length in seconds, 1 to 86400, into *slot.
  * Returns 0, or EXIT_USAGE (printed, naming command 'cmd'). */
 int cli_parse_slot(const char *cmd, const char *arg, int *slot);

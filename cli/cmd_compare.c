@@ -49,7 +49,8 @@ void help_compare(void)
         "                      as for efplan simulate\n"
         "  --out FILE          every cell's metrics as JSON (efplan-compare v1)\n"
         "  --markdown FILE     the tables as Markdown\n"
-        "  --svg FILE          a bar chart of the deadline ratios: a group of\n"
+        "  --svg FILE          (- for standard output) a bar chart of the\n"
+        "                      deadline ratios: a group of\n"
         "                      bars per trace, a bar per policy, its value on\n"
         "                      top, the published number marked where known\n"
         "\n"
@@ -274,6 +275,11 @@ int cmd_compare(int argc, char **argv)
     if (nt <= 0 || np <= 0)
         return cli_usage_error("compare", "--traces and --policies are "
                                "required");
+    static const char *const outs[] = {"--markdown", "--svg"};
+    const char *const out_paths[] = {md_path, svg_path};
+    int to_stdout; /* an output or --json is standard output */
+    if (cli_stdout_owner("compare", 2, outs, out_paths, &to_stdout) != 0)
+        return EXIT_USAGE;
     /* every --cluster-for names a trace of --traces, once */
     for (int k = 0; k < nf; k++) {
         int found = 0;
@@ -347,8 +353,11 @@ int cmd_compare(int argc, char **argv)
     if (cli_cf.json) {
         rc = grid_json(&r);
     } else {
-        fputs(md.s, stdout);
-        same_note(&r, stdout);
+        /* the table for a person: on standard error when standard output
+         * carries --markdown - or --svg - */
+        FILE *say = to_stdout ? stderr : stdout;
+        fputs(md.s, say);
+        same_note(&r, say);
     }
     if (rc == 0 && md_path &&
         cli_write_out(md_path, md.s, md.n, &e) != EF_OK)
@@ -356,8 +365,13 @@ int cmd_compare(int argc, char **argv)
     free(md.s);
     if (rc == 0 && out_path && cmp_write_json(&r, out_path, &e) != EF_OK)
         rc = cli_fail(&e);
-    if (rc == 0 && svg_path && cmp_write_svg(&r, svg_path, &e) != EF_OK)
-        rc = cli_fail(&e);
+    if (rc == 0 && svg_path) {
+        ef_buf svg = {0};
+        cmp_svg(&r, &svg);
+        if (cli_write_out(svg_path, svg.s, svg.n, &e) != EF_OK)
+            rc = cli_fail(&e);
+        free(svg.s);
+    }
 out:
     for (int i = 0; i < nt; i++)
         queue_free(&q[i]);

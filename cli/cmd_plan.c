@@ -45,7 +45,8 @@ void help_plan(void)
         "  --plan-version N    the plan file's version: 2 (default) lists\n"
         "                      each job's runs of slots on the same GPUs;\n"
         "                      1 lists every slot's allocations (larger)\n"
-        "  --svg FILE          draw the plan as an SVG chart\n"
+        "  --svg FILE          draw the plan as an SVG chart (- for standard\n"
+        "                      output)\n"
         "  --surplus MODE      gain: largest throughput gain per added GPU\n"
         "                      (default); reference: the reference\n"
         "                      implementation's order, to compare numbers\n"
@@ -327,9 +328,11 @@ int cmd_plan(int argc, char **argv)
     if (!jobs_path || !cluster_arg || !curves_arg)
         return cli_usage_error("plan", "--jobs, --cluster and --curves are "
                                "required");
-    if (cli_cf.json && out_path && strcmp(out_path, "-") == 0)
-        return cli_usage_error("plan", "--json and --out - both write "
-                               "standard output: give --out a file");
+    static const char *const outs[] = {"--out", "--svg"};
+    const char *const out_paths[] = {out_path, svg_path};
+    int to_stdout; /* a plan output or --json is standard output */
+    if (cli_stdout_owner("plan", 2, outs, out_paths, &to_stdout) != 0)
+        return EXIT_USAGE;
     ef_err e = {0};
     cluster c;
     curve_set cs = {0};
@@ -355,12 +358,16 @@ int cmd_plan(int argc, char **argv)
     }
     /* --out -: the plan file is standard output, the summary goes to
      * standard error; files first, so that a failure prints no plan */
-    int to_stdout = out_path && strcmp(out_path, "-") == 0;
-    FILE *say = to_stdout || cli_cf.json ? stderr : stdout;
-    if (svg_path && plan_write_svg(&p, cli_zone(p.now), svg_path, &e) !=
-                        EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
+    FILE *say = to_stdout ? stderr : stdout;
+    if (svg_path) {
+        ef_buf svg = {0};
+        plan_svg(&p, cli_zone(p.now), &svg);
+        int wr = cli_write_out(svg_path, svg.s, svg.n, &e);
+        free(svg.s);
+        if (wr != EF_OK) {
+            rc = cli_fail(&e);
+            goto out;
+        }
     }
     if (out_path) {
         plan_doc d;
@@ -382,9 +389,9 @@ int cmd_plan(int argc, char **argv)
         rc = summary_json(&p, out_path);
     else
         print_summary(say, &p, all || cli_cf.verbose);
-    if (out_path && !to_stdout && !cli_cf.quiet)
+    if (out_path && strcmp(out_path, "-") != 0 && !cli_cf.quiet)
         fprintf(say, "wrote %s\n", out_path);
-    if (svg_path && !cli_cf.quiet)
+    if (svg_path && strcmp(svg_path, "-") != 0 && !cli_cf.quiet)
         fprintf(say, "wrote %s\n", svg_path);
 out:
     plan_free(&p);

@@ -69,6 +69,7 @@ void help_simulate(void)
         "                      error)\n"
         "  --jobs-out FILE     write one CSV row per job\n"
         "  --svg FILE          draw GPUs in use and deadlines met over time\n"
+        "                      (- for standard output)\n"
         "  --elastic-batch     ef, ef-noac: jobs with batch_sizes may change\n"
         "                      batch size (work counted in samples); saxena\n"
         "                      always does\n"
@@ -298,9 +299,11 @@ int cmd_simulate(int argc, char **argv)
     if (!trace || !cluster_arg || !curves_arg || !pol)
         return cli_usage_error("simulate", "--trace, --cluster, --curves and "
                                "--policy are required");
-    if (cli_cf.json && out_path && strcmp(out_path, "-") == 0)
-        return cli_usage_error("simulate", "--json and --out - both write "
-                               "standard output: give --out a file");
+    static const char *const outs[] = {"--out", "--svg"};
+    const char *const out_paths[] = {out_path, svg_path};
+    int to_stdout; /* a result output or --json is standard output */
+    if (cli_stdout_owner("simulate", 2, outs, out_paths, &to_stdout) != 0)
+        return EXIT_USAGE;
     if (so.elastic_batch && !sim_policy_elastic_batch(pol)) {
         ef_buf l = {0};
         int n = 0, k = 0;
@@ -331,15 +334,23 @@ int cmd_simulate(int argc, char **argv)
     int ran = sim_run(&s, &q, &c, pol, &so, &e); /* EF_OK or EF_ERR */
     cli_progress_end();
     if (ran != EF_OK ||
-        (jobs_out && sim_write_jobs_csv(&s, jobs_out, &e) != EF_OK) ||
-        (svg_path && sim_write_svg(&s, trace, svg_path, &e) != EF_OK)) {
+        (jobs_out && sim_write_jobs_csv(&s, jobs_out, &e) != EF_OK)) {
         rc = cli_fail(&e);
         goto out;
     }
+    if (svg_path) {
+        ef_buf svg = {0};
+        sim_svg(&s, trace, &svg);
+        int wr = cli_write_out(svg_path, svg.s, svg.n, &e);
+        free(svg.s);
+        if (wr != EF_OK) {
+            rc = cli_fail(&e);
+            goto out;
+        }
+    }
     /* --out -: the result is standard output, the summary goes to
      * standard error; files first, so that a failure prints no result */
-    int to_stdout = out_path && strcmp(out_path, "-") == 0;
-    FILE *say = to_stdout || cli_cf.json ? stderr : stdout;
+    FILE *say = to_stdout ? stderr : stdout;
     if (out_path) {
         sim_result r;
         size_t n;
@@ -357,11 +368,11 @@ int cmd_simulate(int argc, char **argv)
         rc = sim_json(&s, trace);
     else
         print_sim(say, &s, trace);
-    if (out_path && !to_stdout && !cli_cf.quiet)
+    if (out_path && strcmp(out_path, "-") != 0 && !cli_cf.quiet)
         fprintf(say, "wrote %s\n", out_path);
     if (jobs_out && !cli_cf.quiet)
         fprintf(say, "wrote %s\n", jobs_out);
-    if (svg_path && !cli_cf.quiet)
+    if (svg_path && strcmp(svg_path, "-") != 0 && !cli_cf.quiet)
         fprintf(say, "wrote %s\n", svg_path);
 out:
     sim_free(&s);

@@ -99,6 +99,23 @@ int cli_write_out(const char *path, const char *data, size_t len, ef_err *e)
     return EF_OK;
 }
 
+int cli_stdout_owner(const char *cmd, int n, const char *const *names,
+                     const char *const *paths, int *taken)
+{
+    const char *first = cli_cf.json ? "--json" : NULL; /* stdout's owner */
+    for (int k = 0; k < n; k++) {
+        if (!paths[k] || strcmp(paths[k], "-") != 0)
+            continue;
+        if (first)
+            return cli_usage_error(cmd, "%s and %s - both write standard "
+                                   "output: give one of them a file",
+                                   first, names[k]);
+        first = names[k];
+    }
+    *taken = first != NULL;
+    return 0;
+}
+
 int cli_parse_slot(const char *cmd, const char *arg, int *slot)
 {
     int64_t v;

@@ -5,7 +5,7 @@
  * the axes: value axes with "nice" ticks (1, 2, 5 x 10^k) and the time
  * axis (dates and times when the chart is on the wall clock, hours from
  * the start otherwise). The charts themselves live with their data:
- * plan_write_svg (planner/plansvg.c), sim_write_svg and cmp_write_svg
+ * plan_svg (planner/plansvg.c), sim_svg and cmp_svg
  * (simulator/). Nothing here prints; everything appends to an ef_buf.
  * Output depends only on the arguments (no locale, no clock).
  */

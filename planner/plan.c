@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/fsum.h"
+#include "common/htime.h"
 #include "common/util.h"
 #include "planner/ebatch.h"
 #include "planner/engine.h"
@@ -592,15 +593,21 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
         /* A job already under way is not dropped: it keeps running as
          * best-effort, and says so. */
         j->decision = PLAN_BEST_EFFORT;
+        char when[32]; /* the finish as a person reads it */
         snprintf(j->reason, sizeof j->reason,
                  "demoted to best-effort: cannot finish by its deadline "
-                 "(earliest guaranteed finish %lld)",
-                 (long long)j->earliest_feasible_deadline);
+                 "(earliest guaranteed finish %s)",
+                 ef_ht_fmt(j->earliest_feasible_deadline, EF_HT_UTC, when,
+                           sizeof when));
         p->best_effort++;
         return;
     }
     j->decision = PLAN_REJECTED;
     p->rejected++;
+    /* 'alone' as the reason shows it: ISO-8601 UTC on the wall clock,
+     * else the seconds of the plan's clock (ef_ht_fmt) */
+    char fin[24];
+    ef_ht_fmt(alone, EF_HT_UTC, fin, sizeof fin);
     if (alone < 0)
         snprintf(j->reason, sizeof j->reason,
                  "too slow: even alone on the cluster, no plan that pays the "
@@ -614,13 +621,13 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
     else if (alone > j->deadline)
         snprintf(j->reason, sizeof j->reason,
                  "deadline too tight even alone on the cluster (fastest finish "
-                 "%lld at %d GPUs)", (long long)alone,
+                 "%s at %d GPUs)", fin,
                  curve_max_usable(j->eb && er ? er : row, N));
     else if (!promised_before(p, act, na, t, j->deadline))
         snprintf(j->reason, sizeof j->reason,
                  "no minimum-share reservation pays its overheads by the "
-                 "deadline (fastest plan alone: %lld); no GPUs are promised "
-                 "to other jobs before it", (long long)alone);
+                 "deadline (fastest plan alone: %s); no GPUs are promised "
+                 "to other jobs before it", fin);
     else
         snprintf(j->reason, sizeof j->reason,
                  "GPUs before the deadline are promised to admitted jobs");

@@ -53,6 +53,7 @@
 
 #include "common/err.h"
 #include "common/htime.h"
+#include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
@@ -332,8 +333,8 @@ int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
                  char **out, size_t *len);
 
 /*
- * plan_write_svg: draw plan 'p' as an SVG chart into 'path' atomically
- * (errors: the write, as ef_write_file_atomic). Time runs across on an
+ * plan_svg: draw plan 'p' as an SVG chart, appended to 'out' (the CLI
+ * writes it to a file atomically or to standard output). Time runs across on an
  * axis in dates and times of zone 'z' when the plan is on the wall clock
  * (ef_ht_is_wall; EF_HT_EPOCH: never), else in hours from the start
  * (common/svg.h). A title says the jobs, cluster and decisions; a legend
@@ -350,7 +351,6 @@ int plan_to_json(const plan *p, const char *jobs_path, const char *curves,
  * jobs' deadlines as a histogram strip. The same plan gives the same
  * bytes.
  */
-int plan_write_svg(const plan *p, ef_ht_zone z, const char *path,
-                   ef_err *e);
+void plan_svg(const plan *p, ef_ht_zone z, ef_buf *out);
 
 #endif

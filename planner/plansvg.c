@@ -257,7 +257,7 @@ static void deadline_rug(ef_buf *b, const plan *p, const int *col, double x0,
     free(cnt);
 }
 
-int plan_write_svg(const plan *p, ef_ht_zone z, const char *path, ef_err *e)
+void plan_svg(const plan *p, ef_ht_zone z, ef_buf *out)
 {
     ef_buf b = {0};
     int N = p->cl.total_gpus, G = p->cl.gpus_per_node;
@@ -530,7 +530,6 @@ int plan_write_svg(const plan *p, ef_ht_zone z, const char *path, ef_err *e)
     free(blk);
     free(col);
     free(ord);
-    int rc = ef_write_file_atomic(path, b.s, b.n, e);
+    ef_buf_put(out, b.s);
     free(b.s);
-    return rc;
 }

@@ -15,7 +15,7 @@
 #define GGAP 44    /* between groups */
 #define MIN_W 720
 
-int cmp_write_svg(const cmp_result *r, const char *path, ef_err *e)
+void cmp_svg(const cmp_result *r, ef_buf *out)
 {
     ef_buf b = {0};
     int nt = r->ntraces, np = r->npolicies;
@@ -119,7 +119,6 @@ int cmp_write_svg(const cmp_result *r, const char *path, ef_err *e)
     svg_text(&b, (xl + xr) / 2, ybot + 56, "text-anchor=\"middle\"",
              "trace (cluster)");
     svg_close(&b);
-    int rc = ef_write_file_atomic(path, b.s, b.n, e);
+    ef_buf_put(out, b.s);
     free(b.s);
-    return rc;
 }

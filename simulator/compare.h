@@ -105,15 +105,14 @@ void cmp_json(const cmp_result *r, ef_buf *out);
 int cmp_write_json(const cmp_result *r, const char *path, ef_err *e);
 
 /*
- * cmp_write_svg: draw the deadline ratios of 'r' as an SVG bar chart into
- * 'path' atomically: a group of bars per trace (named by its file stem,
+ * cmp_svg: draw the deadline ratios of 'r' as an SVG bar chart, appended
+ * to 'out': a group of bars per trace (named by its file stem,
  * with its cluster), a bar per policy in the palette's colours (common/
  * svg.h) with its ratio on top, the published ratio as a black mark
  * where there is one; a ratio axis 0..1 with ticks, a legend. The same
- * result gives the same bytes (wall seconds are not drawn). Errors: the
- * write (EF_E_INTERNAL, naming the path).
+ * result gives the same bytes (wall seconds are not drawn).
  */
-int cmp_write_svg(const cmp_result *r, const char *path, ef_err *e);
+void cmp_svg(const cmp_result *r, ef_buf *out);
 
 /*
  * cmp_parse: read an efplan-compare file from buf[0..len) ('file' names it

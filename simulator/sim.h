@@ -53,6 +53,7 @@
 
 #include "common/err.h"
 #include "common/lat.h"
+#include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
@@ -276,14 +277,13 @@ double sim_tput(const sim_job *j, int g);
 double sim_speedup(const sim_job *j, int g);
 
 /*
- * Outputs: the result JSON (format efplan-sim v1, keys sorted), per-job
- * rows as CSV, and an SVG timeline (GPUs in use, deadlines met). All are
- * written atomically.
+ * Outputs: the result JSON (format efplan-sim v1, keys sorted) and the
+ * per-job rows as CSV, written atomically; sim_svg appends the SVG
+ * timeline (GPUs in use, deadlines met; simsvg.c) to 'out'.
  */
 int sim_write_json(const sim *s, const char *trace, const char *path,
                    ef_err *e);
 int sim_write_jobs_csv(const sim *s, const char *path, ef_err *e);
-int sim_write_svg(const sim *s, const char *trace, const char *path,
-                  ef_err *e);
+void sim_svg(const sim *s, const char *trace, ef_buf *out);
 
 #endif

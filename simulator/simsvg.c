@@ -28,8 +28,7 @@ static void panel(ef_buf *b, double top, int max, const char *title,
     svg_ylabel(b, W - 14, top + PH / 2.0, right);
 }
 
-int sim_write_svg(const sim *s, const char *trace, const char *path,
-                  ef_err *e)
+void sim_svg(const sim *s, const char *trace, ef_buf *out)
 {
     ef_buf b = {0};
     int N = s->cl.total_gpus;
@@ -95,7 +94,6 @@ int sim_write_svg(const sim *s, const char *trace, const char *path,
     ef_buf_printf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%d\" "
                   "fill=\"none\" stroke=\"#444\"/>\n", ML, y2, pw, PH);
     svg_close(&b);
-    int rc = ef_write_file_atomic(path, b.s, b.n, e);
+    ef_buf_put(out, b.s);
     free(b.s);
-    return rc;
 }

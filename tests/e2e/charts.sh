@@ -200,11 +200,18 @@ for c in json.load(open(sys.argv[1]))["cells"]: print("%.2f" % c["deadline_ratio
 done
 [ "$(grep -c '<title>published: ' "$T/cmp.svg")" = 2 ] ||
     fail "cmp: expected the 2 published numbers of cluster10 marked"
-# standard output is no place for a chart: a usage error, as for plan
+# --svg - prints the chart (the table goes to standard error); with
+# --markdown - as well it is a usage error
+$V "$EFPLAN" compare --traces "$D/traces/itp/cluster10.csv" --policies edf \
+    --svg "$T/dash.svg" >/dev/null 2>&1 || fail "compare --svg FILE failed"
+$V "$EFPLAN" compare --traces "$D/traces/itp/cluster10.csv" --policies edf \
+    --svg - >"$T/dash.out" 2>"$T/dash.err" || fail "compare --svg - failed"
+cmp -s "$T/dash.svg" "$T/dash.out" || fail "compare --svg - did not print the chart"
+grep -q "edf" "$T/dash.err" || fail "compare --svg -: no table on stderr"
 rc=0
 $V "$EFPLAN" compare --traces "$D/traces/itp/cluster10.csv" --policies edf \
-    --svg - >/dev/null 2>"$T/dash.err" || rc=$?
-[ "$rc" = 2 ] || fail "compare --svg -: exit $rc (expected 2)"
-grep -q "cannot go to standard output" "$T/dash.err" ||
-    fail "compare --svg -: $(cat "$T/dash.err")"
+    --svg - --markdown - >/dev/null 2>"$T/dash.err" || rc=$?
+[ "$rc" = 2 ] || fail "compare --svg - --markdown -: exit $rc (expected 2)"
+grep -q "both write standard output" "$T/dash.err" ||
+    fail "compare --svg - --markdown -: $(cat "$T/dash.err")"
 echo "charts: ok ($(cat "$T"/*.check | tr '\n' ';'))"

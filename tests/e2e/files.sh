@@ -10,7 +10,8 @@
 #   a dangling one (its target is created); no temporary file is left.
 # - --out - sends plan's and simulate's JSON to standard output (the same
 #   bytes as the file) and the summary to standard error; an output that
-#   cannot go there (--svg -) is a usage error (exit 2).
+#   --svg - prints the chart; two outputs on standard output (--out -
+#   --svg -) are a usage error (exit 2).
 . "$(dirname "$0")/lib/common.sh"
 cd "$T"
 
@@ -131,11 +132,17 @@ grep -v 'wall_seconds\|point_us' sim.json >a.txt
 grep -v 'wall_seconds\|point_us' o.json >b.txt
 cmp -s a.txt b.txt || fail "simulate --out - did not print the result"
 grep -q '^simulate ' o.err || fail "simulate --out -: no summary on stderr"
-rc=0
-$V "$EFPLAN" $PLAN --svg - >o.out 2>o.err || rc=$?
-[ "$rc" = 2 ] || fail "plan --svg -: exit $rc (expected 2)"
-grep -qF 'efplan: error: -: this output cannot go to standard output' o.err ||
-    fail "plan --svg -: message: $(cat o.err)"
+$V "$EFPLAN" $PLAN --svg chart.svg >/dev/null || fail "plan --svg failed"
+$V "$EFPLAN" $PLAN --svg - >o.svg 2>o.err || fail "plan --svg - failed"
+cmp -s chart.svg o.svg || fail "plan --svg - did not print the chart"
+grep -q 'admitted' o.err || fail "plan --svg -: no summary on stderr"
 [ ! -e ./- ] || fail "plan --svg - wrote a file named -"
+# standard output holds one output: two of them on it is a usage error
+rc=0
+$V "$EFPLAN" $PLAN --out - --svg - >o.out 2>o.err || rc=$?
+[ "$rc" = 2 ] || fail "plan --out - --svg -: exit $rc (expected 2)"
+grep -qF -- '--out and --svg - both write standard output' o.err ||
+    fail "plan --out - --svg -: message: $(cat o.err)"
+[ ! -s o.out ] || fail "plan --out - --svg -: wrote to standard output"
 
 echo "files: ok"
