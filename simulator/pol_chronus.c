@@ -287,6 +287,8 @@ static void sort_tail(chst *st, int i, int t1, int t2)
 {
     int64_t *pl = st->pl[i];
     int n = st->npl[i];
+    if (n < 2) /* (no leases: pl may be NULL) */
+        return;
     if (t2 == n) { /* one run */
         reverse_leases(pl + t1, n - t1);
         return;
