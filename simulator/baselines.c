@@ -181,10 +181,14 @@ static void mip_callback(glp_tree *T, void *info)
         glp_ios_terminate(T);
 }
 
-static int cmp_int_asc(const void *a, const void *b)
+/* Jobs by window end m, then index. */
+static int cmp_window_end(const void *a, const void *b, void *ctx)
 {
+    const lease_ctx *c = ctx;
     int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
+    if (c->m[x] != c->m[y])
+        return c->m[x] < c->m[y] ? -1 : 1;
+    return x - y;
 }
 
 int bl_lease_mip(int n, const int *g, const int *r, const int *m, int h,
@@ -200,11 +204,13 @@ int bl_lease_mip(int n, const int *g, const int *r, const int *m, int h,
     int *cs = ef_malloc((size_t)n * sizeof *cs);   /* column of S_j */
     int *cx = ef_malloc((size_t)n * sizeof *cx);   /* first X column */
     int *cy = ef_malloc((size_t)n * sizeof *cy);   /* Y column or 0 */
-    int col = 0;
+    int col = 0, ncol = 0;
+    for (int j = 0; j < n; j++)
+        ncol += 1 + (m[j] < h ? m[j] : h) + (m[j] > h);
+    glp_add_cols(P, ncol); /* at once: the same columns, one allocation */
     for (int j = 0; j < n; j++) {
         int nx = m[j] < h ? m[j] : h;
         int ny = m[j] > h;
-        glp_add_cols(P, 1 + nx + ny);
         cs[j] = ++col;
         glp_set_col_kind(P, col, GLP_BV);
         glp_set_obj_coef(P, col, 10);
@@ -242,15 +248,34 @@ int bl_lease_mip(int n, const int *g, const int *r, const int *m, int h,
         glp_set_mat_row(P, row, k, ind, val);
         glp_set_row_bnds(P, row, GLP_FX, 0, 0);
     }
+    /*
+     * Rows that cannot bind are left out: a capacity row whose
+     * coefficients times its columns' upper bounds sum to at most its
+     * right-hand side. GLPK's MIP presolve (npp_process_prob, on by
+     * default above) removes exactly such a row in its first pass over
+     * the rows, before any column is processed: as a redundant row
+     * (npp_analyze_row finds its upper bound inactive) or, when it has one
+     * column, as a row singleton whose implied bound is no tighter than
+     * the column's (npp_ineq_singlet, returns 0). Either way it only
+     * deletes the row and re-activates its columns, which are all still
+     * active in that pass: a no-op. Bounds only tighten in presolve, so a
+     * row redundant for the original bounds is redundant when reached.
+     * The presolved problem, and so the solution, is the same without
+     * these rows; only the time to build and presolve them is saved
+     * (with thousands of jobs the tail rows below are O(n^2) non-zeros,
+     * nearly all redundant). Sums are of small integers: exact in double.
+     */
     /* capacity of each individual lease */
     for (int l = 0; l < h; l++) {
         int k = 0;
+        double most = 0; /* the row's activity with every X at 1 */
         for (int j = 0; j < n; j++)
             if (l < m[j]) {
                 ind[++k] = cx[j] + l;
                 val[k] = g[j];
+                most += g[j];
             }
-        if (k == 0)
+        if (k == 0 || most <= N)
             continue;
         int row = glp_add_rows(P, 1);
         glp_set_mat_row(P, row, k, ind, val);
@@ -261,20 +286,26 @@ int bl_lease_mip(int n, const int *g, const int *r, const int *m, int h,
     int ne = 0;
     for (int j = 0; j < n; j++)
         if (cy[j])
-            ends[ne++] = m[j];
-    qsort(ends, (size_t)ne, sizeof *ends, cmp_int_asc);
+            ends[ne++] = j;
+    lease_ctx ec = {g, NULL, m};
+    qsort_r(ends, (size_t)ne, sizeof *ends, cmp_window_end, &ec);
+    double most = 0; /* sum of g Y at the Y bounds, windows ending by e */
     for (int e = 0; e < ne; e++) {
-        if (e > 0 && ends[e] == ends[e - 1])
-            continue;
+        int j0 = ends[e];
+        most += (double)g[j0] * (m[j0] - h);
+        if (e + 1 < ne && m[ends[e + 1]] == m[j0])
+            continue; /* the row of this end is made at its last job */
+        if (most <= (double)N * (m[j0] - h))
+            continue; /* cannot bind (above) */
         int k = 0;
         for (int j = 0; j < n; j++)
-            if (cy[j] && m[j] <= ends[e]) {
+            if (cy[j] && m[j] <= m[j0]) {
                 ind[++k] = cy[j];
                 val[k] = g[j];
             }
         int row = glp_add_rows(P, 1);
         glp_set_mat_row(P, row, k, ind, val);
-        glp_set_row_bnds(P, row, GLP_UP, 0, (double)N * (ends[e] - h));
+        glp_set_row_bnds(P, row, GLP_UP, 0, (double)N * (m[j0] - h));
     }
     glp_iocp p;
     glp_init_iocp(&p);

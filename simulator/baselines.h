@@ -71,6 +71,9 @@ int bl_themis_solve(int n, const int *g, const double *age,
  * be NULL). 'node_budget' caps GLPK's branch-and-bound nodes (and
  * 'seconds' its time, a safety net); if the search does not prove
  * optimality within them, the greedy packer answers instead.
+ * Capacity rows that cannot bind (their columns at their upper bounds
+ * fit) are not given to GLPK: its presolve would remove them first,
+ * with no other effect, so the answer is the same (see baselines.c).
  * Returns 0 when the MIP answered, 1 when the greedy did (a fallback).
  */
 int bl_lease_mip(int n, const int *g, const int *r, const int *m, int h,

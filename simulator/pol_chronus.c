@@ -169,6 +169,43 @@ static int cmp_lease_asc(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static void reverse_leases(int64_t *a, int n)
+{
+    for (int x = 0, y = n - 1; x < y; x++, y--) {
+        int64_t t = a[x];
+        a[x] = a[y];
+        a[y] = t;
+    }
+}
+
+/* Sort job i's promised leases (distinct numbers) in ascending order,
+ * given that pl[i][from..] was promised in descending order: a reversal
+ * when the earlier ones all come before, else a full sort (the same
+ * result: the numbers are distinct). */
+static void sort_promised(chst *st, int i, int from)
+{
+    int64_t *pl = st->pl[i];
+    int n = st->npl[i];
+    reverse_leases(pl + from, n - from);
+    if (from > 0 && from < n && pl[from - 1] > pl[from])
+        qsort(pl, (size_t)n, sizeof *pl, cmp_lease_asc);
+}
+
+/* Whether job i is promised lease l (its leases are ascending). */
+static int promised(const chst *st, int i, int64_t l)
+{
+    const int64_t *pl = st->pl[i];
+    int lo = 0, hi = st->npl[i];
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (pl[mid] < l)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < st->npl[i] && pl[lo] == l;
+}
+
 /* Leases job i still needs from its remaining work. */
 static int leases_needed(const sim *s, const chst *st, int i)
 {
@@ -188,14 +225,14 @@ static int pack_back(chst *st, int i, int64_t from, int r)
     if (got < r)
         return 0;
     got = 0;
+    int before = st->npl[i];
     for (int64_t l = st->last[i]; l >= from && got < r; l--)
         if (*use_at(st, l) + st->g[i] <= st->N) {
             promise(st, i, l);
             got++;
         }
     if (st->npl[i] > 1) /* (no leases: pl[i] may be NULL) */
-        qsort(st->pl[i], (size_t)st->npl[i], sizeof *st->pl[i],
-              cmp_lease_asc);
+        sort_promised(st, i, before);
     return 1;
 }
 
@@ -242,6 +279,33 @@ static int cmp_fill(const void *a, const void *b, void *ctx)
     return x - y;
 }
 
+/* Sort job i's promised leases in ascending order after a selection:
+ * pl[i][..t1) ascending, then two descending runs [t1, t2) and [t2, ..),
+ * both above the first part. The numbers are distinct: the result is
+ * the one sort of them. */
+static void sort_tail(chst *st, int i, int t1, int t2)
+{
+    int64_t *pl = st->pl[i];
+    int n = st->npl[i];
+    if (n < 2) /* (no leases: pl may be NULL) */
+        return;
+    if (t2 == n) { /* one run */
+        reverse_leases(pl + t1, n - t1);
+        return;
+    }
+    int n1 = t2 - t1, n2 = n - t2;
+    int64_t *tmp = ef_malloc((size_t)(n1 + n2) * sizeof *tmp);
+    int x = n1 - 1, y = n2 - 1, k = 0; /* each run from its smallest */
+    while (x >= 0 || y >= 0) {
+        if (y < 0 || (x >= 0 && pl[t1 + x] < pl[t2 + y]))
+            tmp[k++] = pl[t1 + x--];
+        else
+            tmp[k++] = pl[t2 + y--];
+    }
+    memcpy(pl + t1, tmp, (size_t)k * sizeof *tmp);
+    free(tmp);
+}
+
 /* Selection at a lease start: which accepted jobs run in lease c. */
 static void select_lease(sim *s, chst *st, int64_t c)
 {
@@ -275,9 +339,7 @@ static void select_lease(sim *s, chst *st, int64_t c)
     if (!st->changed) {
         int used = 0;
         for (int a = 0; a < na; a++) {
-            int i = st->ord[a], planned = 0;
-            for (int k = 0; k < st->npl[i]; k++)
-                planned |= st->pl[i][k] == c;
+            int i = st->ord[a], planned = promised(st, i, c);
             if (planned && used + st->g[i] <= st->N) {
                 st->sel[i] = 1;
                 used += st->g[i];
@@ -316,24 +378,25 @@ static void select_lease(sim *s, chst *st, int64_t c)
                 promise(st, i, c + l);
                 got++;
             }
-        /* the tail block: latest leases with room first */
+        /* the tail block: latest leases with room first, then any
+         * latest leases not taken yet (both passes descend; the leases
+         * of the individual ones, below c + CH_H, come first in pl[i]) */
+        int t1 = st->npl[i];
         for (int64_t l = st->last[i]; l >= c + CH_H && got < st->mr[a]; l--)
             if (*use_at(st, l) + st->g[i] <= st->N) {
                 promise(st, i, l);
                 got++;
             }
+        int t2 = st->npl[i], p = t1;
         for (int64_t l = st->last[i]; l >= c + CH_H && got < st->mr[a]; l--) {
-            int taken = 0;
-            for (int k = 0; k < st->npl[i]; k++)
-                taken |= st->pl[i][k] == l;
-            if (!taken) {
+            while (p < t2 && st->pl[i][p] > l)
+                p++;
+            if (!(p < t2 && st->pl[i][p] == l)) {
                 promise(st, i, l);
                 got++;
             }
         }
-        if (st->npl[i] > 1)
-            qsort(st->pl[i], (size_t)st->npl[i], sizeof *st->pl[i],
-                  cmp_lease_asc);
+        sort_tail(st, i, t1, t2);
         st->sel[i] = st->run[a];
     }
 }

@@ -297,6 +297,17 @@ static void test_lease_mip(void **state)
     assert_memory_equal(ok, ok2, sizeof ok);
     assert_memory_equal(run, run2, sizeof run);
     assert_true(ok2[0] && !ok2[1] && !ok2[2]);
+    /* tail blocks (h = 1): two 1-GPU jobs each need 2 of leases 0..2.
+     * On 1 GPU the tail row (leases 1..2 hold 2 lease-GPUs) binds: one
+     * job is granted; on 2 GPUs it cannot bind (left out of the model)
+     * and both are */
+    int gt[2] = {1, 1}, rt[2] = {2, 2}, mt[2] = {3, 3};
+    assert_int_equal(bl_lease_mip(2, gt, rt, mt, 1, 1, 1, 100, 5, run, ok,
+                                  NULL), 0);
+    assert_int_equal(ok[0] + ok[1], 1);
+    assert_int_equal(bl_lease_mip(2, gt, rt, mt, 1, 2, 1, 100, 5, run, ok,
+                                  NULL), 0);
+    assert_true(ok[0] && ok[1] && run[0] && run[1]);
 }
 
 static void gen_queue(job_queue *q, uint64_t seed, int jobs, double gap)
