@@ -546,6 +546,15 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
         p->best_effort++;
         return;
     }
+    if (p->withhold && p->withhold[j - p->jobs] && !j->in->promised &&
+        j->in->iterations_done == 0 && j->in->samples_done == 0) {
+        j->decision = PLAN_REJECTED;
+        snprintf(j->reason, sizeof j->reason,
+                 "left out by the offline admission: the whole queue is "
+                 "known, and admitting it would keep more jobs out");
+        p->rejected++;
+        return;
+    }
     /* Admitted if its MSS plan fits what the admitted jobs left free ... */
     const curve_row *er = plan_mss(p, j, t, F, tmp);
     if (er) {
@@ -1148,6 +1157,8 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
 {
     memset(p, 0, sizeof *p);
     p->opts = *o;
+    p->opts.withhold = NULL;
+    p->withhold = o->withhold; /* plan_build drops it when done */
     p->cl = *c;
     int S = o->slot, n = q->n;
     if (S <= 0)
@@ -1598,6 +1609,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
     free(act);
     free(resg);
     free(prevg);
+    p->withhold = NULL;
     return EF_OK;
 }
 

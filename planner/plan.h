@@ -98,6 +98,14 @@ typedef struct plan_opts {
     int every_slot;        /* tests: plan_build steps through every slot
                               (no stretch run at once), to show that
                               skipping gives the same plan */
+    const unsigned char *withhold; /* offline admission (offline.h): per
+                              queue index, 1 = reject the job at its
+                              release without an admission test (a job
+                              without deadline, promised or under way is
+                              never withheld); NULL = none. Must
+                              outlive the planning: plan_init keeps it
+                              in p->withhold (p->opts.withhold is NULL),
+                              plan_build drops it when done */
 } plan_opts;
 
 void plan_opts_default(plan_opts *o);
@@ -176,6 +184,8 @@ typedef struct plan {
     double used_gpu_seconds;      /* GPU-seconds allocated in all slots */
     int64_t end;                  /* end of the last slot */
     int points;                   /* scheduling points evaluated */
+    const unsigned char *withhold; /* opts.withhold while plan_build runs;
+                                     NULL otherwise */
     int64_t steps;                /* plan_build's loop steps (a slot, or a
                                      stretch of slots run at once) */
     int replan_fallbacks;         /* fresh re-plan failed, old kept */

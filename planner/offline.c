@@ -1,0 +1,120 @@
+/* offline.c: offline admission by a local search over withheld jobs
+ * (see offline.h). */
+#include "planner/offline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A candidate move: a job and its sort key. */
+typedef struct cand {
+    int job;
+    double gpu_seconds;
+} cand;
+
+/* Largest GPU-seconds first, then queue index. */
+static int cmp_cand(const void *pa, const void *pb)
+{
+    const cand *a = pa, *b = pb;
+    if (a->gpu_seconds != b->gpu_seconds)
+        return a->gpu_seconds > b->gpu_seconds ? -1 : 1;
+    return (a->job > b->job) - (a->job < b->job);
+}
+
+/* 1 if job i of plan p may be withheld: admitted, with a deadline, not
+ * promised, not under way, and its run overlaps the window of some
+ * rejected deadline job (otherwise leaving it out frees nothing). */
+static int blocks(const plan *p, int i)
+{
+    const plan_job *a = &p->jobs[i];
+    if (a->decision != PLAN_ADMITTED || !a->in->has_deadline ||
+        a->in->promised || a->in->iterations_done > 0 ||
+        a->in->samples_done > 0 || a->start < 0)
+        return 0;
+    for (int r = 0; r < p->njobs; r++) {
+        const plan_job *b = &p->jobs[r];
+        if (b->decision == PLAN_REJECTED && b->in->has_deadline &&
+            a->start < b->deadline && a->planned_end > b->release)
+            return 1;
+    }
+    return 0;
+}
+
+/* Plan with 'wh' withheld into 'p'. */
+static int build(plan *p, const job_queue *q, const cluster *c,
+                 const plan_opts *o, const unsigned char *wh, ef_err *e)
+{
+    plan_opts po = *o;
+    po.withhold = wh;
+    return plan_build(p, q, c, &po, e);
+}
+
+int off_plan(plan *p, const job_queue *q, const cluster *c,
+             const plan_opts *o, int max_plans, off_stats *st, ef_err *e)
+{
+    off_stats s;
+    memset(&s, 0, sizeof s);
+    memset(p, 0, sizeof *p);
+    ef_assert(o->withhold == NULL && max_plans >= 1);
+    int n = q->n;
+    unsigned char *wh = ef_calloc((size_t)n + 1, 1);  /* incumbent's set */
+    unsigned char *tw = ef_calloc((size_t)n + 1, 1);  /* a move's set */
+    cand *cd = ef_malloc(((size_t)n + 1) * sizeof *cd); /* moves to try */
+    plan best, trial;                                  /* incumbent, move */
+    int rc = EF_ERR;
+    if (build(&best, q, c, o, wh, e) != EF_OK)
+        goto out;
+    s.plans = 1;
+    s.online_admitted = best.admitted;
+    int improved = 1;
+    while (improved && s.plans < max_plans) {
+        improved = 0;
+        int m = 0; /* moves of this round: give back first, then withhold */
+        for (int i = 0; i < n; i++)
+            if (wh[i]) {
+                cd[m].job = i;
+                cd[m++].gpu_seconds = 0;
+            }
+        int giveback = m;
+        for (int i = 0; i < n; i++)
+            if (blocks(&best, i)) {
+                cd[m].job = i;
+                cd[m++].gpu_seconds = best.jobs[i].gpu_seconds;
+            }
+        qsort(cd + giveback, (size_t)(m - giveback), sizeof *cd, cmp_cand);
+        for (int k = 0; k < m && s.plans < max_plans; k++) {
+            memcpy(tw, wh, (size_t)n);
+            tw[cd[k].job] = k >= giveback;
+            if (build(&trial, q, c, o, tw, e) != EF_OK) {
+                plan_free(&best);
+                goto out;
+            }
+            s.plans++;
+            if (trial.admitted > best.admitted) {
+                plan_free(&best);
+                best = trial;
+                memcpy(wh, tw, (size_t)n);
+                s.moves++;
+                improved = 1;
+                break;
+            }
+            plan_free(&trial);
+        }
+    }
+    s.budget_hit = s.plans >= max_plans;
+    for (int i = 0; i < n; i++)
+        s.withheld += wh[i];
+    if (plan_check(&best, e) != EF_OK) {
+        ef_prefix(e, "the offline admission's plan failed its check: ");
+        plan_free(&best);
+        goto out;
+    }
+    *p = best;
+    rc = EF_OK;
+out:
+    if (st)
+        *st = s;
+    free(wh);
+    free(tw);
+    free(cd);
+    return rc;
+}
