@@ -39,6 +39,30 @@ static int blocks(const plan *p, int i)
     return 0;
 }
 
+/* A job's GPU-seconds at its most efficient usable size: what it costs
+ * the cluster at least, deadline aside. */
+static double job_cost(const job *j, int N)
+{
+    int g[CURVE_MAX_LEVELS];
+    double t[CURVE_MAX_LEVELS];
+    int k = curve_usable(j->curve, N, g, t);
+    double w = (double)(j->iterations - j->iterations_done), best = 0;
+    for (int i = 0; i < k; i++)
+        if (t[i] > 0 && (best == 0 || g[i] * w / t[i] < best))
+            best = g[i] * w / t[i];
+    return best;
+}
+
+/* The secondary objective: the admitted jobs' costs (fewer is better). */
+static double plan_cost(const plan *p, const double *cost)
+{
+    double s = 0;
+    for (int j = 0; j < p->njobs; j++)
+        if (p->jobs[j].decision == PLAN_ADMITTED)
+            s += cost[j];
+    return s;
+}
+
 /* Plan with 'wh' withheld into 'p'. */
 static int build(plan *p, const job_queue *q, const cluster *c,
                  const plan_opts *o, const unsigned char *wh, ef_err *e)
@@ -59,12 +83,16 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
     unsigned char *wh = ef_calloc((size_t)n + 1, 1);  /* incumbent's set */
     unsigned char *tw = ef_calloc((size_t)n + 1, 1);  /* a move's set */
     cand *cd = ef_malloc(((size_t)n + 1) * sizeof *cd); /* moves to try */
+    double *cost = ef_malloc(((size_t)n + 1) * sizeof *cost); /* job_cost */
+    for (int i = 0; i < n; i++)
+        cost[i] = job_cost(&q->jobs[i], c->total_gpus);
     plan best, trial;                                  /* incumbent, move */
     int rc = EF_ERR;
     if (build(&best, q, c, o, wh, e) != EF_OK)
         goto out;
     s.plans = 1;
     s.online_admitted = best.admitted;
+    double bcost = plan_cost(&best, cost); /* the incumbent's */
     int improved = 1;
     while (improved && s.plans < max_plans) {
         improved = 0;
@@ -80,6 +108,8 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
                 cd[m].job = i;
                 cd[m++].gpu_seconds = best.jobs[i].gpu_seconds;
             }
+        for (int k = giveback; k < m; k++)
+            cd[k].gpu_seconds = cost[cd[k].job];
         qsort(cd + giveback, (size_t)(m - giveback), sizeof *cd, cmp_cand);
         for (int k = 0; k < m && s.plans < max_plans; k++) {
             memcpy(tw, wh, (size_t)n);
@@ -89,9 +119,13 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
                 goto out;
             }
             s.plans++;
-            if (trial.admitted > best.admitted) {
+            double tcost = plan_cost(&trial, cost);
+            if (trial.admitted > best.admitted ||
+                (trial.admitted == best.admitted &&
+                 tcost < bcost * (1 - 1e-9))) {
                 plan_free(&best);
                 best = trial;
+                bcost = tcost;
                 memcpy(wh, tw, (size_t)n);
                 s.moves++;
                 improved = 1;
@@ -116,5 +150,6 @@ out:
     free(wh);
     free(tw);
     free(cd);
+    free(cost);
     return rc;
 }
