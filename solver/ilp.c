@@ -1145,8 +1145,9 @@ static int relax_solve(ctx *x, ef_err *e)
     return EF_OK;
 }
 
-int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
-              ilp_relaxed *r, ef_err *e)
+/* One pass of ilp_relax with o->windows windows. */
+static int relax_once(const job_queue *q, const cluster *c, const ilp_opts *o,
+                      ilp_relaxed *r, ef_err *e)
 {
     memset(r, 0, sizeof *r);
     if (o->slot <= 0)
@@ -1181,6 +1182,50 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
         memset(r, 0, sizeof *r);
         return EF_ERR;
     }
+    return EF_OK;
+}
+
+/* The passes of ilp_relax when o->windows is 0: a coarse model first
+ * (a bound within seconds even on a contended queue), then the default. */
+static const int relax_passes[] = {60, ILP_RELAX_WINDOWS};
+
+int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
+              ilp_relaxed *r, ef_err *e)
+{
+    if (o->windows > 0)
+        return relax_once(q, c, o, r, e);
+    double t0 = ef_mono_seconds();
+    ilp_relaxed best; /* the pass with the least bound so far */
+    int have = 0;
+    for (size_t i = 0; i < sizeof relax_passes / sizeof *relax_passes; i++) {
+        ilp_opts po = *o;
+        ilp_relaxed pr;
+        po.windows = relax_passes[i];
+        if (o->time_limit > 0) {
+            po.time_limit = o->time_limit - (ef_mono_seconds() - t0);
+            if (po.time_limit <= 0.001)
+                break;
+        }
+        if (relax_once(q, c, &po, &pr, e) != EF_OK)
+            return EF_ERR;
+        double gb = have && best.gpu_seconds_bound > pr.gpu_seconds_bound
+                        ? best.gpu_seconds_bound : pr.gpu_seconds_bound;
+        int glp = have && best.gpu_seconds_bound > pr.gpu_seconds_bound
+                      ? best.gpu_lp : pr.gpu_lp;
+        if (!have || (pr.status == ILP_OPTIMAL &&
+                      (best.status != ILP_OPTIMAL || pr.bound <= best.bound)))
+            best = pr;
+        best.gpu_seconds_bound = gb; /* every pass's is a bound: the most */
+        best.gpu_lp = glp;
+        best.limit_hit |= pr.limit_hit;
+        have = 1;
+        if (best.status == ILP_INFEASIBLE || pr.windows < relax_passes[i])
+            break; /* infeasible, or already every boundary */
+    }
+    if (!have)
+        return relax_once(q, c, o, r, e); /* no time at all: say so */
+    best.seconds = ef_mono_seconds() - t0;
+    *r = best;
     return EF_OK;
 }
 

@@ -211,8 +211,10 @@ int ilp_solve(const job_queue *q, const cluster *c, const ilp_opts *o,
 
 void ilp_result_free(ilp_result *r);
 
-/* ilp_relax's default number of windows: a day of 60 s slots in 360
- * windows of 4 minutes, solved in seconds for 500 jobs. */
+/* ilp_relax's finest default: a day of 60 s slots in 360 windows of 4
+ * minutes (about 10 s of GLPK for 650 jobs on 256 GPUs that nearly all
+ * fit; minutes when the queue contends for the cluster, which is why a
+ * 60-window pass runs first). */
 #define ILP_RELAX_WINDOWS 360
 
 /* The second LP (GPU-time) runs only up to this many columns: GLPK's
@@ -248,7 +250,12 @@ typedef struct ilp_relaxed {
  * for queue 'q' (resolved) on cluster 'c': o->slot, now, time_limit,
  * write_lp (this model, with its admitted-count objective), warm (the
  * plan whose admitted count the GPU-time bound is for; may be NULL),
- * must, windows and fault are read; node_limit is not. Fills 'r' (owns
+ * must, windows and fault are read; node_limit is not. o->windows 0:
+ * two passes, 60 windows then ILP_RELAX_WINDOWS (skipped when the first
+ * already kept every boundary), within o->time_limit in total; 'r' is the
+ * pass with the least bound (each is a bound), with the largest GPU-time
+ * bound of the passes, limit_hit if any pass was stopped, and the total
+ * seconds; --write-lp holds the last pass's model. Fills 'r' (owns
  * nothing) and returns EF_OK for every status. Errors: as ilp_solve, but
  * no limit on the exact model's size.
  */
