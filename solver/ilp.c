@@ -1221,6 +1221,9 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
         have = 1;
         if (best.status == ILP_INFEASIBLE || pr.windows < relax_passes[i])
             break; /* infeasible, or already every boundary */
+        if (o->warm && best.status == ILP_OPTIMAL &&
+            best.bound <= o->warm->admitted)
+            break; /* the warm plan reaches the bound: it cannot drop */
     }
     if (!have)
         return relax_once(q, c, o, r, e); /* no time at all: say so */

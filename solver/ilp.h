@@ -252,7 +252,8 @@ typedef struct ilp_relaxed {
  * plan whose admitted count the GPU-time bound is for; may be NULL),
  * must, windows and fault are read; node_limit is not. o->windows 0:
  * two passes, 60 windows then ILP_RELAX_WINDOWS (skipped when the first
- * already kept every boundary), within o->time_limit in total; 'r' is the
+ * already kept every boundary, or its bound is o->warm's admitted count:
+ * a feasible count, so no bound is lower), within o->time_limit in total; 'r' is the
  * pass with the least bound (each is a bound), with the largest GPU-time
  * bound of the passes, limit_hit if any pass was stopped, and the total
  * seconds; --write-lp holds the last pass's model. Fills 'r' (owns

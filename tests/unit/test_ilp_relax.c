@@ -182,7 +182,6 @@ static void check_instance(uint64_t seed, int study)
     assert_int_equal(withheld, st.withheld);
     assert_true(st.plans >= 1 && st.plans <= OFF_DEFAULT_PLANS);
     g_offline_better += off.admitted > g.admitted;
-    if (getenv("DBG")) fprintf(stderr, "seed %llu g %d off %d ilp %d bound %d plans %d\n", (unsigned long long)seed, g.admitted, off.admitted, r.admitted, r.bound, st.plans);
     assert_int_equal(off_plan(&off2, &q, &c, &po, OFF_DEFAULT_PLANS, NULL,
                               &e), EF_OK);
     char a[4096], b[4096];
