@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Pair moves are tried among this many of the first withhold moves. */
+#define OFF_PAIR_CANDS 12
+
 /* A candidate move: a job and its sort key. */
 typedef struct cand {
     int job;
@@ -63,12 +66,15 @@ static double plan_cost(const plan *p, const double *cost)
     return s;
 }
 
-/* Plan with 'wh' withheld into 'p'. */
+/* Plan with 'wh' withheld and jobs of one point decided in 'ord' order
+ * (NULL: submit order) into 'p'. */
 static int build(plan *p, const job_queue *q, const cluster *c,
-                 const plan_opts *o, const unsigned char *wh, ef_err *e)
+                 const plan_opts *o, const unsigned char *wh,
+                 const double *ord, ef_err *e)
 {
     plan_opts po = *o;
     po.withhold = wh;
+    po.order = ord;
     return plan_build(p, q, c, &po, e);
 }
 
@@ -78,7 +84,7 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
     off_stats s;
     memset(&s, 0, sizeof s);
     memset(p, 0, sizeof *p);
-    ef_assert(o->withhold == NULL && max_plans >= 1);
+    ef_assert(o->withhold == NULL && o->order == NULL && max_plans >= 1);
     int n = q->n;
     unsigned char *wh = ef_calloc((size_t)n + 1, 1);  /* incumbent's set */
     unsigned char *tw = ef_calloc((size_t)n + 1, 1);  /* a move's set */
@@ -88,11 +94,31 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
         cost[i] = job_cost(&q->jobs[i], c->total_gpus);
     plan best, trial;                                  /* incumbent, move */
     int rc = EF_ERR;
-    if (build(&best, q, c, o, wh, e) != EF_OK)
+    const double *ord = NULL; /* the incumbent's order within a point */
+    if (build(&best, q, c, o, wh, NULL, e) != EF_OK)
         goto out;
     s.plans = 1;
     s.online_admitted = best.admitted;
     double bcost = plan_cost(&best, cost); /* the incumbent's */
+    /* the cheapest first within a point (a burst), if that is better */
+    if (max_plans > 1) {
+        if (build(&trial, q, c, o, wh, cost, e) != EF_OK) {
+            plan_free(&best);
+            goto out;
+        }
+        s.plans++;
+        double tcost = plan_cost(&trial, cost);
+        if (trial.admitted > best.admitted ||
+            (trial.admitted == best.admitted && tcost < bcost * (1 - 1e-9))) {
+            plan_free(&best);
+            best = trial;
+            bcost = tcost;
+            ord = cost;
+            s.moves++;
+        } else {
+            plan_free(&trial);
+        }
+    }
     int improved = 1;
     while (improved && s.plans < max_plans) {
         improved = 0;
@@ -114,7 +140,7 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
         for (int k = 0; k < m && s.plans < max_plans; k++) {
             memcpy(tw, wh, (size_t)n);
             tw[cd[k].job] = k >= giveback;
-            if (build(&trial, q, c, o, tw, e) != EF_OK) {
+            if (build(&trial, q, c, o, tw, ord, e) != EF_OK) {
                 plan_free(&best);
                 goto out;
             }
@@ -133,6 +159,36 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
             }
             plan_free(&trial);
         }
+        /* no single move helped: pairs of the first OFF_PAIR_CANDS
+         * withhold moves (a burst decided in submit order may need two
+         * jobs out before the right pair fits) */
+        int top = m - giveback < OFF_PAIR_CANDS ? m - giveback
+                                                : OFF_PAIR_CANDS;
+        for (int a = 0; !improved && a < top; a++)
+            for (int b = a + 1; !improved && b < top &&
+                                s.plans < max_plans; b++) {
+                memcpy(tw, wh, (size_t)n);
+                tw[cd[giveback + a].job] = 1;
+                tw[cd[giveback + b].job] = 1;
+                if (build(&trial, q, c, o, tw, ord, e) != EF_OK) {
+                    plan_free(&best);
+                    goto out;
+                }
+                s.plans++;
+                double tcost = plan_cost(&trial, cost);
+                if (trial.admitted > best.admitted ||
+                    (trial.admitted == best.admitted &&
+                     tcost < bcost * (1 - 1e-9))) {
+                    plan_free(&best);
+                    best = trial;
+                    bcost = tcost;
+                    memcpy(wh, tw, (size_t)n);
+                    s.moves++;
+                    improved = 1;
+                } else {
+                    plan_free(&trial);
+                }
+            }
     }
     s.budget_hit = s.plans >= max_plans;
     for (int i = 0; i < n; i++)

@@ -57,6 +57,11 @@ static int cmp_arrival(const void *a, const void *b, void *ctx)
     const plan_job *y = &p->jobs[*(const int *)b];
     if (x->release != y->release)
         return x->release < y->release ? -1 : 1;
+    if (p->order) { /* offline admission: its order within a point */
+        double u = p->order[x - p->jobs], v = p->order[y - p->jobs];
+        if (u != v)
+            return u < v ? -1 : 1;
+    }
     if (x->in->submit != y->in->submit)
         return x->in->submit < y->in->submit ? -1 : 1;
     /* same submit time: queue order, so a job added at the end of a queue
@@ -1159,6 +1164,8 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
     p->opts = *o;
     p->opts.withhold = NULL;
     p->withhold = o->withhold; /* plan_build drops it when done */
+    p->opts.order = NULL;
+    p->order = o->order;
     p->cl = *c;
     int S = o->slot, n = q->n;
     if (S <= 0)
@@ -1610,6 +1617,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
     free(resg);
     free(prevg);
     p->withhold = NULL;
+    p->order = NULL;
     return EF_OK;
 }
 

@@ -106,6 +106,11 @@ typedef struct plan_opts {
                               outlive the planning: plan_init keeps it
                               in p->withhold (p->opts.withhold is NULL),
                               plan_build drops it when done */
+    const double *order;   /* offline admission: per queue index, a key
+                              that orders the jobs released at the same
+                              point (ascending; then submit time, queue
+                              order); NULL = submit order. Kept and
+                              dropped as withhold */
 } plan_opts;
 
 void plan_opts_default(plan_opts *o);
@@ -186,6 +191,7 @@ typedef struct plan {
     int points;                   /* scheduling points evaluated */
     const unsigned char *withhold; /* opts.withhold while plan_build runs;
                                      NULL otherwise */
+    const double *order;          /* opts.order, the same way */
     int64_t steps;                /* plan_build's loop steps (a slot, or a
                                      stretch of slots run at once) */
     int replan_fallbacks;         /* fresh re-plan failed, old kept */
