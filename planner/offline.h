@@ -8,19 +8,27 @@
  * in advance (a nightly batch), an early job that fits may block two later
  * ones, or the first of a burst may block the pair behind it. off_plan
  * searches over sets of jobs to leave out ("withhold", plan_opts.withhold)
- * and lets plan_build do everything else, so every plan it considers is a
- * plan of the planner, with its promises, and passes plan_check:
- *   1. the online plan (nothing withheld) is the first incumbent;
+ * and over the order in which jobs released at the same point are decided
+ * (plan_opts.order), and lets plan_build do everything else, so every plan
+ * it considers is a plan of the planner, with its promises, and passes
+ * plan_check:
+ *   1. the online plan (nothing withheld, submit order) is the first
+ *      incumbent; then the plan that decides the jobs of one point in
+ *      order of their least GPU-seconds (their cost: work at the most
+ *      efficient usable size) replaces it if better, and that order is
+ *      kept for every later try;
  *   2. a move is one plan_build: withhold one more admitted job, or admit
- *      again one withheld job; a move is taken only when it admits
- *      strictly more jobs than the incumbent (first improvement), and the
- *      search starts over from the new incumbent;
+ *      again one withheld job; it is taken when it is better: more jobs
+ *      admitted, or as many with a lower total cost of the admitted jobs
+ *      (a strict lexicographic improvement: the search cannot cycle);
+ *      the first better move is taken and the search starts over;
  *   3. the moves of a round, in order: every withheld job given back (by
  *      queue index), then every admitted deadline job (not promised, not
  *      under way) whose run overlaps the window [release, deadline) of
- *      some rejected deadline job, the largest GPU-seconds first (ties by
- *      queue index); a round without improvement ends the search, and so
- *      does the budget of plan_build calls.
+ *      some rejected deadline job, the costliest first (ties by queue
+ *      index); when none is better, pairs of the first 12 withhold moves;
+ *      a round without a better move ends the search, and so does the
+ *      budget of plan_build calls.
  * Hence the result never admits fewer jobs than the online plan, and the
  * same inputs give the same plan (no clock, no threads in the choice).
  */
