@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planner/avail.h"
+#include "planner/mss.h"
+
 /* Pair moves are tried among this many of the first withhold moves. */
 #define OFF_PAIR_CANDS 12
 
@@ -23,10 +26,28 @@ static int cmp_cand(const void *pa, const void *pb)
     return (a->job > b->job) - (a->job < b->job);
 }
 
+/* 1 if rejected job r of plan p could not finish by its deadline even
+ * alone on the cluster, overheads aside (then no choice of other jobs
+ * admits it). Elastic-batch jobs are never called hopeless here. */
+static int hopeless(const plan *p, int r)
+{
+    const plan_job *b = &p->jobs[r];
+    if (b->eb)
+        return 0;
+    avail F;
+    avail_init(&F, b->release, p->cl.total_gpus);
+    int64_t end = mss_earliest_finish(b->in->curve, p->cl.total_gpus,
+                                      b->iterations_left * (1 + MSS_MARGIN),
+                                      b->release, p->opts.slot, &F);
+    avail_free(&F);
+    return end < 0 || end > b->deadline;
+}
+
 /* 1 if job i of plan p may be withheld: admitted, with a deadline, not
  * promised, not under way, and its run overlaps the window of some
- * rejected deadline job (otherwise leaving it out frees nothing). */
-static int blocks(const plan *p, int i)
+ * rejected deadline job that is not hopeless (otherwise leaving it out
+ * frees nothing); 'hl' caches hopeless() per job (-1 unknown). */
+static int blocks(const plan *p, int i, signed char *hl)
 {
     const plan_job *a = &p->jobs[i];
     if (a->decision != PLAN_ADMITTED || !a->in->has_deadline ||
@@ -35,8 +56,12 @@ static int blocks(const plan *p, int i)
         return 0;
     for (int r = 0; r < p->njobs; r++) {
         const plan_job *b = &p->jobs[r];
-        if (b->decision == PLAN_REJECTED && b->in->has_deadline &&
-            a->start < b->deadline && a->planned_end > b->release)
+        if (b->decision != PLAN_REJECTED || !b->in->has_deadline ||
+            a->start >= b->deadline || a->planned_end <= b->release)
+            continue;
+        if (hl[r] < 0)
+            hl[r] = (signed char)hopeless(p, r);
+        if (!hl[r])
             return 1;
     }
     return 0;
@@ -90,6 +115,8 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
     unsigned char *tw = ef_calloc((size_t)n + 1, 1);  /* a move's set */
     cand *cd = ef_malloc(((size_t)n + 1) * sizeof *cd); /* moves to try */
     double *cost = ef_malloc(((size_t)n + 1) * sizeof *cost); /* job_cost */
+    signed char *hl = ef_malloc((size_t)n + 1); /* hopeless(), cached */
+    memset(hl, -1, (size_t)n + 1);
     for (int i = 0; i < n; i++)
         cost[i] = job_cost(&q->jobs[i], c->total_gpus);
     plan best, trial;                                  /* incumbent, move */
@@ -130,7 +157,7 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
             }
         int giveback = m;
         for (int i = 0; i < n; i++)
-            if (blocks(&best, i)) {
+            if (blocks(&best, i, hl)) {
                 cd[m].job = i;
                 cd[m++].gpu_seconds = best.jobs[i].gpu_seconds;
             }
@@ -207,5 +234,6 @@ out:
     free(tw);
     free(cd);
     free(cost);
+    free(hl);
     return rc;
 }

@@ -25,7 +25,9 @@
  *   3. the moves of a round, in order: every withheld job given back (by
  *      queue index), then every admitted deadline job (not promised, not
  *      under way) whose run overlaps the window [release, deadline) of
- *      some rejected deadline job, the costliest first (ties by queue
+ *      some rejected deadline job that could finish alone on the cluster
+ *      (mss_earliest_finish against an empty cluster, overheads aside:
+ *      a job too slow even alone gains nothing), the costliest first (ties by queue
  *      index); when none is better, pairs of the first 12 withhold moves;
  *      a round without a better move ends the search, and so does the
  *      budget of plan_build calls.
