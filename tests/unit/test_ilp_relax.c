@@ -15,7 +15,10 @@
  * - the bundled oracle10 instance: greedy 6, offline 8 (= the optimum),
  *   bound 8;
  * - must-admit of a job that cannot finish is infeasible; a queue without
- *   deadline jobs has bound 0; the written LP names its rows.
+ *   deadline jobs has bound 0; the written LP names its rows;
+ * - the planner's hooks (plan_opts.order, plan_opts.withhold) on two jobs
+ *   that cannot both fit: each changes which one is admitted, and the
+ *   plan keeps neither pointer.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -313,12 +316,80 @@ static void test_edges(void **state)
     queue_free(&q);
 }
 
+/* The planner's two hooks on a 1-GPU cluster where two jobs released
+ * together cannot both fit: submit order admits the first; 'order' puts
+ * the second first; 'withhold' rejects the first with the reason; the
+ * plan keeps neither pointer. */
+static void test_hooks(void **state)
+{
+    (void)state;
+    char jobs[512];
+    ef_err e = {0};
+    job_queue q;
+    static const char one[] =
+        "{\"jobs\": [{\"id\": \"A\", \"model\": \"resnet50\", \"batch_size\":"
+        " 64, \"iterations\": 10, \"submit_time\": 0, \"deadline\": 3600}]}";
+    assert_int_equal(queue_parse_json(&q, "t.json", one, strlen(one), &e),
+                     EF_OK);
+    assert_int_equal(queue_resolve(&q, &g_curves, &e), EF_OK);
+    double tp = curve_tput(q.jobs[0].curve, 1);
+    assert_true(tp > 0);
+    queue_free(&q);
+    long it = (long)(tp * 3000); /* 3000 s of the only GPU */
+    snprintf(jobs, sizeof jobs,
+             "{\"jobs\": [{\"id\": \"A\", \"model\": \"resnet50\", "
+             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 0, "
+             "\"deadline\": 3600}, {\"id\": \"B\", \"model\": \"resnet50\", "
+             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 0, "
+             "\"deadline\": 3600}]}", it, it);
+    assert_int_equal(queue_parse_json(&q, "t.json", jobs, strlen(jobs), &e),
+                     EF_OK);
+    assert_int_equal(queue_resolve(&q, &g_curves, &e), EF_OK);
+    cluster c;
+    assert_int_equal(cluster_from_arg(&c, "n1g1", &e), EF_OK);
+    plan_opts po;
+    plan_opts_default(&po);
+    plan p;
+    assert_int_equal(plan_build(&p, &q, &c, &po, &e), EF_OK);
+    assert_int_equal(p.jobs[0].decision, PLAN_ADMITTED);
+    assert_int_equal(p.jobs[1].decision, PLAN_REJECTED);
+    plan_free(&p);
+    double ord[2] = {1, 0};
+    po.order = ord;
+    assert_int_equal(plan_build(&p, &q, &c, &po, &e), EF_OK);
+    assert_int_equal(p.jobs[0].decision, PLAN_REJECTED);
+    assert_int_equal(p.jobs[1].decision, PLAN_ADMITTED);
+    assert_null(p.order);
+    assert_null(p.opts.order);
+    assert_int_equal(plan_check(&p, &e), EF_OK);
+    plan_free(&p);
+    po.order = NULL;
+    unsigned char wh[2] = {1, 0};
+    po.withhold = wh;
+    assert_int_equal(plan_build(&p, &q, &c, &po, &e), EF_OK);
+    assert_int_equal(p.jobs[0].decision, PLAN_REJECTED);
+    assert_non_null(strstr(p.jobs[0].reason, "offline admission"));
+    assert_int_equal(p.jobs[1].decision, PLAN_ADMITTED);
+    assert_null(p.withhold);
+    assert_null(p.opts.withhold);
+    plan_free(&p);
+    /* the search finds it too: one of the two, never none */
+    po.withhold = NULL;
+    off_stats st;
+    assert_int_equal(off_plan(&p, &q, &c, &po, 50, &st, &e), EF_OK);
+    assert_int_equal(p.admitted, 1);
+    assert_int_equal(st.online_admitted, 1);
+    plan_free(&p);
+    queue_free(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_oracle10),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_hooks),
     };
     return cmocka_run_group_tests(tests, tp_setup, tp_teardown);
 }
