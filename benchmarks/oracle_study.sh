@@ -27,6 +27,12 @@
 # Solver: --node-limit $NODES (default 3000) and no time limit, so every
 #   number but the solve time is reproducible. The gap counts only when
 #   the ILP's bound is known; "greedy optimal" means ILP bound == greedy.
+# Issue 22 (same run, --method both): the offline admission
+#   (plan --admission offline, default budget of 200 plans) and the
+#   relaxed bound (the time-aggregated LP, default passes) beside greedy
+#   and the ILP: how much of greedy's gap to the proven optimum the offline
+#   mode closes, and whether the relaxed bound is ever below the ILP's
+#   solution (it must not be) and how often it is tight.
 set -eu
 N=${1:-200}
 W=${2:-60}
@@ -35,7 +41,7 @@ NODES=${NODES:-3000}
 OUT=${OUT:-build/oracle-study}
 mkdir -p "$OUT/inst"
 R=$OUT/results.tsv
-printf 'family\tinstance\tcluster\tslot\tslots\tjobs\thopeless\tgreedy\tilp\tbound\tlp_bound\tstatus\tgpu_status\tnodes\tseconds\tgreedy_jobs\tilp_jobs\n' >"$R"
+printf 'family\tinstance\tcluster\tslot\tslots\tjobs\thopeless\tgreedy\tilp\tbound\tlp_bound\tstatus\tgpu_status\tnodes\tseconds\tgreedy_jobs\tilp_jobs\toffline\trelaxed\trelaxed_seconds\n' >"$R"
 
 # one instance: family name csv cluster
 solve() {
@@ -45,7 +51,7 @@ solve() {
               if (s < 60) s = 60; print s }' "$3")
     rc=0
     "$E" oracle --jobs "$3" --cluster "$4" --curves A100 --slot "$slot" \
-        --node-limit "$NODES" --time-limit 0 --out "$OUT/r.json" \
+        --node-limit "$NODES" --time-limit 0 --method both --out "$OUT/r.json" \
         >/dev/null 2>"$OUT/err" || rc=$?
     if [ $rc -ne 0 ] && [ $rc -ne 4 ]; then
         echo "$1 $2: oracle exit $rc: $(cat "$OUT/err")" >&2
@@ -57,12 +63,17 @@ solve() {
     il=$(sed -n 's/.*"ilp": {\(.*\)},$/\1/p' "$OUT/r.json")
     f() { echo "$il" | sed -n "s/.*\"$1\": \([^,]*\).*/\1/p" | tr -d '"'; }
     ij=$(echo "$il" | sed -n 's/.*"admitted_jobs": \[\([^]]*\)\].*/\1/p' | tr -d '" ')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+    off=$(sed -n 's/.*"offline": {"admitted": \([0-9]*\).*/\1/p' "$OUT/r.json")
+    rl=$(sed -n 's/.*"relaxed": {\(.*\)},$/\1/p' "$OUT/r.json")
+    rb=$(echo "$rl" | sed -n 's/.*"bound": \([^,]*\).*/\1/p')
+    rs=$(echo "$rl" | sed -n 's/.*"seconds": \([^,]*\).*/\1/p')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
         "$1" "$2" "$4" "$slot" \
         "$(sed -n 's/.*"slots": \([0-9]*\).*/\1/p' "$OUT/r.json")" \
         "$(f deadline_jobs)" "$(f hopeless)" "$g" "$(f admitted)" \
         "$(f bound)" "$(f lp_bound)" "$(f status)" "$(f gpu_status)" \
-        "$(f nodes)" "$(f seconds)" "${gj:--}" "${ij:--}" >>"$R"
+        "$(f nodes)" "$(f seconds)" "${gj:--}" "${ij:--}" "$off" "$rb" \
+        "$rs" >>"$R"
 }
 
 clusters="n1g8 n2g8 n4g8"
@@ -140,3 +151,35 @@ awk -F'\t' 'NR > 1 && $10 != "null" { printf "%d\t%s\n", $10 - $8, $0 }' "$R" |
     sort -t"$(printf '\t')" -k1,1nr -k3,3 | head -8 |
     awk -F'\t' '{ printf "  gap %d: %s %s %s slot %s: greedy %s, ilp %s, bound %s, %s\n      greedy [%s]\n      ilp    [%s]\n", $1, $2, $3, $4, $5, $9, $10, $11, $13, $17, $18 }' |
     sed 's/\([0-9a-f]\{8\}\)-[0-9a-f]\{4\}-[0-9a-f]\{4\}-[0-9a-f]\{4\}-[0-9a-f]\{12\}/\1/g'
+
+# ---- issue 22: the offline admission and the relaxed bound --------------------
+offline_summary() { # family (or "all")
+    awk -F'\t' -v fam="$1" 'NR > 1 && (fam == "all" || $1 == fam) {
+        n++
+        if ($18 > $8) better++
+        if ($18 < $8) worse++
+        if ($19 != "null" && $19 != "" && $9 != "null" && $19 < $9) below++
+        if ($10 != "null" && $9 != "null" && $10 == $9) {
+            proven++; gap += $9 - $8; closed += $18 - $8
+            if ($9 > $8) { behind++; if ($18 == $9) reached++ }
+            if ($19 == $9) tight++
+            ex += $19 - $9
+        }
+        rs += $20; if ($20 > rmax) rmax = $20
+    }
+    END {
+        if (n == 0) exit
+        printf "%-9s offline > greedy on %d of %d, offline < greedy on %d\n", fam, better, n, worse + 0
+        if (proven) {
+            printf "          where the ILP proved its count (%d): greedy behind on %d, total gap %d jobs; offline closes %d (%.1f%%), reaches the optimum on %d of %d\n", proven, behind, gap, closed, gap ? 100 * closed / gap : 100, reached, behind
+            printf "          relaxed bound = optimum on %d of %d (mean excess %.3f jobs)\n", tight, proven, ex / proven
+        }
+        printf "          relaxed bound below the ILP solution: %d (must be 0); relaxed seconds mean %.3f, max %.3f\n", below + 0, rs / n, rmax
+    }' "$R"
+}
+echo
+echo "offline admission and relaxed bound (issue 22):"
+offline_summary synthetic
+offline_summary itp
+offline_summary all
+

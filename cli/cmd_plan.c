@@ -12,6 +12,7 @@
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
+#include "planner/offline.h"
 #include "planner/plan.h"
 #include "planner/planio.h"
 
@@ -25,6 +26,7 @@ void help_plan(void)
         "                   [--elastic-batch]\n"
         "                   [--overhead fig12|reference|restart|none]\n"
         "                   [--plan-version 1|2]\n"
+        "                   [--admission online|offline] [--offline-plans N]\n"
         "\n"
         "Plan a job queue: admit each job whose deadline can be guaranteed by\n"
         "its minimum satisfactory share (in submit order, against the GPUs\n"
@@ -57,6 +59,12 @@ void help_plan(void)
         "  --overhead MODEL    reconfiguration costs the plan pays and keeps\n"
         "                      its promises under, as simulate models them:\n"
         "                      fig12 (default), reference, restart or none\n"
+        "  --admission MODE    online (default): decide each job when it\n"
+        "                      arrives, as simulate does; offline: the whole\n"
+        "                      queue is known, so leave out the jobs whose\n"
+        "                      admission keeps more jobs out (a search over\n"
+        "                      plans; never fewer admitted than online)\n"
+        "  --offline-plans N   plans the offline search may try (default 200)\n"
         "\n"
         "Exit codes: 0 planned (some jobs may be rejected: see the summary),\n"
         "2 usage error, 3 invalid input, 5 internal error.\n");
@@ -261,11 +269,14 @@ int cmd_plan(int argc, char **argv)
         {"elastic-batch", no_argument, NULL, 'E'},
         {"overhead", required_argument, NULL, 'O'},
         {"plan-version", required_argument, NULL, 'V'},
+        {"admission", required_argument, NULL, 'A'},
+        {"offline-plans", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *jobs_path = NULL, *cluster_arg = NULL, *curves_arg = NULL;
     const char *out_path = NULL, *svg_path = NULL;
     int all = 0, o, version = PLAN_V2;
+    int offline = 0, offline_plans = OFF_DEFAULT_PLANS; /* --admission */
     plan_opts po;
     plan_opts_default(&po);
     po.overhead = OVH_FIG12;
@@ -304,6 +315,19 @@ int cmd_plan(int argc, char **argv)
                                        "gain or reference)", optarg);
             break;
         case 'E': po.elastic_batch = 1; break;
+        case 'A':
+            if (strcmp(optarg, "online") == 0 || strcmp(optarg, "offline") == 0)
+                offline = optarg[1] == 'f';
+            else
+                return cli_usage_error("plan", "--admission: \"%s\" (expected "
+                                       "online or offline)", optarg);
+            break;
+        case 'P':
+            if (ef_parse_i64(optarg, 1, 1000000, &v) != EF_NUM_OK)
+                return cli_usage_error("plan", "--offline-plans: \"%s\" is not "
+                                       "a count from 1 to 1e6", optarg);
+            offline_plans = (int)v;
+            break;
         case 'V':
             if (cli_parse_plan_version("plan", optarg, &version) != 0)
                 return EXIT_USAGE;
@@ -338,6 +362,7 @@ int cmd_plan(int argc, char **argv)
     curve_set cs = {0};
     job_queue q = {0};
     plan p = {0};
+    off_stats os = {0};
     int rc = 0;
     if (cli_load_inputs(cluster_arg, curves_arg, jobs_path, &c, &cs, &q, &e) !=
         EF_OK) {
@@ -345,7 +370,9 @@ int cmd_plan(int argc, char **argv)
         goto out;
     }
     po.progress = progress;
-    int built = plan_build(&p, &q, &c, &po, &e); /* EF_OK or EF_ERR */
+    /* EF_OK or EF_ERR */
+    int built = offline ? off_plan(&p, &q, &c, &po, offline_plans, &os, &e)
+                        : plan_build(&p, &q, &c, &po, &e);
     cli_progress_end();
     if (built != EF_OK) {
         rc = cli_fail(&e);
@@ -389,6 +416,11 @@ int cmd_plan(int argc, char **argv)
         rc = summary_json(&p, out_path);
     else
         print_summary(say, &p, all || cli_cf.verbose);
+    if (offline && !cli_cf.quiet)
+        fprintf(cli_cf.json ? stderr : say, "offline admission: %d admitted "
+                "(arrival order: %d), %d jobs left out, %d plans tried%s\n",
+                p.admitted, os.online_admitted, os.withheld, os.plans,
+                os.budget_hit ? " (stopped by --offline-plans)" : "");
     if (out_path && strcmp(out_path, "-") != 0 && !cli_cf.quiet)
         fprintf(say, "wrote %s\n", out_path);
     if (svg_path && strcmp(svg_path, "-") != 0 && !cli_cf.quiet)

@@ -59,6 +59,11 @@ static int cmp_arrival(const void *a, const void *b, void *ctx)
     const plan_job *y = &p->jobs[*(const int *)b];
     if (x->release != y->release)
         return x->release < y->release ? -1 : 1;
+    if (p->order) { /* offline admission: its order within a point */
+        double u = p->order[x - p->jobs], v = p->order[y - p->jobs];
+        if (u != v)
+            return u < v ? -1 : 1;
+    }
     if (x->in->submit != y->in->submit)
         return x->in->submit < y->in->submit ? -1 : 1;
     /* same submit time: queue order, so a job added at the end of a queue
@@ -555,6 +560,15 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
     if (!j->in->has_deadline) {
         j->decision = PLAN_BEST_EFFORT;
         p->best_effort++;
+        return;
+    }
+    if (p->withhold && p->withhold[j - p->jobs] && !j->in->promised &&
+        j->in->iterations_done == 0 && j->in->samples_done == 0) {
+        j->decision = PLAN_REJECTED;
+        snprintf(j->reason, sizeof j->reason,
+                 "left out by the offline admission: the whole queue is "
+                 "known, and admitting it would keep more jobs out");
+        p->rejected++;
         return;
     }
     /* Admitted if its MSS plan fits what the admitted jobs left free ... */
@@ -1169,6 +1183,10 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
 {
     memset(p, 0, sizeof *p);
     p->opts = *o;
+    p->opts.withhold = NULL;
+    p->withhold = o->withhold; /* plan_build drops it when done */
+    p->opts.order = NULL;
+    p->order = o->order;
     p->cl = *c;
     int S = o->slot, n = q->n;
     if (S <= 0)
@@ -1629,6 +1647,8 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
     free(act);
     free(resg);
     free(prevg);
+    p->withhold = NULL;
+    p->order = NULL;
     return EF_OK;
 }
 

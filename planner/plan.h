@@ -105,6 +105,19 @@ typedef struct plan_opts {
      * jobs, for a progress line; it must not touch the plan */
     void (*progress)(void *arg, int done, int total);
     void *progress_arg;
+    const unsigned char *withhold; /* offline admission (offline.h): per
+                              queue index, 1 = reject the job at its
+                              release without an admission test (a job
+                              without deadline, promised or under way is
+                              never withheld); NULL = none. Must
+                              outlive the planning: plan_init keeps it
+                              in p->withhold (p->opts.withhold is NULL),
+                              plan_build drops it when done */
+    const double *order;   /* offline admission: per queue index, a key
+                              that orders the jobs released at the same
+                              point (ascending; then submit time, queue
+                              order); NULL = submit order. Kept and
+                              dropped as withhold */
 } plan_opts;
 
 void plan_opts_default(plan_opts *o);
@@ -188,6 +201,9 @@ typedef struct plan {
     double used_gpu_seconds;      /* GPU-seconds allocated in all slots */
     int64_t end;                  /* end of the last slot */
     int points;                   /* scheduling points evaluated */
+    const unsigned char *withhold; /* opts.withhold while plan_build runs;
+                                     NULL otherwise */
+    const double *order;          /* opts.order, the same way */
     int64_t steps;                /* plan_build's loop steps (a slot, or a
                                      stretch of slots run at once) */
     int replan_fallbacks;         /* fresh re-plan failed, old kept */

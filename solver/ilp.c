@@ -79,6 +79,13 @@ typedef struct ctx {
     int have_open_bound;
     double open_bound;
     int warm_offered, warm_ok;
+    /* ilp_relax: the aggregated model */
+    ilp_relaxed *rx; /* its result; NULL for ilp_solve */
+    long bins;       /* binaries of the time-indexed model */
+    int nw;          /* windows */
+    int *wb;         /* nw + 1 boundaries (slot indices) */
+    int *w0, *w1;    /* per job: its windows [w0, w1) */
+    double *gfloor;  /* per job: least GPU-slots alone (relax_floor) */
 } ctx;
 
 static void ctx_free(ctx *x)
@@ -96,6 +103,10 @@ static void ctx_free(ctx *x)
     free(x->ind);
     free(x->val);
     free(x->warm);
+    free(x->wb);
+    free(x->w0);
+    free(x->w1);
+    free(x->gfloor);
 }
 
 /* ---- GLPK hooks ---------------------------------------------------------- */
@@ -199,7 +210,8 @@ static int plan_shape(ctx *x, ef_err *e)
         }
         bins += (long long)(b - a) * x->nk[j];
     }
-    if (bins > ILP_MAX_BINARIES)
+    x->bins = (long)bins;
+    if (!x->rx && bins > ILP_MAX_BINARIES)
         return ef_fail(e, EF_E_USAGE, "the model would have %lld binaries "
                        "(limit %ld): use a longer --slot or fewer jobs", bins,
                        ILP_MAX_BINARIES);
@@ -766,6 +778,460 @@ static int recheck(ctx *x, ef_err *e)
     return EF_OK;
 }
 
+/* ---- the time-aggregated relaxation (ilp_relax) -------------------------- */
+
+static int guarded(ctx *x, ef_err *e);
+
+static int cmp_dbl_asc(const void *a, const void *b)
+{
+    double u = *(const double *)a, v = *(const double *)b;
+    return (u > v) - (u < v);
+}
+
+static int cmp_int_asc(const void *a, const void *b)
+{
+    int u = *(const int *)a, v = *(const int *)b;
+    return (u > v) - (u < v);
+}
+
+/* The window boundaries x->wb[0..nw] and each job's windows [w0, w1). */
+static void relax_windows(ctx *x)
+{
+    int n = x->n, T = x->T, m = 0;
+    int *b = ef_malloc(((size_t)n * 3 + 2) * sizeof(int)); /* candidates */
+    b[m++] = 0;
+    b[m++] = T;
+    for (int j = 0; j < n; j++)
+        if (x->in_model[j] && x->nk[j] > 0) {
+            b[m++] = x->t0[j];
+            b[m++] = x->t1[j] - 1;
+            b[m++] = x->t1[j];
+        }
+    qsort(b, (size_t)m, sizeof *b, cmp_int_asc);
+    int u = 0; /* distinct boundaries */
+    for (int i = 0; i < m; i++)
+        if (u == 0 || b[i] != b[u - 1])
+            b[u++] = b[i];
+    int maxw = x->o->windows > 0 ? x->o->windows : ILP_RELAX_WINDOWS;
+    x->wb = ef_malloc(((size_t)(u < maxw + 1 ? u : maxw + 1) + 1) *
+                      sizeof(int));
+    if (u - 1 <= maxw) {
+        memcpy(x->wb, b, (size_t)u * sizeof(int));
+        x->nw = u - 1;
+    } else { /* keep maxw + 1 boundaries evenly spread by index */
+        int k = 0;
+        for (int i = 0; i <= maxw; i++) {
+            int v = b[(int)((long long)i * (u - 1) / maxw)];
+            if (k == 0 || v != x->wb[k - 1])
+                x->wb[k++] = v;
+        }
+        x->nw = k - 1;
+    }
+    free(b);
+    x->w0 = ef_calloc((size_t)n + 1, sizeof(int));
+    x->w1 = ef_calloc((size_t)n + 1, sizeof(int));
+    for (int j = 0; j < n; j++) {
+        if (!x->in_model[j] || x->nk[j] == 0)
+            continue;
+        int w = 0;
+        while (w < x->nw && x->wb[w + 1] <= x->t0[j])
+            w++;
+        x->w0[j] = w;
+        while (w < x->nw && x->wb[w] < x->t1[j])
+            w++;
+        x->w1[j] = w;
+    }
+}
+
+/* The fewest GPU-slots job j needs alone within its deadline: the larger
+ * of L_j (min_gpu_slots: any mix of sizes, no deadline) and the LP
+ *   min sum_k k y_k  s.t.  sum_k y_k <= D,  sum_k r_k y_k >= W,  y >= 0
+ * (D = its slots, r_k = tput_k * S the full-slot work, an upper bound
+ * for the deadline slot), rounded up. Every schedule of j is a point of
+ * that LP (y_k = its slots at size k), so both are lower bounds on its
+ * GPU-slots. An optimal basis has at most two sizes: the LP is solved by
+ * trying every size alone and every pair with both rows tight. */
+static double relax_floor(const ctx *x, int j)
+{
+    int K = x->nk[j];
+    if (K == 0)
+        return 0;
+    double W = x->rem[j] * (1.0 + MSS_MARGIN);
+    double D = (double)(x->t1[j] - x->t0[j]);
+    double best = HUGE_VAL; /* the LP's optimum */
+    for (int a = 0; a < K; a++) {
+        double ra = x->kt[j][a] * x->S, ka = x->kg[j][a];
+        if (W / ra <= D && ka * W / ra < best)
+            best = ka * W / ra;
+        for (int b = a + 1; b < K; b++) {
+            double rb = x->kt[j][b] * x->S, kb = x->kg[j][b];
+            if (rb <= ra)
+                continue;
+            double yb = (W - ra * D) / (rb - ra), ya = D - yb;
+            if (ya >= 0 && yb >= 0 && ka * ya + kb * yb < best)
+                best = ka * ya + kb * yb;
+        }
+    }
+    double L = (double)min_gpu_slots(x, j);
+    if (best == HUGE_VAL) /* cannot (hopeless, fixed out) */
+        return L;
+    double c = ceil(best - ILP_EPS * (1.0 + best));
+    return c > L ? c : L;
+}
+
+/* Slots of job j in window w. */
+static int relax_len(const ctx *x, int j, int w)
+{
+    int lo = x->t0[j] > x->wb[w] ? x->t0[j] : x->wb[w];
+    int hi = x->t1[j] < x->wb[w + 1] ? x->t1[j] : x->wb[w + 1];
+    return hi > lo ? hi - lo : 0;
+}
+
+static int y_col(const ctx *x, int j, int w, int k)
+{
+    return x->xcol[j] + (w - x->w0[j]) * x->nk[j] + k;
+}
+
+/* Build the aggregated LP (ilp.h). Guarded: may longjmp. */
+static void relax_build(ctx *x)
+{
+    const job_queue *q = x->q;
+    int n = x->n, S = x->S;
+    int named = x->o->write_lp != NULL; /* names only for the LP file */
+    glp_prob *P = x->P;
+    char name[96];
+    relax_windows(x);
+    x->gfloor = ef_calloc((size_t)n + 1, sizeof(double));
+    for (int j = 0; j < n; j++)
+        x->gfloor[j] = x->in_model[j] ? relax_floor(x, j) : 0;
+    glp_set_prob_name(P, "efplan_bound");
+    int col = 0;
+    for (int j = 0; j < n; j++) {
+        if (!x->in_model[j])
+            continue;
+        x->acol[j] = ++col;
+        x->xcol[j] = col + 1;
+        col += (x->w1[j] - x->w0[j]) * x->nk[j];
+    }
+    x->rx->cols = col;
+    if (col > 0)
+        glp_add_cols(P, col);
+    for (int j = 0; j < n; j++) {
+        if (!x->in_model[j])
+            continue;
+        int a = x->acol[j];
+        if (x->o->must && x->o->must[j])
+            glp_set_col_bnds(P, a, GLP_FX, 1.0, 1.0);
+        else if (x->hopeless[j])
+            glp_set_col_bnds(P, a, GLP_FX, 0.0, 0.0);
+        else
+            glp_set_col_bnds(P, a, GLP_DB, 0.0, 1.0);
+        if (named) {
+            snprintf(name, sizeof name, "a_%d", j);
+            glp_set_col_name(P, a, name);
+        }
+        for (int w = x->w0[j]; w < x->w1[j]; w++)
+            for (int k = 0; k < x->nk[j]; k++) {
+                int c = y_col(x, j, w, k);
+                glp_set_col_bnds(P, c, GLP_LO, 0.0, 0.0);
+                if (named) {
+                    snprintf(name, sizeof name, "y_%d_%d_%d", j, w,
+                             x->kg[j][k]);
+                    glp_set_col_name(P, c, name);
+                }
+            }
+    }
+    if (x->o->fault == ILP_FAULT_GLPK) /* test hook: a column out of range */
+        glp_set_col_bnds(P, col + 1, GLP_FX, 0.0, 0.0);
+    x->ind = ef_malloc(((size_t)col + 2) * sizeof(int));
+    x->val = ef_malloc(((size_t)col + 2) * sizeof(double));
+    int *ind = x->ind;
+    double *val = x->val;
+    /* one[j,w]: sum_k y - l a <= 0 */
+    for (int j = 0; j < n; j++)
+        for (int w = x->w0[j]; w < x->w1[j] && x->nk[j] > 0; w++) {
+            int row = glp_add_rows(P, 1), m = 0;
+            if (named) {
+                snprintf(name, sizeof name, "one_%d_%d", j, w);
+                glp_set_row_name(P, row, name);
+            }
+            glp_set_row_bnds(P, row, GLP_UP, 0.0, 0.0);
+            for (int k = 0; k < x->nk[j]; k++) {
+                ind[++m] = y_col(x, j, w, k);
+                val[m] = 1.0;
+            }
+            ind[++m] = x->acol[j];
+            val[m] = -(double)relax_len(x, j, w);
+            glp_set_mat_row(P, row, m, ind, val);
+        }
+    /* cap[w]: sum k y <= N L_w (the jobs of a window, by a sweep) */
+    for (int w = 0; w < x->nw; w++) {
+        int m = 0;
+        for (int j = 0; j < n; j++)
+            if (x->nk[j] > 0 && w >= x->w0[j] && w < x->w1[j])
+                for (int k = 0; k < x->nk[j]; k++) {
+                    ind[++m] = y_col(x, j, w, k);
+                    val[m] = x->kg[j][k];
+                }
+        if (m == 0)
+            continue;
+        int row = glp_add_rows(P, 1);
+        if (named) {
+            snprintf(name, sizeof name, "cap_%d", w);
+            glp_set_row_name(P, row, name);
+        }
+        glp_set_row_bnds(P, row, GLP_UP, 0.0,
+                         (double)x->N * (x->wb[w + 1] - x->wb[w]));
+        glp_set_mat_row(P, row, m, ind, val);
+    }
+    /* work[j] and gpu[j] (a hopeless job's work row is -a >= 0) */
+    for (int j = 0; j < n; j++) {
+        if (!x->in_model[j])
+            continue;
+        const job *jb = &q->jobs[j];
+        double W = x->rem[j] * (1.0 + MSS_MARGIN);
+        int last = x->t1[j] - 1; /* the slot holding the deadline */
+        int64_t llen = jb->deadline - (x->now + (int64_t)last * S);
+        if (llen > S)
+            llen = S;
+        int m = 0;
+        for (int w = x->w0[j]; w < x->w1[j]; w++) {
+            int lo = x->t0[j] > x->wb[w] ? x->t0[j] : x->wb[w];
+            int64_t len = lo == last ? llen : S; /* longest slot of j in w */
+            for (int k = 0; k < x->nk[j]; k++) {
+                double cf = x->kt[j][k] * (double)len / W;
+                ind[++m] = y_col(x, j, w, k);
+                val[m] = cf < 1.0 ? cf : 1.0;
+            }
+        }
+        ind[++m] = x->acol[j];
+        val[m] = -1.0;
+        int row = glp_add_rows(P, 1);
+        if (named) {
+            snprintf(name, sizeof name, "work_%d", j);
+            glp_set_row_name(P, row, name);
+        }
+        glp_set_row_bnds(P, row, GLP_LO, 0.0, 0.0);
+        glp_set_mat_row(P, row, m, ind, val);
+        double L = x->gfloor[j];
+        if (L <= 0)
+            continue;
+        m = 0;
+        for (int w = x->w0[j]; w < x->w1[j]; w++)
+            for (int k = 0; k < x->nk[j]; k++) {
+                ind[++m] = y_col(x, j, w, k);
+                val[m] = x->kg[j][k];
+            }
+        ind[++m] = x->acol[j];
+        val[m] = -(double)L;
+        row = glp_add_rows(P, 1);
+        if (named) {
+            snprintf(name, sizeof name, "gpu_%d", j);
+            glp_set_row_name(P, row, name);
+        }
+        glp_set_row_bnds(P, row, GLP_LO, 0.0, 0.0);
+        glp_set_mat_row(P, row, m, ind, val);
+    }
+    x->rx->rows = glp_get_num_rows(P);
+    x->rx->windows = x->nw;
+}
+
+/* Objective of the aggregated LP: max sum a, or min sum k y. */
+static void relax_objective(ctx *x, int gpu)
+{
+    glp_prob *P = x->P;
+    glp_set_obj_name(P, gpu ? "gpu_slots" : "admitted");
+    glp_set_obj_dir(P, gpu ? GLP_MIN : GLP_MAX);
+    for (int j = 0; j < x->n; j++) {
+        if (!x->in_model[j])
+            continue;
+        glp_set_obj_coef(P, x->acol[j], gpu ? 0.0 : 1.0);
+        for (int w = x->w0[j]; w < x->w1[j]; w++)
+            for (int k = 0; k < x->nk[j]; k++)
+                glp_set_obj_coef(P, y_col(x, j, w, k),
+                                 gpu ? x->kg[j][k] : 0.0);
+    }
+}
+
+/* Solve the aggregated LP: the count bound, then the GPU-time bound.
+ * Guarded: may longjmp. */
+static int relax_solve(ctx *x, ef_err *e)
+{
+    ilp_relaxed *r = x->rx;
+    int cand = 0; /* the trivial bound */
+    for (int j = 0; j < x->n; j++)
+        cand += x->in_model[j] &&
+                (!x->hopeless[j] || (x->o->must && x->o->must[j]));
+    r->bound = cand;
+    r->lp_value = -1;
+    r->gpu_seconds_bound = -1;
+    relax_objective(x, 0);
+    if (x->o->write_lp && write_lp(x, e) != EF_OK)
+        return EF_ERR;
+    if (r->cols == 0) {
+        r->status = ILP_OPTIMAL;
+        r->lp_value = 0;
+        r->bound = 0;
+        r->gpu_seconds_bound = 0;
+        return EF_OK;
+    }
+    glp_scale_prob(x->P, GLP_SF_AUTO);
+    glp_adv_basis(x->P, 0);
+    double lp;
+    int k = run_lp(x, &lp, e);
+    if (k == EF_ERR)
+        return EF_ERR;
+    if (k == RUN_NOFEAS) {
+        r->status = ILP_INFEASIBLE;
+        r->bound = -1;
+        return EF_OK;
+    }
+    if (k == RUN_LIMIT) {
+        r->status = ILP_NO_INCUMBENT;
+        r->limit_hit = 1;
+        return EF_OK;
+    }
+    r->status = ILP_OPTIMAL;
+    r->lp_value = lp;
+    r->bound = (int)floor(lp + ILP_EPS);
+    /* the least GPU-slots with sum a >= m */
+    int m = x->o->warm ? x->o->warm->admitted : r->bound;
+    if (m > r->bound)
+        m = r->bound;
+    r->gpu_for = m;
+    /* the jobs' own floors: the must jobs', then the m - (must) least */
+    double *fl = ef_malloc(((size_t)x->n + 1) * sizeof(double));
+    int nf = 0, nmust = 0;
+    double sum = 0; /* GPU-slots */
+    for (int j = 0; j < x->n; j++) {
+        if (!x->in_model[j])
+            continue;
+        if (x->o->must && x->o->must[j]) {
+            sum += x->gfloor[j];
+            nmust++;
+        } else if (!x->hopeless[j]) {
+            fl[nf++] = x->gfloor[j];
+        }
+    }
+    qsort(fl, (size_t)nf, sizeof *fl, cmp_dbl_asc);
+    for (int i = 0; i < m - nmust && i < nf; i++)
+        sum += fl[i];
+    free(fl);
+    r->gpu_seconds_bound = sum * x->S;
+    r->gpu_lp = 0;
+    if (r->cols > ILP_RELAX_GPU_COLS)
+        return EF_OK;
+    int nm = 0;
+    for (int j = 0; j < x->n; j++)
+        if (x->in_model[j]) {
+            x->ind[++nm] = x->acol[j];
+            x->val[nm] = 1.0;
+        }
+    int row = glp_add_rows(x->P, 1);
+    glp_set_row_bnds(x->P, row, GLP_LO, (double)m, 0.0);
+    glp_set_mat_row(x->P, row, nm, x->ind, x->val);
+    relax_objective(x, 1);
+    k = run_lp(x, &lp, e);
+    if (k == EF_ERR)
+        return EF_ERR;
+    if (k == RUN_DONE) {
+        double v = ceil(lp - ILP_EPS) * x->S;
+        r->gpu_lp = 1;
+        if (v > r->gpu_seconds_bound)
+            r->gpu_seconds_bound = v;
+    } else if (k == RUN_LIMIT) {
+        r->limit_hit = 1;
+    }
+    return EF_OK;
+}
+
+/* One pass of ilp_relax with o->windows windows. */
+static int relax_once(const job_queue *q, const cluster *c, const ilp_opts *o,
+                      ilp_relaxed *r, ef_err *e)
+{
+    memset(r, 0, sizeof *r);
+    if (o->slot <= 0)
+        return ef_fail(e, EF_E_USAGE, "slot must be positive");
+    ilp_result counts; /* plan_shape's job counts */
+    memset(&counts, 0, sizeof counts);
+    ctx x;
+    memset(&x, 0, sizeof x);
+    x.q = q;
+    x.c = c;
+    x.o = o;
+    x.r = &counts;
+    x.rx = r;
+    x.S = o->slot;
+    x.N = c->total_gpus;
+    x.n = q->n;
+    x.t_start = ef_mono_seconds();
+    r->slot = o->slot;
+    r->njobs = q->n;
+    int rc = plan_shape(&x, e);
+    if (rc == EF_OK) {
+        r->now = x.now;
+        r->nslots = x.T;
+        r->exact_binaries = x.bins + counts.deadline_jobs;
+        r->deadline_jobs = counts.deadline_jobs;
+        r->hopeless = counts.hopeless;
+        rc = guarded(&x, e);
+    }
+    r->seconds = ef_mono_seconds() - x.t_start;
+    ctx_free(&x);
+    if (rc != EF_OK) {
+        memset(r, 0, sizeof *r);
+        return EF_ERR;
+    }
+    return EF_OK;
+}
+
+/* The passes of ilp_relax when o->windows is 0: a coarse model first
+ * (a bound within seconds even on a contended queue), then the default. */
+static const int relax_passes[] = {60, ILP_RELAX_WINDOWS};
+
+int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
+              ilp_relaxed *r, ef_err *e)
+{
+    if (o->windows > 0)
+        return relax_once(q, c, o, r, e);
+    double t0 = ef_mono_seconds();
+    ilp_relaxed best; /* the pass with the least bound so far */
+    int have = 0;
+    for (size_t i = 0; i < sizeof relax_passes / sizeof *relax_passes; i++) {
+        ilp_opts po = *o;
+        ilp_relaxed pr;
+        po.windows = relax_passes[i];
+        if (o->time_limit > 0) {
+            po.time_limit = o->time_limit - (ef_mono_seconds() - t0);
+            if (po.time_limit <= 0.001)
+                break;
+        }
+        if (relax_once(q, c, &po, &pr, e) != EF_OK)
+            return EF_ERR;
+        double gb = have && best.gpu_seconds_bound > pr.gpu_seconds_bound
+                        ? best.gpu_seconds_bound : pr.gpu_seconds_bound;
+        int glp = have && best.gpu_seconds_bound > pr.gpu_seconds_bound
+                      ? best.gpu_lp : pr.gpu_lp;
+        if (!have || (pr.status == ILP_OPTIMAL &&
+                      (best.status != ILP_OPTIMAL || pr.bound <= best.bound)))
+            best = pr;
+        best.gpu_seconds_bound = gb; /* every pass's is a bound: the most */
+        best.gpu_lp = glp;
+        best.limit_hit |= pr.limit_hit;
+        have = 1;
+        if (best.status == ILP_INFEASIBLE || pr.windows < relax_passes[i])
+            break; /* infeasible, or already every boundary */
+        if (o->warm && best.status == ILP_OPTIMAL &&
+            best.bound <= o->warm->admitted)
+            break; /* the warm plan reaches the bound: it cannot drop */
+    }
+    if (!have)
+        return relax_once(q, c, o, r, e); /* no time at all: say so */
+    best.seconds = ef_mono_seconds() - t0;
+    *r = best;
+    return EF_OK;
+}
+
 /* The guarded region: every GLPK call happens below a setjmp. */
 static int guarded(ctx *x, ef_err *e)
 {
@@ -785,8 +1251,14 @@ static int guarded(ctx *x, ef_err *e)
     glp_term_hook(term_hook, x);
     glp_term_out(GLP_OFF);
     x->P = glp_create_prob();
-    build(x);
-    int rc = solve(x, e);
+    int rc;
+    if (x->rx) {
+        relax_build(x);
+        rc = relax_solve(x, e);
+    } else {
+        build(x);
+        rc = solve(x, e);
+    }
     glp_delete_prob(x->P);
     x->P = NULL;
     glp_error_hook(NULL, NULL);
@@ -887,26 +1359,75 @@ static void whole_or_null(jw *w, const char *key, int have, double v)
         jw_null(w, key);
 }
 
-void ilp_report_json(const ilp_result *r, const plan *greedy,
-                     const job_queue *q, const char *jobs_path, ef_buf *b)
+/* Member 'key': the relaxation's answer, or null. */
+static void json_relaxed(jw *w, const ilp_relaxed *x)
 {
-    int inc = r->admit != NULL;
-    int feasible = r->status != ILP_INFEASIBLE;
+    if (!x) {
+        jw_null(w, "relaxed");
+        return;
+    }
+    int ok = x->status == ILP_OPTIMAL;
+    jw_obj(w, "relaxed", &jw_inline_obj);
+    int_or_null(w, "bound", x->status != ILP_INFEASIBLE, x->bound);
+    jw_int(w, "cols", x->cols);
+    jw_int(w, "deadline_jobs", x->deadline_jobs);
+    jw_int(w, "exact_binaries", x->exact_binaries);
+    whole_or_null(w, "gpu_seconds_bound", x->gpu_seconds_bound >= 0,
+                  x->gpu_seconds_bound);
+    if (x->gpu_seconds_bound >= 0)
+        jw_str(w, "gpu_method", x->gpu_lp ? "lp" : "job_floors");
+    else
+        jw_null(w, "gpu_method");
+    int_or_null(w, "gpu_seconds_for", x->gpu_seconds_bound >= 0, x->gpu_for);
+    jw_int(w, "hopeless", x->hopeless);
+    jw_str(w, "limit", x->limit_hit ? "time" : "none");
+    if (ok)
+        jw_fixed(w, "lp_value", x->lp_value, 6);
+    else
+        jw_null(w, "lp_value");
+    jw_int(w, "rows", x->rows);
+    jw_fixed(w, "seconds", x->seconds, 3);
+    jw_str(w, "status", ilp_status_name(x->status));
+    jw_int(w, "windows", x->windows);
+    jw_end(w);
+}
+
+void ilp_report_json(const ilp_result *r, const ilp_relaxed *rx,
+                     const plan *greedy, const plan *offline,
+                     const off_stats *os, const job_queue *q,
+                     const char *jobs_path, ef_buf *b)
+{
+    ef_assert(r || rx);
+    int inc = r && r->admit != NULL;
+    /* the best bound known: the least of the methods' (each is valid) */
+    int have_bound = 0, bound = 0;
+    if (r && r->status != ILP_INFEASIBLE) {
+        have_bound = 1;
+        bound = r->bound;
+    }
+    if (rx && rx->status != ILP_INFEASIBLE && (!r || r->status !=
+                                               ILP_INFEASIBLE)) {
+        if (!have_bound || rx->bound < bound)
+            bound = rx->bound;
+        have_bound = 1;
+    }
     jw w;
     jw_init(&w, 0);
     jw_obj(&w, NULL, &jw_block_obj);
     jw_str(&w, "format", "efplan-oracle");
-    jw_int(&w, "version", 1);
+    jw_int(&w, "version", 2);
     jw_str(&w, "jobs_file", jobs_path);
-    jw_int(&w, "now", r->now);
-    jw_int(&w, "slot_seconds", r->slot);
-    jw_int(&w, "slots", r->nslots);
+    jw_str(&w, "method", r && rx ? "both" : r ? "exact" : "relaxed");
+    jw_int(&w, "now", r ? r->now : rx->now);
+    jw_int(&w, "slot_seconds", r ? r->slot : rx->slot);
+    jw_int(&w, "slots", r ? r->nslots : rx->nslots);
     jw_obj(&w, "cluster", &jw_inline_obj);
     jw_int(&w, "gpus", greedy->cl.total_gpus);
     jw_int(&w, "gpus_per_node", greedy->cl.gpus_per_node);
     jw_int(&w, "nodes", greedy->cl.nodes);
     jw_end(&w);
-    int_or_null(&w, "gap_jobs", feasible, r->bound - greedy->admitted);
+    int_or_null(&w, "bound", have_bound, bound);
+    int_or_null(&w, "gap_jobs", have_bound, bound - greedy->admitted);
 
     jw_obj(&w, "greedy", &jw_inline_obj);
     jw_int(&w, "admitted", greedy->admitted);
@@ -914,6 +1435,25 @@ void ilp_report_json(const ilp_result *r, const plan *greedy,
     jw_fixed(&w, "gpu_seconds", greedy->promised_gpu_seconds, 0);
     jw_end(&w);
 
+    if (offline) {
+        jw_obj(&w, "offline", &jw_inline_obj);
+        jw_int(&w, "admitted", offline->admitted);
+        json_ids(&w, "admitted_jobs", q, NULL, offline);
+        int_or_null(&w, "gap_jobs", have_bound, bound - offline->admitted);
+        jw_fixed(&w, "gpu_seconds", offline->promised_gpu_seconds, 0);
+        jw_int(&w, "plans", os ? os->plans : 0);
+        jw_int(&w, "withheld", os ? os->withheld : 0);
+        jw_end(&w);
+    } else {
+        jw_null(&w, "offline");
+    }
+    json_relaxed(&w, rx);
+
+    if (!r) {
+        jw_null(&w, "ilp");
+        goto done;
+    }
+    int feasible = r->status != ILP_INFEASIBLE;
     jw_obj(&w, "ilp", &jw_inline_obj);
     jw_str(&w, "status", ilp_status_name(r->status));
     int_or_null(&w, "admitted", inc, r->admitted);
@@ -940,7 +1480,7 @@ void ilp_report_json(const ilp_result *r, const plan *greedy,
     jw_int(&w, "rows", r->rows);
     jw_fixed(&w, "seconds", r->seconds, 3);
     jw_end(&w);
-
+done:
     jw_end(&w);
     ef_buf_put(&w.b, "\n");
     char *s = jw_take(&w, NULL);

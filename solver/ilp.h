@@ -58,7 +58,73 @@
  * and tracks the best open bound. A GLPK fatal error is caught
  * (glp_error_hook + longjmp) and returned as an internal error; GLPK
  * never prints and never aborts. GLPK keeps process-wide state: run one
- * ilp_solve at a time; it frees GLPK's environment when done.
+ * ilp_solve (or ilp_relax) at a time; it frees GLPK's environment when
+ * done.
+ *
+ * THE BOUND AT REAL SIZE (ilp_relax). The time-indexed model has
+ * sum_j (slots of j) * (sizes of j) binaries: 500 jobs over a day of
+ * 60 s slots is millions, out of reach. ilp_relax solves instead the LP
+ * of a time-aggregated model whose optimum is >= the time-indexed ILP's
+ * optimum (so floor of it bounds the admitted count of every schedule
+ * the exact model allows, hence of every plan efplan can make).
+ *   Windows. Cut [0, T) at the boundaries B = {0, T} u {t0_j, t1_j - 1,
+ *   t1_j} (release, deadline slot, end of every candidate job); when B
+ *   has more than 'windows' + 1 points, keep 'windows' + 1 of them evenly
+ *   spread by index (0 and T always). Window w = [b_w, b_{w+1}), L_w
+ *   slots. For job j, l[j,w] = |[t0_j, t1_j) n w| slots (0: no column).
+ *   Columns (continuous): a[j] in [0, 1]; y[j,k,w] >= 0 for usable k and
+ *   every window w with l[j,w] > 0: "slots of w in which j runs on k".
+ *   Rows:
+ *     one[j,w]:  sum_k y[j,k,w] - l[j,w] a[j] <= 0
+ *     cap[w]:    sum_{j,k} k y[j,k,w] <= N L_w
+ *     work[j]:   sum_{k,w} C[j,k,w] y[j,k,w] - a[j] >= 0, with
+ *                C[j,k,w] = max over the slots t of j in w of c[j,k,t]
+ *                (the exact model's coefficient: the full-slot one,
+ *                or the deadline slot's when that is j's only slot in w)
+ *     gpu[j]:    sum_{k,w} k y[j,k,w] - L_j a[j] >= 0 (L_j as above)
+ *   with a[j] fixed as in the exact model (hopeless: 0; must-admit: 1).
+ *   Objective: max sum_j a[j].
+ * Proof that it is a relaxation. Take any feasible point (a, x) of the
+ * exact model and set y[j,k,w] = sum_{t in w} x[j,k,t]. Each aggregated
+ * row is implied by the exact rows: one[j,w] is the sum of one[j,t] over
+ * j's l[j,w] slots in w (each <= a[j]); cap[w] is the sum of the L_w rows
+ * cap[t] of w (a sum of valid inequalities is valid); work[j] holds
+ * because every c[j,k,t] <= C[j,k,w] and x >= 0, so the aggregated work
+ * is >= the exact work >= a[j]; gpu[j] is the same sum. Relaxing the
+ * binaries to [0, 1] only enlarges the set, the objective is unchanged,
+ * so LP* >= ILP* and, counts being integers, floor(LP* + 1e-6) >= ILP*
+ * (the 1e-6 only absorbs the solver's tolerance; a computed LP value is
+ * never below the true one by more). Coarsening the windows (merging
+ * two) is again a sum of rows, so every 'windows' setting is a bound,
+ * the finest the tightest. Why the exact model already bounds every
+ * efplan plan, with the modelling choices the planner makes:
+ *   - overheads (model/overhead.h) only take work away: a plan that pays
+ *     them runs sizes whose overhead-free work is at least its own, so
+ *     its sizes are a feasible point of the overhead-free model;
+ *   - the usable-size rule (model/curve.h): a plan only runs usable
+ *     sizes (the planner and plan_check enforce it); a schedule that ran
+ *     a non-usable size k could run the largest usable size below it
+ *     instead, with fewer GPUs and at least the throughput, so allowing
+ *     only usable sizes loses no admissible set; non-concave curves need
+ *     no concave hull: the columns are the sizes themselves;
+ *   - the promise, MSS's one-shape reservations and the buddy placement
+ *     only restrict a plan further; the planner's own margin (1e-9) is
+ *     in W_j; release on the slot grid and holding GPUs to the end of a
+ *     slot are the planner's own rules.
+ * The second bound, on GPU-time. Every job j alone needs at least
+ * F_j GPU-slots within its deadline: the larger of L_j and the rounded-up
+ * optimum of  min sum_k k z_k s.t. sum_k z_k <= D_j (its slots),
+ * sum_k r_k z_k >= W_j (r_k the full-slot work), z >= 0, of which every
+ * schedule of j is a point (z_k = its slots on k GPUs). The gpu[j] rows
+ * use F_j (still valid, and tighter than L_j). So a schedule admitting a
+ * set A of at least m jobs (m = the warm plan's admitted count, else
+ * floor(LP*)) uses at least sum_{j in A} F_j >= the m least F_j (the
+ * must-admit jobs' always counted): the "job floors" bound, in closed
+ * form. When the model has at most ILP_RELAX_GPU_COLS columns, the LP
+ * min sum k y with the row sum_j a[j] >= m is solved too (a lower bound
+ * by the relaxation argument; it is never below the job floors, since
+ * the gpu rows are in it) and the larger is kept. Times S, as
+ * GPU-seconds (GPU-slots are whole, so LP values are rounded up).
  */
 #ifndef EF_ILP_H
 #define EF_ILP_H
@@ -69,6 +135,7 @@
 #include "common/util.h"
 #include "model/cluster.h"
 #include "model/jobs.h"
+#include "planner/offline.h"
 #include "planner/plan.h"
 
 typedef enum ilp_status {
@@ -94,6 +161,7 @@ typedef struct ilp_opts {
     const char *write_lp;/* write the model in CPLEX LP format, or NULL */
     const plan *warm;    /* greedy plan on the same slot grid, or NULL */
     const int *must;     /* per job: 1 = must be admitted; or NULL */
+    int windows;         /* ilp_relax: most windows; 0 = ILP_RELAX_WINDOWS */
     ilp_fault fault;     /* test hook; ILP_FAULT_NONE in production */
 } ilp_opts;
 
@@ -143,6 +211,58 @@ int ilp_solve(const job_queue *q, const cluster *c, const ilp_opts *o,
 
 void ilp_result_free(ilp_result *r);
 
+/* ilp_relax's finest default: a day of 60 s slots in 360 windows of 4
+ * minutes (about 10 s of GLPK for 650 jobs on 256 GPUs that nearly all
+ * fit; minutes when the queue contends for the cluster, which is why a
+ * 60-window pass runs first). */
+#define ILP_RELAX_WINDOWS 360
+
+/* The second LP (GPU-time) runs only up to this many columns: GLPK's
+ * simplex takes minutes on it at real size, where the job floors give
+ * the GPU-time bound instead. */
+#define ILP_RELAX_GPU_COLS 50000
+
+typedef struct ilp_relaxed {
+    ilp_status status;  /* ILP_OPTIMAL: the LP was solved, 'bound' holds;
+                           ILP_NO_INCUMBENT: a limit stopped it ('bound' =
+                           the candidates, the trivial bound);
+                           ILP_INFEASIBLE: the must-admit jobs cannot be
+                           admitted together (bound -1) */
+    int64_t now;
+    int slot;
+    int njobs, nslots, deadline_jobs, hopeless;
+    int windows;        /* windows of the aggregated model */
+    int rows, cols;
+    long exact_binaries; /* binaries the time-indexed model would have */
+    double lp_value;    /* LP optimum (admitted jobs, fractional); -1 */
+    int bound;          /* most jobs any schedule admits */
+    int gpu_for;        /* the count m of the GPU-time bound */
+    double gpu_seconds_bound; /* least GPU-seconds to admit gpu_for
+                           jobs; -1 when the count LP was not solved */
+    int gpu_lp;         /* 1: gpu_seconds_bound from the second LP; 0:
+                           from the job floors alone */
+    int limit_hit;      /* 1 the time limit stopped an LP, 0 none */
+    double seconds;     /* wall time (not reproducible) */
+} ilp_relaxed;
+
+/*
+ * ilp_relax: the LP bound of the time-aggregated model (header comment)
+ * for queue 'q' (resolved) on cluster 'c': o->slot, now, time_limit,
+ * write_lp (this model, with its admitted-count objective), warm (the
+ * plan whose admitted count the GPU-time bound is for; may be NULL),
+ * must, windows and fault are read; node_limit is not. o->windows 0:
+ * two passes, 60 windows then ILP_RELAX_WINDOWS (skipped when the first
+ * already kept every boundary, or its bound is o->warm's admitted count:
+ * a feasible count, so no bound is lower), within o->time_limit in total; 'r' is the
+ * pass with the least bound (each is a bound), with the largest GPU-time
+ * bound of the passes, limit_hit if any pass was stopped, and the total
+ * seconds; --write-lp holds the last pass's model. Fills 'r' (owns
+ * nothing) and returns EF_OK for every status. Errors: as ilp_solve, but
+ * no limit on the exact model's size.
+ */
+int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
+              ilp_relaxed *r, ef_err *e);
+
 /* "optimal", "feasible", "no_incumbent", "infeasible". */
 const char *ilp_status_name(ilp_status s);
 
@@ -161,14 +281,19 @@ int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
 
 /*
  * ilp_report_json: the oracle's answer as JSON (format efplan-oracle,
- * version 1, keys sorted) appended to 'out': the greedy plan 'greedy'
- * (admitted count, ids, GPU-seconds of its admitted jobs) beside the ILP
- * result 'r' (status, admitted or null, bound, LP bound, GPU-seconds,
- * nodes, seconds, warm start, model size) and "gap_jobs" = bound -
- * greedy admitted (null when infeasible). 'greedy' must be the plan of
- * the same queue and grid. Every value but "seconds" is reproducible.
+ * version 2, keys sorted) appended to 'out': "method" (exact, relaxed or
+ * both: which of 'r' (the exact ILP) and 'rx' (the relaxation) were run;
+ * at least one is not NULL), the greedy plan 'greedy' (admitted count,
+ * ids, GPU-seconds of its admitted jobs), the offline admission's plan
+ * 'offline' with its search 'os' (or null; 'os' may be NULL), "relaxed"
+ * (or null) and "ilp" (or null) as the results hold them, "bound" = the
+ * least of the known bounds and "gap_jobs" = bound - greedy admitted
+ * (both null when infeasible). The plans must be of the same queue and
+ * grid. Every value but the "seconds" is reproducible.
  */
-void ilp_report_json(const ilp_result *r, const plan *greedy,
-                     const job_queue *q, const char *jobs_path, ef_buf *out);
+void ilp_report_json(const ilp_result *r, const ilp_relaxed *rx,
+                     const plan *greedy, const plan *offline,
+                     const off_stats *os, const job_queue *q,
+                     const char *jobs_path, ef_buf *out);
 
 #endif

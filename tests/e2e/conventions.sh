@@ -114,7 +114,7 @@ $V "$EFPLAN" compare --traces "$D/jobs/sample.json" --policies ef,gandiva \
     fail "compare --json"
 $V "$EFPLAN" oracle --jobs "$D/jobs/oracle10.json" --cluster n1g8 --curves A100 \
     --slot 300 --time-limit 0 --node-limit 100000 --json >o.json || fail "oracle --json failed"
-[ "$(json 'd["status"], d["greedy_admitted"] <= d["ilp_admitted"]' <o.json)" = "('optimal', True)" ] ||
+[ "$(json 'd["ilp"]["status"], d["greedy"]["admitted"] <= d["ilp"]["admitted"]' <o.json)" = "('optimal', True)" ] ||
     { cat o.json; fail "oracle --json"; }
 
 # -q: no notes ("wrote ...")

@@ -12,7 +12,13 @@
 #   limit gives "no_incumbent", exit 4, no plan file; --must-admit of
 #   every deadline job is "infeasible", exit 4;
 # - a GLPK fatal error (test hook) is exit 5 with a message, no abort, no
-#   output file; usage errors exit 2, bad input exit 3.
+#   output file; usage errors exit 2, bad input exit 3;
+# - the bound at real size (issue 22): --method auto runs both here; the
+#   relaxation's bound is 8 too, the offline admission admits 8 (arrival
+#   order 6); --method relaxed alone writes its own LP (efplan_bound), no
+#   "ilp"; --method exact has no "relaxed";
+# - plan --admission offline admits 8 and says why "big" is out; the
+#   default (online) still admits 6.
 . "$(dirname "$0")/lib/common.sh"
 J=$EFPLAN_DATA/jobs/oracle10.json
 # NODES, SECS: the node and time budgets (an option given twice is a
@@ -24,7 +30,13 @@ has() { grep -qF "$2" "$1" || { cat "$1"; fail "$1 lacks $2"; }; }
 OMP_NUM_THREADS=1 oracle --out "$T/r1.json" --plan-out "$T/p1.json" \
     --write-lp "$T/m.lp" >"$T/o1.txt" || fail "oracle failed"
 has "$T/r1.json" '"format": "efplan-oracle"'
-has "$T/r1.json" '"version": 1'
+has "$T/r1.json" '"version": 2'
+has "$T/r1.json" '"method": "both"'
+has "$T/r1.json" '"bound": 8,'
+has "$T/r1.json" '"offline": {"admitted": 8, "admitted_jobs": ["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"], "gap_jobs": 0,'
+has "$T/r1.json" '"relaxed": {"bound": 8,'
+has "$T/o1.txt" 'offline admission admits 8 jobs'
+has "$T/o1.txt" 'relaxed bound: at most 8 jobs admissible'
 has "$T/r1.json" '"gap_jobs": 2,'
 has "$T/r1.json" '"greedy": {"admitted": 6, "admitted_jobs": ["big", "s1", "s2", "s3", "s4", "s6"]'
 has "$T/r1.json" '"ilp": {"admitted": 8, "admitted_jobs": ["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"]'
@@ -91,6 +103,39 @@ for bad in "--must-admit nosuch" "--must-admit be" "--bogus" \
     oracle $bad >/dev/null 2>&1 || rc=$?
     [ $rc -eq 2 ] || fail "oracle $bad: exit $rc, expected 2"
 done
+# the relaxation alone, and the exact ILP alone
+oracle --method relaxed --out "$T/x.json" --write-lp "$T/x.lp" --plan-out \
+    "$T/xp.json" >"$T/x.txt" || fail "relaxed: exit $?"
+has "$T/x.json" '"method": "relaxed"'
+has "$T/x.json" '"ilp": null'
+has "$T/x.json" '"status": "optimal", "windows": '
+has "$T/x.txt" 'gap: greedy admits 6, offline 8; no plan admits more than 8'
+has "$T/x.txt" 'not written (--plan-out needs the exact ILP)'
+[ ! -e "$T/xp.json" ] || fail "relaxed wrote a plan file"
+head -1 "$T/x.lp" | grep -q 'Problem: efplan_bound' || fail "relaxed LP file"
+oracle --method exact --out "$T/e.json" >/dev/null || fail "exact: exit $?"
+has "$T/e.json" '"relaxed": null'
+has "$T/e.json" '"method": "exact"'
+for bad in "--method x" "--windows 0" "--offline-plans 0"; do
+    rc=0
+    # shellcheck disable=SC2086
+    oracle $bad >/dev/null 2>&1 || rc=$?
+    [ $rc -eq 2 ] || fail "oracle $bad: exit $rc, expected 2"
+done
+
+# plan: offline admission beside the online default
+$V "$EFPLAN" plan --jobs "$J" --cluster n1g8 --curves A100 --slot 300 \
+    --admission offline --out "$T/off.json" >"$T/off.txt" || fail "plan offline"
+has "$T/off.txt" 'offline admission: 8 admitted (arrival order: 6), 1 jobs left out'
+has "$T/off.json" 'left out by the offline admission'
+$V "$EFPLAN" plan --jobs "$J" --cluster n1g8 --curves A100 --slot 300 \
+    >"$T/on.txt" || fail "plan online"
+has "$T/on.txt" 'admitted 6, rejected 3'
+rc=0
+"$EFPLAN" plan --jobs "$J" --cluster n1g8 --curves A100 --admission later \
+    >/dev/null 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "plan --admission later: exit $rc, expected 2"
+
 rc=0
 $V "$EFPLAN" oracle --jobs "$T/missing.json" --cluster n1g8 --curves A100 \
     >/dev/null 2>&1 || rc=$?

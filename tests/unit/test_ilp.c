@@ -500,6 +500,7 @@ static void test_node_limit(void **state)
  * were when the report was written by hand ("seconds" set by the test). */
 static const char report_golden[] =
     "{\n"
+    "  \"bound\": 2,\n"
     "  \"cluster\": {\"gpus\": 1, \"gpus_per_node\": 1, \"nodes\": 1},\n"
     "  \"format\": \"efplan-oracle\",\n"
     "  \"gap_jobs\": 1,\n"
@@ -512,10 +513,13 @@ static const char report_golden[] =
     "\"lp_bound\": 2, \"nodes\": 2, \"rows\": 42, \"seconds\": 0.250, "
     "\"status\": \"optimal\", \"warm_start\": \"none\"},\n"
     "  \"jobs_file\": \"t.json\",\n"
+    "  \"method\": \"exact\",\n"
     "  \"now\": 0,\n"
+    "  \"offline\": null,\n"
+    "  \"relaxed\": null,\n"
     "  \"slot_seconds\": 100,\n"
     "  \"slots\": 10,\n"
-    "  \"version\": 1\n"
+    "  \"version\": 2\n"
     "}\n";
 
 /* The report of the instance above (with its solve time fixed) and of an
@@ -527,7 +531,7 @@ static void test_report_json(void **state)
     solve_greedy_suboptimal(&t);
     t.r.seconds = 0.25;
     ef_buf b = {0};
-    ilp_report_json(&t.r, &t.greedy, &t.q, "t.json", &b);
+    ilp_report_json(&t.r, NULL, &t.greedy, NULL, NULL, &t.q, "t.json", &b);
     assert_string_equal(b.s, report_golden);
     assert_keys_sorted(b.s);
     free(b.s);
@@ -541,7 +545,7 @@ static void test_report_json(void **state)
               JOB("J2", 150, 0, 200) "]}", "n1g2", 100, &o);
     assert_int_equal(t.r.status, ILP_INFEASIBLE);
     b = (ef_buf){0};
-    ilp_report_json(&t.r, &t.greedy, &t.q, NULL, &b);
+    ilp_report_json(&t.r, NULL, &t.greedy, NULL, NULL, &t.q, NULL, &b);
     assert_keys_sorted(b.s);
     assert_contains(b.s, "\"gap_jobs\": null,\n");
     assert_contains(b.s, "{\"admitted\": null, \"admitted_jobs\": null, ");

@@ -1,0 +1,98 @@
+#!/bin/sh
+# benchmarks/oracle_scale.sh [WINDOWS] [CONTENDED]: the oracle at real size
+# (issue 22). Day-long windows of the ITP traces, planned on 256, 512 and
+# 1,024 GPUs (n32g8, n64g8, n128g8 in turn) with 60 s slots: greedy
+# (arrival order), the offline admission (plan --admission offline,
+# default budget of 200 plans) and the relaxed bound (the time-aggregated
+# LP of solver/ilp.h, default passes of 60 then 360 windows, default time
+# limit 60 s), side by side, with solve times. Then CONTENDED (default 4)
+# of the same days on 64 GPUs (n8g8), outside the issue's range, to show
+# the bound and the offline mode where the queue does contend.
+# Run from the repository root after `make`. Rows stay in
+# $OUT/results.tsv (default build/oracle-scale).
+#
+# Windows: the calendar days (24 h from the trace's first submission) of
+#   cluster08.csv and cluster09.csv with the most submissions, the busiest
+#   first, alternating between the two traces; every job submitted that
+#   day, with its deadline as released (factor U(0.5, 1.5)); jobs longer
+#   than the day keep their whole duration (the horizon follows them).
+# Seconds: "lp" is the relaxation's own (both passes, as the result file
+#   says); "total" is the whole command's wall time (greedy plan, offline
+#   search, relaxation). Timing on a shared 2-core machine: not
+#   reproducible; every other number is.
+set -eu
+W=${1:-20}
+C=${2:-4}
+E=${EFPLAN:-build/efplan}
+OUT=${OUT:-build/oracle-scale}
+mkdir -p "$OUT/inst"
+R=$OUT/results.tsv
+printf 'trace\tday\tjobs\tcluster\tgpus\tslots\thopeless\tgreedy\toffline\tplans\twithheld\tbound\tlp_value\twindows\tstatus\tlimit\tgpu_hours_greedy\tgpu_hours_floor\tlp_seconds\ttotal_seconds\n' >"$R"
+
+# the busiest days: trace day count, busiest first, the traces alternating
+days() {
+    for t in cluster08 cluster09; do
+        awk -F, -v t="$t" 'NR == 2 { lo = $2 } NR > 1 { c[int(($2 - lo) / 86400)]++ }
+            END { for (d in c) print t, d, c[d] }' "inputs/traces/itp/$t.csv" |
+            sort -k3,3nr -k2,2n | awk '{ print NR, $0 }'
+    done | sort -k1,1n -k2,2 | cut -d' ' -f2-
+}
+
+run() { # trace day cluster
+    f=$OUT/inst/$1-day$2.csv
+    awk -F, -v d="$2" 'NR == 1 { print; next } NR == 2 { lo = $2 }
+        int(($2 - lo) / 86400) == d' "inputs/traces/itp/$1.csv" >"$f"
+    t0=$(date +%s.%N)
+    rc=0
+    "$E" oracle --jobs "$f" --cluster "$3" --curves A100 --method relaxed \
+        --out "$OUT/r.json" >"$OUT/out.txt" 2>"$OUT/err" || rc=$?
+    t1=$(date +%s.%N)
+    if [ $rc -ne 0 ] && [ $rc -ne 4 ]; then
+        echo "$1 day $2 $3: oracle exit $rc: $(cat "$OUT/err")" >&2
+        return
+    fi
+    g=$(sed -n 's/.*"greedy": {"admitted": \([0-9]*\).*/\1/p' "$OUT/r.json")
+    gh=$(sed -n 's/.*"greedy": {.*"gpu_seconds": \([0-9]*\)}.*/\1/p' "$OUT/r.json")
+    ol=$(sed -n 's/.*"offline": {\(.*\)},$/\1/p' "$OUT/r.json")
+    rl=$(sed -n 's/.*"relaxed": {\(.*\)},$/\1/p' "$OUT/r.json")
+    o() { echo "$ol" | sed -n "s/.*\"$1\": \([^,]*\).*/\1/p" | tr -d '"'; }
+    x() { echo "$rl" | sed -n "s/.*\"$1\": \([^,]*\).*/\1/p" | tr -d '"'; }
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+        "$1" "$2" "$(($(wc -l <"$f") - 1))" "$3" \
+        "$(sed -n 's/.*"cluster": {"gpus": \([0-9]*\).*/\1/p' "$OUT/r.json")" \
+        "$(sed -n 's/.*"slots": \([0-9]*\).*/\1/p' "$OUT/r.json")" \
+        "$(x hopeless)" "$g" "$(o admitted)" "$(o plans)" "$(o withheld)" \
+        "$(x bound)" "$(x lp_value)" "$(x windows)" "$(x status)" "$(x limit)" \
+        "$(awk -v s="$gh" 'BEGIN { printf "%.1f", s / 3600 }')" \
+        "$(awk -v s="$(x gpu_seconds_bound)" 'BEGIN { printf "%.1f", s / 3600 }')" \
+        "$(x seconds)" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')" >>"$R"
+}
+
+days >"$OUT/days.txt"
+i=0
+head -n "$W" "$OUT/days.txt" | while read -r t d n; do
+    case $((i % 3)) in 0) cl=n32g8 ;; 1) cl=n64g8 ;; *) cl=n128g8 ;; esac
+    run "$t" "$d" "$cl"
+    i=$((i + 1))
+done
+head -n "$C" "$OUT/days.txt" | while read -r t d n; do
+    run "$t" "$d" n8g8
+done
+
+# ---- summary ------------------------------------------------------------------
+echo "greedy, offline admission and relaxed bound, day-long ITP windows, 60 s slots"
+echo
+awk -F'\t' 'NR == 1 { next }
+    { printf "%-9s day %2s  %3d jobs  %4d GPUs  %4d slots  hopeless %d  greedy %3d  offline %3d (%3d plans, %d out)  bound %3d (LP %.2f, %d windows, %s%s)  gap %d/%d  lp %6.2f s  total %6.2f s\n",
+        $1, $2, $3, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+        $16 == "time" ? ", time limit" : "", $12 - $8, $12 - $9, $19, $20 }' "$R"
+echo
+awk -F'\t' 'NR == 1 { next }
+    { k = $5 >= 256 ? "256-1024" : "64"; n[k]++; jobs[k] += $3
+      gap[k] += $12 - $8; ogap[k] += $12 - $9; gain[k] += $9 - $8
+      if ($12 == $8) opt[k]++
+      if ($15 != "optimal") nob[k]++
+      if ($19 > lpmax[k]) lpmax[k] = $19; lps[k] += $19
+      if ($20 > tmax[k]) tmax[k] = $20; ts[k] += $20 }
+    END { for (k in n) printf "%s GPUs: %d windows (mean %.0f jobs): greedy proven optimal (bound = greedy) in %d; mean gap bound - greedy %.2f jobs, bound - offline %.2f; offline admits %d more than greedy in all; LP not solved in %d; lp seconds mean %.1f max %.1f; total seconds mean %.1f max %.1f\n",
+        k, n[k], jobs[k] / n[k], opt[k], gap[k] / n[k], ogap[k] / n[k], gain[k], nob[k], lps[k] / n[k], lpmax[k], ts[k] / n[k], tmax[k] }' "$R" | sort

@@ -1,0 +1,69 @@
+/*
+ * offline.h: offline admission (off_*): which jobs of a queue known in
+ * full at planning time to admit, so that more are admitted than
+ * arrival order admits.
+ *
+ * plan_build decides each deadline job when it arrives (online: ElasticFlow's
+ * contract, and what the simulator replays). When the whole queue is known
+ * in advance (a nightly batch), an early job that fits may block two later
+ * ones, or the first of a burst may block the pair behind it. off_plan
+ * searches over sets of jobs to leave out ("withhold", plan_opts.withhold)
+ * and over the order in which jobs released at the same point are decided
+ * (plan_opts.order), and lets plan_build do everything else, so every plan
+ * it considers is a plan of the planner, with its promises, and passes
+ * plan_check:
+ *   1. the online plan (nothing withheld, submit order) is the first
+ *      incumbent; then the plan that decides the jobs of one point in
+ *      order of their least GPU-seconds (their cost: work at the most
+ *      efficient usable size) replaces it if better, and that order is
+ *      kept for every later try;
+ *   2. a move is one plan_build: withhold one more admitted job, or admit
+ *      again one withheld job; it is taken when it is better: more jobs
+ *      admitted, or as many with a lower total cost of the admitted jobs
+ *      (a strict lexicographic improvement: the search cannot cycle);
+ *      the first better move is taken and the search starts over;
+ *   3. the moves of a round, in order: every withheld job given back (by
+ *      queue index), then every admitted deadline job (not promised, not
+ *      under way) whose run overlaps the window [release, deadline) of
+ *      some rejected deadline job that could finish alone on the cluster
+ *      (mss_earliest_finish against an empty cluster, overheads aside:
+ *      a job too slow even alone gains nothing), the costliest first (ties by queue
+ *      index); when none is better, pairs of the first 12 withhold moves;
+ *      a round without a better move ends the search, and so does the
+ *      budget of plan_build calls.
+ * Hence the result never admits fewer jobs than the online plan, and the
+ * same inputs give the same plan (no clock, no threads in the choice).
+ */
+#ifndef EF_OFFLINE_H
+#define EF_OFFLINE_H
+
+#include "common/err.h"
+#include "model/cluster.h"
+#include "model/jobs.h"
+#include "planner/plan.h"
+
+/* The default budget of plan_build calls. */
+#define OFF_DEFAULT_PLANS 200
+
+typedef struct off_stats {
+    int online_admitted; /* the online plan's admitted count */
+    int plans;           /* plan_build calls, the online plan included */
+    int withheld;        /* jobs left out in the returned plan */
+    int moves;           /* improving moves taken */
+    int budget_hit;      /* 1: the budget stopped the search */
+} off_stats;
+
+/*
+ * off_plan: the offline admission plan of queue 'q' (resolved) on
+ * cluster 'c' with the planner options 'o' (o->withhold must be NULL) and
+ * at most 'max_plans' plan_build calls (>= 1; 1 = the online plan). On
+ * EF_OK, 'p' holds the best plan found (free with plan_free), which has
+ * passed plan_check, and 'st' (may be NULL) what the search did; the
+ * jobs it withholds are rejected with a reason that says so. Errors:
+ * those of plan_build (then 'p' holds nothing to free); a plan that fails
+ * plan_check (EF_E_INTERNAL).
+ */
+int off_plan(plan *p, const job_queue *q, const cluster *c,
+             const plan_opts *o, int max_plans, off_stats *st, ef_err *e);
+
+#endif

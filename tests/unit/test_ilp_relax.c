@@ -1,0 +1,395 @@
+/*
+ * test_ilp_relax.c: the bound at real size (ilp_relax, solver/ilp.h) and
+ * the offline admission (off_plan, planner/offline.h).
+ * - seeded small instances from the trace generator (test_ilp's and the
+ *   oracle study's synthetic ones, 8/16/32 GPUs), each solved exactly by the ILP: the relaxed
+ *   bound is never below the ILP's solution (so never below the proven
+ *   optimum), never below greedy, at every window count (1, 3, 10, the
+ *   default); its GPU-time bound is never above the GPU-time of a
+ *   schedule that admits as many jobs (greedy's, the ILP's); it is tight
+ *   on some instances (not vacuous);
+ * - the offline plan admits at least as many jobs as the online one,
+ *   never more than the ILP's bound, passes plan_check, leaves its
+ *   withheld jobs rejected with a reason, and is the same on a second
+ *   run; on some instances it admits strictly more than arrival order;
+ * - the bundled oracle10 instance: greedy 6, offline 8 (= the optimum),
+ *   bound 8;
+ * - must-admit of a job that cannot finish is infeasible; a queue without
+ *   deadline jobs has bound 0; the written LP names its rows;
+ * - the planner's hooks (plan_opts.order, plan_opts.withhold) on two jobs
+ *   that cannot both fit: each changes which one is admitted, and the
+ *   plan keeps neither pointer.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/cluster.h"
+#include "model/curve.h"
+#include "model/jobs.h"
+#include "planner/offline.h"
+#include "planner/plan.h"
+#include "simulator/gen.h"
+#include "solver/ilp.h"
+#include "testplan.h"
+#include "testutil.h"
+
+/* Keep the header and the first n rows of a generated CSV whose
+ * requested duration (column 8) is at most 'maxdur' seconds. */
+static void keep_rows(ef_buf *b, int n, double maxdur)
+{
+    ef_buf o = {0};
+    char *line = b->s, *nl;
+    int row = -1, kept = 0;
+    while (line && *line) {
+        nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line + 1) : strlen(line);
+        const char *f = line;
+        for (int k = 0; k < 7 && f; k++) {
+            f = memchr(f, ',', len - (size_t)(f - line));
+            if (f)
+                f++;
+        }
+        if (row < 0 || (kept < n && f && atof(f) <= maxdur)) {
+            ef_buf_printf(&o, "%.*s", (int)len, line);
+            kept += row >= 0;
+        }
+        row++;
+        line = nl ? nl + 1 : NULL;
+    }
+    free(b->s);
+    *b = o;
+}
+
+/* A generated queue of n jobs, cut to ~24 slots on the returned slot.
+ * study != 0: as benchmarks/oracle_study.sh cuts its synthetic instances
+ * (40 jobs generated, no best-effort, the first n of at most 5.3 h). */
+static int gen_queue(job_queue *q, uint64_t seed, int n, double gap,
+                     double lo, double hi, int study)
+{
+    gen_opts go;
+    gen_opts_default(&go);
+    go.jobs = study ? 40 : n;
+    go.mean_gap = gap;
+    go.ddl_lo = lo;
+    go.ddl_hi = hi;
+    go.best_effort = study ? 0 : 0.1;
+    go.seed = seed;
+    ef_buf b = {0};
+    ef_err e;
+    assert_int_equal(gen_trace(&go, &g_curves, &b, &e), EF_OK);
+    if (study)
+        keep_rows(&b, n, 19000);
+    memset(q, 0, sizeof *q);
+    assert_int_equal(queue_parse_csv(q, "gen.csv", b.s, b.n, &e), EF_OK);
+    free(b.s);
+    assert_int_equal(queue_resolve(q, &g_curves, &e), EF_OK);
+    int64_t span = 0;
+    for (int j = 0; j < q->n; j++)
+        if (q->jobs[j].deadline > span)
+            span = q->jobs[j].deadline;
+    int64_t slot = (span + 23) / 24;
+    slot = (slot + 59) / 60 * 60;
+    return slot < 60 ? 60 : (int)slot;
+}
+
+/* Counts over the random instances, to show the properties bite. */
+static int g_tight, g_offline_better, g_exact_proven, g_instances;
+
+/* The admitted ids of p joined, to compare two plans. */
+static void admitted_ids(const plan *p, char *out, size_t cap)
+{
+    size_t l = 0;
+    out[0] = 0;
+    for (int j = 0; j < p->njobs && l + 1 < cap; j++)
+        if (p->jobs[j].decision == PLAN_ADMITTED)
+            l += (size_t)snprintf(out + l, cap - l, "%s,", p->jobs[j].in->id);
+}
+
+static void check_instance(uint64_t seed, int study)
+{
+    job_queue q;
+    int n = 6 + (int)(seed % 7);
+    int slot = study ? gen_queue(&q, seed, n, 300, 0.4, 1.0, 1)
+                     : gen_queue(&q, seed, n, 900, 0.3, 1.0, 0);
+    cluster c;
+    static const char *cls[] = {"n1g8", "n2g8", "n4g8"};
+    ef_err e = {0};
+    assert_int_equal(cluster_from_arg(&c, cls[seed % 3], &e), EF_OK);
+    plan_opts po;
+    plan_opts_default(&po);
+    po.slot = slot;
+    plan g;
+    assert_int_equal(plan_build(&g, &q, &c, &po, &e), EF_OK);
+    ilp_opts o;
+    ilp_opts_default(&o);
+    o.slot = slot;
+    o.now = g.now;
+    o.node_limit = 300;
+    o.warm = &g;
+    ilp_result r;
+    if (ilp_solve(&q, &c, &o, &r, &e) != EF_OK)
+        fail_msg("seed %llu: %s", (unsigned long long)seed, e.msg);
+    assert_true(r.status == ILP_OPTIMAL || r.status == ILP_FEASIBLE);
+    int proven = r.bound == r.admitted;
+    g_exact_proven += proven;
+    g_instances++;
+    static const int windows[] = {1, 3, 10, 0};
+    for (size_t w = 0; w < sizeof windows / sizeof *windows; w++) {
+        ilp_opts ro = o;
+        ro.windows = windows[w];
+        ilp_relaxed x;
+        if (ilp_relax(&q, &c, &ro, &x, &e) != EF_OK)
+            fail_msg("seed %llu: relax: %s", (unsigned long long)seed, e.msg);
+        assert_int_equal(x.status, ILP_OPTIMAL);
+        if (x.bound < r.admitted || x.bound < g.admitted)
+            fail_msg("seed %llu, %d windows: bound %d below the ILP's %d "
+                     "(greedy %d)", (unsigned long long)seed, windows[w],
+                     x.bound, r.admitted, g.admitted);
+        assert_true(x.windows >= 1);
+        if (windows[w] > 0)
+            assert_true(x.windows <= windows[w]);
+        assert_int_equal(x.deadline_jobs, r.deadline_jobs);
+        assert_int_equal(x.hopeless, r.hopeless);
+        /* GPU-time: any schedule admitting gpu_for jobs or more */
+        assert_int_equal(x.gpu_for, g.admitted);
+        assert_true(x.gpu_seconds_bound >= 0);
+        assert_true(g.promised_gpu_seconds >= x.gpu_seconds_bound - 1e-6);
+        if (r.admitted >= x.gpu_for)
+            assert_true(r.gpu_seconds >= x.gpu_seconds_bound - 1e-6);
+        if (windows[w] == 0 && proven && x.bound == r.admitted)
+            g_tight++;
+    }
+    /* the offline admission */
+    plan off, off2;
+    off_stats st;
+    if (off_plan(&off, &q, &c, &po, OFF_DEFAULT_PLANS, &st, &e) != EF_OK)
+        fail_msg("seed %llu: offline: %s", (unsigned long long)seed, e.msg);
+    assert_int_equal(st.online_admitted, g.admitted);
+    assert_true(off.admitted >= g.admitted);
+    assert_true(off.admitted <= r.bound);
+    assert_int_equal(plan_check(&off, &e), EF_OK);
+    assert_null(off.withhold);
+    int withheld = 0;
+    for (int j = 0; j < off.njobs; j++)
+        withheld += off.jobs[j].decision == PLAN_REJECTED &&
+                    strstr(off.jobs[j].reason, "offline admission") != NULL;
+    assert_int_equal(withheld, st.withheld);
+    assert_true(st.plans >= 1 && st.plans <= OFF_DEFAULT_PLANS);
+    g_offline_better += off.admitted > g.admitted;
+    assert_int_equal(off_plan(&off2, &q, &c, &po, OFF_DEFAULT_PLANS, NULL,
+                              &e), EF_OK);
+    char a[4096], b[4096];
+    admitted_ids(&off, a, sizeof a);
+    admitted_ids(&off2, b, sizeof b);
+    assert_string_equal(a, b);
+    plan_free(&off2);
+    /* a budget of one plan is the online plan */
+    assert_int_equal(off_plan(&off2, &q, &c, &po, 1, &st, &e), EF_OK);
+    assert_int_equal(off2.admitted, g.admitted);
+    assert_int_equal(st.plans, 1);
+    plan_free(&off2);
+    plan_free(&off);
+    ilp_result_free(&r);
+    plan_free(&g);
+    queue_free(&q);
+}
+
+static void test_random(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        check_instance(seed, 0);  /* test_ilp's instances */
+        check_instance(seed, 1);  /* the oracle study's synthetic ones */
+    }
+    /* not vacuous: the bound is often exact, the offline mode helps */
+    assert_true(g_tight > g_instances / 2);
+    assert_true(g_offline_better > 0);
+    print_message("    %d instances: %d with the ILP's count proven, bound "
+                  "tight on %d, offline above greedy on %d\n", g_instances,
+                  g_exact_proven, g_tight, g_offline_better);
+}
+
+/* The bundled 10-job instance: an early big job blocks two later ones. */
+static void test_oracle10(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_path(path, sizeof path, "inputs/jobs/oracle10.json");
+    char *text;
+    size_t len;
+    ef_err e = {0};
+    assert_int_equal(ef_read_file(path, &text, &len, &e), EF_OK);
+    job_queue q;
+    assert_int_equal(queue_parse_json(&q, path, text, len, &e), EF_OK);
+    free(text);
+    assert_int_equal(queue_resolve(&q, &g_curves, &e), EF_OK);
+    cluster c;
+    assert_int_equal(cluster_from_arg(&c, "n1g8", &e), EF_OK);
+    plan_opts po;
+    plan_opts_default(&po);
+    po.slot = 300;
+    plan g, off;
+    assert_int_equal(plan_build(&g, &q, &c, &po, &e), EF_OK);
+    assert_int_equal(g.admitted, 6);
+    off_stats st;
+    assert_int_equal(off_plan(&off, &q, &c, &po, 200, &st, &e), EF_OK);
+    assert_int_equal(off.admitted, 8);
+    assert_int_equal(st.withheld, 1);
+    for (int j = 0; j < off.njobs; j++)
+        if (strcmp(q.jobs[j].id, "big") == 0) {
+            assert_int_equal(off.jobs[j].decision, PLAN_REJECTED);
+            assert_non_null(strstr(off.jobs[j].reason, "offline admission"));
+        }
+    ilp_opts o;
+    ilp_opts_default(&o);
+    o.slot = 300;
+    o.now = g.now;
+    o.warm = &g;
+    ilp_relaxed x;
+    assert_int_equal(ilp_relax(&q, &c, &o, &x, &e), EF_OK);
+    assert_int_equal(x.status, ILP_OPTIMAL);
+    assert_int_equal(x.bound, 8);
+    /* must-admit every deadline job: the relaxation says no either */
+    int must[16] = {0};
+    for (int j = 0; j < q.n; j++)
+        must[j] = q.jobs[j].has_deadline;
+    o.must = must;
+    assert_int_equal(ilp_relax(&q, &c, &o, &x, &e), EF_OK);
+    assert_int_equal(x.status, ILP_INFEASIBLE);
+    assert_int_equal(x.bound, -1);
+    plan_free(&off);
+    plan_free(&g);
+    queue_free(&q);
+}
+
+/* No deadline job: nothing to bound; the LP file names its rows. */
+static void test_edges(void **state)
+{
+    (void)state;
+    static const char jobs[] =
+        "{\"jobs\": [{\"id\": \"be\", \"model\": \"resnet50\", \"batch_size\":"
+        " 64, \"iterations\": 1000, \"submit_time\": 0}]}";
+    job_queue q;
+    ef_err e = {0};
+    assert_int_equal(queue_parse_json(&q, "t.json", jobs, strlen(jobs), &e),
+                     EF_OK);
+    assert_int_equal(queue_resolve(&q, &g_curves, &e), EF_OK);
+    cluster c;
+    assert_int_equal(cluster_from_arg(&c, "n1g8", &e), EF_OK);
+    ilp_opts o;
+    ilp_opts_default(&o);
+    ilp_relaxed x;
+    assert_int_equal(ilp_relax(&q, &c, &o, &x, &e), EF_OK);
+    assert_int_equal(x.status, ILP_OPTIMAL);
+    assert_int_equal(x.bound, 0);
+    assert_int_equal(x.deadline_jobs, 0);
+    queue_free(&q);
+    /* a generated queue, its model written */
+    int slot = gen_queue(&q, 7, 8, 900, 0.3, 1.0, 0);
+    char lp[] = "/tmp/efplan-relax-XXXXXX";
+    int fd = mkstemp(lp);
+    assert_true(fd >= 0);
+    close(fd);
+    o.slot = slot;
+    o.write_lp = lp;
+    assert_int_equal(ilp_relax(&q, &c, &o, &x, &e), EF_OK);
+    char *text;
+    size_t len;
+    assert_int_equal(ef_read_file(lp, &text, &len, &e), EF_OK);
+    assert_non_null(strstr(text, "efplan_bound"));
+    assert_non_null(strstr(text, "cap_0:"));
+    assert_non_null(strstr(text, "work_"));
+    free(text);
+    unlink(lp);
+    o.slot = 0;
+    assert_int_equal(ilp_relax(&q, &c, &o, &x, &e), EF_ERR);
+    assert_int_equal(e.kind, EF_E_USAGE);
+    queue_free(&q);
+}
+
+/* The planner's two hooks on a 1-GPU cluster where two jobs released
+ * together cannot both fit: submit order admits the first; 'order' puts
+ * the second first; 'withhold' rejects the first with the reason; the
+ * plan keeps neither pointer. */
+static void test_hooks(void **state)
+{
+    (void)state;
+    char jobs[512];
+    ef_err e = {0};
+    job_queue q;
+    static const char one[] =
+        "{\"jobs\": [{\"id\": \"A\", \"model\": \"resnet50\", \"batch_size\":"
+        " 64, \"iterations\": 10, \"submit_time\": 0, \"deadline\": 3600}]}";
+    assert_int_equal(queue_parse_json(&q, "t.json", one, strlen(one), &e),
+                     EF_OK);
+    assert_int_equal(queue_resolve(&q, &g_curves, &e), EF_OK);
+    double tp = curve_tput(q.jobs[0].curve, 1);
+    assert_true(tp > 0);
+    queue_free(&q);
+    long it = (long)(tp * 3000); /* 3000 s of the only GPU */
+    snprintf(jobs, sizeof jobs,
+             "{\"jobs\": [{\"id\": \"A\", \"model\": \"resnet50\", "
+             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 0, "
+             "\"deadline\": 3600}, {\"id\": \"B\", \"model\": \"resnet50\", "
+             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 0, "
+             "\"deadline\": 3600}]}", it, it);
+    assert_int_equal(queue_parse_json(&q, "t.json", jobs, strlen(jobs), &e),
+                     EF_OK);
+    assert_int_equal(queue_resolve(&q, &g_curves, &e), EF_OK);
+    cluster c;
+    assert_int_equal(cluster_from_arg(&c, "n1g1", &e), EF_OK);
+    plan_opts po;
+    plan_opts_default(&po);
+    plan p;
+    assert_int_equal(plan_build(&p, &q, &c, &po, &e), EF_OK);
+    assert_int_equal(p.jobs[0].decision, PLAN_ADMITTED);
+    assert_int_equal(p.jobs[1].decision, PLAN_REJECTED);
+    plan_free(&p);
+    double ord[2] = {1, 0};
+    po.order = ord;
+    assert_int_equal(plan_build(&p, &q, &c, &po, &e), EF_OK);
+    assert_int_equal(p.jobs[0].decision, PLAN_REJECTED);
+    assert_int_equal(p.jobs[1].decision, PLAN_ADMITTED);
+    assert_null(p.order);
+    assert_null(p.opts.order);
+    assert_int_equal(plan_check(&p, &e), EF_OK);
+    plan_free(&p);
+    po.order = NULL;
+    unsigned char wh[2] = {1, 0};
+    po.withhold = wh;
+    assert_int_equal(plan_build(&p, &q, &c, &po, &e), EF_OK);
+    assert_int_equal(p.jobs[0].decision, PLAN_REJECTED);
+    assert_non_null(strstr(p.jobs[0].reason, "offline admission"));
+    assert_int_equal(p.jobs[1].decision, PLAN_ADMITTED);
+    assert_null(p.withhold);
+    assert_null(p.opts.withhold);
+    plan_free(&p);
+    /* the search finds it too: one of the two, never none */
+    po.withhold = NULL;
+    off_stats st;
+    assert_int_equal(off_plan(&p, &q, &c, &po, 50, &st, &e), EF_OK);
+    assert_int_equal(p.admitted, 1);
+    assert_int_equal(st.online_admitted, 1);
+    plan_free(&p);
+    queue_free(&q);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_oracle10),
+        cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_hooks),
+    };
+    return cmocka_run_group_tests(tests, tp_setup, tp_teardown);
+}
