@@ -269,6 +269,7 @@ int cmd_apply(int argc, char **argv)
                plan_path);
     exec_report rep;
     int rc = 0;
+    eo.zone = cli_cf.zone; /* --time-zone, now parsed */
     if (exec_apply(&p, &eo, &rep, &e) != EF_OK) {
         rc = cli_fail(&e);
         if (rc == EXIT_INTERNAL && strcmp(eo.backend, "dry-run") != 0)

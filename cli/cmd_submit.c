@@ -56,8 +56,9 @@ void help_submit(void)
         "Without --plan: submit the job to efplan serve (POST /v1/jobs),\n"
         "which decides by the same rule against its live plan and keeps the\n"
         "job. JOB is a file holding one job object ('-': standard input), or\n"
-        "--job JSON gives it inline; its deadline is Unix seconds, ISO-8601\n"
-        "or null (best-effort); submit_time is the server's clock.\n"
+        "--job JSON gives it inline; its deadline is Unix seconds, ISO-8601,\n"
+        "now+SPAN (made absolute here, from this machine's clock as you\n"
+        "submit) or null (best-effort); submit_time is the server's clock.\n"
         "\n"
         "  --server URL    the server, http:// or https:// (default:\n"
         "                  $EFPLAN_SERVER, used only without --plan)\n"
@@ -239,7 +240,10 @@ static int submit_server(const char *server_arg, const char *token_file,
         name = "--job";
     }
     int64_t deadline;
-    if (cl_job_deadline(name, body, len, &deadline, &e) != EF_OK) {
+    /* "now+8h" is now as the user submits: made absolute here, since the
+     * server takes no relative times */
+    if (cl_job_resolve(name, &body, &len, cli_wall_now(), &e) != EF_OK ||
+        cl_job_deadline(name, body, len, &deadline, &e) != EF_OK) {
         free(body);
         return cli_fail(&e);
     }

@@ -28,6 +28,7 @@ void exec_opts_default(exec_opts *o)
     o->until = -1;
     o->scale = 1;
     o->poll = 0.2;
+    o->zone = EF_HT_UTC;
 }
 
 typedef struct apply {
@@ -48,8 +49,9 @@ static void say(const apply *A, const char *fmt, ...)
 {
     if (!A->o->say || A->x.b->dry)
         return;
-    char buf[2048];
-    int n = snprintf(buf, sizeof buf, "apply: t=%" PRId64 " ", A->t);
+    char buf[2048], when[32]; /* the line; the tick's time as shown */
+    int n = snprintf(buf, sizeof buf, "apply: t=%s ",
+                     ef_ht_fmt(A->t, A->o->zone, when, sizeof when));
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
@@ -469,9 +471,12 @@ static int apply_slot(apply *A, int s, ef_err *e)
         if (act[k].act != EXEC_START)
             stops[nstop++] = j;
     }
+    char from[32], to[32]; /* the slot's bounds as shown */
+    ef_ht_fmt(sl->start, A->o->zone, from, sizeof from);
+    ef_ht_fmt(sl->end, A->o->zone, to, sizeof to);
     if (o)
-        say(A, "slot %d of %d [%" PRId64 ", %" PRId64 "): %s", s + 1,
-            p->nslots, sl->start, sl->end, line);
+        say(A, "slot %d of %d [%s, %s): %s", s + 1, p->nslots, from, to,
+            line);
     if (stop_jobs(A, stops, nstop, nstop ? "plan" : "", e) != EF_OK)
         rc = EF_ERR;
     for (int k = 0; k < n && rc == EF_OK; k++) {
@@ -489,8 +494,8 @@ static int apply_slot(apply *A, int s, ef_err *e)
             running += A->r.jobs[j].running;
         rc = put(A, &(exec_rec){.ev = EXEC_R_SLOT, .start = sl->start,
                                 .running = running}, e);
-        say(A, "slot %d of %d [%" PRId64 ", %" PRId64 "): %d job(s) running",
-            s + 1, p->nslots, sl->start, sl->end, running);
+        say(A, "slot %d of %d [%s, %s): %d job(s) running", s + 1,
+            p->nslots, from, to, running);
     }
     return rc;
 }
@@ -580,8 +585,10 @@ static int run_loop(apply *A, int64_t end_t, ef_err *e)
         if (A->t >= end_t)
             return EF_OK;
         if (nothing_left(A, end_t)) {
-            say(A, "nothing left to run before %" PRId64 ": every job with "
-                "a slot ahead is done or failed", end_t);
+            char until[32]; /* end_t as shown */
+            say(A, "nothing left to run before %s: every job with a slot "
+                "ahead is done or failed",
+                ef_ht_fmt(end_t, A->o->zone, until, sizeof until));
             return EF_OK;
         }
         int s = exec_plan_slot_at(p, A->t);
@@ -897,6 +904,7 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
     {
         int *left = ef_calloc((size_t)p->njobs + 1, sizeof *left), n = 0;
         exec_action *stops = ef_calloc((size_t)p->njobs + 1, sizeof *stops);
+        char win[32]; /* the window's end as shown */
         for (int j = 0; j < p->njobs; j++)
             if (A.r.jobs[j].running) {
                 stops[n].act = EXEC_STOP;
@@ -904,8 +912,8 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
                 left[n++] = j;
             }
         if (n)
-            say(&A, "end of the window at %" PRId64 ": stopping %d job(s)",
-                end_t, n);
+            say(&A, "end of the window at %s: stopping %d job(s)",
+                ef_ht_fmt(end_t, A.o->zone, win, sizeof win), n);
         if (b->announce)
             b->announce(&A.x, -1, stops, n);
         rc = stop_jobs(&A, left, n, "end", e);

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/htime.h"
 #include "common/util.h"
 #include "model/jobs.h"
 #include "planner/planio.h"
@@ -773,6 +774,9 @@ typedef struct exec_opts {
     int slots;                /* stop after this many slot entries; 0 all */
     double scale;             /* plan seconds per wall second (default 1) */
     double poll;              /* wall seconds between polls (default 0.2) */
+    ef_ht_zone zone;          /* how progress lines show plan times on
+                                 the wall clock (common/htime.h; times
+                                 before 2000 stay seconds); EF_HT_UTC */
     /* progress lines (no newline; real backends); the dry run's lines
      * go to 'out' */
     void (*say)(void *arg, const char *line);

@@ -810,6 +810,45 @@ int cl_fmt_drain(const char *server, const char *body, size_t len,
     return EF_OK;
 }
 
+int cl_job_resolve(const char *name, char **body, size_t *len, int64_t now,
+                   ef_err *e)
+{
+    static const char *const keys[] = {"deadline", "submit_time"};
+    ef_err pe = {0}; /* a parse error: cl_job_deadline reports it */
+    json_t *j = jsonin_parse(name, *body, *len, &pe);
+    if (!j || !json_is_object(j)) {
+        json_decref(j);
+        return EF_OK;
+    }
+    int changed = 0, rc = EF_OK;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0] && rc == EF_OK; k++) {
+        const char *s = json_string_value(json_object_get(j, keys[k]));
+        int64_t t;         /* the time it stands for */
+        const char *why = NULL;
+        if (!s || strncmp(s, "now", 3) != 0)
+            continue;
+        if (ef_ht_parse(s, now, &t, &why) != 0) {
+            char q[64];
+            rc = ef_fail(e, EF_E_INPUT, "%s: %s: \"%s\": %s", name, keys[k],
+                         ef_quote(s, q, sizeof q), why);
+            break;
+        }
+        json_object_set_new(j, keys[k], json_integer((json_int_t)t));
+        changed = 1;
+    }
+    if (rc == EF_OK && changed) {
+        char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (!text)
+            ef_panic("out of memory writing the job");
+        free(*body);
+        *body = ef_strdup(text);
+        *len = strlen(*body);
+        free(text);
+    }
+    json_decref(j);
+    return rc;
+}
+
 int cl_job_deadline(const char *name, const char *body, size_t len,
                     int64_t *deadline, ef_err *e)
 {

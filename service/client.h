@@ -182,6 +182,17 @@ typedef struct cl_answer {
     int64_t plan_version;
 } cl_answer;
 
+/* The relative times of the job a submit sends, made absolute: where
+ * *body (*len bytes, heap) is one JSON object whose "deadline" or
+ * "submit_time" is a string starting with "now" ("now+8h", as model/jobs.c reads it), that member
+ * becomes Unix seconds by ef_ht_parse against 'now' (the caller's wall
+ * clock: when the user submits), and *body / *len are replaced by the
+ * object written again (members in their order). Anything else leaves
+ * *body as it is (cl_job_deadline judges it). Returns EF_OK, or EF_ERR
+ * with 'e' filled (EF_E_INPUT: "name: deadline: the reason"). */
+int cl_job_resolve(const char *name, char **body, size_t *len, int64_t now,
+                   ef_err *e);
+
 /* The job a submit sends: 'body' (len bytes) must be one JSON object;
  * its "deadline" (Unix seconds, an ISO-8601 string, null or absent: -1)
  * into *deadline. 'name' names the body in messages (a file, "--job",

@@ -84,6 +84,16 @@ grep -q -e '^earliest deadline that can be guaranteed: ' \
     fail "the rejection gives no earliest deadline"
 ODD='odd id/100%?#x'
 run 0 sub_odd.out submit $A --job "$(job "$ODD" resnet50 256 100 null)"
+# a relative deadline is made absolute by the client as it submits
+T0=$(date +%s)
+run 0 sub_rel.json submit $A --json --job "$(job rel resnet50 256 100 '"now+8h"')"
+T1=$(date +%s)
+json_ok sub_rel.json "d['id'] == 'rel' and d['decision'] == 'admitted'"
+run 0 show_rel.json show rel $A --json
+json_ok show_rel.json "$((T0 + 28800)) <= d['deadline'] <= $((T1 + 28800))"
+run 3 sub_rel_bad.out submit $A --job "$(job relbad resnet50 256 100 '"now+8y"')"
+grep -q 'deadline: "now+8y": unknown unit' sub_rel_bad.out ||
+    fail "a bad relative deadline: $(cat sub_rel_bad.out)"
 
 # jobs: each user their own, the operator everyone's
 run 0 jobs_a.out jobs $A

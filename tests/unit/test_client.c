@@ -465,6 +465,40 @@ static void test_job_deadline(void **state)
                "j.json:1:", NULL);
 }
 
+static void test_job_resolve(void **state)
+{
+    ef_err e = {0};
+    int64_t d = 0;
+    char *b = ef_strdup("{\"id\": \"a\", \"deadline\": \"now+8h\", "
+                        "\"iterations\": 5, \"submit_time\": \"now\"}");
+    size_t n = strlen(b);
+    assert_ok(cl_job_resolve("--job", &b, &n, 1000, &e), e);
+    assert_string_equal(b, "{\"id\":\"a\",\"deadline\":29800,"
+                        "\"iterations\":5,\"submit_time\":1000}");
+    assert_int_equal(n, strlen(b));
+    assert_ok(cl_job_deadline("--job", b, n, &d, &e), e);
+    assert_int_equal(d, 29800);
+    free(b);
+    /* nothing relative: the body is kept byte for byte */
+    const char *keep = "{ \"id\": \"a\", \"deadline\": \"2026-12-01T16:04:05Z\" }";
+    b = ef_strdup(keep);
+    n = strlen(b);
+    assert_ok(cl_job_resolve("--job", &b, &n, 1000, &e), e);
+    assert_string_equal(b, keep);
+    free(b);
+    /* a bad span names the member and says why */
+    b = ef_strdup("{\"deadline\": \"now+8y\"}");
+    n = strlen(b);
+    assert_err(cl_job_resolve("j.json", &b, &n, 1000, &e), e,
+               "j.json: deadline: \"now+8y\": unknown unit", NULL);
+    free(b);
+    /* not JSON: left for cl_job_deadline to report */
+    b = ef_strdup("{\"id\": ");
+    n = strlen(b);
+    assert_ok(cl_job_resolve("j.json", &b, &n, 1000, &e), e);
+    free(b);
+}
+
 static void test_answer_read(void **state)
 {
     cl_answer a;
@@ -521,6 +555,7 @@ int main(void)
         cmocka_unit_test(test_fmt_job),
         cmocka_unit_test(test_fmt_cancel),
         cmocka_unit_test(test_job_deadline),
+        cmocka_unit_test(test_job_resolve),
         cmocka_unit_test(test_answer_read),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
