@@ -57,13 +57,15 @@ static int cmp_arrival(const void *a, const void *b, void *ctx)
     const plan *p = ctx;
     const plan_job *x = &p->jobs[*(const int *)a];
     const plan_job *y = &p->jobs[*(const int *)b];
-    if (x->release != y->release)
-        return x->release < y->release ? -1 : 1;
+    if (x->decide != y->decide) /* the release, unless decided earlier */
+        return x->decide < y->decide ? -1 : 1;
     if (p->order) { /* offline admission: its order within a point */
         double u = p->order[x - p->jobs], v = p->order[y - p->jobs];
         if (u != v)
             return u < v ? -1 : 1;
     }
+    if (x->release != y->release)
+        return x->release < y->release ? -1 : 1;
     if (x->in->submit != y->in->submit)
         return x->in->submit < y->in->submit ? -1 : 1;
     /* same submit time: queue order, so a job added at the end of a queue
@@ -304,6 +306,8 @@ static double raise_by(double need, double got, double last, const resv *r,
 static const curve_row *plan_mss(plan *p, plan_job *j, int64_t t,
                                  const avail *F, resv *out)
 {
+    if (t < j->release) /* decided early (opts.decide_at): from its release */
+        t = j->release;
     int N = p->cl.total_gpus, S = p->opts.slot;
     double w = j->rem;        /* the work MSS is asked to plan */
     double last = -1;         /* what the previous round's plan delivered */
@@ -340,6 +344,8 @@ static const curve_row *plan_mss(plan *p, plan_job *j, int64_t t,
 static int64_t plan_fastest(plan *p, plan_job *j, int64_t t, const avail *F,
                             resv *out, const curve_row **row)
 {
+    if (t < j->release) /* decided early (opts.decide_at): from its release */
+        t = j->release;
     int N = p->cl.total_gpus, S = p->opts.slot;
     resv mine = {0};          /* the plan when the caller wants none */
     resv *r = out ? out : &mine;
@@ -835,6 +841,8 @@ static void surplus_fixed(plan *p, int *act, int na, int free_gpus,
     for (int i = 0; i < na; i++) {
         int nx;
         double sc;
+        if (p->jobs[act[i]].release > t) /* decided early, not released */
+            continue;
         if (fixed_step(p, &p->jobs[act[i]], N, &nx, &sc))
             sh_push(&h, act[i], nx, sc);
     }
@@ -882,7 +890,7 @@ static void surplus(plan *p, int *act, int na, int64_t t)
             plan_job *j = &p->jobs[act[i]];
             const curve_row *row = j->in->curve;
             int nx = 0;
-            if (closed[i])
+            if (closed[i] || j->release > t) /* not released yet */
                 continue;
             double score = 0;
             const curve_row *nrow = row;
@@ -1187,6 +1195,9 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
     p->withhold = o->withhold; /* plan_build drops it when done */
     p->opts.order = NULL;
     p->order = o->order;
+    p->opts.decide_at = NULL;
+    p->decide_at = o->no_admission || o->admission_reference ? NULL
+                                                             : o->decide_at;
     p->cl = *c;
     int S = o->slot, n = q->n;
     if (S <= 0)
@@ -1222,6 +1233,13 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
                       : j->in->deadline - o->deadline_margin > 0
                           ? j->in->deadline - o->deadline_margin : 0;
         j->release = ef_align_up(now, j->in->submit, S);
+        j->decide = j->release;
+        if (p->decide_at && p->decide_at[i] < j->release) {
+            int64_t d = ef_align_up(now, p->decide_at[i] > now
+                                             ? p->decide_at[i] : now, S);
+            if (d < j->release)
+                j->decide = d;
+        }
         j->start = j->planned_end = j->earliest_feasible_deadline = -1;
         j->owed = (double)j->in->owed;
     }
@@ -1567,13 +1585,13 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
                          na == 1 ? "" : "s", busy, narr - ai);
             break;
         }
-        if (na == 0 && p->jobs[arr[ai]].release > t) {
-            int64_t nt = p->jobs[arr[ai]].release;
+        if (na == 0 && p->jobs[arr[ai]].decide > t) {
+            int64_t nt = p->jobs[arr[ai]].decide;
             record(p, &R.cap, act, 0, t, nt - t);
             t = nt;
             need_point = 1;
         }
-        if (ai < narr && p->jobs[arr[ai]].release <= t)
+        if (ai < narr && p->jobs[arr[ai]].decide <= t)
             need_point = 1;
         for (int i = 0; i < na && !need_point; i++) {
             plan_job *j = &p->jobs[act[i]];
@@ -1582,7 +1600,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
         }
         if (need_point) {
             int a0 = ai;
-            while (ai < narr && p->jobs[arr[ai]].release <= t)
+            while (ai < narr && p->jobs[arr[ai]].decide <= t)
                 ai++;
             for (int i = 0; i < n; i++)
                 prevg[i] = p->jobs[i].g;
@@ -1604,7 +1622,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
          * sums: run it at once (the same bits; at most up to the guard) */
         int64_t K = o->every_slot ? 0
                     : ff_len(p, act, na, t,
-                             ai < narr ? p->jobs[arr[ai]].release : INT64_MAX,
+                             ai < narr ? p->jobs[arr[ai]].decide : INT64_MAX,
                              (EF_MAX_I64 - t) / S + 1);
         if (K > 0) {
             ff_run(p, &R, act, na, t, K, used);
@@ -1649,6 +1667,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
     free(prevg);
     p->withhold = NULL;
     p->order = NULL;
+    p->decide_at = NULL;
     return EF_OK;
 }
 

@@ -118,6 +118,20 @@ typedef struct plan_opts {
                               point (ascending; then submit time, queue
                               order); NULL = submit order. Kept and
                               dropped as withhold */
+    const int64_t *decide_at; /* offline admission: per queue index, a
+                              time at which the job is decided (admitted
+                              with a reservation, or rejected) before its
+                              release: the first slot boundary at or
+                              after max(now, decide_at[i]), at most its
+                              release. A job decided early holds no GPUs
+                              and gets no surplus before its release; its
+                              reservations (at decision and every re-plan)
+                              start at its release at the earliest. Jobs
+                              are decided in order of decision time, then
+                              'order', then release. NULL = at release.
+                              Ignored with no_admission and
+                              admission_reference. Kept and dropped as
+                              withhold */
 } plan_opts;
 
 void plan_opts_default(plan_opts *o);
@@ -130,6 +144,8 @@ typedef struct plan_job {
     int64_t deadline;         /* deadline planned against (INT64_MAX: none);
                                  the queue's, or earlier (simulator) */
     int64_t release;          /* first slot boundary >= submit time */
+    int64_t decide;           /* when it is decided: its release, or
+                                 earlier (opts.decide_at) */
     int64_t start;            /* first time it held GPUs; -1 if never */
     int64_t planned_end;      /* completion time; -1 if never */
     int64_t earliest_feasible_deadline; /* rejected: earliest admissible; -1 none */
@@ -204,6 +220,7 @@ typedef struct plan {
     const unsigned char *withhold; /* opts.withhold while plan_build runs;
                                      NULL otherwise */
     const double *order;          /* opts.order, the same way */
+    const int64_t *decide_at;     /* opts.decide_at, the same way */
     int64_t steps;                /* plan_build's loop steps (a slot, or a
                                      stretch of slots run at once) */
     int replan_fallbacks;         /* fresh re-plan failed, old kept */

@@ -383,6 +383,79 @@ static void test_hooks(void **state)
     queue_free(&q);
 }
 
+/* plan_opts.decide_at: a job decided before its release holds no GPU
+ * before it and the plan passes plan_check; times at or after the release
+ * change nothing (byte for byte); the plan keeps no pointer. */
+static void test_decide_at(void **state)
+{
+    (void)state;
+    char jobs[1024];
+    ef_err e = {0};
+    job_queue q;
+    /* A: 3000 s of the one GPU by 7200; B released at 600, 2000 s by 3600;
+     * C released at 900, 1500 s by 5400 */
+    static const char one[] =
+        "{\"jobs\": [{\"id\": \"A\", \"model\": \"resnet50\", \"batch_size\":"
+        " 64, \"iterations\": 10, \"submit_time\": 0, \"deadline\": 3600}]}";
+    assert_int_equal(queue_parse_json(&q, "t.json", one, strlen(one), &e),
+                     EF_OK);
+    assert_int_equal(queue_resolve(&q, &g_curves, &e), EF_OK);
+    double tp = curve_tput(q.jobs[0].curve, 1);
+    queue_free(&q);
+    snprintf(jobs, sizeof jobs,
+             "{\"jobs\": [{\"id\": \"A\", \"model\": \"resnet50\", "
+             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 0, "
+             "\"deadline\": 7200}, {\"id\": \"B\", \"model\": \"resnet50\", "
+             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 600, "
+             "\"deadline\": 3600}, {\"id\": \"C\", \"model\": \"resnet50\", "
+             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 900, "
+             "\"deadline\": 5400}]}", (long)(tp * 3000), (long)(tp * 2000),
+             (long)(tp * 1500));
+    assert_int_equal(queue_parse_json(&q, "t.json", jobs, strlen(jobs), &e),
+                     EF_OK);
+    assert_int_equal(queue_resolve(&q, &g_curves, &e), EF_OK);
+    cluster c;
+    assert_int_equal(cluster_from_arg(&c, "n1g1", &e), EF_OK);
+    plan_opts po;
+    plan_opts_default(&po);
+    po.slot = 300;
+    plan p0, p;
+    assert_int_equal(plan_build(&p0, &q, &c, &po, &e), EF_OK);
+    char *s0, *s1;
+    size_t n0, n1;
+    assert_int_equal(plan_to_json(&p0, "t.json", "A100", &s0, &n0), EF_OK);
+    int64_t late[3] = {0, 600, INT64_MAX};
+    po.decide_at = late;
+    assert_int_equal(plan_build(&p, &q, &c, &po, &e), EF_OK);
+    assert_int_equal(plan_to_json(&p, "t.json", "A100", &s1, &n1), EF_OK);
+    assert_true(n0 == n1 && memcmp(s0, s1, n0) == 0);
+    free(s1);
+    plan_free(&p);
+    for (int k = 0; k < 4; k++) {
+        int64_t at[3] = {0, k & 1 ? 0 : 600, k & 2 ? 0 : 900};
+        double ord[3] = {0, k == 3 ? -1 : 0, 0};
+        po.decide_at = at;
+        po.order = ord;
+        assert_int_equal(plan_build(&p, &q, &c, &po, &e), EF_OK);
+        assert_null(p.decide_at);
+        assert_null(p.opts.decide_at);
+        assert_int_equal(plan_check(&p, &e), EF_OK);
+        assert_true(p.admitted >= 1);
+        for (int s = 0; s < p.nslots; s++)
+            for (int a = 0; a < p.slots[s].nalloc; a++) {
+                const plan_job *j = &p.jobs[p.slots[s].a[a].job];
+                assert_true(p.slots[s].start >= j->release);
+            }
+        for (int i = 0; i < 3; i++)
+            if (p.jobs[i].decision == PLAN_ADMITTED)
+                assert_true(p.jobs[i].planned_end <= q.jobs[i].deadline);
+        plan_free(&p);
+    }
+    free(s0);
+    plan_free(&p0);
+    queue_free(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -390,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_oracle10),
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_hooks),
+        cmocka_unit_test(test_decide_at),
     };
     return cmocka_run_group_tests(tests, tp_setup, tp_teardown);
 }
