@@ -1,5 +1,6 @@
 /* offline.c: offline admission by a local search over withheld jobs
  * (see offline.h). */
+#define _GNU_SOURCE 1 /* qsort_r */
 #include "planner/offline.h"
 
 #include <stdlib.h>
@@ -95,14 +96,99 @@ static double plan_cost(const plan *p, const double *cost)
  * (NULL: submit order) into 'p'. */
 static int build(plan *p, const job_queue *q, const cluster *c,
                  const plan_opts *o, const unsigned char *wh,
-                 const double *ord, ef_err *e)
+                 const double *ord, const int64_t *dec, ef_err *e)
 {
     plan_opts po = *o;
     po.withhold = wh;
     po.order = ord;
+    po.decide_at = dec;
     return plan_build(p, q, c, &po, e);
 }
 
+/* 1 if plan t is better than the incumbent (admitted 'ba', cost 'bc'):
+ * more jobs admitted, or as many for less. */
+static int better(const plan *t, double tcost, int ba, double bc)
+{
+    return t->admitted > ba ||
+           (t->admitted == ba && tcost < bc * (1 - 1e-9));
+}
+
+/* Order keys from a sequence: key[seq[k]] = k. */
+static void seq_keys(const int *seq, int n, double *key)
+{
+    for (int k = 0; k < n; k++)
+        key[seq[k]] = k;
+}
+
+/* seq[0..n-1] with the job at place k moved to place 'to', into out. */
+static void seq_move(const int *seq, int n, int k, int to, int *out)
+{
+    int x = seq[k], m = 0;
+    for (int i = 0; i < n; i++) {
+        if (i == k)
+            continue;
+        if (m == to)
+            out[m++] = x;
+        out[m++] = seq[i];
+    }
+    if (m == to)
+        out[m++] = x;
+}
+
+/* Deadline order of a plan's jobs (no deadline last), then release,
+ * then queue index. */
+static int cmp_deadline(const void *a, const void *b, void *ctx)
+{
+    const plan *p = ctx;
+    int i = *(const int *)a, j = *(const int *)b;
+    const plan_job *x = &p->jobs[i], *y = &p->jobs[j];
+    if (x->deadline != y->deadline)
+        return x->deadline < y->deadline ? -1 : 1;
+    if (x->release != y->release)
+        return x->release < y->release ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+/* Latest release first, then deadline order. */
+static int cmp_late_release(const void *a, const void *b, void *ctx)
+{
+    const plan *p = ctx;
+    const plan_job *x = &p->jobs[*(const int *)a], *y = &p->jobs[*(const int *)b];
+    if (x->release != y->release)
+        return x->release > y->release ? -1 : 1;
+    return cmp_deadline(a, b, ctx);
+}
+
+/* Shortest window (deadline - release) first, then deadline order. */
+static int cmp_window(const void *a, const void *b, void *ctx)
+{
+    const plan *p = ctx;
+    const plan_job *x = &p->jobs[*(const int *)a], *y = &p->jobs[*(const int *)b];
+    int64_t u = x->deadline - x->release, v = y->deadline - y->release;
+    if (u != v)
+        return u < v ? -1 : 1;
+    return cmp_deadline(a, b, ctx);
+}
+
+/* The orders phase 2 starts from. */
+#define OFF_SEEDS 3
+static int (*const off_seed[OFF_SEEDS])(const void *, const void *, void *) = {
+    cmp_deadline, cmp_late_release, cmp_window};
+
+/* 1 if job x of plan p is a rejected deadline job that the order search
+ * may move: not withheld, not promised, not under way, not hopeless. */
+static int movable(const plan *p, int x, const unsigned char *wh,
+                   signed char *hl)
+{
+    const plan_job *b = &p->jobs[x];
+    if (b->decision != PLAN_REJECTED || !b->in->has_deadline || wh[x] ||
+        b->in->promised || b->in->iterations_done > 0 ||
+        b->in->samples_done > 0)
+        return 0;
+    if (hl[x] < 0)
+        hl[x] = (signed char)hopeless(p, x);
+    return !hl[x];
+}
 int off_plan(plan *p, const job_queue *q, const cluster *c,
              const plan_opts *o, int max_plans, off_stats *st, ef_err *e)
 {
@@ -116,20 +202,29 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
     cand *cd = ef_malloc(((size_t)n + 1) * sizeof *cd); /* moves to try */
     double *cost = ef_malloc(((size_t)n + 1) * sizeof *cost); /* job_cost */
     signed char *hl = ef_malloc((size_t)n + 1); /* hopeless(), cached */
+    int64_t *dec = ef_malloc(((size_t)n + 1) * sizeof *dec); /* decide_at */
+    int64_t *tdec = ef_malloc(((size_t)n + 1) * sizeof *tdec);
+    double *okey = ef_calloc((size_t)n + 1, sizeof *okey); /* order keys */
+    double *tkey = ef_malloc(((size_t)n + 1) * sizeof *tkey);
+    int *seq = ef_malloc(((size_t)n + 1) * sizeof *seq); /* phase 2 */
+    int *tseq = ef_malloc(((size_t)n + 1) * sizeof *tseq);
+    for (int i = 0; i <= n; i++)
+        dec[i] = INT64_MAX; /* at its release */
     memset(hl, -1, (size_t)n + 1);
     for (int i = 0; i < n; i++)
         cost[i] = job_cost(&q->jobs[i], c->total_gpus);
+    cost[n] = 0;
     plan best, trial;                                  /* incumbent, move */
     int rc = EF_ERR;
     const double *ord = NULL; /* the incumbent's order within a point */
-    if (build(&best, q, c, o, wh, NULL, e) != EF_OK)
+    if (build(&best, q, c, o, wh, NULL, NULL, e) != EF_OK)
         goto out;
     s.plans = 1;
     s.online_admitted = best.admitted;
     double bcost = plan_cost(&best, cost); /* the incumbent's */
     /* the cheapest first within a point (a burst), if that is better */
     if (max_plans > 1) {
-        if (build(&trial, q, c, o, wh, cost, e) != EF_OK) {
+        if (build(&trial, q, c, o, wh, cost, NULL, e) != EF_OK) {
             plan_free(&best);
             goto out;
         }
@@ -140,7 +235,8 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
             plan_free(&best);
             best = trial;
             bcost = tcost;
-            ord = cost;
+            memcpy(okey, cost, ((size_t)n + 1) * sizeof *okey);
+            ord = okey;
             s.moves++;
         } else {
             plan_free(&trial);
@@ -167,7 +263,7 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
         for (int k = 0; k < m && s.plans < max_plans; k++) {
             memcpy(tw, wh, (size_t)n);
             tw[cd[k].job] = k >= giveback;
-            if (build(&trial, q, c, o, tw, ord, e) != EF_OK) {
+            if (build(&trial, q, c, o, tw, ord, dec, e) != EF_OK) {
                 plan_free(&best);
                 goto out;
             }
@@ -197,7 +293,7 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
                 memcpy(tw, wh, (size_t)n);
                 tw[cd[giveback + a].job] = 1;
                 tw[cd[giveback + b].job] = 1;
-                if (build(&trial, q, c, o, tw, ord, e) != EF_OK) {
+                if (build(&trial, q, c, o, tw, ord, dec, e) != EF_OK) {
                     plan_free(&best);
                     goto out;
                 }
@@ -217,6 +313,104 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
                 }
             }
     }
+    /* phase 2: every job decided at the plan's start (each reservation
+     * still from its release), in an order searched from deadline order:
+     * a rejected job moved earlier in the order, to each place from the
+     * first on; a move is kept when it beats this phase's incumbent; the
+     * phase's result replaces the incumbent if better */
+    memset(tw, 0, (size_t)n + 1);
+    int gain = 0; /* a rejected job that could be admitted */
+    for (int i = 0; i < n && !gain; i++)
+        gain = best.jobs[i].decision == PLAN_REJECTED &&
+               movable(&best, i, tw, hl);
+    if (s.plans < max_plans && n > 1 && gain) {
+        for (int i = 0; i < n; i++) {
+            seq[i] = i;
+            tdec[i] = best.now;
+        }
+        tdec[n] = best.now;
+        memset(tkey, 0, ((size_t)n + 1) * sizeof *tkey);
+        memset(tw, 0, (size_t)n + 1); /* nothing withheld: the order decides */
+        plan cur;
+        double ccost = 0;
+        for (int sd = 0; sd < OFF_SEEDS && (sd == 0 || s.plans < max_plans);
+             sd++) {
+            for (int i = 0; i < n; i++)
+                tseq[i] = i;
+            qsort_r(tseq, (size_t)n, sizeof *tseq, off_seed[sd], &best);
+            seq_keys(tseq, n, tkey);
+            if (build(&trial, q, c, o, tw, tkey, tdec, e) != EF_OK) {
+                if (sd > 0)
+                    plan_free(&cur);
+                plan_free(&best);
+                goto out;
+            }
+            s.plans++;
+            double tcost = plan_cost(&trial, cost);
+            if (sd == 0 || better(&trial, tcost, cur.admitted, ccost)) {
+                if (sd > 0)
+                    plan_free(&cur);
+                cur = trial;
+                ccost = tcost;
+                memcpy(seq, tseq, (size_t)n * sizeof *seq);
+            } else {
+                plan_free(&trial);
+            }
+        }
+        /* moves: a rejected job to an earlier place (the first first),
+         * then an admitted one to a later place (the last first) */
+        int more = 1;
+        while (more && s.plans < max_plans) {
+            more = 0;
+            for (int pass = 0; pass < 2 && !more; pass++)
+                for (int k = 0; k < n && !more && s.plans < max_plans; k++) {
+                    int x = seq[k];
+                    const plan_job *cj = &cur.jobs[x];
+                    if (pass == 0 ? !movable(&cur, x, tw, hl)
+                                  : cj->decision != PLAN_ADMITTED ||
+                                        !cj->in->has_deadline ||
+                                        cj->in->promised)
+                        continue;
+                    int lo = pass == 0 ? 0 : k + 1, hi = pass == 0 ? k : n;
+                    for (int u = lo; u < hi && !more && s.plans < max_plans;
+                         u++) {
+                        int to = pass == 0 ? u : n - 1 - (u - lo);
+                        seq_move(seq, n, k, to, tseq);
+                        seq_keys(tseq, n, tkey);
+                        if (build(&trial, q, c, o, tw, tkey, tdec, e) !=
+                            EF_OK) {
+                            plan_free(&cur);
+                            plan_free(&best);
+                            goto out;
+                        }
+                        s.plans++;
+                        double tcost = plan_cost(&trial, cost);
+                        if (better(&trial, tcost, cur.admitted, ccost)) {
+                            plan_free(&cur);
+                            cur = trial;
+                            ccost = tcost;
+                            memcpy(seq, tseq, (size_t)n * sizeof *seq);
+                            more = 1;
+                        } else {
+                            plan_free(&trial);
+                        }
+                    }
+                }
+        }
+        if (better(&cur, ccost, best.admitted, bcost)) {
+            plan_free(&best);
+            best = cur;
+            bcost = ccost;
+            memcpy(dec, tdec, ((size_t)n + 1) * sizeof *dec);
+            memcpy(wh, tw, (size_t)n + 1);
+            seq_keys(seq, n, okey);
+            ord = okey;
+            s.moves++;
+            s.early = 1;
+        } else {
+            plan_free(&cur);
+        }
+    }
     s.budget_hit = s.plans >= max_plans;
     for (int i = 0; i < n; i++)
         s.withheld += wh[i];
@@ -235,5 +429,11 @@ out:
     free(cd);
     free(cost);
     free(hl);
+    free(dec);
+    free(tdec);
+    free(okey);
+    free(tkey);
+    free(seq);
+    free(tseq);
     return rc;
 }

@@ -30,7 +30,23 @@
  *      a job too slow even alone gains nothing), the costliest first (ties by queue
  *      index); when none is better, pairs of the first 12 withhold moves;
  *      a round without a better move ends the search, and so does the
- *      budget of plan_build calls.
+ *      budget of plan_build calls;
+ *   4. then, if some rejected deadline job could finish alone and the
+ *      budget allows, a second search where every job is decided at the
+ *      plan's start (plan_opts.decide_at; each reservation still starts
+ *      at the job's release at the earliest) and nothing is withheld, in
+ *      an order (plan_opts.order) that is searched: the best of three
+ *      first orders (deadline; latest release first; shortest window
+ *      first, each then by deadline), then moves of one job: a rejected
+ *      one to an earlier place (the first place first), then an admitted
+ *      one to a later place (the last first); the first better move is
+ *      taken (better as in 2) and the moves start over. Its plan
+ *      replaces the incumbent when it is better. Deciding every job at
+ *      the start lets a job released later take its share before an
+ *      earlier one shapes its reservation around it (on the oracle
+ *      study, the jobs of a late window first); each such plan re-plans
+ *      every admitted job at every point, about ten times the cost of an
+ *      online plan at a thousand jobs.
  * Hence the result never admits fewer jobs than the online plan, and the
  * same inputs give the same plan (no clock, no threads in the choice).
  */
@@ -50,6 +66,8 @@ typedef struct off_stats {
     int plans;           /* plan_build calls, the online plan included */
     int withheld;        /* jobs left out in the returned plan */
     int moves;           /* improving moves taken */
+    int early;           /* 1: the plan decides every job at its start
+                            (phase 2 of the search) */
     int budget_hit;      /* 1: the budget stopped the search */
 } off_stats;
 
