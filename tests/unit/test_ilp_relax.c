@@ -456,6 +456,63 @@ static void test_decide_at(void **state)
     queue_free(&q);
 }
 
+/* off_plan's second phase (every job decided at the start, the order
+ * searched) on syn3 of the oracle study (benchmarks/oracle_study.sh):
+ * greedy admits 6, the ILP 7, the first phase 6; the second finds 7, the
+ * plan passes plan_check and no job runs before its release. */
+static void test_offline_phase2(void **state)
+{
+    (void)state;
+    static const char csv[] =
+        "job_id,submit_time,iteration,model_name,ddl,batch_size,num_gpu,"
+        "duration,best_effort\n"
+        "0,0,45213,gpt2,1268,256,8,2888,0\n"
+        "1,542,40753,inception3,3392,64,8,3043,0\n"
+        "2,684,21397,vgg16,6242,128,1,8152,0\n"
+        "4,1889,20338,deepspeech2,12977,64,1,12712,0\n"
+        "5,2115,23072,vgg16,6409,64,1,4566,0\n"
+        "6,3251,21683,gpt2,7141,256,1,5292,0\n"
+        "7,3292,10739,gpt2,5822,256,1,2621,0\n"
+        "10,3619,5244,resnet50,5989,256,1,2845,0\n"
+        "11,3859,34559,inception3,7345,64,1,7169,0\n";
+    ef_err e = {0};
+    job_queue q;
+    assert_int_equal(queue_parse_csv(&q, "syn3.csv", csv, strlen(csv), &e),
+                     EF_OK);
+    assert_int_equal(queue_resolve(&q, &g_curves, &e), EF_OK);
+    cluster c;
+    assert_int_equal(cluster_from_arg(&c, "n1g8", &e), EF_OK);
+    plan_opts po;
+    plan_opts_default(&po);
+    po.slot = 600;
+    po.overhead = OVH_NONE;
+    plan p, p2;
+    off_stats st;
+    assert_int_equal(off_plan(&p, &q, &c, &po, OFF_DEFAULT_PLANS, &st, &e),
+                     EF_OK);
+    assert_int_equal(st.online_admitted, 6);
+    assert_int_equal(p.admitted, 7);
+    assert_int_equal(st.early, 1);
+    assert_int_equal(plan_check(&p, &e), EF_OK);
+    for (int s = 0; s < p.nslots; s++)
+        for (int a = 0; a < p.slots[s].nalloc; a++)
+            assert_true(p.slots[s].start >=
+                        p.jobs[p.slots[s].a[a].job].release);
+    /* the same inputs, the same plan */
+    assert_int_equal(off_plan(&p2, &q, &c, &po, OFF_DEFAULT_PLANS, NULL, &e),
+                     EF_OK);
+    char *s1, *s2;
+    size_t n1, n2;
+    assert_int_equal(plan_to_json(&p, "t", "A100", &s1, &n1), EF_OK);
+    assert_int_equal(plan_to_json(&p2, "t", "A100", &s2, &n2), EF_OK);
+    assert_true(n1 == n2 && memcmp(s1, s2, n1) == 0);
+    free(s1);
+    free(s2);
+    plan_free(&p);
+    plan_free(&p2);
+    queue_free(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -464,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_hooks),
         cmocka_unit_test(test_decide_at),
+        cmocka_unit_test(test_offline_phase2),
     };
     return cmocka_run_group_tests(tests, tp_setup, tp_teardown);
 }
