@@ -153,7 +153,8 @@ static int cmp_deadline(const void *a, const void *b, void *ctx)
 static int cmp_late_release(const void *a, const void *b, void *ctx)
 {
     const plan *p = ctx;
-    const plan_job *x = &p->jobs[*(const int *)a], *y = &p->jobs[*(const int *)b];
+    const plan_job *x = &p->jobs[*(const int *)a];
+    const plan_job *y = &p->jobs[*(const int *)b];
     if (x->release != y->release)
         return x->release > y->release ? -1 : 1;
     return cmp_deadline(a, b, ctx);
@@ -163,7 +164,8 @@ static int cmp_late_release(const void *a, const void *b, void *ctx)
 static int cmp_window(const void *a, const void *b, void *ctx)
 {
     const plan *p = ctx;
-    const plan_job *x = &p->jobs[*(const int *)a], *y = &p->jobs[*(const int *)b];
+    const plan_job *x = &p->jobs[*(const int *)a];
+    const plan_job *y = &p->jobs[*(const int *)b];
     int64_t u = x->deadline - x->release, v = y->deadline - y->release;
     if (u != v)
         return u < v ? -1 : 1;
