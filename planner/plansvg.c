@@ -1,4 +1,4 @@
-/* plansvg.c: draw a plan as an SVG chart (see plan_write_svg in plan.h). */
+/* plansvg.c: draw a plan as an SVG chart (see plan_svg in plan.h). */
 #include "planner/plan.h"
 
 #include <stdlib.h>

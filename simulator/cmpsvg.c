@@ -1,4 +1,4 @@
-/* cmpsvg.c: the compare grid's chart, cmp_write_svg (see compare.h). */
+/* cmpsvg.c: the compare grid's chart, cmp_svg (see compare.h). */
 #include "simulator/compare.h"
 
 #include <stdlib.h>

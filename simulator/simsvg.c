@@ -1,4 +1,4 @@
-/* simsvg.c: the simulation's chart, sim_write_svg (see sim.h). */
+/* simsvg.c: the simulation's chart, sim_svg (see sim.h). */
 #include "simulator/sim.h"
 
 #include <stdlib.h>
