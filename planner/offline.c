@@ -232,8 +232,7 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
         }
         s.plans++;
         double tcost = plan_cost(&trial, cost);
-        if (trial.admitted > best.admitted ||
-            (trial.admitted == best.admitted && tcost < bcost * (1 - 1e-9))) {
+        if (better(&trial, tcost, best.admitted, bcost)) {
             plan_free(&best);
             best = trial;
             bcost = tcost;
@@ -271,9 +270,7 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
             }
             s.plans++;
             double tcost = plan_cost(&trial, cost);
-            if (trial.admitted > best.admitted ||
-                (trial.admitted == best.admitted &&
-                 tcost < bcost * (1 - 1e-9))) {
+            if (better(&trial, tcost, best.admitted, bcost)) {
                 plan_free(&best);
                 best = trial;
                 bcost = tcost;
@@ -301,9 +298,7 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
                 }
                 s.plans++;
                 double tcost = plan_cost(&trial, cost);
-                if (trial.admitted > best.admitted ||
-                    (trial.admitted == best.admitted &&
-                     tcost < bcost * (1 - 1e-9))) {
+                if (better(&trial, tcost, best.admitted, bcost)) {
                     plan_free(&best);
                     best = trial;
                     bcost = tcost;
