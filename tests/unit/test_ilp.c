@@ -35,6 +35,7 @@
 #include "simulator/gen.h"
 #include "solver/ilp.h"
 #include "testplan.h"
+#include "testgen.h"
 #include "testutil.h"
 
 /* A toy model: 1.0 it/s on one GPU, 1.8 on two. */
@@ -358,41 +359,13 @@ static void test_written_lp(void **state)
 
 /* ---- seeded random instances from the trace generator -------------------- */
 
-/* A generated queue of n jobs, cut to ~24 slots on the returned slot. */
-static int gen_queue(job_queue *q, uint64_t seed, int n, double gap,
-                     double lo, double hi)
-{
-    gen_opts go;
-    gen_opts_default(&go);
-    go.jobs = n;
-    go.mean_gap = gap;
-    go.ddl_lo = lo;
-    go.ddl_hi = hi;
-    go.best_effort = 0.1;
-    go.seed = seed;
-    ef_buf b = {0};
-    ef_err e;
-    assert_int_equal(gen_trace(&go, &g_curves, &b, &e), EF_OK);
-    memset(q, 0, sizeof *q);
-    assert_int_equal(queue_parse_csv(q, "gen.csv", b.s, b.n, &e), EF_OK);
-    free(b.s);
-    assert_int_equal(queue_resolve(q, &g_curves, &e), EF_OK);
-    int64_t span = 0;
-    for (int j = 0; j < q->n; j++)
-        if (q->jobs[j].deadline > span)
-            span = q->jobs[j].deadline;
-    int64_t slot = (span + 23) / 24;
-    slot = (slot + 59) / 60 * 60;
-    return slot < 60 ? 60 : (int)slot;
-}
-
 static int g_warm_accepted, g_greedy_behind;
 
 static void check_random(uint64_t seed)
 {
     job_queue q;
     int n = 6 + (int)(seed % 7);
-    int slot = gen_queue(&q, seed, n, 900, 0.3, 1.0);
+    int slot = tg_queue(&q, seed, n, 900, 0.3, 1.0, 0);
     cluster c;
     static const char *cls[] = {"n1g8", "n2g8", "n4g8"};
     ef_err e = {0};
@@ -465,7 +438,7 @@ static void test_node_limit(void **state)
 {
     (void)state;
     job_queue q;
-    int slot = gen_queue(&q, 1, 12, 1200, 0.4, 1.0);
+    int slot = tg_queue(&q, 1, 12, 1200, 0.4, 1.0, 0);
     cluster c;
     ef_err e = {0};
     assert_int_equal(cluster_from_arg(&c, "n2g8", &e), EF_OK);

@@ -40,66 +40,8 @@
 #include "simulator/gen.h"
 #include "solver/ilp.h"
 #include "testplan.h"
+#include "testgen.h"
 #include "testutil.h"
-
-/* Keep the header and the first n rows of a generated CSV whose
- * requested duration (column 8) is at most 'maxdur' seconds. */
-static void keep_rows(ef_buf *b, int n, double maxdur)
-{
-    ef_buf o = {0};
-    char *line = b->s, *nl;
-    int row = -1, kept = 0;
-    while (line && *line) {
-        nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line + 1) : strlen(line);
-        const char *f = line;
-        for (int k = 0; k < 7 && f; k++) {
-            f = memchr(f, ',', len - (size_t)(f - line));
-            if (f)
-                f++;
-        }
-        if (row < 0 || (kept < n && f && atof(f) <= maxdur)) {
-            ef_buf_printf(&o, "%.*s", (int)len, line);
-            kept += row >= 0;
-        }
-        row++;
-        line = nl ? nl + 1 : NULL;
-    }
-    free(b->s);
-    *b = o;
-}
-
-/* A generated queue of n jobs, cut to ~24 slots on the returned slot.
- * study != 0: as benchmarks/oracle_study.sh cuts its synthetic instances
- * (40 jobs generated, no best-effort, the first n of at most 5.3 h). */
-static int gen_queue(job_queue *q, uint64_t seed, int n, double gap,
-                     double lo, double hi, int study)
-{
-    gen_opts go;
-    gen_opts_default(&go);
-    go.jobs = study ? 40 : n;
-    go.mean_gap = gap;
-    go.ddl_lo = lo;
-    go.ddl_hi = hi;
-    go.best_effort = study ? 0 : 0.1;
-    go.seed = seed;
-    ef_buf b = {0};
-    ef_err e;
-    assert_int_equal(gen_trace(&go, &g_curves, &b, &e), EF_OK);
-    if (study)
-        keep_rows(&b, n, 19000);
-    memset(q, 0, sizeof *q);
-    assert_int_equal(queue_parse_csv(q, "gen.csv", b.s, b.n, &e), EF_OK);
-    free(b.s);
-    assert_int_equal(queue_resolve(q, &g_curves, &e), EF_OK);
-    int64_t span = 0;
-    for (int j = 0; j < q->n; j++)
-        if (q->jobs[j].deadline > span)
-            span = q->jobs[j].deadline;
-    int64_t slot = (span + 23) / 24;
-    slot = (slot + 59) / 60 * 60;
-    return slot < 60 ? 60 : (int)slot;
-}
 
 /* Counts over the random instances, to show the properties bite. */
 static int g_tight, g_offline_better, g_exact_proven, g_instances;
@@ -118,8 +60,8 @@ static void check_instance(uint64_t seed, int study)
 {
     job_queue q;
     int n = 6 + (int)(seed % 7);
-    int slot = study ? gen_queue(&q, seed, n, 300, 0.4, 1.0, 1)
-                     : gen_queue(&q, seed, n, 900, 0.3, 1.0, 0);
+    int slot = study ? tg_queue(&q, seed, n, 300, 0.4, 1.0, 1)
+                     : tg_queue(&q, seed, n, 900, 0.3, 1.0, 0);
     cluster c;
     static const char *cls[] = {"n1g8", "n2g8", "n4g8"};
     ef_err e = {0};
@@ -294,7 +236,7 @@ static void test_edges(void **state)
     assert_int_equal(x.deadline_jobs, 0);
     queue_free(&q);
     /* a generated queue, its model written */
-    int slot = gen_queue(&q, 7, 8, 900, 0.3, 1.0, 0);
+    int slot = tg_queue(&q, 7, 8, 900, 0.3, 1.0, 0);
     char lp[] = "/tmp/efplan-relax-XXXXXX";
     int fd = mkstemp(lp);
     assert_true(fd >= 0);
