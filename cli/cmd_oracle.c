@@ -31,6 +31,7 @@ void help_oracle(void)
         "                     [--no-warm-start] [--write-lp model.lp]\n"
         "                     [--method auto|exact|relaxed|both]\n"
         "                     [--windows N] [--offline-plans N]\n"
+        "                     [--offline-exact BINARIES]\n"
         "                     [--out result.json] [--plan-out ilp-plan.json]\n"
         "\n"
         "How far is the greedy planner from the best possible admission?\n"
@@ -72,6 +73,9 @@ void help_oracle(void)
         "                      more is tighter and slower)\n"
         "  --offline-plans N   plans the offline admission may try (default\n"
         "                      200; 1 = arrival order only)\n"
+        "  --offline-exact B   the offline admission's exact step runs on\n"
+        "                      models of at most B binaries (default 5000;\n"
+        "                      0 = the search alone), as in 'efplan plan'\n"
         "  --out FILE          write the result (JSON, efplan-oracle v2)\n"
         "  --plan-out FILE     write the ILP's schedule as a plan file\n"
         "\n"
@@ -124,6 +128,9 @@ static void print_bound(const plan *g, const plan *off, const off_stats *os,
            "tried, %d jobs left out%s)\n", off->admitted,
            off->promised_gpu_seconds / 3600.0, os->plans, os->withheld,
            os->budget_hit ? "; stopped by --offline-plans" : "");
+    char ex[160]; /* what its exact step did */
+    ilp_offline_text(os, ex, sizeof ex);
+    printf("    %s\n", ex);
     if (!x)
         return;
     switch (x->status) {
@@ -228,12 +235,14 @@ int cmd_oracle(int argc, char **argv)
         {"method", required_argument, NULL, 'M'},
         {"windows", required_argument, NULL, 'w'},
         {"offline-plans", required_argument, NULL, 'P'},
+        {"offline-exact", required_argument, NULL, 'X'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *jobs_path = NULL, *cluster_arg = NULL, *curves_arg = NULL;
     const char *out_path = NULL, *plan_path = NULL, *must_arg = NULL;
     int warm = 1, o, method = M_AUTO, time_set = 0;
     int offline_plans = OFF_DEFAULT_PLANS;
+    long offline_exact = ILP_OFFLINE_BINARIES; /* --offline-exact */
     plan_opts po;
     ilp_opts io;
     plan_opts_default(&po);
@@ -296,6 +305,12 @@ int cmd_oracle(int argc, char **argv)
                                        "not a count from 1 to 1e6", optarg);
             offline_plans = (int)v;
             break;
+        case 'X':
+            if (ef_parse_i64(optarg, 0, 100000000, &v) != EF_NUM_OK)
+                return cli_usage_error("oracle", "--offline-exact: \"%s\" is "
+                                       "not a count from 0 to 1e8", optarg);
+            offline_exact = (long)v;
+            break;
         case 'N':
             if (ef_parse_i64(optarg, 1, 1000000000, &v) != EF_NUM_OK)
                 return cli_usage_error("oracle", "--node-limit: \"%s\" is not "
@@ -347,7 +362,8 @@ int cmd_oracle(int argc, char **argv)
     const char *fault = getenv("EFPLAN_ILP_FAULT");
     if (fault && strcmp(fault, "glpk") == 0)
         io.fault = ILP_FAULT_GLPK;
-    if (off_plan(&off, &q, &c, &po, offline_plans, &os, &e) != EF_OK) {
+    if (ilp_offline(&off, &q, &c, &po, offline_plans, offline_exact,
+                    ILP_OFFLINE_NODES, &os, &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }

@@ -15,6 +15,7 @@
 #include "planner/offline.h"
 #include "planner/plan.h"
 #include "planner/planio.h"
+#include "solver/ilp.h"
 
 void help_plan(void)
 {
@@ -27,6 +28,7 @@ void help_plan(void)
         "                   [--overhead fig12|reference|restart|none]\n"
         "                   [--plan-version 1|2]\n"
         "                   [--admission online|offline] [--offline-plans N]\n"
+        "                   [--offline-exact BINARIES]\n"
         "\n"
         "Plan a job queue: admit each job whose deadline can be guaranteed by\n"
         "its minimum satisfactory share (in submit order, against the GPUs\n"
@@ -66,8 +68,14 @@ void help_plan(void)
         "                      out, then decide every job at the start in a\n"
         "                      searched order (none runs before its submit\n"
         "                      time); each try a full plan, never fewer\n"
-        "                      admitted than online\n"
+        "                      admitted than online; then, when the queue\n"
+        "                      is small, the exact ILP's set of jobs with\n"
+        "                      its schedule as their reservations\n"
         "  --offline-plans N   plans the offline search may try (default 200)\n"
+        "  --offline-exact B   the exact step runs when its model has at most\n"
+        "                      B binaries (default 5000, about a dozen jobs\n"
+        "                      over 24 slots; 0 = never); reproducible: a\n"
+        "                      node limit, no clock\n"
         "\n"
         "Exit codes: 0 planned (some jobs may be rejected: see the summary),\n"
         "2 usage error, 3 invalid input, 5 internal error.\n");
@@ -274,12 +282,14 @@ int cmd_plan(int argc, char **argv)
         {"plan-version", required_argument, NULL, 'V'},
         {"admission", required_argument, NULL, 'A'},
         {"offline-plans", required_argument, NULL, 'P'},
+        {"offline-exact", required_argument, NULL, 'X'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *jobs_path = NULL, *cluster_arg = NULL, *curves_arg = NULL;
     const char *out_path = NULL, *svg_path = NULL;
     int all = 0, o, version = PLAN_V2;
     int offline = 0, offline_plans = OFF_DEFAULT_PLANS; /* --admission */
+    long offline_exact = ILP_OFFLINE_BINARIES; /* --offline-exact */
     plan_opts po;
     plan_opts_default(&po);
     po.overhead = OVH_FIG12;
@@ -331,6 +341,12 @@ int cmd_plan(int argc, char **argv)
                                        "a count from 1 to 1e6", optarg);
             offline_plans = (int)v;
             break;
+        case 'X':
+            if (ef_parse_i64(optarg, 0, 100000000, &v) != EF_NUM_OK)
+                return cli_usage_error("plan", "--offline-exact: \"%s\" is not "
+                                       "a count from 0 to 1e8", optarg);
+            offline_exact = (long)v;
+            break;
         case 'V':
             if (cli_parse_plan_version("plan", optarg, &version) != 0)
                 return EXIT_USAGE;
@@ -374,7 +390,9 @@ int cmd_plan(int argc, char **argv)
     }
     po.progress = progress;
     /* EF_OK or EF_ERR */
-    int built = offline ? off_plan(&p, &q, &c, &po, offline_plans, &os, &e)
+    int built = offline ? ilp_offline(&p, &q, &c, &po, offline_plans,
+                                      offline_exact, ILP_OFFLINE_NODES, &os,
+                                      &e)
                         : plan_build(&p, &q, &c, &po, &e);
     cli_progress_end();
     if (built != EF_OK) {
@@ -419,11 +437,14 @@ int cmd_plan(int argc, char **argv)
         rc = summary_json(&p, out_path);
     else
         print_summary(say, &p, all || cli_cf.verbose);
-    if (offline && !cli_cf.quiet)
+    if (offline && !cli_cf.quiet) {
+        char ex[160]; /* what the exact step did */
+        ilp_offline_text(&os, ex, sizeof ex);
         fprintf(cli_cf.json ? stderr : say, "offline admission: %d admitted "
-                "(arrival order: %d), %d jobs left out, %d plans tried%s\n",
+                "(arrival order: %d), %d jobs left out, %d plans tried%s; %s\n",
                 p.admitted, os.online_admitted, os.withheld, os.plans,
-                os.budget_hit ? " (stopped by --offline-plans)" : "");
+                os.budget_hit ? " (stopped by --offline-plans)" : "", ex);
+    }
     if (out_path && strcmp(out_path, "-") != 0 && !cli_cf.quiet)
         fprintf(say, "wrote %s\n", out_path);
     if (svg_path && strcmp(svg_path, "-") != 0 && !cli_cf.quiet)

@@ -196,6 +196,8 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
 {
     off_stats s;
     memset(&s, 0, sizeof s);
+    s.exact = s.exact_status = s.exact_admitted = -1;
+    s.exact_binaries = -1;
     memset(p, 0, sizeof *p);
     ef_assert(o->withhold == NULL && o->order == NULL && max_plans >= 1);
     int n = q->n;
@@ -433,4 +435,26 @@ out:
     free(seq);
     free(tseq);
     return rc;
+}
+
+int off_better(const plan *t, const plan *inc)
+{
+    double tc = 0, ic = 0; /* the admitted jobs' costs of t, of inc */
+    for (int j = 0; j < t->njobs; j++)
+        if (t->jobs[j].decision == PLAN_ADMITTED)
+            tc += job_cost(t->jobs[j].in, t->cl.total_gpus);
+    for (int j = 0; j < inc->njobs; j++)
+        if (inc->jobs[j].decision == PLAN_ADMITTED)
+            ic += job_cost(inc->jobs[j].in, inc->cl.total_gpus);
+    return better(t, tc, inc->admitted, ic);
+}
+
+int off_open(const plan *p)
+{
+    int open = 0; /* rejected deadline jobs that could finish alone */
+    for (int j = 0; j < p->njobs; j++)
+        if (p->jobs[j].decision == PLAN_REJECTED &&
+            p->jobs[j].in->has_deadline && !hopeless(p, j))
+            open++;
+    return open;
 }

@@ -69,6 +69,14 @@ typedef struct off_stats {
     int early;           /* 1: the plan decides every job at its start
                             (phase 2 of the search) */
     int budget_hit;      /* 1: the budget stopped the search */
+    /* the exact step (solver/ilp.h ilp_offline; off_plan leaves these
+       at their "not run" values) */
+    int exact;           /* -1 not run (off, or the model too large, or
+                            nothing to gain); 0 run, its plan not better;
+                            1 the plan is the exact step's */
+    int exact_status;    /* ilp_status of the solve; -1 not run */
+    int exact_admitted;  /* the ILP's admitted count; -1 not run */
+    long exact_binaries; /* binaries of the model; -1 not counted */
 } off_stats;
 
 /*
@@ -83,5 +91,20 @@ typedef struct off_stats {
  */
 int off_plan(plan *p, const job_queue *q, const cluster *c,
              const plan_opts *o, int max_plans, off_stats *st, ef_err *e);
+
+/*
+ * off_better: 1 if plan 't' is better than plan 'inc' (the same queue):
+ * more jobs admitted, or as many with a lower total cost of the admitted
+ * jobs (each job's GPU-seconds at its most efficient usable size), the
+ * order off_plan's search improves by.
+ */
+int off_better(const plan *t, const plan *inc);
+
+/*
+ * off_open: how many deadline jobs plan 'p' rejects that could finish by
+ * their deadline alone on the cluster (overheads aside): 0 means no
+ * other choice of jobs admits more.
+ */
+int off_open(const plan *p);
 
 #endif

@@ -543,6 +543,28 @@ static int promised_before(const plan *p, const int *act, int na, int64_t t,
     return 0;
 }
 
+/* 1 if job j, decided at t, may take reservation h (opts.hint): it
+ * starts at j's release at the earliest, its sizes are usable, F has
+ * every GPU of it free, and it delivers j's remaining work by its
+ * deadline with the overheads paid (from where j stands at its start;
+ * the promise check, with the allowance of forced migrations). */
+static int hint_fits(const plan *p, const plan_job *j, int64_t t,
+                     const avail *F, const resv *h)
+{
+    int64_t from = t > j->release ? t : j->release; /* its first second */
+    for (int k = 0; k < h->n; k++) {
+        const seg *s = &h->s[k];
+        if (s->start < from || s->end <= s->start ||
+            curve_tput(j->in->curve, s->gpus) <= 0 ||
+            avail_min(F, s->start, s->end) < s->gpus)
+            return 0;
+    }
+    prm_model m = pmodel(p);
+    prm_start st = pstart(j, from);
+    return prm_resv_work(&m, &st, NULL, h, j->in->curve, from,
+                         j->deadline) >= j->rem * (1.0 + MSS_MARGIN);
+}
+
 /* Decide one released job at t. */
 static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
                    const int *act, int na, int *ord)
@@ -577,7 +599,19 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
         p->rejected++;
         return;
     }
-    /* Admitted if its MSS plan fits what the admitted jobs left free ... */
+    /* Admitted with the reservation given for it (offline admission's
+     * exact step) if that holds ... */
+    const resv *h = p->hint ? &p->hint[j - p->jobs] : NULL;
+    if (h && h->n > 0 && !j->eb && hint_fits(p, j, t, F, h)) {
+        j->rrow = j->in->curve;
+        j->tight = 0;
+        j->decision = PLAN_ADMITTED;
+        resv_copy(&j->r, h);
+        resv_apply(&j->r, F, -1);
+        p->admitted++;
+        return;
+    }
+    /* ... or if its MSS plan fits what the admitted jobs left free ... */
     const curve_row *er = plan_mss(p, j, t, F, tmp);
     if (er) {
         j->rrow = er;
@@ -1198,6 +1232,8 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
     p->opts.decide_at = NULL;
     p->decide_at = o->no_admission || o->admission_reference ? NULL
                                                              : o->decide_at;
+    p->opts.hint = NULL;
+    p->hint = o->no_admission || o->admission_reference ? NULL : o->hint;
     p->cl = *c;
     int S = o->slot, n = q->n;
     if (S <= 0)
@@ -1668,6 +1704,7 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
     p->withhold = NULL;
     p->order = NULL;
     p->decide_at = NULL;
+    p->hint = NULL;
     return EF_OK;
 }
 

@@ -132,6 +132,21 @@ typedef struct plan_opts {
                               Ignored with no_admission and
                               admission_reference. Kept and dropped as
                               withhold */
+    const resv *hint;      /* offline admission (the exact step,
+                              solver/ilp.h ilp_offline): per queue index,
+                              a reservation (n == 0: none) that the job
+                              takes when it is decided, before the
+                              admission tests, if every GPU of it is free
+                              then, every size is usable, it starts at
+                              the job's release at the earliest and it
+                              delivers the job's remaining work by its
+                              deadline with the overheads paid (the
+                              promise check); otherwise the tests run as
+                              usual. Later points re-plan the job as any
+                              other: by MSS when the deadline-order
+                              re-plan fits, else it keeps what is left
+                              of this reservation. Elastic-batch jobs
+                              ignore it. Kept and dropped as withhold */
 } plan_opts;
 
 void plan_opts_default(plan_opts *o);
@@ -221,6 +236,7 @@ typedef struct plan {
                                      NULL otherwise */
     const double *order;          /* opts.order, the same way */
     const int64_t *decide_at;     /* opts.decide_at, the same way */
+    const resv *hint;             /* opts.hint, the same way */
     int64_t steps;                /* plan_build's loop steps (a slot, or a
                                      stretch of slots run at once) */
     int replan_fallbacks;         /* fresh re-plan failed, old kept */

@@ -1300,6 +1300,31 @@ int ilp_solve(const job_queue *q, const cluster *c, const ilp_opts *o,
     return rc;
 }
 
+long ilp_binaries(const job_queue *q, const cluster *c, const ilp_opts *o)
+{
+    if (o->slot <= 0)
+        return -1;
+    ilp_result r;  /* the counts plan_shape fills */
+    ilp_relaxed rx; /* makes plan_shape count past ILP_MAX_BINARIES */
+    memset(&r, 0, sizeof r);
+    memset(&rx, 0, sizeof rx);
+    ctx x;
+    memset(&x, 0, sizeof x);
+    x.q = q;
+    x.c = c;
+    x.o = o;
+    x.r = &r;
+    x.rx = &rx;
+    x.S = o->slot;
+    x.N = c->total_gpus;
+    x.n = q->n;
+    ef_err e; /* why the shape failed: not reported */
+    long bins = plan_shape(&x, &e) == EF_OK ? x.bins + r.deadline_jobs
+                                            : -1;
+    ctx_free(&x);
+    return bins;
+}
+
 /* ---- the incumbent as a plan --------------------------------------------- */
 
 int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
@@ -1439,6 +1464,9 @@ void ilp_report_json(const ilp_result *r, const ilp_relaxed *rx,
         jw_obj(&w, "offline", &jw_inline_obj);
         jw_int(&w, "admitted", offline->admitted);
         json_ids(&w, "admitted_jobs", q, NULL, offline);
+        jw_str(&w, "exact", !os || os->exact < 0 ? "not_run"
+                            : os->exact == 0  ? "no_gain"
+                                              : "used");
         int_or_null(&w, "gap_jobs", have_bound, bound - offline->admitted);
         jw_fixed(&w, "gpu_seconds", offline->promised_gpu_seconds, 0);
         jw_int(&w, "plans", os ? os->plans : 0);

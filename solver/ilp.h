@@ -211,6 +211,51 @@ int ilp_solve(const job_queue *q, const cluster *c, const ilp_opts *o,
 
 void ilp_result_free(ilp_result *r);
 
+/*
+ * ilp_binaries: the binaries ilp_solve's model of queue 'q' on cluster
+ * 'c' would have under o->slot, o->now and o->must (the x and a columns,
+ * as ilp_result.binaries; counted without GLPK, past ILP_MAX_BINARIES
+ * too), or -1 when ilp_solve would refuse
+ * the queue for another reason (bad slot, a deadline too far on the
+ * grid, a must-admit job without deadline).
+ */
+long ilp_binaries(const job_queue *q, const cluster *c, const ilp_opts *o);
+
+/* ilp_offline's defaults: the exact step runs on models of at most this
+ * many binaries (a dozen jobs over a day of 24 slots have about 1,000),
+ * each solve within this many branch-and-bound subproblems (no clock:
+ * the same queue gives the same plan). */
+#define ILP_OFFLINE_BINARIES 5000L
+#define ILP_OFFLINE_NODES 3000L
+
+/*
+ * ilp_offline: the offline admission (planner/offline.h off_plan) with an
+ * exact step: when the search's plan still rejects a deadline job that
+ * could finish alone (off_open) and the time-indexed model has at most
+ * 'max_binaries' binaries (0: no exact step), the model is solved
+ * (warm-started with that plan, within 'node_limit' subproblems, no time
+ * limit) and, when its solution admits more jobs, the plan is built
+ * again by plan_build with every job decided at the plan's start, the
+ * ILP's jobs first, each given its slots in the solution as its
+ * reservation (plan_opts.hint: taken only where the GPUs are free and
+ * the promise check, overheads paid, holds; the planner re-plans it as
+ * any other job afterwards), then the others by the usual admission
+ * test. That plan replaces the search's when better (off_better); it
+ * passes plan_check. The ILP ignores reconfiguration costs, so under an
+ * overhead model a reservation that changes size often may not pay them:
+ * then that job goes through the usual test and the step may gain
+ * nothing. 'st' (may be NULL) gets off_plan's statistics and the exact
+ * step's. Errors: those of off_plan, ilp_solve (EF_E_INTERNAL: GLPK) and
+ * plan_build; on error 'p' holds nothing to free.
+ */
+int ilp_offline(plan *p, const job_queue *q, const cluster *c,
+                const plan_opts *o, int max_plans, long max_binaries,
+                long node_limit, off_stats *st, ef_err *e);
+
+/* ilp_offline_text: what the exact step did, as one line for a person
+ * ("exact step: ..."), into buf (n bytes, always terminated). */
+void ilp_offline_text(const off_stats *s, char *buf, size_t n);
+
 /* ilp_relax's finest default: a day of 60 s slots in 360 windows of 4
  * minutes (about 10 s of GLPK for 650 jobs on 256 GPUs that nearly all
  * fit; minutes when the queue contends for the cluster, which is why a

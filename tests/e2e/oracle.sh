@@ -18,7 +18,10 @@
 #   order 6); --method relaxed alone writes its own LP (efplan_bound), no
 #   "ilp"; --method exact has no "relaxed";
 # - plan --admission offline admits 8 and says why "big" is out; the
-#   default (online) still admits 6.
+#   default (online) still admits 6;
+# - the offline admission's exact step on a generated instance where the
+#   search alone cannot reach the optimum: 8 admitted with it, 7 without
+#   (--offline-exact 0), not run on a model above --offline-exact.
 . "$(dirname "$0")/lib/common.sh"
 J=$EFPLAN_DATA/jobs/oracle10.json
 # NODES, SECS: the node and time budgets (an option given twice is a
@@ -33,7 +36,7 @@ has "$T/r1.json" '"format": "efplan-oracle"'
 has "$T/r1.json" '"version": 2'
 has "$T/r1.json" '"method": "both"'
 has "$T/r1.json" '"bound": 8,'
-has "$T/r1.json" '"offline": {"admitted": 8, "admitted_jobs": ["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"], "gap_jobs": 0,'
+has "$T/r1.json" '"offline": {"admitted": 8, "admitted_jobs": ["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"], "exact": "no_gain", "gap_jobs": 0,'
 has "$T/r1.json" '"relaxed": {"bound": 8,'
 has "$T/o1.txt" 'offline admission admits 8 jobs'
 has "$T/o1.txt" 'relaxed bound: at most 8 jobs admissible'
@@ -131,6 +134,34 @@ has "$T/off.json" 'left out by the offline admission'
 $V "$EFPLAN" plan --jobs "$J" --cluster n1g8 --curves A100 --slot 300 \
     >"$T/on.txt" || fail "plan online"
 has "$T/on.txt" 'admitted 6, rejected 3'
+for bad in "--offline-exact -1" "--offline-exact x"; do
+    rc=0
+    # shellcheck disable=SC2086
+    "$EFPLAN" plan --jobs "$J" --cluster n1g8 --curves A100 --admission \
+        offline $bad >/dev/null 2>&1 || rc=$?
+    [ $rc -eq 2 ] || fail "plan $bad: exit $rc, expected 2"
+done
+
+# the exact step: the oracle study's synthetic instance 18 (gen-trace seed
+# 18, its first 10 jobs of at most 5.3 h) on 8 GPUs: arrival order admits
+# 7, the search alone 7 too (no set of jobs left out and no order of
+# decisions lets MSS reservations hold 8), the ILP 8: its jobs with its
+# schedule as their reservations make a plan of 8 that passes the
+# checks; --offline-exact 0 is the search alone
+"$EFPLAN" gen-trace --jobs 40 --mean-interarrival 300 --deadline-factor 0.4 \
+    1.0 --seed 18 | awk -F, 'NR == 1 { print; next }
+    $8 <= 19000 && c < 10 { print; c++ }' >"$T/syn18.csv"
+plan18() { $V "$EFPLAN" plan --jobs "$T/syn18.csv" --cluster n1g8 --curves A100 \
+    --slot 300 --overhead none --admission offline "$@"; }
+plan18 --out "$T/x18.json" >"$T/x18.txt" || fail "plan syn18 offline"
+has "$T/x18.txt" 'offline admission: 8 admitted (arrival order: 7), 0 jobs left out'
+has "$T/x18.txt" "exact step: the ILP's 8 jobs"
+$V "$EFPLAN" validate --plan "$T/x18.json" >/dev/null || fail "syn18 plan invalid"
+plan18 --offline-exact 0 >"$T/s18.txt" || fail "plan syn18 search alone"
+has "$T/s18.txt" 'offline admission: 7 admitted (arrival order: 7)'
+has "$T/s18.txt" 'exact step: not run'
+plan18 --offline-exact 100 >"$T/b18.txt" || fail "plan syn18 small budget"
+has "$T/b18.txt" 'exact step: not run (its model has 262 binaries'
 rc=0
 "$EFPLAN" plan --jobs "$J" --cluster n1g8 --curves A100 --admission later \
     >/dev/null 2>&1 || rc=$?

@@ -1,6 +1,6 @@
 /*
  * test_ilp_relax.c: the bound at real size (ilp_relax, solver/ilp.h) and
- * the offline admission (off_plan, planner/offline.h).
+ * the offline admission (off_plan, planner/offline.h; ilp_offline).
  * - seeded small instances from the trace generator (test_ilp's and the
  *   oracle study's synthetic ones, 8/16/32 GPUs), each solved exactly by the ILP: the relaxed
  *   bound is never below the ILP's solution (so never below the proven
@@ -12,6 +12,12 @@
  *   never more than the ILP's bound, passes plan_check, leaves its
  *   withheld jobs rejected with a reason, and is the same on a second
  *   run; on some instances it admits strictly more than arrival order;
+ *   with the exact step (ilp_offline) it admits at least as many as the
+ *   search alone, never more than the bound, passes plan_check, is the
+ *   same twice, admits every job of the ILP's solution when the step is
+ *   used, and wins back more of greedy's gap than the search alone;
+ * - plan_opts.hint: a hint that holds is the reservation taken; one too
+ *   short, before the release or wider than the free GPUs is ignored;
  * - the bundled oracle10 instance: greedy 6, offline 8 (= the optimum),
  *   bound 8;
  * - must-admit of a job that cannot finish is infeasible; a queue without
@@ -45,6 +51,10 @@
 
 /* Counts over the random instances, to show the properties bite. */
 static int g_tight, g_offline_better, g_exact_proven, g_instances;
+/* The exact step: instances where it was used; over the instances where
+ * the ILP proved greedy behind, greedy's gap and what the search alone
+ * and the search with the exact step win back. */
+static int g_exact_used, g_behind_jobs, g_closed_search, g_closed_exact;
 
 /* The admitted ids of p joined, to compare two plans. */
 static void admitted_ids(const plan *p, char *out, size_t cap)
@@ -134,6 +144,42 @@ static void check_instance(uint64_t seed, int study)
     admitted_ids(&off2, b, sizeof b);
     assert_string_equal(a, b);
     plan_free(&off2);
+    /* the exact step (ilp_offline): never below the search, never above
+     * the bound, checked, the same twice; when it is used, every job of
+     * the ILP's solution is admitted */
+    plan ex;
+    off_stats xs;
+    if (ilp_offline(&ex, &q, &c, &po, OFF_DEFAULT_PLANS, ILP_OFFLINE_BINARIES,
+                    ILP_OFFLINE_NODES, &xs, &e) != EF_OK)
+        fail_msg("seed %llu: exact: %s", (unsigned long long)seed, e.msg);
+    assert_true(ex.admitted >= off.admitted);
+    assert_true(ex.admitted <= r.bound);
+    assert_int_equal(plan_check(&ex, &e), EF_OK);
+    assert_null(ex.hint);
+    if (xs.exact == 1) {
+        assert_true(ex.admitted > off.admitted);
+        assert_true(ex.admitted >= xs.exact_admitted);
+        assert_int_equal(xs.withheld, 0);
+        g_exact_used++;
+    } else {
+        assert_int_equal(ex.admitted, off.admitted);
+    }
+    if (xs.exact < 0 && xs.exact_binaries < 0)
+        assert_int_equal(off_open(&off), 0);
+    if (proven && r.admitted > g.admitted) {
+        g_behind_jobs += r.admitted - g.admitted;
+        g_closed_search += off.admitted - g.admitted;
+        g_closed_exact += ex.admitted - g.admitted;
+    }
+    plan ex2;
+    assert_int_equal(ilp_offline(&ex2, &q, &c, &po, OFF_DEFAULT_PLANS,
+                                 ILP_OFFLINE_BINARIES, ILP_OFFLINE_NODES,
+                                 NULL, &e), EF_OK);
+    admitted_ids(&ex, a, sizeof a);
+    admitted_ids(&ex2, b, sizeof b);
+    assert_string_equal(a, b);
+    plan_free(&ex2);
+    plan_free(&ex);
     /* a budget of one plan is the online plan */
     assert_int_equal(off_plan(&off2, &q, &c, &po, 1, &st, &e), EF_OK);
     assert_int_equal(off2.admitted, g.admitted);
@@ -155,9 +201,15 @@ static void test_random(void **state)
     /* not vacuous: the bound is often exact, the offline mode helps */
     assert_true(g_tight > g_instances / 2);
     assert_true(g_offline_better > 0);
+    assert_true(g_exact_used > 0);
+    assert_true(g_closed_exact > g_closed_search);
     print_message("    %d instances: %d with the ILP's count proven, bound "
                   "tight on %d, offline above greedy on %d\n", g_instances,
                   g_exact_proven, g_tight, g_offline_better);
+    print_message("    greedy behind the proven optimum by %d jobs: the "
+                  "search wins back %d, with the exact step %d (used on %d "
+                  "instances)\n", g_behind_jobs, g_closed_search,
+                  g_closed_exact, g_exact_used);
 }
 
 /* The bundled 10-job instance: an early big job blocks two later ones. */
@@ -335,6 +387,96 @@ static void test_hooks(void **state)
     queue_free(&q);
 }
 
+/* plan_opts.hint on one GPU with two jobs of 3000 s due at 3600: a hint
+ * that holds is the reservation taken (A's hint [0, 3000) is recorded
+ * as reserved from 0, where A's MSS reservation starts at 600 and the
+ * slot before it is surplus, and it keeps B out); one that does not
+ * deliver the work, starts before the release, or wants more GPUs than
+ * are free is ignored and the usual test decides; the plan keeps no
+ * pointer. */
+static void test_hint(void **state)
+{
+    (void)state;
+    char jobs[512];
+    ef_err e = {0};
+    job_queue q;
+    double tp = resnet_tput1();
+    long it = (long)(tp * 3000); /* 3000 s of the only GPU */
+    snprintf(jobs, sizeof jobs,
+             "{\"jobs\": [{\"id\": \"A\", \"model\": \"resnet50\", "
+             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 0, "
+             "\"deadline\": 3600}, {\"id\": \"B\", \"model\": \"resnet50\", "
+             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 600, "
+             "\"deadline\": 3600}]}", it, it);
+    assert_int_equal(queue_parse_json(&q, "t.json", jobs, strlen(jobs), &e),
+                     EF_OK);
+    assert_int_equal(queue_resolve(&q, &g_curves, &e), EF_OK);
+    cluster c;
+    assert_int_equal(cluster_from_arg(&c, "n1g1", &e), EF_OK);
+    plan_opts po;
+    plan_opts_default(&po);
+    po.slot = 600;
+    resv h[3] = {{0}}; /* per job, and the sentinel */
+    int64_t dec[3] = {0, 0, 0};
+    double ord[3] = {1, 0, 2}; /* B first */
+    po.decide_at = dec;
+    po.order = ord;
+    po.hint = h;
+    struct {
+        int64_t a, b; /* B's hint [a, b) at 1 GPU */
+    } cases[] = {
+        {600, 3600}, /* holds: 3000 s of work in 3000 s */
+        {600, 1800}, /* too short: ignored, MSS admits B anyway */
+        {0, 3600},   /* starts before B's release: ignored */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        resv_clear(&h[1]);
+        resv_push(&h[1], cases[k].a, cases[k].b, 1);
+        plan p;
+        assert_int_equal(plan_build(&p, &q, &c, &po, &e), EF_OK);
+        assert_int_equal(plan_check(&p, &e), EF_OK);
+        assert_null(p.hint);
+        assert_null(p.opts.hint);
+        /* B is admitted either way (first decided, it fits alone), and
+         * A, 3000 s due at 3600 beside it, cannot be */
+        assert_int_equal(p.jobs[1].decision, PLAN_ADMITTED);
+        assert_int_equal(p.jobs[0].decision, PLAN_REJECTED);
+        plan_free(&p);
+    }
+    /* a hint wanting two GPUs of the only one: ignored */
+    resv_clear(&h[1]);
+    resv_push(&h[1], 600, 3600, 2);
+    plan p;
+    assert_int_equal(plan_build(&p, &q, &c, &po, &e), EF_OK);
+    assert_int_equal(p.jobs[1].decision, PLAN_ADMITTED);
+    plan_free(&p);
+    /* a hint for A that leaves B no room: A decided first with its hint
+     * [0, 3000) admits A, and B (3000 s in [600, 3600)) is refused */
+    resv_clear(&h[1]);
+    resv_push(&h[0], 0, 3000, 1);
+    ord[0] = 0;
+    ord[1] = 1;
+    assert_int_equal(plan_build(&p, &q, &c, &po, &e), EF_OK);
+    assert_int_equal(p.jobs[0].decision, PLAN_ADMITTED);
+    assert_int_equal(p.jobs[1].decision, PLAN_REJECTED);
+    assert_int_equal(p.jobs[0].planned_end, 3000);
+    assert_int_equal(p.jobs[0].reserved.s[0].start, 0);
+    assert_int_equal(plan_check(&p, &e), EF_OK);
+    plan_free(&p);
+    /* the same hint cut short (2400 s of work in [0, 2400)): ignored; A's
+     * MSS reservation lies at its deadline, so the slots it runs before
+     * are surplus, never reserved from 0 */
+    resv_clear(&h[0]);
+    resv_push(&h[0], 0, 2400, 1);
+    assert_int_equal(plan_build(&p, &q, &c, &po, &e), EF_OK);
+    assert_int_equal(p.jobs[0].decision, PLAN_ADMITTED);
+    assert_true(p.jobs[0].reserved.n == 0 || p.jobs[0].reserved.s[0].start > 0);
+    plan_free(&p);
+    for (int j = 0; j < 3; j++)
+        resv_free(&h[j]);
+    queue_free(&q);
+}
+
 /* plan_opts.decide_at: a job decided before its release holds no GPU
  * before it and the plan passes plan_check; times at or after the release
  * change nothing (byte for byte); the plan keeps no pointer. */
@@ -466,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_hooks),
         cmocka_unit_test(test_decide_at),
+        cmocka_unit_test(test_hint),
         cmocka_unit_test(test_offline_phase2),
     };
     return cmocka_run_group_tests(tests, tp_setup, tp_teardown);
