@@ -28,7 +28,8 @@
 #   number but the solve time is reproducible. The gap counts only when
 #   the ILP's bound is known; "greedy optimal" means ILP bound == greedy.
 # Issue 22 (same run, --method both): the offline admission
-#   (plan --admission offline, default budget of 200 plans) and the
+#   (plan --admission offline, default budget of 200 plans, with its exact
+#   step; and the search alone, --offline-exact 0, by efplan plan) and the
 #   relaxed bound (the time-aggregated LP, default passes) beside greedy
 #   and the ILP: how much of greedy's gap to the proven optimum the offline
 #   mode closes, and whether the relaxed bound is ever below the ILP's
@@ -41,7 +42,7 @@ NODES=${NODES:-3000}
 OUT=${OUT:-build/oracle-study}
 mkdir -p "$OUT/inst"
 R=$OUT/results.tsv
-printf 'family\tinstance\tcluster\tslot\tslots\tjobs\thopeless\tgreedy\tilp\tbound\tlp_bound\tstatus\tgpu_status\tnodes\tseconds\tgreedy_jobs\tilp_jobs\toffline\trelaxed\trelaxed_seconds\n' >"$R"
+printf 'family\tinstance\tcluster\tslot\tslots\tjobs\thopeless\tgreedy\tilp\tbound\tlp_bound\tstatus\tgpu_status\tnodes\tseconds\tgreedy_jobs\tilp_jobs\toffline\trelaxed\trelaxed_seconds\toffline_search\texact\n' >"$R"
 
 # one instance: family name csv cluster
 solve() {
@@ -67,13 +68,18 @@ solve() {
     rl=$(sed -n 's/.*"relaxed": {\(.*\)},$/\1/p' "$OUT/r.json")
     rb=$(echo "$rl" | sed -n 's/.*"bound": \([^,]*\).*/\1/p')
     rs=$(echo "$rl" | sed -n 's/.*"seconds": \([^,]*\).*/\1/p')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+    ex=$(sed -n 's/.*"offline": {.*"exact": "\([a-z_]*\)".*/\1/p' "$OUT/r.json")
+    # the offline search alone (no exact step), as the oracle plans it
+    os=$("$E" plan --jobs "$3" --cluster "$4" --curves A100 --slot "$slot" \
+        --overhead none --admission offline --offline-exact 0 |
+        sed -n 's/^  admitted \([0-9]*\),.*/\1/p')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
         "$1" "$2" "$4" "$slot" \
         "$(sed -n 's/.*"slots": \([0-9]*\).*/\1/p' "$OUT/r.json")" \
         "$(f deadline_jobs)" "$(f hopeless)" "$g" "$(f admitted)" \
         "$(f bound)" "$(f lp_bound)" "$(f status)" "$(f gpu_status)" \
         "$(f nodes)" "$(f seconds)" "${gj:--}" "${ij:--}" "$off" "$rb" \
-        "$rs" >>"$R"
+        "$rs" "$os" "$ex" >>"$R"
 }
 
 clusters="n1g8 n2g8 n4g8"
@@ -160,18 +166,21 @@ offline_summary() { # family (or "all")
         if ($18 < $8) worse++
         if ($19 != "null" && $19 != "" && $9 != "null" && $19 < $9) below++
         if ($10 != "null" && $9 != "null" && $10 == $9) {
-            proven++; gap += $9 - $8; closed += $18 - $8
-            if ($9 > $8) { behind++; if ($18 == $9) reached++ }
+            proven++; gap += $9 - $8; closed += $18 - $8; sclosed += $21 - $8
+            if ($9 > $8) { behind++; if ($18 == $9) reached++; if ($21 == $9) sreached++ }
             if ($19 == $9) tight++
             ex += $19 - $9
         }
         rs += $20; if ($20 > rmax) rmax = $20
+        if ($21 < $8) sworse++
+        if ($22 == "used") used++
     }
     END {
         if (n == 0) exit
-        printf "%-9s offline > greedy on %d of %d, offline < greedy on %d\n", fam, better, n, worse + 0
+        printf "%-9s offline > greedy on %d of %d, offline < greedy on %d (the search alone: %d); exact step used on %d\n", fam, better, n, worse + 0, sworse + 0, used + 0
         if (proven) {
             printf "          where the ILP proved its count (%d): greedy behind on %d, total gap %d jobs; offline closes %d (%.1f%%), reaches the optimum on %d of %d\n", proven, behind, gap, closed, gap ? 100 * closed / gap : 100, reached, behind
+            printf "          the search alone (--offline-exact 0) closes %d (%.1f%%), reaches the optimum on %d of %d\n", sclosed, gap ? 100 * sclosed / gap : 100, sreached, behind
             printf "          relaxed bound = optimum on %d of %d (mean excess %.3f jobs)\n", tight, proven, ex / proven
         }
         printf "          relaxed bound below the ILP solution: %d (must be 0); relaxed seconds mean %.3f, max %.3f\n", below + 0, rs / n, rmax

@@ -198,6 +198,7 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
     memset(&s, 0, sizeof s);
     s.exact = s.exact_status = s.exact_admitted = -1;
     s.exact_binaries = -1;
+    s.exact_bound = -1;
     memset(p, 0, sizeof *p);
     ef_assert(o->withhold == NULL && o->order == NULL && max_plans >= 1);
     int n = q->n;

@@ -77,6 +77,9 @@ typedef struct off_stats {
     int exact_status;    /* ilp_status of the solve; -1 not run */
     int exact_admitted;  /* the ILP's admitted count; -1 not run */
     long exact_binaries; /* binaries of the model; -1 not counted */
+    int exact_bound;     /* the relaxed bound (ilp_relax) the step checks
+                            first: when the plan meets it the ILP is not
+                            solved (exact 0, exact_status -1); -1 none */
 } off_stats;
 
 /*

@@ -1464,9 +1464,10 @@ void ilp_report_json(const ilp_result *r, const ilp_relaxed *rx,
         jw_obj(&w, "offline", &jw_inline_obj);
         jw_int(&w, "admitted", offline->admitted);
         json_ids(&w, "admitted_jobs", q, NULL, offline);
-        jw_str(&w, "exact", !os || os->exact < 0 ? "not_run"
-                            : os->exact == 0  ? "no_gain"
-                                              : "used");
+        jw_str(&w, "exact", !os || os->exact < 0     ? "not_run"
+                            : os->exact == 1          ? "used"
+                            : os->exact_status < 0    ? "not_needed"
+                                                      : "no_gain");
         int_or_null(&w, "gap_jobs", have_bound, bound - offline->admitted);
         jw_fixed(&w, "gpu_seconds", offline->promised_gpu_seconds, 0);
         jw_int(&w, "plans", os ? os->plans : 0);

@@ -232,7 +232,10 @@ long ilp_binaries(const job_queue *q, const cluster *c, const ilp_opts *o);
  * ilp_offline: the offline admission (planner/offline.h off_plan) with an
  * exact step: when the search's plan still rejects a deadline job that
  * could finish alone (off_open) and the time-indexed model has at most
- * 'max_binaries' binaries (0: no exact step), the model is solved
+ * 'max_binaries' binaries (0: no exact step), first the relaxed bound
+ * (ilp_relax, default passes, no time limit: milliseconds at this size)
+ * is computed: when the plan meets it nothing can admit more and the
+ * step ends. Otherwise the model is solved
  * (warm-started with that plan, within 'node_limit' subproblems, no time
  * limit) and, when its solution admits more jobs, the plan is built
  * again by plan_build with every job decided at the plan's start, the

@@ -80,6 +80,27 @@ int ilp_offline(plan *p, const job_queue *q, const cluster *c,
             *st = s;
         return EF_OK;
     }
+    /* the relaxed bound first (milliseconds at this size): when the
+     * search's plan meets it, no schedule admits more */
+    ilp_relaxed rx; /* the bound */
+    ilp_opts ro = io; /* its options: every pass, no clock */
+    ro.warm = NULL;
+    if (ilp_relax(q, c, &ro, &rx, e) != EF_OK) {
+        ef_prefix(e, "the offline admission's exact step: ");
+        plan_free(p);
+        free(must);
+        if (st)
+            *st = s;
+        return EF_ERR;
+    }
+    s.exact_bound = rx.status == ILP_OPTIMAL ? rx.bound : -1;
+    if (s.exact_bound >= 0 && s.exact_bound <= p->admitted) {
+        s.exact = 0;
+        free(must);
+        if (st)
+            *st = s;
+        return EF_OK;
+    }
     ilp_result r; /* the exact solution */
     if (ilp_solve(q, c, &io, &r, e) != EF_OK) {
         ef_prefix(e, "the offline admission's exact step: ");
@@ -152,6 +173,9 @@ void ilp_offline_text(const off_stats *s, char *buf, size_t n)
         snprintf(buf, n, "exact step: the ILP's %d jobs (%s), its schedule "
                  "as their reservations", s->exact_admitted,
                  ilp_status_name((ilp_status)s->exact_status));
+    else if (s->exact == 0 && s->exact_status < 0)
+        snprintf(buf, n, "exact step: not needed (no plan admits more than "
+                 "%d, the relaxed bound)", s->exact_bound);
     else if (s->exact == 0 && s->exact_admitted >= 0)
         snprintf(buf, n, "exact step: the ILP admits %d (%s), no better plan",
                  s->exact_admitted,

@@ -166,6 +166,9 @@ static void check_instance(uint64_t seed, int study)
     }
     if (xs.exact < 0 && xs.exact_binaries < 0)
         assert_int_equal(off_open(&off), 0);
+    if (xs.exact == 0 && xs.exact_status < 0) /* the bound was met */
+        assert_true(xs.exact_bound >= 0 && xs.exact_bound <= off.admitted &&
+                    r.admitted <= off.admitted);
     if (proven && r.admitted > g.admitted) {
         g_behind_jobs += r.admitted - g.admitted;
         g_closed_search += off.admitted - g.admitted;
