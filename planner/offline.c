@@ -197,6 +197,7 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
     off_stats s;
     memset(&s, 0, sizeof s);
     s.exact = s.exact_status = s.exact_admitted = -1;
+    s.exact_skip = OFF_SKIP_OFF; /* ilp_offline says otherwise */
     s.exact_binaries = -1;
     s.exact_bound = -1;
     memset(p, 0, sizeof *p);

@@ -58,6 +58,15 @@
 #include "model/jobs.h"
 #include "planner/plan.h"
 
+/* Why the exact step did not run (off_stats.exact_skip). */
+enum {
+    OFF_SKIP_NONE = 0, /* it ran */
+    OFF_SKIP_OFF,      /* turned off (or no admission test to help) */
+    OFF_SKIP_NOTHING,  /* every rejected job is one no plan admits */
+    OFF_SKIP_MODEL,    /* the ILP cannot model the queue (ilp_binaries -1) */
+    OFF_SKIP_SIZE      /* the model is larger than the limit */
+};
+
 /* The default budget of plan_build calls. */
 #define OFF_DEFAULT_PLANS 200
 
@@ -71,9 +80,10 @@ typedef struct off_stats {
     int budget_hit;      /* 1: the budget stopped the search */
     /* the exact step (solver/ilp.h ilp_offline; off_plan leaves these
        at their "not run" values) */
-    int exact;           /* -1 not run (off, or the model too large, or
-                            nothing to gain); 0 run, its plan not better;
-                            1 the plan is the exact step's */
+    int exact;           /* -1 not run (exact_skip says why); 0 run, its
+                            plan not better (or the relaxed bound already
+                            met); 1 the plan is the exact step's */
+    int exact_skip;      /* why it did not run: OFF_SKIP_* */
     int exact_status;    /* ilp_status of the solve; -1 not run */
     int exact_admitted;  /* the ILP's admitted count; -1 not run */
     long exact_binaries; /* binaries of the model; -1 not counted */

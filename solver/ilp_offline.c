@@ -70,11 +70,16 @@ int ilp_offline(plan *p, const job_queue *q, const cluster *c,
         must[j] = q->jobs[j].promised && q->jobs[j].has_deadline;
     io.must = must;
     int rc = EF_OK;
-    if (max_binaries > 0 && off_open(p) > 0 && !o->no_admission &&
-        !o->admission_reference) {
-        s.exact_binaries = ilp_binaries(q, c, &io);
-    }
-    if (s.exact_binaries < 0 || s.exact_binaries > max_binaries) {
+    s.exact_skip = OFF_SKIP_NONE;
+    if (max_binaries <= 0 || o->no_admission || o->admission_reference)
+        s.exact_skip = OFF_SKIP_OFF;
+    else if (off_open(p) == 0)
+        s.exact_skip = OFF_SKIP_NOTHING;
+    else if ((s.exact_binaries = ilp_binaries(q, c, &io)) < 0)
+        s.exact_skip = OFF_SKIP_MODEL;
+    else if (s.exact_binaries > max_binaries)
+        s.exact_skip = OFF_SKIP_SIZE;
+    if (s.exact_skip != OFF_SKIP_NONE) {
         free(must);
         if (st)
             *st = s;
@@ -183,10 +188,15 @@ void ilp_offline_text(const off_stats *s, char *buf, size_t n)
     else if (s->exact == 0)
         snprintf(buf, n, "exact step: the ILP found no solution (%s)",
                  ilp_status_name((ilp_status)s->exact_status));
-    else if (s->exact_binaries >= 0)
+    else if (s->exact_skip == OFF_SKIP_SIZE)
         snprintf(buf, n, "exact step: not run (its model has %ld binaries, "
                  "more than --offline-exact)", s->exact_binaries);
+    else if (s->exact_skip == OFF_SKIP_NOTHING)
+        snprintf(buf, n, "exact step: not needed (every job rejected is one "
+                 "that cannot finish by its deadline even alone)");
+    else if (s->exact_skip == OFF_SKIP_MODEL)
+        snprintf(buf, n, "exact step: not run (the ILP cannot model this "
+                 "queue on this slot grid)");
     else
-        snprintf(buf, n, "exact step: not run (off, or every job left out "
-                 "is one no plan admits)");
+        snprintf(buf, n, "exact step: off");
 }

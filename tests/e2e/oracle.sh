@@ -159,7 +159,7 @@ has "$T/x18.txt" "exact step: the ILP's 8 jobs"
 $V "$EFPLAN" validate --plan "$T/x18.json" >/dev/null || fail "syn18 plan invalid"
 plan18 --offline-exact 0 >"$T/s18.txt" || fail "plan syn18 search alone"
 has "$T/s18.txt" 'offline admission: 7 admitted (arrival order: 7)'
-has "$T/s18.txt" 'exact step: not run'
+has "$T/s18.txt" 'exact step: off'
 plan18 --offline-exact 100 >"$T/b18.txt" || fail "plan syn18 small budget"
 has "$T/b18.txt" 'exact step: not run (its model has 262 binaries'
 rc=0

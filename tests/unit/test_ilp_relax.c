@@ -164,7 +164,8 @@ static void check_instance(uint64_t seed, int study)
     } else {
         assert_int_equal(ex.admitted, off.admitted);
     }
-    if (xs.exact < 0 && xs.exact_binaries < 0)
+    assert_int_equal(xs.exact < 0, xs.exact_skip != OFF_SKIP_NONE);
+    if (xs.exact_skip == OFF_SKIP_NOTHING)
         assert_int_equal(off_open(&off), 0);
     if (xs.exact == 0 && xs.exact_status < 0) /* the bound was met */
         assert_true(xs.exact_bound >= 0 && xs.exact_bound <= off.admitted &&
