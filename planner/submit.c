@@ -65,6 +65,77 @@ static const char *broken_promise(const plan_submit_res *r, const plan *p)
     return NULL;
 }
 
+/* 1 if plan p answers the new job (its last job) under the contract:
+ * admitted (or best-effort) with every promise kept. */
+static int acceptable(const plan_submit_res *r, const plan *p)
+{
+    return p->jobs[p->njobs - 1].decision != PLAN_REJECTED &&
+           !broken_promise(r, p);
+}
+
+/* The old plan's allocations as reservations (plan_opts.hint) for the
+ * jobs it admitted, in r->hint (one per queue job, the new one none),
+ * with each such job decided at the plan's start before the others
+ * (r->dec, r->key); r->nhint = the queue's length. */
+static void old_runs(plan_submit_res *r)
+{
+    const plan_doc *d = r->old;
+    int n = r->q.n;
+    r->hint = ef_calloc((size_t)n + 1, sizeof *r->hint);
+    r->dec = ef_malloc(((size_t)n + 1) * sizeof *r->dec);
+    r->key = ef_malloc(((size_t)n + 1) * sizeof *r->key);
+    r->nhint = n;
+    for (int j = 0; j <= n; j++) {
+        int old = j < d->njobs && d->jobs[j].decision == PLAN_ADMITTED;
+        r->dec[j] = old ? d->now : INT64_MAX; /* MAX: at its release */
+        r->key[j] = old ? 0 : 1;
+    }
+    for (int s = 0; s < d->nslots; s++)
+        for (int a = 0; a < d->slots[s].nalloc; a++) {
+            const plan_doc_alloc *al = &d->slots[s].a[a];
+            if (al->jobi >= 0 && al->jobi < d->njobs &&
+                d->jobs[al->jobi].decision == PLAN_ADMITTED)
+                resv_push(&r->hint[al->jobi], d->slots[s].start,
+                          d->slots[s].end, al->gpus);
+        }
+}
+
+/* Plan r->q into 'p': by the planner as the plan was made (each job
+ * decided at its release); when that does not answer the new job
+ * (acceptable) and the old plan came from a file, once more with every
+ * job the old plan admitted offered its old allocation as its
+ * reservation (old_runs: taken where the promise check holds), decided
+ * before the others, and the new job by the usual test against what is
+ * left; that plan is taken when it answers. A plan of the offline
+ * admission (planner/offline.h) admits a set that arrival order cannot
+ * hold: without its own runs every new job would look as if it broke
+ * one of its promises. */
+static int replan(plan_submit_res *r, plan *p, ef_err *e)
+{
+    if (plan_build(p, &r->q, &r->c, &r->po, e) != EF_OK)
+        return EF_ERR;
+    if (!r->keep_runs || acceptable(r, p))
+        return EF_OK;
+    if (!r->hint)
+        old_runs(r);
+    plan_opts po = r->po; /* the plan's options, with the old runs */
+    po.hint = r->hint;
+    po.decide_at = r->dec;
+    po.order = r->key;
+    plan t; /* the plan with the old runs */
+    if (plan_build(&t, &r->q, &r->c, &po, e) != EF_OK) {
+        plan_free(p);
+        return EF_ERR;
+    }
+    if (acceptable(r, &t)) {
+        plan_free(p);
+        *p = t;
+    } else {
+        plan_free(&t);
+    }
+    return EF_OK;
+}
+
 /* Plan the queue with the new job's deadline set to 'deadline': 1 if it
  * is admitted and no promise breaks, 0 if not (*hint = the planner's
  * earliest feasible deadline then, -1 if none), -1 on an error. */
@@ -75,7 +146,7 @@ static int admissible(plan_submit_res *r, int64_t deadline, int64_t *hint,
     job *qj = &r->q.jobs[r->q.n - 1];
     qj->deadline = deadline;
     qj->has_deadline = 1;
-    if (plan_build(&p2, &r->q, &r->c, &r->po, e) != EF_OK)
+    if (replan(r, &p2, e) != EF_OK)
         return -1;
     int ok = p2.jobs[p2.njobs - 1].decision == PLAN_ADMITTED &&
              !broken_promise(r, &p2);
@@ -228,9 +299,12 @@ static int submit_doc(plan_submit_res *r, const char *label,
     if (queue_resolve(&r->q, cs ? cs : &r->cs, e) != EF_OK)
         return EF_ERR;
     plan_doc_opts(d, &r->po);
-    if (plan_build(&r->p, &r->q, &r->c, &r->po, e) != EF_OK ||
-        plan_check(&r->p, e) != EF_OK)
+    if (replan(r, &r->p, e) != EF_OK)
         return EF_ERR;
+    if (plan_check(&r->p, e) != EF_OK) {
+        plan_free(&r->p);
+        return EF_ERR;
+    }
     const plan_job *nw = &r->p.jobs[r->p.njobs - 1];
     r->broken = broken_promise(r, &r->p);
     if (nw->decision == PLAN_REJECTED || r->broken) {
@@ -257,6 +331,7 @@ int plan_submit(const char *plan_path, const char *job_json,
     memset(r, 0, sizeof *r);
     r->earliest = -1;
     r->old = &r->doc;
+    r->keep_runs = 1;
     if (plan_doc_load(&r->doc, plan_path, e) != EF_OK)
         return EF_ERR;
     return submit_doc(r, plan_path, plan_path, job_json, curves, NULL, clk,
@@ -326,6 +401,11 @@ int plan_submit_commit(plan_submit_res *r, const char *plan_path, ef_err *e)
 void plan_submit_free(plan_submit_res *r)
 {
     plan_free(&r->p);
+    for (int j = 0; r->hint && j < r->nhint; j++)
+        resv_free(&r->hint[j]);
+    free(r->hint);
+    free(r->dec);
+    free(r->key);
     queue_free(&r->q);
     curve_set_free(&r->cs);
     plan_doc_free(&r->doc);

@@ -20,6 +20,15 @@
  *   promised in the plan file, counts as much as an earlier one), and
  *   no such job that the old plan had on time is at risk in the new one
  *   (a job marked "promised" is always admitted: plan.h).
+ *   When the plan file's admitted set is one that planning again in
+ *   arrival order cannot hold (a plan of the offline admission:
+ *   planner/offline.h), or the new job does not fit that way, a second
+ *   plan is made in which every job the old plan admitted is offered
+ *   its old allocation as its reservation (plan_opts.hint: taken where
+ *   the promise check holds), decided before the others, and the new
+ *   job is decided by the usual test against what is left; its answer
+ *   counts when it keeps the contract (efplan serve, whose queue is
+ *   planned online, does not make it: plan_submit_doc).
  *   Otherwise it is rejected and 'broken' names the first such job in
  *   queue order. Old jobs the plan did not admit (rejected, best-effort)
  *   were promised nothing; since admitted jobs stay admitted, the only
@@ -111,6 +120,13 @@ typedef struct plan_submit_res {
     curve_set cs;
     cluster c;
     plan_opts po;
+    /* plan_submit only (a plan file): a second plan that keeps the old
+     * plan's allocations (the contract above); built on first use */
+    int keep_runs;
+    resv *hint;   /* per queue job: its old allocation (admitted ones) */
+    int64_t *dec; /* per queue job: when it is decided */
+    double *key;  /* per queue job: its order at that time */
+    int nhint;    /* queue jobs the arrays cover */
 } plan_submit_res;
 
 /*

@@ -18,7 +18,9 @@
 #   order 6); --method relaxed alone writes its own LP (efplan_bound), no
 #   "ilp"; --method exact has no "relaxed";
 # - plan --admission offline admits 8 and says why "big" is out; the
-#   default (online) still admits 6;
+#   default (online) still admits 6; a job submitted into the offline plan
+#   is admitted while its 8 stay admitted (the old runs kept), one that
+#   cannot fit is refused;
 # - the offline admission's exact step on a generated instance where the
 #   search alone cannot reach the optimum: 8 admitted with it, 7 without
 #   (--offline-exact 0), not run on a model above --offline-exact.
@@ -131,6 +133,29 @@ $V "$EFPLAN" plan --jobs "$J" --cluster n1g8 --curves A100 --slot 300 \
     --admission offline --out "$T/off.json" >"$T/off.txt" || fail "plan offline"
 has "$T/off.txt" 'offline admission: 8 admitted (arrival order: 6), 1 jobs left out'
 has "$T/off.json" 'left out by the offline admission'
+# submit into the offline plan (a copy of the queue: submit appends the
+# job to the plan's jobs file): arrival order cannot hold its 8 jobs, so
+# without the plan's own runs every new job would "break" a promise; a
+# small job due late is admitted, the 8 stay admitted, and a job that
+# really does not fit is refused with an earliest deadline
+cp "$J" "$T/q10.json"
+$V "$EFPLAN" plan --jobs "$T/q10.json" --cluster n1g8 --curves A100 --slot 300 \
+    --admission offline --out "$T/off2.json" >/dev/null || fail "plan offline copy"
+$V "$EFPLAN" submit --plan "$T/off2.json" --job '{"id": "late", "model":
+    "resnet50", "batch_size": 64, "iterations": 1000, "submit_time": 600,
+    "deadline": 200000}' >"$T/sub.txt" 2>&1 || fail "submit into offline plan"
+has "$T/sub.txt" 'admitted: late'
+$V "$EFPLAN" plan --jobs "$T/q10.json" --cluster n1g8 --curves A100 --slot 300 \
+    --admission offline >/dev/null || fail "the queue file after submit"
+grep -c '"decision": "admitted"' "$T/off2.json" | grep -qx 9 ||
+    fail "offline plan after submit: not 9 admitted"
+$V "$EFPLAN" validate --plan "$T/off2.json" >/dev/null || fail "plan after submit invalid"
+rc=0
+$V "$EFPLAN" submit --plan "$T/off2.json" --job '{"id": "huge", "model":
+    "resnet50", "batch_size": 64, "iterations": 9000000, "submit_time": 600,
+    "deadline": 3600}' >"$T/sub2.txt" 2>&1 || rc=$?
+has "$T/sub2.txt" 'rejected: huge'
+[ $rc -eq 4 ] || fail "submit huge: exit $rc, expected 4"
 $V "$EFPLAN" plan --jobs "$J" --cluster n1g8 --curves A100 --slot 300 \
     >"$T/on.txt" || fail "plan online"
 has "$T/on.txt" 'admitted 6, rejected 3'
