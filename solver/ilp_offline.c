@@ -47,6 +47,43 @@ static int cmp_exact(const void *a, const void *b, void *ctx)
     return (i > j) - (i < j);
 }
 
+/* The plan of the exact step: every job decided at p's start, the
+ * solution's jobs first, each offered its slots in 'r' as its reservation;
+ * into 't'. */
+static int exact_plan(plan *t, const plan *p, const ilp_result *r,
+                      const job_queue *q, const cluster *c,
+                      const plan_opts *o, ef_err *e)
+{
+    int n = q->n;
+    resv *h = ef_calloc((size_t)n + 1, sizeof *h);           /* hints */
+    int64_t *dec = ef_malloc(((size_t)n + 1) * sizeof *dec); /* decide at */
+    double *key = ef_malloc(((size_t)n + 1) * sizeof *key);  /* order keys */
+    int *seq = ef_malloc(((size_t)n + 1) * sizeof *seq);     /* that order */
+    hints_of(r, q, h);
+    for (int j = 0; j < n; j++) {
+        dec[j] = p->now;
+        seq[j] = j;
+    }
+    exact_ord xo = {r, q};
+    qsort_r(seq, (size_t)n, sizeof *seq, cmp_exact, &xo);
+    for (int k = 0; k < n; k++)
+        key[seq[k]] = k;
+    dec[n] = p->now;
+    key[n] = n;
+    plan_opts po = *o; /* the search's options, with the hints */
+    po.decide_at = dec;
+    po.order = key;
+    po.hint = h;
+    int rc = plan_build(t, q, c, &po, e);
+    for (int j = 0; j < n; j++)
+        resv_free(&h[j]);
+    free(h);
+    free(dec);
+    free(key);
+    free(seq);
+    return rc;
+}
+
 int ilp_offline(plan *p, const job_queue *q, const cluster *c,
                 const plan_opts *o, int max_plans, long max_binaries,
                 long node_limit, off_stats *st, ef_err *e)
@@ -70,6 +107,8 @@ int ilp_offline(plan *p, const job_queue *q, const cluster *c,
         must[j] = q->jobs[j].promised && q->jobs[j].has_deadline;
     io.must = must;
     int rc = EF_OK;
+    ilp_result r; /* the exact solution */
+    memset(&r, 0, sizeof r);
     s.exact_skip = OFF_SKIP_NONE;
     if (max_binaries <= 0 || o->no_admission || o->admission_reference)
         s.exact_skip = OFF_SKIP_OFF;
@@ -79,91 +118,45 @@ int ilp_offline(plan *p, const job_queue *q, const cluster *c,
         s.exact_skip = OFF_SKIP_MODEL;
     else if (s.exact_binaries > max_binaries)
         s.exact_skip = OFF_SKIP_SIZE;
-    if (s.exact_skip != OFF_SKIP_NONE) {
-        free(must);
-        if (st)
-            *st = s;
-        return EF_OK;
-    }
+    if (s.exact_skip != OFF_SKIP_NONE)
+        goto out;
     /* the relaxed bound first (milliseconds at this size): when the
      * search's plan meets it, no schedule admits more */
     ilp_relaxed rx; /* the bound */
     ilp_opts ro = io; /* its options: every pass, no clock */
     ro.warm = NULL;
-    if (ilp_relax(q, c, &ro, &rx, e) != EF_OK) {
-        ef_prefix(e, "the offline admission's exact step: ");
-        plan_free(p);
-        free(must);
-        if (st)
-            *st = s;
-        return EF_ERR;
-    }
-    s.exact_bound = rx.status == ILP_OPTIMAL ? rx.bound : -1;
-    if (s.exact_bound >= 0 && s.exact_bound <= p->admitted) {
-        s.exact = 0;
-        free(must);
-        if (st)
-            *st = s;
-        return EF_OK;
-    }
-    ilp_result r; /* the exact solution */
-    if (ilp_solve(q, c, &io, &r, e) != EF_OK) {
-        ef_prefix(e, "the offline admission's exact step: ");
-        plan_free(p);
-        free(must);
-        if (st)
-            *st = s;
-        return EF_ERR;
-    }
+    if ((rc = ilp_relax(q, c, &ro, &rx, e)) != EF_OK)
+        goto out;
     s.exact = 0;
+    s.exact_bound = rx.status == ILP_OPTIMAL ? rx.bound : -1;
+    if (s.exact_bound >= 0 && s.exact_bound <= p->admitted)
+        goto out;
+    if ((rc = ilp_solve(q, c, &io, &r, e)) != EF_OK)
+        goto out;
     s.exact_status = (int)r.status;
     s.exact_admitted = r.admit ? r.admitted : -1;
-    if (r.admit && r.admitted > p->admitted) {
-        resv *h = ef_calloc((size_t)n + 1, sizeof *h);      /* hints */
-        int64_t *dec = ef_malloc(((size_t)n + 1) * sizeof *dec); /* at start */
-        double *key = ef_malloc(((size_t)n + 1) * sizeof *key);  /* order */
-        int *seq = ef_malloc(((size_t)n + 1) * sizeof *seq);
-        hints_of(&r, q, h);
-        for (int j = 0; j < n; j++) {
-            dec[j] = p->now;
-            seq[j] = j;
-        }
-        exact_ord xo = {&r, q};
-        qsort_r(seq, (size_t)n, sizeof *seq, cmp_exact, &xo);
-        for (int k = 0; k < n; k++)
-            key[seq[k]] = k;
-        dec[n] = p->now;
-        key[n] = n;
-        plan_opts po = *o; /* the search's options, with the hints */
-        po.decide_at = dec;
-        po.order = key;
-        po.hint = h;
-        plan t; /* the exact step's plan */
-        rc = plan_build(&t, q, c, &po, e);
-        if (rc == EF_OK && off_better(&t, p)) {
-            rc = plan_check(&t, e);
-            if (rc == EF_OK) {
-                plan_free(p);
-                *p = t;
-                s.exact = 1;
-                s.withheld = 0; /* the ILP chose the set */
-            } else {
-                ef_prefix(e, "the offline admission's exact plan failed its "
-                             "check: ");
-                plan_free(&t);
-                plan_free(p);
-            }
-        } else if (rc == EF_OK) {
-            plan_free(&t);
-        } else {
-            plan_free(p);
-        }
-        for (int j = 0; j < n; j++)
-            resv_free(&h[j]);
-        free(h);
-        free(dec);
-        free(key);
-        free(seq);
+    if (!r.admit || r.admitted <= p->admitted)
+        goto out;
+    plan t; /* the exact step's plan */
+    if ((rc = exact_plan(&t, p, &r, q, c, o, e)) != EF_OK)
+        goto out;
+    if (!off_better(&t, p)) {
+        plan_free(&t);
+        goto out;
+    }
+    if ((rc = plan_check(&t, e)) != EF_OK) {
+        ef_prefix(e, "its plan failed its check: ");
+        plan_free(&t);
+        goto out;
+    }
+    plan_free(p);
+    *p = t;
+    s.exact = 1;
+    s.withheld = 0; /* the ILP chose the set */
+out:
+    if (rc != EF_OK) {
+        ef_prefix(e, "the offline admission's exact step: ");
+        plan_free(p);
     }
     ilp_result_free(&r);
     free(must);
