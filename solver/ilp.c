@@ -109,6 +109,23 @@ static void ctx_free(ctx *x)
     free(x->gfloor);
 }
 
+/* A context for queue q on cluster c under o, filling r (and rx, the
+ * relaxation's result, or NULL for the exact model), its clock started. */
+static void ctx_start(ctx *x, const job_queue *q, const cluster *c,
+                      const ilp_opts *o, ilp_result *r, ilp_relaxed *rx)
+{
+    memset(x, 0, sizeof *x);
+    x->q = q;
+    x->c = c;
+    x->o = o;
+    x->r = r;
+    x->rx = rx;
+    x->S = o->slot;
+    x->N = c->total_gpus;
+    x->n = q->n;
+    x->t_start = ef_mono_seconds();
+}
+
 /* ---- GLPK hooks ---------------------------------------------------------- */
 
 /* Keep GLPK's terminal output (only its error report, since term_out is
@@ -1155,16 +1172,7 @@ static int relax_once(const job_queue *q, const cluster *c, const ilp_opts *o,
     ilp_result counts; /* plan_shape's job counts */
     memset(&counts, 0, sizeof counts);
     ctx x;
-    memset(&x, 0, sizeof x);
-    x.q = q;
-    x.c = c;
-    x.o = o;
-    x.r = &counts;
-    x.rx = r;
-    x.S = o->slot;
-    x.N = c->total_gpus;
-    x.n = q->n;
-    x.t_start = ef_mono_seconds();
+    ctx_start(&x, q, c, o, &counts, r);
     r->slot = o->slot;
     r->njobs = q->n;
     int rc = plan_shape(&x, e);
@@ -1274,15 +1282,7 @@ int ilp_solve(const job_queue *q, const cluster *c, const ilp_opts *o,
     if (o->slot <= 0)
         return ef_fail(e, EF_E_USAGE, "slot must be positive");
     ctx x;
-    memset(&x, 0, sizeof x);
-    x.q = q;
-    x.c = c;
-    x.o = o;
-    x.r = r;
-    x.S = o->slot;
-    x.N = c->total_gpus;
-    x.n = q->n;
-    x.t_start = ef_mono_seconds();
+    ctx_start(&x, q, c, o, r, NULL);
     r->slot = o->slot;
     r->njobs = q->n;
     int rc = plan_shape(&x, e);
@@ -1309,15 +1309,7 @@ long ilp_binaries(const job_queue *q, const cluster *c, const ilp_opts *o)
     memset(&r, 0, sizeof r);
     memset(&rx, 0, sizeof rx);
     ctx x;
-    memset(&x, 0, sizeof x);
-    x.q = q;
-    x.c = c;
-    x.o = o;
-    x.r = &r;
-    x.rx = &rx;
-    x.S = o->slot;
-    x.N = c->total_gpus;
-    x.n = q->n;
+    ctx_start(&x, q, c, o, &r, &rx);
     ef_err e; /* why the shape failed: not reported */
     long bins = plan_shape(&x, &e) == EF_OK ? x.bins + r.deadline_jobs
                                             : -1;

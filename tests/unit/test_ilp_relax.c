@@ -332,6 +332,24 @@ static double resnet_tput1(void)
     return tp;
 }
 
+/* Jobs A (submitted at 0) and B (at b_submit), each 3000 s of work on
+ * one GPU, both due at 3600: on one GPU only one of them fits. */
+static void two_jobs(job_queue *q, int64_t b_submit)
+{
+    char jobs[512];
+    ef_err e = {0};
+    long it = (long)(resnet_tput1() * 3000);
+    snprintf(jobs, sizeof jobs,
+             "{\"jobs\": [{\"id\": \"A\", \"model\": \"resnet50\", "
+             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 0, "
+             "\"deadline\": 3600}, {\"id\": \"B\", \"model\": \"resnet50\", "
+             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": %lld, "
+             "\"deadline\": 3600}]}", it, it, (long long)b_submit);
+    assert_int_equal(queue_parse_json(q, "t.json", jobs, strlen(jobs), &e),
+                     EF_OK);
+    assert_int_equal(queue_resolve(q, &g_curves, &e), EF_OK);
+}
+
 /* The planner's two hooks on a 1-GPU cluster where two jobs released
  * together cannot both fit: submit order admits the first; 'order' puts
  * the second first; 'withhold' rejects the first with the reason; the
@@ -339,20 +357,9 @@ static double resnet_tput1(void)
 static void test_hooks(void **state)
 {
     (void)state;
-    char jobs[512];
     ef_err e = {0};
     job_queue q;
-    double tp = resnet_tput1();
-    long it = (long)(tp * 3000); /* 3000 s of the only GPU */
-    snprintf(jobs, sizeof jobs,
-             "{\"jobs\": [{\"id\": \"A\", \"model\": \"resnet50\", "
-             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 0, "
-             "\"deadline\": 3600}, {\"id\": \"B\", \"model\": \"resnet50\", "
-             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 0, "
-             "\"deadline\": 3600}]}", it, it);
-    assert_int_equal(queue_parse_json(&q, "t.json", jobs, strlen(jobs), &e),
-                     EF_OK);
-    assert_int_equal(queue_resolve(&q, &g_curves, &e), EF_OK);
+    two_jobs(&q, 0);
     cluster c;
     assert_int_equal(cluster_from_arg(&c, "n1g1", &e), EF_OK);
     plan_opts po;
@@ -401,20 +408,9 @@ static void test_hooks(void **state)
 static void test_hint(void **state)
 {
     (void)state;
-    char jobs[512];
     ef_err e = {0};
     job_queue q;
-    double tp = resnet_tput1();
-    long it = (long)(tp * 3000); /* 3000 s of the only GPU */
-    snprintf(jobs, sizeof jobs,
-             "{\"jobs\": [{\"id\": \"A\", \"model\": \"resnet50\", "
-             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 0, "
-             "\"deadline\": 3600}, {\"id\": \"B\", \"model\": \"resnet50\", "
-             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 600, "
-             "\"deadline\": 3600}]}", it, it);
-    assert_int_equal(queue_parse_json(&q, "t.json", jobs, strlen(jobs), &e),
-                     EF_OK);
-    assert_int_equal(queue_resolve(&q, &g_curves, &e), EF_OK);
+    two_jobs(&q, 600);
     cluster c;
     assert_int_equal(cluster_from_arg(&c, "n1g1", &e), EF_OK);
     plan_opts po;
