@@ -252,7 +252,7 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
 #define PA(k) (ts[k] < now ? now : ts[k])
 #define PB(k) ((k) + 1 < n || !open_end ? (ts[(k) + 1] > dal ? dal : ts[(k) + 1]) \
                                         : dal)
-    int found = 0, q = 0, prev = 0;
+    int found = 0, q = 0, prev = 0, kp = 0;
     int64_t p = now;
     /* 1 + twice the relative rounding error of n + 3 operations */
     double slack = 1.0 + (double)(n + 3) * 0x1p-52;
@@ -285,6 +285,7 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
                 p = late <= ak ? ak : now + (late - now) / slot * slot;
                 if (p < ak)
                     p = ak;
+                kp = k; /* p lies in piece k: ak <= p < e */
                 found = 1;
                 break;
             }
@@ -295,11 +296,14 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
     }
     if (!found)
         return 0;
-    /* Forward: 'prev' before p, 'q' from p on. */
+    /* Forward: 'prev' before p, 'q' from p on. With no level below q
+     * (prev 0) the pieces before piece kp, which all end by p, run
+     * nothing (fit to 0 GPUs): the pass starts at kp, the piece that
+     * holds p, and pushes and subtracts exactly what it would have. */
     double tprev = prev ? curve_tput(row, prev) : 0;
     double tq = curve_tput(row, q);
     double rem = need;
-    for (int k = 0; k < n; k++) {
+    for (int k = prev ? 0 : kp; k < n; k++) {
         /* an interval that holds p is run as two pieces */
         for (int piece = 0; piece < 2; piece++) {
             int64_t a0 = PA(k), b0 = PB(k);
