@@ -49,6 +49,10 @@
  *      online plan at a thousand jobs.
  * Hence the result never admits fewer jobs than the online plan, and the
  * same inputs give the same plan (no clock, no threads in the choice).
+ * What no choice of withheld jobs and decision order can reach (a set
+ * that MSS reservations cannot hold although a schedule exists) is left
+ * to the exact step of solver/ilp.h (ilp_offline), which calls off_plan
+ * first and fills the exact_* members of off_stats.
  */
 #ifndef EF_OFFLINE_H
 #define EF_OFFLINE_H

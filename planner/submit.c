@@ -301,10 +301,8 @@ static int submit_doc(plan_submit_res *r, const char *label,
     plan_doc_opts(d, &r->po);
     if (replan(r, &r->p, e) != EF_OK)
         return EF_ERR;
-    if (plan_check(&r->p, e) != EF_OK) {
-        plan_free(&r->p);
+    if (plan_check(&r->p, e) != EF_OK)
         return EF_ERR;
-    }
     const plan_job *nw = &r->p.jobs[r->p.njobs - 1];
     r->broken = broken_promise(r, &r->p);
     if (nw->decision == PLAN_REJECTED || r->broken) {
