@@ -311,7 +311,8 @@ int bl_lease_mip(int n, const int *g, const int *r, const int *m, int h,
     glp_init_iocp(&p);
     p.presolve = GLP_ON;
     p.msg_lev = GLP_MSG_OFF;
-    p.tm_lim = (int)(seconds * 1000);
+    if (seconds > 0) /* else GLPK's default: no time limit */
+        p.tm_lim = (int)(seconds * 1000);
     mip_cb cb = {0, node_budget > 0 ? node_budget : 1};
     p.cb_func = mip_callback;
     p.cb_info = &cb;

@@ -68,8 +68,9 @@ int bl_themis_solve(int n, const int *g, const double *age,
  * guaranteed work and leave it to others).
  * Output: run[j] = 1 if job j runs in lease 0, ok[j] = 1 if it is granted
  * all its leases; plan[j*h + l] = 1 if it runs in lease l < h (plan may
- * be NULL). 'node_budget' caps GLPK's branch-and-bound nodes (and
- * 'seconds' its time, a safety net); if the search does not prove
+ * be NULL). 'node_budget' caps GLPK's branch-and-bound nodes, and
+ * 'seconds' its time when > 0 (0: none, so the answer depends on the
+ * inputs only; what Chronus passes); if the search does not prove
  * optimality within them, the greedy packer answers instead.
  * Capacity rows that cannot bind (their columns at their upper bounds
  * fit) are not given to GLPK: its presolve would remove them first,

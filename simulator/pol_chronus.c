@@ -60,7 +60,6 @@
 #define CH_NEW 3        /* arrived, not tested yet */
 #define CH_H 8              /* leases solved individually */
 #define CH_NODES 500        /* default node budget */
-#define CH_SECONDS 5.0      /* safety time limit of one solve */
 #define CH_AHEAD (1 << 22)  /* leases a job may use past the current one
                                (about 32 years of 240 s leases): a later
                                deadline packs as if it were there */
@@ -362,10 +361,12 @@ static void select_lease(sim *s, chst *st, int64_t c)
         }
         return;
     }
+    /* the node budget alone bounds the search: no clock, so a trace
+     * gives the same answer on any machine and under any load */
     int budget = s->opts.mip_nodes > 0 ? s->opts.mip_nodes : CH_NODES;
     s->solver_fallbacks += bl_lease_mip(na, st->mg, st->mr, st->mm, CH_H,
-                                        st->N, sign, budget, CH_SECONDS,
-                                        st->run, st->ok, st->plan);
+                                        st->N, sign, budget, 0.0, st->run,
+                                        st->ok, st->plan);
     for (int a = 0; a < na; a++) {
         int i = st->ord[a];
         if (!st->ok[a]) {
