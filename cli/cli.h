@@ -134,6 +134,30 @@ int cli_slurm_only(const char *cmd, const struct exec_slurm_opts *so,
 /* Free what cli_slurm_option kept in *so. */
 void cli_slurm_free(struct exec_slurm_opts *so);
 
+/* The offline admission's options, which plan and oracle share
+ * (--offline-plans N, --offline-exact B), as getopt_long codes: add
+ * CLI_OFFLINE_OPTIONS to the option table. */
+enum { CLI_O_OFFLINE_PLANS = 410, CLI_O_OFFLINE_EXACT };
+#define CLI_OFFLINE_OPTIONS                                                 \
+    {"offline-plans", required_argument, NULL, CLI_O_OFFLINE_PLANS},        \
+    {"offline-exact", required_argument, NULL, CLI_O_OFFLINE_EXACT}
+
+/* What they set: plan_build calls the search may make, and the largest
+ * model of the exact step (solver/ilp.h ilp_offline). */
+typedef struct cli_offline {
+    int plans;
+    long exact;
+} cli_offline;
+
+/* The defaults (OFF_DEFAULT_PLANS, ILP_OFFLINE_BINARIES). */
+void cli_offline_default(cli_offline *of);
+
+/* Option 'o' with value 'arg' into *of when it is one of the offline
+ * options: 0, or EXIT_USAGE (printed, naming command 'cmd': a count out
+ * of range); -1 when 'o' is none of them. */
+int cli_offline_option(const char *cmd, int o, const char *arg,
+                       cli_offline *of);
+
 /* Write the bytes of an output option: to standard output when 'path' is
  * "-" (for the options whose help says so), else to the file 'path'
  * (ef_write_file_atomic: refuses "-" itself, and every target that is

@@ -234,15 +234,14 @@ int cmd_oracle(int argc, char **argv)
         {"plan-out", required_argument, NULL, 'p'},
         {"method", required_argument, NULL, 'M'},
         {"windows", required_argument, NULL, 'w'},
-        {"offline-plans", required_argument, NULL, 'P'},
-        {"offline-exact", required_argument, NULL, 'X'},
+        CLI_OFFLINE_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *jobs_path = NULL, *cluster_arg = NULL, *curves_arg = NULL;
     const char *out_path = NULL, *plan_path = NULL, *must_arg = NULL;
     int warm = 1, o, method = M_AUTO, time_set = 0;
-    int offline_plans = OFF_DEFAULT_PLANS;
-    long offline_exact = ILP_OFFLINE_BINARIES; /* --offline-exact */
+    cli_offline of; /* --offline-plans, --offline-exact */
+    cli_offline_default(&of);
     plan_opts po;
     ilp_opts io;
     plan_opts_default(&po);
@@ -299,18 +298,6 @@ int cmd_oracle(int argc, char **argv)
                                        "a count from 1 to 100000", optarg);
             io.windows = (int)v;
             break;
-        case 'P':
-            if (ef_parse_i64(optarg, 1, 1000000, &v) != EF_NUM_OK)
-                return cli_usage_error("oracle", "--offline-plans: \"%s\" is "
-                                       "not a count from 1 to 1e6", optarg);
-            offline_plans = (int)v;
-            break;
-        case 'X':
-            if (ef_parse_i64(optarg, 0, 100000000, &v) != EF_NUM_OK)
-                return cli_usage_error("oracle", "--offline-exact: \"%s\" is "
-                                       "not a count from 0 to 1e8", optarg);
-            offline_exact = (long)v;
-            break;
         case 'N':
             if (ef_parse_i64(optarg, 1, 1000000000, &v) != EF_NUM_OK)
                 return cli_usage_error("oracle", "--node-limit: \"%s\" is not "
@@ -318,8 +305,15 @@ int cmd_oracle(int argc, char **argv)
             io.node_limit = (long)v;
             break;
         case 'h': help_oracle(); return 0;
-        default:
+        default: {
+            int rc = cli_offline_option("oracle", o, optarg, &of);
+            if (rc >= 0) {
+                if (rc != 0)
+                    return rc;
+                break;
+            }
             return cli_option_error("oracle", o, argv[optind - 1]);
+        }
         }
     }
     if (optind < argc)
@@ -362,8 +356,8 @@ int cmd_oracle(int argc, char **argv)
     const char *fault = getenv("EFPLAN_ILP_FAULT");
     if (fault && strcmp(fault, "glpk") == 0)
         io.fault = ILP_FAULT_GLPK;
-    if (ilp_offline(&off, &q, &c, &po, offline_plans, offline_exact,
-                    ILP_OFFLINE_NODES, &os, &e) != EF_OK) {
+    if (ilp_offline(&off, &q, &c, &po, of.plans, of.exact, ILP_OFFLINE_NODES,
+                    &os, &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }

@@ -281,15 +281,15 @@ int cmd_plan(int argc, char **argv)
         {"overhead", required_argument, NULL, 'O'},
         {"plan-version", required_argument, NULL, 'V'},
         {"admission", required_argument, NULL, 'A'},
-        {"offline-plans", required_argument, NULL, 'P'},
-        {"offline-exact", required_argument, NULL, 'X'},
+        CLI_OFFLINE_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *jobs_path = NULL, *cluster_arg = NULL, *curves_arg = NULL;
     const char *out_path = NULL, *svg_path = NULL;
     int all = 0, o, version = PLAN_V2;
-    int offline = 0, offline_plans = OFF_DEFAULT_PLANS; /* --admission */
-    long offline_exact = ILP_OFFLINE_BINARIES; /* --offline-exact */
+    int offline = 0; /* --admission */
+    cli_offline of;  /* --offline-plans, --offline-exact */
+    cli_offline_default(&of);
     plan_opts po;
     plan_opts_default(&po);
     po.overhead = OVH_FIG12;
@@ -335,18 +335,6 @@ int cmd_plan(int argc, char **argv)
                 return cli_usage_error("plan", "--admission: \"%s\" (expected "
                                        "online or offline)", optarg);
             break;
-        case 'P':
-            if (ef_parse_i64(optarg, 1, 1000000, &v) != EF_NUM_OK)
-                return cli_usage_error("plan", "--offline-plans: \"%s\" is not "
-                                       "a count from 1 to 1e6", optarg);
-            offline_plans = (int)v;
-            break;
-        case 'X':
-            if (ef_parse_i64(optarg, 0, 100000000, &v) != EF_NUM_OK)
-                return cli_usage_error("plan", "--offline-exact: \"%s\" is not "
-                                       "a count from 0 to 1e8", optarg);
-            offline_exact = (long)v;
-            break;
         case 'V':
             if (cli_parse_plan_version("plan", optarg, &version) != 0)
                 return EXIT_USAGE;
@@ -361,8 +349,15 @@ int cmd_plan(int argc, char **argv)
             break;
         }
         case 'h': help_plan(); return 0;
-        default:
+        default: {
+            int rc = cli_offline_option("plan", o, optarg, &of);
+            if (rc >= 0) {
+                if (rc != 0)
+                    return rc;
+                break;
+            }
             return cli_option_error("plan", o, argv[optind - 1]);
+        }
         }
     }
     if (optind < argc)
@@ -390,9 +385,8 @@ int cmd_plan(int argc, char **argv)
     }
     po.progress = progress;
     /* EF_OK or EF_ERR */
-    int built = offline ? ilp_offline(&p, &q, &c, &po, offline_plans,
-                                      offline_exact, ILP_OFFLINE_NODES, &os,
-                                      &e)
+    int built = offline ? ilp_offline(&p, &q, &c, &po, of.plans, of.exact,
+                                      ILP_OFFLINE_NODES, &os, &e)
                         : plan_build(&p, &q, &c, &po, &e);
     cli_progress_end();
     if (built != EF_OK) {

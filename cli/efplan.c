@@ -11,7 +11,9 @@
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
+#include "planner/offline.h"
 #include "planner/planio.h"
+#include "solver/ilp.h"
 
 static const cli_command commands[] = {
     {"apply", "run a plan on a cluster, slot by slot (local, slurm, dry-run)",
@@ -190,6 +192,34 @@ void cli_slurm_free(struct exec_slurm_opts *so)
     slurm_args = NULL;
     so->args = NULL;
     so->nargs = 0;
+}
+
+void cli_offline_default(cli_offline *of)
+{
+    of->plans = OFF_DEFAULT_PLANS;
+    of->exact = ILP_OFFLINE_BINARIES;
+}
+
+int cli_offline_option(const char *cmd, int o, const char *arg,
+                       cli_offline *of)
+{
+    int64_t v; /* the count given */
+    switch (o) {
+    case CLI_O_OFFLINE_PLANS:
+        if (ef_parse_i64(arg, 1, 1000000, &v) != EF_NUM_OK)
+            return cli_usage_error(cmd, "--offline-plans: \"%s\" is not a "
+                                   "count from 1 to 1e6", arg);
+        of->plans = (int)v;
+        return 0;
+    case CLI_O_OFFLINE_EXACT:
+        if (ef_parse_i64(arg, 0, 100000000, &v) != EF_NUM_OK)
+            return cli_usage_error(cmd, "--offline-exact: \"%s\" is not a "
+                                   "count from 0 to 1e8", arg);
+        of->exact = (long)v;
+        return 0;
+    default:
+        return -1;
+    }
 }
 
 static void help_main(FILE *out)
