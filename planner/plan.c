@@ -565,6 +565,19 @@ static int hint_fits(const plan *p, const plan_job *j, int64_t t,
                          j->deadline) >= j->rem * (1.0 + MSS_MARGIN);
 }
 
+/* Admit job j with reservation r at batch row 'row': its promise, taken
+ * out of F. */
+static void admit_with(plan *p, plan_job *j, const curve_row *row,
+                       const resv *r, avail *F)
+{
+    j->rrow = row;
+    j->tight = 0;
+    j->decision = PLAN_ADMITTED;
+    resv_copy(&j->r, r);
+    resv_apply(&j->r, F, -1);
+    p->admitted++;
+}
+
 /* Decide one released job at t. */
 static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
                    const int *act, int na, int *ord)
@@ -603,23 +616,13 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
      * exact step) if that holds ... */
     const resv *h = p->hint ? &p->hint[j - p->jobs] : NULL;
     if (h && h->n > 0 && !j->eb && hint_fits(p, j, t, F, h)) {
-        j->rrow = j->in->curve;
-        j->tight = 0;
-        j->decision = PLAN_ADMITTED;
-        resv_copy(&j->r, h);
-        resv_apply(&j->r, F, -1);
-        p->admitted++;
+        admit_with(p, j, j->in->curve, h, F);
         return;
     }
     /* ... or if its MSS plan fits what the admitted jobs left free ... */
     const curve_row *er = plan_mss(p, j, t, F, tmp);
     if (er) {
-        j->rrow = er;
-        j->tight = 0;
-        j->decision = PLAN_ADMITTED;
-        resv_copy(&j->r, tmp);
-        resv_apply(&j->r, F, -1);
-        p->admitted++;
+        admit_with(p, j, er, tmp, F);
         return;
     }
     /* ... or if the admitted jobs and this one, planned afresh by MSS in
