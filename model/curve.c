@@ -34,12 +34,24 @@ int curve_usable(const curve_row *row, int max_gpus, int *gpus, double *tput)
     return n;
 }
 
+int curve_row_ready(curve_row *row)
+{
+    row->nusable = curve_usable(row, INT_MAX, row->usable_gpus,
+                                row->usable_tput);
+    for (int i = 0; i < CURVE_MAX_LEVELS; i++)
+        row->utput[i] = 0.0;
+    for (int i = 0; i < row->nusable; i++)
+        row->utput[__builtin_ctz((unsigned)row->usable_gpus[i])] =
+            row->usable_tput[i];
+    return row->nusable;
+}
+
 double curve_tput(const curve_row *row, int g)
 {
-    for (int i = 0; i < row->nusable; i++)
-        if (row->usable_gpus[i] == g)
-            return row->usable_tput[i];
-    return 0.0;
+    /* usable sizes are powers of two below 2^CURVE_MAX_LEVELS */
+    if (g <= 0 || (g & (g - 1)) != 0 || g >= (1 << CURVE_MAX_LEVELS))
+        return 0.0;
+    return row->utput[__builtin_ctz((unsigned)g)];
 }
 
 int curve_max_usable(const curve_row *row, int max_gpus)
@@ -95,7 +107,7 @@ static int finish_model(curve_model *m, int is_json, ef_err *e)
                            "%s:%ld:1: batch size %ld already has a row (line "
                            "%ld)", m->path, b, r->batch, a);
         }
-        r->nusable = curve_usable(r, INT_MAX, r->usable_gpus, r->usable_tput);
+        curve_row_ready(r);
         if (r->nusable == 0) {
             if (is_json)
                 return ef_fail(e, EF_E_INPUT,

@@ -45,6 +45,8 @@ typedef struct curve_row {
     int nusable;                        /* the ladder of usable sizes */
     int usable_gpus[CURVE_MAX_LEVELS];
     double usable_tput[CURVE_MAX_LEVELS];
+    double utput[CURVE_MAX_LEVELS];     /* it/s at 2^i GPUs if usable, else 0
+                                         * (curve_tput's table) */
     long line;                          /* source line (CSV) or row index (JSON) */
 } curve_row;
 
@@ -68,7 +70,13 @@ typedef struct curve_set {
  */
 int curve_usable(const curve_row *row, int max_gpus, int *gpus, double *tput);
 
-/* Throughput of 'row' at a usable size g; 0 if g is not usable. */
+/* Fill row's ladder from its cells: nusable, usable_gpus, usable_tput
+ * (curve_usable with no cap) and utput. Returns nusable. Every row is
+ * made ready this way once its cells are set. */
+int curve_row_ready(curve_row *row);
+
+/* Throughput of 'row' at a usable size g; 0 if g is not usable. A table
+ * lookup (utput): the planner's promise checks call it per piece. */
 double curve_tput(const curve_row *row, int g);
 
 /* Largest usable size <= max_gpus, or 0 if none. */

@@ -44,13 +44,20 @@ const char *ovh_name(ovh_mode m)
                                 : "none";
 }
 
-static const double *row_of(const char *model)
+/* the figure's rows, then 'generic' */
+#define OVH_NROWS ((int)(sizeof fig12 / sizeof fig12[0]))
+
+ovh_id ovh_lookup(const char *model)
 {
-    for (size_t i = 0; i < sizeof fig12 / sizeof fig12[0]; i++)
-        if (fig12[i].model[0] == model[0] && /* cheap first: hot path */
-            strcmp(fig12[i].model, model) == 0)
-            return &fig12[i].up_small;
-    return generic;
+    for (int i = 0; i < OVH_NROWS; i++)
+        if (strcmp(fig12[i].model, model) == 0)
+            return i;
+    return OVH_NROWS;
+}
+
+static const double *row_of(ovh_id id)
+{
+    return id >= 0 && id < OVH_NROWS ? &fig12[id].up_small : generic;
 }
 
 static double log2i(int g)
@@ -60,11 +67,16 @@ static double log2i(int g)
 
 double ovh_change(const char *model, int g0, int g1, int moved)
 {
+    return ovh_change_id(ovh_lookup(model), g0, g1, moved);
+}
+
+double ovh_change_id(ovh_id id, int g0, int g1, int moved)
+{
     if (g1 <= 0)
         return 0; /* stopping or preempted: the job is not running */
     if (g0 == g1 && !moved)
         return 0;
-    const double *r = row_of(model);
+    const double *r = row_of(id);
     if (g0 == g1)
         return r[4];
     int big = g0 > g1 ? g0 : g1;
@@ -81,7 +93,7 @@ double ovh_change(const char *model, int g0, int g1, int moved)
 
 double ovh_max(const char *model)
 {
-    const double *r = row_of(model);
+    const double *r = row_of(ovh_lookup(model));
     double m = 0;
     for (int i = 0; i < 5; i++)
         if (r[i] > m)
@@ -202,8 +214,13 @@ void ovh_cache_free(ovh_cache *c)
 
 double ovh_expect(ovh_mode m, const char *model, int g0, int g1, int moved)
 {
+    return ovh_expect_id(m, ovh_lookup(model), g0, g1, moved);
+}
+
+double ovh_expect_id(ovh_mode m, ovh_id id, int g0, int g1, int moved)
+{
     if (m == OVH_FIG12)
-        return ovh_change(model, g0, g1, moved);
+        return ovh_change_id(id, g0, g1, moved);
     if (m == OVH_RESTART)
         return g1 > 0 && (g0 != g1 || moved) ? OVH_RESTART_SECONDS : 0;
     return 0;
@@ -219,12 +236,18 @@ double ovh_expect_max(ovh_mode m, const char *model)
 double ovh_charge(ovh_mode m, const char *model, int g0, int g1, int moved,
                   int rebatch)
 {
+    return ovh_charge_id(m, ovh_lookup(model), g0, g1, moved, rebatch);
+}
+
+double ovh_charge_id(ovh_mode m, ovh_id id, int g0, int g1, int moved,
+                     int rebatch)
+{
     if (g1 <= 0 || (m != OVH_FIG12 && m != OVH_RESTART))
         return 0;
     if (g0 != g1 || moved)
-        return ovh_expect(m, model, g0, g1, moved);
+        return ovh_expect_id(m, id, g0, g1, moved);
     if (rebatch && g0 > 0)
-        return ovh_expect(m, model, g1, g1, 1);
+        return ovh_expect_id(m, id, g1, g1, 1);
     return 0;
 }
 

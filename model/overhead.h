@@ -41,9 +41,19 @@ typedef enum ovh_mode {
 int ovh_parse(const char *s);
 const char *ovh_name(ovh_mode m);
 
+/* A model's row of the Fig. 12 table (the generic row for a model it
+ * does not name), looked up once by name. The *_id functions below take
+ * it instead of the name: the planner's promise checks charge changes
+ * per reservation piece, and a lookup by name there was a tenth of a
+ * simulation's time. Each name function is its _id function of
+ * ovh_lookup(model). */
+typedef int ovh_id;
+ovh_id ovh_lookup(const char *model);
+
 /* OVH_FIG12 cost of going from g0 to g1 GPUs (g0 may be 0: a start), or
  * of a migration when g0 == g1 and 'moved'. 0 when nothing changes. */
 double ovh_change(const char *model, int g0, int g1, int moved);
+double ovh_change_id(ovh_id id, int g0, int g1, int moved);
 
 /* Largest single OVH_FIG12 cost of a model (for planning margins). */
 double ovh_max(const char *model);
@@ -53,6 +63,7 @@ double ovh_max(const char *model);
  * OVH_RESTART_SECONDS for OVH_RESTART (0 when nothing changes or g1 is
  * 0), and 0 for OVH_NONE and OVH_REFERENCE (charged per point). */
 double ovh_expect(ovh_mode m, const char *model, int g0, int g1, int moved);
+double ovh_expect_id(ovh_mode m, ovh_id id, int g0, int g1, int moved);
 
 /* Largest single cost ovh_expect can return for a model (margins). */
 double ovh_expect_max(ovh_mode m, const char *model);
@@ -68,6 +79,8 @@ double ovh_expect_max(ovh_mode m, const char *model);
  */
 double ovh_charge(ovh_mode m, const char *model, int g0, int g1, int moved,
                   int rebatch);
+double ovh_charge_id(ovh_mode m, ovh_id id, int g0, int g1, int moved,
+                     int rebatch);
 
 /* The reference formula for one job at one point. */
 double ovh_reference(int g, int cached, int restart, int total_gpus);

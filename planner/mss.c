@@ -303,6 +303,12 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
     double tprev = prev ? curve_tput(row, prev) : 0;
     double tq = curve_tput(row, q);
     double rem = need;
+    /* The segment being grown, [sa, sb) at sg GPUs (sg 0: none yet): a
+     * piece that continues it at the same size extends it here, and it
+     * goes to 'out' when another starts, so 'out' gets exactly the
+     * segments push() would have merged, without a store per piece. */
+    int64_t sa = 0, sb = 0;
+    int sg = 0;
     for (int k = prev ? 0 : kp; k < n; k++) {
         /* an interval that holds p is run as two pieces */
         for (int piece = 0; piece < 2; piece++) {
@@ -324,14 +330,26 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
             if (w >= rem) {
                 int64_t re, e;
                 finish_at(a0, rem, tp, slot, &re, &e);
-                push(out, a0, e, a);
+                if (sg > 0 && !(sb == a0 && sg == a))
+                    push(out, sa, sb, sg);
+                push(out, sg > 0 && sb == a0 && sg == a ? sa : a0, e, a);
                 out->real_end = re;
                 out->end = e;
                 ef_assert(re <= deadline);
                 return 1;
             }
             rem -= w;
-            push(out, a0, b0, a);
+            if (b0 > a0) {
+                if (sg > 0 && sb == a0 && sg == a) {
+                    sb = b0;
+                } else {
+                    if (sg > 0)
+                        push(out, sa, sb, sg);
+                    sa = a0;
+                    sb = b0;
+                    sg = a;
+                }
+            }
         }
     }
 #undef PA

@@ -245,8 +245,8 @@ static prm_model pmodel(const plan *p)
 /* Where job j stands at point t. */
 static prm_start pstart(const plan_job *j, int64_t t)
 {
-    prm_start s = {t, j->held, j->held ? j->hrow : NULL, j->owed,
-                   j->in->model, j->eb};
+    prm_start s = {t, j->held, j->held ? j->hrow : NULL, j->owed, j->ovh,
+                   j->eb};
     return s;
 }
 
@@ -791,53 +791,57 @@ static int fixed_step(const plan *p, const plan_job *j, int N, int *nx,
     return 1;
 }
 
-/* The order in which surplus steps are taken: the higher score first;
- * ties: deadline jobs before best-effort, EDF, then id. 1 if the step of
- * x (score sx) goes before y's (sy). */
-static int step_before(const plan_job *x, double sx, const plan_job *y,
-                       double sy)
-{
-    if (sx != sy)
-        return sx > sy;
-    int xd = x->in->has_deadline, yd = y->in->has_deadline;
-    if (xd != yd)
-        return xd;
-    return xd ? edf_less(x, y) : x->idrank < y->idrank;
-}
+/* A max-heap of candidate steps. The order in which surplus steps are
+ * taken: the higher score first; ties: deadline jobs before best-effort,
+ * deadline order (edf_less: deadline, submit time, id), best-effort jobs
+ * by id. Each entry carries those keys, copied from its job when pushed,
+ * so a comparison reads the heap only, not two jobs (the surplus step
+ * pops many times per point). */
+typedef struct sh_ent {
+    double sc;      /* the step's score */
+    int64_t dl;     /* the job's deadline (deadline jobs) */
+    int64_t sub;    /* its submit time (deadline jobs) */
+    int nd;         /* 1 for a best-effort job */
+    int idrank;     /* its id's rank */
+    int job;        /* index into p->jobs */
+    int nx;         /* the step's size */
+} sh_ent;
 
-/* A max-heap of candidate steps, by step_before. */
 typedef struct step_heap {
-    const plan *p;
-    int *job;       /* index into p->jobs */
-    int *nx;        /* the step's size */
-    double *sc;     /* its score */
+    sh_ent *e;
     int n;
 } step_heap;
 
+/* 1 if entry a's step goes before entry b's. */
 static int sh_before(const step_heap *h, int a, int b)
 {
-    return step_before(&h->p->jobs[h->job[a]], h->sc[a],
-                       &h->p->jobs[h->job[b]], h->sc[b]);
+    const sh_ent *x = &h->e[a], *y = &h->e[b];
+    if (x->sc != y->sc)
+        return x->sc > y->sc;
+    if (x->nd != y->nd)
+        return !x->nd;
+    if (!x->nd) {
+        if (x->dl != y->dl)
+            return x->dl < y->dl;
+        if (x->sub != y->sub)
+            return x->sub < y->sub;
+    }
+    return x->idrank < y->idrank;
 }
 
 static void sh_swap(step_heap *h, int a, int b)
 {
-    int tj = h->job[a], tn = h->nx[a];
-    double ts = h->sc[a];
-    h->job[a] = h->job[b];
-    h->nx[a] = h->nx[b];
-    h->sc[a] = h->sc[b];
-    h->job[b] = tj;
-    h->nx[b] = tn;
-    h->sc[b] = ts;
+    sh_ent t = h->e[a];
+    h->e[a] = h->e[b];
+    h->e[b] = t;
 }
 
-static void sh_push(step_heap *h, int ji, int nx, double sc)
+static void sh_push(step_heap *h, const plan *p, int ji, int nx, double sc)
 {
+    const plan_job *j = &p->jobs[ji];
     int i = h->n++;
-    h->job[i] = ji;
-    h->nx[i] = nx;
-    h->sc[i] = sc;
+    h->e[i] = (sh_ent){sc, j->deadline, j->in->submit, !j->in->has_deadline,
+                       j->idrank, ji, nx};
     while (i > 0 && sh_before(h, i, (i - 1) / 2)) {
         sh_swap(h, i, (i - 1) / 2);
         i = (i - 1) / 2;
@@ -872,19 +876,17 @@ static void surplus_fixed(plan *p, int *act, int na, int free_gpus,
                           int64_t t)
 {
     int N = p->cl.total_gpus;
-    step_heap h = {p, ef_malloc((size_t)(na ? na : 1) * sizeof(int)),
-                   ef_malloc((size_t)(na ? na : 1) * sizeof(int)),
-                   ef_malloc((size_t)(na ? na : 1) * sizeof(double)), 0};
+    step_heap h = {ef_malloc((size_t)(na ? na : 1) * sizeof(sh_ent)), 0};
     for (int i = 0; i < na; i++) {
         int nx;
         double sc;
         if (p->jobs[act[i]].release > t) /* decided early, not released */
             continue;
         if (fixed_step(p, &p->jobs[act[i]], N, &nx, &sc))
-            sh_push(&h, act[i], nx, sc);
+            sh_push(&h, p, act[i], nx, sc);
     }
     while (free_gpus > 0 && h.n > 0) {
-        int ji = h.job[0], nx = h.nx[0];
+        int ji = h.e[0].job, nx = h.e[0].nx;
         plan_job *j = &p->jobs[ji];
         sh_pop(&h);
         if (nx - j->g > free_gpus || !surplus_ok(p, j, t, nx, j->row))
@@ -893,11 +895,9 @@ static void surplus_fixed(plan *p, int *act, int na, int free_gpus,
         j->g = nx;
         double sc;
         if (fixed_step(p, j, N, &nx, &sc))
-            sh_push(&h, ji, nx, sc);
+            sh_push(&h, p, ji, nx, sc);
     }
-    free(h.job);
-    free(h.nx);
-    free(h.sc);
+    free(h.e);
 }
 
 /* Step 3 of a point at t: hand out the GPUs free in this slot, one step
@@ -1260,6 +1260,7 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
     for (int i = 0; i < n; i++) {
         plan_job *j = &p->jobs[i];
         ef_assert(q->jobs[i].curve != NULL);
+        j->ovh = ovh_lookup(q->jobs[i].model);
         j->in = &q->jobs[i];
         j->rem = (double)(j->in->iterations - j->in->iterations_done);
         j->row = j->rrow = j->in->curve;
@@ -1334,8 +1335,8 @@ static int place_act(plan *p, plan_run *R, const int *act, int na, ef_err *e)
         else if (p->opts.overhead == OVH_REFERENCE)
             j->changed = g0 != g1 || moved || rebatch;
         else {
-            double c = ovh_charge(p->opts.overhead, j->in->model, g0, g1,
-                                  moved, rebatch);
+            double c = ovh_charge_id(p->opts.overhead, j->ovh, g0, g1,
+                                     moved, rebatch);
             if (c > 0)
                 j->owed = c;
         }
@@ -1641,8 +1642,13 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
             int a0 = ai;
             while (ai < narr && p->jobs[arr[ai]].decide <= t)
                 ai++;
-            for (int i = 0; i < n; i++)
-                prevg[i] = p->jobs[i].g;
+            /* the GPUs of each job the point can change: the active ones
+             * and those it decides (a loop over every job of the queue
+             * here made a plan quadratic in jobs) */
+            for (int i = 0; i < na; i++)
+                prevg[act[i]] = p->jobs[act[i]].g;
+            for (int r = a0; r < ai; r++)
+                prevg[arr[r]] = p->jobs[arr[r]].g;
             plan_set_point_index(p, (t - now) / S);
             plan_point(p, t, act, &na, arr + a0, ai - a0);
             int changed = 0;

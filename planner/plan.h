@@ -177,6 +177,7 @@ typedef struct plan_job {
     /* internal state while planning */
     int idrank;               /* the id's place among the queue's ids
                                  (strcmp order; ties broken by id) */
+    ovh_id ovh;               /* its model's overhead row (ovh_lookup) */
     double rem;
     resv r;
     int g;

@@ -23,7 +23,7 @@ static double allowance(const prm_model *m, const prm_start *s, int gmax,
         return 0;
     if (m->mode == OVH_FIG12 || m->mode == OVH_RESTART)
         return m->migrations *
-               ovh_charge(m->mode, s->model, gmax, gmax, 1, 0) * tpmax;
+               ovh_charge_id(m->mode, s->model, gmax, gmax, 1, 0) * tpmax;
     if (m->mode != OVH_REFERENCE)
         return 0;
     int64_t every = m->restart_every > 0 ? m->restart_every : 1;
@@ -127,7 +127,7 @@ static double walk(const prm_model *m, const prm_start *s, const prm_piece *p,
             prod = ref_prod(len, c1, base, S);
         } else {
             if (change)
-                owed = ovh_charge(m->mode, s->model, held, g, 0, rebatch);
+                owed = ovh_charge_id(m->mode, s->model, held, g, 0, rebatch);
             c1 = owed < len ? owed : len;
             prod = len - c1;
             owed -= c1;

@@ -59,7 +59,7 @@ typedef struct prm_start {
     int gpus;               /* GPUs held just before t (0: none) */
     const curve_row *row;   /* batch row held (NULL when none) */
     double owed;            /* overhead seconds still unpaid at t */
-    const char *model;      /* the job's model (overhead tables) */
+    ovh_id model;           /* the job's model's overhead row (ovh_lookup) */
     int samples;            /* work counted in samples (elastic batch) */
 } prm_start;
 

@@ -387,8 +387,7 @@ static void one_job(job_queue *q, int64_t iterations, int deadline)
     slow_row.cell[0] = 1.0;
     slow_row.cell[1] = 1.5;
     slow_row.measured[0] = slow_row.measured[1] = 1;
-    slow_row.nusable = curve_usable(&slow_row, 1 << 20, slow_row.usable_gpus,
-                                    slow_row.usable_tput);
+    curve_row_ready(&slow_row);
     memset(q, 0, sizeof *q);
     q->path = strdup("one");
     q->is_json = 1;
