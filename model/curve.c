@@ -46,14 +46,6 @@ int curve_row_ready(curve_row *row)
     return row->nusable;
 }
 
-double curve_tput(const curve_row *row, int g)
-{
-    /* usable sizes are powers of two below 2^CURVE_MAX_LEVELS */
-    if (g <= 0 || (g & (g - 1)) != 0 || g >= (1 << CURVE_MAX_LEVELS))
-        return 0.0;
-    return row->utput[__builtin_ctz((unsigned)g)];
-}
-
 int curve_max_usable(const curve_row *row, int max_gpus)
 {
     int best = 0;

@@ -77,7 +77,13 @@ int curve_row_ready(curve_row *row);
 
 /* Throughput of 'row' at a usable size g; 0 if g is not usable. A table
  * lookup (utput): the planner's promise checks call it per piece. */
-double curve_tput(const curve_row *row, int g);
+static inline double curve_tput(const curve_row *row, int g)
+{
+    /* usable sizes are powers of two below 2^CURVE_MAX_LEVELS */
+    if (g <= 0 || (g & (g - 1)) != 0 || g >= (1 << CURVE_MAX_LEVELS))
+        return 0.0;
+    return row->utput[__builtin_ctz((unsigned)g)];
+}
 
 /* Largest usable size <= max_gpus, or 0 if none. */
 int curve_max_usable(const curve_row *row, int max_gpus);

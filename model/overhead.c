@@ -70,13 +70,14 @@ double ovh_change(const char *model, int g0, int g1, int moved)
     return ovh_change_id(ovh_lookup(model), g0, g1, moved);
 }
 
-double ovh_change_id(ovh_id id, int g0, int g1, int moved)
+/* ovh_change_id on the row itself (inline: ovh_charge_id is on the
+ * promise checks' hot path) */
+static inline double change_row(const double *r, int g0, int g1, int moved)
 {
     if (g1 <= 0)
         return 0; /* stopping or preempted: the job is not running */
     if (g0 == g1 && !moved)
         return 0;
-    const double *r = row_of(id);
     if (g0 == g1)
         return r[4];
     int big = g0 > g1 ? g0 : g1;
@@ -89,6 +90,21 @@ double ovh_change_id(ovh_id id, int g0, int g1, int moved)
     if (g1 > g0)
         return r[0] + f * (r[2] - r[0]);
     return r[1] + f * (r[3] - r[1]);
+}
+
+double ovh_change_id(ovh_id id, int g0, int g1, int moved)
+{
+    return change_row(row_of(id), g0, g1, moved);
+}
+
+/* ovh_expect_id, inline */
+static inline double expect(ovh_mode m, ovh_id id, int g0, int g1, int moved)
+{
+    if (m == OVH_FIG12)
+        return change_row(row_of(id), g0, g1, moved);
+    if (m == OVH_RESTART)
+        return g1 > 0 && (g0 != g1 || moved) ? OVH_RESTART_SECONDS : 0;
+    return 0;
 }
 
 double ovh_max(const char *model)
@@ -219,11 +235,7 @@ double ovh_expect(ovh_mode m, const char *model, int g0, int g1, int moved)
 
 double ovh_expect_id(ovh_mode m, ovh_id id, int g0, int g1, int moved)
 {
-    if (m == OVH_FIG12)
-        return ovh_change_id(id, g0, g1, moved);
-    if (m == OVH_RESTART)
-        return g1 > 0 && (g0 != g1 || moved) ? OVH_RESTART_SECONDS : 0;
-    return 0;
+    return expect(m, id, g0, g1, moved);
 }
 
 double ovh_expect_max(ovh_mode m, const char *model)
@@ -245,9 +257,9 @@ double ovh_charge_id(ovh_mode m, ovh_id id, int g0, int g1, int moved,
     if (g1 <= 0 || (m != OVH_FIG12 && m != OVH_RESTART))
         return 0;
     if (g0 != g1 || moved)
-        return ovh_expect_id(m, id, g0, g1, moved);
+        return expect(m, id, g0, g1, moved);
     if (rebatch && g0 > 0)
-        return ovh_expect_id(m, id, g1, g1, 1);
+        return expect(m, id, g1, g1, 1);
     return 0;
 }
 

@@ -13,12 +13,6 @@ int eb_rows(const job *j, int on, const curve_row *const **rows)
     return 1;
 }
 
-double eb_tput(const curve_row *row, int g, int samples)
-{
-    double t = curve_tput(row, g);
-    return samples ? t * (double)row->batch : t;
-}
-
 const curve_row *eb_min_config(const job *j, int on, int max_gpus, int *g)
 {
     const curve_row *const *rows;

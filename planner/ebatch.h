@@ -28,7 +28,11 @@ int eb_rows(const job *j, int on, const curve_row *const **rows);
 /* Throughput of 'row' at a usable size g in the job's work unit:
  * samples/s (cell x batch) when 'samples', else iterations/s (the cell).
  * 0 when g is not usable for the row. */
-double eb_tput(const curve_row *row, int g, int samples);
+static inline double eb_tput(const curve_row *row, int g, int samples)
+{
+    double t = curve_tput(row, g);
+    return samples ? t * (double)row->batch : t;
+}
 
 /*
  * eb_min_config: job j's smallest configuration with elastic batch 'on':

@@ -252,6 +252,13 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
 #define PA(k) (ts[k] < now ? now : ts[k])
 #define PB(k) ((k) + 1 < n || !open_end ? (ts[(k) + 1] > dal ? dal : ts[(k) + 1]) \
                                         : dal)
+    /* Inner pieces, 1 <= k < kin: a(k) = ts[k] (after now) and the piece
+     * ends inside the view by the deadline, b(k) = ts[k + 1] <= deadline,
+     * so the scans take both from ts directly; the others go through
+     * PA/PB and the cut at the deadline. */
+    int kin = n - 1;
+    while (kin > 0 && ts[kin] > deadline)
+        kin--;
     int found = 0, q = 0, prev = 0, kp = 0;
     int64_t p = now;
     /* 1 + twice the relative rounding error of n + 3 operations */
@@ -262,8 +269,15 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
                                          * free, fit() is q itself */
         double acc = 0;
         for (int k = n - 1; k >= 0; k--) {
-            int64_t ak = PA(k), bk = PB(k);
-            int64_t e = bk < deadline ? bk : deadline;
+            int64_t ak, e;
+            if (k >= 1 && k < kin) {
+                ak = ts[k];
+                e = ts[k + 1];
+            } else {
+                int64_t bk = PB(k);
+                ak = PA(k);
+                e = bk < deadline ? bk : deadline;
+            }
             /* Hopeless: even q in every piece left (no piece does better:
              * the usable ladder's throughputs rise with the size) cannot
              * make up what is missing, so this scan would end without
@@ -310,6 +324,38 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
     int64_t sa = 0, sb = 0;
     int sg = 0;
     for (int k = prev ? 0 : kp; k < n; k++) {
+        if (k > kp && k + 1 < n) {
+            /* after the piece that holds p (so after p: level q) and not
+             * the view's last: [ts[k], ts[k + 1]), as below */
+            int64_t a0 = ts[k], b0 = ts[k + 1];
+            double tp;
+            int a = ladder_fit(&L, q, tq, fr[k], &tp);
+            if (a == 0)
+                continue;
+            double w = (double)(b0 - a0) * tp;
+            if (w >= rem) {
+                int64_t re, e;
+                finish_at(a0, rem, tp, slot, &re, &e);
+                if (sg > 0 && !(sb == a0 && sg == a))
+                    push(out, sa, sb, sg);
+                push(out, sg > 0 && sb == a0 && sg == a ? sa : a0, e, a);
+                out->real_end = re;
+                out->end = e;
+                ef_assert(re <= deadline);
+                return 1;
+            }
+            rem -= w;
+            if (sg > 0 && sb == a0 && sg == a) {
+                sb = b0;
+            } else {
+                if (sg > 0)
+                    push(out, sa, sb, sg);
+                sa = a0;
+                sb = b0;
+                sg = a;
+            }
+            continue;
+        }
         /* an interval that holds p is run as two pieces */
         for (int piece = 0; piece < 2; piece++) {
             int64_t a0 = PA(k), b0 = PB(k);
