@@ -836,25 +836,27 @@ static void sh_swap(step_heap *h, int a, int b)
     h->e[b] = t;
 }
 
-static void sh_push(step_heap *h, const plan *p, int ji, int nx, double sc)
+/* The entry of job ji's step to nx GPUs at score sc. */
+static sh_ent sh_entry(const plan *p, int ji, int nx, double sc)
 {
     const plan_job *j = &p->jobs[ji];
+    return (sh_ent){sc, j->deadline, j->in->submit, !j->in->has_deadline,
+                    j->idrank, ji, nx};
+}
+
+static void sh_push(step_heap *h, const plan *p, int ji, int nx, double sc)
+{
     int i = h->n++;
-    h->e[i] = (sh_ent){sc, j->deadline, j->in->submit, !j->in->has_deadline,
-                       j->idrank, ji, nx};
+    h->e[i] = sh_entry(p, ji, nx, sc);
     while (i > 0 && sh_before(h, i, (i - 1) / 2)) {
         sh_swap(h, i, (i - 1) / 2);
         i = (i - 1) / 2;
     }
 }
 
-static void sh_pop(step_heap *h)
+/* Move entry i down to its place below it. */
+static void sh_down(step_heap *h, int i)
 {
-    h->n--;
-    if (h->n == 0)
-        return;
-    sh_swap(h, 0, h->n);
-    int i = 0;
     for (;;) {
         int l = 2 * i + 1, r = l + 1, m = i;
         if (l < h->n && sh_before(h, l, m))
@@ -866,6 +868,24 @@ static void sh_pop(step_heap *h)
         sh_swap(h, i, m);
         i = m;
     }
+}
+
+static void sh_pop(step_heap *h)
+{
+    h->n--;
+    if (h->n == 0)
+        return;
+    sh_swap(h, 0, h->n);
+    sh_down(h, 0);
+}
+
+/* Make a heap of the h->n entries as they stand. The entries' keys are
+ * all different (one entry per job, and the id rank decides last), so
+ * the order of the pops does not depend on how the heap was built. */
+static void sh_heapify(step_heap *h)
+{
+    for (int i = h->n / 2 - 1; i >= 0; i--)
+        sh_down(h, i);
 }
 
 /* surplus without elastic batch, the same steps in the same order with
@@ -883,8 +903,9 @@ static void surplus_fixed(plan *p, int *act, int na, int free_gpus,
         if (p->jobs[act[i]].release > t) /* decided early, not released */
             continue;
         if (fixed_step(p, &p->jobs[act[i]], N, &nx, &sc))
-            sh_push(&h, p, act[i], nx, sc);
+            h.e[h.n++] = sh_entry(p, act[i], nx, sc);
     }
+    sh_heapify(&h);
     while (free_gpus > 0 && h.n > 0) {
         int ji = h.e[0].job, nx = h.e[0].nx;
         plan_job *j = &p->jobs[ji];

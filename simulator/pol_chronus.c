@@ -209,7 +209,7 @@ static int promised(const chst *st, int i, int64_t l)
 static int leases_needed(const sim *s, const chst *st, int i)
 {
     const sim_job *j = &s->jobs[i];
-    double start = ovh_expect(s->opts.overhead, j->in->model, 0, st->g[i], 0);
+    double start = ovh_expect_id(s->opts.overhead, j->ovh, 0, st->g[i], 0);
     double est = 1.1 * bl_seconds_left(j, st->g[i]) + start;
     double r = ceil(est / (double)st->L - 1e-9);
     return r < CH_MAX_NEED ? (int)r : CH_MAX_NEED;

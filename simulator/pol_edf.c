@@ -31,7 +31,24 @@ typedef struct edf_state {
     int *ord;
     int *meets;   /* scratch: 1 if planned to meet its deadline */
     int *meets2;
+    int *rank;    /* per job: its place in cmp_edf's order (ids are
+                     unique, so ranks are), computed once: the order's
+                     keys never change */
+    int *sorted;  /* the active jobs of the last point, by rank */
+    int nsorted;
+    int *seen;    /* per job: the point stamp that last found it active */
+    int stamp;
+    int *fresh;   /* scratch: jobs active now and not in 'sorted' */
 } edf_state;
+
+static int cmp_edf(const void *a, const void *b, void *ctx);
+
+static int cmp_rank(const void *a, const void *b, void *ctx)
+{
+    const int *rank = ctx;
+    int x = rank[*(const int *)a], y = rank[*(const int *)b];
+    return (x > y) - (x < y);
+}
 
 static void *init_common(sim *s, int ac)
 {
@@ -43,6 +60,20 @@ static void *init_common(sim *s, int ac)
     st->ord = ef_malloc((size_t)(n + 1) * sizeof *st->ord);
     st->meets = ef_calloc((size_t)n, sizeof *st->meets);
     st->meets2 = ef_calloc((size_t)n, sizeof *st->meets2);
+    st->rank = ef_calloc((size_t)n, sizeof *st->rank);
+    st->sorted = ef_malloc((size_t)n * sizeof *st->sorted);
+    st->seen = ef_calloc((size_t)n, sizeof *st->seen);
+    st->fresh = ef_malloc((size_t)n * sizeof *st->fresh);
+    int *o = ef_malloc((size_t)n * sizeof *o);
+    for (int i = 0; i < s->n; i++)
+        o[i] = i;
+    qsort_r(o, (size_t)s->n, sizeof *o, cmp_edf, s);
+    for (int k = 0, r = 0; k < s->n; k++) {
+        if (k > 0 && cmp_edf(&o[k - 1], &o[k], s) != 0)
+            r++;
+        st->rank[o[k]] = r;
+    }
+    free(o);
     return st;
 }
 
@@ -67,6 +98,10 @@ static void fini(void *v)
     free(st->ord);
     free(st->meets);
     free(st->meets2);
+    free(st->rank);
+    free(st->sorted);
+    free(st->seen);
+    free(st->fresh);
     free(st);
 }
 
@@ -84,12 +119,58 @@ static int cmp_edf(const void *a, const void *b, void *ctx)
     return strcmp(x->in->id, y->in->id);
 }
 
-/* Plan jobs ord[0..m-1] (sorted here) from t; fill st->r and meets[]. */
-static void plan_all(sim *s, edf_state *st, int *ord, int m, int64_t t,
+/* The active jobs (s->act) in deadline order (cmp_edf) into ord;
+ * returns how many. The order of the last call is kept: the jobs that
+ * left are dropped from it and the new ones merged in, so a point costs
+ * the active jobs once, not a sort of them (edf admits every job, and
+ * its active jobs run into the thousands). */
+static int active_in_order(sim *s, edf_state *st, int *ord)
+{
+    int stamp = ++st->stamp, nf = 0, keep = 0, m = 0;
+    for (int k = 0; k < s->nact; k++)
+        st->seen[s->act[k]] = stamp;
+    for (int k = 0; k < st->nsorted; k++)
+        if (st->seen[st->sorted[k]] == stamp) {
+            st->seen[st->sorted[k]] = -stamp; /* kept from the last point */
+            st->sorted[keep++] = st->sorted[k];
+        }
+    for (int k = 0; k < s->nact; k++)
+        if (st->seen[s->act[k]] == stamp)
+            st->fresh[nf++] = s->act[k];
+    qsort_r(st->fresh, (size_t)nf, sizeof *st->fresh, cmp_rank, st->rank);
+    for (int a = 0, b = 0; a < keep || b < nf;)
+        ord[m++] = b >= nf || (a < keep && st->rank[st->sorted[a]] <
+                                               st->rank[st->fresh[b]])
+                       ? st->sorted[a++]
+                       : st->fresh[b++];
+    memcpy(st->sorted, ord, (size_t)m * sizeof *ord);
+    st->nsorted = m;
+    return m;
+}
+
+/* ord[0..m-1] (in deadline order) with job i inserted at its place;
+ * returns m + 1. */
+static int insert_in_order(const edf_state *st, int *ord, int m, int i)
+{
+    int lo = 0, hi = m;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (st->rank[ord[mid]] < st->rank[i])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(ord + lo + 1, ord + lo, (size_t)(m - lo) * sizeof *ord);
+    ord[lo] = i;
+    return m + 1;
+}
+
+/* Plan jobs ord[0..m-1] (in deadline order: cmp_edf) from t; fill st->r
+ * and meets[]. */
+static void plan_all(sim *s, edf_state *st, const int *ord, int m, int64_t t,
                      int *meets)
 {
     int N = s->cl.total_gpus;
-    qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, s);
     avail F;
     avail_init(&F, t, N);
     for (int k = 0; k < m; k++) {
@@ -128,12 +209,10 @@ static void plan_all(sim *s, edf_state *st, int *ord, int m, int64_t t,
 static int admit_test(sim *s, edf_state *st, int i, int64_t t)
 {
     int ref = s->opts.baselines_reference;
-    int m = 0;
-    for (int k = 0; k < s->nact; k++)
-        st->ord[m++] = s->act[k];
+    int m = active_in_order(s, st, st->ord);
     if (!ref)
         plan_all(s, st, st->ord, m, t, st->meets);
-    st->ord[m++] = i;
+    m = insert_in_order(st, st->ord, m, i);
     plan_all(s, st, st->ord, m, t, st->meets2);
     if (!st->meets2[i])
         return 0;
@@ -165,9 +244,7 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         else
             sim_reject(s, i, -1, "EDF with this job would miss a deadline");
     }
-    int m = 0;
-    for (int k = 0; k < s->nact; k++)
-        st->ord[m++] = s->act[k];
+    int m = active_in_order(s, st, st->ord);
     plan_all(s, st, st->ord, m, t, st->meets);
     int64_t wake = INT64_MAX;
     for (int k = 0; k < s->nact; k++) {

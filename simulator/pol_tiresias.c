@@ -135,7 +135,7 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
             left = 0;
         double ovh = j->ovh_left;
         if (j->g != j->want)
-            ovh = ovh_expect(s->opts.overhead, j->in->model, j->g, j->want, 0);
+            ovh = ovh_expect_id(s->opts.overhead, j->ovh, j->g, j->want, 0);
         double w = (double)t + left + ovh;
         if (w < 9e15 && (int64_t)ceil(w) < wake)
             wake = (int64_t)ceil(w);

@@ -199,8 +199,8 @@ static int apply_point(sim *s, eng *x, eng_alloc *al, ef_err *e)
         j->row = r1;
         double c = 0;
         if (s->opts.overhead == OVH_FIG12 || s->opts.overhead == OVH_RESTART)
-            c = ovh_charge(s->opts.overhead, j->in->model, g0, g1, moved,
-                           rebatch);
+            c = ovh_charge_id(s->opts.overhead, j->ovh, g0, g1, moved,
+                              rebatch);
         else if (s->opts.overhead == OVH_REFERENCE && g1 > 0)
             c = ovh_reference(g1, ovh_cache_seen(&s->cache, j->pl.gpu, g1),
                               restart, N);
@@ -242,6 +242,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         sim_job *j = &s->jobs[i];
         ef_assert(q->jobs[i].curve != NULL);
         j->in = &q->jobs[i];
+        j->ovh = ovh_lookup(j->in->model);
         j->best_effort = !j->in->has_deadline;
         j->release = ef_align_up(now, j->in->submit, S);
         j->rem = (double)(j->in->iterations - j->in->iterations_done);

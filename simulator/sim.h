@@ -70,6 +70,7 @@ typedef enum sim_state {
 typedef struct sim_job {
     const job *in;
     sim_state state;
+    ovh_id ovh;           /* its model's overhead row (ovh_lookup) */
     int best_effort;      /* no deadline */
     int64_t release;      /* first point at or after submit */
     double rem;           /* iterations left */

@@ -169,6 +169,33 @@ static void test_tput_and_max_usable(void **state)
     curve_model_free(&m);
 }
 
+/* curve_tput's table (curve_row_ready) says what the usable ladder says,
+ * for every count from -1 to past the largest level: the ladder's
+ * throughput at a usable size, 0 at any other count (a dip, a hole, a
+ * count that is not a power of two, 0, negative, too large). */
+static void test_tput_table(void **state)
+{
+    double rows[][CURVE_MAX_LEVELS] = {
+        {2.0, 1.0, 3.0, 2.5, 4.0},
+        {0.0, 5.0, 7.0, NAN, 9.0, 9.0, 10.0},
+        {1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0,
+         13.0, 14.0, 15.0, 16.0},
+        {0.0, 0.0, NAN},
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        curve_row r = mkrow(rows[k], CURVE_MAX_LEVELS);
+        int n = curve_row_ready(&r);
+        assert_int_equal(n, curve_usable(&r, INT_MAX, NULL, NULL));
+        for (int g = -1; g <= (1 << CURVE_MAX_LEVELS) + 1; g++) {
+            double want = 0.0;
+            for (int i = 0; i < r.nusable; i++)
+                if (r.usable_gpus[i] == g)
+                    want = r.usable_tput[i];
+            assert_true(curve_tput(&r, g) == want);
+        }
+    }
+}
+
 static void test_parse_csv_ok(void **state)
 {
     /* rows come back sorted by batch with their source lines; holes in
@@ -532,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_usable_equal_is_not_usable),
         cmocka_unit_test(test_usable_ends_at_peak),
         cmocka_unit_test(test_tput_and_max_usable),
+        cmocka_unit_test(test_tput_table),
         cmocka_unit_test(test_parse_csv_ok),
         cmocka_unit_test(test_parse_csv_header_errors),
         cmocka_unit_test(test_parse_csv_row_errors),

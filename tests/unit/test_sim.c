@@ -321,6 +321,28 @@ static void test_overhead_model(void **state)
     assert_true(ovh_reference(8, 1, 0, 128) == 2);
     assert_true(ovh_reference(8, 0, 0, 128) == 10);
     assert_true(ovh_reference(1, 0, 1, 512) == 7 + 47 + 2);
+    /* by row: the figure's models each their own row, any other name the
+     * generic one; every function by row gives what it gives by name */
+    const char *names[] = {"bert", "deepspeech2", "gpt2", "inception3",
+                           "resnet50", "vgg16", "yolov3", "b", ""};
+    assert_true(ovh_lookup("bert") != ovh_lookup("gpt2"));
+    assert_true(ovh_lookup("yolov3") == ovh_lookup("ncf"));
+    assert_true(ovh_lookup("b") == ovh_lookup("yolov3"));
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        ovh_id id = ovh_lookup(names[k]);
+        for (int g0 = 0; g0 <= 64; g0++)
+            for (int g1 = 0; g1 <= 64; g1 += g1 < 4 ? 1 : 4)
+                for (int mv = 0; mv < 2; mv++) {
+                    assert_true(ovh_change_id(id, g0, g1, mv) ==
+                                ovh_change(names[k], g0, g1, mv));
+                    for (int m = OVH_FIG12; m <= OVH_RESTART; m++) {
+                        assert_true(ovh_expect_id(m, id, g0, g1, mv) ==
+                                    ovh_expect(m, names[k], g0, g1, mv));
+                        assert_true(ovh_charge_id(m, id, g0, g1, mv, 1) ==
+                                    ovh_charge(m, names[k], g0, g1, mv, 1));
+                    }
+                }
+    }
 }
 
 /* A runaway stops with an internal error that says so: themis on jobs
