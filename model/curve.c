@@ -43,6 +43,17 @@ int curve_row_ready(curve_row *row)
     for (int i = 0; i < row->nusable; i++)
         row->utput[__builtin_ctz((unsigned)row->usable_gpus[i])] =
             row->usable_tput[i];
+    int best = 0, u = 0;
+    double bt = 0;
+    for (int l = 0; l < 31; l++) {
+        while (u < row->nusable && row->usable_gpus[u] <= (1L << l)) {
+            best = row->usable_gpus[u];
+            bt = row->usable_tput[u];
+            u++;
+        }
+        row->fit_g[l] = best;
+        row->fit_t[l] = bt;
+    }
     return row->nusable;
 }
 

@@ -47,6 +47,11 @@ typedef struct curve_row {
     double usable_tput[CURVE_MAX_LEVELS];
     double utput[CURVE_MAX_LEVELS];     /* it/s at 2^i GPUs if usable, else 0
                                          * (curve_tput's table) */
+    int fit_g[31];                      /* the largest usable size <= 2^l
+                                         * (0: none), so for f > 0 free GPUs
+                                         * fit_g[ilog2 f] (the planner's
+                                         * fit by table) */
+    double fit_t[31];                   /* its it/s (0: none) */
     long line;                          /* source line (CSV) or row index (JSON) */
 } curve_row;
 

@@ -188,31 +188,9 @@ static void finish_at(int64_t a, double rem, double tp, int slot,
         *end = a + slot;
 }
 
-/* fit() and curve_tput() of one row as tables by power of two: for f > 0
- * free GPUs, the largest usable size <= f is g[ilog2 f] (usable sizes
- * are powers of two), its throughput t[ilog2 f]; 0 and 0 when none. */
-typedef struct ladder {
-    int g[31];
-    double t[31];
-} ladder;
-
-static void ladder_make(ladder *L, const curve_row *row)
-{
-    int best = 0, u = 0;
-    double bt = 0;
-    for (int l = 0; l < 31; l++) {
-        while (u < row->nusable && row->usable_gpus[u] <= (1 << l)) {
-            best = row->usable_gpus[u];
-            bt = row->usable_tput[u];
-            u++;
-        }
-        L->g[l] = best;
-        L->t[l] = bt;
-    }
-}
-
-/* fit(row, q, f) by the ladder, its throughput in *tp (tq: q's). */
-static inline int ladder_fit(const ladder *L, int q, double tq, int f,
+/* fit(row, q, f) by the row's tables (fit_g, fit_t: curve_row_ready),
+ * its throughput in *tp (tq: q's). */
+static inline int ladder_fit(const curve_row *L, int q, double tq, int f,
                              double *tp)
 {
     if (f >= q) {
@@ -222,8 +200,8 @@ static inline int ladder_fit(const ladder *L, int q, double tq, int f,
     if (f <= 0)
         return 0;
     int l = 31 - __builtin_clz((unsigned)f);
-    *tp = L->t[l];
-    return L->g[l];
+    *tp = L->fit_t[l];
+    return L->fit_g[l];
 }
 
 int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
@@ -232,12 +210,15 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
     resv_clear(out);
     if (deadline <= now)
         return 0;
-    int lv[CURVE_MAX_LEVELS];
-    int nl = curve_usable(row, max_gpus, lv, NULL);
+    /* the usable sizes <= max_gpus: a prefix of the row's ladder (the rule
+     * that picks them reads the cells in order) */
+    const int *lv = row->usable_gpus;
+    int nl = 0;
+    while (nl < row->nusable && row->usable_gpus[nl] <= max_gpus)
+        nl++;
     if (nl == 0)
         return 0;
-    ladder L;
-    ladder_make(&L, row);
+    const curve_row *L = row;
     double need = work * (1.0 + MSS_MARGIN);
     int64_t dal = ef_align_up(now, deadline, slot);
     ivals iv;
@@ -287,7 +268,7 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
             if ((acc + tq * (double)(e - now)) * slack < need)
                 break;
             double tp;
-            int a = ladder_fit(&L, q, tq, fr[k], &tp);
+            int a = ladder_fit(L, q, tq, fr[k], &tp);
             if (a == 0)
                 continue;
             double w = (double)(e - ak) * tp;
@@ -324,12 +305,14 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
     int64_t sa = 0, sb = 0;
     int sg = 0;
     for (int k = prev ? 0 : kp; k < n; k++) {
-        if (k > kp && k + 1 < n) {
-            /* after the piece that holds p (so after p: level q) and not
-             * the view's last: [ts[k], ts[k + 1]), as below */
+        if (k != kp && k >= 1 && k + 1 < n) {
+            /* not the view's first or last piece, nor the one that holds
+             * p: [ts[k], ts[k + 1]), wholly after p (level q) or wholly
+             * before it (level prev: it ends by ts[kp] <= p), as below */
             int64_t a0 = ts[k], b0 = ts[k + 1];
             double tp;
-            int a = ladder_fit(&L, q, tq, fr[k], &tp);
+            int a = k > kp ? ladder_fit(L, q, tq, fr[k], &tp)
+                           : ladder_fit(L, prev, tprev, fr[k], &tp);
             if (a == 0)
                 continue;
             double w = (double)(b0 - a0) * tp;
@@ -368,8 +351,8 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
                 break;
             }
             double tp;
-            int a = a0 < p ? ladder_fit(&L, prev, tprev, fr[k], &tp)
-                           : ladder_fit(&L, q, tq, fr[k], &tp);
+            int a = a0 < p ? ladder_fit(L, prev, tprev, fr[k], &tp)
+                           : ladder_fit(L, q, tq, fr[k], &tp);
             if (a == 0)
                 continue;
             double w = (double)(b0 - a0) * tp;

@@ -169,10 +169,11 @@ static void test_tput_and_max_usable(void **state)
     curve_model_free(&m);
 }
 
-/* curve_tput's table (curve_row_ready) says what the usable ladder says,
- * for every count from -1 to past the largest level: the ladder's
- * throughput at a usable size, 0 at any other count (a dip, a hole, a
- * count that is not a power of two, 0, negative, too large). */
+/* curve_tput's table and the fit tables (curve_row_ready) say what the
+ * usable ladder says, for every count from -1 to past the largest level:
+ * the ladder's throughput at a usable size, 0 at any other count (a dip,
+ * a hole, a count that is not a power of two, 0, negative, too large);
+ * for f free GPUs, the largest usable size <= f and its throughput. */
 static void test_tput_table(void **state)
 {
     double rows[][CURVE_MAX_LEVELS] = {
@@ -192,6 +193,12 @@ static void test_tput_table(void **state)
                 if (r.usable_gpus[i] == g)
                     want = r.usable_tput[i];
             assert_true(curve_tput(&r, g) == want);
+        }
+        /* the fit tables: the largest usable size <= f, and its it/s */
+        for (int f = 1; f <= (1 << CURVE_MAX_LEVELS) + 1; f++) {
+            int l = 31 - __builtin_clz((unsigned)f);
+            assert_int_equal(r.fit_g[l], curve_max_usable(&r, f));
+            assert_true(r.fit_t[l] == curve_tput(&r, r.fit_g[l]));
         }
     }
 }
