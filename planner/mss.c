@@ -188,6 +188,51 @@ static void finish_at(int64_t a, double rem, double tp, int slot,
         *end = a + slot;
 }
 
+/* The forward pass of mss_plan: the work still to plan, and the segment
+ * being grown, [sa, sb) at sg GPUs (sg 0: none yet). A piece that
+ * continues the segment at the same size extends it here, and it goes to
+ * the plan when another starts, so the plan gets exactly the segments
+ * push() would have merged, without a store per piece. */
+typedef struct fwd {
+    double rem;
+    int64_t sa, sb;
+    int sg;
+} fwd;
+
+/* Run [a0, b0) at a GPUs (a > 0, throughput tp): returns 1 when the work
+ * ends inside it (the plan in 'out' is then complete: its last segment,
+ * its real and slot-aligned ends), else takes its work off and 0. */
+static inline int fwd_step(fwd *f, resv *out, int64_t a0, int64_t b0, int a,
+                           double tp, int slot, int64_t deadline)
+{
+    double w = (double)(b0 - a0) * tp;
+    int cont = f->sg > 0 && f->sb == a0 && f->sg == a; /* extends it */
+    if (w >= f->rem) {
+        int64_t re, e;
+        finish_at(a0, f->rem, tp, slot, &re, &e);
+        if (f->sg > 0 && !cont)
+            push(out, f->sa, f->sb, f->sg);
+        push(out, cont ? f->sa : a0, e, a);
+        out->real_end = re;
+        out->end = e;
+        ef_assert(re <= deadline);
+        return 1;
+    }
+    f->rem -= w;
+    if (b0 <= a0)
+        return 0;
+    if (cont) {
+        f->sb = b0;
+    } else {
+        if (f->sg > 0)
+            push(out, f->sa, f->sb, f->sg);
+        f->sa = a0;
+        f->sb = b0;
+        f->sg = a;
+    }
+    return 0;
+}
+
 /* fit(row, q, f) by the row's tables (fit_g, fit_t: curve_row_ready),
  * its throughput in *tp (tq: q's). */
 static inline int ladder_fit(const curve_row *L, int q, double tq, int f,
@@ -297,13 +342,7 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
      * holds p, and pushes and subtracts exactly what it would have. */
     double tprev = prev ? curve_tput(row, prev) : 0;
     double tq = curve_tput(row, q);
-    double rem = need;
-    /* The segment being grown, [sa, sb) at sg GPUs (sg 0: none yet): a
-     * piece that continues it at the same size extends it here, and it
-     * goes to 'out' when another starts, so 'out' gets exactly the
-     * segments push() would have merged, without a store per piece. */
-    int64_t sa = 0, sb = 0;
-    int sg = 0;
+    fwd fw = {need, 0, 0, 0};
     for (int k = prev ? 0 : kp; k < n; k++) {
         if (k != kp && k >= 1 && k + 1 < n) {
             /* not the view's first or last piece, nor the one that holds
@@ -315,28 +354,8 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
                            : ladder_fit(L, prev, tprev, fr[k], &tp);
             if (a == 0)
                 continue;
-            double w = (double)(b0 - a0) * tp;
-            if (w >= rem) {
-                int64_t re, e;
-                finish_at(a0, rem, tp, slot, &re, &e);
-                if (sg > 0 && !(sb == a0 && sg == a))
-                    push(out, sa, sb, sg);
-                push(out, sg > 0 && sb == a0 && sg == a ? sa : a0, e, a);
-                out->real_end = re;
-                out->end = e;
-                ef_assert(re <= deadline);
+            if (fwd_step(&fw, out, a0, b0, a, tp, slot, deadline))
                 return 1;
-            }
-            rem -= w;
-            if (sg > 0 && sb == a0 && sg == a) {
-                sb = b0;
-            } else {
-                if (sg > 0)
-                    push(out, sa, sb, sg);
-                sa = a0;
-                sb = b0;
-                sg = a;
-            }
             continue;
         }
         /* an interval that holds p is run as two pieces */
@@ -355,30 +374,8 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
                            : ladder_fit(L, q, tq, fr[k], &tp);
             if (a == 0)
                 continue;
-            double w = (double)(b0 - a0) * tp;
-            if (w >= rem) {
-                int64_t re, e;
-                finish_at(a0, rem, tp, slot, &re, &e);
-                if (sg > 0 && !(sb == a0 && sg == a))
-                    push(out, sa, sb, sg);
-                push(out, sg > 0 && sb == a0 && sg == a ? sa : a0, e, a);
-                out->real_end = re;
-                out->end = e;
-                ef_assert(re <= deadline);
+            if (fwd_step(&fw, out, a0, b0, a, tp, slot, deadline))
                 return 1;
-            }
-            rem -= w;
-            if (b0 > a0) {
-                if (sg > 0 && sb == a0 && sg == a) {
-                    sb = b0;
-                } else {
-                    if (sg > 0)
-                        push(out, sa, sb, sg);
-                    sa = a0;
-                    sb = b0;
-                    sg = a;
-                }
-            }
         }
     }
 #undef PA
