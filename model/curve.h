@@ -76,8 +76,9 @@ typedef struct curve_set {
 int curve_usable(const curve_row *row, int max_gpus, int *gpus, double *tput);
 
 /* Fill row's ladder from its cells: nusable, usable_gpus, usable_tput
- * (curve_usable with no cap) and utput. Returns nusable. Every row is
- * made ready this way once its cells are set. */
+ * (curve_usable with no cap) and the tables utput, fit_g and fit_t.
+ * Returns nusable. Every row is made ready this way once its cells are
+ * set. */
 int curve_row_ready(curve_row *row);
 
 /* Throughput of 'row' at a usable size g; 0 if g is not usable. A table

@@ -235,7 +235,7 @@ static inline int fwd_step(fwd *f, resv *out, int64_t a0, int64_t b0, int a,
 
 /* fit(row, q, f) by the row's tables (fit_g, fit_t: curve_row_ready),
  * its throughput in *tp (tq: q's). */
-static inline int ladder_fit(const curve_row *L, int q, double tq, int f,
+static inline int ladder_fit(const curve_row *row, int q, double tq, int f,
                              double *tp)
 {
     if (f >= q) {
@@ -245,8 +245,8 @@ static inline int ladder_fit(const curve_row *L, int q, double tq, int f,
     if (f <= 0)
         return 0;
     int l = 31 - __builtin_clz((unsigned)f);
-    *tp = L->fit_t[l];
-    return L->fit_g[l];
+    *tp = row->fit_t[l];
+    return row->fit_g[l];
 }
 
 int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
@@ -263,7 +263,6 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
         nl++;
     if (nl == 0)
         return 0;
-    const curve_row *L = row;
     double need = work * (1.0 + MSS_MARGIN);
     int64_t dal = ef_align_up(now, deadline, slot);
     ivals iv;
@@ -313,7 +312,7 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
             if ((acc + tq * (double)(e - now)) * slack < need)
                 break;
             double tp;
-            int a = ladder_fit(L, q, tq, fr[k], &tp);
+            int a = ladder_fit(row, q, tq, fr[k], &tp);
             if (a == 0)
                 continue;
             double w = (double)(e - ak) * tp;
@@ -350,8 +349,8 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
              * before it (level prev: it ends by ts[kp] <= p), as below */
             int64_t a0 = ts[k], b0 = ts[k + 1];
             double tp;
-            int a = k > kp ? ladder_fit(L, q, tq, fr[k], &tp)
-                           : ladder_fit(L, prev, tprev, fr[k], &tp);
+            int a = k > kp ? ladder_fit(row, q, tq, fr[k], &tp)
+                           : ladder_fit(row, prev, tprev, fr[k], &tp);
             if (a == 0)
                 continue;
             if (fwd_step(&fw, out, a0, b0, a, tp, slot, deadline))
@@ -370,8 +369,8 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
                 break;
             }
             double tp;
-            int a = a0 < p ? ladder_fit(L, prev, tprev, fr[k], &tp)
-                           : ladder_fit(L, q, tq, fr[k], &tp);
+            int a = a0 < p ? ladder_fit(row, prev, tprev, fr[k], &tp)
+                           : ladder_fit(row, q, tq, fr[k], &tp);
             if (a == 0)
                 continue;
             if (fwd_step(&fw, out, a0, b0, a, tp, slot, deadline))
