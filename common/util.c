@@ -1,4 +1,5 @@
 /* util.c: file reading, strict number parsing, timestamps (see util.h). */
+#define _GNU_SOURCE 1 /* qsort_r */
 #include "common/util.h"
 
 #include <ctype.h>
@@ -649,6 +650,21 @@ const char *ef_suggest(const char *word, const char *const *cands, int n)
 int ef_is_pow2(int64_t x)
 {
     return x > 0 && (x & (x - 1)) == 0;
+}
+
+void ef_rank(int n, int (*cmp)(const void *, const void *, void *),
+             void *ctx, int *rank)
+{
+    int *ord = ef_malloc((size_t)(n > 0 ? n : 1) * sizeof *ord);
+    for (int i = 0; i < n; i++)
+        ord[i] = i;
+    qsort_r(ord, (size_t)(n > 0 ? n : 0), sizeof *ord, cmp, ctx);
+    for (int k = 0, r = 0; k < n; k++) {
+        if (k > 0 && cmp(&ord[k - 1], &ord[k], ctx) != 0)
+            r++;
+        rank[ord[k]] = r;
+    }
+    free(ord);
 }
 
 void ef_buf_grow(ef_buf *b, size_t more)

@@ -188,4 +188,11 @@ size_t ef_bom_len(const char *buf, size_t len);
 /* Return 1 if 'x' is a positive power of two. */
 int ef_is_pow2(int64_t x);
 
+/* ef_rank: give each item 0..n-1 its place in the order 'cmp' sets
+ * (qsort_r's comparison, called on pointers to two item indices, with
+ * ctx): rank[i] is 0 for the first, and items that compare equal share a
+ * rank. So a fixed order can later be compared as two integers. */
+void ef_rank(int n, int (*cmp)(const void *, const void *, void *),
+             void *ctx, int *rank);
+
 #endif

@@ -95,17 +95,11 @@ static int cmp_id_of(const void *a, const void *b, void *ctx)
 static void rank_ids(plan *p, const job_queue *q)
 {
     int n = q->n;
-    int *ord = ef_malloc((size_t)(n ? n : 1) * sizeof *ord);
+    int *rank = ef_malloc((size_t)(n ? n : 1) * sizeof *rank);
+    ef_rank(n, cmp_id_of, (void *)q, rank);
     for (int i = 0; i < n; i++)
-        ord[i] = i;
-    qsort_r(ord, (size_t)n, sizeof *ord, cmp_id_of, (void *)q);
-    int r = 0;
-    for (int k = 0; k < n; k++) {
-        if (k > 0 && strcmp(q->jobs[ord[k]].id, q->jobs[ord[k - 1]].id) != 0)
-            r++;
-        p->jobs[ord[k]].idrank = r;
-    }
-    free(ord);
+        p->jobs[i].idrank = rank[i];
+    free(rank);
 }
 
 static int cmp_edf(const void *a, const void *b, void *ctx)

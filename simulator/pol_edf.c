@@ -41,7 +41,19 @@ typedef struct edf_state {
     int *fresh;   /* scratch: jobs active now and not in 'sorted' */
 } edf_state;
 
-static int cmp_edf(const void *a, const void *b, void *ctx);
+static int cmp_edf(const void *a, const void *b, void *ctx)
+{
+    const sim *s = ctx;
+    const sim_job *x = &s->jobs[*(const int *)a];
+    const sim_job *y = &s->jobs[*(const int *)b];
+    if (x->best_effort != y->best_effort)
+        return x->best_effort - y->best_effort;
+    if (!x->best_effort && x->in->deadline != y->in->deadline)
+        return x->in->deadline < y->in->deadline ? -1 : 1;
+    if (x->in->submit != y->in->submit)
+        return x->in->submit < y->in->submit ? -1 : 1;
+    return strcmp(x->in->id, y->in->id);
+}
 
 static int cmp_rank(const void *a, const void *b, void *ctx)
 {
@@ -64,16 +76,7 @@ static void *init_common(sim *s, int ac)
     st->sorted = ef_malloc((size_t)n * sizeof *st->sorted);
     st->seen = ef_calloc((size_t)n, sizeof *st->seen);
     st->fresh = ef_malloc((size_t)n * sizeof *st->fresh);
-    int *o = ef_malloc((size_t)n * sizeof *o);
-    for (int i = 0; i < s->n; i++)
-        o[i] = i;
-    qsort_r(o, (size_t)s->n, sizeof *o, cmp_edf, s);
-    for (int k = 0, r = 0; k < s->n; k++) {
-        if (k > 0 && cmp_edf(&o[k - 1], &o[k], s) != 0)
-            r++;
-        st->rank[o[k]] = r;
-    }
-    free(o);
+    ef_rank(s->n, cmp_edf, s, st->rank);
     return st;
 }
 
@@ -105,19 +108,6 @@ static void fini(void *v)
     free(st);
 }
 
-static int cmp_edf(const void *a, const void *b, void *ctx)
-{
-    const sim *s = ctx;
-    const sim_job *x = &s->jobs[*(const int *)a];
-    const sim_job *y = &s->jobs[*(const int *)b];
-    if (x->best_effort != y->best_effort)
-        return x->best_effort - y->best_effort;
-    if (!x->best_effort && x->in->deadline != y->in->deadline)
-        return x->in->deadline < y->in->deadline ? -1 : 1;
-    if (x->in->submit != y->in->submit)
-        return x->in->submit < y->in->submit ? -1 : 1;
-    return strcmp(x->in->id, y->in->id);
-}
 
 /* The active jobs (s->act) in deadline order (cmp_edf) into ord;
  * returns how many. The order of the last call is kept: the jobs that

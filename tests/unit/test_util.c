@@ -877,6 +877,26 @@ static void test_sh_quote_forms(void **state)
 
 /* Nearest-rank quantiles over every value, or over the last 'window';
  * count, mean and max over every value added. */
+static int cmp_val(const void *a, const void *b, void *ctx)
+{
+    const int *v = ctx;
+    int x = v[*(const int *)a], y = v[*(const int *)b];
+    return (x > y) - (x < y);
+}
+
+/* ef_rank: places in the order, equal items sharing one, none skipped */
+static void test_rank(void **state)
+{
+    (void)state;
+    int v[] = {30, 10, 20, 10, 40, 30};
+    int want[] = {2, 0, 1, 0, 3, 2};
+    int rank[6];
+    ef_rank(6, cmp_val, v, rank);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(rank[i], want[i]);
+    ef_rank(0, cmp_val, v, rank); /* nothing to rank: no access */
+}
+
 static void test_lat(void **state)
 {
     (void)state;
@@ -940,6 +960,7 @@ int main(void)
         cmocka_unit_test(test_read_file_errors),
         cmocka_unit_test(test_read_file_stdin),
         cmocka_unit_test(test_read_file_large),
+        cmocka_unit_test(test_rank),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
