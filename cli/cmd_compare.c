@@ -25,6 +25,7 @@ void help_compare(void)
         "                      [--curves DIR|A100|T4] [--slot SECONDS]\n"
         "                      [--overhead fig12|reference|restart|none]\n"
         "                      [--cap usable|reference] [--surplus gain|reference]\n"
+        "                      [--moves net|any]\n"
         "                      [--baselines fixed|reference] [--mip-nodes N]\n"
         "                      [--elastic-batch] [--pollux-data DIR]\n"
         "                      [--out results.json] [--markdown table.md]\n"
@@ -44,8 +45,8 @@ void help_compare(void)
         "  --cluster-for T=S   cluster S for the trace whose file stem is T\n"
         "                      (a trace of --traces; once per trace)\n"
         "  --curves DIR        curves (default A100)\n"
-        "  --slot, --overhead, --cap, --surplus, --baselines, --mip-nodes,\n"
-        "  --elastic-batch, --pollux-data\n"
+        "  --slot, --overhead, --cap, --surplus, --moves, --baselines,\n"
+        "  --mip-nodes, --elastic-batch, --pollux-data\n"
         "                      as for efplan simulate\n"
         "  --out FILE          every cell's metrics as JSON (efplan-compare v1)\n"
         "  --markdown FILE     the tables as Markdown\n"
@@ -214,6 +215,7 @@ int cmd_compare(int argc, char **argv)
         {"elastic-batch", no_argument, NULL, 'E'},
         {"pollux-data", required_argument, NULL, 'P'},
         {"surplus", required_argument, NULL, 'S'},
+        {"moves", required_argument, NULL, 'W'},
         {"out", required_argument, NULL, 'o'},
         {"markdown", required_argument, NULL, 'm'},
         {"svg", required_argument, NULL, 'g'},

@@ -23,7 +23,7 @@ void help_plan(void)
         "Usage: efplan plan --jobs FILE --cluster SPEC --curves DIR|A100|T4\n"
         "                   [--slot SECONDS] [--now T] [--horizon DURATION]\n"
         "                   [--out plan.json] [--svg plan.svg]\n"
-        "                   [--surplus gain|reference] [--all]\n"
+        "                   [--surplus gain|reference] [--moves net|any] [--all]\n"
         "                   [--elastic-batch]\n"
         "                   [--overhead fig12|reference|restart|none]\n"
         "                   [--plan-version 1|2]\n"
@@ -54,6 +54,12 @@ void help_plan(void)
         "  --surplus MODE      gain: largest throughput gain per added GPU\n"
         "                      (default); reference: the reference\n"
         "                      implementation's order, to compare numbers\n"
+        "  --moves MODE        net (default): a running job keeps its GPUs\n"
+        "                      unless a promise needs them or a move gains\n"
+        "                      more over its remaining work than its\n"
+        "                      restart costs (the overhead model's);\n"
+        "                      any: the paper's rule, every point\n"
+        "                      re-derives each allocation\n"
         "  --all               list every job in the summary (default: 20)\n"
         "  --elastic-batch     jobs with batch_sizes: choose the batch size\n"
         "                      too (least GPU-time share; surplus may move a\n"
@@ -276,6 +282,7 @@ int cmd_plan(int argc, char **argv)
         {"out", required_argument, NULL, 'o'},
         {"svg", required_argument, NULL, 'g'},
         {"surplus", required_argument, NULL, 'S'},
+        {"moves", required_argument, NULL, 'W'},
         {"all", no_argument, NULL, 'a'},
         {"elastic-batch", no_argument, NULL, 'E'},
         {"overhead", required_argument, NULL, 'O'},
@@ -326,6 +333,15 @@ int cmd_plan(int argc, char **argv)
             else
                 return cli_usage_error("plan", "--surplus: \"%s\" (expected "
                                        "gain or reference)", optarg);
+            break;
+        case 'W':
+            if (strcmp(optarg, "net") == 0)
+                po.moves = MOVES_NET;
+            else if (strcmp(optarg, "any") == 0)
+                po.moves = MOVES_ANY;
+            else
+                return cli_usage_error("plan", "--moves: \"%s\" (expected "
+                                       "net or any)", optarg);
             break;
         case 'E': po.elastic_batch = 1; break;
         case 'A':

@@ -21,6 +21,7 @@ void help_simulate(void)
         "                       --policy P [--slot SECONDS] [--tick SECONDS]\n"
         "                       [--overhead fig12|reference|restart|none]\n"
         "                       [--surplus gain|reference] [--cap usable|reference]\n"
+        "                       [--moves net|any]\n"
         "                       [--baselines fixed|reference] [--mip-nodes N]\n"
         "                       [--out result.json]\n"
         "                       [--jobs-out jobs.csv] [--svg timeline.svg]\n"
@@ -48,6 +49,12 @@ void help_simulate(void)
         "                      restart: 30 s per start, resume, rescale or\n"
         "                      migration (the Pollux simulator's); none\n"
         "  --surplus MODE      ef policies: gain (default) or reference\n"
+        "  --moves MODE        ef policies: net (default): a running job\n"
+        "                      keeps its GPUs unless a promise needs them\n"
+        "                      or a move gains more over its remaining\n"
+        "                      work than its restart costs; any: the\n"
+        "                      paper's rule (every point re-derives each\n"
+        "                      allocation, gross speed-up)\n"
         "  --cap MODE          baselines' GPU sizes: usable (default: the\n"
         "                      curve's usable sizes, never past its peak) or\n"
         "                      reference (up to min(64, batch), past the peak,\n"
@@ -193,6 +200,12 @@ int cli_sim_option(const char *cmd, int o, const char *arg, sim_opts *so)
                                    "reference)", arg);
         so->surplus_reference = strcmp(arg, "reference") == 0;
         return 0;
+    case 'W':
+        if (strcmp(arg, "net") != 0 && strcmp(arg, "any") != 0)
+            return cli_usage_error(cmd, "--moves: \"%s\" (expected net or "
+                                   "any)", arg);
+        so->moves_any = strcmp(arg, "any") == 0;
+        return 0;
     case 'C':
         if (strcmp(arg, "usable") != 0 && strcmp(arg, "reference") != 0)
             return cli_usage_error(cmd, "--cap: \"%s\" (expected usable or "
@@ -233,6 +246,7 @@ int cmd_simulate(int argc, char **argv)
         {"tick", required_argument, NULL, 'k'},
         {"overhead", required_argument, NULL, 'O'},
         {"surplus", required_argument, NULL, 'S'},
+        {"moves", required_argument, NULL, 'W'},
         {"cap", required_argument, NULL, 'C'},
         {"baselines", required_argument, NULL, 'B'},
         {"mip-nodes", required_argument, NULL, 'M'},

@@ -236,6 +236,15 @@ static prm_model pmodel(const plan *p)
     return m;
 }
 
+/* 1 if the stability rule holds at this plan's points (opts.moves ==
+ * MOVES_NET with the paper's surplus order and admission; the reference
+ * modes keep the reference's rule). */
+static int holds_still(const plan *p)
+{
+    return p->opts.moves == MOVES_NET && p->opts.surplus == SURPLUS_GAIN &&
+           !p->opts.admission_reference;
+}
+
 /* Where job j stands at point t. */
 static prm_start pstart(const plan_job *j, int64_t t)
 {
@@ -684,6 +693,33 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
                  "GPUs before the deadline are promised to admitted jobs");
 }
 
+/* The throughput over its remaining work that job j gets from tp (its
+ * throughput at ng GPUs, batch row nrow) once it has paid for the change:
+ * under the stability rule, a job still running as it held before the
+ * point (its GPUs and batch unchanged so far) pays the overhead model's
+ * cost C of going to ng/nrow, so W / (W / tp + C) for remaining work W;
+ * tp itself otherwise (a job already changing, not running, or no
+ * cost). */
+static double net_tput(const plan *p, const plan_job *j, int ng,
+                       const curve_row *nrow, double tp)
+{
+    if (!holds_still(p) || j->held <= 0 || j->g != j->held ||
+        j->row != j->hrow || j->rem <= 0 || tp <= 0)
+        return tp;
+    double c = ovh_charge_id(p->opts.overhead, j->ovh, j->held, ng, 0,
+                             nrow != j->hrow);
+    return c > 0 ? j->rem / (j->rem / tp + c) : tp;
+}
+
+/* 1 if g is one of row's usable sizes on a cluster of N GPUs. */
+static int usable_size(const curve_row *row, int g, int N)
+{
+    for (int i = 0; i < row->nusable && row->usable_gpus[i] <= N; i++)
+        if (row->usable_gpus[i] == g)
+            return 1;
+    return 0;
+}
+
 /* Next usable size above g (<= N), or 0. */
 static int next_size(const curve_row *row, int g, int N)
 {
@@ -700,8 +736,8 @@ static int next_size(const curve_row *row, int g, int N)
  * (a step that adds none: DBL_MAX), in units of the job's per-GPU
  * samples/s at its smallest configuration; ties: fewer GPUs, smaller
  * batch. Returns 0 when no step fits. */
-static int eb_step(const plan_job *j, int N, int free_gpus, int *ng,
-                   const curve_row **nrow, double *score)
+static int eb_step(const plan *p, const plan_job *j, int N, int free_gpus,
+                   int *ng, const curve_row **nrow, double *score)
 {
     const curve_row *const *rows;
     int nr = eb_rows(j->in, 1, &rows), gmin, found = 0;
@@ -719,7 +755,7 @@ static int eb_step(const plan_job *j, int N, int free_gpus, int *ng,
                 continue;
             if (lv[k] - j->g > free_gpus)
                 break;
-            double tp = eb_tput(r, lv[k], 1);
+            double tp = net_tput(p, j, lv[k], r, eb_tput(r, lv[k], 1));
             if (tp <= cur)
                 continue;
             double sc = lv[k] == j->g ? DBL_MAX
@@ -775,6 +811,9 @@ static int fixed_step(const plan *p, const plan_job *j, int N, int *nx,
     double tc = j->g ? curve_tput(row, j->g) : 0;
     if (p->opts.surplus == SURPLUS_GAIN) {
         double base = row->usable_tput[0] / row->usable_gpus[0];
+        tn = net_tput(p, j, *nx, row, tn);
+        if (tn <= tc) /* the restart costs more than the step gains */
+            return 0;
         *score = (tn - tc) / (*nx - j->g) / base;
     } else if (j->g == 0) {
         *score = DBL_MAX;
@@ -915,6 +954,42 @@ static void surplus_fixed(plan *p, int *act, int na, int free_gpus,
     free(h.e);
 }
 
+/*
+ * Step 3's first half at t under the stability rule (holds_still): every
+ * job in play, released, that held more GPUs just before t than it has
+ * now (its reservation at t; 0 for a best-effort job) keeps what it held
+ * (the same count and batch) where that many GPUs are still free after
+ * every reservation, the size is usable, and its promise survives it
+ * (surplus_ok, as for any step above the reservation). In deadline order
+ * (edf_less: best-effort jobs, with no deadline, last), so that an earlier
+ * promise keeps first when not all can.
+ */
+static void keep_held(plan *p, const int *act, int na, int64_t t)
+{
+    int N = p->cl.total_gpus, used = 0, m = 0;
+    int *ord = p->ord; /* the candidates; free scratch by step 3 */
+    for (int i = 0; i < na; i++) {
+        const plan_job *j = &p->jobs[act[i]];
+        used += j->g;
+        if (j->held > j->g && j->release <= t)
+            ord[m++] = act[i];
+    }
+    int free_gpus = N - used;
+    ef_assert(free_gpus >= 0);
+    qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, p);
+    for (int k = 0; k < m && free_gpus > 0; k++) {
+        plan_job *j = &p->jobs[ord[k]];
+        const curve_row *hr = j->eb && j->hrow ? j->hrow : j->in->curve;
+        int add = j->held - j->g;
+        if (add > free_gpus || !usable_size(hr, j->held, N) ||
+            !surplus_ok(p, j, t, j->held, hr))
+            continue;
+        free_gpus -= add;
+        j->g = j->held;
+        j->row = hr;
+    }
+}
+
 /* Step 3 of a point at t: hand out the GPUs free in this slot, one step
  * at a time; an admitted job takes a step only when surplus_ok says its
  * promise survives it (else it takes no more). */
@@ -947,23 +1022,11 @@ static void surplus(plan *p, int *act, int na, int64_t t)
             double score = 0;
             const curve_row *nrow = row;
             if (j->eb) {
-                if (!eb_step(j, N, free_gpus, &nx, &nrow, &score))
+                if (!eb_step(p, j, N, free_gpus, &nx, &nrow, &score))
                     continue;
-            } else {
-                nx = next_size(row, j->g, N);
-                if (nx == 0 || nx - j->g > free_gpus)
-                    continue;
-                double tn = curve_tput(row, nx);
-                double tc = j->g ? curve_tput(row, j->g) : 0;
-                if (p->opts.surplus == SURPLUS_GAIN) {
-                    double base = row->usable_tput[0] / row->usable_gpus[0];
-                    score = (tn - tc) / (nx - j->g) / base;
-                } else if (j->g == 0) {
-                    score = DBL_MAX;
-                } else {
-                    score = j->rem * ((double)nx / tn - (double)j->g / tc) /
-                            (nx - j->g);
-                }
+            } else if (!fixed_step(p, j, N, &nx, &score) ||
+                       nx - j->g > free_gpus) {
+                continue;
             }
             if (best < 0 || score > bs) {
                 best = i;
@@ -1205,6 +1268,8 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
         j->g = j->decision == PLAN_ADMITTED ? resv_at(&j->r, t) : 0;
         j->row = j->rrow;
     }
+    if (holds_still(p))
+        keep_held(p, act, *na, t);
     surplus(p, act, *na, t);
 }
 

@@ -36,11 +36,21 @@
  *      could finish by; a job without deadline is best-effort
  *      (opts.admission_reference: the reference implementation's rule
  *      instead, see plan_opts);
- *   3. gives the GPUs free in slot [t, t+slot) away one usable-size step
- *      at a time to the job with the largest throughput gain per added
- *      GPU (best-effort jobs included; --surplus reference keeps the
- *      reference implementation's order instead); an admitted job takes a
- *      step only if its promise survives it;
+ *   3. with opts.moves == MOVES_NET (the default), lets every job in
+ *      play that held more GPUs just before t than its reservation gives
+ *      it keep them (the same GPU count and batch; deadline order, then
+ *      best-effort jobs by id), where the GPUs are free after every
+ *      reservation and its promise survives it: a running job changes
+ *      only when a promise needs its GPUs or a move pays for itself;
+ *      then gives the GPUs free in slot [t, t+slot) away one usable-size
+ *      step at a time to the job with the largest throughput gain per
+ *      added GPU (best-effort jobs included; --surplus reference keeps the
+ *      reference implementation's order instead); under MOVES_NET a step
+ *      that would change a job still running as it was counts its restart
+ *      (the overhead model's cost C of the change): over its remaining
+ *      work W the step's throughput is W / (W / tput + C), and a step
+ *      that does not beat the throughput it has is not taken; an admitted
+ *      job takes a step only if its promise survives it;
  *   4. places the slot's allocations by the buddy rule (place.h).
  * Between points the allocation stays as it is. Jobs complete at the
  * exact time their work runs out; they hold their GPUs to the end of that
@@ -73,10 +83,25 @@ typedef enum plan_surplus {
     SURPLUS_REFERENCE   /* 0-GPU jobs first, then largest GPU-time increase */
 } plan_surplus;
 
+/* When a running job's GPUs may change (step 3 of a point). */
+typedef enum plan_moves {
+    MOVES_NET = 0,      /* a running job keeps the GPUs it holds unless a
+                           promise needs them (its reservation, or others'
+                           reservations taking them), and the surplus step
+                           moves it only when the move gains more over its
+                           remaining work than its restart costs */
+    MOVES_ANY           /* the paper's rule: every point re-derives each
+                           allocation from its reservation plus surplus by
+                           gross speed-up, whatever the job held */
+} plan_moves;
+
 typedef struct plan_opts {
     int slot;              /* seconds, > 0 */
     int64_t now;           /* start of the plan; INT64_MIN = earliest submit */
     plan_surplus surplus;
+    plan_moves moves;      /* MOVES_NET by default; only with
+                              SURPLUS_GAIN (--surplus reference keeps the
+                              reference's rule, MOVES_ANY) */
     int64_t horizon;       /* seconds of slots to keep; 0 = all */
     int no_admission;      /* admit every job; late ones get the fastest
                               plan left (ElasticFlow without admission

@@ -21,6 +21,7 @@ const char *const plan_decision_names[4] = {"pending", "admitted",
                                             "rejected", "best_effort"};
 #define decision_names plan_decision_names
 static const char *const surplus_names[] = {"gain", "reference"};
+static const char *const moves_names[] = {"net", "any"};
 
 const char *plan_decision_name(plan_decision d)
 {
@@ -176,6 +177,8 @@ static const jf_table run_table = JF_TABLE(plan_doc_run, &jw_inline_obj,
     {TOP("node_map", JF_LONGS, JF_OPT, node_map),                           \
      .cnt = offsetof(plan_doc, nnode_map), .min = 0, .max = 1 << 20,        \
      .style = &jw_inline_arr},                                              \
+    {TOP("moves", JF_ENUM, JF_OPT, moves), .names = moves_names,            \
+     .nnames = 2},                                                          \
     {TOP("now", JF_I64, JF_REQ, now), .min = 0, .max = TIME_MAX},           \
     {TOP("overhead", JF_STR, JF_OPT, overhead)}
 #define TOP_TAIL                                                            \
@@ -295,6 +298,7 @@ static void doc_head(plan_doc *d, const plan *p, const char *jobs_path,
     m->used_gpu_hours = p->used_gpu_seconds / 3600.0;
     m->utilisation = span > 0 ? p->used_gpu_seconds / span : 0.0;
     d->surplus = p->opts.surplus;
+    d->moves = p->opts.moves;
     d->overhead = ovh_name(p->opts.overhead);
     d->version = PLAN_V2;
 }
@@ -935,6 +939,7 @@ void plan_doc_opts(const plan_doc *d, plan_opts *o)
     o->slot = d->slot_seconds;
     o->surplus = d->surplus == SURPLUS_REFERENCE ? SURPLUS_REFERENCE
                                                  : SURPLUS_GAIN;
+    o->moves = d->moves == MOVES_ANY ? MOVES_ANY : MOVES_NET;
     o->elastic_batch = d->elastic_batch;
     o->overhead = d->overhead ? (ovh_mode)ovh_parse(d->overhead) : OVH_NONE;
     o->deadline_margin = d->deadline_margin;

@@ -150,6 +150,9 @@ typedef struct plan_doc {
     plan_doc_slot *slots;
     plan_doc_summary summary;
     int surplus;                  /* plan_surplus */
+    int moves;                    /* plan_moves: "moves" (optional,
+                                     written only when "any"; absent:
+                                     "net") */
     const char *overhead;         /* ovh_name; NULL (absent): "none" */
     int64_t deadline_margin;      /* "deadline_margin" (optional, 0): jobs
                                      planned to finish this long before
@@ -253,7 +256,7 @@ char *plan_jobs_file_moved(const char *from, const char *jf, const char *to);
 /* 1 if a plan whose "now" is 'now' is in Unix time (above), else 0. */
 int plan_unix_time(int64_t now);
 
-/* The plan options the file records: now, slot, surplus, elastic batch,
+/* The plan options the file records: now, slot, surplus, moves, elastic batch,
  * overhead model (horizon 0: the file does not say). */
 void plan_doc_opts(const plan_doc *d, plan_opts *o);
 

@@ -146,6 +146,9 @@ typedef struct sim_opts {
     int64_t tick;         /* periodic point every 'tick' s (0: none) */
     ovh_mode overhead;
     int surplus_reference;/* ef: the reference's surplus order */
+    int moves_any;        /* ef: the paper's rule, every point re-derives
+                             each allocation (plan_opts.moves MOVES_ANY);
+                             0: MOVES_NET, running jobs held still */
     int cap_reference;    /* baselines: the reference's GPU cap
                              min(64, batch, largest runnable column), past
                              the curve's peak (default: usable sizes) */

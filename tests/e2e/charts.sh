@@ -126,11 +126,11 @@ render wall
 has wall "node 0" "node 1" "20:30" "22:00" "2026-05-28" "time (UTC)" \
     "resnet&lt;&amp;&gt; (8 GPUs)" "train-bert (4 GPUs)" \
     "vgg-late 2026-06-01 07:46" \
-    "ds2-best (deepspeech2), 4.6 GPU-h, best-effort" \
+    "ds2-best (deepspeech2), 4.5 GPU-h, best-effort" \
     "rejected (1): not admitted, their deadlines cannot be promised"
 contains wall ">gpt2-tight (gpt2): deadline too tight" \
     "earliest deadline possible 2026-05-29 03:48</text>" \
-    "incep (inception3), 8.5 GPU-h, deadline 2026-05-29 02:00</text>"
+    "incep (inception3), 8.8 GPU-h, deadline 2026-05-29 02:00</text>"
 # every deadline is past 1.5 times the plan's length: four arrows, no line
 [ "$(grep -c '<path d="M[0-9.]* [0-9.]* l8 -4 l-8 -4 Z"' "$T/wall.svg")" = 4 ] ||
     fail "wall: expected 4 deadline arrows"
@@ -148,7 +148,7 @@ render sample
 has sample "0h" "2h" "14h" "time from the start" "node 3" \
     "efplan plan: 32 jobs on n4g8 (4 nodes x 8 GPUs)" \
     "others: 8 jobs, 10.5 GPU-h" "deadline (admitted job)"
-contains sample ">j22 (gpt2), 58.8 GPU-h, deadline +15h 59m</text>" \
+contains sample ">j22 (gpt2), 40.6 GPU-h, deadline +15h 59m</text>" \
     ">j09 (8 GPUs)</text>" "<title>deadline of j00: +11m 33s</title>" \
     ">j01 (inception3): deadline too tight"
 # every admitted job's deadline is marked (24 admitted)
