@@ -111,8 +111,8 @@ int eng_place(eng *x, eng_alloc *a, int n, ef_err *e)
         if (total > N)
             return ef_fail(e, EF_E_INTERNAL, "%ld GPUs given out of %d",
                            total, N);
-        if (place_slot_keep(&x->cl, n, x->want, x->prev, x->ids, x->keep,
-                            x->out, x->owner) != EF_OK)
+        if (place_slot_hold(&x->cl, n, x->want, x->prev, x->ids, x->keep,
+                            x->least, x->out, x->owner) != EF_OK)
             return ef_fail(e, EF_E_INTERNAL, "placement of %ld GPUs failed",
                            total);
     }

@@ -62,6 +62,9 @@ typedef struct eng {
     char *keep;          /* per allocation: eng_alloc.keep */
     int *owner;          /* per GPU: place_slot's scratch */
     double *load;        /* per GPU: pinned shares */
+    int least;           /* 1: when the jobs cannot all stay, move as few
+                            as can be (place_slot_hold); 0 (eng_init):
+                            the paper's placement */
 } eng;
 
 /* eng_init: scratch for up to 'cap' allocations per call on cluster 'c'.

@@ -88,17 +88,19 @@ static void take(int *owner, int *nodefree, int G, place_set *o, int job,
 }
 
 /* Which jobs a placement attempt fixes on the GPUs they hold. */
-enum { FIX_NONE, FIX_KEEP, FIX_ALL };
+enum { FIX_NONE, FIX_KEEP, FIX_ALL, FIX_SOME };
 
 /* One placement attempt. Each job whose size is unchanged and that
- * 'fix' names (FIX_ALL: every such job; FIX_KEEP: those with keep[i])
+ * 'fix' names (FIX_ALL: every such job; FIX_KEEP: those with keep[i];
+ * FIX_SOME: those with held[i])
  * first takes exactly the GPUs it held; then the others are placed
  * largest first, each preferring its old GPUs. With nothing fixed this
  * never fails while the total fits; fixed blocks may leave no aligned
  * room for a job (EF_ERR). */
 static int place_try(const cluster *c, int n, const int *want,
                      const place_set *prev, const char *const *ids,
-                     const char *keep, place_set *out, int *owner, int fix)
+                     const char *keep, place_set *out, int *owner, int fix,
+                     const char *held, int *failed)
 {
     int G = c->gpus_per_node, N = c->total_gpus;
     long total = 0;
@@ -118,9 +120,12 @@ static int place_try(const cluster *c, int n, const int *want,
         o[m].want = want[i];
         o[m].kept = prev && prev[i].g == want[i];
         o[m].fixed = o[m].kept && (fix == FIX_ALL ||
-                                   (fix == FIX_KEEP && keep && keep[i]));
+                                   (fix == FIX_KEEP && keep && keep[i]) ||
+                                   (fix == FIX_SOME && held[i]));
         m++;
     }
+    if (failed)
+        *failed = -1;
     if (total > N) {
         free(o);
         return EF_ERR;
@@ -181,8 +186,11 @@ static int place_try(const cluster *c, int n, const int *want,
                             (pass || block_unclaimed(claim, s, g, i)))
                             start = s;
                 }
-            if (start < 0)
+            if (start < 0) {
+                if (failed)
+                    *failed = i;
                 goto fail;
+            }
             take(owner, nodefree, G, &out[i], i, start, g, 0);
         } else {
             int nodes = g / G, got = 0;
@@ -198,8 +206,11 @@ static int place_try(const cluster *c, int n, const int *want,
                     if (nodefree[nd] == G &&
                         (pass || block_unclaimed(claim, nd * G, G, i)))
                         take(owner, nodefree, G, &out[i], i, nd * G, G, got++ * G);
-            if (got < nodes)
+            if (got < nodes) {
+                if (failed)
+                    *failed = i;
                 goto fail;
+            }
             /* keep GPU ids ascending */
             for (int a = 1; a < nodes; a++)
                 for (int b = a; b > 0 && out[i].gpu[b * G] < out[i].gpu[(b - 1) * G]; b--)
@@ -223,17 +234,94 @@ fail:
     return EF_ERR;
 }
 
+/*
+ * The jobs to unhold so that job f (want[f] GPUs), which found no room,
+ * can be placed: among the jobs still held in place (held[], unchanged
+ * size), the fewest GPUs that free an aligned block of want[f] GPUs on
+ * one node (a job inside the block, or the one that holds it), or, past
+ * one node, one more node (the node whose held jobs hold the fewest GPUs,
+ * not free already). Jobs marked keep are never unheld. Ties: the lowest
+ * GPU. Clears their held[] and returns how many; 0 when nothing can be
+ * unheld.
+ */
+static int unhold_for(const cluster *c, int n, const int *want,
+                      const place_set *prev, const char *keep, char *held,
+                      int f)
+{
+    int G = c->gpus_per_node, N = c->total_gpus, g = want[f];
+    int *who = ef_malloc((size_t)N * sizeof *who);
+    for (int k = 0; k < N; k++)
+        who[k] = -1;
+    for (int i = 0; i < n; i++)
+        if (held[i] && want[i] > 0 && prev[i].g == want[i])
+            for (int k = 0; k < prev[i].g; k++)
+                who[prev[i].gpu[k]] = i;
+    int span = g <= G ? g : G, best = -1;
+    long best_cost = -1;
+    for (int s = 0; s + span <= N; s += span) {
+        long cost = 0;
+        int ok = 1, last = -1;
+        for (int k = s; k < s + span && ok; k++) {
+            int i = who[k];
+            if (i < 0 || i == last)
+                continue;
+            ok = !(keep && keep[i]);
+            cost += want[i];
+            last = i;
+        }
+        if (ok && cost > 0 && (best < 0 || cost < best_cost)) {
+            best = s;
+            best_cost = cost;
+        }
+    }
+    int cnt = 0;
+    for (int k = best; best >= 0 && k < best + span; k++) {
+        int i = who[k];
+        if (i >= 0 && held[i]) {
+            held[i] = 0;
+            cnt++;
+        }
+    }
+    free(who);
+    return cnt;
+}
+
 int place_slot_keep(const cluster *c, int n, const int *want,
                     const place_set *prev, const char *const *ids,
                     const char *keep, place_set *out, int *owner)
 {
+    return place_slot_hold(c, n, want, prev, ids, keep, 0, out, owner);
+}
+
+int place_slot_hold(const cluster *c, int n, const int *want,
+                    const place_set *prev, const char *const *ids,
+                    const char *keep, int least, place_set *out, int *owner)
+{
     if (prev && place_try(c, n, want, prev, ids, keep, out, owner,
-                          FIX_ALL) == EF_OK)
+                          FIX_ALL, NULL, NULL) == EF_OK)
         return EF_OK;
+    if (prev && least) {
+        /* move as few as can be: hold every unchanged job in place, and
+         * unhold only those in the way of a job that found no room */
+        char *held = ef_malloc((size_t)(n ? n : 1));
+        memset(held, 1, (size_t)(n ? n : 1));
+        int f, rc = EF_ERR;
+        for (int round = 0; round <= n; round++) {
+            rc = place_try(c, n, want, prev, ids, keep, out, owner,
+                           FIX_SOME, held, &f);
+            if (rc == EF_OK || f < 0 ||
+                unhold_for(c, n, want, prev, keep, held, f) == 0)
+                break;
+        }
+        free(held);
+        if (rc == EF_OK)
+            return EF_OK;
+    }
     if (prev && keep && place_try(c, n, want, prev, ids, keep, out, owner,
-                                  FIX_KEEP) == EF_OK)
+                                  FIX_KEEP, NULL, NULL) == EF_OK)
         return EF_OK;
-    return place_try(c, n, want, prev, ids, keep, out, owner, FIX_NONE);
+    return place_try(c, n, want, prev, ids, keep, out, owner, FIX_NONE,
+                     NULL, NULL);
 }
 
 int place_slot(const cluster *c, int n, const int *want, const place_set *prev,

@@ -7,6 +7,8 @@
  * placement tries, in turn:
  *   1. every job whose size is unchanged keeps exactly its GPUs, the
  *      others are placed around them (largest first);
+ *   1b. (place_slot_hold with 'least') every unchanged job is held but
+ *      those in the way of a job that found no room, fewest GPUs first;
  *   2. (place_slot_keep) only the jobs marked 'keep' are held in place;
  *   3. all jobs are placed largest first, so every block already taken
  *      is aligned to the current size: the free space of every node is a
@@ -44,6 +46,15 @@ int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
 int place_slot_keep(const cluster *c, int n, const int *want,
                     const place_set *prev, const char *const *ids,
                     const char *keep, place_set *out, int *owner);
+
+/* place_slot_keep with, when 'least' is set, an attempt between 1 and 2
+ * that moves as few jobs as it can: every unchanged job held in place
+ * but those in the way of a job that found no room (the held jobs whose
+ * GPUs, fewest first, free an aligned block for it; jobs marked keep
+ * stay), repeated until all fit or nothing more can be unheld. */
+int place_slot_hold(const cluster *c, int n, const int *want,
+                    const place_set *prev, const char *const *ids,
+                    const char *keep, int least, place_set *out, int *owner);
 
 void place_set_free(place_set *s);
 

@@ -40,6 +40,7 @@ void plan_free(plan *p)
     free(p->tmp);
     free(p->ord);
     free(p->tmprow);
+    free(p->occ);
     resv_free(&p->ebtmp);
     memset(p, 0, sizeof *p);
 }
@@ -798,6 +799,103 @@ static int surplus_ok(const plan *p, const plan_job *j, int64_t t, int ng,
     return 1;
 }
 
+/* Where job j's GPUs are just before the current point: the caller's
+ * placement (plan_set_gpus) or the plan's own. */
+static const place_set *gpus_of(const plan_job *j)
+{
+    return j->where ? j->where : &j->pl;
+}
+
+/* The GPUs of one node as a bit mask (gpus_per_node <= 64). */
+static uint64_t node_bits(int first, int n)
+{
+    return (n >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1)) << first;
+}
+
+/* 1 if placement pl has a GPU on node n. */
+static int owns_node(const place_set *pl, int n, int G)
+{
+    for (int k = 0; k < pl->g; k += G)
+        if (pl->gpu[k] / G == n)
+            return 1;
+    return 0;
+}
+
+/* Step 3's map of taken GPUs (holds_still), one mask per node: the GPUs
+ * of every job in play that keeps some (its whole old set, also when it
+ * shrinks) and the blocks steps took at this point. Built at its first
+ * use in a point. */
+static void occ_build(plan *p, const int *act, int na)
+{
+    int G = p->cl.gpus_per_node, nodes = p->cl.total_gpus / G;
+    memset(p->occ, 0, (size_t)nodes * sizeof *p->occ);
+    for (int i = 0; i < na; i++) {
+        const plan_job *o = &p->jobs[act[i]];
+        const place_set *pl = gpus_of(o);
+        if (o->g == 0)
+            continue;
+        for (int k = 0; k < pl->g; k++)
+            p->occ[pl->gpu[k] / G] |= (uint64_t)1 << (pl->gpu[k] % G);
+    }
+    p->occ_built = 1;
+}
+
+/*
+ * Under the stability rule, 1 if a step of job j to nx GPUs moves no
+ * other job: always for a job that changes anyway (held none, or its
+ * GPUs already change at this point); else there must be room for nx
+ * GPUs by the buddy rule that no other job in play holds and no other
+ * step took at this point: an aligned block of a node (its own block
+ * first, then the lowest), or whole free nodes past one node. The room
+ * found is marked taken. A step that needs others moved would cost them
+ * each a migration that its own gain does not count.
+ */
+static int room_to_grow(plan *p, const int *act, int na, const plan_job *j,
+                        int nx)
+{
+    int G = p->cl.gpus_per_node, nodes = p->cl.total_gpus / G;
+    const place_set *pl = gpus_of(j);
+    if (!holds_still(p) || j->held <= 0 || j->g != j->held ||
+        pl->g != j->held)
+        return 1;
+    if (!p->occ_built)
+        occ_build(p, act, na);
+    /* its own GPUs, per node, do not count against it */
+    int first = pl->gpu[0], fnode = first / G;
+    uint64_t own = pl->g <= G ? node_bits(first % G, pl->g) : ~(uint64_t)0;
+    if (nx <= G) {
+        uint64_t want = node_bits(first % G - first % G % nx, nx);
+        if ((p->occ[fnode] & ~own & want) == 0) {
+            p->occ[fnode] |= want;
+            return 1;
+        }
+        for (int n = 0; n < nodes; n++)
+            for (int b = 0; b + nx <= G; b += nx) {
+                uint64_t m = node_bits(b, nx);
+                if ((p->occ[n] & m & ~(n == fnode ? own : 0)) == 0) {
+                    p->occ[n] |= m;
+                    return 1;
+                }
+            }
+        return 0;
+    }
+    int need = nx / G, got = 0;
+    for (int n = 0; n < nodes && got < need; n++)
+        got += p->occ[n] == 0 || (owns_node(pl, n, G) &&
+                                  (p->occ[n] & ~own) == 0);
+    if (got < need)
+        return 0;
+    got = 0;
+    for (int n = 0; n < nodes && got < need; n++) {
+        if (p->occ[n] == 0 ||
+            (owns_node(pl, n, G) && (p->occ[n] & ~own) == 0)) {
+            p->occ[n] = node_bits(0, G);
+            got++;
+        }
+    }
+    return 1;
+}
+
 /* The surplus step of a job without elastic batch: its next usable size
  * into *nx and the step's score (surplus mode's), or 0 when it has none. */
 static int fixed_step(const plan *p, const plan_job *j, int N, int *nx,
@@ -943,7 +1041,8 @@ static void surplus_fixed(plan *p, int *act, int na, int free_gpus,
         int ji = h.e[0].job, nx = h.e[0].nx;
         plan_job *j = &p->jobs[ji];
         sh_pop(&h);
-        if (nx - j->g > free_gpus || !surplus_ok(p, j, t, nx, j->row))
+        if (nx - j->g > free_gpus || !surplus_ok(p, j, t, nx, j->row) ||
+            !room_to_grow(p, act, na, j, nx))
             continue;
         free_gpus -= nx - j->g;
         j->g = nx;
@@ -1001,6 +1100,7 @@ static void surplus(plan *p, int *act, int na, int64_t t)
         used += p->jobs[act[i]].g;
     int free_gpus = N - used;
     ef_assert(free_gpus >= 0);
+    p->occ_built = 0;
     if (!p->opts.elastic_batch) {
         free(closed);
         surplus_fixed(p, act, na, free_gpus, t);
@@ -1051,7 +1151,8 @@ static void surplus(plan *p, int *act, int na, int64_t t)
             break;
         plan_job *j = &p->jobs[act[best]];
         int nx = best_ng;
-        if (!surplus_ok(p, j, t, nx, j->eb ? best_row : j->row)) {
+        if (!surplus_ok(p, j, t, nx, j->eb ? best_row : j->row) ||
+            (nx != j->g && !room_to_grow(p, act, na, j, nx))) {
             closed[best] = 1;
             continue;
         }
@@ -1296,6 +1397,12 @@ void plan_set_owed(plan *p, int i, double seconds)
     p->jobs[i].owed = seconds > 0 ? seconds : 0;
 }
 
+void plan_set_gpus(plan *p, int i, const place_set *pl)
+{
+    ef_assert(i >= 0 && i < p->njobs);
+    p->jobs[i].where = pl;
+}
+
 void plan_retire(plan *p, int i)
 {
     ef_assert(i >= 0 && i < p->njobs);
@@ -1336,6 +1443,8 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
     p->tmp = ef_calloc((size_t)(n ? n : 1), sizeof *p->tmp);
     p->ord = ef_malloc((size_t)(n ? n : 1) * sizeof *p->ord);
     p->tmprow = ef_calloc((size_t)(n ? n : 1), sizeof *p->tmprow);
+    p->occ = ef_calloc((size_t)(c->total_gpus / c->gpus_per_node + 1),
+                       sizeof *p->occ);
     rank_ids(p, q);
     for (int i = 0; i < n; i++) {
         plan_job *j = &p->jobs[i];
@@ -1379,6 +1488,7 @@ typedef struct plan_run {
 static void run_init(plan_run *R, const plan *p)
 {
     eng_init(&R->x, &p->cl, p->njobs);
+    R->x.least = holds_still(p);
     R->a = ef_calloc((size_t)(p->njobs ? p->njobs : 1), sizeof *R->a);
     R->held = ef_calloc((size_t)(p->njobs ? p->njobs : 1), sizeof *R->held);
     R->cap = 0;

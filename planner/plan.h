@@ -207,6 +207,8 @@ typedef struct plan_job {
     resv r;
     int g;
     place_set pl;
+    const place_set *where;   /* NULL, or the caller's placement of the job
+                                 (plan_set_gpus): where it runs */
     int done;
     int held;                 /* GPUs held just before the current point */
     const curve_row *hrow;    /* batch row held then */
@@ -275,6 +277,8 @@ typedef struct plan {
     /* scratch for plan_point: one entry per job */
     resv *tmp;
     int *ord;
+    uint64_t *occ;           /* per node: GPUs taken (step 3, holds_still) */
+    int occ_built;           /* occ filled for the current point */
     const curve_row **tmprow; /* batch of each tmp (elastic batch) */
     resv ebtmp;
 } plan;
@@ -345,6 +349,10 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
  *   plan_set_point_index: the loop's count of scheduling points before
  *     the next one (OVH_REFERENCE restarts fall on the points whose
  *     index is a multiple of the slot; plan_build counts every slot).
+ *   plan_set_gpus: where job i runs (the caller's placement, which must
+ *     stay valid until the next plan_point or plan_set_gpus); under
+ *     MOVES_NET the surplus step grows a running job only where no other
+ *     job must move for it. Without it the plan's own placement counts.
  *   plan_retire: job i has finished (or left): its reservation and its
  *     GPUs are released; drop it from the active list too.
  */
@@ -352,6 +360,7 @@ void plan_set_deadline(plan *p, int i, int64_t deadline);
 void plan_set_remaining(plan *p, int i, double rem);
 void plan_set_owed(plan *p, int i, double seconds);
 void plan_set_point_index(plan *p, int64_t index);
+void plan_set_gpus(plan *p, int i, const place_set *pl);
 void plan_retire(plan *p, int i);
 
 /*

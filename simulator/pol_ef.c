@@ -50,6 +50,9 @@ static void *init_common(sim *s, int noac, ef_err *e)
     po.overhead = po.admission_reference ? OVH_NONE : s->opts.overhead;
     if (po.elastic_batch)
         sim_use_elastic_batch(s); /* work of such jobs in samples */
+    /* the stability rule's placement: move as few jobs as can be */
+    s->place_least = po.moves == MOVES_NET && po.surplus == SURPLUS_GAIN &&
+                     !po.admission_reference;
     if (plan_init(&st->p, s->q, &s->cl, &po, e) != EF_OK) {
         free(st);
         return NULL;
@@ -83,6 +86,7 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         }
         plan_set_remaining(p, i, s->jobs[i].rem);
         plan_set_owed(p, i, s->jobs[i].ovh_left);
+        plan_set_gpus(p, i, &s->jobs[i].pl);
         st->act[keep++] = i;
     }
     st->na = keep;

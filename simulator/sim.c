@@ -263,6 +263,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
     }
     eng x;
     eng_init(&x, c, n);
+    x.least = s->place_least;
     eng_alloc *al = ef_calloc((size_t)(n ? n : 1), sizeof *al);
     int ai = 0, met = 0, rc = EF_OK;
     int64_t t = now;

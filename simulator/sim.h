@@ -180,6 +180,8 @@ void sim_opts_default(sim_opts *o);
 struct sim {
     sim_opts opts;
     const sim_policy *pol;
+    int place_least;      /* set by the policy's init: placement moves as
+                             few jobs as it can (engine.h eng.least) */
     const job_queue *q;
     cluster cl;
     int n;

@@ -61,9 +61,9 @@ grep -q "^Between its submit time and its deadline (t=10754 s to t=41834 s, 8h 3
     fail "rejected: no holders line"
 grep -q '^Alone on the cluster its minimum satisfactory share would be ' "$T/rej.txt" ||
     fail "rejected: no need alone"
-grep -q '^The earliest deadline efplan can guarantee is t=46160 s' "$T/rej.txt" ||
+grep -q '^The earliest deadline efplan can guarantee is t=49341 s' "$T/rej.txt" ||
     fail "rejected: earliest deadline"
-grep -q '^What to do: resubmit with a deadline of t=46160 s or later' "$T/rej.txt" ||
+grep -q '^What to do: resubmit with a deadline of t=49341 s or later' "$T/rej.txt" ||
     fail "rejected: what to do"
 
 run 0 "$T/tight.txt" explain $TIGHT --plan "$P"
