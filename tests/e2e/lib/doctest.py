@@ -2,7 +2,8 @@
 """tests/e2e/lib/doctest.py: run the examples of Markdown documents and
 compare what they print with what the documents show.
 
-    doctest.py --root ROOT --efplan BIN [--timeout S] [--keep] FILE.md ...
+    doctest.py --root ROOT --efplan BIN [--timeout S] [--keep] [--show]
+               [--list] FILE.md ...
 
 The convention (docs/conventions.md, "Examples in these documents"):
 
@@ -21,10 +22,9 @@ The convention (docs/conventions.md, "Examples in these documents"):
   token ids (efp_...), loopback ports and process ids. Trailing blanks
   and trailing empty lines are ignored.
 - The blocks of one document run in order in one bash shell, in a
-  scratch directory that holds the repository's top-level files and
-  folders (as symbolic links; build/ is a real folder with efplan in it),
-  with efplan on PATH, TZ=UTC, LC_ALL=C and no EFPLAN_SERVER or
-  EFPLAN_TOKEN. State carries over: a file an earlier block wrote is
+  scratch directory that holds a copy of the repository's files (not
+  build/ or .git; build/efplan is the binary under test),
+  with efplan on PATH, TZ=UTC, LC_ALL=C and no EFPLAN_* variables. State carries over: a file an earlier block wrote is
   there later; an exported variable stays set. Each document gets a
   scratch directory of its own. What a document leaves running in the
   background is stopped when its last command has run.
@@ -187,12 +187,20 @@ def matches(expected, actual):
 
 
 def scratch_dir(root, efplan):
+    """A copy of the repository's files (not build/, build-*/ or .git),
+    so that an example that writes (submit rewrites a queue's jobs file)
+    never changes the repository; build/efplan is the binary under test."""
     d = tempfile.mkdtemp(prefix='efplan-docs.')
+    skip = shutil.ignore_patterns('.git', '*.o', '*.d')
     for name in sorted(os.listdir(root)):
-        if name.startswith('.') or name == 'build' or \
-                name.startswith('build-'):
+        if name in ('.git', 'build') or name.startswith('build-'):
             continue
-        os.symlink(os.path.join(root, name), os.path.join(d, name))
+        src = os.path.join(root, name)
+        dst = os.path.join(d, name)
+        if os.path.isdir(src) and not os.path.islink(src):
+            shutil.copytree(src, dst, symlinks=True, ignore=skip)
+        else:
+            shutil.copy2(src, dst, follow_symlinks=False)
     os.mkdir(os.path.join(d, 'build'))
     os.symlink(efplan, os.path.join(d, 'build', 'efplan'))
     return d
@@ -206,12 +214,13 @@ def script_for(examples, outdir):
     return '\n'.join(s) + '\n'
 
 
-def run_doc(path, examples, root, efplan, timeout, keep):
+def run_doc(path, examples, root, efplan, timeout, keep, show=False):
     """Runs one document's examples; returns a list of failure texts."""
     scratch = scratch_dir(root, efplan)
     outdir = tempfile.mkdtemp(prefix='efplan-docs-out.')
     env = dict(os.environ)
-    for v in ('EFPLAN_SERVER', 'EFPLAN_TOKEN', 'EFPLAN_CACERT', 'CDPATH'):
+    for v in ('EFPLAN_SERVER', 'EFPLAN_TOKEN', 'EFPLAN_CACERT', 'EFPLAN_DATA',
+              'EFPLAN', 'EFPLAN_ROOT', 'VALGRIND', 'CDPATH'):
         env.pop(v, None)
     env['PATH'] = os.path.join(scratch, 'build') + ':' + env.get('PATH', '')
     env['TZ'] = 'UTC'
@@ -240,6 +249,10 @@ def run_doc(path, examples, root, efplan, timeout, keep):
             continue
         with open(fn, 'rb') as f:
             got = f.read().decode('utf-8', 'replace')
+        if show:
+            print('%s:%d: $ %s' % (path, ex.line, ex.command))
+            sys.stdout.write(got if got.endswith('\n') or not got
+                             else got + '\n')
         exp = normalise(mask('\n'.join(ex.expected), names).split('\n'))
         act = normalise(mask(got, names).split('\n'))
         if not matches(exp, act):
@@ -265,6 +278,9 @@ def main():
                     help='seconds for one document (default 300)')
     ap.add_argument('--keep', action='store_true',
                     help='keep the scratch and output directories')
+    ap.add_argument('--show', action='store_true',
+                    help='print what each example printed (to write a '
+                    'document: paste it, then mask what varies)')
     ap.add_argument('--list', action='store_true',
                     help='list the examples found, run nothing')
     ap.add_argument('docs', nargs='+')
@@ -287,7 +303,8 @@ def main():
         if not examples:
             continue
         total += len(examples)
-        fails += run_doc(path, examples, root, efplan, a.timeout, a.keep)
+        fails += run_doc(path, examples, root, efplan, a.timeout, a.keep,
+                         a.show)
     if a.list:
         return 0
     for f in fails:
