@@ -137,8 +137,8 @@ MASKS = [
      r'\1 <DUR>'),
     (re.compile(r'\b\d+\.\d+\s?(?:ms|us|µs|s)\b'), '<DUR>'),
     (re.compile(r'efp_[a-z0-9]{10}(?:_[A-Za-z0-9_-]{43})?'), 'efp_<TOKEN>'),
-    (re.compile(r'^(?=[a-z0-9]*[0-9])(?=[a-z0-9]*[a-z])[a-z0-9]{10}(?=\s|$)',
-                re.M), '<TOKEN>'),
+    # a token's id opening a line of `token list` (a column: two blanks)
+    (re.compile(r'^[a-z0-9]{10}(?=  )', re.M), '<TOKEN>'),
     (re.compile(r'\bpid[ =:]+\d+'), 'pid <PID>'),
     (re.compile(r'"pid": \d+'), '"pid": <PID>'),
 ]
