@@ -13,7 +13,8 @@
 #   command that prints where its document shows nothing;
 # - a `$ ` command in a fence that is not `console` is refused (exit 2).
 # Then README.md and every docs/*.md, each in a scratch directory of its
-# own, with the efplan under test on PATH.
+# own, with the efplan under test on PATH; the README must hold a checked
+# example of plan, oracle, apply, serve and submit.
 . "$(dirname "$0")/lib/common.sh"
 ROOT=${EFPLAN_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 DT="$(dirname "$0")/lib/doctest.py"
@@ -127,9 +128,19 @@ dt "$T/fence.md" >"$T/fence.out" 2>&1 || rc=$?
     { cat "$T/fence.out"; fail "a \$ command in a sh fence: exit $rc"; }
 
 # --- the documents --------------------------------------------------------
+# the README leads with the card's three jobs and the service, each a
+# checked recipe: a plan file, the oracle, a real apply, efplan serve
+python3 "$DT" --root "$ROOT" --efplan "$EFPLAN" --list "$ROOT/README.md" \
+    >"$T/readme.list" 2>&1 || { cat "$T/readme.list"; fail "README.md"; }
+for c in 'efplan plan --jobs' 'efplan oracle' 'efplan apply' 'efplan serve' \
+         'efplan submit'; do
+    grep -qF ": \$ $c" "$T/readme.list" ||
+        { cat "$T/readme.list"; fail "README.md runs no \"$c\" example"; }
+done
 set -- "$ROOT/README.md"
 for f in "$ROOT"/docs/*.md; do
     [ -f "$f" ] && set -- "$@" "$f"
 done
-python3 "$DT" --root "$ROOT" --efplan "$EFPLAN" "$@" >"$T/docs.out" 2>&1 || { cat "$T/docs.out"; fail "documents drifted"; }
+python3 "$DT" --root "$ROOT" --efplan "$EFPLAN" "$@" >"$T/docs.out" 2>&1 ||
+    { cat "$T/docs.out"; fail "documents drifted"; }
 tail -1 "$T/docs.out"
