@@ -724,7 +724,7 @@ static void test_field_table(void **state)
     assert_int_equal(njson, JF_NFIELDS - 1); /* all but best_effort */
 }
 
-/* The README's jobs table row of field s, rendered from the table. */
+/* The row of field s in the jobs table of docs/inputs.md, rendered from the table. */
 static void doc_row(const job_fspec *s, char *dst, size_t len)
 {
     char csv[96] = "-", val[160], req[300], unl[96] = "";
@@ -806,9 +806,9 @@ static void doc_row(const job_fspec *s, char *dst, size_t len)
              s->dflt ? s->dflt : "-", s->doc);
 }
 
-/* The README's jobs table is the field table: one row per field, in
+/* The jobs table of docs/inputs.md is the field table: one row per field, in
  * table order, each as doc_row renders it. */
-static void test_readme_lists_fields(void **state)
+static void test_inputs_doc_lists_fields(void **state)
 {
     static const char head[] = "| field | CSV column | value | required | "
                                "left out | meaning |";
@@ -816,7 +816,7 @@ static void test_readme_lists_fields(void **state)
     char *text;
     size_t len, o = 0;
     ef_err e = {0};
-    tu_path(path, sizeof path, "README.md");
+    tu_path(path, sizeof path, "docs/inputs.md");
     assert_ok(ef_read_file(path, &text, &len, &e), e);
     o += (size_t)snprintf(want + o, sizeof want - o, "%s\n|---|---|---|---|"
                           "---|---|\n", head);
@@ -827,7 +827,7 @@ static void test_readme_lists_fields(void **state)
     const char *at = strstr(text, head);
     int ok = at && strncmp(at, want, o) == 0 && at[o] != '|';
     if (!ok) {
-        print_error("    README.md's jobs table should read:\n");
+        print_error("    docs/inputs.md's jobs table should read:\n");
         for (char *l = strtok(want, "\n"); l; l = strtok(NULL, "\n"))
             print_error("%s\n", l);
     }
@@ -1455,7 +1455,7 @@ int main(void)
         cmocka_unit_test(test_load_sniffs_and_errors),
         cmocka_unit_test(test_empty_queue),
         cmocka_unit_test(test_field_table),
-        cmocka_unit_test(test_readme_lists_fields),
+        cmocka_unit_test(test_inputs_doc_lists_fields),
         cmocka_unit_test(test_write_json),
         cmocka_unit_test(test_advance),
         cmocka_unit_test(test_round_trip_json),
