@@ -44,6 +44,8 @@ typedef struct apply {
     int switching;
     char from_plan[4096], from_hash[17];
     int from_idle;    /* nothing of that plan may run (exec_look) */
+    char *from_copy;  /* the state directory's copy of it (heap), when */
+    size_t from_len;  /* it holds that version */
     /* the plan file as last seen (follow_plan) */
     int seen_ok;
     struct stat seen;
@@ -745,8 +747,9 @@ static int check_plan_file(const apply *A, ef_err *e)
     return rc;
 }
 
-/* With the plan's mutex held: EF_OK unless the last apply of this very
- * plan used another state directory and stopped before the plan's end
+/* With the plan's mutex held: EF_OK unless the last apply of this plan
+ * file (any version of it: a submit rewrites it) used another state
+ * directory and stopped before the plan's end
  * with attempts that may still run (killed): this apply would launch
  * them a second time (EF_E_INPUT, saying to resume that one). A live
  * apply is plan_apply_claim's to refuse. */
@@ -759,9 +762,9 @@ static int other_apply_running(const apply *A, ef_err *e)
     if (plan_apply_holder(A->p->path, prev, sizeof prev, &live, &e2) !=
             EF_OK || live || !prev[0] || strcmp(prev, A->x.state) == 0 ||
         exec_state_look(prev, &lk, &e2) != EF_OK || !lk.begun ||
-        lk.ended || !lk.known || lk.running == 0 ||
-        strcmp(lk.hash, A->p->hash) != 0)
-        return EF_OK;
+        lk.ended || !lk.known || lk.running == 0)
+        return EF_OK; /* (of this plan file, whatever its version: the
+                       * state directory that follows it resumes it) */
     return ef_fail(e, EF_E_INPUT, "%s: its last apply (state directory %s) "
                    "stopped before the plan's end and %d attempt(s) it "
                    "launched may still run (first: %s): applying it with "
@@ -939,6 +942,20 @@ static int take_over(apply *A, ef_err *e)
             exec_plan_free(&old);
         }
     }
+    if (!loaded && A->from_copy) {
+        /* an earlier version of a file rewritten since (a submit): the
+         * state directory's copy, with the jobs file of this version,
+         * which holds every job of the earlier one */
+        ef_err ce = {0};
+        if (exec_plan_parse(&old, A->from_plan, A->from_copy, A->from_len,
+                            &ce) == EF_OK) {
+            loaded = exec_plan_attach_jobs(&old, A->p->q.path, &ce) == EF_OK;
+            if (!loaded) {
+                exec_plan_free(&old);
+                snprintf(le.msg, sizeof le.msg, "%s", ce.msg);
+            }
+        }
+    }
     if (!loaded && !A->from_idle)
         return ef_fail(e, EF_E_INPUT, "%s: cannot take over the plan its "
                        "journal follows (%s, hash %s), whose attempts may "
@@ -1061,6 +1078,21 @@ static int open_state(apply *A, int *lock, ef_err *e)
                            "backend", o->state, lk.backend);
         A->switching = 1; /* taken over once the journal is open */
         A->from_idle = lk.ended || (lk.known && lk.running == 0);
+        /* its copy, read before this plan's replaces it (claim_plan):
+         * the file itself may hold a newer version by now */
+        char *buf;
+        size_t len;
+        char hash[17];
+        ef_err ce = {0};
+        if (ef_read_file(lk.copy, &buf, &len, &ce) == EF_OK) {
+            exec_plan_hash(buf, len, hash);
+            if (strcmp(hash, lk.hash) == 0) {
+                A->from_copy = buf;
+                A->from_len = len;
+            } else {
+                free(buf);
+            }
+        }
         snprintf(A->from_plan, sizeof A->from_plan, "%s", lk.plan);
         snprintf(A->from_hash, sizeof A->from_hash, "%s", lk.hash);
         exec_replay_init(&A->r, p);
@@ -1227,6 +1259,7 @@ out:
     exec_replay_free(&A.r);
     exec_nodes_free(&A.x.nodes);
     free(A.x.state);
+    free(A.from_copy);
     if (lock >= 0)
         close(lock);
     plan_unlock(claim);
