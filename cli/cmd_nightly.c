@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,8 @@ void help_nightly(void)
         "A run that finds the previous night's run still applying asks it to\n"
         "hand over (DIR/handover) and waits for it: it leaves its jobs\n"
         "running, and the new plan keeps every job whose allocation stays\n"
-        "the same where it runs. A run killed and run again resumes its\n"
+        "the same where it runs. SIGTERM hands over too (systemctl restart\n"
+        "by the timer units make install puts in SYSTEMDDIR). A run killed and run again resumes its\n"
         "night from DIR's journal: nothing is launched twice. A queue FILE\n"
         "that cannot be read (a typo in a hand edit, a truncated write)\n"
         "never stops the cluster: the error is printed with its\n"
@@ -117,12 +119,20 @@ static void say_out(void *arg, const char *line)
 }
 
 static char handover_path[PATH_MAX + 16];
+static volatile sig_atomic_t got_term;
 
-/* exec_opts.handover: the next run asks for DIR/handover. */
+static void on_term(int sig)
+{
+    (void)sig;
+    got_term = 1;
+}
+
+/* exec_opts.handover: the next run asks for DIR/handover, or SIGTERM
+ * came (a timer's restart, systemctl stop: the jobs keep running). */
 static int want_handover(void *arg)
 {
     (void)arg;
-    return access(handover_path, F_OK) == 0;
+    return got_term || access(handover_path, F_OK) == 0;
 }
 
 static int always(void *arg)
@@ -601,6 +611,12 @@ int cmd_nightly(int argc, char **argv)
     a.eo.state = apply_dir;
     a.eo.takeover = 1;
     a.eo.handover = want_handover;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_term;
+    sigemptyset(&sa.sa_mask);
+    if (!dry)
+        sigaction(SIGTERM, &sa, NULL);
     exec_night_info last;
     exec_night_last(&m, &last);
     char plan_path[PATH_MAX + 96];
