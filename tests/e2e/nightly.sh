@@ -3,7 +3,8 @@
 # a fast clock (--now 0 --time-scale: a plan hour lasts 3 s), the jobs the
 # stand-in tests/data/dummy_train.sh (it logs its starts and ends, counts
 # its progress in its progress file, checkpoints on its signal). The
-# commands are docs/nightly.md's recipe. Checks:
+# commands are docs/nightly.md's recipe, word for word (checked at the
+# end). Checks:
 # - night 1 plans the queue, applies it to --until: a job is done, the
 #   others are stopped unfinished, and DIR/queue.json remembers them with
 #   their progress, promised;
@@ -52,8 +53,10 @@ wait_for() {
     done
     fail "never found \"$2\" in $1"
 }
+RAN=$T/commands
 night() { # name, then nightly's own options
     n=$1; shift
+    echo "efplan nightly --queue queue.json --state nightly --cluster n1g8 --curves A100${*:+ $*}" >> "$RAN"
     set +e
     $V efplan nightly --queue queue.json --state nightly --cluster n1g8 \
         --curves A100 "$@" >"$n.out" 2>"$n.err"
@@ -82,6 +85,7 @@ PY
 # ---- night 2: resumes b; a job submitted during it; killed, rerun --------
 : > n2.err
 set +e
+echo "efplan nightly --queue queue.json --state nightly --cluster n1g8 --curves A100 --until now+2h" >> "$RAN"
 $V efplan nightly --queue queue.json --state nightly --cluster n1g8 \
     --curves A100 --until now+2h >n2.out 2>>n2.err &
 pid=$!
@@ -94,7 +98,9 @@ b = [j for j in json.load(open(sys.argv[1]))["jobs"] if j["id"] == "b"][0]
 assert b.get("iterations_done", 0) > 0 and b.get("promised") == 1, b
 PY
 grep -q '"id": "b",' nightly/plans/1970-01-01.2.json || fail "night 2: no b"
-$V efplan submit --plan nightly/tonight.json --job "$(job s 99 | sed 's/ "submit_time": 0,//')" \
+job s 99 | sed 's/ "submit_time": 0,//' > s.json
+echo 'efplan submit --plan nightly/tonight.json --job "$(cat s.json)"' >> "$RAN"
+$V efplan submit --plan nightly/tonight.json --job "$(cat s.json)" \
     >sub.out 2>&1 || { cat sub.out; fail "submit during night 2 failed"; }
 grep -q '^admitted: s' sub.out || { cat sub.out; fail "submit: not admitted"; }
 grep -q 'efplan apply is applying this plan' sub.out || { cat sub.out; fail "submit: the apply"; }
@@ -154,5 +160,14 @@ for k in "" .2 .3 .4 .5 .6; do
     for x in json jobs.json svg; do
         [ -f "nightly/plans/1970-01-01$k.$x" ] || fail "no plans/1970-01-01$k.$x"
     done
+done
+# ---- docs/nightly.md's recipe is these commands, word for word ------------
+sort -u "$RAN" | while IFS= read -r c; do
+    grep -qxF "$c" "$EFPLAN_ROOT/docs/nightly.md" ||
+        fail "docs/nightly.md lacks the command: $c"
+done
+for c in $(grep -n '^efplan ' "$EFPLAN_ROOT/docs/nightly.md" | cut -d: -f1); do
+    line=$(sed -n "${c}p" "$EFPLAN_ROOT/docs/nightly.md")
+    grep -qxF "$line" "$RAN" || fail "docs/nightly.md: not a command of this test: $line"
 done
 echo "nightly: ok"
