@@ -265,7 +265,15 @@ BINDIR      ?= $(PREFIX)/bin
 DATADIR     ?= $(PREFIX)/share
 MANDIR      ?= $(DATADIR)/man
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+SYSTEMDDIR  ?= $(PREFIX)/lib/systemd/system
+SYSTEMCTL   ?= $(shell command -v systemctl 2>/dev/null || echo /bin/systemctl)
 EFDATA      := $(DATADIR)/efplan
+# the systemd units (dist/systemd/, docs/nightly.md): efplan nightly's
+# service, timer and the timer's kick, efplan serve's service; the .in
+# files get the installed efplan's path
+UNITS_IN    := efplan-nightly.service efplan-nightly-kick.service \
+               efplan-serve.service
+UNITS       := $(UNITS_IN) efplan-nightly.timer
 
 install: $(EFPLAN) $(MANPAGE) $(COMPLETION)
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(EFDATA)" \
@@ -279,10 +287,21 @@ install: $(EFPLAN) $(MANPAGE) $(COMPLETION)
 	  "$(DESTDIR)$(EFDATA)/examples"
 	install -m 644 $(MANPAGE) "$(DESTDIR)$(MANDIR)/man1/efplan.1"
 	install -m 644 $(COMPLETION) "$(DESTDIR)$(BASHCOMPDIR)/efplan"
+	install -d "$(DESTDIR)$(SYSTEMDDIR)"
+	for u in $(UNITS_IN); do \
+	  sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSTEMCTL@|$(SYSTEMCTL)|g' \
+	    dist/systemd/$$u.in > "$(DESTDIR)$(SYSTEMDDIR)/$$u.tmp" && \
+	  chmod 644 "$(DESTDIR)$(SYSTEMDDIR)/$$u.tmp" && \
+	  mv "$(DESTDIR)$(SYSTEMDDIR)/$$u.tmp" "$(DESTDIR)$(SYSTEMDDIR)/$$u" \
+	  || exit 1; \
+	done
+	install -m 644 dist/systemd/efplan-nightly.timer \
+	  "$(DESTDIR)$(SYSTEMDDIR)/efplan-nightly.timer"
 
 uninstall:
 	rm -f "$(DESTDIR)$(BINDIR)/efplan" "$(DESTDIR)$(MANDIR)/man1/efplan.1" \
 	  "$(DESTDIR)$(BASHCOMPDIR)/efplan"
+	for u in $(UNITS); do rm -f "$(DESTDIR)$(SYSTEMDDIR)/$$u"; done
 	rm -rf "$(DESTDIR)$(EFDATA)/inputs" "$(DESTDIR)$(EFDATA)/examples"
 	-rmdir "$(DESTDIR)$(EFDATA)" 2>/dev/null
 

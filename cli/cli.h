@@ -250,6 +250,8 @@ void help_profile(void);
 #define EXIT_NO_GPU 7     /* CUDA built in, but no driver or no GPU */
 int cmd_apply(int argc, char **argv);
 void help_apply(void);
+int cmd_nightly(int argc, char **argv);
+void help_nightly(void);
 int cmd_serve(int argc, char **argv);
 void help_serve(void);
 int cmd_jobs(int argc, char **argv);

@@ -4,6 +4,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "cli/cli.h"
@@ -33,9 +36,11 @@ void help_submit(void)
         "range) is added to the jobs file the plan names and the plan file\n"
         "is rewritten, both atomically, under a lock (PLAN.lock), so\n"
         "concurrent submits land one after the other. While efplan apply\n"
-        "runs the plan (or was killed with jobs of it still running) the\n"
-        "submit is refused (exit 3), naming the apply's state directory:\n"
-        "the plan must not change under it. A rejection\n"
+        "(or efplan nightly) applies the plan, the job is planned from the\n"
+        "apply's clock (its submit_time is at least the apply's plan time\n"
+        "now) and the apply follows the rewritten plan at its next tick:\n"
+        "an admitted job starts at the slot boundary the plan gives it.\n"
+        "A rejection\n"
         "says why, with the earliest deadline that would be admitted (the\n"
         "second before it is not), and nothing is written.\n"
         "\n"
@@ -70,8 +75,7 @@ void help_submit(void)
         "                  reason, earliest_feasible_deadline, ...)\n"
         "\n"
         "Exit codes: 0 admitted (or best-effort), 4 rejected, 2 usage error,\n"
-        "3 invalid input, an apply runs the plan (or refused by the server:\n"
-        "HTTP 400, 409, 413),\n"
+        "3 invalid input (or refused by the server: HTTP 400, 409, 413),\n"
         "5 internal error (or a server error, or no server reachable),\n"
         "8 the server refused the token (HTTP 401, 403).\n");
     cli_help_shared(0);
@@ -295,45 +299,32 @@ out:
     return rc;
 }
 
-/* With the plan's lock held: EF_OK when no apply of the plan at
- * 'plan_path' is under way, else EF_E_INPUT saying which and what to do:
- * an apply holds the plan's claim (live), or the last apply stopped
- * before the plan's end with attempts still running (killed: its rerun
- * resumes that plan, which a rewritten plan file would refuse). */
-static int check_no_apply(const char *plan_path, ef_err *e)
+/* With the plan's lock held: the clock of the apply that applies (or
+ * last applied) the plan at 'plan_path', when its journal follows this
+ * plan file and has not ended: *t its plan time now (rounded up), 1
+ * returned, 'state' (len bytes) its state directory, *live whether it
+ * runs. 0 when there is none (no apply, or one of another file). An
+ * apply picks a rewritten plan up at its next tick (executor/exec.h,
+ * exec_apply: following the plan file), so a submit while it runs is
+ * decided by the usual rule from the apply's clock on. */
+static int apply_clock(const char *plan_path, char *state, size_t len,
+                       int *live, int64_t *t)
 {
-    char state[4096];
-    int live;
-    if (plan_apply_holder(plan_path, state, sizeof state, &live, e) !=
-        EF_OK)
-        return EF_ERR;
-    if (live)
-        return ef_fail(e, EF_E_INPUT, "%s: an efplan apply is applying this "
-                       "plan (state directory %s); submit would rewrite the "
-                       "plan under it: wait until it ends and submit then, "
-                       "or add the job to the plan's jobs file, which that "
-                       "apply carries into its state.json for the next plan",
-                       plan_path, state[0] ? state : "unknown");
-    if (!state[0])
-        return EF_OK;
     exec_look lk;
     ef_err e2 = {0};
-    char *buf, hash[17];
-    size_t len;
-    if (exec_state_look(state, &lk, &e2) != EF_OK || !lk.begun ||
-        lk.ended || !lk.known || lk.running == 0)
-        return EF_OK; /* nothing of it is known to run */
-    if (ef_read_file(plan_path, &buf, &len, &e2) != EF_OK)
-        return EF_OK; /* plan_submit reports it */
-    exec_plan_hash(buf, len, hash);
-    free(buf);
-    if (strcmp(hash, lk.hash) != 0)
-        return EF_OK; /* that apply was of another version of the file */
-    return ef_fail(e, EF_E_INPUT, "%s: an efplan apply of this plan stopped "
-                   "before its end and %d attempt(s) it launched may still "
-                   "run (first: %s; state directory %s): run that apply "
-                   "again to resume it (add --until 0 to stop them now), "
-                   "then submit", plan_path, lk.running, lk.first, state);
+    if (plan_apply_holder(plan_path, state, len, live, &e2) != EF_OK ||
+        !state[0] || exec_state_look(state, &lk, &e2) != EF_OK ||
+        !lk.begun || lk.ended)
+        return 0;
+    char a[PATH_MAX], b[PATH_MAX];
+    if (!realpath(plan_path, a) || !realpath(lk.plan, b) || strcmp(a, b))
+        return 0; /* a plan of another file, or the path moved */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    double wall = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    double now = (double)lk.anchor_plan + (wall - lk.anchor_wall) * lk.scale;
+    *t = (int64_t)ceil(now);
+    return 1;
 }
 
 int cmd_submit(int argc, char **argv)
@@ -423,9 +414,23 @@ int cmd_submit(int argc, char **argv)
     int lock = plan_lock(plan_path, NULL, &e);
     if (lock < 0)
         return cli_fail(&e);
-    if (check_no_apply(plan_path, &e) != EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
+    char state[PATH_MAX];
+    int live = 0;
+    int64_t at = 0;
+    if (apply_clock(plan_path, state, sizeof state, &live, &at)) {
+        /* the job cannot run before the apply's clock */
+        if (clk.now < at) {
+            clk.now = at;
+            clk.wall = -1;
+        }
+        if (!json && !cli_cf.quiet) {
+            char t[40];
+            printf("note: efplan apply %s this plan (state directory %s, "
+                   "plan time %s): the job is planned from there, and the "
+                   "apply follows the rewritten plan at its next tick\n",
+                   live ? "is applying" : "stopped before the end of",
+                   state, cli_time(at, at, t, sizeof t));
+        }
     }
     if (plan_submit(plan_path, job_arg, curves_arg, &clk, &r, &e) != EF_OK) {
         rc = cli_fail(&e);

@@ -27,6 +27,8 @@ static const cli_command commands[] = {
      cmd_gentrace, help_gentrace},
     {"jobs", "list jobs on efplan serve: state, decision, GPUs, deadlines",
      cmd_jobs, help_jobs},
+    {"nightly", "one run per night: merge the queue, plan keeping promises, "
+     "apply until the next night", cmd_nightly, help_nightly},
     {"node", "list, drain or undrain the nodes of efplan serve's cluster",
      cmd_node, help_node},
     {"oracle", "compare the greedy plan with the exact ILP optimum (GLPK)",

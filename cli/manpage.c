@@ -93,7 +93,8 @@ static const struct {
     {EXIT_NO_CUDA, "profile: efplan was built without CUDA/NCCL"},
     {EXIT_NO_GPU, "profile: no CUDA driver or no GPU on this machine"},
     {EXIT_AUTH, "the server refused the token (HTTP 401 or 403)"},
-    {EXIT_MISSED, "apply: an admitted job is not done by its deadline"},
+    {EXIT_MISSED, "apply, nightly: an admitted job is not done by its "
+     "deadline"},
 };
 
 static const struct {

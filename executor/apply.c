@@ -40,6 +40,16 @@ typedef struct apply {
     exec_report *rep;
     int64_t t;        /* plan time of the current tick (also x.now) */
     int64_t dry_clock;/* a dry backend's plan clock */
+    /* taking over a journal that follows another plan (open_state) */
+    int switching;
+    char from_plan[4096], from_hash[17];
+    int from_idle;    /* nothing of that plan may run (exec_look) */
+    char *from_copy;  /* the state directory's copy of it (heap), when */
+    size_t from_len;  /* it holds that version */
+    /* the plan file as last seen (follow_plan) */
+    int seen_ok;
+    struct stat seen;
+    char refused[17]; /* a version said not to be followed */
 } apply;
 
 static void say(const apply *A, const char *fmt, ...)
@@ -506,6 +516,8 @@ static int write_state(apply *A, int complete, ef_err *e)
     char *s = exec_state_json(&A->x, &A->r, complete, A->t);
     int rc = ef_write_file_atomic(A->rep->state_file, s, strlen(s), e);
     free(s);
+    if (rc == EF_OK)
+        A->rep->state_written = 1;
     return rc;
 }
 
@@ -575,11 +587,26 @@ static int nothing_left(const apply *A, int64_t end_t)
     return 1;
 }
 
-static int run_loop(apply *A, int64_t end_t, ef_err *e)
+static int follow_plan(apply *A, int64_t *end_t, ef_err *e);
+
+/* The loop, tick by tick, up to plan time *end_t (which a new version
+ * of the plan file moves: follow_plan), or until another run takes over
+ * (exec_opts.handover). */
+static int run_loop(apply *A, int64_t *end_p, ef_err *e)
 {
     const exec_plan *p = A->p;
     for (;;) {
+        int64_t end_t = *end_p;
         tick(A, (int64_t)floor(plan_clock(A)));
+        if (!A->x.b->dry && A->o->handover && A->o->handover(A->o->arg)) {
+            A->rep->handed_over = 1;
+            say(A, "another run takes over: leaving what runs running");
+            return EF_OK;
+        }
+        if (!A->x.b->dry && follow_plan(A, end_p, e) != EF_OK)
+            return EF_ERR;
+        end_t = *end_p;
+        A->x.end = end_t;
         if (poll_all(A, e) != EF_OK)
             return EF_ERR;
         if (A->t >= end_t)
@@ -720,8 +747,9 @@ static int check_plan_file(const apply *A, ef_err *e)
     return rc;
 }
 
-/* With the plan's mutex held: EF_OK unless the last apply of this very
- * plan used another state directory and stopped before the plan's end
+/* With the plan's mutex held: EF_OK unless the last apply of this plan
+ * file (any version of it: a submit rewrites it) used another state
+ * directory and stopped before the plan's end
  * with attempts that may still run (killed): this apply would launch
  * them a second time (EF_E_INPUT, saying to resume that one). A live
  * apply is plan_apply_claim's to refuse. */
@@ -734,9 +762,9 @@ static int other_apply_running(const apply *A, ef_err *e)
     if (plan_apply_holder(A->p->path, prev, sizeof prev, &live, &e2) !=
             EF_OK || live || !prev[0] || strcmp(prev, A->x.state) == 0 ||
         exec_state_look(prev, &lk, &e2) != EF_OK || !lk.begun ||
-        lk.ended || !lk.known || lk.running == 0 ||
-        strcmp(lk.hash, A->p->hash) != 0)
-        return EF_OK;
+        lk.ended || !lk.known || lk.running == 0)
+        return EF_OK; /* (of this plan file, whatever its version: the
+                       * state directory that follows it resumes it) */
     return ef_fail(e, EF_E_INPUT, "%s: its last apply (state directory %s) "
                    "stopped before the plan's end and %d attempt(s) it "
                    "launched may still run (first: %s): applying it with "
@@ -779,6 +807,242 @@ static void report_behind(apply *A, int64_t t)
                                        &A->rep->missed);
 }
 
+/* 1 if paths a and b name one file (their real paths; as given when
+ * one does not resolve). */
+static int same_file(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (!a[0] || !b[0])
+        return 0;
+    if (!realpath(a, ra))
+        snprintf(ra, sizeof ra, "%s", a);
+    if (!realpath(b, rb))
+        snprintf(rb, sizeof rb, "%s", b);
+    return strcmp(ra, rb) == 0;
+}
+
+/* Journal that the apply follows plan np from now on (a "plan" record),
+ * keep its bytes buf[0..len) as the state directory's copy, replay the
+ * journal against it and make it the plan applied: *A->p becomes np
+ * (taken; the old one freed). */
+static int switch_plan(apply *A, exec_plan *np, const char *buf, size_t len,
+                       ef_err *e)
+{
+    char copy[PATH_MAX + 16];
+    char *rec = exec_rec_json(&(exec_rec){.ev = EXEC_R_PLAN,
+                                          .plan = np->path,
+                                          .hash = np->hash});
+    int rc = exec_journal_append(&A->jn, NULL, NULL, rec, e);
+    free(rec);
+    snprintf(copy, sizeof copy, "%s/plan.json", A->x.state);
+    if (rc == EF_OK && buf)
+        rc = ef_write_file_atomic(copy, buf, len, e);
+    exec_replay nr;
+    if (rc == EF_OK &&
+        exec_journal_replay(A->rep->journal, np, &nr, e) != EF_OK) {
+        ef_prefix(e, "internal: following %s: ", np->path);
+        e->kind = EF_E_INTERNAL;
+        rc = EF_ERR;
+    }
+    if (rc != EF_OK) {
+        exec_plan_free(np);
+        return EF_ERR;
+    }
+    exec_replay_free(&A->r);
+    A->r = nr;
+    exec_plan_free(A->p);
+    *A->p = *np;
+    memset(np, 0, sizeof *np);
+    A->rep->followed++;
+    return EF_OK;
+}
+
+/* 1 when plan np may replace p: the same cluster and slot length, and
+ * every job of p in np. Else 0 with why in msg. */
+static int successor(const exec_plan *p, const exec_plan *np, char *msg,
+                     size_t len)
+{
+    if (np->nodes != p->nodes || np->gpus_per_node != p->gpus_per_node ||
+        np->slot_seconds != p->slot_seconds) {
+        snprintf(msg, len, "another cluster or slot length (%dx%d GPUs, "
+                 "%d s slots; applying %dx%d, %d s)", np->nodes,
+                 np->gpus_per_node, np->slot_seconds, p->nodes,
+                 p->gpus_per_node, p->slot_seconds);
+        return 0;
+    }
+    for (int j = 0; j < p->njobs; j++)
+        if (exec_plan_find(np, p->jobs[j].id) < 0) {
+            snprintf(msg, len, "job \"%.200s\" is not in it", p->jobs[j].id);
+            return 0;
+        }
+    return 1;
+}
+
+/* Taking over: checkpoint and stop the attempts of plan old's jobs that
+ * this plan lacks (*n of them), on a context of the earlier plan (the
+ * backend prepared on it and released); count the others kept. */
+static int stop_removed(apply *A, exec_plan *old, int *n, ef_err *e)
+{
+    apply O;
+    memset(&O, 0, sizeof O);
+    O.p = old;
+    O.o = A->o;
+    O.rep = A->rep;
+    O.x = A->x;
+    O.x.p = old;
+    O.x.priv = NULL;
+    O.jn = A->jn; /* shared: A closes it */
+    *n = 0;
+    if (exec_journal_replay(A->rep->journal, old, &O.r, e) != EF_OK)
+        return EF_ERR;
+    int *gone = ef_calloc((size_t)old->njobs + 1, sizeof *gone), rc = EF_OK;
+    for (int j = 0; j < old->njobs; j++) {
+        const exec_jjob *jj = &O.r.jobs[j];
+        if (!jj->running && !jj->start_in_doubt && !jj->stop_in_doubt)
+            continue;
+        if (exec_plan_find(A->p, old->jobs[j].id) < 0)
+            gone[(*n)++] = j;
+        else
+            A->rep->kept++;
+    }
+    if (*n) {
+        tick(&O, (int64_t)floor(plan_clock(&O)));
+        rc = O.x.b->prepare(&O.x, e);
+        if (rc == EF_OK)
+            rc = settle(&O, e);
+        for (int k = 0; rc == EF_OK && k < *n; k++)
+            say(&O, "%s is not in %s: checkpointing and stopping it",
+                old->jobs[gone[k]].id, A->p->path);
+        if (rc == EF_OK)
+            rc = stop_jobs(&O, gone, *n, "removed", e);
+        if (O.x.b->release)
+            O.x.b->release(&O.x);
+        if (rc != EF_OK)
+            e->kind = EF_E_INTERNAL;
+    }
+    A->rep->removed = *n;
+    free(gone);
+    exec_replay_free(&O.r);
+    return rc;
+}
+
+/* Take over the journal of the plan A->from_plan (hash A->from_hash):
+ * stop the attempts of its jobs that this plan lacks (stop_removed),
+ * journal the switch and replay the journal against this plan. */
+static int take_over(apply *A, ef_err *e)
+{
+    exec_plan old;
+    ef_err le = {0};
+    int n = 0, loaded = 0;
+    if (exec_plan_load(&old, A->from_plan, NULL, &le) == EF_OK) {
+        loaded = strcmp(old.hash, A->from_hash) == 0;
+        if (!loaded) {
+            snprintf(le.msg, sizeof le.msg, "the file holds another version "
+                     "(hash %s)", old.hash);
+            exec_plan_free(&old);
+        }
+    }
+    if (!loaded && A->from_copy) {
+        /* an earlier version of a file rewritten since (a submit): the
+         * state directory's copy, with the jobs file of this version,
+         * which holds every job of the earlier one */
+        ef_err ce = {0};
+        if (exec_plan_parse(&old, A->from_plan, A->from_copy, A->from_len,
+                            &ce) == EF_OK) {
+            loaded = exec_plan_attach_jobs(&old, A->p->q.path, &ce) == EF_OK;
+            if (!loaded) {
+                exec_plan_free(&old);
+                snprintf(le.msg, sizeof le.msg, "%s", ce.msg);
+            }
+        }
+    }
+    if (!loaded && !A->from_idle)
+        return ef_fail(e, EF_E_INPUT, "%s: cannot take over the plan its "
+                       "journal follows (%s, hash %s), whose attempts may "
+                       "still run: %s. Put that plan file back, or resume "
+                       "it: efplan apply %s --state %s", A->o->state,
+                       A->from_plan, A->from_hash, le.msg, A->from_plan,
+                       A->x.state);
+    if (loaded) {
+        int rc = stop_removed(A, &old, &n, e);
+        exec_plan_free(&old);
+        if (rc != EF_OK)
+            return EF_ERR;
+    }
+    char *rec = exec_rec_json(&(exec_rec){.ev = EXEC_R_PLAN,
+                                          .plan = A->p->path,
+                                          .hash = A->p->hash});
+    int rc = exec_journal_append(&A->jn, NULL, NULL, rec, e);
+    free(rec);
+    exec_replay_free(&A->r);
+    if (rc == EF_OK &&
+        exec_journal_replay(A->rep->journal, A->p, &A->r, e) != EF_OK)
+        rc = EF_ERR;
+    if (rc == EF_OK) {
+        A->rep->followed++;
+        tick(A, (int64_t)floor(plan_clock(A)));
+        say(A, "taking over from %s: %d attempt(s) run on, %d stopped (not "
+            "in %s)", A->from_plan, A->rep->kept, n, A->p->path);
+    }
+    return rc;
+}
+
+/* At a tick: when the plan file changed since last seen (a submit
+ * rewrote it), follow its new version if it is a successor (under the
+ * plan's mutex, so that a submit's jobs file and plan are read
+ * together); *end_t follows the window. */
+static int follow_plan(apply *A, int64_t *end_t, ef_err *e)
+{
+    struct stat st;
+    if (stat(A->p->path, &st) != 0)
+        return EF_OK; /* gone: the version in hand goes on */
+    if (A->seen_ok && st.st_ino == A->seen.st_ino &&
+        st.st_size == A->seen.st_size &&
+        st.st_mtim.tv_sec == A->seen.st_mtim.tv_sec &&
+        st.st_mtim.tv_nsec == A->seen.st_mtim.tv_nsec)
+        return EF_OK;
+    A->seen = st;
+    A->seen_ok = 1;
+    ef_err le = {0};
+    int mx = plan_lock(A->p->path, NULL, &le);
+    char *buf = NULL, hash[17];
+    size_t len;
+    int rc = EF_OK;
+    if (ef_read_file(A->p->path, &buf, &len, &le) != EF_OK)
+        goto out;
+    exec_plan_hash(buf, len, hash);
+    if (strcmp(hash, A->p->hash) == 0 || strcmp(hash, A->refused) == 0)
+        goto out;
+    exec_plan np;
+    char why[EF_ERR_LEN + 8];
+    if (exec_plan_parse(&np, A->p->path, buf, len, &le) != EF_OK) {
+        snprintf(why, sizeof why, "%s", le.msg);
+    } else if (exec_plan_attach_jobs(&np, A->p->q.path, &le) != EF_OK) {
+        snprintf(why, sizeof why, "%s", le.msg);
+        exec_plan_free(&np);
+    } else if (!successor(A->p, &np, why, sizeof why)) {
+        exec_plan_free(&np);
+    } else if (check_commands(&np, window_end(&np, A->o), &le) != EF_OK) {
+        snprintf(why, sizeof why, "%s", le.msg);
+        exec_plan_free(&np);
+    } else {
+        rc = switch_plan(A, &np, buf, len, e);
+        if (rc == EF_OK) {
+            say(A, "following the new version of %s (hash %s): %d job(s)",
+                A->p->path, A->p->hash, A->p->njobs);
+            *end_t = window_end(A->p, A->o);
+        }
+        goto out;
+    }
+    snprintf(A->refused, sizeof A->refused, "%s", hash);
+    say(A, "%s changed (hash %s) but cannot be followed: %s; applying the "
+        "version in hand", A->p->path, hash, why);
+out:
+    free(buf);
+    plan_unlock(mx);
+    return rc;
+}
+
 /* A real backend's state directory: create it and its subdirectories,
  * lock it (*lock, -1 if not), replay its journal into A->r and check that
  * the journal is this plan's, applied with this backend. */
@@ -805,8 +1069,36 @@ static int open_state(apply *A, int *lock, ef_err *e)
     exec_look lk;
     if (exec_state_look(real, &lk, e) != EF_OK)
         return EF_ERR;
-    if (lk.begun && strcmp(lk.hash, p->hash) != 0)
-        return foreign_journal(A, &lk, e);
+    if (lk.begun && strcmp(lk.hash, p->hash) != 0) {
+        if (!o->takeover && !same_file(lk.plan, p->path))
+            return foreign_journal(A, &lk, e);
+        if (strcmp(lk.backend, A->x.b->name) != 0)
+            return ef_fail(e, EF_E_INPUT, "%s: its journal was applied with "
+                           "--backend %s; take it over with the same "
+                           "backend", o->state, lk.backend);
+        A->switching = 1; /* taken over once the journal is open */
+        A->from_idle = lk.ended || (lk.known && lk.running == 0);
+        /* its copy, read before this plan's replaces it (claim_plan):
+         * the file itself may hold a newer version by now */
+        char *buf;
+        size_t len;
+        char hash[17];
+        ef_err ce = {0};
+        if (ef_read_file(lk.copy, &buf, &len, &ce) == EF_OK) {
+            exec_plan_hash(buf, len, hash);
+            if (strcmp(hash, lk.hash) == 0) {
+                A->from_copy = buf;
+                A->from_len = len;
+            } else {
+                free(buf);
+            }
+        }
+        snprintf(A->from_plan, sizeof A->from_plan, "%s", lk.plan);
+        snprintf(A->from_hash, sizeof A->from_hash, "%s", lk.hash);
+        exec_replay_init(&A->r, p);
+        A->r.begun = 1;
+        return EF_OK;
+    }
     if (exec_journal_replay(rep->journal, p, &A->r, e) != EF_OK)
         return EF_ERR;
     if (A->r.begun && strcmp(A->r.backend, A->x.b->name) != 0)
@@ -862,7 +1154,8 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
     }
     if (!b->dry && (claim_plan(&A, &claim, e) != EF_OK ||
                     check_commands(p, end_t, e) != EF_OK ||
-                    exec_journal_open(&A.jn, rep->journal, e) != EF_OK)) {
+                    exec_journal_open(&A.jn, rep->journal, e) != EF_OK ||
+                    (A.switching && take_over(&A, e) != EF_OK))) {
         rc = EF_ERR;
         goto out;
     }
@@ -895,9 +1188,17 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
         goto backend_error;
     }
     prepared = 1;
-    if (run_loop(&A, end_t, e) != EF_OK) {
+    if (run_loop(&A, &end_t, e) != EF_OK) {
         rc = EF_ERR;
         goto backend_error;
+    }
+    if (rep->handed_over) {
+        /* what runs goes on under the next run: no stops, no end */
+        count(&A);
+        report_behind(&A, A.t);
+        if (write_state(&A, 0, e) != EF_OK)
+            rc = EF_ERR;
+        goto out;
     }
     /* the window is over: checkpoint and stop what still runs */
     tick(&A, end_t);
@@ -958,6 +1259,7 @@ out:
     exec_replay_free(&A.r);
     exec_nodes_free(&A.x.nodes);
     free(A.x.state);
+    free(A.from_copy);
     if (lock >= 0)
         close(lock);
     plan_unlock(claim);

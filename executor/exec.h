@@ -257,7 +257,13 @@ typedef struct exec_jjob {
 
 typedef struct exec_replay {
     int begun, ended;
-    char hash[17];
+    char hash[17];        /* the plan it follows: the begin record's, or
+                             the last "plan" record's */
+    int plans;            /* "plan" records read */
+    long unknown_line;    /* a record (its number) about a job this plan
+                             lacks, with no "plan" record after it yet;
+                             0: none */
+    char unknown[256];    /* that job's id */
     char backend[16];
     double anchor_wall;   /* wall-clock seconds at plan time anchor_plan */
     int64_t anchor_plan;
@@ -289,12 +295,18 @@ typedef struct exec_replay {
  *   error        msg
  *   end          time
  *   warning      job, attempt, msg (the attempt runs another world size
- *                than its allocation; informational) */
+ *                than its allocation; informational)
+ *   plan         plan, hash: from here on the apply follows this plan
+ *                (a new version of its plan file, written by efplan
+ *                submit, or the next night's plan, efplan nightly);
+ *                every job the earlier plan had that the new one lacks
+ *                was stopped before it, so a record about such a job
+ *                may only come before a "plan" record */
 typedef enum exec_rtype {
     EXEC_R_BEGIN, EXEC_R_RESUME, EXEC_R_START, EXEC_R_STARTED,
     EXEC_R_START_FAILED, EXEC_R_STOP, EXEC_R_STOPPED, EXEC_R_EXIT,
     EXEC_R_DONE, EXEC_R_SLOT, EXEC_R_ERROR, EXEC_R_END, EXEC_R_WARNING,
-    EXEC_R_PLACED,
+    EXEC_R_PLACED, EXEC_R_PLAN,
     EXEC_R_COUNT
 } exec_rtype;
 
@@ -323,7 +335,7 @@ typedef struct exec_rec {
     int code;                 /* exit: exit code, -1 for none */
     exec_result result;       /* exit */
     const char *log;          /* exit: the attempt's log */
-    const char *plan, *hash, *backend; /* begin */
+    const char *plan, *hash, *backend; /* begin; plan: plan, hash */
     double anchor_wall, scale;         /* begin */
     int64_t anchor_plan;               /* begin */
     int64_t start;            /* slot: its start */
@@ -349,8 +361,10 @@ int exec_rec_equal(const exec_rec *a, const exec_rec *b);
  * exec_journal_replay: read the journal at 'path' (a missing file is an
  * empty journal) against plan p and rebuild *r. A last line without its
  * newline (the writer was killed mid-write) is dropped; any other
- * malformed line, or a job id the plan lacks, is EF_E_INPUT naming
- * path:line. Free r with exec_replay_free.
+ * malformed line, or a job id the plan lacks in a record that no "plan"
+ * record follows (one before it is about an earlier plan's job, stopped
+ * before the switch), is EF_E_INPUT naming path:line. Free r with
+ * exec_replay_free.
  */
 int exec_journal_replay(const char *path, const exec_plan *p,
                         exec_replay *r, ef_err *e);
@@ -362,7 +376,10 @@ void exec_replay_init(exec_replay *r, const exec_plan *p);
 
 /* Apply one journal record (a JSON object as text, exec_rec_parse) to *r,
  * as replay does; used by exec_journal_append to keep the in-memory state
- * in step, and by the dry run, whose journal is only in memory. */
+ * in step, and by the dry run, whose journal is only in memory. A record
+ * about a job p lacks is noted in r->unknown_line (the record's number,
+ * r->records + 1) and r->unknown, for the caller to judge (replay: an
+ * error unless a "plan" record follows); appending one is an error. */
 int exec_replay_record(exec_replay *r, const exec_plan *p, const char *line,
                        ef_err *e);
 
@@ -777,6 +794,15 @@ typedef struct exec_opts {
     ef_ht_zone zone;          /* how progress lines show plan times on
                                  the wall clock (common/htime.h; times
                                  before 2000 stay seconds); EF_HT_UTC */
+    int takeover;             /* 1: a state directory whose journal
+                                 follows another plan is taken over
+                                 (efplan nightly: the next night's plan)
+                                 instead of refused: see exec_apply */
+    /* Optional (NULL: never). Asked at every tick of a real backend:
+     * 1 means another run takes over now (efplan nightly's next
+     * night): apply stops applying at once, leaves what runs running,
+     * writes the state file and returns (exec_report.handed_over). */
+    int (*handover)(void *arg);
     /* progress lines (no newline; real backends); the dry run's lines
      * go to 'out' */
     void (*say)(void *arg, const char *line);
@@ -789,6 +815,14 @@ void exec_opts_default(exec_opts *o);
 /* What one apply did, for the caller's summary and exit code. */
 typedef struct exec_report {
     int already_done;   /* the journal says it was applied: nothing done */
+    int handed_over;    /* stopped for another run (exec_opts.handover),
+                           what ran left running */
+    int followed;       /* new versions of the plan file followed (a
+                           submit's) and plans taken over */
+    int kept;           /* taken over: attempts of the earlier plan kept
+                           running (adopted by job id) */
+    int removed;        /* taken over: attempts of jobs the plan lacks,
+                           checkpointed and stopped */
     int complete;       /* reached the plan's end */
     int launched;       /* launches by this run */
     int done, failed, pending;  /* jobs, at exit */
@@ -798,6 +832,7 @@ typedef struct exec_report {
                            (exec_behind_list; real backends only) */
     int missed;         /* of them, not done by their deadline */
     exec_behind *behind;/* nbehind entries (heap; exec_report_free) */
+    int state_written;  /* state_file was written by this run */
     char state_file[4200];
     char journal[4200];
 } exec_report;
@@ -822,16 +857,34 @@ void exec_report_free(exec_report *rep);
  *
  * A real backend claims the plan file for its whole run (planlock.h:
  * PLAN.lock, then PLAN.apply.lock naming the state directory), so that
- * no efplan submit rewrites it meanwhile and no second apply runs it;
- * then it checks that the file still holds the bytes p was read from
- * (else EF_E_INPUT: rewritten since, run again), and keeps a copy of
- * them in the state directory (DIR/plan.json) when there is none. A
+ * no second apply runs it; then it checks that the file still holds the
+ * bytes p was read from (else EF_E_INPUT: rewritten since, run again),
+ * and keeps a copy of them in the state directory (DIR/plan.json). A
  * plan in a directory this user cannot write (the lock file cannot be
- * created: EACCES, EPERM, EROFS) is applied without the claim. A state
- * directory whose journal was begun with another plan is refused, the
- * message saying what is safe (exec_state_look): resume that plan from
- * its copy while its attempts may still run, else give this plan a state
- * directory of its own.
+ * created: EACCES, EPERM, EROFS) is applied without the claim.
+ *
+ * Following the plan file: at every tick a real backend looks whether
+ * the plan file changed (efplan submit rewrites it under PLAN.lock);
+ * when it did, it reads the new version under PLAN.lock with its jobs
+ * file and, when it is a successor (the same cluster and slot length,
+ * every job of the current version in it), journals a "plan" record,
+ * keeps the new copy and applies the new version from that tick on: p
+ * is replaced by it (the caller frees what p holds at the end, as
+ * always). A version that cannot be read or is no successor is said
+ * once and the current one kept.
+ *
+ * A state directory whose journal follows another plan is taken over
+ * when o->takeover is set or that plan is an earlier version of this
+ * plan's file (the same real path): the earlier plan is read from the
+ * path its journal names (with its jobs file), the attempts of its jobs
+ * that this plan lacks are checkpointed and stopped, a "plan" record
+ * is journalled, and the other attempts run on as this plan's (by job
+ * id: kept where this plan's slot keeps their allocation). An earlier
+ * plan that cannot be read while attempts of it may run is EF_E_INPUT.
+ * Otherwise such a directory is refused, the message saying what is
+ * safe (exec_state_look): resume that plan from its copy while its
+ * attempts may still run, else give this plan a state directory of its
+ * own.
  *
  * At the end (also when already applied), rep->behind lists the
  * admitted jobs behind their plan at rep->plan_time (exec_behind_list).
@@ -867,9 +920,16 @@ char *exec_state_json(const exec_ctx *x, const exec_replay *r, int complete,
  * (exec_state_look). */
 typedef struct exec_look {
     int begun;            /* its journal has a begin record */
-    char hash[17];        /* the plan it was begun with (exec_plan_hash) */
+    char hash[17];        /* the plan it follows (exec_plan_hash): the one
+                             it was begun with, or its last "plan"
+                             record's */
+    char plan[4096];      /* that plan's path, as the record names it */
     char backend[16];     /* with which backend */
-    int ended;            /* applied to its end (an end record) */
+    double anchor_wall;   /* its clock (the begin record): plan time */
+    int64_t anchor_plan;  /* anchor_plan at wall-clock anchor_wall, */
+    double scale;         /* running 'scale' plan seconds a second */
+    int ended;            /* applied to its end (an end record after the
+                             last "plan" record) */
     int known;            /* the state directory's copy of that plan
                              (DIR/plan.json) is there, with that hash: the
                              members below are known */
@@ -892,5 +952,96 @@ typedef struct exec_look {
  * or a line of it does not parse ("JOURNAL:LINE: ...").
  */
 int exec_state_look(const char *dir, exec_look *l, ef_err *e);
+
+/* ---- efplan nightly: what a state folder remembers ------------------------ */
+
+/*
+ * What a nightly state folder remembers from night to night, in
+ * DIR/queue.json: a job queue (efplan-jobs v1, what `efplan plan --jobs`
+ * reads) of the jobs still to run, each with its progress
+ * (iterations_done), where it ran (placement) and its promise
+ * ("promised": admitted, or flagged at risk, by an earlier night's plan:
+ * the planner keeps it admitted), plus, in the file's "apply" object:
+ *   finished   ids of every job finished on an earlier night (sorted)
+ *   failed     the jobs that failed, as state.json lists them
+ *   nightly    {"queue_ids": the ids the users' queue held when last
+ *              read (sorted), "night": {"plan", "jobs", "start",
+ *              "until", "done", "queue_error"} the last night's plan,
+ *              its jobs file, its window and whether it was closed}
+ */
+typedef struct exec_night {
+    job_queue q;           /* the jobs still to run */
+    json_t *apply;         /* the "apply" object above (owned) */
+} exec_night;
+
+/* Read the memory at 'path' into *m; a missing file is an empty memory
+ * (no job, no night). Errors: EF_E_INPUT naming the file (a job queue
+ * error, or an "apply" object of another shape). Free with
+ * exec_night_free (also after an error). */
+int exec_night_load(exec_night *m, const char *path, ef_err *e);
+void exec_night_free(exec_night *m);
+
+/* The memory's text (heap; keys sorted, queue_write_json). */
+char *exec_night_text(const exec_night *m);
+
+/* The last night as the memory records it (all 0 / "" when none):
+ * its plan and jobs file paths, window and whether it was closed. */
+typedef struct exec_night_info {
+    int has;
+    char plan[4096], jobs[4096];
+    int64_t start, until;
+    int done;
+} exec_night_info;
+void exec_night_last(const exec_night *m, exec_night_info *out);
+
+/* What a merge did (exec_night_merge). */
+typedef struct exec_night_merge_res {
+    job *jobs;             /* the night's queue (heap array of shallow
+                              copies borrowing from m and f; free() it) */
+    int n;
+    int added;             /* jobs of f the memory did not hold */
+    int carried;           /* jobs of the memory in the night's queue */
+    int dropped;           /* jobs of the memory the users removed */
+    char dropped_first[256];
+    int skipped;           /* jobs of f finished or failed before */
+    char skipped_first[256];
+} exec_night_merge_res;
+
+/*
+ * exec_night_merge: the night's queue from memory m and the users' queue
+ * f (NULL: it could not be read; the memory's jobs alone), by id: each
+ * job of f, in f's order, as f gives it (command, deadline, ...: a hand
+ * edit counts), with the memory's progress when larger (job_advance),
+ * its placement and its promise; a job of f the memory lists as
+ * finished or failed is left out (skipped); then each job of the memory
+ * that f lacks, kept unless the users removed it (f held it when last
+ * read: its id is in queue_ids) -- a job submitted into a night's plan
+ * (efplan submit) was never in f and is kept until done.
+ */
+void exec_night_merge(const exec_night *m, const job_queue *f,
+                      exec_night_merge_res *r);
+
+/*
+ * exec_night_begin: record in m the night that starts: its queue q (the
+ * merged jobs, as planned: every job plan p admits becomes promised),
+ * the ids of the users' queue f (NULL: not read, kept as they were),
+ * the plan and jobs file paths, its window [start, until), not done.
+ */
+void exec_night_begin(exec_night *m, const job_queue *q,
+                      const plan *p, const job_queue *f,
+                      const char *plan, const char *jobs, int64_t start,
+                      int64_t until, const char *queue_error);
+
+/*
+ * exec_night_close: record in m the end of the night: its jobs become
+ * the state file apply wrote at 'state' (NULL or unreadable: the jobs m
+ * holds stay), with every job plan p (the version applied last)
+ * admitted marked promised; the state file's finished and failed jobs
+ * are added to the memory's; the night is marked done. Errors:
+ * EF_E_INPUT when the state file exists but does not parse (m keeps its
+ * jobs, and is marked done all the same).
+ */
+int exec_night_close(exec_night *m, const char *state, const exec_plan *p,
+                     ef_err *e);
 
 #endif

@@ -95,6 +95,7 @@ static const jf_field r_slot[] = {EV("slot"), F_RUNNING, F_START};
 static const jf_field r_error[] = {EV("error"), F_MSG};
 static const jf_field r_end[] = {EV("end"), F_TIME};
 static const jf_field r_warning[] = {F_ATTEMPT, EV("warning"), F_JOB, F_MSG};
+static const jf_field r_plan[] = {F_HASH, EV("plan"), F_PLAN};
 static const jf_field r_placed[] = {F_ATTEMPT, F_DIFFERS, EV("placed"), F_JOB,
                                     F_PLACE};
 
@@ -123,6 +124,7 @@ static const struct rtype {
                                             r_warning)},
     [EXEC_R_PLACED] = {"placed", JF_TABLE(exec_rec, &jw_inline_obj,
                                           r_placed)},
+    [EXEC_R_PLAN] = {"plan", JF_TABLE(exec_rec, &jw_inline_obj, r_plan)},
 };
 
 char *exec_rec_json(const exec_rec *rec)
@@ -181,9 +183,14 @@ static int apply_rec(exec_replay *r, const exec_plan *p, const exec_rec *rec,
     exec_jjob *jj = NULL;
     if (rec->job) {
         int j = exec_plan_find(p, rec->job);
-        if (j < 0)
-            return ef_fail(e, EF_E_INPUT, "job \"%.200s\" is not in the plan "
-                           "(a journal of another plan?)", rec->job);
+        if (j < 0) {
+            /* an earlier plan's job, when a "plan" record follows */
+            if (!r->unknown_line) {
+                r->unknown_line = r->records + 1;
+                copy_str(r->unknown, sizeof r->unknown, rec->job);
+            }
+            return EF_OK;
+        }
         jj = &r->jobs[j];
         if (rec->progress >= 0)
             jj->progress = rec->progress;
@@ -200,6 +207,12 @@ static int apply_rec(exec_replay *r, const exec_plan *p, const exec_rec *rec,
         break;
     case EXEC_R_END:
         r->ended = 1;
+        break;
+    case EXEC_R_PLAN:
+        copy_str(r->hash, sizeof r->hash, rec->hash);
+        r->ended = 0;
+        r->plans++;
+        r->unknown_line = 0;
         break;
     case EXEC_R_SLOT:
         r->last_slot = rec->start;
@@ -314,15 +327,25 @@ int exec_journal_replay(const char *path, const exec_plan *p,
             break;
         }
         *nl = '\0';
+        long before = r->unknown_line;
         if (buf[i] && exec_replay_record(r, p, buf + i, e) != EF_OK) {
             ef_prefix(e, "%s:%ld: ", path, line);
             free(buf);
             exec_replay_free(r);
             return EF_ERR;
         }
+        if (!before && r->unknown_line)
+            r->unknown_line = line; /* its line, for the message */
         i = (size_t)(nl - buf) + 1;
     }
     free(buf);
+    if (r->unknown_line) {
+        ef_fail(e, EF_E_INPUT, "%s:%ld: job \"%.200s\" is not in the plan "
+                "(a journal of another plan?)", path, r->unknown_line,
+                r->unknown);
+        exec_replay_free(r);
+        return EF_ERR;
+    }
     return EF_OK;
 }
 
@@ -351,8 +374,12 @@ int exec_journal_open(exec_journal *j, const char *path, ef_err *e)
 int exec_journal_append(exec_journal *j, exec_replay *r, const exec_plan *p,
                         const char *record, ef_err *e)
 {
+    long before = r ? r->unknown_line : 0;
     if (r && exec_replay_record(r, p, record, e) != EF_OK)
         return ef_prefix(e, "internal: journal record: ");
+    if (r && r->unknown_line && !before)
+        return ef_fail(e, EF_E_INTERNAL, "internal: journal record of job "
+                       "\"%.200s\", which the plan lacks", r->unknown);
     size_t n = strlen(record);
     char *line = ef_malloc(n + 2);
     memcpy(line, record, n);
@@ -408,7 +435,15 @@ static int look_records(const char *path, char *buf, size_t len,
             } else if (rec.ev == EXEC_R_BEGIN && !l->begun) {
                 l->begun = 1;
                 copy_str(l->hash, sizeof l->hash, rec.hash);
+                copy_str(l->plan, sizeof l->plan, rec.plan);
                 copy_str(l->backend, sizeof l->backend, rec.backend);
+                l->anchor_wall = rec.anchor_wall;
+                l->anchor_plan = rec.anchor_plan;
+                l->scale = rec.scale;
+            } else if (rec.ev == EXEC_R_PLAN && l->begun) {
+                copy_str(l->hash, sizeof l->hash, rec.hash);
+                copy_str(l->plan, sizeof l->plan, rec.plan);
+                l->ended = 0;
             } else if (rec.ev == EXEC_R_END) {
                 l->ended = 1;
             }

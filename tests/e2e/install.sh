@@ -2,7 +2,10 @@
 # End-to-end: make install into a temporary prefix, then run from there.
 # - `make install PREFIX=P` (nothing rebuilt: -o the binary) puts
 #   bin/efplan, share/efplan/inputs, share/man/man1/efplan.1 and
-#   share/bash-completion/completions/efplan under P;
+#   share/bash-completion/completions/efplan and the systemd units
+#   (lib/systemd/system: efplan nightly's service, timer and kick,
+#   efplan serve's service, checked by systemd-analyze verify where it
+#   exists) under P;
 # - the prefix moved elsewhere still finds its bundled inputs beside its
 #   executable (EFPLAN_DATA unset): --help names them, --curves A100
 #   reads them, a plan of the bundled sample queue is made;
@@ -35,6 +38,24 @@ for f in bin/efplan share/efplan/inputs/curves/A100/resnet50.csv \
 done
 [ -x "$T/prefix/bin/efplan" ] || fail "make install: bin/efplan not executable"
 cmp -s "$EFPLAN" "$T/prefix/bin/efplan" || fail "bin/efplan is not the built one"
+# the systemd units: the installed efplan's path in them, and valid for
+# systemd-analyze verify where it exists
+U=$T/prefix/lib/systemd/system
+for u in efplan-nightly.service efplan-nightly.timer efplan-nightly-kick.service \
+         efplan-serve.service; do
+    [ -f "$U/$u" ] || fail "make install: no lib/systemd/system/$u"
+done
+grep -qxF "ExecStart=$T/prefix/bin/efplan nightly --queue \${EFPLAN_QUEUE} --state \${EFPLAN_STATE} --cluster \${EFPLAN_CLUSTER} --curves \${EFPLAN_CURVES} \$EFPLAN_NIGHTLY_ARGS" \
+    "$U/efplan-nightly.service" || fail "efplan-nightly.service: $(grep ExecStart "$U/efplan-nightly.service")"
+grep -q '@[A-Z]*@' "$U"/* && fail "a unit keeps a placeholder: $(grep '@[A-Z]*@' "$U"/*)"
+if command -v systemd-analyze >/dev/null 2>&1; then
+    (cd "$U" && systemd-analyze verify --man=no ./efplan-nightly.service \
+        ./efplan-nightly.timer ./efplan-nightly-kick.service \
+        ./efplan-serve.service) >verify.out 2>&1 ||
+        { cat verify.out; fail "systemd-analyze verify failed"; }
+else
+    echo "install: systemd-analyze is not installed: the units not verified"
+fi
 
 # ---- the prefix moved ------------------------------------------------------
 

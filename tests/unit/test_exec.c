@@ -602,6 +602,23 @@ static void test_journal_replay(void **state)
         assert_int_equal(exec_journal_replay(path, &p, &r, &e), EF_ERR);
         assert_contains(e.msg, bad[k][1]);
     }
+    /* a job this plan lacks is an earlier plan's when a "plan" record
+     * follows (it was stopped before the switch); after one it is not */
+    write_file(path, "{\"at\":0,\"attempt\":1,\"ev\":\"start\",\"job\":"
+               "\"zz\",\"place\":[{\"gpus\":[0],\"node\":0}],\"slot\":0}\n"
+               "{\"ev\":\"end\",\"time\":0}\n"
+               "{\"ev\":\"plan\",\"hash\":\"0123456789abcdef\",\"plan\":"
+               "\"p2.json\"}\n");
+    assert_ok(exec_journal_replay(path, &p, &r, &e), e);
+    assert_string_equal(r.hash, "0123456789abcdef");
+    assert_int_equal(r.plans, 1);
+    assert_int_equal(r.ended, 0); /* the new plan is not applied yet */
+    exec_replay_free(&r);
+    write_file(path, "{\"ev\":\"plan\",\"hash\":\"0123456789abcdef\","
+               "\"plan\":\"p2.json\"}\n{\"ev\":\"done\",\"job\":\"zz\","
+               "\"progress\":1}\n{\"ev\":\"end\",\"time\":0}\n");
+    assert_int_equal(exec_journal_replay(path, &p, &r, &e), EF_ERR);
+    assert_contains(e.msg, "journal.jsonl:2: job \"zz\" is not in the plan");
     unlink(path);
     rmdir(dir);
     exec_plan_free(&p);
