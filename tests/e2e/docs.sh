@@ -117,6 +117,27 @@ $ echo 'at 2026-12-06T20:17:29Z: 24 admitted'
 at 2026-12-06T20:17:29Z: 23 admitted
 ```
 EOF
+# --update rewrites what drifted, keeps what matches (a `...` included)
+cat >"$T/upd.md" <<'EOF'
+Before.
+
+```console
+$ printf 'head\nadmitted 24\nmiddle 1\nmiddle 2\ntail\n'
+head
+admitted 25
+...
+tail
+$ echo same
+same
+```
+EOF
+dt --update "$T/upd.md" >"$T/upd.out" 2>&1 &&
+    fail "--update: a drifted document passed"
+dt "$T/upd.md" >"$T/upd2.out" 2>&1 ||
+    { cat "$T/upd.out" "$T/upd2.out"; fail "--update: the document still fails"; }
+grep -q '^admitted 24$' "$T/upd.md" && grep -q '^\.\.\.$' "$T/upd.md" &&
+    grep -q '^Before\.$' "$T/upd.md" && ! grep -q 'admitted 25' "$T/upd.md" ||
+    { cat "$T/upd.md"; fail "--update: not the lines expected"; }
 cat >"$T/fence.md" <<'EOF'
 ```sh
 $ efplan plan --jobs q.json

@@ -98,7 +98,10 @@ b = [j for j in json.load(open(sys.argv[1]))["jobs"] if j["id"] == "b"][0]
 assert b.get("iterations_done", 0) > 0 and b.get("promised") == 1, b
 PY
 grep -q '"id": "b",' nightly/plans/1970-01-01.2.json || fail "night 2: no b"
-job s 99 | sed 's/ "submit_time": 0,//' > s.json
+# a deadline within reach of the night: its reservation needs GPUs now,
+# which b holds as surplus (a running job keeps its GPUs until a promise
+# needs them)
+job s 99 40000 | sed 's/ "submit_time": 0,//' > s.json
 echo 'efplan submit --plan nightly/tonight.json --job "$(cat s.json)"' >> "$RAN"
 $V efplan submit --plan nightly/tonight.json --job "$(cat s.json)" \
     >sub.out 2>&1 || { cat sub.out; fail "submit during night 2 failed"; }

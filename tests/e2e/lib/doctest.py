@@ -3,6 +3,7 @@
 compare what they print with what the documents show.
 
     doctest.py --root ROOT --efplan BIN [--timeout S] [--keep] [--show]
+               [--update]
                [--list] FILE.md ...
 
 The convention (docs/conventions.md, "Examples in these documents"):
@@ -60,6 +61,8 @@ class Example:
         self.line = line          # the line of its `$ ` (from 1)
         self.command = command    # the command, continuation lines joined
         self.expected = expected  # the lines it shows (list of str)
+        self.after = line         # the document line its output follows
+        self.indent = ''          # the fence's indent
 
 
 def parse(path, text):
@@ -104,10 +107,12 @@ def parse(path, text):
         for n, b in body:
             if cont:
                 cur.command += '\n' + b
+                cur.after = n
                 cont = b.endswith('\\')
                 continue
             if b.startswith('$ '):
                 cur = Example(path, n, b[2:], [])
+                cur.indent = indent
                 examples.append(cur)
                 cont = b.endswith('\\')
             elif cur is None:
@@ -214,8 +219,48 @@ def script_for(examples, outdir):
     return '\n'.join(s) + '\n'
 
 
-def run_doc(path, examples, root, efplan, timeout, keep, show=False):
-    """Runs one document's examples; returns a list of failure texts."""
+def updated(expected, exp, act, raw):
+    """The expected lines of an example rewritten to what it printed:
+    lines that still match stay as the document has them (`...` lines
+    included, with what they cover), the others become what the command
+    printed (raw: the printed lines, unmasked)."""
+    out = []
+    sm = difflib.SequenceMatcher(None, exp, act, autojunk=False)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == 'equal':
+            out += expected[i1:i2]
+        elif op == 'insert':
+            out += raw[j1:j2]
+        elif op == 'delete':
+            out += [e for e in expected[i1:i2] if e.strip() == '...']
+        elif any(e.strip() == '...' for e in expected[i1:i2]):
+            # keep the wildcards; each other line becomes the printed
+            # line most like it
+            for k in range(i1, i2):
+                if expected[k].strip() == '...':
+                    out.append(expected[k])
+                    continue
+                best = max(range(j1, j2), key=lambda j: difflib.
+                           SequenceMatcher(None, exp[k], act[j]).ratio())
+                out.append(expected[k] if line_rx(exp[k]).match(act[best])
+                           else raw[best])
+        elif i2 - i1 == j2 - j1:
+            # line for line: keep each line that still matches (one with
+            # a `...` inside it, say), take the printed one for the others
+            for k in range(i1, i2):
+                j = j1 + k - i1
+                out.append(expected[k] if line_rx(exp[k]).match(act[j])
+                           else raw[j])
+        else:
+            out += raw[j1:j2]
+    return out
+
+
+def run_doc(path, examples, root, efplan, timeout, keep, show=False,
+            update=None):
+    """Runs one document's examples; returns a list of failure texts.
+    With 'update' (a dict), each failing example's new expected lines go
+    in update[example]."""
     scratch = scratch_dir(root, efplan)
     outdir = tempfile.mkdtemp(prefix='efplan-docs-out.')
     env = dict(os.environ)
@@ -255,6 +300,9 @@ def run_doc(path, examples, root, efplan, timeout, keep, show=False):
                              else got + '\n')
         exp = normalise(mask('\n'.join(ex.expected), names).split('\n'))
         act = normalise(mask(got, names).split('\n'))
+        if not matches(exp, act) and update is not None:
+            raw = normalise(got.replace(scratch, '/tmp/docs').split('\n'))
+            update[ex] = updated(normalise(ex.expected), exp, act, raw)
         if not matches(exp, act):
             diff = difflib.unified_diff(exp, act, 'document shows',
                                         'command printed', lineterm='', n=2)
@@ -269,6 +317,23 @@ def run_doc(path, examples, root, efplan, timeout, keep, show=False):
     return fails
 
 
+def rewrite(path, upd):
+    """Put the new expected lines of the examples in upd into document
+    'path' (atomically: a temporary file renamed over it)."""
+    with open(path, encoding='utf-8') as f:
+        lines = f.read().split('\n')
+    for ex in sorted(upd, key=lambda e: -e.after):
+        n = len(ex.expected)
+        lines[ex.after:ex.after + n] = [ex.indent + l if l else l
+                                        for l in upd[ex]]
+    tmp = path + '.update.tmp'
+    with open(tmp, 'w', encoding='utf-8') as f:
+        f.write('\n'.join(lines))
+    os.replace(tmp, path)
+    print('doctest: rewrote %d example(s) in %s' % (len(upd), path),
+          file=sys.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--root', required=True,
@@ -281,6 +346,10 @@ def main():
     ap.add_argument('--show', action='store_true',
                     help='print what each example printed (to write a '
                     'document: paste it, then mask what varies)')
+    ap.add_argument('--update', action='store_true',
+                    help='rewrite each failing example\'s output in its '
+                    'document with what the command printed (keeping the '
+                    'lines that match, `...` included); check the diff')
     ap.add_argument('--list', action='store_true',
                     help='list the examples found, run nothing')
     ap.add_argument('docs', nargs='+')
@@ -303,8 +372,11 @@ def main():
         if not examples:
             continue
         total += len(examples)
+        upd = {} if a.update else None
         fails += run_doc(path, examples, root, efplan, a.timeout, a.keep,
-                         a.show)
+                         a.show, upd)
+        if upd:
+            rewrite(path, upd)
     if a.list:
         return 0
     for f in fails:
