@@ -204,6 +204,9 @@ typedef struct cli_command {
     const char *summary;
     int (*run)(int argc, char **argv);
     void (*help)(void);
+    const char *verbs; /* its sub-commands, space-separated ("list drain
+                        * undrain"), or NULL: the completion offers them
+                        * as the word after the command */
 } cli_command;
 
 /* The command table efplan dispatches on (sorted by name); *n its
