@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "common/htime.h"
 #include "common/jsonin.h"
 #include "common/lat.h"
 #include "common/util.h"
@@ -1684,21 +1685,23 @@ static json_t *plan_place(const placement *pl, const int *rmap,
 static void risk_text(const plan_job *j, const svc_obs *ob, int64_t margin,
                       char *dst, size_t len)
 {
-    char m[64] = "", sp[64] = "", fin[64];
+    char m[64] = "", sp[64] = "", fin[96], dl[48], t[48];
     if (margin > 0)
         snprintf(m, sizeof m, " less a %" PRId64 " s margin", margin);
     if (ob && ob->speed > 0 && ob->speed < 1)
         snprintf(sp, sizeof sp, " at %.0f%% of its curve's speed",
                  ob->speed * 100);
     if (j->planned_end >= 0)
-        snprintf(fin, sizeof fin, "earliest finish %" PRId64, j->planned_end);
+        snprintf(fin, sizeof fin, "earliest finish %s",
+                 ef_ht_at(j->planned_end, EF_HT_UTC, t, sizeof t));
     else
         snprintf(fin, sizeof fin, "no finish can be planned");
     int64_t iters = ob && ob->iterations > 0 ? ob->iterations
                                              : j->in->iterations;
     int64_t left = iters - (ob ? ob->progress : j->in->iterations_done);
-    snprintf(dst, len, "cannot end by its deadline %" PRId64 "%s: %" PRId64
-             " of %" PRId64 " iterations left%s; %s", j->in->deadline, m,
+    snprintf(dst, len, "cannot end by its deadline %s%s: %" PRId64
+             " of %" PRId64 " iterations left%s; %s",
+             ef_ht_at(j->in->deadline, EF_HT_UTC, dl, sizeof dl), m,
              left > 0 ? left : 0, iters, sp, fin);
 }
 
