@@ -260,6 +260,8 @@ void help_jobs(void);
 int cmd_show(int argc, char **argv);
 void help_show(void);
 int cmd_cancel(int argc, char **argv);
+int cmd_replan(int argc, char **argv);
+void help_replan(void);
 int cmd_node(int argc, char **argv);
 void help_node(void);
 void help_cancel(void);

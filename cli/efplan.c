@@ -35,6 +35,8 @@ static const cli_command commands[] = {
      cmd_plan, help_plan, NULL},
     {"profile", "measure throughput curves on GPUs, or fit the model to a "
      "table", cmd_profile, help_profile, NULL},
+    {"replan", "re-plan efplan serve's queue now (an operator's token)",
+     cmd_replan, help_replan, NULL},
     {"serve", "run the queue service: an HTTP API users submit to (SQLite "
      "store)", cmd_serve, help_serve, NULL},
     {"show", "show one job on efplan serve: progress, placement, history",

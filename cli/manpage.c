@@ -104,7 +104,8 @@ static const struct {
                     "traces/, jobs/, pollux/), instead of the one found "
                     "beside the executable (FILES)"},
     {"EFPLAN_SERVER", "the URL of efplan serve for jobs, show, cancel, "
-                      "node and submit when --server is not given"},
+                      "node, replan, explain and submit when --server is "
+                      "not given"},
     {"EFPLAN_TOKEN", "the bearer token for efplan serve when --token-file "
                      "is not given"},
     {"EFPLAN_CACERT", "a CA certificate file the client trusts for an "

@@ -815,13 +815,22 @@ int cl_fmt_nodes(const char *server, const char *body, size_t len,
     if (!j)
         return EF_ERR;
     char t[64];
-    ef_buf_put(out, "node  state    since                 why\n");
-    size_t i;
+    size_t i, w = 4; /* the name column's width */
     const json_t *n;
+    json_array_foreach(json_object_get(j, "nodes"), i, n) {
+        size_t l = strlen(str_of(n, "name"));
+        w = l > w && l <= 40 ? l : w;
+    }
+    ef_buf_printf(out, "node  %-*s  state    since                 why\n",
+                  (int)w, "name");
     json_array_foreach(json_object_get(j, "nodes"), i, n) {
         int64_t since = int_of(n, "since", -1);
         ef_buf_printf(out, "%-5" PRId64 " ", int_of(n, "node", -1));
         size_t at = out->n;
+        put_safe(out, str_of(n, "name")[0] ? str_of(n, "name") : "-");
+        while (out->n < at + w + 2)
+            ef_buf_put(out, " ");
+        at = out->n;
         put_safe(out, str_of(n, "state"));
         while (out->n < at + 8)
             ef_buf_put(out, " ");
@@ -837,6 +846,33 @@ int cl_fmt_nodes(const char *server, const char *body, size_t len,
     return EF_OK;
 }
 
+int cl_fmt_replan(const char *server, const char *body, size_t len,
+                  ef_buf *out, ef_err *e)
+{
+    json_t *j = parse_answer(server, body, len, e);
+    if (!j)
+        return EF_ERR;
+    ef_buf_printf(out, "re-planned: plan v%" PRId64 " (%s), %" PRId64
+                  " admitted", int_of(j, "plan_version", 0),
+                  json_is_true(json_object_get(j, "changed")) ? "changed"
+                                                             : "unchanged",
+                  int_of(j, "admitted", 0));
+    if (json_is_integer(json_object_get(j, "at_risk")))
+        ef_buf_printf(out, ", %" PRId64 " at risk", int_of(j, "at_risk", 0));
+    ef_buf_put(out, "\n");
+    if (str_of(j, "reason")[0]) {
+        put_safe(out, str_of(j, "reason"));
+        ef_buf_put(out, "\n");
+    }
+    if (str_of(j, "snapshot")[0]) {
+        ef_buf_put(out, "snapshot ");
+        put_safe(out, str_of(j, "snapshot"));
+        ef_buf_put(out, "\n");
+    }
+    json_decref(j);
+    return EF_OK;
+}
+
 int cl_fmt_drain(const char *server, const char *body, size_t len,
                  ef_buf *out, ef_err *e)
 {
@@ -844,12 +880,36 @@ int cl_fmt_drain(const char *server, const char *body, size_t len,
     if (!j)
         return EF_ERR;
     int up = strcmp(str_of(j, "state"), "up") == 0;
-    ef_buf_printf(out, "node %" PRId64 " %s%s\n", int_of(j, "node", -1),
+    ef_buf_printf(out, "node %" PRId64, int_of(j, "node", -1));
+    if (str_of(j, "name")[0]) {
+        ef_buf_put(out, " (");
+        put_safe(out, str_of(j, "name"));
+        ef_buf_put(out, ")");
+    }
+    ef_buf_printf(out, " %s%s\n",
                   up ? "is up" : "is drained: what runs there moves",
                   json_is_true(json_object_get(j, "changed"))
                       ? "" : " (it already was)");
     json_decref(j);
     return EF_OK;
+}
+
+char *cl_json_object1(const char *key, const char *value, ef_err *e)
+{
+    json_t *s = json_string(value);
+    if (!s) {
+        ef_fail(e, EF_E_USAGE, "not UTF-8 text");
+        return NULL;
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, key, s);
+    char *t = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (!t)
+        ef_panic("out of memory writing JSON");
+    char *r = ef_strdup(t);
+    free(t);
+    return r;
 }
 
 int cl_job_resolve(const char *name, char **body, size_t *len, int64_t now,

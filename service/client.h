@@ -164,6 +164,11 @@ int cl_fmt_cancel(const char *server, const char *body, size_t len,
  * usable count. POST /v1/nodes/N/drain|undrain: one line. */
 int cl_fmt_nodes(const char *server, const char *body, size_t len,
                  ef_buf *out, ef_err *e);
+/* POST /v1/replan: "re-planned: plan vN (changed|unchanged), A admitted
+ * [, R at risk]", the reason a plan was kept when there is one, and
+ * the snapshot written. */
+int cl_fmt_replan(const char *server, const char *body, size_t len,
+                  ef_buf *out, ef_err *e);
 int cl_fmt_drain(const char *server, const char *body, size_t len,
                  ef_buf *out, ef_err *e);
 
@@ -181,6 +186,10 @@ typedef struct cl_answer {
     int64_t submit_time;
     int64_t plan_version;
 } cl_answer;
+
+/* The JSON text {"KEY": "VALUE"} (heap, free), or NULL with 'e' filled
+ * (EF_E_USAGE) when 'value' is not UTF-8. */
+char *cl_json_object1(const char *key, const char *value, ef_err *e);
 
 /* The relative times of the job a submit sends, made absolute: where
  * *body (*len bytes, heap) is one JSON object whose "deadline" or

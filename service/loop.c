@@ -1166,12 +1166,13 @@ int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
         }
         if (rc == EF_OK)
             L->x.state = ef_strdup(real);
-        if (rc == EF_OK && o->nodes_file)
-            rc = exec_nodes_load(&L->x.nodes, o->nodes_file, e);
-        if (rc == EF_OK && L->x.nodes.n > 0 && L->x.nodes.n < c->nodes)
-            rc = ef_fail(e, EF_E_INPUT, "%s: %d node names for a cluster of "
-                         "%d nodes", o->nodes_file, L->x.nodes.n, c->nodes);
     }
+    /* the nodes' names, also for the dry run (its node names) */
+    if (rc == EF_OK && o->nodes_file)
+        rc = exec_nodes_load(&L->x.nodes, o->nodes_file, e);
+    if (rc == EF_OK && L->x.nodes.n > 0 && L->x.nodes.n < c->nodes)
+        rc = ef_fail(e, EF_E_INPUT, "%s: %d node names for a cluster of %d "
+                     "nodes", L->x.nodes.src, L->x.nodes.n, c->nodes);
     /* the jobs, and those a killed service still had attempts of (a job
      * cancelled just before: it must be stopped, not left running) */
     if (rc == EF_OK) {
@@ -1188,6 +1189,8 @@ int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
     }
     if (rc == EF_OK && L->b)
         rc = L->b->prepare(&L->x, e);
+    if (rc == EF_OK) /* node drain gpu07: the names --nodes or Slurm gave */
+        svc_set_node_names(s, L->x.nodes.name, L->x.nodes.n);
     if (rc == EF_OK)
         rc = adopt(L, o->at >= 0 ? o->at : svc_now(s), e);
     svc_unlock(s);
