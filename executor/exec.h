@@ -467,9 +467,13 @@ int exec_slurm_opts_any(const exec_slurm_opts *o);
  * exec_slurm_check_arg: EF_OK if 'word' may go to sbatch as an
  * --sbatch-arg: one option word ("--name", "--name=value" or "-Xvalue";
  * a value as a word of its own cannot be told from a script, so
- * "--mem 4G" is refused: write --mem=4G). EF_E_USAGE naming the word
+ * "--mem 4G" -- an option, a blank and its value in one word -- is
+ * refused with the word to write instead: --mem=4G). --gres=VALUE whose
+ * resources are none of GPUs ("nvme:1,license") is allowed: the Slurm
+ * backend adds them to its own --gres=gpu:N. EF_E_USAGE naming the word
  * when it sets what efplan owns: --job-name/-J, --nodes/-N,
- * --nodelist/-w, --ntasks/-n and --ntasks-per-*, --gres, --gpus/-G and
+ * --nodelist/-w, --ntasks/-n and --ntasks-per-*, --gres with a GPU
+ * resource (gpu or gpu:...), --gpus/-G and
  * --gpus-per-*, --time/-t, --output/-o, --error/-e, --open-mode,
  * --parsable, --partition/-p, --account/-A and --qos/-q (options of
  * their own), or what would keep sbatch from submitting one batch job

@@ -75,4 +75,20 @@ export EFPLAN_SERVER="$URL"
 ef node list --token-file ops.tok >list3.txt || fail "node list 3"
 grep -q '^2     gpu09  up ' list3.txt || { cat list3.txt; fail "a --nodes file's names"; }
 serve_stop
-echo "operator: names, host lists, --reason, replan"
+# sbatch pass-through: other resources merge into efplan's --gres; an
+# option and its value in one word is refused with the word to write
+"$EFPLAN" plan --jobs "$D/jobs/sample.json" --cluster n1g8 --curves A100 \
+    --out p1.json >/dev/null || fail "plan"
+"$EFPLAN" apply p1.json --backend dry-run --slots 1 --nodes 'gpu[07]' \
+    --sbatch-arg=--gres=nvme:1 --sbatch-arg=--mem=4G >dry.txt 2>&1 ||
+    { cat dry.txt; fail "dry run with --sbatch-arg"; }
+grep -q 'sbatch --mem=4G .*--nodelist=gpu07 .*--gres=gpu:8,nvme:1 ' dry.txt ||
+    { cat dry.txt; fail "--gres=nvme:1 not merged"; }
+rc=0
+"$EFPLAN" apply p1.json --backend dry-run --sbatch-arg "--mem 4G" >sb.txt 2>&1 || rc=$?
+[ $rc -eq 2 ] || { cat sb.txt; fail "--sbatch-arg '--mem 4G': exit $rc"; }
+grep -q 'write --sbatch-arg=--mem=4G$' sb.txt || { cat sb.txt; fail "--mem 4G message"; }
+rc=0
+"$EFPLAN" apply p1.json --backend dry-run --sbatch-arg=--gres=gpu:2 >sg.txt 2>&1 || rc=$?
+[ $rc -eq 2 ] || { cat sg.txt; fail "--gres=gpu:2: exit $rc"; }
+echo "operator: names, host lists, --reason, replan, sbatch pass-through"
