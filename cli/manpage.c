@@ -119,20 +119,23 @@ static const struct {
 static const struct {
     const char *what, *cmd;
 } examples[] = {
-    {"Plan the bundled sample queue on 4 nodes of 8 GPUs with the A100 "
-     "curves, writing the plan file and its chart:",
-     "efplan plan --jobs inputs/jobs/sample.json --cluster n4g8 "
-     "--curves A100 --out plan.json --svg plan.svg"},
+    {"Plan a copy of the bundled sample queue (submit below adds to it) "
+     "on 4 nodes of 8 GPUs with the A100 curves, writing the plan file "
+     "and its chart:",
+     "cp inputs/jobs/sample.json jobs.json\n"
+     "efplan plan --jobs jobs.json --cluster n4g8 --curves A100 "
+     "--out plan.json --svg plan.svg"},
     {"Why a job of that plan got the GPUs it got:",
-     "efplan explain plan.json j07"},
+     "efplan explain j07 --plan plan.json"},
     {"Run the plan slot by slot on this host (local processes), or show "
      "what it would do on Slurm:",
      "efplan apply plan.json --backend local\n"
      "efplan apply plan.json --backend dry-run"},
     {"Add one job to the plan, admitted only if its deadline (and every "
      "admitted job's) still holds:",
-     "efplan submit --plan plan.json --id bert-ft --model bert "
-     "--batch-size 32 --iterations 20000 --deadline now+8h"},
+     "efplan submit --plan plan.json --job '{\"id\": \"ft\", \"model\": "
+     "\"resnet50\", \"batch_size\": 64, \"iterations\": 20000, "
+     "\"deadline\": \"now+8h\"}'"},
     {"Replay a trace through the ElasticFlow policy and EDF:",
      "efplan compare --traces inputs/traces/itp/195job.csv "
      "--cluster n4g8 --policies ef,edf"},
@@ -143,16 +146,16 @@ static const struct {
      "submit and follow a job:",
      "efplan token add alice --db efplan.db > alice.token\n"
      "efplan serve --db efplan.db --cluster n4g8 --curves A100 "
-     "--nodes 'gpu[01-04]' --backend local --port 8080\n"
-     "efplan submit --server http://127.0.0.1:8080 --token-file "
-     "alice.token --model resnet50 --batch-size 256 --iterations 50000 "
-     "--deadline now+10h\n"
-     "efplan show JOB --server http://127.0.0.1:8080 --token-file "
+     "--backend slurm --nodes 'gpu[01-04]'\n"
+     "efplan submit --server http://127.0.0.1:8470 --token-file "
+     "alice.token job.json\n"
+     "efplan show JOB --server http://127.0.0.1:8470 --token-file "
      "alice.token"},
     {"Drain a node for maintenance (an operator's token), then give it "
      "back:",
      "efplan node drain gpu03 --reason 'DIMM errors'\n"
-     "efplan node undrain gpu03"},
+     "efplan node undrain gpu03\n"
+     "efplan replan"},
 };
 
 static void man(ef_buf *b, const cli_command *cmds, int n, char **help)
