@@ -204,6 +204,9 @@ typedef struct cli_command {
     const char *summary;
     int (*run)(int argc, char **argv);
     void (*help)(void);
+    const char *verbs; /* its sub-commands, space-separated ("list drain
+                        * undrain"), or NULL: the completion offers them
+                        * as the word after the command */
 } cli_command;
 
 /* The command table efplan dispatches on (sorted by name); *n its
@@ -259,6 +262,8 @@ void help_jobs(void);
 int cmd_show(int argc, char **argv);
 void help_show(void);
 int cmd_cancel(int argc, char **argv);
+int cmd_replan(int argc, char **argv);
+void help_replan(void);
 int cmd_node(int argc, char **argv);
 void help_node(void);
 void help_cancel(void);

@@ -75,7 +75,7 @@ typedef struct conn_args {
     int json;
 } conn_args;
 
-enum { O_SERVER = 1000, O_TOKEN_FILE, O_JSON, O_ALL, O_STATE };
+enum { O_SERVER = 1000, O_TOKEN_FILE, O_JSON, O_ALL, O_STATE, O_REASON };
 
 #define CONN_OPTS                                                           \
     {"server", required_argument, NULL, O_SERVER},                         \
@@ -97,9 +97,10 @@ static int conn_option(int o, conn_args *a)
 typedef int (*fmt_fn)(const char *server, const char *body, size_t len,
                       ef_buf *out, ef_err *e);
 
-/* Ask, then print the answer: raw with --json, else as 'fmt' writes it. */
-static int ask(const char *cmd, const conn_args *a, const char *method,
-               const char *path, fmt_fn fmt)
+/* Ask (with 'body', a JSON text, or NULL), then print the answer: raw
+ * with --json, else as 'fmt' writes it. */
+static int ask_with(const char *cmd, const conn_args *a, const char *method,
+                    const char *path, const char *body, fmt_fn fmt)
 {
     cl_conn c;
     char tok[TOKEN_TEXT_MAX + 1];
@@ -108,7 +109,8 @@ static int ask(const char *cmd, const conn_args *a, const char *method,
     if (rc != 0)
         return rc;
     cl_resp r;
-    rc = cli_remote_call(&c, method, path, NULL, 0, &r);
+    rc = cli_remote_call(&c, method, path, body, body ? strlen(body) : 0,
+                         &r);
     if (rc == 0) {
         if (a->json) {
             rc = cli_remote_raw(&r);
@@ -127,6 +129,12 @@ static int ask(const char *cmd, const conn_args *a, const char *method,
     memset(tok, 0, sizeof tok);
     cli_remote_close();
     return rc;
+}
+
+static int ask(const char *cmd, const conn_args *a, const char *method,
+               const char *path, fmt_fn fmt)
+{
+    return ask_with(cmd, a, method, path, NULL, fmt);
 }
 
 static const char *const states[] = {"queued", "running", "done", "failed",
@@ -239,20 +247,56 @@ int cmd_cancel(int argc, char **argv)
                    cl_fmt_cancel);
 }
 
+void help_replan(void)
+{
+    printf(
+        "Usage: efplan replan [--json] [--server URL] [--token-file F]\n"
+        "\n"
+        "Re-plan efplan serve's queue now (POST /v1/replan; an operator's\n"
+        "token), as its daily --replan-at does: with the loop, from what it\n"
+        "last saw run (jobs at risk are counted); without it, the queue\n"
+        "planned afresh, kept only if no promise breaks. Prints the plan's\n"
+        "version, whether it changed, the admitted jobs, the jobs at risk,\n"
+        "and the snapshot written.\n"
+        "\n"
+        CONN_HELP);
+    cli_help_shared(0);
+}
+
+int cmd_replan(int argc, char **argv)
+{
+    conn_args a = {0};
+    int rc0 = conn_only("replan", argc, argv, help_replan, &a);
+    if (rc0 >= 0)
+        return rc0;
+    if (optind < argc) {
+        char q[128];
+        return cli_usage_error("replan", "replan takes no argument (\"%s\")",
+                               ef_quote(argv[optind], q, sizeof q));
+    }
+    return ask_with("replan", &a, "POST", "/v1/replan", "{}",
+                    cl_fmt_replan);
+}
+
 void help_node(void)
 {
     printf(
         "Usage: efplan node list [--json] [--server URL] [--token-file F]\n"
-        "       efplan node drain N | undrain N [...]\n"
+        "       efplan node drain NODE [--reason TEXT] [...]\n"
+        "       efplan node undrain NODE [...]\n"
         "\n"
-        "The nodes of efplan serve's cluster. list: each node's state (up,\n"
-        "drained by an operator, or down as the cluster reports it), since\n"
-        "when and why, and how many the plan uses. drain N (an operator's\n"
-        "token): node N (from 0) gets no more work; the loop re-plans on the\n"
-        "other nodes at once and moves what runs there (checkpoint, restart\n"
-        "elsewhere); admitted jobs that cannot be saved on what is left are\n"
-        "flagged at risk. undrain N gives it back.\n"
+        "The nodes of efplan serve's cluster. list: each node's number, name\n"
+        "(from serve's --nodes, or Slurm), state (up, drained by an operator,\n"
+        "or down as the cluster reports it), since when and why, and how\n"
+        "many the plan uses. drain NODE (an operator's token): the node, by\n"
+        "number (from 0) or name (gpu07), gets no more work; the loop\n"
+        "re-plans on the other nodes at once and moves what runs there\n"
+        "(checkpoint, restart elsewhere); admitted jobs that cannot be saved\n"
+        "on what is left are flagged at risk. undrain NODE gives it back.\n"
+        "Operator's guide: docs/operator.md.\n"
         "\n"
+        "  --reason TEXT     drain: why (one line, up to 200 bytes), stored\n"
+        "                    and shown by list as \"drained by NAME: TEXT\"\n"
         CONN_HELP);
     cli_help_shared(0);
 }
@@ -260,13 +304,32 @@ void help_node(void)
 int cmd_node(int argc, char **argv)
 {
     conn_args a = {0};
-    int rc0 = conn_only("node", argc, argv, help_node, &a);
-    if (rc0 >= 0)
-        return rc0;
+    const char *reason = NULL;
+    static const struct option opts[] = {
+        CONN_OPTS, {"reason", required_argument, NULL, O_REASON},
+        {NULL, 0, NULL, 0}};
+    int o;
+    opterr = 0;
+    optind = 1;
+    while ((o = cli_getopt("node", argc, argv, opts, 0, NULL)) != -1) {
+        if (conn_option(o, &a))
+            continue;
+        if (o == 'h') {
+            help_node();
+            return 0;
+        }
+        if (o == O_REASON) {
+            reason = optarg;
+            continue;
+        }
+        return cli_option_error("node", o, argv[optind - 1]);
+    }
     if (optind >= argc)
         return cli_usage_error("node", "what? (efplan node list, drain N or "
                                "undrain N)");
     const char *what = argv[optind];
+    if (reason && strcmp(what, "drain") != 0)
+        return cli_usage_error("node", "--reason goes with drain");
     if (strcmp(what, "list") == 0) {
         if (optind + 1 < argc)
             return cli_usage_error("node", "list takes no argument");
@@ -278,16 +341,28 @@ int cmd_node(int argc, char **argv)
                                ef_quote(what, q, sizeof q));
     }
     if (optind + 2 != argc)
-        return cli_usage_error("node", "%s takes one node number", what);
+        return cli_usage_error("node", "%s takes one node (its number or "
+                               "name)", what);
     const char *n = argv[optind + 1];
-    char *end;
-    long k = strtol(n, &end, 10);
-    if (!n[0] || *end || k < 0 || k > (1 << 20)) {
+    size_t nl = strlen(n);
+    if (nl == 0 || nl > 100 || strspn(n, "abcdefghijklmnopqrstuvwxyz"
+                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789._-") != nl) {
         char q[128];
-        return cli_usage_error("node", "%s: expected a node number from 0",
-                               ef_quote(n, q, sizeof q));
+        return cli_usage_error("node", "%s: expected a node number from 0 "
+                               "or a node name (letters, digits, '.', '_', "
+                               "'-'; up to 100)", ef_quote(n, q, sizeof q));
     }
-    char path[96];
-    snprintf(path, sizeof path, "/v1/nodes/%ld/%s", k, what);
-    return ask("node", &a, "POST", path, cl_fmt_drain);
+    char path[160];
+    snprintf(path, sizeof path, "/v1/nodes/%s/%s", n, what);
+    char *body = NULL;
+    if (reason) {
+        ef_err e = {0};
+        body = cl_json_object1("reason", reason, &e);
+        if (!body)
+            return cli_usage_error("node", "--reason: %s", e.msg);
+    }
+    int rc = ask_with("node", &a, "POST", path, body, cl_fmt_drain);
+    free(body);
+    return rc;
 }

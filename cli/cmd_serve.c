@@ -98,16 +98,15 @@ void help_serve(void)
     cli_help_shared(0);
 }
 
-/* One log line on stderr, with its UTC time. */
+/* One log line on stderr, with its time as --time-zone says (UTC by
+ * default; the loop's own times in the line follow the same zone). */
 static void log_line(void *arg, const char *line)
 {
     (void)arg;
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    char ts[32];
-    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    fprintf(stderr, "%s efplan serve: %s\n", ts, line);
+    int64_t t = (int64_t)time(NULL);
+    char ts[48];
+    fprintf(stderr, "%s efplan serve: %s\n", cli_time(t, t, ts, sizeof ts),
+            line);
 }
 
 static void log_quiet(void *arg, const char *line)
@@ -279,6 +278,7 @@ int cmd_serve(int argc, char **argv)
                                "--backend");
     if (cli_slurm_only("serve", &lo.slurm, lo.backend, 0) != 0)
         return EXIT_USAGE;
+    lo.zone = cli_zone(EF_HT_WALL_MIN); /* --time-zone */
     char rundir[4200];
     if (lo.backend && !lo.state) {
         snprintf(rundir, sizeof rundir, "%s.run", sc.db);

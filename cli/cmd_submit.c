@@ -111,9 +111,8 @@ static void print_rejected(const decision_view *v)
         printf("rejected: %s: %s\n", v->id,
                v->reason ? v->reason : "no reason given");
     if (v->earliest >= 0 && cli_zone(v->ref) != EF_HT_EPOCH)
-        printf("earliest deadline that can be guaranteed: %s (Unix time %"
-               PRId64 "; %s after the deadline asked)\n",
-               fmt_t(v, v->earliest, t, sizeof t), v->earliest,
+        printf("earliest deadline that can be guaranteed: %s (%s after "
+               "the deadline asked)\n", fmt_t(v, v->earliest, t, sizeof t),
                ef_ht_dur(v->earliest - v->deadline, d, sizeof d));
     else if (v->earliest >= 0)
         printf("earliest deadline that can be guaranteed: %" PRId64 "\n",

@@ -17,38 +17,40 @@
 
 static const cli_command commands[] = {
     {"apply", "run a plan on a cluster, slot by slot (local, slurm, dry-run)",
-     cmd_apply, help_apply},
-    {"cancel", "cancel a job on efplan serve", cmd_cancel, help_cancel},
+     cmd_apply, help_apply, NULL},
+    {"cancel", "cancel a job on efplan serve", cmd_cancel, help_cancel, NULL},
     {"compare", "simulate traces x policies in parallel; one table",
-     cmd_compare, help_compare},
+     cmd_compare, help_compare, NULL},
     {"explain", "why a job got the GPUs it got: reserved, surplus, who "
-     "holds the cluster", cmd_explain, help_explain},
+     "holds the cluster", cmd_explain, help_explain, NULL},
     {"gen-trace", "write a synthetic job trace (the artifact's distributions)",
-     cmd_gentrace, help_gentrace},
+     cmd_gentrace, help_gentrace, NULL},
     {"jobs", "list jobs on efplan serve: state, decision, GPUs, deadlines",
-     cmd_jobs, help_jobs},
+     cmd_jobs, help_jobs, NULL},
     {"nightly", "one run per night: merge the queue, plan keeping promises, "
-     "apply until the next night", cmd_nightly, help_nightly},
+     "apply until the next night", cmd_nightly, help_nightly, NULL},
     {"node", "list, drain or undrain the nodes of efplan serve's cluster",
-     cmd_node, help_node},
+     cmd_node, help_node, "list drain undrain"},
     {"oracle", "compare the greedy plan with the exact ILP optimum (GLPK)",
-     cmd_oracle, help_oracle},
+     cmd_oracle, help_oracle, NULL},
     {"plan", "plan a job queue: admission, GPU shares, placement per slot",
-     cmd_plan, help_plan},
+     cmd_plan, help_plan, NULL},
     {"profile", "measure throughput curves on GPUs, or fit the model to a "
-     "table", cmd_profile, help_profile},
+     "table", cmd_profile, help_profile, NULL},
+    {"replan", "re-plan efplan serve's queue now (an operator's token)",
+     cmd_replan, help_replan, NULL},
     {"serve", "run the queue service: an HTTP API users submit to (SQLite "
-     "store)", cmd_serve, help_serve},
+     "store)", cmd_serve, help_serve, NULL},
     {"show", "show one job on efplan serve: progress, placement, history",
-     cmd_show, help_show},
+     cmd_show, help_show, NULL},
     {"simulate", "replay a trace through a policy; deadlines met, metrics",
-     cmd_simulate, help_simulate},
+     cmd_simulate, help_simulate, NULL},
     {"submit", "submit one job to a plan file or to efplan serve",
-     cmd_submit, help_submit},
+     cmd_submit, help_submit, NULL},
     {"token", "add, list or revoke the service's bearer tokens (--db FILE)",
-     cmd_token, help_token},
+     cmd_token, help_token, "add list revoke"},
     {"validate", "check input files and print what was read", cmd_validate,
-     help_validate},
+     help_validate, NULL},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -243,7 +245,9 @@ static void help_main(FILE *out)
         "\n"
         "Exit codes: 0 ok, 2 usage error, 3 invalid input, 4 infeasible,\n"
         "5 internal error, 6 profile built without CUDA, 7 no GPU,\n"
-        "8 the server refused the token.\n");
+        "8 the server refused the token, 9 apply: an admitted job is not\n"
+        "done by its deadline. Each command's help says what its codes\n"
+        "mean there.\n");
     ef_data_from from;
     const char *data = ef_datadir_found(&from);
     fprintf(out, "Bundled inputs: %s (%s)\n", data,

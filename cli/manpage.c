@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "common/path.h"
 #include "common/util.h"
+#include "simulator/sim.h"
 
 /* The text help() prints on standard output (heap, NUL-terminated), or
  * NULL when standard output cannot be taken over. */
@@ -104,13 +105,58 @@ static const struct {
                     "traces/, jobs/, pollux/), instead of the one found "
                     "beside the executable (FILES)"},
     {"EFPLAN_SERVER", "the URL of efplan serve for jobs, show, cancel, "
-                      "node and submit when --server is not given"},
+                      "node, replan, explain and submit when --server is "
+                      "not given"},
     {"EFPLAN_TOKEN", "the bearer token for efplan serve when --token-file "
                      "is not given"},
     {"EFPLAN_CACERT", "a CA certificate file the client trusts for an "
                       "https server"},
     {"OMP_NUM_THREADS", "threads of the parallel parts; outputs are the "
                         "same bytes whatever it is"},
+};
+
+/* EXAMPLES of efplan(1): what each does, then the command (run from
+ * the source tree, or anywhere with the bundled inputs installed). */
+static const struct {
+    const char *what, *cmd;
+} examples[] = {
+    {"Plan a copy of the bundled sample queue (submit below adds to it) "
+     "on 4 nodes of 8 GPUs with the A100 curves, writing the plan file "
+     "and its chart:",
+     "cp inputs/jobs/sample.json jobs.json\n"
+     "efplan plan --jobs jobs.json --cluster n4g8 --curves A100 "
+     "--out plan.json --svg plan.svg"},
+    {"Why a job of that plan got the GPUs it got:",
+     "efplan explain j07 --plan plan.json"},
+    {"Run the plan slot by slot on this host (local processes), or show "
+     "what it would do on Slurm:",
+     "efplan apply plan.json --backend local\n"
+     "efplan apply plan.json --backend dry-run"},
+    {"Add one job to the plan, admitted only if its deadline (and every "
+     "admitted job's) still holds:",
+     "efplan submit --plan plan.json --job '{\"id\": \"ft\", \"model\": "
+     "\"resnet50\", \"batch_size\": 64, \"iterations\": 20000, "
+     "\"deadline\": \"now+8h\"}'"},
+    {"Replay a trace through the ElasticFlow policy and EDF:",
+     "efplan compare --traces inputs/traces/itp/195job.csv "
+     "--cluster n4g8 --policies ef,edf"},
+    {"How far greedy admission is from the optimum:",
+     "efplan oracle --jobs inputs/jobs/sample.json --cluster n4g8 "
+     "--curves A100"},
+    {"Serve a queue on a cluster of named nodes, make a user's token, "
+     "submit and follow a job:",
+     "efplan token add alice --db efplan.db > alice.token\n"
+     "efplan serve --db efplan.db --cluster n4g8 --curves A100 "
+     "--backend slurm --nodes 'gpu[01-04]'\n"
+     "efplan submit --server http://127.0.0.1:8470 --token-file "
+     "alice.token job.json\n"
+     "efplan show JOB --server http://127.0.0.1:8470 --token-file "
+     "alice.token"},
+    {"Drain a node for maintenance (an operator's token), then give it "
+     "back:",
+     "efplan node drain gpu03 --reason 'DIMM errors'\n"
+     "efplan node undrain gpu03\n"
+     "efplan replan"},
 };
 
 static void man(ef_buf *b, const cli_command *cmds, int n, char **help)
@@ -152,6 +198,19 @@ static void man(ef_buf *b, const cli_command *cmds, int n, char **help)
             s += len + (e != NULL);
         }
         ef_buf_put(b, ".fi\n");
+    }
+    ef_buf_put(b, ".SH EXAMPLES\n");
+    for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++) {
+        ef_buf_put(b, ".PP\n");
+        roff_text(b, examples[i].what);
+        ef_buf_put(b, ".PP\n.RS 4\n.nf\n");
+        for (const char *s = examples[i].cmd; *s;) {
+            const char *e = strchr(s, '\n');
+            size_t len = e ? (size_t)(e - s) : strlen(s);
+            roff_line(b, s, len);
+            s += len + (e != NULL);
+        }
+        ef_buf_put(b, ".fi\n.RE\n");
     }
     ef_buf_put(b, ".SH \"EXIT STATUS\"\n");
     for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++) {
@@ -238,6 +297,45 @@ static void options_of(ef_buf *b, const char *help)
     free(seen.s);
 }
 
+/* The values the help text lists for an option, "--name a|b|c" (a Usage
+ * line or an option line; the words of [a-z0-9-]), as bash case arms of
+ * command 'cmd' into b: `    "cmd --name") v='a b c' ;;`, each option
+ * once. */
+static void values_of(ef_buf *b, const char *cmd, const char *help)
+{
+    ef_buf seen = {0};
+    ef_buf_put(&seen, " ");
+    for (const char *s = strstr(help, "--"); s; s = strstr(s + 2, "--")) {
+        if (s > help && s[-1] != ' ' && s[-1] != '[')
+            continue;
+        size_t k = 2;
+        while ((s[k] >= 'a' && s[k] <= 'z') || (s[k] >= '0' && s[k] <= '9')
+               || s[k] == '-')
+            k++;
+        if (s[k] != ' ')
+            continue;
+        const char *v = s + k + 1;
+        size_t m = 0, bars = 0;
+        while ((v[m] >= 'a' && v[m] <= 'z') || (v[m] >= '0' && v[m] <= '9')
+               || v[m] == '-' || (v[m] == '|' && m > 0 && v[m - 1] != '|')) {
+            bars += v[m] == '|';
+            m++;
+        }
+        if (bars == 0 || v[m - 1] == '|')
+            continue;
+        char name[80];
+        snprintf(name, sizeof name, " %.*s ", (int)(k < 70 ? k : 70), s);
+        if (strstr(seen.s, name))
+            continue;
+        ef_buf_put(&seen, name + 1);
+        ef_buf_printf(b, "    \"%s %.*s\") v='", cmd, (int)k, s);
+        for (size_t i = 0; i < m; i++)
+            ef_buf_printf(b, "%c", v[i] == '|' ? ' ' : v[i]);
+        ef_buf_put(b, "' ;;\n");
+    }
+    free(seen.s);
+}
+
 static void completion(ef_buf *b, const cli_command *cmds, int n,
                        char **help)
 {
@@ -278,6 +376,36 @@ static void completion(ef_buf *b, const cli_command *cmds, int n,
     ef_buf_put(b,
         "    *) return 0 ;;\n"
         "    esac\n"
+        "    local v= prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+        "    case \"${COMP_WORDS[1]} $prev\" in\n");
+    for (int i = 0; i < n; i++)
+        values_of(b, cmds[i].name, help[i]);
+    ef_buf_put(b, "    *\" --time-zone\") v='utc local epoch' ;;\n"
+                  "    *\" --policy\") v='");
+    for (int i = 0; i < sim_policy_count(); i++)
+        ef_buf_printf(b, "%s%s", i ? " " : "", sim_policy_at(i)->name);
+    ef_buf_put(b, "' ;;\n"
+                  "    esac\n"
+                  "    if [ -n \"$v\" ]; then\n"
+                  "        COMPREPLY=($(compgen -W \"$v\" -- \"$cur\"))\n"
+                  "        return 0\n"
+                  "    fi\n"
+                  "    if [ \"$COMP_CWORD\" -eq 2 ]; then\n"
+                  "        case ${COMP_WORDS[1]} in\n");
+    for (int i = 0; i < n; i++)
+        if (cmds[i].verbs)
+            ef_buf_printf(b, "        %s) v='%s' ;;\n", cmds[i].name,
+                          cmds[i].verbs);
+    ef_buf_put(b,
+        "        esac\n"
+        "        case $cur in\n"
+        "        -*) ;;\n"
+        "        *) if [ -n \"$v\" ]; then\n"
+        "               COMPREPLY=($(compgen -W \"$v\" -- \"$cur\"))\n"
+        "               return 0\n"
+        "           fi ;;\n"
+        "        esac\n"
+        "    fi\n"
         "    case $cur in\n"
         "    -*) COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\")) ;;\n"
         "    esac\n"

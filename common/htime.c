@@ -56,6 +56,17 @@ const char *ef_ht_fmt(int64_t t, ef_ht_zone z, char *dst, size_t n)
     return dst;
 }
 
+const char *ef_ht_at(int64_t t, ef_ht_zone z, char *dst, size_t n)
+{
+    char b[48]; /* the time alone */
+    ef_ht_fmt(t, z, b, sizeof b);
+    if (ef_ht_is_wall(t) && z != EF_HT_EPOCH)
+        snprintf(dst, n, "%s", b);
+    else
+        snprintf(dst, n, "t=%s s", b);
+    return dst;
+}
+
 const char *ef_ht_dur(int64_t secs, char *dst, size_t n)
 {
     const char *sign = secs < 0 ? "-" : "";

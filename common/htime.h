@@ -36,6 +36,13 @@ int ef_ht_zone_parse(const char *s, ef_ht_zone *z);
  * Returns dst. */
 const char *ef_ht_fmt(int64_t t, ef_ht_zone z, char *dst, size_t n);
 
+/* A time inside a sentence ("cannot end by its deadline 2025-06-03T...")
+ * into dst[0..n): ef_ht_fmt's date when t is on the wall clock and z is
+ * not EF_HT_EPOCH, else "t=N s" (the seconds of a synthetic clock, or the
+ * Unix seconds --time-zone epoch asks for), so a number in a sentence is
+ * never taken for a count. 48 bytes always suffice. Returns dst. */
+const char *ef_ht_at(int64_t t, ef_ht_zone z, char *dst, size_t n);
+
 /* Write a duration of 'secs' seconds (negative: "-" first) into
  * dst[0..n) as two units at most, rounded down: "45s", "12m 30s",
  * "8h 05m", "3d 04h". 32 bytes always suffice. Returns dst. */

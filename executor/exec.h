@@ -414,21 +414,37 @@ typedef struct exec_nodes {
 } exec_nodes;
 
 /*
+ * exec_hostlist: the names of a Slurm host list 's' ("gpu[01-04]",
+ * "gpu[01-02,07],cpu3", "r[1-2]-g[1-2]"): items separated by ','
+ * outside brackets, each a name with bracketed ranges "LO-HI" or numbers
+ * separated by ','; a range keeps LO's zero padding ("01-10": 01..10).
+ * Appends the names in order to (*names, *n) (heap, each heap). Returns
+ * EF_OK, or EF_ERR with 'why' (a static string: what is wrong) when 's'
+ * is empty or not a host list (unbalanced or nested brackets, a range
+ * whose LO > HI, a blank or '#'), or would give over 65,536 names.
+ */
+int exec_hostlist(const char *s, char ***names, int *n, const char **why);
+
+/*
  * exec_nodes_parse: node names from 'text' (NUL-terminated; modified), one
  * a line: spaces, tabs and a CR around a name are trimmed; empty lines and
  * lines that start with '#' are skipped. 'src' names the text in messages.
- * listing 0 (a --nodes file): the k-th name is plan node k-1, and a name
- * given twice is an error; listing 1 (sinfo's output, a node once per
- * partition): repeats are dropped and the names sorted. A name holding a
- * space, tab, CR, ',', '[' or ']' (Slurm would read a list or a range) is
- * an error. Errors: EF_E_INPUT "SRC:LINE: ...". On success *t owns its
- * names (free with exec_nodes_free); on error *t is empty.
+ * listing 0 (a --nodes file): a line may also be a Slurm host list
+ * (exec_hostlist: "gpu[01-04]", "gpu01,gpu02"), its names in order; the
+ * k-th name is plan node k-1, and a name given twice is an error;
+ * listing 1 (sinfo's output, a node once per partition): one name a
+ * line, repeats dropped and the names sorted. A name holding a space,
+ * tab or CR, or (listing 1) ',', '[' or ']', is an error. Errors:
+ * EF_E_INPUT "SRC:LINE: ...". On success *t owns its names (free with
+ * exec_nodes_free); on error *t is empty.
  */
 int exec_nodes_parse(exec_nodes *t, const char *src, char *text, int listing,
                      ef_err *e);
 
-/* exec_nodes_parse (listing 0) of the file at 'path'; a file that cannot
- * be read is EF_E_INPUT too. */
+/* exec_nodes_parse (listing 0) of the file at 'path' (--nodes FILE); a
+ * 'path' that names no file, holds no '/' but a '[' or ',' and reads as
+ * a host list (exec_hostlist: --nodes 'gpu[01-04]') is that list (src
+ * "--nodes LIST"). A file that cannot be read is EF_E_INPUT too. */
 int exec_nodes_load(exec_nodes *t, const char *path, ef_err *e);
 
 /* EF_OK if t names every node of plan p's cluster (t->n >= p->nodes),
@@ -468,9 +484,13 @@ int exec_slurm_opts_any(const exec_slurm_opts *o);
  * exec_slurm_check_arg: EF_OK if 'word' may go to sbatch as an
  * --sbatch-arg: one option word ("--name", "--name=value" or "-Xvalue";
  * a value as a word of its own cannot be told from a script, so
- * "--mem 4G" is refused: write --mem=4G). EF_E_USAGE naming the word
+ * "--mem 4G" -- an option, a blank and its value in one word -- is
+ * refused with the word to write instead: --mem=4G). --gres=VALUE whose
+ * resources are none of GPUs ("nvme:1,license") is allowed: the Slurm
+ * backend adds them to its own --gres=gpu:N. EF_E_USAGE naming the word
  * when it sets what efplan owns: --job-name/-J, --nodes/-N,
- * --nodelist/-w, --ntasks/-n and --ntasks-per-*, --gres, --gpus/-G and
+ * --nodelist/-w, --ntasks/-n and --ntasks-per-*, --gres with a GPU
+ * resource (gpu or gpu:...), --gpus/-G and
  * --gpus-per-*, --time/-t, --output/-o, --error/-e, --open-mode,
  * --parsable, --partition/-p, --account/-A and --qos/-q (options of
  * their own), or what would keep sbatch from submitting one batch job

@@ -3,9 +3,11 @@
  * (see exec.h). */
 #include "executor/exec.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/util.h"
 
@@ -18,9 +20,153 @@ void exec_nodes_free(exec_nodes *t)
     memset(t, 0, sizeof *t);
 }
 
+#define HOSTLIST_MAX 65536
+
+/* Expand one item (no ',' outside brackets) of n bytes at s, the text
+ * before it 'pre' (heap buffer), into (*names, *n). */
+static int host_item(const char *s, size_t len, ef_buf *pre, char ***names,
+                     int *n, const char **why)
+{
+    const char *lb = memchr(s, '[', len);
+    if (!lb) {
+        size_t at = pre->n;
+        ef_buf_printf(pre, "%.*s", (int)len, s);
+        if (*n >= HOSTLIST_MAX) {
+            *why = "over 65536 names";
+            return EF_ERR;
+        }
+        *names = ef_realloc(*names, (size_t)(*n + 1) * sizeof **names);
+        (*names)[(*n)++] = ef_strdup(pre->s);
+        pre->n = at;
+        pre->s[at] = '\0';
+        return EF_OK;
+    }
+    if (memchr(s, ']', (size_t)(lb - s))) {
+        *why = "a ']' without its '['";
+        return EF_ERR;
+    }
+    const char *rb = memchr(lb, ']', len - (size_t)(lb - s));
+    if (!rb || memchr(lb + 1, '[', (size_t)(rb - lb - 1))) {
+        *why = "a '[' without its ']' (or brackets inside brackets)";
+        return EF_ERR;
+    }
+    size_t at = pre->n;
+    ef_buf_printf(pre, "%.*s", (int)(lb - s), s);
+    size_t at2 = pre->n;
+    for (const char *r = lb + 1; r < rb;) {
+        const char *c = memchr(r, ',', (size_t)(rb - r));
+        const char *re = c ? c : rb;
+        const char *dash = memchr(r, '-', (size_t)(re - r));
+        const char *he = dash ? dash : re;
+        unsigned long lo = 0, hi;
+        int width = (int)(he - r);
+        for (const char *d = r; d < re; d++)
+            if ((*d < '0' || *d > '9') && d != dash) {
+                *why = "a range holds something other than digits";
+                return EF_ERR;
+            }
+        if (width == 0 || width > 9 || (dash && (re - dash - 1 == 0 ||
+                                                 re - dash - 1 > 9))) {
+            *why = "a range needs numbers of 1 to 9 digits (\"01-04\")";
+            return EF_ERR;
+        }
+        lo = strtoul(r, NULL, 10);
+        hi = dash ? strtoul(dash + 1, NULL, 10) : lo;
+        if (hi < lo) {
+            *why = "a range whose first number is above its last";
+            return EF_ERR;
+        }
+        for (unsigned long v = lo; v <= hi; v++) {
+            ef_buf_printf(pre, "%0*lu", width, v);
+            if (host_item(rb + 1, len - (size_t)(rb + 1 - s), pre, names, n,
+                          why) != EF_OK)
+                return EF_ERR;
+            pre->n = at2;
+            pre->s[at2] = '\0';
+        }
+        r = c ? c + 1 : rb;
+    }
+    pre->n = at;
+    pre->s[at] = '\0';
+    return EF_OK;
+}
+
+int exec_hostlist(const char *s, char ***names, int *n, const char **why)
+{
+    if (!s[0] || strpbrk(s, " \t\r\n#")) {
+        *why = s[0] ? "a blank or '#' in a host list" : "an empty host list";
+        return EF_ERR;
+    }
+    ef_buf pre = {0};
+    ef_buf_put(&pre, "");
+    int rc = EF_OK, depth = 0;
+    const char *item = s;
+    for (const char *c = s;; c++) {
+        if (*c == '[')
+            depth++;
+        else if (*c == ']')
+            depth--;
+        if ((*c == ',' && depth == 0) || *c == '\0') {
+            if (c == item) {
+                *why = "an empty name in a host list (two commas, or one at "
+                       "an end)";
+                rc = EF_ERR;
+            } else {
+                rc = host_item(item, (size_t)(c - item), &pre, names, n, why);
+            }
+            if (rc != EF_OK || *c == '\0')
+                break;
+            item = c + 1;
+        }
+    }
+    free(pre.s);
+    return rc;
+}
+
 static int cmp_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Add a name of line 'lineno' (its line in (*at)[k]): EF_ERR naming the
+ * line where it is given twice. */
+static int add_name(exec_nodes *t, const char *src, int lineno,
+                    const char *name, int **at, ef_err *e)
+{
+    for (int k = 0; k < t->n; k++)
+        if (strcmp(t->name[k], name) == 0) {
+            char q[64];
+            return ef_fail(e, EF_E_INPUT, "%s:%d: node \"%s\" is already "
+                           "plan node %d (line %d); each name is another "
+                           "node", src, lineno, ef_quote(name, q, sizeof q),
+                           k, (*at)[k]);
+        }
+    t->name = ef_realloc(t->name, (size_t)(t->n + 1) * sizeof *t->name);
+    *at = ef_realloc(*at, (size_t)(t->n + 1) * sizeof **at);
+    t->name[t->n] = ef_strdup(name);
+    (*at)[t->n++] = lineno;
+    return EF_OK;
+}
+
+/* The names of the host list 'c' on line 'lineno', in order. */
+static int add_list(exec_nodes *t, const char *src, int lineno,
+                    const char *c, int **at, ef_err *e)
+{
+    char **names = NULL;
+    int n = 0, rc = EF_OK;
+    const char *why = NULL;
+    char q[64];
+    if (exec_hostlist(c, &names, &n, &why) != EF_OK)
+        rc = ef_fail(e, EF_E_INPUT, "%s:%d: \"%s\" is not a host list: %s "
+                     "(expected one name a line, or a Slurm host list such "
+                     "as gpu[01-04])", src, lineno, ef_quote(c, q, sizeof q),
+                     why);
+    for (int i = 0; i < n && rc == EF_OK; i++)
+        rc = add_name(t, src, lineno, names[i], at, e);
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
 }
 
 int exec_nodes_parse(exec_nodes *t, const char *src, char *text, int listing,
@@ -43,7 +189,15 @@ int exec_nodes_parse(exec_nodes *t, const char *src, char *text, int listing,
         if (l == 0 || c[0] == '#')
             continue;
         char q[64], wq[16];
-        size_t bad = strcspn(c, " \t\r,[]");
+        size_t bad = strcspn(c, listing ? " \t\r,[]" : " \t\r");
+        if (!listing && bad == l && strpbrk(c, ",[]")) {
+            if (add_list(t, src, lineno, c, &at, e) != EF_OK) {
+                free(at);
+                exec_nodes_free(t);
+                return EF_ERR;
+            }
+            continue;
+        }
         if (bad < l) {
             char what[2] = {c[bad], 0};
             ef_fail(e, EF_E_INPUT, "%s:%d: node name \"%s\" holds '%s' "
@@ -82,6 +236,16 @@ int exec_nodes_parse(exec_nodes *t, const char *src, char *text, int listing,
 
 int exec_nodes_load(exec_nodes *t, const char *path, ef_err *e)
 {
+    struct stat st;
+    if (!strchr(path, '/') && strpbrk(path, "[,") && stat(path, &st) != 0 &&
+        errno == ENOENT) { /* no such file: a host list */
+        char *text = ef_strdup(path); /* one line: the list */
+        char src[64];
+        snprintf(src, sizeof src, "--nodes (no such file: a host list)");
+        int rc = exec_nodes_parse(t, src, text, 0, e);
+        free(text);
+        return rc;
+    }
     char *buf = NULL;
     size_t len;
     int rc = ef_read_file(path, &buf, &len, e);

@@ -348,6 +348,22 @@ static int tasks_per_node(const exec_ctx *x, const exec_run *r, int nn)
 }
 
 /* argv of the sbatch command for attempt r (heap strings). */
+/* 1 when 'word' is --gres=VALUE whose resources are none of GPUs
+ * ("nvme:1", "fpga,license"): efplan merges it into its --gres=gpu:N. */
+static int gres_other(const char *word)
+{
+    if (strncmp(word, "--gres=", 7) != 0 || !word[7])
+        return 0;
+    for (const char *r = word + 7; *r;) {
+        size_t l = strcspn(r, ",");
+        if (l == 0 || (strncmp(r, "gpu", 3) == 0 &&
+                       (l == 3 || r[3] == ':')))
+            return 0;
+        r += l + (r[l] == ',');
+    }
+    return 1;
+}
+
 static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
 {
     int *nodes = ef_malloc((size_t)(r->place->n + 1) * sizeof *nodes);
@@ -372,8 +388,14 @@ static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
     /* the operator's words first: one that wants a value it lacks takes
      * efplan's next option as it, and sbatch says what is wrong (never
      * the script's path) */
-    for (int k = 0; k < so->nargs; k++)
-        v[n++] = ef_strdup(so->args[k]);
+    ef_buf gres = {0}; /* efplan's --gres=gpu:N and the operator's others */
+    ef_buf_printf(&gres, "--gres=gpu:%d", r->place->n / (nn ? nn : 1));
+    for (int k = 0; k < so->nargs; k++) {
+        if (gres_other(so->args[k]))
+            ef_buf_printf(&gres, ",%s", so->args[k] + 7);
+        else
+            v[n++] = ef_strdup(so->args[k]);
+    }
     v[n++] = ef_strdup("--parsable");
     snprintf(buf, sizeof buf, "--job-name=%s", name);
     v[n++] = ef_strdup(buf);
@@ -396,8 +418,7 @@ static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
     snprintf(buf, sizeof buf, "--ntasks-per-node=%d",
              tasks_per_node(x, r, nn));
     v[n++] = ef_strdup(buf);
-    snprintf(buf, sizeof buf, "--gres=gpu:%d", r->place->n / (nn ? nn : 1));
-    v[n++] = ef_strdup(buf);
+    v[n++] = gres.s;
     snprintf(buf, sizeof buf, "--time=%ld", minutes);
     v[n++] = ef_strdup(buf);
     ef_buf out = {0};
@@ -998,6 +1019,16 @@ int exec_slurm_check_arg(const char *word, ef_err *e)
     if (word[1] == '-') {
         const char *name = word + 2;
         size_t nl = strcspn(name, "=");
+        size_t bl = strcspn(name, " \t\n");
+        if (bl < nl) /* "--mem 4G": an option and its value, apart */
+            return ef_fail(e, EF_E_USAGE, "--sbatch-arg \"%s\": an option "
+                           "and its value in one word with a blank between "
+                           "(sbatch would get it as one word, no option "
+                           "it knows); write --sbatch-arg=--%.*s=%s",
+                           word, (int)bl, name, name + bl +
+                           strspn(name + bl, " \t\n"));
+        if (gres_other(word))
+            return EF_OK; /* merged into efplan's --gres=gpu:N */
         for (size_t k = 0; k < sizeof owned / sizeof *owned; k++) {
             size_t ol = strlen(owned[k].name);
             /* sbatch takes a prefix of a name; every --ntasks-*, --gpus-*
@@ -1007,11 +1038,20 @@ int exec_slurm_check_arg(const char *word, ef_err *e)
                        strncmp(owned[k].name, name, ol) == 0);
             if (hit)
                 return ef_fail(e, EF_E_USAGE, "--sbatch-arg \"%s\": --%.*s "
-                               "is efplan's (%s)", word, (int)nl, name,
-                               owned[k].why);
+                               "is efplan's (%s)%s", word, (int)nl, name,
+                               owned[k].why, strcmp(owned[k].name, "gres")
+                               ? "" : "; resources other than GPUs may be "
+                               "given as --gres=NAME[:COUNT],... and are "
+                               "added to efplan's --gres=gpu:N");
         }
         return EF_OK;
     }
+    if (word[2] == ' ' || word[2] == '\t')
+        return ef_fail(e, EF_E_USAGE, "--sbatch-arg \"%s\": an option "
+                       "and its value in one word with a blank between "
+                       "(sbatch would get it as one word); write "
+                       "--sbatch-arg=-%c%s", word, word[1],
+                       word + 2 + strspn(word + 2, " \t"));
     for (const char *c = word + 1; *c; c++) {
         if (strchr(owned_short, *c))
             return ef_fail(e, EF_E_USAGE, "--sbatch-arg \"%s\": -%c is "

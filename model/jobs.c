@@ -469,12 +469,15 @@ static int check_jobs(job_queue *q, ef_err *e)
                            "queue; expected fewer than iterations)",
                            queue_where(q, i, JF_DONE, w, sizeof w),
                            j->iterations_done, j->iterations);
-        if (j->has_deadline && j->deadline <= j->submit)
-            return ef_fail(e, EF_E_INPUT, "%s: deadline %" PRId64 " is %s "
-                           "submit time %" PRId64 " (expected a later time)",
+        if (j->has_deadline && j->deadline <= j->submit) {
+            char d[32], s[32]; /* as a person reads them (ef_ht_fmt) */
+            return ef_fail(e, EF_E_INPUT, "%s: deadline %s is %s submit "
+                           "time %s (expected a later time)",
                            queue_where(q, i, JF_DEADLINE, w, sizeof w),
-                           j->deadline, j->deadline == j->submit ? "equal to"
-                           : "before", j->submit);
+                           ef_ht_fmt(j->deadline, EF_HT_UTC, d, sizeof d),
+                           j->deadline == j->submit ? "equal to" : "before",
+                           ef_ht_fmt(j->submit, EF_HT_UTC, s, sizeof s));
+        }
     }
     /* Duplicate ids: sort indices by id, compare neighbours. */
     if (q->n < 2)

@@ -466,18 +466,6 @@ int xpl_build_rejected(xpl *x, const plan_doc *d, const char *label,
 
 /* ---- the text ------------------------------------------------------------ */
 
-/* A time as a sentence shows it: a date, or "t=N s" off the wall clock. */
-static const char *at(int64_t t, ef_ht_zone z, char *dst, size_t n)
-{
-    char b[48];
-    ef_ht_fmt(t, z, b, sizeof b);
-    if (ef_ht_is_wall(t) && z != EF_HT_EPOCH)
-        snprintf(dst, n, "%s", b);
-    else
-        snprintf(dst, n, "t=%s s", b);
-    return dst;
-}
-
 /* GPU-seconds as GPU-hours, "1,920 GPU-h" or "0.25 GPU-h". */
 static const char *gpuh(double gs, char *dst, size_t n)
 {
@@ -508,15 +496,15 @@ static void segs(ef_buf *b, const seg *r, int n, ef_ht_zone z)
         if (k == 0)
             ef_buf_printf(b, "%d GPU%s from %s to %s", r[k].gpus,
                           r[k].gpus == 1 ? "" : "s",
-                          at(r[k].start, z, t1, sizeof t1),
-                          at(r[k].end, z, t2, sizeof t2));
+                          ef_ht_at(r[k].start, z, t1, sizeof t1),
+                          ef_ht_at(r[k].end, z, t2, sizeof t2));
         else if (cont)
             ef_buf_printf(b, ", then %d to %s", r[k].gpus,
-                          at(r[k].end, z, t2, sizeof t2));
+                          ef_ht_at(r[k].end, z, t2, sizeof t2));
         else
             ef_buf_printf(b, ", %d from %s to %s", r[k].gpus,
-                          at(r[k].start, z, t1, sizeof t1),
-                          at(r[k].end, z, t2, sizeof t2));
+                          ef_ht_at(r[k].start, z, t1, sizeof t1),
+                          ef_ht_at(r[k].end, z, t2, sizeof t2));
     }
     if (n > 6)
         ef_buf_printf(b, ", and %d more change%s", n - 6,
@@ -533,8 +521,8 @@ static void iv_lines(ef_buf *b, const xpl *x, ef_ht_zone z, int max_iv)
     int n = max_iv > 0 && x->niv > max_iv ? max_iv : x->niv;
     for (int k = 0; k < n; k++) {
         const xpl_iv *v = &x->iv[k];
-        ef_buf_printf(b, "  %s to %s (%s): %d GPU%s", at(v->start, z, t1,
-                      sizeof t1), at(v->end, z, t2, sizeof t2),
+        ef_buf_printf(b, "  %s to %s (%s): %d GPU%s", ef_ht_at(v->start, z, t1,
+                      sizeof t1), ef_ht_at(v->end, z, t2, sizeof t2),
                       ef_ht_dur(v->end - v->start, du, sizeof du), v->gpus,
                       v->gpus == 1 ? "" : "s");
         if (v->reserved >= 0)
@@ -593,20 +581,20 @@ static void admitted_text(ef_buf *b, const xpl *x, ef_ht_zone z)
                       "reservation");
     } else {
         ef_buf_printf(b, "%s is admitted: its deadline %s is guaranteed", x->id,
-                      at(x->deadline, z, t1, sizeof t1));
+                      ef_ht_at(x->deadline, z, t1, sizeof t1));
         if (x->planned_end >= 0 && x->slack != PLAN_NO_SLACK)
             ef_buf_printf(b, "; it is planned to end at %s (slack %s)",
-                          at(x->planned_end, z, t2, sizeof t2),
+                          ef_ht_at(x->planned_end, z, t2, sizeof t2),
                           ef_ht_dur(x->slack, du, sizeof du));
         ef_buf_put(b, ".\n");
     }
     if (x->at_risk && x->planned_end >= 0 && x->deadline >= 0) {
         int64_t late = x->planned_end - x->deadline;
         ef_buf_printf(b, "It is planned to end at %s, %s %s its deadline "
-                      "%s.\n", at(x->planned_end, z, t1, sizeof t1),
+                      "%s.\n", ef_ht_at(x->planned_end, z, t1, sizeof t1),
                       ef_ht_dur(late > 0 ? late : -late, du, sizeof du),
                       late > 0 ? "after" : "before",
-                      at(x->deadline, z, t2, sizeof t2));
+                      ef_ht_at(x->deadline, z, t2, sizeof t2));
     }
     if (x->nresv > 0) {
         ef_buf_put(b, "Reserved for it (its minimum satisfactory share, what "
@@ -645,11 +633,11 @@ static void best_effort_text(ef_buf *b, const xpl *x, ef_ht_zone z)
                "reservation.\n");
     if (x->start >= 0 && x->planned_end >= 0)
         ef_buf_printf(b, "It runs from %s and is planned to end at %s.\n",
-                      at(x->start, z, t1, sizeof t1),
-                      at(x->planned_end, z, t2, sizeof t2));
+                      ef_ht_at(x->start, z, t1, sizeof t1),
+                      ef_ht_at(x->planned_end, z, t2, sizeof t2));
     else if (x->start >= 0)
         ef_buf_printf(b, "It runs from %s; it does not end within the plan's "
-                      "horizon.\n", at(x->start, z, t1, sizeof t1));
+                      "horizon.\n", ef_ht_at(x->start, z, t1, sizeof t1));
     else
         ef_buf_put(b, "It gets no GPUs in this plan.\n");
     split(b, x);
@@ -675,8 +663,8 @@ static void rejected_text(ef_buf *b, const xpl *x, ef_ht_zone z)
         ef_buf_printf(b, "Between its submit time and its deadline (%s to "
                       "%s, %s), %.0f%% of the cluster's GPU-time (%s of %s) "
                       "is %s %d admitted job%s: ",
-                      at(x->window_start, z, t1, sizeof t1),
-                      at(x->window_end, z, t2, sizeof t2),
+                      ef_ht_at(x->window_start, z, t1, sizeof t1),
+                      ef_ht_at(x->window_end, z, t2, sizeof t2),
                       ef_ht_dur(x->window_end - x->window_start, du,
                                 sizeof du), pct,
                       gpuh(x->window_promised, h1, sizeof h1),
@@ -687,7 +675,7 @@ static void rejected_text(ef_buf *b, const xpl *x, ef_ht_zone z)
             const xpl_holder *h = &x->holders[k];
             ef_buf_printf(b, "%s%s (%s, deadline %s)", k ? ", " : "", h->id,
                           gpuh(promised(h), h1, sizeof h1),
-                          at(h->deadline, z, t1, sizeof t1));
+                          ef_ht_at(h->deadline, z, t1, sizeof t1));
         }
         if (x->nholders > 5)
             ef_buf_printf(b, ", and %d more", x->nholders - 5);
@@ -706,14 +694,14 @@ static void rejected_text(ef_buf *b, const xpl *x, ef_ht_zone z)
         } else if (x->fastest_alone >= 0) {
             ef_buf_printf(b, "Even alone on the cluster it cannot end by its "
                           "deadline: its fastest finish is %s.\n",
-                          at(x->fastest_alone, z, t1, sizeof t1));
+                          ef_ht_at(x->fastest_alone, z, t1, sizeof t1));
         } else {
             ef_buf_put(b, "It cannot run on this cluster at all.\n");
         }
     }
     if (x->earliest_feasible_deadline >= 0) {
         ef_buf_printf(b, "The earliest deadline efplan can guarantee is %s",
-                      at(x->earliest_feasible_deadline, z, t1, sizeof t1));
+                      ef_ht_at(x->earliest_feasible_deadline, z, t1, sizeof t1));
         if (x->deadline >= 0 && x->earliest_feasible_deadline > x->deadline)
             ef_buf_printf(b, " (%s later)",
                           ef_ht_dur(x->earliest_feasible_deadline -
@@ -723,7 +711,7 @@ static void rejected_text(ef_buf *b, const xpl *x, ef_ht_zone z)
                       "later (efplan submit finds the exact second), or with "
                       "fewer iterations, or without a deadline to run "
                       "best-effort.\n",
-                      at(x->earliest_feasible_deadline, z, t1, sizeof t1));
+                      ef_ht_at(x->earliest_feasible_deadline, z, t1, sizeof t1));
     } else if (x->has_alone && x->fastest_alone < 0) {
         ef_buf_put(b, "What to do: run it on a cluster where one of its "
                    "usable GPU counts fits, or give it measured curves for "

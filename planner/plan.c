@@ -666,9 +666,9 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
     j->decision = PLAN_REJECTED;
     p->rejected++;
     /* 'alone' as the reason shows it: ISO-8601 UTC on the wall clock,
-     * else the seconds of the plan's clock (ef_ht_fmt) */
-    char fin[24];
-    ef_ht_fmt(alone, EF_HT_UTC, fin, sizeof fin);
+     * else "t=N s" on the plan's clock (ef_ht_at) */
+    char fin[26]; /* "t=" and 20 characters and " s" at most */
+    ef_ht_at(alone, EF_HT_UTC, fin, sizeof fin);
     if (alone < 0)
         snprintf(j->reason, sizeof j->reason,
                  "too slow: even alone on the cluster, no plan that pays the "

@@ -473,31 +473,79 @@ int cl_status_error(const char *server, const cl_resp *r, ef_err *e)
     return EF_ERR;
 }
 
-/* cl_set_zone's zone; -1: the compact UTC form of cl_fmt_utc. */
-static int fmt_zone = -1;
+/* cl_set_zone's zone. */
+static ef_ht_zone fmt_zone = EF_HT_UTC;
 
 void cl_set_zone(ef_ht_zone z)
 {
-    fmt_zone = (int)z;
+    fmt_zone = z;
 }
 
-const char *cl_fmt_utc(int64_t t, int seconds, char *dst, size_t len)
+const char *cl_fmt_time(int64_t t, char *dst, size_t len)
 {
     if (t < 0) {
         snprintf(dst, len, "-");
         return dst;
     }
-    if (fmt_zone >= 0)
-        return ef_ht_fmt(t, (ef_ht_zone)fmt_zone, dst, len);
-    time_t tt = (time_t)t;
-    struct tm tm;
-    if (!gmtime_r(&tt, &tm)) {
-        snprintf(dst, len, "%" PRId64, t);
-        return dst;
+    return ef_ht_fmt(t, fmt_zone, dst, len);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* 1 when member 'k' of an event's detail is a time (Unix seconds): the
+ * names the service writes for times. */
+static int time_key(const char *k)
+{
+    static const char *const suffix[] = {"_end", "_time", "deadline", "at",
+                                         "since", "started", "ended",
+                                         "finish"};
+    size_t n = strlen(k);
+    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+        size_t m = strlen(suffix[i]);
+        if (n >= m && strcmp(k + n - m, suffix[i]) == 0 &&
+            (n == m || k[n - m - 1] == '_' || suffix[i][0] == '_'))
+            return 1;
     }
-    strftime(dst, len, seconds ? "%Y-%m-%d %H:%M:%SZ" : "%Y-%m-%d %H:%MZ",
-             &tm);
-    return dst;
+    return 0;
+}
+
+/* An event's detail as words: "decision=admitted planned_end=2026-...",
+ * members in key order, null ones left out, times by cl_fmt_time. */
+static void put_detail(ef_buf *out, const json_t *d)
+{
+    const char **keys = ef_calloc(json_object_size(d) + 1, sizeof *keys);
+    size_t n = 0;
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)d, k, v) keys[n++] = k;
+    qsort(keys, n, sizeof *keys, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        v = json_object_get(d, keys[i]);
+        if (json_is_null(v))
+            continue;
+        ef_buf_put(out, "  ");
+        put_safe(out, keys[i]);
+        ef_buf_put(out, "=");
+        char t[64];
+        if (json_is_integer(v) && time_key(keys[i])) {
+            ef_buf_put(out, cl_fmt_time(json_integer_value(v), t, sizeof t));
+        } else if (json_is_string(v)) {
+            const char *s = json_string_value(v);
+            int q = s[0] == '\0' || strpbrk(s, " \t\"") != NULL;
+            ef_buf_put(out, q ? "\"" : "");
+            put_safe(out, s);
+            ef_buf_put(out, q ? "\"" : "");
+        } else {
+            char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS |
+                                        JSON_ENSURE_ASCII | JSON_ENCODE_ANY);
+            put_safe(out, s ? s : "?");
+            free(s);
+        }
+    }
+    free(keys);
 }
 
 /* Slack of a job planned to end at 'end' with deadline 'dl', as text. */
@@ -568,8 +616,8 @@ int cl_fmt_jobs(const char *server, const char *body, size_t len,
         cell(&t, str_of(j, "decision"));
         snprintf(tm, sizeof tm, "%" PRId64, int_of(j, "gpus", 0));
         cell(&t, tm);
-        cell(&t, cl_fmt_utc(int_of(j, "deadline", -1), 0, tm, sizeof tm));
-        cell(&t, cl_fmt_utc(int_of(j, "planned_end", -1), 0, tm,
+        cell(&t, cl_fmt_time(int_of(j, "deadline", -1), tm, sizeof tm));
+        cell(&t, cl_fmt_time(int_of(j, "planned_end", -1), tm,
                             sizeof tm));
         cell(&t, json_is_true(json_object_get(j, "at_risk")) ? "at-risk"
                                                              : "");
@@ -667,9 +715,9 @@ int cl_fmt_job(const char *server, const char *body, size_t len,
     int64_t dl = int_of(j, "deadline", -1);
     int64_t end = int_of(j, "planned_end", -1);
     ef_buf_printf(out, "\n  deadline     %s", dl < 0 ? "none (best-effort)"
-                  : cl_fmt_utc(dl, 0, t, sizeof t));
+                  : cl_fmt_time(dl, t, sizeof t));
     ef_buf_printf(out, "\n  planned end  %s", end < 0 ? "not planned"
-                  : cl_fmt_utc(end, 0, t, sizeof t));
+                  : cl_fmt_time(end, t, sizeof t));
     if (dl >= 0 && end >= 0) {
         ef_buf_put(out, " (");
         put_slack(out, end, dl);
@@ -678,7 +726,7 @@ int cl_fmt_job(const char *server, const char *body, size_t len,
     int64_t efd = int_of(j, "earliest_feasible_deadline", -1);
     if (efd >= 0)
         ef_buf_printf(out, "\n  earliest deadline we can guarantee: %s",
-                      cl_fmt_utc(efd, 1, t, sizeof t));
+                      cl_fmt_time(efd, t, sizeof t));
     const char *reason = json_string_value(json_object_get(j, "reason"));
     const char *risk = json_string_value(json_object_get(j, "risk"));
     if (risk && risk[0])
@@ -694,7 +742,7 @@ int cl_fmt_job(const char *server, const char *body, size_t len,
         put_safe(out, reason);
     }
     int64_t sub = int_of(j, "submitted", int_of(j, "submit_time", -1));
-    ef_buf_printf(out, "\n  submitted    %s\n", cl_fmt_utc(sub, 1, t,
+    ef_buf_printf(out, "\n  submitted    %s\n", cl_fmt_time(sub, t,
                                                            sizeof t));
     const json_t *hist = json_object_get(j, "history");
     if (json_array_size(hist) > 0) {
@@ -702,18 +750,12 @@ int cl_fmt_job(const char *server, const char *body, size_t len,
         size_t i;
         const json_t *h;
         json_array_foreach(hist, i, h) {
-            ef_buf_printf(out, "    %s  ", cl_fmt_utc(int_of(h, "at", -1), 1,
-                                                    t, sizeof t));
+            ef_buf_printf(out, "    %s  ",
+                          cl_fmt_time(int_of(h, "at", -1), t, sizeof t));
             put_safe(out, str_of(h, "kind"));
             const json_t *d = json_object_get(h, "detail");
-            if (json_object_size(d) > 0) {
-                char *s = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS |
-                                            JSON_ENSURE_ASCII);
-                if (s) {
-                    ef_buf_printf(out, "  %s", s);
-                    free(s);
-                }
-            }
+            if (json_object_size(d) > 0)
+                put_detail(out, d);
             ef_buf_put(out, "\n");
         }
     }
@@ -725,11 +767,11 @@ int cl_fmt_job(const char *server, const char *body, size_t len,
         const json_t *a;
         json_array_foreach(att, i, a) {
             ef_buf_printf(out, "    %-3" PRId64 " %s", int_of(a, "attempt", 0),
-                          cl_fmt_utc(int_of(a, "started", -1), 1, t,
+                          cl_fmt_time(int_of(a, "started", -1), t,
                                      sizeof t));
             int64_t ended = int_of(a, "ended", -1);
             ef_buf_printf(out, " - %-20s  ", ended < 0 ? "(runs)"
-                          : cl_fmt_utc(ended, 1, t, sizeof t));
+                          : cl_fmt_time(ended, t, sizeof t));
             const json_t *apl = json_object_get(a, "placement");
             if (json_array_size(apl) > 0)
                 put_placement(out, apl);
@@ -773,24 +815,60 @@ int cl_fmt_nodes(const char *server, const char *body, size_t len,
     if (!j)
         return EF_ERR;
     char t[64];
-    ef_buf_put(out, "node  state    since                 why\n");
-    size_t i;
+    size_t i, w = 4; /* the name column's width */
     const json_t *n;
+    json_array_foreach(json_object_get(j, "nodes"), i, n) {
+        size_t l = strlen(str_of(n, "name"));
+        w = l > w && l <= 40 ? l : w;
+    }
+    ef_buf_printf(out, "node  %-*s  state    since                 why\n",
+                  (int)w, "name");
     json_array_foreach(json_object_get(j, "nodes"), i, n) {
         int64_t since = int_of(n, "since", -1);
         ef_buf_printf(out, "%-5" PRId64 " ", int_of(n, "node", -1));
         size_t at = out->n;
+        put_safe(out, str_of(n, "name")[0] ? str_of(n, "name") : "-");
+        while (out->n < at + w + 2)
+            ef_buf_put(out, " ");
+        at = out->n;
         put_safe(out, str_of(n, "state"));
         while (out->n < at + 8)
             ef_buf_put(out, " ");
         ef_buf_printf(out, " %-21s ", since < 0 ? "-"
-                      : cl_fmt_utc(since, 1, t, sizeof t));
+                      : cl_fmt_time(since, t, sizeof t));
         const char *why = json_string_value(json_object_get(n, "why"));
         put_safe(out, why ? why : "-");
         ef_buf_put(out, "\n");
     }
     ef_buf_printf(out, "%" PRId64 " usable node%s\n", int_of(j, "plan_nodes", 0),
                   int_of(j, "plan_nodes", 0) == 1 ? "" : "s");
+    json_decref(j);
+    return EF_OK;
+}
+
+int cl_fmt_replan(const char *server, const char *body, size_t len,
+                  ef_buf *out, ef_err *e)
+{
+    json_t *j = parse_answer(server, body, len, e);
+    if (!j)
+        return EF_ERR;
+    ef_buf_printf(out, "re-planned: plan v%" PRId64 " (%s), %" PRId64
+                  " admitted", int_of(j, "plan_version", 0),
+                  json_is_true(json_object_get(j, "changed")) ? "changed"
+                                                             : "unchanged",
+                  int_of(j, "admitted", 0));
+    if (json_is_integer(json_object_get(j, "at_risk")))
+        ef_buf_printf(out, ", %" PRId64 " at risk", int_of(j, "at_risk", 0));
+    ef_buf_put(out, "\n");
+    if (str_of(j, "reason")[0]) {
+        put_safe(out, str_of(j, "reason"));
+        ef_buf_put(out, "\n");
+    }
+    if (str_of(j, "snapshot")[0]) {
+        ef_buf_put(out, "snapshot ");
+        put_safe(out, str_of(j, "snapshot"));
+        ef_buf_put(out, "\n");
+    }
     json_decref(j);
     return EF_OK;
 }
@@ -802,12 +880,36 @@ int cl_fmt_drain(const char *server, const char *body, size_t len,
     if (!j)
         return EF_ERR;
     int up = strcmp(str_of(j, "state"), "up") == 0;
-    ef_buf_printf(out, "node %" PRId64 " %s%s\n", int_of(j, "node", -1),
+    ef_buf_printf(out, "node %" PRId64, int_of(j, "node", -1));
+    if (str_of(j, "name")[0]) {
+        ef_buf_put(out, " (");
+        put_safe(out, str_of(j, "name"));
+        ef_buf_put(out, ")");
+    }
+    ef_buf_printf(out, " %s%s\n",
                   up ? "is up" : "is drained: what runs there moves",
                   json_is_true(json_object_get(j, "changed"))
                       ? "" : " (it already was)");
     json_decref(j);
     return EF_OK;
+}
+
+char *cl_json_object1(const char *key, const char *value, ef_err *e)
+{
+    json_t *s = json_string(value);
+    if (!s) {
+        ef_fail(e, EF_E_USAGE, "not UTF-8 text");
+        return NULL;
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, key, s);
+    char *t = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (!t)
+        ef_panic("out of memory writing JSON");
+    char *r = ef_strdup(t);
+    free(t);
+    return r;
 }
 
 int cl_job_resolve(const char *name, char **body, size_t *len, int64_t now,

@@ -125,13 +125,12 @@ char *cl_job_path(const char *id, ef_err *e);
  * returns EF_ERR. */
 int cl_status_error(const char *server, const cl_resp *r, ef_err *e);
 
-/* A time as people read it, UTC: "2026-12-01 15:04Z", or with
- * 'seconds' "2026-12-01 15:04:05Z"; "-" for t < 0. After
- * cl_set_zone(z): as ef_ht_fmt writes it in zone z instead (ISO-8601 in
- * UTC or the local zone, or Unix seconds). Returns dst. */
-const char *cl_fmt_utc(int64_t t, int seconds, char *dst, size_t len);
+/* A time as people read it: ef_ht_fmt in the zone of cl_set_zone (UTC
+ * until it is called: "2026-12-01T15:04:05Z"); "-" for t < 0. The one
+ * format of every time the cl_fmt_* texts show. Returns dst. */
+const char *cl_fmt_time(int64_t t, char *dst, size_t len);
 
-/* How cl_fmt_utc, and so the cl_fmt_* texts, show times from now on
+/* How cl_fmt_time, and so the cl_fmt_* texts, show times from now on
  * (--time-zone): one setting per process. */
 void cl_set_zone(ef_ht_zone z);
 
@@ -144,13 +143,14 @@ void cl_set_zone(ef_ht_zone z);
  * or not the answer's shape).
  *
  * cl_fmt_jobs: GET /v1/jobs: an aligned table, one row per job: id,
- *   owner, state, decision, GPUs, deadline, planned end (cl_fmt_utc;
+ *   owner, state, decision, GPUs, deadline, planned end (cl_fmt_time;
  *   "-" for none) and "at-risk" for a job at risk; "no jobs" when empty.
  * cl_fmt_job: GET /v1/jobs/{id}: a block: model and batch, decision,
  *   state, progress "1200/5000 iterations", GPUs and placement, deadline,
  *   planned end with its slack (or lateness), at-risk and reason, submit
  *   time, then the history, one line per event (time, kind, detail as
- *   compact JSON).
+ *   key=value words: times by cl_fmt_time, strings quoted only when
+ *   they hold a blank, null members left out).
  * cl_fmt_cancel: DELETE /v1/jobs/{id}: one line, "cancelled: job ID"
  *   and whether a reservation was freed.
  */
@@ -164,6 +164,11 @@ int cl_fmt_cancel(const char *server, const char *body, size_t len,
  * usable count. POST /v1/nodes/N/drain|undrain: one line. */
 int cl_fmt_nodes(const char *server, const char *body, size_t len,
                  ef_buf *out, ef_err *e);
+/* POST /v1/replan: "re-planned: plan vN (changed|unchanged), A admitted
+ * [, R at risk]", the reason a plan was kept when there is one, and
+ * the snapshot written. */
+int cl_fmt_replan(const char *server, const char *body, size_t len,
+                  ef_buf *out, ef_err *e);
 int cl_fmt_drain(const char *server, const char *body, size_t len,
                  ef_buf *out, ef_err *e);
 
@@ -181,6 +186,10 @@ typedef struct cl_answer {
     int64_t submit_time;
     int64_t plan_version;
 } cl_answer;
+
+/* The JSON text {"KEY": "VALUE"} (heap, free), or NULL with 'e' filled
+ * (EF_E_USAGE) when 'value' is not UTF-8. */
+char *cl_json_object1(const char *key, const char *value, ef_err *e);
 
 /* The relative times of the job a submit sends, made absolute: where
  * *body (*len bytes, heap) is one JSON object whose "deadline" or

@@ -234,7 +234,7 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     svc_reply r;
     memset(&r, 0, sizeof r);
     const char *id = NULL;
-    char node[32], xid[512];
+    char node[128], xid[512];
     unsigned m = match_path(url, &id, node, sizeof node, xid, sizeof xid);
     if (m & 1u << R_JOB_EXPLAIN)
         id = xid;
@@ -345,8 +345,11 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     case R_REPLAN: svc_replan(s->sv, &who, now, &r); break;
     case R_QUEUE: svc_queue(s->sv, &who, &r); break;
     case R_NODES: svc_nodes(s->sv, &r); break;
-    case R_DRAIN: svc_node_drain(s->sv, &who, node, 1, now, &r); break;
-    case R_UNDRAIN: svc_node_drain(s->sv, &who, node, 0, now, &r); break;
+    case R_DRAIN:
+    case R_UNDRAIN:
+        svc_node_drain(s->sv, &who, node, rt == R_DRAIN, q->body.s,
+                       q->body.n, now, &r);
+        break;
     case R_COUNT: break;
     }
 send:

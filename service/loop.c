@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "common/htime.h"
 #include "common/util.h"
 #include "executor/exec.h"
 #include "model/overhead.h"
@@ -690,8 +691,10 @@ static int lag(loop *L, int64_t now, ef_err *e)
         free(dt_);
         if (rc != EF_OK)
             return EF_ERR;
-        event(L, "%s lags (%" PRId64 " of %.0f iterations planned since %"
-              PRId64 ")", J->id, J->progress, (double)p0 + planned, t0);
+        char t0s[48];
+        event(L, "%s lags (%" PRId64 " of %.0f iterations planned since %s)",
+              J->id, J->progress, (double)p0 + planned,
+              ef_ht_at(t0, L->o.zone, t0s, sizeof t0s));
     }
     return EF_OK;
 }
@@ -785,9 +788,11 @@ static int replan(loop *L, int64_t now, ef_err *e)
                       ? speed_of(J, J->place.n) * J->speed : 0;
     }
     free(want);
+    char nows[48];
     if (L->why[0])
-        say(L, "re-planned at %" PRId64 " (plan v%" PRId64 "): %s%s", now,
-            res.version, L->why, res.at_risk ? "; jobs at risk in it" : "");
+        say(L, "re-planned at %s (plan v%" PRId64 "): %s%s",
+            ef_ht_at(now, L->o.zone, nows, sizeof nows), res.version, L->why,
+            res.at_risk ? "; jobs at risk in it" : "");
     if (res.newly_at_risk)
         say(L, "at risk now: %s (efplan show ID says why and its earliest "
             "finish)", res.newly[0] ? res.newly : "?");
@@ -1161,12 +1166,13 @@ int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
         }
         if (rc == EF_OK)
             L->x.state = ef_strdup(real);
-        if (rc == EF_OK && o->nodes_file)
-            rc = exec_nodes_load(&L->x.nodes, o->nodes_file, e);
-        if (rc == EF_OK && L->x.nodes.n > 0 && L->x.nodes.n < c->nodes)
-            rc = ef_fail(e, EF_E_INPUT, "%s: %d node names for a cluster of "
-                         "%d nodes", o->nodes_file, L->x.nodes.n, c->nodes);
     }
+    /* the nodes' names, also for the dry run (its node names) */
+    if (rc == EF_OK && o->nodes_file)
+        rc = exec_nodes_load(&L->x.nodes, o->nodes_file, e);
+    if (rc == EF_OK && L->x.nodes.n > 0 && L->x.nodes.n < c->nodes)
+        rc = ef_fail(e, EF_E_INPUT, "%s: %d node names for a cluster of %d "
+                     "nodes", L->x.nodes.src, L->x.nodes.n, c->nodes);
     /* the jobs, and those a killed service still had attempts of (a job
      * cancelled just before: it must be stopped, not left running) */
     if (rc == EF_OK) {
@@ -1183,6 +1189,8 @@ int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
     }
     if (rc == EF_OK && L->b)
         rc = L->b->prepare(&L->x, e);
+    if (rc == EF_OK) /* node drain gpu07: the names --nodes or Slurm gave */
+        svc_set_node_names(s, L->x.nodes.name, L->x.nodes.n);
     if (rc == EF_OK)
         rc = adopt(L, o->at >= 0 ? o->at : svc_now(s), e);
     svc_unlock(s);

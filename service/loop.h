@@ -57,6 +57,7 @@
 #define EF_LOOP_H
 
 #include "common/err.h"
+#include "common/htime.h"
 #include "executor/exec.h"
 #include "service/svc.h"
 
@@ -83,8 +84,10 @@ typedef struct loop_opts {
      * against the simulator (dry-run on a virtual clock). */
     int manual;
     int64_t at;
-    /* the log (one line, no newline); NULL: none */
+    /* the log (one line, no newline); NULL: none. Its times are shown
+     * as 'zone' says (ef_ht_at; zeroed options: Unix seconds). */
     void (*say)(void *arg, const char *line);
+    ef_ht_zone zone;
     void *arg;
 } loop_opts;
 

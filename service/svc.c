@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "common/htime.h"
 #include "common/jsonin.h"
 #include "common/lat.h"
 #include "common/util.h"
@@ -49,6 +50,9 @@ static const char *const server_keys[][2] = {
 };
 
 struct svc {
+    /* the cluster's names of its nodes (svc_set_node_names) */
+    char **node_name;
+    int nnode_name;
     /* a ticket lock: operations run one at a time, in the order they
      * asked (a plain mutex lets a late request overtake waiting ones) */
     pthread_mutex_t mu;
@@ -400,6 +404,9 @@ void svc_close(svc *s)
         placement_free(&s->obs[i].place);
     }
     free(s->obs);
+    for (int k = 0; k < s->nnode_name; k++)
+        free(s->node_name[k]);
+    free(s->node_name);
     pthread_cond_destroy(&s->turn);
     pthread_mutex_destroy(&s->mu);
     free(s);
@@ -1684,21 +1691,23 @@ static json_t *plan_place(const placement *pl, const int *rmap,
 static void risk_text(const plan_job *j, const svc_obs *ob, int64_t margin,
                       char *dst, size_t len)
 {
-    char m[64] = "", sp[64] = "", fin[64];
+    char m[64] = "", sp[64] = "", fin[96], dl[48], t[48];
     if (margin > 0)
         snprintf(m, sizeof m, " less a %" PRId64 " s margin", margin);
     if (ob && ob->speed > 0 && ob->speed < 1)
         snprintf(sp, sizeof sp, " at %.0f%% of its curve's speed",
                  ob->speed * 100);
     if (j->planned_end >= 0)
-        snprintf(fin, sizeof fin, "earliest finish %" PRId64, j->planned_end);
+        snprintf(fin, sizeof fin, "earliest finish %s",
+                 ef_ht_at(j->planned_end, EF_HT_UTC, t, sizeof t));
     else
         snprintf(fin, sizeof fin, "no finish can be planned");
     int64_t iters = ob && ob->iterations > 0 ? ob->iterations
                                              : j->in->iterations;
     int64_t left = iters - (ob ? ob->progress : j->in->iterations_done);
-    snprintf(dst, len, "cannot end by its deadline %" PRId64 "%s: %" PRId64
-             " of %" PRId64 " iterations left%s; %s", j->in->deadline, m,
+    snprintf(dst, len, "cannot end by its deadline %s%s: %" PRId64
+             " of %" PRId64 " iterations left%s; %s",
+             ef_ht_at(j->in->deadline, EF_HT_UTC, dl, sizeof dl), m,
              left > 0 ? left : 0, iters, sp, fin);
 }
 
@@ -2064,6 +2073,94 @@ int svc_loop_event(svc *s, const char *id, const char *kind,
 
 /* ---- nodes ------------------------------------------------------------------ */
 
+void svc_set_node_names(svc *s, char *const *names, int n)
+{
+    for (int k = 0; k < s->nnode_name; k++)
+        free(s->node_name[k]);
+    free(s->node_name);
+    s->nnode_name = n < s->c.nodes ? n : s->c.nodes;
+    s->node_name = ef_calloc((size_t)s->nnode_name + 1, sizeof *s->node_name);
+    for (int k = 0; k < s->nnode_name; k++)
+        s->node_name[k] = ef_strdup(names[k]);
+}
+
+/* Node 'arg' (its number or its name) of the cluster: its number, or -1
+ * with 'msg' saying which nodes there are. */
+static long node_of(const svc *s, const char *arg, char *msg, size_t len)
+{
+    char *end = NULL;
+    errno = 0;
+    long k = arg && *arg ? strtol(arg, &end, 10) : -1;
+    if (end && !*end && !errno && k >= 0 && k < s->c.nodes)
+        return k;
+    for (int i = 0; arg && i < s->nnode_name; i++)
+        if (strcmp(s->node_name[i], arg) == 0)
+            return i;
+    char q[128];
+    if (s->nnode_name > 0)
+        snprintf(msg, len, "node %s: the cluster has nodes 0 to %d, named "
+                 "%.60s to %.60s", ef_quote(arg ? arg : "", q, sizeof q),
+                 s->c.nodes - 1, s->node_name[0],
+                 s->node_name[s->nnode_name - 1]);
+    else
+        snprintf(msg, len, "node %s: the cluster has nodes 0 to %d (names "
+                 "come with --nodes or Slurm)",
+                 ef_quote(arg ? arg : "", q, sizeof q), s->c.nodes - 1);
+    return -1;
+}
+
+/* The reason of a drain's body ({} or {"reason": "..."}; empty: none)
+ * into dst, "" for none; 0, or -1 with msg (a 400's). */
+static int drain_reason(const char *body, size_t len, char *dst, size_t n,
+                        char *msg, size_t mlen)
+{
+    dst[0] = '\0';
+    size_t i = 0;
+    while (i < len && (body[i] == ' ' || body[i] == '\n' || body[i] == '\r' ||
+                       body[i] == '\t'))
+        i++;
+    if (i == len)
+        return 0;
+    ef_err e = {0};
+    json_t *v = jsonin_parse("request body", body, len, &e);
+    if (!v || !json_is_object(v)) {
+        snprintf(msg, mlen, "%.250s", v ? "request body: expected an object "
+                 "{\"reason\": \"...\"}" : e.msg);
+        json_decref(v);
+        return -1;
+    }
+    const char *k;
+    json_t *x;
+    int rc = 0;
+    json_object_foreach(v, k, x) {
+        if (strcmp(k, "reason") != 0) {
+            char q[64];
+            snprintf(msg, mlen, "request body: unknown key %s (expected "
+                     "\"reason\")", ef_quote(k, q, sizeof q));
+            rc = -1;
+        } else if (!json_is_string(x) || json_string_length(x) > 200 ||
+                   json_string_length(x) == 0) {
+            snprintf(msg, mlen, "request body: reason: expected a string of "
+                     "1 to 200 bytes");
+            rc = -1;
+        } else {
+            const char *r = json_string_value(x);
+            for (const char *c = r; *c && rc == 0; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+                    snprintf(msg, mlen, "request body: reason: a control "
+                             "character (expected one line of text)");
+                    rc = -1;
+                }
+            if (rc == 0)
+                snprintf(dst, n, "%s", r);
+        }
+        if (rc)
+            break;
+    }
+    json_decref(v);
+    return rc;
+}
+
 void svc_nodes(svc *s, svc_reply *r)
 {
     memset(r, 0, sizeof *r);
@@ -2087,6 +2184,9 @@ void svc_nodes(svc *s, svc_reply *r)
         up += !x;
         json_t *o = json_object();
         json_object_set_new(o, "node", json_integer(k));
+        json_object_set_new(o, "name", k < s->nnode_name
+                                           ? jstr(s->node_name[k])
+                                           : json_null());
         json_object_set_new(o, "state", json_string(x ? x->state : "up"));
         json_object_set_new(o, "why", x ? jstr(x->why) : json_null());
         json_object_set_new(o, "since", x ? json_integer(x->at) : json_null());
@@ -2100,24 +2200,26 @@ void svc_nodes(svc *s, svc_reply *r)
 }
 
 void svc_node_drain(svc *s, const store_ident *who, const char *node,
-                    int drain, int64_t now, svc_reply *r)
+                    int drain, const char *body, size_t len, int64_t now,
+                    svc_reply *r)
 {
     memset(r, 0, sizeof *r);
     if (!who->op) {
         svc_reply_error(r, 403, NULL, "draining nodes is for operators");
         return;
     }
-    char *end = NULL;
-    errno = 0;
-    long k = node && *node ? strtol(node, &end, 10) : -1;
+    char reason[256], rm[300];
+    if (drain_reason(body ? body : "", body ? len : 0, reason, sizeof reason,
+                     rm, sizeof rm) != 0) {
+        svc_reply_error(r, 400, "reason", rm);
+        return;
+    }
     ef_err e = {0};
     svc_lock(s);
-    if (!end || *end || errno || k < 0 || k >= s->c.nodes) {
-        char m[300];
-        snprintf(m, sizeof m, "node \"%.100s\": the cluster has nodes 0 to "
-                 "%d", node ? node : "", s->c.nodes - 1);
+    long k = node_of(s, node, rm, sizeof rm);
+    if (k < 0) {
         svc_unlock(s);
-        svc_reply_error(r, 404, NULL, m);
+        svc_reply_error(r, 404, NULL, rm);
         return;
     }
     store_node *nd = NULL;
@@ -2150,8 +2252,9 @@ void svc_node_drain(svc *s, const store_ident *who, const char *node,
     }
     int changed = 0;
     if (!status && (drain ? !cur || strcmp(cur, "drained") : cur != NULL)) {
-        char why[200];
-        snprintf(why, sizeof why, "drained by %s", who->name);
+        char why[512];
+        snprintf(why, sizeof why, "drained by %s%s%s", who->name,
+                 reason[0] ? ": " : "", reason);
         int rc = store_begin(s->st, &e);
         if (rc == EF_OK &&
             store_node_set(s->st, (int)k, drain ? "drained" : NULL, why, now,
@@ -2160,6 +2263,10 @@ void svc_node_drain(svc *s, const store_ident *who, const char *node,
         json_t *dv = json_object();
         json_object_set_new(dv, "by", jstr(who->name));
         json_object_set_new(dv, "node", json_integer(k));
+        if (k < s->nnode_name)
+            json_object_set_new(dv, "name", jstr(s->node_name[k]));
+        if (reason[0])
+            json_object_set_new(dv, "reason", jstr(reason));
         char *dt = json_dumps(dv, JSON_COMPACT | JSON_SORT_KEYS);
         json_decref(dv);
         if (rc == EF_OK)
@@ -2188,6 +2295,8 @@ void svc_node_drain(svc *s, const store_ident *who, const char *node,
     json_t *v = json_object();
     json_object_set_new(v, "changed", json_boolean(changed));
     json_object_set_new(v, "node", json_integer(k));
+    json_object_set_new(v, "name", k < s->nnode_name
+                                       ? jstr(s->node_name[k]) : json_null());
     json_object_set_new(v, "state", json_string(drain ? "drained" : "up"));
     reply_json(r, 200, v);
 }

@@ -239,15 +239,27 @@ int svc_loop_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
 int svc_loop_event(svc *s, const char *id, const char *kind,
                    const char *detail, int64_t now, ef_err *e);
 
+/* The cluster's names of its nodes (names[k]: node k; n of them, at most
+ * the cluster's nodes): from --nodes or Slurm, set by the loop when it
+ * starts (under svc_lock, or before requests are served). Copied. */
+void svc_set_node_names(svc *s, char *const *names, int n);
+
 /* POST /v1/nodes/{node}/drain (drain 1) and /undrain (drain 0):
- * operators only. A drained node gets no new work; the loop moves what
- * runs there at its next tick. 'why' NULL: "drained by NAME". 404 for a
- * node the cluster lacks; draining the last usable node is 409, and so is
- * any drain of a service without the loop (it only plans). */
+ * operators only. 'node' is the node's number (from 0) or its name
+ * (svc_set_node_names). 'body' (len bytes; may be empty) is {} or
+ * {"reason": "..."} (at most 200 bytes, no control characters): why, as
+ * the operator says it; the node's "why" becomes "drained by NAME: REASON"
+ * and the event's detail has "reason". A drained node gets no new work;
+ * the loop moves what runs there at its next tick. 404 for a node the
+ * cluster lacks (the message lists its numbers and names); 400 for a bad
+ * body; draining the last usable node is 409, and so is any drain of a
+ * service without the loop (it only plans). */
 void svc_node_drain(svc *s, const store_ident *who, const char *node,
-                    int drain, int64_t now, svc_reply *r);
-/* GET /v1/nodes: {"nodes": [{"node", "state" ("up", "drained", "down"),
- * "why", "since"}], "plan_nodes": the usable count}. */
+                    int drain, const char *body, size_t len, int64_t now,
+                    svc_reply *r);
+/* GET /v1/nodes: {"nodes": [{"node", "name" (null when the cluster's
+ * names are not known), "state" ("up", "drained", "down"), "why",
+ * "since"}], "plan_nodes": the usable count}. */
 void svc_nodes(svc *s, svc_reply *r);
 /* Mark node 'node' down (the backend saw it DOWN or DRAIN: 'why'), or up
  * again (down 0, only a node marked down, not one an operator drained):

@@ -5,7 +5,11 @@
 # tests/e2e/*.sh (only tests/e2e/NAME.sh when NAME is given), which get
 # EFPLAN (the binary) and EFPLAN_DATA (the bundled inputs) in the
 # environment. $VALGRIND, if set, prefixes every binary that is run.
-# Prints one line per test program and ends with "N passed, N failed".
+# A test that exits 77 was skipped (the automake convention: something it
+# needs is absent, e.g. torch); its last line says why.
+# Prints one line per test program (PASS, FAIL or SKIP) and ends with
+# "N passed, N failed, N skipped"; exits non-zero iff one failed.
+# $EFPLAN_E2E_DIR, if set, is where the e2e scripts are (tests/e2e).
 set -u
 BUILD=${1:-build}
 WHAT=${2:-all}
@@ -16,16 +20,23 @@ export EFPLAN="$BUILD/efplan"
 export EFPLAN_DATA="$ROOT/inputs"
 export EFPLAN_ROOT="$ROOT"
 export VALGRIND="${VALGRIND:-}"
+E2E_DIR=${EFPLAN_E2E_DIR:-$ROOT/tests/e2e}
 pass=0
 fail=0
+skip=0
 failed=""
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
 run_one() { # name, command...
     name=$1; shift
-    if "$@" >"$log/out" 2>&1; then
+    rc=0
+    "$@" >"$log/out" 2>&1 || rc=$?
+    if [ $rc -eq 0 ]; then
         pass=$((pass + 1)); echo "PASS $name"
+    elif [ $rc -eq 77 ]; then
+        skip=$((skip + 1))
+        echo "SKIP $name ($(tail -n 1 "$log/out"))"
     else
         fail=$((fail + 1)); failed="$failed $name"; echo "FAIL $name"
         sed 's/^/    /' "$log/out" | tail -40
@@ -39,7 +50,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = unit ]; then
     done
 fi
 if [ "$WHAT" = all ] || [ "$WHAT" = e2e ]; then
-    for t in "$ROOT"/tests/e2e/$ONLY.sh; do
+    for t in "$E2E_DIR"/$ONLY.sh; do
         if [ ! -f "$t" ]; then
             [ "$ONLY" = '*' ] && continue
             echo "FAIL e2e/$ONLY: no such test ($t)"
@@ -49,5 +60,5 @@ if [ "$WHAT" = all ] || [ "$WHAT" = e2e ]; then
     done
 fi
 [ -n "$failed" ] && echo "failed:$failed"
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

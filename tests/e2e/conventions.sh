@@ -91,7 +91,7 @@ $V "$EFPLAN" submit --plan p.json --now "$NOW" --job \
     '{"id":"big","model":"resnet50","batch_size":64,"iterations":900000,"deadline":"now+1h"}' \
     >s.txt || rc=$?
 [ $rc -eq 4 ] || fail "infeasible submit: exit $rc"
-grep -q "^earliest deadline that can be guaranteed: 2025-06-03T[0-9:]*Z (Unix time [0-9]*; .* after the deadline asked)$" s.txt ||
+grep -q "^earliest deadline that can be guaranteed: 2025-06-03T[0-9:]*Z (.* after the deadline asked)$" s.txt ||
     { cat s.txt; fail "submit: the earliest deadline in UTC"; }
 
 # simulate, compare and oracle --json

@@ -84,7 +84,8 @@ $E --man | cmp -s - "$MAN" || fail "efplan.1 is not what efplan --man writes"
 if command -v man >/dev/null 2>&1; then
     MANWIDTH=100 MANPAGER=cat man -l "$MAN" >man.out 2>man.err ||
         fail "man -l efplan.1: $(cat man.err)"
-    for s in NAME SYNOPSIS DESCRIPTION COMMANDS 'EXIT STATUS' ENVIRONMENT FILES; do
+    for s in NAME SYNOPSIS DESCRIPTION COMMANDS EXAMPLES 'EXIT STATUS' \
+             ENVIRONMENT FILES; do
         grep -qx "$s" man.out || fail "efplan(1) has no $s section"
     done
     # every command, with the first line of its help
@@ -106,6 +107,15 @@ if command -v groff >/dev/null 2>&1; then
     [ ! -s groff.err ] || fail "groff warns: $(head -3 groff.err)"
 fi
 
+# every exit code cli.h defines is in --help and in EXIT STATUS
+codes=$(grep -ho '^#define EXIT_[A-Z_]* *[0-9]*' "$ROOT"/cli/cli.h |
+        awk '{print $3}' | sort -un)
+$E --help | sed -n '/^Exit codes:/,/^Bundled/p' | tr '\n' ' ' >codes.txt
+for c in $codes; do
+    grep -q "[ :]$c [a-z]" codes.txt || fail "efplan --help: no exit code $c"
+    grep -q "^\.B $c\$" "$MAN" || fail "efplan(1) EXIT STATUS: no code $c"
+done
+
 # ---- bash completion ---------------------------------------------------------
 
 COMP=$P/share/bash-completion/completions/efplan
@@ -125,6 +135,23 @@ if command -v bash >/dev/null 2>&1; then
         fail "efplan help va<TAB>: $(complete_ efplan help va)"
     [ "$(complete_ efplan s)" = "serve show simulate submit" ] ||
         fail "efplan s<TAB>: $(complete_ efplan s)"
+    # values: from the help's "--opt a|b|c", the policy registry, verbs
+    [ "$(complete_ efplan apply x.json --backend '')" = "local slurm dry-run" ] ||
+        fail "apply --backend <TAB>: $(complete_ efplan apply x.json --backend '')"
+    [ "$(complete_ efplan serve --backend d)" = "dry-run" ] ||
+        fail "serve --backend d<TAB>: $(complete_ efplan serve --backend d)"
+    [ "$(complete_ efplan simulate --policy ed)" = "edf edf-ac" ] ||
+        fail "simulate --policy ed<TAB>: $(complete_ efplan simulate --policy ed)"
+    [ "$(complete_ efplan oracle --method '')" = "auto exact relaxed both" ] ||
+        fail "oracle --method <TAB>: $(complete_ efplan oracle --method '')"
+    [ "$(complete_ efplan plan --time-zone l)" = "local" ] ||
+        fail "plan --time-zone l<TAB>: $(complete_ efplan plan --time-zone l)"
+    [ "$(complete_ efplan node '')" = "list drain undrain" ] ||
+        fail "node <TAB>: $(complete_ efplan node '')"
+    [ "$(complete_ efplan token r)" = "revoke" ] ||
+        fail "token r<TAB>: $(complete_ efplan token r)"
+    [ "$(complete_ efplan node drain --re)" = "--reason" ] ||
+        fail "node drain --re<TAB>: $(complete_ efplan node drain --re)"
 else
     echo "install: bash is not installed: completion not checked"
 fi

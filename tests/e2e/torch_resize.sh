@@ -21,8 +21,9 @@
 #   every resume and on every step line;
 # - end with the loss of an uninterrupted one-process run of the same
 #   steps (the samples of a step are a function of the step alone).
-# Skipped (exit 0, "skipped: ...") when /usr/bin/python3 cannot import
-# torch, unless EFPLAN_TORCH_TEST=1 (make test-torch), where that fails.
+# Skipped (exit 77, "skipped: ...": tests/run.sh says SKIP) when
+# /usr/bin/python3 cannot import torch, unless EFPLAN_TORCH_TEST=1
+# (make test-torch), where that fails.
 # Verdicts come from the logs; timing only bounds the waits: slots of
 # 10 s are long enough to start 4 processes on 2 busy cores (about 5 s
 # measured), and the per-step sleep (0.05 s) keeps the job from

@@ -21,8 +21,9 @@
 #   - mlp's steps 1..1200 are logged exactly once across its attempts,
 #     each attempt resuming where the last one checkpointed, with Adam's
 #     own step count carried (opt_steps = step).
-# Skipped (exit 0, "skipped: ...") when /usr/bin/python3 cannot import
-# torch, unless EFPLAN_TORCH_TEST=1. Every wait is bounded (600 x 0.2 s).
+# Skipped (exit 77, "skipped: ...": tests/run.sh says SKIP) when
+# /usr/bin/python3 cannot import torch, unless EFPLAN_TORCH_TEST=1.
+# Every wait is bounded (600 x 0.2 s).
 # KEEP=1 keeps the directory and says where.
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/serve.sh"

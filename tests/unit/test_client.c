@@ -319,15 +319,18 @@ static void test_status_error(void **state)
     assert_string_equal(e.msg, "http://s:1: HTTP 409: a\\x1B[31mb");
 }
 
-static void test_fmt_utc(void **state)
+/* one format: ef_ht_fmt's, UTC by default, the zone cl_set_zone gives */
+static void test_fmt_time(void **state)
 {
     char t[64];
-    assert_string_equal(cl_fmt_utc(0, 0, t, sizeof t), "1970-01-01 00:00Z");
-    assert_string_equal(cl_fmt_utc(1796137445, 0, t, sizeof t),
-                        "2026-12-01 15:04Z");
-    assert_string_equal(cl_fmt_utc(1796137445, 1, t, sizeof t),
-                        "2026-12-01 15:04:05Z");
-    assert_string_equal(cl_fmt_utc(-1, 0, t, sizeof t), "-");
+    assert_string_equal(cl_fmt_time(1796137445, t, sizeof t),
+                        "2026-12-01T15:04:05Z");
+    assert_string_equal(cl_fmt_time(-1, t, sizeof t), "-");
+    cl_set_zone(EF_HT_EPOCH);
+    assert_string_equal(cl_fmt_time(1796137445, t, sizeof t), "1796137445");
+    cl_set_zone(EF_HT_UTC);
+    assert_string_equal(cl_fmt_time(1796137445, t, sizeof t),
+                        "2026-12-01T15:04:05Z");
 }
 
 static const char *JOBS =
@@ -346,11 +349,11 @@ static void test_fmt_jobs(void **state)
     assert_ok(cl_fmt_jobs("http://s:1", JOBS, strlen(JOBS), &b, &e), e);
     assert_string_equal(b.s,
         "ID           OWNER  STATE    DECISION     GPUS  DEADLINE"
-        "           PLANNED END        RISK\n"
-        "a1           alice  running  admitted        8  2026-12-01 16:04Z"
-        "  2026-12-01 15:04Z\n"
+        "              PLANNED END           RISK\n"
+        "a1           alice  running  admitted        8  "
+        "2026-12-01T16:04:05Z  2026-12-01T15:04:05Z\n"
         "long-id\\x1B  bob    queued   best_effort    16  -"
-        "                  -                  at-risk\n");
+        "                     -                     at-risk\n");
     free(b.s);
     b = (ef_buf){0};
     const char *none = "{\"jobs\": []}";
@@ -379,7 +382,10 @@ static const char *JOB =
     "\"reason\": \"node 1 is down\", "
     "\"history\": [{\"at\": 1796130000, \"kind\": \"submitted\", "
     "\"detail\": {}}, {\"at\": 1796130060, \"kind\": \"started\", "
-    "\"detail\": {\"gpus\": 6, \"attempt\": 1}}]}";
+    "\"detail\": {\"gpus\": 6, \"attempt\": 1}}, {\"at\": 1796130120, "
+    "\"kind\": \"submitted\", \"detail\": {\"decision\": \"admitted\", "
+    "\"planned_end\": 1796137445, \"submit_time\": 1796130000, "
+    "\"earliest_feasible_deadline\": null, \"reason\": \"two words\"}}]}";
 
 static void test_fmt_job(void **state)
 {
@@ -393,21 +399,23 @@ static void test_fmt_job(void **state)
         "  state        running\n"
         "  progress     1200/5000 iterations (24%)\n"
         "  gpus         6 (node 0: 0,1,2,3; node 1: 4,5)\n"
-        "  deadline     2026-12-01 16:04Z\n"
-        "  planned end  2026-12-01 15:04Z (slack 1h 00m)\n"
+        "  deadline     2026-12-01T16:04:05Z\n"
+        "  planned end  2026-12-01T15:04:05Z (slack 1h 00m)\n"
         "  at risk      yes: node 1 is down\n"
-        "  submitted    2026-12-01 13:00:00Z\n"
+        "  submitted    2026-12-01T13:00:00Z\n"
         "  history\n"
-        "    2026-12-01 13:00:00Z  submitted\n"
-        "    2026-12-01 13:01:00Z  started  {\"attempt\":1,\"gpus\":6}\n");
+        "    2026-12-01T13:00:00Z  submitted\n"
+        "    2026-12-01T13:01:00Z  started  attempt=1  gpus=6\n"
+        "    2026-12-01T13:02:00Z  submitted  decision=admitted  "
+        "planned_end=2026-12-01T15:04:05Z  reason=\"two words\"  "
+        "submit_time=2026-12-01T13:00:00Z\n");
     free(b.s);
     b = (ef_buf){0};
     const char *late = "{\"id\": \"b\", \"deadline\": 100, \"planned_end\": "
                        "160, \"earliest_feasible_deadline\": 200}";
     assert_ok(cl_fmt_job("http://s:1", late, strlen(late), &b, &e), e);
     assert_contains(b.s, "(late by 1m 00s)");
-    assert_contains(b.s, "earliest deadline we can guarantee: "
-                         "1970-01-01 00:03:20Z");
+    assert_contains(b.s, "earliest deadline we can guarantee: 200\n");
     free(b.s);
     b = (ef_buf){0};
     assert_err_kind(cl_fmt_job("http://s:1", "[]", 2, &b, &e), e,
@@ -550,7 +558,7 @@ int main(void)
         cmocka_unit_test(test_token_env),
         cmocka_unit_test(test_unreachable),
         cmocka_unit_test(test_status_error),
-        cmocka_unit_test(test_fmt_utc),
+        cmocka_unit_test(test_fmt_time),
         cmocka_unit_test(test_fmt_jobs),
         cmocka_unit_test(test_fmt_job),
         cmocka_unit_test(test_fmt_cancel),

@@ -1001,9 +1001,35 @@ static void test_nodes(void **state)
     char bad[] = "a\nb c\n";
     assert_err(exec_nodes_parse(&t, "n.txt", bad, 0, &e), e,
                "n.txt:2: node name \"b c\" holds ' '", NULL);
-    char range[] = "node[1-4]\n";
-    assert_err(exec_nodes_parse(&t, "n.txt", range, 0, &e), e,
-               "n.txt:1: node name \"node[1-4]\" holds '['", NULL);
+    /* a host list on a line: its names in order, then the next line */
+    char range[] = "node[1-3]\nx,y[08-10]\n";
+    assert_ok(exec_nodes_parse(&t, "n.txt", range, 0, &e), e);
+    assert_int_equal(t.n, 7);
+    assert_string_equal(t.name[0], "node1");
+    assert_string_equal(t.name[2], "node3");
+    assert_string_equal(t.name[3], "x");
+    assert_string_equal(t.name[4], "y08");
+    assert_string_equal(t.name[6], "y10");
+    exec_nodes_free(&t);
+    char dup2[] = "gpu02\ngpu[01-03]\n";
+    assert_err(exec_nodes_parse(&t, "n.txt", dup2, 0, &e), e,
+               "n.txt:2: node \"gpu02\" is already plan node 0 (line 1)",
+               NULL);
+    char badr[] = "gpu[04-01]\n";
+    assert_err(exec_nodes_parse(&t, "n.txt", badr, 0, &e), e,
+               "n.txt:1: \"gpu[04-01]\" is not a host list: a range whose "
+               "first number is above its last", NULL);
+    /* sinfo lists one name a line: a bracket there is an error */
+    char sl[] = "node[1-4]\n";
+    assert_err(exec_nodes_parse(&t, "sinfo", sl, 1, &e), e,
+               "sinfo:1: node name \"node[1-4]\" holds '['", NULL);
+    /* --nodes LIST: a host list that names no file */
+    assert_ok(exec_nodes_load(&t, "gpu[01-02],cpu7", &e), e);
+    assert_int_equal(t.n, 3);
+    assert_string_equal(t.src, "--nodes (no such file: a host list)");
+    assert_string_equal(t.name[1], "gpu02");
+    assert_string_equal(t.name[2], "cpu7");
+    exec_nodes_free(&t);
     /* sinfo's listing: a node once per partition; sorted */
     char sinfo[] = "n3\nn1\n  n0\nn1\nn0\n";
     assert_ok(exec_nodes_parse(&t, "sinfo", sinfo, 1, &e), e);
@@ -1014,6 +1040,51 @@ static void test_nodes(void **state)
     /* a missing file */
     assert_err(exec_nodes_load(&t, "/nonexistent/nodes", &e), e,
                "/nonexistent/nodes", NULL);
+}
+
+/* exec_hostlist: Slurm's host lists */
+static void test_hostlist(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out; /* out: the names, space-separated, or the
+                                 error */
+    } cases[] = {
+        {"gpu07", "gpu07"},
+        {"gpu[01-04]", "gpu01 gpu02 gpu03 gpu04"},
+        {"gpu[1-2,7],cpu3", "gpu1 gpu2 gpu7 cpu3"},
+        {"r[1-2]-g[8-10]", "r1-g8 r1-g9 r1-g10 r2-g8 r2-g9 r2-g10"},
+        {"n[098-101]", "n098 n099 n100 n101"},
+        {"a,b", "a b"},
+        {"", "an empty host list"},
+        {"gpu[01-04", "a '[' without its ']' (or brackets inside brackets)"},
+        {"gpu]1[", "a ']' without its '['"},
+        {"gpu[a-b]", "a range holds something other than digits"},
+        {"gpu[3-1]", "a range whose first number is above its last"},
+        {"gpu[-1]", "a range needs numbers of 1 to 9 digits (\"01-04\")"},
+        {"a,,b", "an empty name in a host list (two commas, or one at an "
+                 "end)"},
+        {"a b", "a blank or '#' in a host list"},
+        {"n[0-99999999]", "over 65536 names"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char **names = NULL;
+        int n = 0;
+        const char *why = NULL;
+        int rc = exec_hostlist(cases[i].in, &names, &n, &why);
+        ef_buf b = {0};
+        ef_buf_put(&b, "");
+        if (rc == EF_OK)
+            for (int k = 0; k < n; k++)
+                ef_buf_printf(&b, "%s%s", k ? " " : "", names[k]);
+        else
+            ef_buf_put(&b, why);
+        assert_string_equal(b.s, cases[i].out);
+        for (int k = 0; k < n; k++)
+            free(names[k]);
+        free(names);
+        free(b.s);
+    }
 }
 
 /* ---- rc files ------------------------------------------------------------ */
@@ -2223,6 +2294,7 @@ int main(void)
         cmocka_unit_test(test_behind),
         cmocka_unit_test(test_state_look),
         cmocka_unit_test(test_nodes),
+        cmocka_unit_test(test_hostlist),
         cmocka_unit_test(test_read_rc),
         cmocka_unit_test(test_dry_run),
         cmocka_unit_test(test_batch),

@@ -43,6 +43,19 @@ static void test_fmt_local(void **state)
                         "2025-06-03T01:17:53Z");
 }
 
+/* ef_ht_at: a date on the wall clock, "t=N s" off it or in epoch */
+static void test_at(void **state)
+{
+    (void)state;
+    char b[48];
+    assert_string_equal(ef_ht_at(1748913473, EF_HT_UTC, b, sizeof b),
+                        "2025-06-03T01:17:53Z");
+    assert_string_equal(ef_ht_at(5628, EF_HT_UTC, b, sizeof b), "t=5628 s");
+    assert_string_equal(ef_ht_at(1748913473, EF_HT_EPOCH, b, sizeof b),
+                        "t=1748913473 s");
+    assert_string_equal(ef_ht_at(0, EF_HT_LOCAL, b, sizeof b), "t=0 s");
+}
+
 static void test_dur(void **state)
 {
     (void)state;
@@ -132,6 +145,7 @@ int main(void)
         cmocka_unit_test(test_fmt_utc),
         cmocka_unit_test(test_fmt_local),
         cmocka_unit_test(test_dur),
+        cmocka_unit_test(test_at),
         cmocka_unit_test(test_zone_parse),
         cmocka_unit_test(test_parse_ok),
         cmocka_unit_test(test_parse_refused),

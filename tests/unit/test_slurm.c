@@ -79,13 +79,21 @@ static void test_check_arg(void **state)
         "--mem=16G", "--comment=a b", "--exclusive", "--gres-flags=enforce-binding",
         "--time-min=10", "--constraint=a100", "-c4", "-C", "--cpus-per-task=2",
         "--mem-per-gpu=8G", "--reservation=r", "--signal=B:USR1@60",
-        "--requeue", "--nice=10", "--wckey=x", "-vvv", "-xnode3"};
+        "--requeue", "--nice=10", "--wckey=x", "-vvv", "-xnode3",
+        "--gres=nvme:1", "--gres=fpga,license:2", "--gres=gpunode:1"};
     static const char *const bad[][2] = {
         {"--nodelist=n1", "--nodelist is efplan's"},
         {"--nodel=n1", "--nodel is efplan's"},
         {"--node=2", "--node is efplan's"},
         {"--nodes", "--nodes is efplan's"},
         {"--gres=gpu:2", "--gres is efplan's"},
+        {"--gres=nvme:1,gpu:a100:2", "resources other than GPUs may be"},
+        {"--gres=gpu", "--gres is efplan's"},
+        {"--gres", "--gres is efplan's"},
+        {"--mem 4G", "an option and its value in one word with a blank "
+                     "between (sbatch would get it as one word, no option "
+                     "it knows); write --sbatch-arg=--mem=4G"},
+        {"-c 4", "write --sbatch-arg=-c4"},
         {"--gpus-per-node=2", "--gpus-per-node is efplan's"},
         {"--gpus=4", "--gpus is efplan's"},
         {"--job-name=x", "--job-name is efplan's (efplan names each attempt"},

@@ -476,7 +476,7 @@ static void test_loop_replan(void **state)
     int st, notes = 0;
     /* without a loop, a drain is refused */
     svc_reply r0;
-    svc_node_drain(f->s, &f->op, "1", 1, T0, &r0);
+    svc_node_drain(f->s, &f->op, "1", 1, NULL, 0, T0, &r0);
     assert_int_equal(r0.status, 409);
     assert_contains(r0.body, "--backend");
     svc_reply_free(&r0);
@@ -522,17 +522,36 @@ static void test_loop_replan(void **state)
     json_decref(pv);
 
     /* a turns out very slow, b is done, node 1 is drained */
-    svc_node_drain(f->s, &f->alice, "1", 1, T0 + 1200, &r);
+    svc_node_drain(f->s, &f->alice, "1", 1, NULL, 0, T0 + 1200, &r);
     assert_int_equal(r.status, 403);
     svc_reply_free(&r);
-    svc_node_drain(f->s, &f->op, "7", 1, T0 + 1200, &r);
+    svc_node_drain(f->s, &f->op, "7", 1, NULL, 0, T0 + 1200, &r);
     assert_int_equal(r.status, 404);
     svc_reply_free(&r);
-    svc_node_drain(f->s, &f->op, "1", 1, T0 + 1200, &r);
+    /* by name, with a reason: a bad body is 400, an unknown name 404
+     * naming the cluster's names */
+    char *names[2] = {"gpu01", "gpu02"};
+    svc_set_node_names(f->s, names, 2);
+    const char *bad = "{\"reason\": 3}";
+    svc_node_drain(f->s, &f->op, "gpu02", 1, bad, strlen(bad), T0 + 1200, &r);
+    assert_int_equal(r.status, 400);
+    assert_contains(r.body, "reason: expected a string");
+    svc_reply_free(&r);
+    const char *why = "{\"reason\": \"DIMM errors\"}";
+    svc_node_drain(f->s, &f->op, "gpu09", 1, why, strlen(why), T0 + 1200, &r);
+    assert_int_equal(r.status, 404);
+    assert_contains(r.body, "named gpu01 to gpu02");
+    svc_reply_free(&r);
+    svc_node_drain(f->s, &f->op, "gpu02", 1, why, strlen(why), T0 + 1200, &r);
     assert_int_equal(r.status, 200);
+    assert_contains(r.body, "\"name\":\"gpu02\",\"node\":1");
+    svc_reply_free(&r);
+    svc_nodes(f->s, &r);
+    assert_contains(r.body, "\"why\":\"drained by ops: DIMM errors\"");
+    assert_contains(r.body, "\"name\":\"gpu01\"");
     svc_reply_free(&r);
     assert_true(notes >= 1); /* the loop is told */
-    svc_node_drain(f->s, &f->op, "0", 1, T0 + 1200, &r);
+    svc_node_drain(f->s, &f->op, "0", 1, NULL, 0, T0 + 1200, &r);
     assert_int_equal(r.status, 409); /* the last usable node */
     svc_reply_free(&r);
     obs[0].progress = 1200;

@@ -3,7 +3,8 @@
 #   PY        /usr/bin/python3 (Debian's python3-torch is for it only)
 #   TRAIN     examples/pytorch/train.py
 #   TORCHRUN  /usr/bin/torchrun, or empty when Debian's torch lacks it
-# Without torch the test is skipped (exit 0, "skipped: ..."), unless
+# Without torch the test is skipped (exit 77, "skipped: ...": tests/run.sh
+# reports SKIP), unless
 # EFPLAN_TORCH_TEST=1 (make test-torch), where that is a failure.
 : "${EFPLAN_ROOT:?}"
 PY=/usr/bin/python3
@@ -15,7 +16,7 @@ if ! "$PY" -c 'import torch.distributed' 2>/dev/null; then
     fi
     echo "skipped: $PY cannot import torch (make test-torch installs" \
         "python3-torch and runs this test)"
-    exit 0
+    exit 77
 fi
 TORCHRUN=/usr/bin/torchrun
 [ -x $TORCHRUN ] || TORCHRUN=
