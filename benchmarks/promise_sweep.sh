@@ -34,6 +34,11 @@ L=$ROOT/tests/e2e/lib
 N=${PROMISE_SWEEP_CASES:-4000}
 F=${PROMISE_SWEEP_FIRST:-1000000}
 P=${PROMISE_JOBS:-$(nproc 2>/dev/null || echo 2)}
+ONLY=${PROMISE_SWEEP_ONLY:-}
+case $ONLY in
+''|fig12:[01]|reference:[01]|restart:[01]|none:[01]) ;;
+*) echo "$0: PROMISE_SWEEP_ONLY: OVERHEAD:0|1 (e.g. restart:1)" >&2; exit 2 ;;
+esac
 case $BIN in /*) ;; *) BIN=$(pwd)/$BIN ;; esac
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
@@ -47,7 +52,15 @@ fi
 
 start=$(date +%s)
 mkdir "$W/res"
-awk -v first="$F" -v count="$N" -f "$L/promise_gen.awk" >"$W/cases"
+if [ -n "$ONLY" ]; then
+    # the first N cases of one overhead model x elastic batch from id F on
+    # (one id in 8 has each pair: promise_gen.awk)
+    awk -v first="$F" -v count=$((8 * N)) -f "$L/promise_gen.awk" |
+        awk -v o="${ONLY%:*}" -v e="${ONLY#*:}" -v n="$N" \
+            '$13 == o && $11 == e && k++ < n' >"$W/cases"
+else
+    awk -v first="$F" -v count="$N" -f "$L/promise_gen.awk" >"$W/cases"
+fi
 EFPLAN=$BIN VALGRIND="" xargs -P "$P" -L 1 sh "$L/promise_case.sh" "$W/res" \
     <"$W/cases"
 while read -r id rest; do
@@ -114,7 +127,7 @@ sect() { # label file: the section of that label, markers included
 labels=$(sed -n 's/^<!-- section \(.*\) -->$/\1/p' "$W/old" |
     grep -v '^before-after$' || true)
 seen="" order=""
-for l in before after $labels; do
+for l in before after $LABEL $labels; do
     case " $seen " in *" $l "*) continue ;; esac
     seen="$seen $l"
     if [ "$l" = "$LABEL" ]; then cp "$W/section" "$W/s.$l"

@@ -1670,7 +1670,8 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
             for (int i = 0; i < na; i++) {
                 plan_job *j = &p->jobs[act[i]];
                 resg[i] = j->decision == PLAN_ADMITTED ? resv_at(&j->r, t) : 0;
-                if (j->g != prevg[act[i]] || (j->g && j->pl.g != j->g))
+                if (j->g != prevg[act[i]] || (j->g && j->pl.g != j->g) ||
+                    (j->g && j->row != j->hrow)) /* a rebatch costs too */
                     changed = 1;
             }
             ef_err pe;

@@ -372,6 +372,37 @@ int plan_alone(const job_queue *q, int i, const cluster *c,
  */
 int plan_check(const plan *p, ef_err *e);
 
+/* One job whose promise a plan breaks (plan_check_promise). */
+typedef struct plan_broken {
+    int job;              /* index into plan.jobs */
+    int64_t end;          /* the second its slots complete it; -1: they
+                             never do */
+    int64_t planned_end;  /* what the plan says (-1: nothing) */
+    int64_t deadline;     /* the job's own deadline (-1: none) */
+    int bad_end;          /* the slots complete it elsewhere than
+                             planned_end */
+    int late;             /* admitted, and its end (the slots', or the
+                             planned end of a job the plan's slots stop
+                             before) is after its deadline or never */
+    int at_risk;          /* the plan flags it at risk (declared late) */
+} plan_broken;
+
+/*
+ * plan_check_promise: plan_check's work and deadline accounting, every
+ * job reported instead of the first: the slots are walked as plan_check
+ * walks them (overheads of the plan's model, elastic batch sizes), and
+ * each job that is not rejected and whose slots complete it elsewhere
+ * than its planned_end, or that is admitted and ends after its deadline
+ * (or never), is listed in *out (heap, free(); NULL when none; in job
+ * order), *n their count. A job the plan's slots stop before (a plan cut
+ * at a horizon, or whose planned_end is past the last slot) is judged by
+ * its planned_end. At-risk jobs are listed with at_risk set (plan_check
+ * passes them). A structural violation (slots, capacity, placement,
+ * batch) is EF_ERR with the first one, as plan_check says it; then *out
+ * is NULL.
+ */
+int plan_check_promise(const plan *p, plan_broken **out, int *n, ef_err *e);
+
 /* Write the plan as JSON (format efplan-plan, keys sorted; planio.h) in
  * file version 'version' (0: the default, 2) to 'path' atomically.
  * 'curves' is recorded as given. */
