@@ -14,6 +14,11 @@
 # before -> after table. So:
 #   sh benchmarks/promise_sweep.sh OLD/build/efplan                  # before
 #   sh benchmarks/promise_sweep.sh build/efplan "" after             # after
+# PROMISE_SWEEP_ONLY=OVERHEAD:EB (e.g. restart:1) keeps only the cases
+# of that overhead model and elastic batch (0 off, 1 on): the first N of
+# them from id F on. PROMISE_PLAN=1 also plans every trace with the same
+# options and checks the plan with validate --plan (promise_case.sh): the
+# section then counts plans failing their own check or the promise check.
 # PROMISE_SWEEP_NOTE, if set, is a line written under the section's
 # heading (what the build is). The section names the commit of BIN's tree
 # (git, with "+ uncommitted changes" when tracked files differ from it)
@@ -65,7 +70,7 @@ EFPLAN=$BIN VALGRIND="" xargs -P "$P" -L 1 sh "$L/promise_case.sh" "$W/res" \
     <"$W/cases"
 while read -r id rest; do
     if [ -s "$W/res/$id.res" ]; then cat "$W/res/$id.res"
-    else echo "$id - - 0 0 0 0 0 0 -1 0 1 0"; fi
+    else echo "$id - - 0 0 0 0 0 0 -1 0 1 0 -1"; fi
 done <"$W/cases" >"$W/all"
 end=$(date +%s)
 
@@ -88,6 +93,8 @@ awk '
   ra[k] += $11
   if ($2 == "-") err++
   else if ($12 && $7 == 0) other++
+  if ($14 >= 0) { planned++; if ($14 > 0) { pbad++
+      if (n_pids < 20) pids = pids (n_pids++ ? ", " : "") $1 "(" $14 ")" } }
   if ($7 > 0 && n_ids < 20) ids = ids (n_ids++ ? ", " : "") $1 }
 END {
     n = split("fig12 reference restart none", om, " ")
@@ -108,6 +115,8 @@ END {
     print ""
     if (err) printf "%d cases could not be run (gen-trace or simulate failed; not in the table).\n\n", err
     if (other) printf "%d cases failed another check (at_risk flags).\n\n", other
+    if (planned)
+        printf "Plans (PROMISE_PLAN=1: `plan` with the same options, then `validate --plan`): %d made, %d failing a check%s.\n\n", planned, pbad + 0, pbad ? " (case(verdict): 1 plan exit 5, 2 validate exit 9, 3 other): " pids : ""
     if (ids != "")
         print "First cases with a miss (rerun one with `PROMISE_FIRST=ID PROMISE_CASES=1 sh tests/e2e/promise.sh`, EFPLAN and EFPLAN_DATA set): " ids "."
     else

@@ -236,6 +236,21 @@ int place_slot_keep(const cluster *c, int n, const int *want,
     return place_try(c, n, want, prev, ids, keep, out, owner, FIX_NONE);
 }
 
+int place_holds_keep(const cluster *c, int n, const int *want,
+                     const place_set *prev, const char *const *ids,
+                     const char *keep, int *owner)
+{
+    place_set *out = ef_calloc((size_t)(n ? n : 1), sizeof *out);
+    int ok = place_try(c, n, want, prev, ids, keep, out, owner,
+                       FIX_ALL) == EF_OK ||
+             place_try(c, n, want, prev, ids, keep, out, owner,
+                       FIX_KEEP) == EF_OK;
+    for (int i = 0; ok && i < n; i++)
+        place_set_free(&out[i]);
+    free(out);
+    return ok;
+}
+
 int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
                const char *const *ids, place_set *out, int *owner)
 {

@@ -45,6 +45,13 @@ int place_slot_keep(const cluster *c, int n, const int *want,
                     const place_set *prev, const char *const *ids,
                     const char *keep, place_set *out, int *owner);
 
+/* 1 if place_slot_keep places the sizes want[0..n-1] with every job
+ * marked in 'keep' (not NULL) whose size is unchanged on exactly the
+ * GPUs it holds (its attempt 1 or 2), else 0. Places nothing. */
+int place_holds_keep(const cluster *c, int n, const int *want,
+                     const place_set *prev, const char *const *ids,
+                     const char *keep, int *owner);
+
 void place_set_free(place_set *s);
 
 /* 1 if 's' follows the buddy rule on cluster c. */

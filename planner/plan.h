@@ -242,6 +242,10 @@ typedef struct plan {
                                      stretch of slots run at once) */
     int replan_fallbacks;         /* fresh re-plan failed, old kept */
     int at_risk;                  /* admitted jobs flagged at risk */
+    int held_back;                /* the last point held a job's growth
+                                     back so that a job with no room for a
+                                     migration stays where it is: the next
+                                     slot is a point (plan_point) */
     int64_t point_index;          /* the loop's index of the current point
                                      (plan_set_point_index) */
     int migrations, resizes;
@@ -322,8 +326,14 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
  *     index is a multiple of the slot; plan_build counts every slot).
  *   plan_retire: job i has finished (or left): its reservation and its
  *     GPUs are released; drop it from the active list too.
+ *   plan_set_placement: the GPUs job i holds before the next point (a
+ *     copy is kept), so the point holds a job whose promise has no room
+ *     for a migration where it is (plan_point); after the point,
+ *     p->held_back says whether the loop must hold another point one
+ *     slot later.
  */
 void plan_set_deadline(plan *p, int i, int64_t deadline);
+void plan_set_placement(plan *p, int i, const place_set *pl);
 void plan_set_remaining(plan *p, int i, double rem);
 void plan_set_owed(plan *p, int i, double seconds);
 void plan_set_point_index(plan *p, int64_t index);
