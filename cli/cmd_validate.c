@@ -425,6 +425,7 @@ int cmd_validate(int argc, char **argv)
                 return rc ? rc : verdict;
             }
             jw_free(&w);
+            fflush(stdout); /* the jobs above come first, also in a pipe */
             fprintf(stderr, "efplan: error: %s: %s (the jobs above)\n",
                     plan_path, verdict == EXIT_MISSED
                         ? "the plan breaks its promise: an admitted job "
