@@ -14,6 +14,11 @@
 # before -> after table. So:
 #   sh benchmarks/promise_sweep.sh OLD/build/efplan                  # before
 #   sh benchmarks/promise_sweep.sh build/efplan "" after             # after
+# PROMISE_SWEEP_ONLY=OVERHEAD:EB (e.g. restart:1) keeps only the cases
+# of that overhead model and elastic batch (0 off, 1 on): the first N of
+# them from id F on. PROMISE_PLAN=1 also plans every trace with the same
+# options and checks the plan with validate --plan (promise_case.sh): the
+# section then counts plans failing their own check or the promise check.
 # PROMISE_SWEEP_NOTE, if set, is a line written under the section's
 # heading (what the build is). The section names the commit of BIN's tree
 # (git, with "+ uncommitted changes" when tracked files differ from it)
@@ -34,6 +39,11 @@ L=$ROOT/tests/e2e/lib
 N=${PROMISE_SWEEP_CASES:-4000}
 F=${PROMISE_SWEEP_FIRST:-1000000}
 P=${PROMISE_JOBS:-$(nproc 2>/dev/null || echo 2)}
+ONLY=${PROMISE_SWEEP_ONLY:-}
+case $ONLY in
+''|fig12:[01]|reference:[01]|restart:[01]|none:[01]) ;;
+*) echo "$0: PROMISE_SWEEP_ONLY: OVERHEAD:0|1 (e.g. restart:1)" >&2; exit 2 ;;
+esac
 case $BIN in /*) ;; *) BIN=$(pwd)/$BIN ;; esac
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
@@ -47,12 +57,20 @@ fi
 
 start=$(date +%s)
 mkdir "$W/res"
-awk -v first="$F" -v count="$N" -f "$L/promise_gen.awk" >"$W/cases"
+if [ -n "$ONLY" ]; then
+    # the first N cases of one overhead model x elastic batch from id F on
+    # (one id in 8 has each pair: promise_gen.awk)
+    awk -v first="$F" -v count=$((8 * N)) -f "$L/promise_gen.awk" |
+        awk -v o="${ONLY%:*}" -v e="${ONLY#*:}" -v n="$N" \
+            '$13 == o && $11 == e && k++ < n' >"$W/cases"
+else
+    awk -v first="$F" -v count="$N" -f "$L/promise_gen.awk" >"$W/cases"
+fi
 EFPLAN=$BIN VALGRIND="" xargs -P "$P" -L 1 sh "$L/promise_case.sh" "$W/res" \
     <"$W/cases"
 while read -r id rest; do
     if [ -s "$W/res/$id.res" ]; then cat "$W/res/$id.res"
-    else echo "$id - - 0 0 0 0 0 0 -1 0 1 0"; fi
+    else echo "$id - - 0 0 0 0 0 0 -1 0 1 0 -1"; fi
 done <"$W/cases" >"$W/all"
 end=$(date +%s)
 
@@ -75,6 +93,8 @@ awk '
   ra[k] += $11
   if ($2 == "-") err++
   else if ($12 && $7 == 0) other++
+  if ($14 >= 0) { planned++; if ($14 > 0) { pbad++
+      if (n_pids < 20) pids = pids (n_pids++ ? ", " : "") $1 "(" $14 ")" } }
   if ($7 > 0 && n_ids < 20) ids = ids (n_ids++ ? ", " : "") $1 }
 END {
     n = split("fig12 reference restart none", om, " ")
@@ -95,6 +115,8 @@ END {
     print ""
     if (err) printf "%d cases could not be run (gen-trace or simulate failed; not in the table).\n\n", err
     if (other) printf "%d cases failed another check (at_risk flags).\n\n", other
+    if (planned)
+        printf "Plans (PROMISE_PLAN=1: `plan` with the same options, then `validate --plan`): %d made, %d failing a check%s.\n\n", planned, pbad + 0, pbad ? " (case(verdict): 1 plan exit 5, 2 validate exit 9, 3 other): " pids : ""
     if (ids != "")
         print "First cases with a miss (rerun one with `PROMISE_FIRST=ID PROMISE_CASES=1 sh tests/e2e/promise.sh`, EFPLAN and EFPLAN_DATA set): " ids "."
     else
@@ -114,7 +136,7 @@ sect() { # label file: the section of that label, markers included
 labels=$(sed -n 's/^<!-- section \(.*\) -->$/\1/p' "$W/old" |
     grep -v '^before-after$' || true)
 seen="" order=""
-for l in before after $labels; do
+for l in before after $LABEL $labels; do
     case " $seen " in *" $l "*) continue ;; esac
     seen="$seen $l"
     if [ "$l" = "$LABEL" ]; then cp "$W/section" "$W/s.$l"

@@ -33,7 +33,18 @@ void help_validate(void)
         "                   readers of version 1); -: standard output\n"
         "  -h, --help       this text\n"
         "\n"
-        "Exit codes: 0 valid, 2 usage error, 3 invalid input.\n");
+        "With --plan, the plan's promise is checked as the planner's own\n"
+        "check does it: its slots are run at the curves' throughput with the\n"
+        "overheads of its model and its elastic batch sizes, and every job\n"
+        "whose slots end it elsewhere than its planned_end, or admitted and\n"
+        "ending after its deadline, is listed with its planned end, where\n"
+        "the slots end it and its deadline (--curves: other curves than the\n"
+        "ones the plan names).\n"
+        "\n"
+        "Exit codes: 0 valid, 2 usage error, 3 invalid input (a plan whose\n"
+        "slots end a job elsewhere than its planned_end included), 9 the plan\n"
+        "breaks its promise (an admitted job ends after its deadline, flagged\n"
+        "at risk by the plan or not).\n");
     cli_help_shared(CLI_F_JSON);
 }
 
@@ -185,13 +196,112 @@ static void jobs_json(jw *w, const job_queue *q)
     jw_end(w);
 }
 
+/* The promise check of plan file 'd' read from 'path' (curves: 'curves',
+ * NULL for the ones it names): plan_check_promise over the plan it holds.
+ * Prints a line per broken job to 'say' (or, with 'w', writes member
+ * "promise"). Returns 0 when no job breaks it, EXIT_MISSED when an
+ * admitted job ends after its deadline (or never; flagged at risk by the
+ * plan or not: the promise is broken all the same), EXIT_INPUT when a job only ends elsewhere than its
+ * planned_end, or -1 with 'e' filled when the plan cannot be checked. */
+static int check_promise(const plan_doc *d, const char *path,
+                         const char *curves, FILE *say, jw *w, ef_err *e)
+{
+    curve_set cs = {0};
+    job_queue q;
+    plan p;
+    const char *cname = curves ? curves : d->curves;
+    if (curve_set_load_arg(&cs, cname, e) != EF_OK) {
+        if (!curves)
+            ef_prefix(e, "%s: curves: ", path);
+        return -1;
+    }
+    if (plan_doc_plan(&p, &q, d, &cs, path, e) != EF_OK) {
+        curve_set_free(&cs);
+        return -1;
+    }
+    plan_broken *b = NULL;
+    int n = 0, rc = 0, late = 0, off = 0, risky = 0, admitted = 0;
+    if (plan_check_promise(&p, &b, &n, e) != EF_OK) {
+        /* the structure: slots, capacity, placement, batch sizes */
+        ef_prefix(e, "%s: ", path);
+        e->kind = EF_E_INPUT;
+        rc = -1;
+    }
+    for (int i = 0; i < p.njobs; i++)
+        admitted += p.jobs[i].decision == PLAN_ADMITTED;
+    if (w && rc == 0) {
+        jw_obj(w, "promise", NULL);
+        jw_int(w, "admitted", admitted);
+        jw_arr(w, "broken", NULL);
+    }
+    for (int k = 0; k < n; k++) {
+        const plan_job *j = &p.jobs[b[k].job];
+        late += b[k].late;
+        off += b[k].bad_end;
+        risky += b[k].late && b[k].at_risk;
+        if (w) {
+            jw_obj(w, NULL, NULL);
+            jw_str(w, "id", j->in->id);
+            jw_int(w, "planned_end", b[k].planned_end);
+            if (b[k].end >= 0)
+                jw_int(w, "slots_end", b[k].end);
+            else
+                jw_null(w, "slots_end");
+            if (b[k].deadline >= 0)
+                jw_int(w, "deadline", b[k].deadline);
+            else
+                jw_null(w, "deadline");
+            jw_bool(w, "late", b[k].late);
+            jw_bool(w, "at_risk", b[k].at_risk);
+            jw_end(w);
+            continue;
+        }
+        char ends[64];
+        if (b[k].end >= 0)
+            snprintf(ends, sizeof ends, "its slots end it at %lld",
+                     (long long)b[k].end);
+        else
+            snprintf(ends, sizeof ends, "its slots never end it");
+        fprintf(say, "  job %s: planned end %lld, %s, deadline %lld%s%s\n",
+                j->in->id, (long long)b[k].planned_end, ends,
+                (long long)b[k].deadline,
+                b[k].late ? " (admitted, ends after its deadline)" : "",
+                b[k].at_risk ? " (the plan flags it at risk)" : "");
+    }
+    if (w && rc == 0) {
+        jw_end(w);
+        jw_int(w, "late", late);
+        jw_int(w, "wrong_end", off);
+        jw_int(w, "at_risk_late", risky);
+        jw_end(w);
+    }
+    if (rc == 0 && !w)
+        fprintf(say, "promise  %d admitted job%s checked (overhead %s, "
+                "elastic batch %s): %d end%s after the deadline (%d of them "
+                "flagged at risk), %d end%s elsewhere than planned_end\n",
+                admitted, admitted == 1 ? "" : "s",
+                ovh_name(p.opts.overhead), p.opts.elastic_batch ? "on" : "off",
+                late, late == 1 ? "s" : "", risky, off, off == 1 ? "s" : "");
+    if (rc == 0 && late)
+        rc = EXIT_MISSED;
+    else if (rc == 0 && off)
+        rc = EXIT_INPUT;
+    free(b);
+    plan_free(&p);
+    queue_free(&q);
+    curve_set_free(&cs);
+    return rc;
+}
+
 /* --plan: read the plan file at 'path', print what it holds (or, with
- * 'w', write it as member "plan" of w's open object), and write it back
- * to 'out' (when not NULL) in version 'version'. */
+ * 'w', write it as member "plan" of w's open object), check its promise
+ * (check_promise; its verdict into *verdict) and write it back to 'out'
+ * (when not NULL) in version 'version'. */
 static int validate_plan(const char *path, const char *out, int version,
-                         jw *w, ef_err *e)
+                         const char *curves, jw *w, int *verdict, ef_err *e)
 {
     plan_doc d;
+    *verdict = 0;
     if (plan_doc_load(&d, path, e) != EF_OK)
         return EF_ERR;
     long allocs = 0;           /* allocations over all slots */
@@ -220,6 +330,11 @@ static int validate_plan(const char *path, const char *out, int version,
         fprintf(say, "\n");
     }
     int rc = EF_OK;
+    *verdict = check_promise(&d, path, curves, say, w, e);
+    if (*verdict < 0) {
+        plan_doc_free(&d);
+        return EF_ERR;
+    }
     if (out) {
         size_t n;
         d.version = version;
@@ -281,9 +396,10 @@ int cmd_validate(int argc, char **argv)
         return cli_usage_error("validate", "%s needs --plan (the plan file "
                                "to write back)", out_path ? "--out"
                                                           : "--plan-version");
-    if (plan_path && (jobs_path || cluster_arg || curves_arg))
+    if (plan_path && (jobs_path || cluster_arg))
         return cli_usage_error("validate", "--plan is checked alone (a plan "
-                               "file records its own cluster and jobs)");
+                               "file records its own cluster and jobs; "
+                               "--curves may name other curves)");
     if (cli_cf.json && out_path && strcmp(out_path, "-") == 0)
         return cli_usage_error("validate", "--json and --out - both write "
                                "standard output: give --out a file");
@@ -292,13 +408,33 @@ int cmd_validate(int argc, char **argv)
     jw_init(&w, 1);
     jw_obj(&w, NULL, NULL);
     jw_str(&w, "command", "validate");
-    jw_bool(&w, "ok", 1);
+    if (!plan_path)
+        jw_bool(&w, "ok", 1);
     if (plan_path) {
-        if (validate_plan(plan_path, out_path, version,
-                          cli_cf.json ? &w : NULL, &e) != EF_OK) {
+        int verdict;
+        if (validate_plan(plan_path, out_path, version, curves_arg,
+                          cli_cf.json ? &w : NULL, &verdict, &e) != EF_OK) {
             jw_free(&w);
             return cli_fail(&e);
         }
+        if (verdict) {
+            jw_bool(&w, "ok", 0);
+            jw_end(&w);
+            if (cli_cf.json) {
+                int rc = cli_json_print(&w);
+                return rc ? rc : verdict;
+            }
+            jw_free(&w);
+            fflush(stdout); /* the jobs above come first, also in a pipe */
+            fprintf(stderr, "efplan: error: %s: %s (the jobs above)\n",
+                    plan_path, verdict == EXIT_MISSED
+                        ? "the plan breaks its promise: an admitted job "
+                          "ends after its deadline"
+                        : "a job's slots end it elsewhere than its "
+                          "planned_end");
+            return verdict;
+        }
+        jw_bool(&w, "ok", 1);
         jw_end(&w);
         if (cli_cf.json)
             return cli_json_print(&w);

@@ -293,9 +293,12 @@ int place_slot_keep(const cluster *c, int n, const int *want,
     return place_slot_hold(c, n, want, prev, ids, keep, 0, out, owner);
 }
 
-int place_slot_hold(const cluster *c, int n, const int *want,
-                    const place_set *prev, const char *const *ids,
-                    const char *keep, int least, place_set *out, int *owner)
+/* place_slot_hold's attempts; with 'held_only' all but the last (which
+ * holds nobody): EF_ERR when those place nothing. */
+static int place_attempts(const cluster *c, int n, const int *want,
+                          const place_set *prev, const char *const *ids,
+                          const char *keep, int least, int held_only,
+                          place_set *out, int *owner)
 {
     if (prev && place_try(c, n, want, prev, ids, keep, out, owner,
                           FIX_ALL, NULL, NULL) == EF_OK)
@@ -320,9 +323,33 @@ int place_slot_hold(const cluster *c, int n, const int *want,
     if (prev && keep && place_try(c, n, want, prev, ids, keep, out, owner,
                                   FIX_KEEP, NULL, NULL) == EF_OK)
         return EF_OK;
+    if (held_only)
+        return EF_ERR;
     return place_try(c, n, want, prev, ids, keep, out, owner, FIX_NONE,
                      NULL, NULL);
 }
+
+int place_slot_hold(const cluster *c, int n, const int *want,
+                    const place_set *prev, const char *const *ids,
+                    const char *keep, int least, place_set *out, int *owner)
+{
+    return place_attempts(c, n, want, prev, ids, keep, least, 0, out,
+                          owner);
+}
+
+int place_holds_keep(const cluster *c, int n, const int *want,
+                     const place_set *prev, const char *const *ids,
+                     const char *keep, int least, int *owner)
+{
+    place_set *out = ef_calloc((size_t)(n ? n : 1), sizeof *out);
+    int ok = place_attempts(c, n, want, prev, ids, keep, least, 1, out,
+                            owner) == EF_OK;
+    for (int i = 0; ok && i < n; i++)
+        place_set_free(&out[i]);
+    free(out);
+    return ok;
+}
+
 
 int place_slot(const cluster *c, int n, const int *want, const place_set *prev,
                const char *const *ids, place_set *out, int *owner)

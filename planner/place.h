@@ -56,6 +56,14 @@ int place_slot_hold(const cluster *c, int n, const int *want,
                     const place_set *prev, const char *const *ids,
                     const char *keep, int least, place_set *out, int *owner);
 
+/* 1 if place_slot_hold (with 'least' as given) places the sizes
+ * want[0..n-1] with every job marked in 'keep' (not NULL) whose size is
+ * unchanged on exactly the GPUs it holds (its attempts 1, 1b or 2), else
+ * 0. Places nothing. */
+int place_holds_keep(const cluster *c, int n, const int *want,
+                     const place_set *prev, const char *const *ids,
+                     const char *keep, int least, int *owner);
+
 void place_set_free(place_set *s);
 
 /* 1 if 's' follows the buddy rule on cluster c. */

@@ -800,7 +800,7 @@ static int surplus_ok(const plan *p, const plan_job *j, int64_t t, int ng,
 }
 
 /* Where job j's GPUs are just before the current point: the caller's
- * placement (plan_set_gpus) or the plan's own. */
+ * placement (plan_set_placement) or the plan's own. */
 static const place_set *gpus_of(const plan_job *j)
 {
     return j->where ? j->where : &j->pl;
@@ -1319,6 +1319,84 @@ static void admit_reference(plan *p, int *act, int *na, const int *rel,
     }
 }
 
+/* 1 if job j's promise has no room for a migration: placement holds it
+ * where it is (eng_alloc.keep). */
+static int keeps(const plan_job *j)
+{
+    return j->tight || j->at_risk;
+}
+
+static int cmp_growth(const void *a, const void *b, void *ctx)
+{
+    const plan *p = ctx;
+    const plan_job *x = &p->jobs[*(const int *)a],
+                   *y = &p->jobs[*(const int *)b];
+    int gx = x->g - gpus_of(x)->g, gy = y->g - gpus_of(y)->g;
+    if (gx != gy)
+        return gx > gy ? -1 : 1;
+    if (x->deadline != y->deadline) /* the latest deadline waits first */
+        return x->deadline > y->deadline ? -1 : 1;
+    return x->idrank - y->idrank;
+}
+
+/* A job whose promise has no room for a migration ('keeps': tight, at
+ * risk) must stay on its GPUs, but the planner's sizes count GPUs, not
+ * where they are: a job growing onto whole nodes can find every node
+ * holding a piece of such a job, and the placement then moves one
+ * (place.h, attempt 3), which breaks its promise. So when the sizes at
+ * this point cannot be placed with every such job held, the jobs that
+ * grow or start here and are not held themselves keep the GPUs they
+ * hold, the largest growth first (then the latest deadline), until they
+ * can; their promises are checked again one slot later (p->held_back).
+ * Needs the jobs' placements (plan_build's own; a loop that places them
+ * itself passes them with plan_set_placement). */
+static void hold_keep(plan *p, const int *act, int na)
+{
+    int any = 0;
+    p->held_back = 0;
+    for (int i = 0; i < na && !any; i++) {
+        const plan_job *j = &p->jobs[act[i]];
+        any = keeps(j) && j->g > 0 && gpus_of(j)->g == j->g;
+    }
+    if (!any)
+        return;
+    int *want = ef_malloc((size_t)na * sizeof *want);
+    place_set *prev = ef_malloc((size_t)na * sizeof *prev);
+    const char **ids = ef_malloc((size_t)na * sizeof *ids);
+    char *keep = ef_malloc((size_t)na);
+    int *grow = ef_malloc((size_t)na * sizeof *grow);
+    int *owner = ef_malloc((size_t)p->cl.total_gpus * sizeof *owner);
+    int ng = 0;
+    for (int i = 0; i < na; i++) {
+        const plan_job *j = &p->jobs[act[i]];
+        prev[i] = *gpus_of(j);
+        ids[i] = j->in->id;
+        keep[i] = (char)keeps(j);
+        if (!keep[i] && j->g > gpus_of(j)->g)
+            grow[ng++] = act[i];
+    }
+    qsort_r(grow, (size_t)ng, sizeof *grow, cmp_growth, p);
+    for (int k = 0; k <= ng; k++) {
+        for (int i = 0; i < na; i++)
+            want[i] = p->jobs[act[i]].g;
+        if (place_holds_keep(&p->cl, na, want, prev, ids, keep,
+                             holds_still(p), owner) ||
+            k == ng)
+            break;
+        plan_job *j = &p->jobs[grow[k]];
+        j->g = gpus_of(j)->g;
+        if (j->g > 0)
+            j->row = j->hrow;
+        p->held_back = 1;
+    }
+    free(want);
+    free(prev);
+    free(ids);
+    free(keep);
+    free(grow);
+    free(owner);
+}
+
 void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
                 int nrel)
 {
@@ -1329,12 +1407,12 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
     /* where every job in play stands: the GPUs and batch it holds */
     for (int i = 0; i < *na; i++) {
         plan_job *j = &p->jobs[act[i]];
-        j->held = j->pl.g > 0 ? j->pl.g : j->g;
+        j->held = gpus_of(j)->g > 0 ? gpus_of(j)->g : j->g;
         j->hrow = j->row;
     }
     for (int r = 0; r < nrel; r++) {
         plan_job *j = &p->jobs[rel[r]];
-        j->held = j->pl.g;
+        j->held = gpus_of(j)->g;
         j->hrow = j->row;
     }
     if (p->opts.no_admission) {
@@ -1375,6 +1453,13 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
     if (holds_still(p))
         keep_held(p, act, *na, t);
     surplus(p, act, *na, t);
+    hold_keep(p, act, *na);
+}
+
+void plan_set_placement(plan *p, int i, const place_set *pl)
+{
+    ef_assert(i >= 0 && i < p->njobs);
+    p->jobs[i].where = pl;
 }
 
 void plan_set_deadline(plan *p, int i, int64_t deadline)
@@ -1398,12 +1483,6 @@ void plan_set_owed(plan *p, int i, double seconds)
 {
     ef_assert(i >= 0 && i < p->njobs);
     p->jobs[i].owed = seconds > 0 ? seconds : 0;
-}
-
-void plan_set_gpus(plan *p, int i, const place_set *pl)
-{
-    ef_assert(i >= 0 && i < p->njobs);
-    p->jobs[i].where = pl;
 }
 
 void plan_retire(plan *p, int i)
@@ -1848,17 +1927,18 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
             for (int i = 0; i < na; i++) {
                 plan_job *j = &p->jobs[act[i]];
                 resg[i] = j->decision == PLAN_ADMITTED ? resv_at(&j->r, t) : 0;
-                if (j->g != prevg[act[i]] || (j->g && j->pl.g != j->g))
+                if (j->g != prevg[act[i]] || (j->g && j->pl.g != j->g) ||
+                    (j->g && j->row != j->hrow)) /* a rebatch costs too */
                     changed = 1;
             }
             ef_err pe;
             if (changed && place_act(p, &R, act, na, &pe) != EF_OK)
                 ef_panic("%s with %d jobs on %d GPUs", pe.msg, na, N);
-            need_point = 0;
+            need_point = p->held_back;
         }
         /* a stretch where stepping slot by slot changes nothing but the
          * sums: run it at once (the same bits; at most up to the guard) */
-        int64_t K = o->every_slot ? 0
+        int64_t K = o->every_slot || need_point ? 0
                     : ff_len(p, act, na, t,
                              ai < narr ? p->jobs[arr[ai]].decide : INT64_MAX,
                              (EF_MAX_I64 - t) / S + 1);

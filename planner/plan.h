@@ -208,7 +208,7 @@ typedef struct plan_job {
     int g;
     place_set pl;
     const place_set *where;   /* NULL, or the caller's placement of the job
-                                 (plan_set_gpus): where it runs */
+                                 (plan_set_placement): where it runs */
     int done;
     int held;                 /* GPUs held just before the current point */
     const curve_row *hrow;    /* batch row held then */
@@ -269,6 +269,10 @@ typedef struct plan {
                                      stretch of slots run at once) */
     int replan_fallbacks;         /* fresh re-plan failed, old kept */
     int at_risk;                  /* admitted jobs flagged at risk */
+    int held_back;                /* the last point held a job's growth
+                                     back so that a job with no room for a
+                                     migration stays where it is: the next
+                                     slot is a point (plan_point) */
     int64_t point_index;          /* the loop's index of the current point
                                      (plan_set_point_index) */
     int migrations, resizes;
@@ -349,18 +353,19 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
  *   plan_set_point_index: the loop's count of scheduling points before
  *     the next one (OVH_REFERENCE restarts fall on the points whose
  *     index is a multiple of the slot; plan_build counts every slot).
- *   plan_set_gpus: where job i runs (the caller's placement, which must
- *     stay valid until the next plan_point or plan_set_gpus); under
- *     MOVES_NET the surplus step grows a running job only where no other
- *     job must move for it. Without it the plan's own placement counts.
- *   plan_retire: job i has finished (or left): its reservation and its
- *     GPUs are released; drop it from the active list too.
+ *   plan_set_placement: the GPUs job i holds before the next point (the
+ *     caller's placement, which must stay valid until that point), so
+ *     the point holds a job whose promise has no room for a migration
+ *     where it is, and under MOVES_NET grows a running job only where no
+ *     other job must move for it (plan_point); after the point,
+ *     p->held_back says whether the loop must hold another point one
+ *     slot later. Without it the plan's own placement counts.
  */
 void plan_set_deadline(plan *p, int i, int64_t deadline);
+void plan_set_placement(plan *p, int i, const place_set *pl);
 void plan_set_remaining(plan *p, int i, double rem);
 void plan_set_owed(plan *p, int i, double seconds);
 void plan_set_point_index(plan *p, int64_t index);
-void plan_set_gpus(plan *p, int i, const place_set *pl);
 void plan_retire(plan *p, int i);
 
 /*
@@ -405,6 +410,37 @@ int plan_alone(const job_queue *q, int i, const cluster *c,
  * violation.
  */
 int plan_check(const plan *p, ef_err *e);
+
+/* One job whose promise a plan breaks (plan_check_promise). */
+typedef struct plan_broken {
+    int job;              /* index into plan.jobs */
+    int64_t end;          /* the second its slots complete it; -1: they
+                             never do */
+    int64_t planned_end;  /* what the plan says (-1: nothing) */
+    int64_t deadline;     /* the job's own deadline (-1: none) */
+    int bad_end;          /* the slots complete it elsewhere than
+                             planned_end */
+    int late;             /* admitted, and its end (the slots', or the
+                             planned end of a job the plan's slots stop
+                             before) is after its deadline or never */
+    int at_risk;          /* the plan flags it at risk (declared late) */
+} plan_broken;
+
+/*
+ * plan_check_promise: plan_check's work and deadline accounting, every
+ * job reported instead of the first: the slots are walked as plan_check
+ * walks them (overheads of the plan's model, elastic batch sizes), and
+ * each job that is not rejected and whose slots complete it elsewhere
+ * than its planned_end, or that is admitted and ends after its deadline
+ * (or never), is listed in *out (heap, free(); NULL when none; in job
+ * order), *n their count. A job the plan's slots stop before (a plan cut
+ * at a horizon, or whose planned_end is past the last slot) is judged by
+ * its planned_end. At-risk jobs are listed with at_risk set (plan_check
+ * passes them). A structural violation (slots, capacity, placement,
+ * batch) is EF_ERR with the first one, as plan_check says it; then *out
+ * is NULL.
+ */
+int plan_check_promise(const plan *p, plan_broken **out, int *n, ef_err *e);
 
 /* Write the plan as JSON (format efplan-plan, keys sorted; planio.h) in
  * file version 'version' (0: the default, 2) to 'path' atomically.

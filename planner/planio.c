@@ -945,6 +945,70 @@ void plan_doc_opts(const plan_doc *d, plan_opts *o)
     o->deadline_margin = d->deadline_margin;
 }
 
+static int cmp_gpu(const void *a, const void *b);
+
+/* ---- the plan a file holds, for the checker ------------------------------- */
+
+int plan_doc_plan(plan *p, job_queue *q, const plan_doc *d,
+                  const curve_set *cs, const char *label, ef_err *e)
+{
+    memset(p, 0, sizeof *p);
+    memset(q, 0, sizeof *q);
+    char *qt = plan_doc_queue_json(d, NULL);
+    int rc = queue_parse_json(q, label, qt, strlen(qt), e);
+    free(qt);
+    cluster c;
+    plan_opts o;
+    plan_doc_opts(d, &o);
+    if (rc != EF_OK || queue_resolve(q, cs, e) != EF_OK ||
+        cluster_init(&c, 1, d->cluster.nodes, d->cluster.gpus_per_node,
+                     label, e) != EF_OK ||
+        plan_init(p, q, &c, &o, e) != EF_OK) {
+        plan_free(p);
+        queue_free(q);
+        return EF_ERR;
+    }
+    for (int i = 0; i < d->njobs; i++) {
+        plan_job *j = &p->jobs[i];
+        const plan_doc_job *dj = &d->jobs[i];
+        j->decision = (plan_decision)dj->decision;
+        j->at_risk = dj->at_risk;
+        j->planned_end = dj->planned_end;
+        p->admitted += j->decision == PLAN_ADMITTED;
+        p->rejected += j->decision == PLAN_REJECTED;
+        p->best_effort += j->decision == PLAN_BEST_EFFORT;
+    }
+    int G = d->cluster.gpus_per_node;
+    p->nslots = d->nslots;
+    p->slots = ef_calloc((size_t)(d->nslots ? d->nslots : 1),
+                         sizeof *p->slots);
+    for (int s = 0; s < d->nslots; s++) {
+        const plan_doc_slot *ds = &d->slots[s];
+        plan_slot *sl = &p->slots[s];
+        sl->start = ds->start;
+        sl->end = ds->end;
+        sl->nalloc = ds->nalloc;
+        sl->a = ef_calloc((size_t)(ds->nalloc ? ds->nalloc : 1),
+                          sizeof *sl->a);
+        for (int k = 0; k < ds->nalloc; k++) {
+            const plan_doc_alloc *da = &ds->a[k];
+            plan_alloc *al = &sl->a[k];
+            al->job = da->jobi;
+            al->gpus = da->place.n;
+            al->batch = da->place.batch;
+            al->gpu = ef_malloc((size_t)(da->place.n ? da->place.n : 1) *
+                                sizeof *al->gpu);
+            for (int g = 0; g < da->place.n; g++)
+                al->gpu[g] = da->place.node[g] * G + da->place.gpu[g];
+            qsort(al->gpu, (size_t)al->gpus, sizeof *al->gpu, cmp_gpu);
+        }
+        p->end = ds->end;
+    }
+    if (d->nslots == 0)
+        p->end = d->now;
+    return EF_OK;
+}
+
 /* ---- checker --------------------------------------------------------------- */
 
 static int cmp_gpu(const void *a, const void *b)
@@ -1008,12 +1072,13 @@ static int64_t chk_jump(chk_job *c, ovh_mode om, double tp, int g, int N,
     return K;
 }
 
-int plan_check(const plan *p, ef_err *e)
+/* plan_check's walk of every slot: the structure (first violation: EF_ERR)
+ * and each job's progress into cj[i].end. */
+static int check_walk(const plan *p, chk_job *cj, ef_err *e)
 {
     int N = p->cl.total_gpus, S = p->opts.slot;
     ovh_mode om = p->opts.overhead;
     int *owner = ef_malloc((size_t)N * sizeof *owner);
-    chk_job *cj = ef_calloc((size_t)(p->njobs ? p->njobs : 1), sizeof *cj);
     int rc = EF_OK;
     for (int i = 0; i < p->njobs; i++) {
         const placement *cur = &p->jobs[i].in->cur;
@@ -1139,27 +1204,70 @@ int plan_check(const plan *p, ef_err *e)
             rc = ef_fail(e, EF_E_INTERNAL, "slot %d: %d GPUs used of %d", s,
                          used, N);
     }
+    free(owner);
+    return rc;
+}
+
+int plan_check_promise(const plan *p, plan_broken **out, int *n, ef_err *e)
+{
+    chk_job *cj = ef_calloc((size_t)(p->njobs ? p->njobs : 1), sizeof *cj);
+    int rc = check_walk(p, cj, e);
     int truncated = p->opts.horizon > 0;
+    *out = NULL;
+    *n = 0;
     for (int i = 0; i < p->njobs && rc == EF_OK; i++) {
         const plan_job *j = &p->jobs[i];
         if (j->decision == PLAN_REJECTED)
             continue;
-        if (truncated && cj[i].end < 0)
+        /* a plan cut at a horizon (or a file that ends before the job's
+         * planned end) holds only the start of the job's run: its planned
+         * end is all there is to check */
+        int cut = cj[i].end < 0 &&
+                  (truncated || (j->planned_end > p->end && p->nslots > 0));
+        int64_t end = cut ? j->planned_end : cj[i].end;
+        int bad_end = !cut && cj[i].end != j->planned_end;
+        int late = j->decision == PLAN_ADMITTED && j->in->has_deadline &&
+                   (end < 0 || end > j->in->deadline);
+        if (cut && truncated && !late)
             continue;
-        if (cj[i].end != j->planned_end)
-            rc = ef_fail(e, EF_E_INTERNAL, "job %s: slots complete it at %lld, "
-                         "planned_end says %lld", j->in->id,
-                         (long long)cj[i].end, (long long)j->planned_end);
-        else if (j->decision == PLAN_ADMITTED && !j->at_risk &&
-                 cj[i].end > j->in->deadline)
-            rc = ef_fail(e, EF_E_INTERNAL, "job %s: admitted but completes at "
-                         "%lld after its deadline %lld", j->in->id,
-                         (long long)cj[i].end, (long long)j->in->deadline);
+        if (!bad_end && !late)
+            continue;
+        *out = ef_realloc(*out, (size_t)(*n + 1) * sizeof **out);
+        (*out)[(*n)++] = (plan_broken){i, cj[i].end, j->planned_end,
+                                       j->in->has_deadline ? j->in->deadline
+                                                           : -1,
+                                       bad_end, late, j->at_risk};
     }
-    free(owner);
     for (int i = 0; i < p->njobs; i++)
         free(cj[i].own);
     free(cj);
+    if (rc != EF_OK) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+int plan_check(const plan *p, ef_err *e)
+{
+    plan_broken *b;
+    int n;
+    if (plan_check_promise(p, &b, &n, e) != EF_OK)
+        return EF_ERR;
+    int rc = EF_OK;
+    for (int k = 0; k < n && rc == EF_OK; k++) {
+        const plan_job *j = &p->jobs[b[k].job];
+        if (b[k].bad_end)
+            rc = ef_fail(e, EF_E_INTERNAL, "job %s: slots complete it at %lld, "
+                         "planned_end says %lld", j->in->id,
+                         (long long)b[k].end, (long long)b[k].planned_end);
+        else if (!b[k].at_risk)
+            rc = ef_fail(e, EF_E_INTERNAL, "job %s: admitted but completes at "
+                         "%lld after its deadline %lld", j->in->id,
+                         (long long)b[k].end, (long long)b[k].deadline);
+    }
+    free(b);
     return rc;
 }
 

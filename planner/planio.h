@@ -260,4 +260,18 @@ int plan_unix_time(int64_t now);
  * overhead model (horizon 0: the file does not say). */
 void plan_doc_opts(const plan_doc *d, plan_opts *o);
 
+/*
+ * plan_doc_plan: the plan file 'd' as a struct plan for plan_check and
+ * plan_check_promise (plan.h), built from the file alone (the planner
+ * decides nothing): its jobs as a queue 'q' (plan_doc_queue_json,
+ * resolved against 'cs'; the plan's jobs point into it), its cluster,
+ * options (plan_doc_opts), each job's decision, at_risk and planned_end,
+ * and its slots with their GPUs (plan node * gpus_per_node + GPU) and
+ * batch sizes. 'label' names the file in messages. Free both with
+ * plan_free and queue_free. Errors: a job the curves lack (EF_E_INPUT);
+ * then both are empty.
+ */
+int plan_doc_plan(plan *p, job_queue *q, const plan_doc *d,
+                  const curve_set *cs, const char *label, ef_err *e);
+
 #endif

@@ -86,7 +86,7 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         }
         plan_set_remaining(p, i, s->jobs[i].rem);
         plan_set_owed(p, i, s->jobs[i].ovh_left);
-        plan_set_gpus(p, i, &s->jobs[i].pl);
+        plan_set_placement(p, i, &s->jobs[i].pl);
         st->act[keep++] = i;
     }
     st->na = keep;
@@ -101,7 +101,9 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         else
             sim_reject(s, rel[r], j->earliest_feasible_deadline, j->reason);
     }
-    int64_t wake = INT64_MAX;
+    /* a job's growth held back for a job that must not move: its
+     * promise is checked again at the next slot */
+    int64_t wake = p->held_back ? t + p->opts.slot : INT64_MAX;
     for (int k = 0; k < st->na; k++) {
         const plan_job *j = &p->jobs[st->act[k]];
         if (j->at_risk)

@@ -11,11 +11,12 @@
 #     equals the flagged rows; a result with the count needs the column.
 # Writes DIR/ID.res, one line:
 #   id overhead eb_sim jobs deadline_jobs admitted missed unfinished
-#   worst_lateness_s flagged deadline_ratio failed flagged_missed
+#   worst_lateness_s flagged deadline_ratio failed flagged_missed plan
 # (missed: admitted deadline jobs that missed, unfinished ones included;
 # unfinished: those of them not done; worst lateness: end - deadline over
 # the finished misses, 0 if none; flagged: -1 without an at_risk column;
-# failed: 0 or 1; flagged_missed: the missed jobs among the flagged), and,
+# failed: 0 or 1; flagged_missed: the missed jobs among the flagged;
+# plan: the PROMISE_PLAN verdict below, -1 when not run), and,
 # when the case failed, DIR/ID.fail: the failure report, with the exact
 # commands that reproduce it. Scratch files live in DIR/ID/, removed
 # afterwards. Env: EFPLAN (the binary), VALGRIND (an optional command
@@ -60,11 +61,35 @@ if ! (cd "$w" && $V "$EFPLAN" $simc >sim.out 2>&1); then
     echo "$id $ovh $ebs $n 0 0 0 0 0 -1 0 1 0" >"$dir/$id.res"
     rm -rf "$w"; exit 0
 fi
+# PROMISE_PLAN=1: also plan the trace with the same options and check the
+# plan file with validate --plan (the promise check): pv is 0 when both
+# pass, 1 when plan fails (its own check: exit 5), 2 when validate finds
+# an admitted job ending after its deadline (exit 9), 3 another failure
+pv=-1
+if [ "${PROMISE_PLAN:-0}" = 1 ]; then
+    planc="plan --jobs trace.csv --cluster n${nodes}g$gpn --curves A100\
+ --slot $slot --overhead $ovh$eb_sim --out plan.json"
+    prc=0
+    # shellcheck disable=SC2086
+    (cd "$w" && $V "$EFPLAN" $planc >plan.out 2>&1) || prc=$?
+    vrc=0
+    [ "$prc" = 0 ] && { (cd "$w" && $V "$EFPLAN" validate --plan plan.json \
+        >val.out 2>&1) || vrc=$?; }
+    if [ "$prc" = 0 ] && [ "$vrc" = 0 ]; then pv=0
+    elif [ "$prc" = 5 ]; then pv=1
+    elif [ "$vrc" = 9 ]; then pv=2
+    else pv=3; fi
+    if [ "$pv" != 0 ]; then
+        { echo "FAIL $what: plan (exit $prc) / validate --plan (exit $vrc)"
+          tail -3 "$w/plan.out" "$w/val.out" 2>/dev/null | sed 's/^/    /'
+          echo "    $EFPLAN $planc"; } >>"$dir/$id.planfail"
+    fi
+fi
 ratio=$(sed -n 's/^  "deadline_ratio": \([0-9.eE+-]*\),\{0,1\}$/\1/p' \
     "$w/result.json")
 risk=$(sed -n 's/^  "at_risk": \([0-9]*\),\{0,1\}$/\1/p' "$w/result.json")
 awk -v id="$id" -v ovh="$ovh" -v ebs="$ebs" -v ratio="${ratio:-0}" \
-    -v risk="${risk:--1}" -v what="$what" -v fail="$dir/$id.fail" '
+    -v risk="${risk:--1}" -v what="$what" -v fail="$dir/$id.fail" -v pv="$pv" '
 # split a CSV line into f[1..n], honouring double quotes
 function csv(line, f,    n, i, c, q, cur, L) {
     if (index(line, "\"") == 0)
@@ -147,8 +172,9 @@ END {
         say("FAIL " what ": result has at_risk, jobs CSV has no at_risk column")
         bad = 1
     }
-    printf "%s %s %s %d %d %d %d %d %.3f %d %s %d %d\n", id, ovh, ebs, jobs,
-        ndl, nadm, miss, unf, worst, ar ? nflag : -1, ratio, bad ? 1 : 0, fmiss
+    printf "%s %s %s %d %d %d %d %d %.3f %d %s %d %d %d\n", id, ovh, ebs, jobs,
+        ndl, nadm, miss, unf, worst, ar ? nflag : -1, ratio, bad ? 1 : 0, fmiss,
+        pv
     if (bad) printf "%s", msg >fail
 }' "$w/jobs.csv" >"$dir/$id.res"
 [ -f "$dir/$id.fail" ] && repro >>"$dir/$id.fail"
