@@ -21,7 +21,8 @@ void help_simulate(void)
         "                       --policy P [--slot SECONDS] [--tick SECONDS]\n"
         "                       [--overhead fig12|reference|restart|none]\n"
         "                       [--surplus gain|reference] [--cap usable|reference]\n"
-        "                       [--moves net|any]\n"
+        "                       [--moves net|any] [--speed-factor LO,HI]\n"
+        "                       [--restart-cost F] [--physics-seed K] [--learn]\n"
         "                       [--baselines fixed|reference] [--mip-nodes N]\n"
         "                       [--out result.json]\n"
         "                       [--jobs-out jobs.csv] [--svg timeline.svg]\n"
@@ -49,6 +50,17 @@ void help_simulate(void)
         "                      restart: 30 s per start, resume, rescale or\n"
         "                      migration (the Pollux simulator's); none\n"
         "  --surplus MODE      ef policies: gain (default) or reference\n"
+        "  --speed-factor LO,HI physics: each model's jobs run at a factor\n"
+        "                      of their curve drawn uniformly from [LO, HI]\n"
+        "                      (seeded by --physics-seed and the model's\n"
+        "                      name); policies still plan with the curves\n"
+        "  --restart-cost F    physics: every reconfiguration really costs F\n"
+        "                      times what the overhead model charges\n"
+        "  --physics-seed K    the seed of --speed-factor (default 0)\n"
+        "  --learn             ef policies: plan each job at its measured\n"
+        "                      speed and restart cost (its own once it has\n"
+        "                      run, else its model's over the jobs seen so\n"
+        "                      far, else the curve's and the model's)\n"
         "  --moves MODE        ef policies: net (default): a running job\n"
         "                      keeps its GPUs unless a promise needs them\n"
         "                      or a move gains more over its remaining\n"
@@ -117,6 +129,17 @@ static void print_sim(FILE *f, const sim *s, const char *trace)
                           sizeof span));
     fprintf(f, "  %-34s %d rescales, %d migrations, %d preemptions\n",
             "reconfigurations", m.rescales, m.migrations, m.preemptions);
+    fprintf(f, "  %-34s mean %.2f, p99 %.0f, max %d\n",
+            "restarts per job that ran", m.restarts_mean, m.restarts_p99,
+            m.restarts_max);
+    if (s->opts.speed_hi > 0 || s->opts.restart_scale > 0)
+        fprintf(f, "  %-34s speed %.2f-%.2f of the curve, restarts %.2fx "
+                "the model's; planned at %s\n", "physics",
+                s->opts.speed_hi > 0 ? s->opts.speed_lo : 1.0,
+                s->opts.speed_hi > 0 ? s->opts.speed_hi : 1.0,
+                s->opts.restart_scale > 0 ? s->opts.restart_scale : 1.0,
+                s->opts.learn ? "the measured speeds and restart costs"
+                              : "the curves and the model");
     fprintf(f, "  %-34s %.3f (running jobs' speed-ups over 1 GPU, summed,"
             " / %d GPUs,\n  %-34s averaged over time: 1 = each GPU does a "
             "lone GPU's work)\n", "mean cluster efficiency", m.mean_efficiency,
@@ -206,6 +229,41 @@ int cli_sim_option(const char *cmd, int o, const char *arg, sim_opts *so)
                                    "any)", arg);
         so->moves_any = strcmp(arg, "any") == 0;
         return 0;
+    case 'F': { /* --speed-factor LO,HI or F */
+        double lo, hi;
+        const char *comma = strchr(arg, ',');
+        char first[64];
+        snprintf(first, sizeof first, "%.*s",
+                 comma ? (int)(comma - arg) : (int)strlen(arg), arg);
+        if (ef_parse_double(first, &lo) != EF_NUM_OK ||
+            (comma ? ef_parse_double(comma + 1, &hi) : (hi = lo, EF_NUM_OK))
+                != EF_NUM_OK ||
+            !(lo > 0) || !(hi >= lo) || hi > 10)
+            return cli_usage_error(cmd, "--speed-factor: \"%s\" (expected "
+                                   "LO,HI with 0 < LO <= HI <= 10, or one "
+                                   "factor: 0.6,1.0)", arg);
+        so->speed_lo = lo;
+        so->speed_hi = hi;
+        return 0;
+    }
+    case 'R': {
+        double x;
+        if (ef_parse_double(arg, &x) != EF_NUM_OK || !(x > 0) || x > 1000)
+            return cli_usage_error(cmd, "--restart-cost: \"%s\" (expected "
+                                   "a factor on the overhead model's "
+                                   "costs, > 0 and <= 1000: 2)", arg);
+        so->restart_scale = x;
+        return 0;
+    }
+    case 'Z':
+        if (ef_parse_i64(arg, 0, INT64_MAX, &v) != EF_NUM_OK)
+            return cli_usage_error(cmd, "--physics-seed: \"%s\" (expected "
+                                   "0 to 2^63-1)", arg);
+        so->physics_seed = (uint64_t)v;
+        return 0;
+    case 'L':
+        so->learn = 1;
+        return 0;
     case 'C':
         if (strcmp(arg, "usable") != 0 && strcmp(arg, "reference") != 0)
             return cli_usage_error(cmd, "--cap: \"%s\" (expected usable or "
@@ -247,6 +305,10 @@ int cmd_simulate(int argc, char **argv)
         {"overhead", required_argument, NULL, 'O'},
         {"surplus", required_argument, NULL, 'S'},
         {"moves", required_argument, NULL, 'W'},
+        {"speed-factor", required_argument, NULL, 'F'},
+        {"restart-cost", required_argument, NULL, 'R'},
+        {"physics-seed", required_argument, NULL, 'Z'},
+        {"learn", no_argument, NULL, 'L'},
         {"cap", required_argument, NULL, 'C'},
         {"baselines", required_argument, NULL, 'B'},
         {"mip-nodes", required_argument, NULL, 'M'},

@@ -250,7 +250,7 @@ static int holds_still(const plan *p)
 static prm_start pstart(const plan_job *j, int64_t t)
 {
     prm_start s = {t, j->held, j->held ? j->hrow : NULL, j->owed, j->ovh,
-                   j->eb};
+                   j->eb, j->oscale};
     return s;
 }
 
@@ -708,7 +708,8 @@ static double net_tput(const plan *p, const plan_job *j, int ng,
         j->row != j->hrow || j->rem <= 0 || tp <= 0)
         return tp;
     double c = ovh_charge_id(p->opts.overhead, j->ovh, j->held, ng, 0,
-                             nrow != j->hrow);
+                             nrow != j->hrow) *
+               (j->oscale > 0 ? j->oscale : 1.0);
     return c > 0 ? j->rem / (j->rem / tp + c) : tp;
 }
 
@@ -1472,6 +1473,12 @@ void plan_set_remaining(plan *p, int i, double rem)
 {
     ef_assert(i >= 0 && i < p->njobs);
     p->jobs[i].rem = rem;
+}
+
+void plan_set_restart_scale(plan *p, int i, double scale)
+{
+    ef_assert(i >= 0 && i < p->njobs);
+    p->jobs[i].oscale = scale > 0 ? scale : 1.0;
 }
 
 void plan_set_point_index(plan *p, int64_t index)

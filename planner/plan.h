@@ -203,6 +203,8 @@ typedef struct plan_job {
     int idrank;               /* the id's place among the queue's ids
                                  (strcmp order; ties broken by id) */
     ovh_id ovh;               /* its model's overhead row (ovh_lookup) */
+    double oscale;            /* its restarts' measured cost against the
+                                 model's (plan_set_restart_scale; 0: 1) */
     double rem;
     resv r;
     int g;
@@ -350,6 +352,10 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
  *   plan_set_remaining: job i's real remaining work at the next point,
  *     in its unit (iterations; samples for an elastic-batch job).
  *   plan_set_owed: the overhead seconds job i has not yet paid then.
+ *   plan_set_restart_scale: what job i's restarts really cost against
+ *     the overhead model's charge (measured by the loop; > 0, 1 = the
+ *     model's): every promise check, MSS and the stability rule charge
+ *     the model's cost times this from then on.
  *   plan_set_point_index: the loop's count of scheduling points before
  *     the next one (OVH_REFERENCE restarts fall on the points whose
  *     index is a multiple of the slot; plan_build counts every slot).
@@ -366,6 +372,7 @@ void plan_set_placement(plan *p, int i, const place_set *pl);
 void plan_set_remaining(plan *p, int i, double rem);
 void plan_set_owed(plan *p, int i, double seconds);
 void plan_set_point_index(plan *p, int64_t index);
+void plan_set_restart_scale(plan *p, int i, double scale);
 void plan_retire(plan *p, int i);
 
 /*

@@ -12,6 +12,12 @@ static double tput(const prm_start *s, const curve_row *row, int g)
     return row && g > 0 ? eb_tput(row, g, s->samples) : 0;
 }
 
+/* The factor on the model's charges for this job (prm_start.scale). */
+static double prm_scale(const prm_start *s)
+{
+    return s->scale > 0 ? s->scale : 1.0;
+}
+
 /* The allowance, in work, for what the path cannot foresee: forced
  * migrations (FIG12, RESTART) or restarts (REFERENCE) at the path's
  * largest size and highest throughput, the path spanning 'slots' slots
@@ -22,7 +28,7 @@ static double allowance(const prm_model *m, const prm_start *s, int gmax,
     if (gmax <= 0)
         return 0;
     if (m->mode == OVH_FIG12 || m->mode == OVH_RESTART)
-        return m->migrations *
+        return m->migrations * prm_scale(s) *
                ovh_charge_id(m->mode, s->model, gmax, gmax, 1, 0) * tpmax;
     if (m->mode != OVH_REFERENCE)
         return 0;
@@ -127,7 +133,8 @@ static double walk(const prm_model *m, const prm_start *s, const prm_piece *p,
             prod = ref_prod(len, c1, base, S);
         } else {
             if (change)
-                owed = ovh_charge_id(m->mode, s->model, held, g, 0, rebatch);
+                owed = prm_scale(s) *
+                       ovh_charge_id(m->mode, s->model, held, g, 0, rebatch);
             c1 = owed < len ? owed : len;
             prod = len - c1;
             owed -= c1;

@@ -61,6 +61,10 @@ typedef struct prm_start {
     double owed;            /* overhead seconds still unpaid at t */
     ovh_id model;           /* the job's model's overhead row (ovh_lookup) */
     int samples;            /* work counted in samples (elastic batch) */
+    double scale;           /* what its restarts really cost against the
+                               model's charge (FIG12, RESTART): measured
+                               (plan_set_restart_scale); 0 or 1: the
+                               model's */
 } prm_start;
 
 /*

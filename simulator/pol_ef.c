@@ -21,17 +21,84 @@
  * its metric: an admitted job counts as met iff its last plan's
  * overhead-free end is by its deadline.
  */
+#define _GNU_SOURCE 1 /* qsort_r */
 #include <string.h>
 
 #include "common/util.h"
 #include "planner/plan.h"
 #include "simulator/sim.h"
 
+/* What --learn has measured of one model (over its jobs so far) or one
+ * job: work done against what its curve would have done in the same
+ * productive seconds; overhead paid against what the model charged. */
+typedef struct ef_meas {
+    double done, curve, paid, model;
+} ef_meas;
+
 typedef struct ef_state {
     plan p;
     int *act;
     int na;
+    /* --learn: each job's model (index into 'models', ordered by name)
+     * and what was counted of it at the last point */
+    int *model_of;
+    ef_meas *models, *seen;
 } ef_state;
+
+static int cmp_model(const void *a, const void *b, void *ctx)
+{
+    const sim *s = ctx;
+    return strcmp(s->jobs[*(const int *)a].in->model,
+                  s->jobs[*(const int *)b].in->model);
+}
+
+/* --learn: number the trace's models by name (the same models, the same
+ * numbers, whatever the job order). */
+static void learn_init(ef_state *st, const sim *s)
+{
+    int n = s->n, *ord = ef_malloc((size_t)(n ? n : 1) * sizeof *ord), m = -1;
+    for (int i = 0; i < n; i++)
+        ord[i] = i;
+    qsort_r(ord, (size_t)n, sizeof *ord, cmp_model, (void *)s);
+    st->model_of = ef_malloc((size_t)(n ? n : 1) * sizeof *st->model_of);
+    for (int k = 0; k < n; k++) {
+        if (k == 0 || cmp_model(&ord[k - 1], &ord[k], (void *)s) != 0)
+            m++;
+        st->model_of[ord[k]] = m;
+    }
+    st->models = ef_calloc((size_t)(m + 2), sizeof *st->models);
+    st->seen = ef_calloc((size_t)(n ? n : 1), sizeof *st->seen);
+    free(ord);
+}
+
+/* --learn: add what job i did since the last point to its model. */
+static void learn_count(ef_state *st, const sim_job *j, int i)
+{
+    ef_meas *sn = &st->seen[i], *md = &st->models[st->model_of[i]];
+    md->done += j->work_done - sn->done;
+    md->curve += j->work_curve - sn->curve;
+    md->paid += j->ovh_paid - sn->paid;
+    md->model += j->ovh_model - sn->model;
+    *sn = (ef_meas){j->work_done, j->work_curve, j->ovh_paid, j->ovh_model};
+}
+
+/* --learn: job i's speed over its curve and restarts' cost over the
+ * model's, as measured: its own where it has run (a slot's work at
+ * least) or paid a restart, else its model's, else 1. */
+static void learn_job(const ef_state *st, const sim *s, int i, double *speed,
+                      double *scale)
+{
+    const sim_job *j = &s->jobs[i];
+    const ef_meas *md = &st->models[st->model_of[i]];
+    double tp1 = sim_tput(j, j->in->curve->usable_gpus[0]);
+    *speed = j->work_curve > tp1 * s->opts.slot && j->work_done > 0
+                 ? j->work_done / j->work_curve
+             : md->curve > 0 && md->done > 0 ? md->done / md->curve
+                                               : 1.0;
+    *scale = j->ovh_model > 0 ? j->ovh_paid / j->ovh_model
+             : md->model > 0  ? md->paid / md->model
+                              : 1.0;
+}
 
 static void *init_common(sim *s, int noac, ef_err *e)
 {
@@ -58,6 +125,8 @@ static void *init_common(sim *s, int noac, ef_err *e)
         return NULL;
     }
     st->act = ef_malloc((size_t)(s->n ? s->n : 1) * sizeof *st->act);
+    if (s->opts.learn)
+        learn_init(st, s);
     return st;
 }
 
@@ -69,7 +138,23 @@ static void fini(void *v)
     ef_state *st = v;
     plan_free(&st->p);
     free(st->act);
+    free(st->model_of);
+    free(st->models);
+    free(st->seen);
     free(st);
+}
+
+/* Tell the planner job i's remaining work: as the curve counts it, or
+ * with --learn at its measured speed (the work it has left divided by
+ * its speed factor) with its measured restart cost. */
+static void plan_learned(ef_state *st, const sim *s, int i)
+{
+    double speed = 1.0, scale = 1.0;
+    if (st->models)
+        learn_job(st, s, i, &speed, &scale);
+    plan_set_remaining(&st->p, i, s->jobs[i].rem / speed);
+    if (st->models)
+        plan_set_restart_scale(&st->p, i, scale);
 }
 
 static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
@@ -78,20 +163,22 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
     plan *p = &st->p;
     /* forget finished jobs; take the real remaining work */
     int keep = 0;
+    for (int k = 0; st->models && k < st->na; k++)
+        learn_count(st, &s->jobs[st->act[k]], st->act[k]);
     for (int k = 0; k < st->na; k++) {
         int i = st->act[k];
         if (s->jobs[i].state != SJ_ACTIVE) {
             plan_retire(p, i);
             continue;
         }
-        plan_set_remaining(p, i, s->jobs[i].rem);
+        plan_learned(st, s, i);
         plan_set_owed(p, i, s->jobs[i].ovh_left);
         plan_set_placement(p, i, &s->jobs[i].pl);
         st->act[keep++] = i;
     }
     st->na = keep;
     for (int r = 0; r < nrel; r++)
-        plan_set_remaining(p, rel[r], s->jobs[rel[r]].rem);
+        plan_learned(st, s, rel[r]);
     plan_set_point_index(p, s->points);
     plan_point(p, t, st->act, &st->na, rel, nrel);
     for (int r = 0; r < nrel; r++) {

@@ -9,6 +9,7 @@
 
 #include "common/util.h"
 #include "planner/engine.h"
+#include "simulator/gen.h"
 
 void sim_opts_default(sim_opts *o)
 {
@@ -85,9 +86,19 @@ double sim_tput(const sim_job *j, int g)
 
 /* The speed the loop advances a running job at: the policy's own
  * 'rate' if it set one, else its curve at g GPUs. */
+/* The physics stream of a model: FNV-1a of its name, so a model's jobs
+ * share their speed factor whatever the trace's order. */
+static uint64_t model_stream(const char *model)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const unsigned char *c = (const unsigned char *)model; *c; c++)
+        h = (h ^ *c) * 1099511628211ULL;
+    return h;
+}
+
 static double speed(const sim_job *j, int g)
 {
-    return j->rate > 0 ? j->rate : sim_tput(j, g);
+    return (j->rate > 0 ? j->rate : sim_tput(j, g)) * j->factor;
 }
 
 double sim_speedup(const sim_job *j, int g)
@@ -204,10 +215,15 @@ static int apply_point(sim *s, eng *x, eng_alloc *al, ef_err *e)
         else if (s->opts.overhead == OVH_REFERENCE && g1 > 0)
             c = ovh_reference(g1, ovh_cache_seen(&s->cache, j->pl.gpu, g1),
                               restart, N);
-        if (g1 == 0)
+        if (g1 == 0) {
             j->ovh_left = 0;
-        else if (c > 0)
-            j->ovh_left = c;
+        } else if (c > 0) {
+            double real = s->opts.restart_scale > 0
+                              ? c * s->opts.restart_scale : c;
+            j->ovh_model += c;
+            j->ovh_paid += real;
+            j->ovh_left = real;
+        }
         if (g1 > 0 && j->start < 0)
             j->start = s->t;
         j->g = g1;
@@ -251,6 +267,13 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         j->end = -1;
         j->earliest_deadline = -1;
         j->due = j->in->deadline;
+        j->factor = 1.0;
+        if (o->speed_hi > 0) { /* physics: its model's stream */
+            gen_rng r;
+            gen_rng_init(&r, o->physics_seed, model_stream(j->in->model));
+            j->factor = o->speed_lo + (o->speed_hi - o->speed_lo) *
+                                          gen_uniform(&r);
+        }
     }
     int *arr = ef_malloc((size_t)(n ? n : 1) * sizeof *arr);
     for (int i = 0; i < n; i++)
@@ -343,8 +366,11 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
             sim_job *j = &s->jobs[s->act[k]];
             if (j->g > 0) {
                 double tp = speed(j, j->g) * share_of(j), ov, used;
+                double rem0 = j->rem;
                 int fin = eng_advance(&j->rem, &j->ovh_left, tp, dt, &ov,
                                       &used);
+                j->work_done += rem0 - j->rem;
+                j->work_curve += (rem0 - j->rem) / j->factor;
                 s->overhead_gpu_seconds += j->g * ov;
                 j->gpu_seconds += j->g * dt;
                 j->overhead_seconds += ov;
@@ -375,6 +401,26 @@ out:
     s->wall_seconds = (double)(w1.tv_sec - w0.tv_sec) +
                       (double)(w1.tv_nsec - w0.tv_nsec) * 1e-9;
     return rc;
+}
+
+/* m's restarts per job, over the jobs that ever held GPUs. */
+static void sim_restarts(const sim *s, sim_metrics *m)
+{
+    int *r = ef_malloc((size_t)(s->n ? s->n : 1) * sizeof *r), k = 0;
+    long sum = 0;
+    for (int i = 0; i < s->n; i++) {
+        const sim_job *j = &s->jobs[i];
+        if (j->start < 0)
+            continue;
+        r[k] = j->rescales + j->migrations + j->preemptions +
+               j->batch_changes;
+        sum += r[k++];
+    }
+    qsort(r, (size_t)k, sizeof *r, cmp_int);
+    m->restarts_mean = k ? (double)sum / k : 0;
+    m->restarts_p99 = k ? r[(int)ceil(0.99 * k) - 1] : 0;
+    m->restarts_max = k ? r[k - 1] : 0;
+    free(r);
 }
 
 void sim_metrics_compute(const sim *s, sim_metrics *m)
@@ -417,6 +463,7 @@ void sim_metrics_compute(const sim *s, sim_metrics *m)
         m->migrations += j->migrations;
         m->preemptions += j->preemptions;
     }
+    sim_restarts(s, m);
     m->overhead_gpu_hours = s->overhead_gpu_seconds / 3600.0;
     m->deadline_ratio = m->deadline_jobs ? (double)m->met / m->deadline_jobs
                                          : 0;

@@ -105,6 +105,13 @@ typedef struct sim_job {
     const curve_row *want_row;
     int batch_changes;    /* batch changed while it held GPUs */
     double rate;          /* own speed (see above); 0: the curve's */
+    double factor;        /* physics: its real speed over its curve's */
+    double work_curve;    /* work its productive seconds would have done
+                             at its curve's speed (what it did: work_done) */
+    double work_done;
+    double ovh_model;     /* overhead seconds the model charged its
+                             changes, and what they really cost */
+    double ovh_paid;
     double rate_one;
 } sim_job;
 
@@ -153,6 +160,18 @@ typedef struct sim_opts {
                              min(64, batch, largest runnable column), past
                              the curve's peak (default: usable sizes) */
     int timeline;         /* keep the per-point timeline */
+    /* physics that differs from the planner's model (--speed-factor,
+     * --restart-cost): each model's jobs run at a speed factor drawn
+     * uniformly from [speed_lo, speed_hi] (seeded by physics_seed and the
+     * model's name; 0 and 0: 1), and every reconfiguration really
+     * costs restart_scale times what the overhead model charges (0: 1) */
+    double speed_lo, speed_hi;
+    uint64_t physics_seed;
+    double restart_scale;
+    int learn;            /* ef: plan each job at its measured speed and
+                             restart cost (its own once it has run, else
+                             its model's from the jobs seen so far; the
+                             curve's and the model's before any) */
     int elastic_batch;    /* ef: choose among the jobs' batch sizes too */
     int baselines_reference; /* baselines: keep the reference's defects
                              that change numbers (README: gandiva,
@@ -269,6 +288,10 @@ typedef struct sim_metrics {
     int rescales, migrations, preemptions;
     double mean_efficiency;      /* time-weighted over the timeline */
     int batch_changes;           /* elastic batch: batch changed while running */
+    /* restarts per job that ran (its rescales, migrations, preemptions
+     * and batch changes): mean, p99 (nearest rank), max */
+    double restarts_mean, restarts_p99;
+    int restarts_max;
     int solver_fallbacks;        /* see sim.solver_fallbacks */
 } sim_metrics;
 

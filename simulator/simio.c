@@ -63,6 +63,7 @@ static const jf_field result_fields[] = {
     {R("idle_gpu_hours_after_completion", JF_G10,
        idle_gpu_hours_after_completion)},
     {R("jobs", JF_INT, jobs), COUNT},
+    {JF_F("learn", JF_FLAG, JF_OPT, sim_result, learn)},
     {R("mean_efficiency", JF_G10, mean_efficiency)},
     {R("mean_jct", JF_G10, mean_jct)},
     {R("met", JF_INT, met), COUNT},
@@ -76,8 +77,14 @@ static const jf_field result_fields[] = {
     {R("preemptions", JF_INT, preemptions), COUNT},
     {R("rejected", JF_INT, rejected), COUNT},
     {R("rescales", JF_INT, rescales), COUNT},
+    {JF_F("restart_scale", JF_G10, JF_OPT, sim_result, restart_scale)},
+    {JF_F("restarts_max", JF_INT, JF_OPT, sim_result, restarts_max), COUNT},
+    {JF_F("restarts_mean", JF_G10, JF_OPT, sim_result, restarts_mean)},
+    {JF_F("restarts_p99", JF_G10, JF_OPT, sim_result, restarts_p99)},
     {R("slot_seconds", JF_INT, slot_seconds), .min = 1, .max = 86400},
     {R("solver_fallbacks", JF_INT, solver_fallbacks), COUNT},
+    {JF_F("speed_hi", JF_G10, JF_OPT, sim_result, speed_hi)},
+    {JF_F("speed_lo", JF_G10, JF_OPT, sim_result, speed_lo)},
     {R("tick_seconds", JF_I64, tick_seconds), .min = 0, .max = EF_MAX_I64},
     {R("timeline", JF_ARR, timeline), .cnt = offsetof(sim_result, ntimeline),
      .sub = &point_table, .style = &list_style},
@@ -132,6 +139,13 @@ void sim_result_from(sim_result *r, const sim *s, const char *trace)
     r->preemptions = m.preemptions;
     r->rejected = m.rejected;
     r->rescales = m.rescales;
+    r->restarts_mean = m.restarts_mean;
+    r->restarts_p99 = m.restarts_p99;
+    r->restarts_max = m.restarts_max;
+    r->speed_lo = s->opts.speed_hi > 0 ? s->opts.speed_lo : 0;
+    r->speed_hi = s->opts.speed_hi;
+    r->restart_scale = s->opts.restart_scale;
+    r->learn = s->opts.learn;
     r->slot_seconds = s->opts.slot;
     r->solver_fallbacks = m.solver_fallbacks;
     r->tick_seconds = s->opts.tick;

@@ -63,6 +63,12 @@ typedef struct sim_result {
     int points;
     const char *policy;
     int preemptions, rejected, rescales, slot_seconds, solver_fallbacks;
+    /* restarts per job (sim_metrics; absent in older results: 0) */
+    double restarts_mean, restarts_p99;
+    int restarts_max;
+    /* the physics, when not the model's (absent: none) */
+    double speed_lo, speed_hi, restart_scale;
+    int learn;
     int64_t tick_seconds;
     int ntimeline;
     sim_result_point *timeline;

@@ -53,7 +53,7 @@ static double work(ovh_mode mode, int migrations, int64_t index0, int held,
                    double owed, const seg *s, int n, int64_t deadline)
 {
     prm_model m = {mode, 8, 60, 60, index0, migrations};
-    prm_start st = {0, held, held ? lin : NULL, owed, ovh_lookup("lin"), 0};
+    prm_start st = {0, held, held ? lin : NULL, owed, ovh_lookup("lin"), 0, 1};
     resv r = mk_resv(s, n);
     double w = prm_resv_work(&m, &st, NULL, &r, lin, 0, deadline);
     resv_free(&r);
@@ -113,7 +113,7 @@ static void test_finish(void **state)
     seg two[] = {{0, 120, 2}};
     resv r = mk_resv(two, 1);
     prm_model m = {OVH_RESTART, 8, 60, 60, 0, 0};
-    prm_start st = {0, 0, NULL, 0, ovh_lookup("lin"), 0};
+    prm_start st = {0, 0, NULL, 0, ovh_lookup("lin"), 0, 1};
     assert_int_equal(prm_finish(&m, &st, &r, lin, 100), 80);
     assert_int_equal(prm_finish(&m, &st, &r, lin, 181), -1);
     resv_free(&r);

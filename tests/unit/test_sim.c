@@ -232,6 +232,54 @@ static void test_guarantee(void **state)
     assert_true(rejected > 0);
 }
 
+/* Physics that differs from the model (each model at 0.6-1.0 of its
+ * curve, restarts twice the model's): planned at the curves, admitted
+ * jobs miss; with --learn (measured speeds and restart costs) none does,
+ * and the same physics seed gives the same factors. */
+static void test_physics_learn(void **state)
+{
+    (void)state;
+    int missed_blind = 0, missed_learn = 0, admitted_learn = 0;
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        job_queue q = {0};
+        gen_queue(&q, seed, 150, 200);
+        for (int learn = 0; learn <= 1; learn++) {
+            sim_opts o;
+            sim_opts_default(&o);
+            o.speed_lo = 0.6;
+            o.speed_hi = 1.0;
+            o.physics_seed = seed;
+            o.restart_scale = 2;
+            o.learn = learn;
+            sim s;
+            ts_run(&s, &q, "n2g8", "ef", &o);
+            sim_metrics m;
+            sim_metrics_compute(&s, &m);
+            if (learn) {
+                missed_learn += m.missed;
+                admitted_learn += m.admitted;
+            } else {
+                missed_blind += m.missed;
+            }
+            /* a model's jobs share one factor, in [0.6, 1] */
+            for (int i = 0; i < s.n; i++) {
+                assert_true(s.jobs[i].factor >= 0.6 &&
+                            s.jobs[i].factor <= 1.0);
+                for (int k = 0; k < i; k++)
+                    if (strcmp(s.jobs[k].in->model, s.jobs[i].in->model) == 0)
+                        assert_true(s.jobs[k].factor == s.jobs[i].factor);
+            }
+            assert_true(m.restarts_max >= m.restarts_p99 &&
+                        m.restarts_p99 >= 0 && m.restarts_mean >= 0);
+            sim_free(&s);
+        }
+        queue_free(&q);
+    }
+    assert_true(missed_blind > 0);
+    assert_true(admitted_learn > 0);
+    assert_int_equal(missed_learn, 0);
+}
+
 /* Same inputs, same results: twice in a row and in parallel threads. */
 static void test_determinism(void **state)
 {
@@ -383,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_edf_ac_reference_rule),
         cmocka_unit_test(test_guarantee),
         cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_physics_learn),
         cmocka_unit_test(test_agrees_with_planner),
         cmocka_unit_test(test_overhead_model),
         cmocka_unit_test(test_runaway_stops),
