@@ -127,6 +127,7 @@ typedef struct req {
     int rt;             /* its route (route_id) once its head is checked */
     store_ident who;    /* who sent it (authenticated routes) */
     int holds;          /* 1: it counts in who's requests under way */
+    int late;           /* its body was not whole by the deadline: 408 */
 } req;
 
 static void srv_log(srv *s, const char *fmt, ...)
@@ -198,6 +199,11 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, svc_reply *r,
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     if (allow)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+    if (r->status == 408 || r->status == 413 || r->status == 431 ||
+        r->status == 414)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (r->status == 429)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
     if (r->status == 401)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
                                 "Bearer realm=\"efplan\"");
@@ -276,17 +282,30 @@ static void conn_note(srv *s, double now, int force)
     if (!(s->evicted || s->head_late || s->body_late) ||
         (!force && now - s->noted < 10))
         return;
-    char line[300];
-    snprintf(line, sizeof line, "http: closed %ld connection%s waiting for "
-             "a request over the limit of %d, %ld that sent no whole "
-             "request head within %d s, %ld whose body stopped past its %d s",
-             s->evicted, s->evicted == 1 ? "" : "s", s->cfg.max_pending,
-             s->head_late, s->cfg.header_timeout, s->body_late,
-             s->cfg.request_timeout);
+    ef_buf b = {0};
+    ef_buf_put(&b, "http: closed");
+    const char *sep = " ";
+    if (s->evicted) {
+        ef_buf_printf(&b, "%s%ld connection%s waiting for a request over "
+                      "the limit of %d (--max-waiting)", sep, s->evicted,
+                      s->evicted == 1 ? "" : "s", s->cfg.max_pending);
+        sep = "; ";
+    }
+    if (s->head_late) {
+        ef_buf_printf(&b, "%s%ld without a whole request head within %d s "
+                      "(--header-timeout)", sep, s->head_late,
+                      s->cfg.header_timeout);
+        sep = "; ";
+    }
+    if (s->body_late)
+        ef_buf_printf(&b, "%s%ld whose body stopped %.0f s past its %d s "
+                      "(--request-timeout)", sep, s->body_late,
+                      SRV_BODY_GRACE, s->cfg.request_timeout);
     s->evicted = s->head_late = s->body_late = 0;
     s->noted = now;
     if (s->cfg.log)
-        s->cfg.log(s->cfg.log_arg, line);
+        s->cfg.log(s->cfg.log_arg, b.s);
+    free(b.s);
 }
 
 /* libmicrohttpd's connection notices: a new connection waits for its
@@ -679,6 +698,15 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     if (head && !check_head(s, c, url, method, q, &r, allow, sizeof allow,
                             &id, node, sizeof node, xid, sizeof xid))
         goto send;
+    if (!head && (q->late ||
+                  ef_mono_seconds() - q->t0 > s->cfg.request_timeout)) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "the request did not arrive within %d s "
+                 "(--request-timeout)", s->cfg.request_timeout);
+        svc_reply_error(&r, 408, NULL, msg);
+        q->late = 1;
+        goto send;
+    }
     if (!head && q->too_large) { /* no length declared: found reading */
         char msg[128];
         snprintf(msg, sizeof msg, "request body over %d bytes", SVC_BODY_MAX);
@@ -695,35 +723,28 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     dispatch(s, c, q, id, node, &r, &pv);
 send:
     q->answered = 1;
-    srv_log(s, "%s %.300s %d %s %.1f ms", method, url, r.status,
+    srv_log(s, "%s %.300s %d %s %.1f ms%s", method, url, r.status,
             q->who.name[0] ? q->who.name : "-",
-            (ef_mono_seconds() - q->t0) * 1e3);
+            (ef_mono_seconds() - q->t0) * 1e3,
+            q->late ? " (slow client)" : "");
     enum MHD_Result ok = send_reply(c, &r, allow[0] ? allow : NULL, pv);
     svc_reply_free(&r);
     return ok;
 }
 
-/* Take a piece of the body: 408 past the request deadline (the piece and
- * what follows dropped, the connection closed after the answer). */
-static enum MHD_Result take_body(srv *s, struct MHD_Connection *c,
-                                 const char *url, const char *method,
-                                 req *q, const char *data, size_t *size)
+/* Take a piece of the body. Past the request deadline the rest is read
+ * and dropped, and the request answered 408 once it is whole
+ * (libmicrohttpd lets an answer be queued only before the body or after
+ * it); a body that stops coming is closed by the reaper. */
+static enum MHD_Result take_body(srv *s, req *q, const char *data,
+                                 size_t *size)
 {
-    if (ef_mono_seconds() - q->t0 > s->cfg.request_timeout) {
-        *size = 0;
-        svc_reply r;
-        char msg[128];
-        snprintf(msg, sizeof msg, "the request did not arrive within %d s",
-                 s->cfg.request_timeout);
-        svc_reply_error(&r, 408, NULL, msg);
-        srv_log(s, "%s %.300s 408 %s (slow client)", method, url,
-                q->who.name[0] ? q->who.name : "-");
-        q->answered = 1;
-        enum MHD_Result ok = send_reply(c, &r, NULL, 0);
-        svc_reply_free(&r);
-        return ok;
+    if (!q->late && ef_mono_seconds() - q->t0 > s->cfg.request_timeout) {
+        q->late = 1;
+        free(q->body.s);
+        memset(&q->body, 0, sizeof q->body);
     }
-    if (!q->too_large) {
+    if (!q->too_large && !q->late) {
         if (q->body.n + *size > SVC_BODY_MAX) {
             q->too_large = 1;
             free(q->body.s);
@@ -776,8 +797,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         return MHD_YES;
     }
     if (*upload_data_size)
-        return take_body(s, c, url, method, q, upload_data,
-                         upload_data_size);
+        return take_body(s, q, upload_data, upload_data_size);
     return answer(s, c, url, method, q, 0);
 }
 
