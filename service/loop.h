@@ -64,7 +64,7 @@ typedef struct loop loop;
 
 typedef struct loop_opts {
     const char *backend;    /* "local", "slurm" or "dry-run" */
-    const char *state;      /* run directory: logs/, run/, progress/
+    const char *state;      /* run directory: run/ and jobs/ (exec.h)
                                (created, locked) */
     const char *nodes_file; /* node names (exec_nodes_load), or NULL */
     const char *job_user;   /* NULL: every job runs as the loop's own
