@@ -7,7 +7,8 @@
 #   make asan     the whole test suite under AddressSanitizer + UBSan
 #   make valgrind the unit tests and a validate run under valgrind
 #   make fuzz     fuzz the CSV and JSON readers (FUZZ_SECONDS, default 60)
-#   make fuzz-each  fuzz each of the seven readers in turn, FUZZ_SECONDS each
+#   make fuzz-each  fuzz each of the seven readers in turn, then the HTTP
+#                 request path (tests/fuzz/fuzz_http.c), FUZZ_SECONDS each
 #   make test-torch  the real PyTorch tests: resized by apply, by serve (installs python3-torch)
 #   make deps     install the Debian packages the project needs (as root),
 #                 or print the command to do so
@@ -361,12 +362,19 @@ FUZZ_SECONDS ?= 60
 FUZZ_SRC := tests/fuzz/fuzz_inputs.c
 FUZZ_READERS := queue_csv queue_json curve_csv curve_json cluster_csv \
                 cluster_json plan_json
+# the HTTP request path (route, query, headers, body) through a running
+# srv: tests/fuzz/fuzz_http.c
+FUZZ_HTTP_SRC := tests/fuzz/fuzz_http.c
 fuzz-build:
 	@$(MAKE) --no-print-directory deps deps-fuzz
 	@mkdir -p $(BUILD)/fuzz
 	clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined $(DEFS) \
 	  $(INCS) -o $(BUILD)/fuzz/fuzz_inputs $(FUZZ_SRC) $(COMMON_SRC) \
 	  $(MODEL_SRC) $(PLANNER_SRC) -fopenmp -ljansson -lglpk -lm
+	clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined $(DEFS) \
+	  $(INCS) -o $(BUILD)/fuzz/fuzz_http $(FUZZ_HTTP_SRC) $(SERVICE_SRC) \
+	  $(EXEC_SRC) $(SIM_SRC) $(SOLVER_SRC) $(PLANNER_SRC) $(MODEL_SRC) \
+	  $(COMMON_SRC) -fopenmp -ljansson -lglpk -lm $(LDLIBS_SVC) -lpthread
 
 fuzz: fuzz-build
 	tests/fuzz/run.sh $(BUILD)/fuzz/fuzz_inputs $(FUZZ_SECONDS)
@@ -374,7 +382,9 @@ fuzz: fuzz-build
 fuzz-each: fuzz-build
 	@rc=0; for r in $(FUZZ_READERS); do \
 	  tests/fuzz/run.sh $(BUILD)/fuzz/fuzz_inputs $(FUZZ_SECONDS) $$r || rc=1; \
-	done; exit $$rc
+	done; \
+	tests/fuzz/run.sh $(BUILD)/fuzz/fuzz_http $(FUZZ_SECONDS) http || rc=1; \
+	exit $$rc
 
 clean:
 	rm -rf build build-asan

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "common/util.h"
@@ -16,7 +18,9 @@
 #include "model/overhead.h"
 #include "service/http.h"
 #include "service/loop.h"
+#include "service/store.h"
 #include "service/svc.h"
+#include "service/token.h"
 
 void help_serve(void)
 {
@@ -31,6 +35,7 @@ void help_serve(void)
         "                    [--backend local|slurm|dry-run [--nodes FILE]\n"
         "                     [--run-dir DIR] [--time-scale S]\n"
         "                     [--max-restarts N] [--lag FRACTION]\n"
+        "                     [--job-user USER | --single-user]\n"
         "                     [--deadline-margin SECONDS]\n"
         "                     [--partition P] [--account A] [--qos Q]\n"
         "                     [--sbatch-arg ARG ...]]\n"
@@ -62,7 +67,13 @@ void help_serve(void)
         "  --insecure-listen  allow plain HTTP on a non-loopback address\n"
         "  --port-file FILE   once listening, write the port there (atomic)\n"
         "  --request-timeout S  a request must arrive whole within S seconds\n"
-        "                     (default 30; then 408)\n"
+        "                     of its head (default 30; then 408)\n"
+        "  --header-timeout S a connection must send a request's head within\n"
+        "                     S seconds (default 10; then it is closed)\n"
+        "  --max-waiting N    connections waiting for a request (default 128);\n"
+        "                     over it the one waiting longest is closed\n"
+        "  --per-token N      requests under way per token (default 8; then\n"
+        "                     429)\n"
         "  --quiet            no line per request on stderr\n"
         "\n"
         "The closed loop (without --backend the service only plans):\n"
@@ -87,6 +98,16 @@ void help_serve(void)
         "                     plan cannot see (a reaction, a restart) comes\n"
         "                     out of it, and a job that cannot make it is\n"
         "                     flagged at risk while its deadline is ahead\n"
+        "  --job-user USER    the Unix account that runs the jobs of a token\n"
+        "                     without one (efplan token add --unix-user);\n"
+        "                     default nobody. A job of a token with one runs\n"
+        "                     as that account. Switching users needs root: a\n"
+        "                     service that is not root runs every job as\n"
+        "                     itself and refuses to start while more than one\n"
+        "                     user (not an operator) holds tokens\n"
+        "  --single-user      every job runs as the service, in its\n"
+        "                     environment: every job can act as the service\n"
+        "                     (read and change the store, the other jobs)\n"
         "  --partition P, --account A, --qos Q, --sbatch-arg ARG (repeatable)\n"
         "                     --backend slurm on a shared cluster: as efplan\n"
         "                     apply passes them to sbatch (efplan help apply)\n"
@@ -127,11 +148,141 @@ static int parse_hhmm(const char *s)
     return h * 3600 + m * 60;
 }
 
-int cmd_serve(int argc, char **argv)
+/* What the command line asks for. */
+typedef struct serve_args {
+    svc_config sc;
+    srv_config hc;
+    loop_opts lo;
+    const char *port_file;
+    int replan_at;        /* seconds after midnight UTC; -1: none */
+    int single_user;
+    const char *job_user; /* --job-user (NULL: nobody) */
+} serve_args;
+
+enum { O_TLS_CERT = 256, O_TLS_KEY, O_INSECURE, O_PORT_FILE, O_REPLAN_AT,
+       O_REQ_TIMEOUT, O_QUIET, O_BACKEND, O_NODES, O_RUNDIR, O_SCALE,
+       O_RESTARTS, O_LAG, O_MARGIN, O_HEAD_TIMEOUT, O_MAX_WAITING,
+       O_PER_TOKEN, O_JOB_USER, O_SINGLE_USER };
+
+/* A whole number option in lo..hi: 0 with *v, else the usage error's
+ * exit code. */
+static int int_opt(const char *opt, const char *arg, long lo, long hi,
+                   const char *unit, int *v)
 {
-    enum { O_TLS_CERT = 256, O_TLS_KEY, O_INSECURE, O_PORT_FILE, O_REPLAN_AT,
-           O_REQ_TIMEOUT, O_QUIET, O_BACKEND, O_NODES, O_RUNDIR, O_SCALE,
-           O_RESTARTS, O_LAG, O_MARGIN };
+    char *end;
+    errno = 0;
+    long x = strtol(arg, &end, 10);
+    if (errno || end == arg || *end || x < lo || x > hi)
+        return cli_usage_error("serve", "%s: \"%s\" (expected %ld to %ld%s)",
+                               opt, arg, lo, hi, unit);
+    *v = (int)x;
+    return 0;
+}
+
+/* One option of serve's table: -1 when taken, else the exit code. */
+static int serve_option(serve_args *a, int o, const char *arg)
+{
+    int rc = 0;
+    switch (o) {
+    case 'd': a->sc.db = arg; break;
+    case 'c': a->sc.cluster = arg; break;
+    case 'u': a->sc.curves = arg; break;
+    case 'l': a->hc.listen = arg; break;
+    case 's':
+        if (cli_parse_slot("serve", arg, &a->sc.slot) != 0)
+            return EXIT_USAGE;
+        break;
+    case 'O': {
+        int m = ovh_parse(arg);
+        if (m < 0)
+            return cli_usage_error("serve", "--overhead: \"%s\" (expected "
+                                   "fig12, reference, restart or none)", arg);
+        a->sc.overhead = m;
+        break;
+    }
+    case O_REPLAN_AT:
+        a->replan_at = parse_hhmm(arg);
+        if (a->replan_at < 0)
+            return cli_usage_error("serve", "--replan-at: \"%s\" (expected "
+                                   "HH:MM, UTC, e.g. 02:30)", arg);
+        break;
+    case O_TLS_CERT: a->hc.tls_cert = arg; break;
+    case O_TLS_KEY: a->hc.tls_key = arg; break;
+    case O_INSECURE: a->hc.insecure_listen = 1; break;
+    case O_PORT_FILE: a->port_file = arg; break;
+    case O_REQ_TIMEOUT:
+        rc = int_opt("--request-timeout", arg, 1, 3600, " seconds",
+                     &a->hc.request_timeout);
+        break;
+    case O_HEAD_TIMEOUT:
+        rc = int_opt("--header-timeout", arg, 1, 3600, " seconds",
+                     &a->hc.header_timeout);
+        break;
+    case O_MAX_WAITING:
+        rc = int_opt("--max-waiting", arg, 1, 512, "", &a->hc.max_pending);
+        break;
+    case O_PER_TOKEN:
+        rc = int_opt("--per-token", arg, 1, 1000, "", &a->hc.per_token);
+        break;
+    case O_QUIET: a->hc.log = log_quiet; break;
+    case O_BACKEND:
+        if (strcmp(arg, "local") && strcmp(arg, "slurm") &&
+            strcmp(arg, "dry-run"))
+            return cli_usage_error("serve", "--backend: \"%s\" (expected "
+                                   "local, slurm or dry-run)", arg);
+        a->lo.backend = arg;
+        break;
+    case O_NODES: a->lo.nodes_file = arg; break;
+    case O_RUNDIR: a->lo.state = arg; break;
+    case O_SCALE: {
+        char *end;
+        double v = strtod(arg, &end);
+        if (*end || !(v >= 0.001 && v <= 1e6))
+            return cli_usage_error("serve", "--time-scale: \"%s\" (expected "
+                                   "0.001 to 1000000)", arg);
+        a->sc.scale = v;
+        a->lo.scale = v;
+        break;
+    }
+    case O_RESTARTS:
+        rc = int_opt("--max-restarts", arg, 0, 1000, "",
+                     &a->lo.max_restarts);
+        break;
+    case O_LAG: {
+        char *end;
+        double v = strtod(arg, &end);
+        if (*end || !(v > 0 && v < 1))
+            return cli_usage_error("serve", "--lag: \"%s\" (expected a "
+                                   "fraction between 0 and 1)", arg);
+        a->lo.lag = v;
+        break;
+    }
+    case O_MARGIN: {
+        int v = 0;
+        rc = int_opt("--deadline-margin", arg, 0, 86400 * 30, " seconds", &v);
+        if (rc == 0)
+            a->lo.margin = v;
+        break;
+    }
+    case O_JOB_USER: {
+        const char *why = token_unix_user_check(arg);
+        if (why)
+            return cli_usage_error("serve", "--job-user \"%s\": %s (%s)", arg,
+                                   why, TOKEN_UNIX_RULE);
+        a->job_user = arg;
+        break;
+    }
+    case O_SINGLE_USER: a->single_user = 1; break;
+    case 'h': help_serve(); return EXIT_OK_;
+    default: return -2;
+    }
+    return rc ? rc : -1;
+}
+
+/* Parse the command line into *a: -1 when it may go on, else the exit
+ * code. */
+static int serve_parse(int argc, char **argv, serve_args *a)
+{
     static const struct option opts[] = {
         CLI_SLURM_OPTIONS,
         {"db", required_argument, NULL, 'd'},
@@ -146,6 +297,9 @@ int cmd_serve(int argc, char **argv)
         {"insecure-listen", no_argument, NULL, O_INSECURE},
         {"port-file", required_argument, NULL, O_PORT_FILE},
         {"request-timeout", required_argument, NULL, O_REQ_TIMEOUT},
+        {"header-timeout", required_argument, NULL, O_HEAD_TIMEOUT},
+        {"max-waiting", required_argument, NULL, O_MAX_WAITING},
+        {"per-token", required_argument, NULL, O_PER_TOKEN},
         {"quiet", no_argument, NULL, O_QUIET},
         {"backend", required_argument, NULL, O_BACKEND},
         {"nodes", required_argument, NULL, O_NODES},
@@ -154,135 +308,165 @@ int cmd_serve(int argc, char **argv)
         {"max-restarts", required_argument, NULL, O_RESTARTS},
         {"lag", required_argument, NULL, O_LAG},
         {"deadline-margin", required_argument, NULL, O_MARGIN},
+        {"job-user", required_argument, NULL, O_JOB_USER},
+        {"single-user", no_argument, NULL, O_SINGLE_USER},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    svc_config sc = {.slot = 60, .overhead = OVH_FIG12};
-    srv_config hc = {.log = log_line};
-    const char *port_file = NULL;
-    int replan_at = -1;
-    loop_opts lo;
-    loop_opts_default(&lo);
-    lo.backend = NULL;
-    lo.say = log_line;
     int o;
     opterr = 0;
     while ((o = cli_getopt("serve", argc, argv, opts, 0, "sbatch-arg")) != -1) {
-        int so = cli_slurm_option("serve", o, optarg, &lo.slurm);
+        int so = cli_slurm_option("serve", o, optarg, &a->lo.slurm);
         if (so > 0)
             return so;
         if (so == 0)
             continue;
-        switch (o) {
-        case 'd': sc.db = optarg; break;
-        case 'c': sc.cluster = optarg; break;
-        case 'u': sc.curves = optarg; break;
-        case 'l': hc.listen = optarg; break;
-        case 's':
-            if (cli_parse_slot("serve", optarg, &sc.slot) != 0)
-                return EXIT_USAGE;
-            break;
-        case 'O': {
-            int m = ovh_parse(optarg);
-            if (m < 0)
-                return cli_usage_error("serve", "--overhead: \"%s\" (expected "
-                                       "fig12, reference, restart or none)",
-                                       optarg);
-            sc.overhead = m;
-            break;
-        }
-        case O_REPLAN_AT:
-            replan_at = parse_hhmm(optarg);
-            if (replan_at < 0)
-                return cli_usage_error("serve", "--replan-at: \"%s\" "
-                                       "(expected HH:MM, UTC, e.g. 02:30)",
-                                       optarg);
-            break;
-        case O_TLS_CERT: hc.tls_cert = optarg; break;
-        case O_TLS_KEY: hc.tls_key = optarg; break;
-        case O_INSECURE: hc.insecure_listen = 1; break;
-        case O_PORT_FILE: port_file = optarg; break;
-        case O_REQ_TIMEOUT: {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 3600)
-                return cli_usage_error("serve", "--request-timeout: \"%s\" "
-                                       "(expected 1 to 3600 seconds)",
-                                       optarg);
-            hc.request_timeout = (int)v;
-            break;
-        }
-        case O_QUIET: hc.log = log_quiet; break;
-        case O_BACKEND:
-            if (strcmp(optarg, "local") && strcmp(optarg, "slurm") &&
-                strcmp(optarg, "dry-run"))
-                return cli_usage_error("serve", "--backend: \"%s\" (expected "
-                                       "local, slurm or dry-run)", optarg);
-            lo.backend = optarg;
-            break;
-        case O_NODES: lo.nodes_file = optarg; break;
-        case O_RUNDIR: lo.state = optarg; break;
-        case O_SCALE: {
-            char *end;
-            double v = strtod(optarg, &end);
-            if (*end || !(v >= 0.001 && v <= 1e6))
-                return cli_usage_error("serve", "--time-scale: \"%s\" "
-                                       "(expected 0.001 to 1000000)", optarg);
-            sc.scale = v;
-            lo.scale = v;
-            break;
-        }
-        case O_RESTARTS: {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 0 || v > 1000)
-                return cli_usage_error("serve", "--max-restarts: \"%s\" "
-                                       "(expected 0 to 1000)", optarg);
-            lo.max_restarts = (int)v;
-            break;
-        }
-        case O_LAG: {
-            char *end;
-            double v = strtod(optarg, &end);
-            if (*end || !(v > 0 && v < 1))
-                return cli_usage_error("serve", "--lag: \"%s\" (expected a "
-                                       "fraction between 0 and 1)", optarg);
-            lo.lag = v;
-            break;
-        }
-        case O_MARGIN: {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 0 || v > 86400 * 30)
-                return cli_usage_error("serve", "--deadline-margin: \"%s\" "
-                                       "(expected 0 to 2592000 seconds)",
-                                       optarg);
-            lo.margin = v;
-            break;
-        }
-        case 'h': help_serve(); return EXIT_OK_;
-        default: return cli_option_error("serve", o, argv[optind - 1]);
-        }
+        int rc = serve_option(a, o, optarg);
+        if (rc == -2)
+            return cli_option_error("serve", o, argv[optind - 1]);
+        if (rc >= 0)
+            return rc;
     }
     if (cli_cf.quiet) /* -q, as --quiet */
-        hc.log = log_quiet;
-    /* no relative times in the queue a server keeps (model/jobs.h) */
-    queue_set_now(-1);
+        a->hc.log = log_quiet;
     if (optind < argc)
         return cli_usage_error("serve", "unexpected argument \"%s\"",
                                argv[optind]);
-    if (!sc.db || !sc.cluster || !sc.curves)
+    if (!a->sc.db || !a->sc.cluster || !a->sc.curves)
         return cli_usage_error("serve", "--db, --cluster and --curves are "
                                "required");
-    if (!lo.backend && (lo.nodes_file || lo.state))
+    if (!a->lo.backend && (a->lo.nodes_file || a->lo.state))
         return cli_usage_error("serve", "--nodes and --run-dir go with "
                                "--backend");
-    if (cli_slurm_only("serve", &lo.slurm, lo.backend, 0) != 0)
+    if (a->single_user && a->job_user)
+        return cli_usage_error("serve", "--job-user and --single-user: one "
+                               "or the other (--single-user runs every job "
+                               "as the service)");
+    if ((a->single_user || a->job_user) &&
+        (!a->lo.backend || strcmp(a->lo.backend, "dry-run") == 0))
+        return cli_usage_error("serve", "--job-user and --single-user go "
+                               "with --backend local or slurm (the jobs "
+                               "that run)");
+    if (cli_slurm_only("serve", &a->lo.slurm, a->lo.backend, 0) != 0)
         return EXIT_USAGE;
-    lo.zone = cli_zone(EF_HT_WALL_MIN); /* --time-zone */
+    a->lo.zone = cli_zone(EF_HT_WALL_MIN); /* --time-zone */
+    return -1;
+}
+
+/* Who the jobs run as, checked before anything listens: the job user
+ * exists and is not root (as root), or (not root) the store holds at most
+ * one user that is not an operator. -1 when it may go on, else the exit
+ * code (the message printed). */
+static int serve_users(serve_args *a, svc *sv)
+{
+    if (!a->lo.backend || strcmp(a->lo.backend, "dry-run") == 0 ||
+        a->single_user)
+        return -1;
+    ef_err e = {0};
+    a->lo.job_user = a->job_user ? a->job_user : "nobody";
+    if (geteuid() == 0) {
+        exec_user u;
+        if (exec_user_lookup(a->lo.job_user, &u, &e) != EF_OK)
+            return cli_usage_error("serve", "--job-user %s: %s (create the "
+                                   "account, or name another)",
+                                   a->lo.job_user, e.msg);
+        if (u.uid == 0)
+            return cli_usage_error("serve", "--job-user %s is uid 0: jobs "
+                                   "would run as root (name an unprivileged "
+                                   "account)", a->lo.job_user);
+        return -1;
+    }
+    int64_t users = 0;
+    svc_lock(sv);
+    int rc = store_users_count(svc_store(sv), &users, &e);
+    svc_unlock(sv);
+    if (rc != EF_OK)
+        return cli_fail(&e);
+    if (users > 1)
+        return cli_usage_error("serve", "--backend %s: %lld users hold tokens "
+                               "in %s, and this service (uid %ld, not root) "
+                               "cannot run their jobs as their own accounts: "
+                               "every job would act as the service (read the "
+                               "store, the others' jobs). Run it as root with "
+                               "efplan token add NAME --unix-user USER, or "
+                               "give --single-user to accept that",
+                               a->lo.backend, (long long)users, a->sc.db,
+                               (long)geteuid());
+    return -1;
+}
+
+/* Serve until SIGINT or SIGTERM, re-planning daily at a->replan_at. */
+static void serve_wait(serve_args *a, svc *sv, const sigset_t *stop)
+{
+    char msg[600];
+    /* the day (Unix days) of the last daily re-plan: none is owed for a
+     * time of day already past when the service starts */
+    int64_t t0 = (int64_t)time(NULL);
+    int64_t last_day = t0 / 86400 - (t0 % 86400 < a->replan_at ? 1 : 0);
+    for (;;) {
+        struct timespec ts = {1, 0};
+        int sig = sigtimedwait(stop, NULL, &ts);
+        if (sig == SIGINT || sig == SIGTERM) {
+            snprintf(msg, sizeof msg, "%s: stopping", strsignal(sig));
+            log_line(NULL, msg);
+            return;
+        }
+        if (a->replan_at < 0)
+            continue;
+        int64_t now = (int64_t)time(NULL);
+        if (now / 86400 > last_day && now % 86400 >= a->replan_at) {
+            last_day = now / 86400;
+            svc_reply r;
+            svc_replan(sv, NULL, svc_now(sv), &r);
+            snprintf(msg, sizeof msg, "daily re-plan: %d %.*s", r.status,
+                     (int)strcspn(r.body, "\n"), r.body);
+            log_line(NULL, msg);
+            svc_reply_free(&r);
+        }
+    }
+}
+
+/* Log what the loop did, then stop it (what runs keeps running). */
+static void serve_stop_loop(loop *lp)
+{
+    if (lp) {
+        loop_stats ls;
+        loop_get_stats(lp, &ls);
+        char msg[600];
+        snprintf(msg, sizeof msg, "loop: %d re-plans, %d launches, %d stops, "
+                 "%d restarts, %d failed, %d done, %d lags since it started; "
+                 "what runs keeps running (a restart adopts it)", ls.replans,
+                 ls.launches, ls.stops, ls.restarts, ls.failed, ls.done,
+                 ls.lag);
+        log_line(NULL, msg);
+    }
+    loop_stop(lp); /* the jobs keep running: a restart adopts them */
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    serve_args a;
+    memset(&a, 0, sizeof a);
+    a.sc.slot = 60;
+    a.sc.overhead = OVH_FIG12;
+    a.hc.log = log_line;
+    a.replan_at = -1;
+    loop_opts_default(&a.lo);
+    a.lo.backend = NULL;
+    a.lo.say = log_line;
+    int rc = serve_parse(argc, argv, &a);
+    if (rc >= 0) {
+        cli_slurm_free(&a.lo.slurm);
+        return rc;
+    }
+    /* no relative times in the queue a server keeps (model/jobs.h) */
+    queue_set_now(-1);
+    /* what the service makes is its own: the store, its snapshots, the
+     * run directory's files (a job's directory is given to its user) */
+    umask(077);
     char rundir[4200];
-    if (lo.backend && !lo.state) {
-        snprintf(rundir, sizeof rundir, "%s.run", sc.db);
-        lo.state = rundir;
+    if (a.lo.backend && !a.lo.state) {
+        snprintf(rundir, sizeof rundir, "%s.run", a.sc.db);
+        a.lo.state = rundir;
     }
     /* the signals that stop it are taken by sigtimedwait below: blocked
      * before any thread starts, so every thread inherits the mask */
@@ -294,74 +478,45 @@ int cmd_serve(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     ef_err e = {0};
     svc *sv = NULL;
-    if (svc_open(&sv, &sc, (int64_t)time(NULL), &e) != EF_OK)
-        return cli_fail(&e);
     loop *lp = NULL;
-    if (lo.backend && loop_start(&lp, sv, &lo, &e) != EF_OK) {
-        svc_close(sv);
-        return cli_fail(&e);
-    }
     srv *hs = NULL;
-    if (srv_start(&hs, sv, &hc, &e) != EF_OK) {
-        loop_stop(lp);
-        svc_close(sv);
-        return cli_fail(&e);
+    if (svc_open(&sv, &a.sc, (int64_t)time(NULL), &e) != EF_OK) {
+        rc = cli_fail(&e);
+        goto out;
+    }
+    rc = serve_users(&a, sv);
+    if (rc >= 0)
+        goto out;
+    if ((a.lo.backend && loop_start(&lp, sv, &a.lo, &e) != EF_OK) ||
+        srv_start(&hs, sv, &a.hc, &e) != EF_OK) {
+        rc = cli_fail(&e);
+        goto out;
     }
     char msg[600];
     /* the address as given, with the port it got */
-    const char *la = hc.listen ? hc.listen : "127.0.0.1:8470";
+    const char *la = a.hc.listen ? a.hc.listen : "127.0.0.1:8470";
     int hl = (int)(strrchr(la, ':') - la);
     snprintf(msg, sizeof msg, "listening on %s://%.*s:%d, store %s",
-             hc.tls_cert ? "https" : "http", hl, la, srv_port(hs), sc.db);
+             a.hc.tls_cert ? "https" : "http", hl, la, srv_port(hs), a.sc.db);
     log_line(NULL, msg);
-    if (port_file) {
+    if (a.port_file) {
         char txt[32];
         snprintf(txt, sizeof txt, "%d\n", srv_port(hs));
-        if (ef_write_file_atomic(port_file, txt, strlen(txt), &e) != EF_OK) {
-            srv_stop(hs);
-            loop_stop(lp);
-            svc_close(sv);
-            return cli_fail(&e);
+        if (ef_write_file_atomic(a.port_file, txt, strlen(txt), &e) !=
+            EF_OK) {
+            rc = cli_fail(&e);
+            goto out;
         }
     }
-    /* the day (Unix days) of the last daily re-plan: none is owed for a
-     * time of day already past when the service starts */
-    int64_t t0 = (int64_t)time(NULL);
-    int64_t last_day = t0 / 86400 - (t0 % 86400 < replan_at ? 1 : 0);
-    for (;;) {
-        struct timespec ts = {1, 0};
-        int sig = sigtimedwait(&stop, NULL, &ts);
-        if (sig == SIGINT || sig == SIGTERM) {
-            snprintf(msg, sizeof msg, "%s: stopping", strsignal(sig));
-            log_line(NULL, msg);
-            break;
-        }
-        if (replan_at < 0)
-            continue;
-        int64_t now = (int64_t)time(NULL);
-        if (now / 86400 > last_day && now % 86400 >= replan_at) {
-            last_day = now / 86400;
-            svc_reply r;
-            svc_replan(sv, NULL, svc_now(sv), &r);
-            snprintf(msg, sizeof msg, "daily re-plan: %d %.*s", r.status,
-                     (int)strcspn(r.body, "\n"), r.body);
-            log_line(NULL, msg);
-            svc_reply_free(&r);
-        }
-    }
+    serve_wait(&a, sv, &stop);
+    rc = EXIT_OK_;
+out:
     srv_stop(hs);
-    if (lp) {
-        loop_stats ls;
-        loop_get_stats(lp, &ls);
-        snprintf(msg, sizeof msg, "loop: %d re-plans, %d launches, %d stops, "
-                 "%d restarts, %d failed, %d done, %d lags since it started; "
-                 "what runs keeps running (a restart adopts it)", ls.replans,
-                 ls.launches, ls.stops, ls.restarts, ls.failed, ls.done,
-                 ls.lag);
-        log_line(NULL, msg);
-    }
-    loop_stop(lp); /* the jobs keep running: a restart adopts them */
+    if (rc == EXIT_OK_)
+        serve_stop_loop(lp);
+    else
+        loop_stop(lp);
     svc_close(sv);
-    cli_slurm_free(&lo.slurm);
-    return EXIT_OK_;
+    cli_slurm_free(&a.lo.slurm);
+    return rc;
 }

@@ -11,13 +11,15 @@
 #include "cli/cli.h"
 #include "common/jsonw.h"
 #include "common/util.h"
+#include "executor/exec.h"
 #include "service/store.h"
 #include "service/token.h"
 
 static void help_add(void)
 {
     printf(
-        "Usage: efplan token add NAME [--operator] --db FILE\n"
+        "Usage: efplan token add NAME [--operator] [--unix-user USER] --db "
+        "FILE\n"
         "\n"
         "Make a bearer token for the user NAME and store it in FILE (created\n"
         "if absent, mode 0600). The token is printed once, alone on standard\n"
@@ -25,6 +27,10 @@ static void help_add(void)
         "\n"
         "  NAME          %s\n"
         "  --operator    the token may act on every user's jobs and replan\n"
+        "  --unix-user USER  NAME's jobs run as this Unix account of this\n"
+        "                host (efplan serve as root; without it they run as\n"
+        "                serve's --job-user, default nobody). Every live\n"
+        "                token of NAME has the same account; never root\n"
         "  --db FILE     the service's store (efplan serve --db)\n"
         "\n"
         "Exit codes: 0 made, 2 usage error, 3 invalid store, 5 internal "
@@ -38,7 +44,8 @@ static void help_list(void)
         "Usage: efplan token list --db FILE [--json]\n"
         "\n"
         "List every token in FILE, live and revoked, by creation: id, name,\n"
-        "role (user or operator), created and revoked times (ISO-8601 UTC).\n"
+        "role (user or operator), the Unix account its jobs run as (\"-\":\n"
+        "serve's job user), created and revoked times (ISO-8601 UTC).\n"
         "Secrets are never shown: the store does not have them.\n"
         "\n"
         "  --db FILE     the service's store (must exist)\n"
@@ -68,7 +75,8 @@ static void help_revoke(void)
 void help_token(void)
 {
     printf(
-        "Usage: efplan token add NAME [--operator] --db FILE\n"
+        "Usage: efplan token add NAME [--operator] [--unix-user USER] --db "
+        "FILE\n"
         "       efplan token list --db FILE [--json]\n"
         "       efplan token revoke ID|NAME --db FILE\n"
         "\n"
@@ -114,6 +122,7 @@ static int open_existing(const char *path, store **s, ef_err *e)
 
 typedef struct tok_opts {
     const char *db;
+    const char *unix_user;
     int op, json;
 } tok_opts;
 
@@ -128,6 +137,7 @@ static int parse(const char *cmd, void (*help)(void), int allow_op,
         {"db", required_argument, NULL, 'd'},
         {"operator", no_argument, NULL, 'o'},
         {"json", no_argument, NULL, 'j'},
+        {"unix-user", required_argument, NULL, 'U'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int o;
@@ -141,6 +151,12 @@ static int parse(const char *cmd, void (*help)(void), int allow_op,
                 return cli_usage_error(cmd, "--operator is an option of "
                                        "'token add' only");
             to->op = 1;
+            break;
+        case 'U':
+            if (!allow_op)
+                return cli_usage_error(cmd, "--unix-user is an option of "
+                                       "'token add' only");
+            to->unix_user = optarg;
             break;
         case 'j':
             if (!allow_json)
@@ -159,6 +175,29 @@ static int parse(const char *cmd, void (*help)(void), int allow_op,
     if (!to->db[0])
         return cli_usage_error(cmd, "--db: the path is empty");
     *first = optind;
+    return -1;
+}
+
+/* --unix-user USER: a well-formed name of an account of this host that
+ * is not root. -1 when it is, else the exit code. */
+static int check_unix_user(const char *cmd, const char *user)
+{
+    const char *why = token_unix_user_check(user);
+    char q[160];
+    if (why)
+        return cli_usage_error(cmd, "--unix-user \"%s\": %s (%s)",
+                               ef_quote(user, q, sizeof q), why,
+                               TOKEN_UNIX_RULE);
+    exec_user u;
+    ef_err e = {0};
+    if (exec_user_lookup(user, &u, &e) != EF_OK)
+        return cli_usage_error(cmd, "--unix-user: %s (the jobs run as an "
+                               "account of the service's host: create it "
+                               "first)", e.msg);
+    if (u.uid == 0)
+        return cli_usage_error(cmd, "--unix-user %s is uid 0: the jobs would "
+                               "run as root (name an unprivileged account)",
+                               user);
     return -1;
 }
 
@@ -182,13 +221,18 @@ static int token_add(int argc, char **argv)
                                TOKEN_NAME_RULE);
     }
     ef_err e = {0};
+    if (to.unix_user) {
+        rc = check_unix_user(cmd, to.unix_user);
+        if (rc >= 0)
+            return rc;
+    }
     store *s;
     if (store_open(&s, to.db, &e) != EF_OK)
         return cli_fail(&e);
     char text[TOKEN_TEXT_MAX + 1];
     store_ident who;
-    if (store_token_add(s, name, to.op, now_s(), text, sizeof text, &who,
-                        &e) != EF_OK) {
+    if (store_token_add_as(s, name, to.op, to.unix_user, now_s(), text,
+                           sizeof text, &who, &e) != EF_OK) {
         store_close(s);
         return cli_fail(&e);
     }
@@ -199,9 +243,11 @@ static int token_add(int argc, char **argv)
                 "not be written; revoke %s\n", who.id);
         rc = EXIT_INTERNAL;
     } else {
-        fprintf(stderr, "efplan: token for %s (%s) created: efp_%s_... "
+        fprintf(stderr, "efplan: token for %s (%s%s%s) created: efp_%s_... "
                 "shown once; store it in a file only you can read\n",
-                who.name, who.op ? "operator" : "user", who.id);
+                who.name, who.op ? "operator" : "user",
+                who.unix_user[0] ? ", jobs run as " : "", who.unix_user,
+                who.id);
     }
     token_wipe(text, sizeof text);
     return rc;
@@ -238,6 +284,10 @@ static int token_list(int argc, char **argv)
             jw_str(&w, "id", r[i].who.id);
             jw_str(&w, "name", r[i].who.name);
             jw_str(&w, "role", r[i].who.op ? "operator" : "user");
+            if (r[i].who.unix_user[0])
+                jw_str(&w, "unix_user", r[i].who.unix_user);
+            else
+                jw_null(&w, "unix_user");
             jw_str(&w, "created", iso(r[i].created, c, sizeof c));
             if (r[i].revoked >= 0)
                 jw_str(&w, "revoked", iso(r[i].revoked, v, sizeof v));
@@ -254,15 +304,20 @@ static int token_list(int argc, char **argv)
         fputc('\n', stdout);
         free(text);
     } else {
-        int wn = 4;
-        for (int i = 0; i < n; i++)
+        int wn = 4, wu = 9;
+        for (int i = 0; i < n; i++) {
             if ((int)strlen(r[i].who.name) > wn)
                 wn = (int)strlen(r[i].who.name);
-        printf("%-*s  %-*s  %-8s  %-20s  %s\n", TOKEN_ID_LEN, "id", wn,
-               "name", "role", "created", "state");
+            if ((int)strlen(r[i].who.unix_user) > wu)
+                wu = (int)strlen(r[i].who.unix_user);
+        }
+        printf("%-*s  %-*s  %-8s  %-*s  %-20s  %s\n", TOKEN_ID_LEN, "id", wn,
+               "name", "role", wu, "unix_user", "created", "state");
         for (int i = 0; i < n; i++) {
-            printf("%-*s  %-*s  %-8s  %-20s  ", TOKEN_ID_LEN, r[i].who.id,
-                   wn, r[i].who.name, r[i].who.op ? "operator" : "user",
+            printf("%-*s  %-*s  %-8s  %-*s  %-20s  ", TOKEN_ID_LEN,
+                   r[i].who.id, wn, r[i].who.name,
+                   r[i].who.op ? "operator" : "user", wu,
+                   r[i].who.unix_user[0] ? r[i].who.unix_user : "-",
                    iso(r[i].created, c, sizeof c));
             if (r[i].revoked >= 0)
                 printf("revoked %s\n", iso(r[i].revoked, v, sizeof v));

@@ -50,15 +50,18 @@ static int read_fd(int fd, const char *path, off_t hint, char **buf,
     char *b = ef_malloc(cap);
     size_t n = 0;
     for (;;) {
+        /* a pipe or standard input is held to the same limit as a file:
+         * never more than EF_MAX_FILE + 1 bytes read or kept */
+        if (n > (size_t)EF_MAX_FILE) {
+            free(b);
+            if (fd != 0)
+                close(fd);
+            return ef_fail(e, EF_E_INPUT, "%s: file too large (over 1 GiB)",
+                           path);
+        }
         if (n + 1 >= cap) {
-            if (cap > (size_t)EF_MAX_FILE) {
-                free(b);
-                if (fd != 0)
-                    close(fd);
-                return ef_fail(e, EF_E_INPUT, "%s: file too large (over 1 GiB)",
-                               path);
-            }
-            cap *= 2;
+            cap = cap > (size_t)EF_MAX_FILE / 2 ? (size_t)EF_MAX_FILE + 2
+                                                : cap * 2;
             b = ef_realloc(b, cap);
         }
         ssize_t r = read(fd, b + n, cap - n - 1);

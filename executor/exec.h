@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/err.h"
 #include "common/htime.h"
@@ -504,10 +505,46 @@ int exec_slurm_check_arg(const char *word, ef_err *e);
 
 typedef struct exec_ctx exec_ctx;
 
+/* Who an attempt runs as (efplan serve): a Unix account, as the password
+ * database gives it. */
+#define EXEC_USER_GROUPS 64
+typedef struct exec_user {
+    char name[64];
+    uid_t uid;
+    gid_t gid;
+    char home[512], shell[256];
+    int ngroups;                    /* its groups (the first 64) */
+    gid_t groups[EXEC_USER_GROUPS];
+} exec_user;
+
+/* The account 'name' (getpwnam_r): EF_E_INPUT naming it when this host
+ * has none. */
+int exec_user_lookup(const char *name, exec_user *u, ef_err *e);
+/* The executor's own account (its effective uid; one without a passwd
+ * entry gets its uid as name, / as home). */
+int exec_user_self(exec_user *u, ef_err *e);
+/* A job's whole environment as account u: PATH (/usr/local/bin:/usr/bin:
+ * /bin), HOME, USER, LOGNAME and SHELL of u unless 'add' sets them, then
+ * 'add' ("KEY=VALUE", NULL-terminated, may be NULL): nothing of the
+ * executor's own environment. Heap; free with exec_strv_free. */
+char **exec_user_env(const exec_user *u, char *const *add);
+/* In a child about to exec: become u for good (setgroups, setgid,
+ * setuid; a no-op when u is who we are already) and check that there is
+ * no way back: 0, or -1 (errno) when any step failed. */
+int exec_user_become(const exec_user *u);
+
 /* One attempt of one job, as a backend sees it. */
 typedef struct exec_run {
     int job;             /* plan job index */
     int attempt;         /* 1, 2, ... */
+    const exec_user *user; /* NULL: as the executor, in its environment
+                            (efplan apply, serve --single-user); else as
+                            this account (efplan serve: the job's owner's
+                            or the job user), in exec_user_env's
+                            environment, its working directory its job's
+                            directory unless it names one; under Slurm
+                            sbatch --uid/--gid when the account is not
+                            the executor's (root only) */
     const exec_place *place;
     double wall_limit;   /* seconds it may run (Slurm --time), > 0 */
     int port;            /* the rendezvous port (MASTER_PORT) of this
@@ -610,26 +647,42 @@ struct exec_ctx {
     void *priv;            /* backend's own data */
 };
 
-/* Paths under the state directory for job j, attempt a, into dst. */
+/* Paths under the state directory for job j, attempt a, into dst:
+ *   STATE/run/JOB.A.EXT        the executor's own files (0700 directory)
+ *   STATE/jobs/JOB/            the job's own directory (its user's, 0700)
+ *   STATE/jobs/JOB/A.log       the attempt's output
+ *   STATE/jobs/JOB/progress    EFPLAN_PROGRESS_FILE
+ *   STATE/jobs/JOB/checkpoints EFPLAN_CHECKPOINT_DIR
+ * (JOB: exec_job.safe). */
+const char *exec_path_job(const exec_ctx *x, int j, char *dst, size_t len);
 const char *exec_path_log(const exec_ctx *x, int j, int a, char *dst,
                           size_t len);
 const char *exec_path_progress(const exec_ctx *x, int j, char *dst,
                                size_t len);
 const char *exec_path_run(const exec_ctx *x, int j, int a, const char *ext,
                           char *dst, size_t len);
-/* STATE/checkpoints/JOB: the job's own directory for its checkpoints
- * (EFPLAN_CHECKPOINT_DIR), kept across its attempts. */
+/* STATE/jobs/JOB/checkpoints: the job's own directory for its
+ * checkpoints (EFPLAN_CHECKPOINT_DIR), kept across its attempts. */
 const char *exec_path_checkpoints(const exec_ctx *x, int j, char *dst,
                                   size_t len);
 
-/* mkdir 'path' (0755) unless it is a directory already. EF_E_INPUT naming
+/* mkdir 'path' (exec_make_dir: 0755) unless it is a directory already
+ * (a link is not one); one of ours gets exactly 'mode'. EF_E_INPUT naming
  * it when it cannot be created or is not a directory. */
 int exec_make_dir(const char *path, ef_err *e);
-/* Create state directory 'dir' and its logs/, run/, progress/ and
- * checkpoints/ (exec_make_dir); its absolute path into real[PATH_MAX]. */
+int exec_make_dir_mode(const char *path, mode_t mode, ef_err *e);
+/* Create state directory 'dir' (0711: passed through, not listed) and
+ * its run/ (0700) and jobs/ (0711); its absolute path into
+ * real[PATH_MAX]. */
 int exec_state_dirs(const char *dir, char *real, ef_err *e);
-/* Create job j's checkpoint directory (a backend's launch, before the
- * command runs). */
+/* Create job j's directory and its checkpoints/ (a backend's launch,
+ * before the command runs), 0700, owned by account u (NULL: the
+ * executor). As another account (root only): a new directory is made and
+ * given to u; one that exists must be u's already (else EF_E_INPUT: it
+ * is never taken from its owner), and what is inside is left to u.
+ * exec_make_checkpoints is exec_make_job_dir with u NULL. */
+int exec_make_job_dir(const exec_ctx *x, int j, const exec_user *u,
+                      ef_err *e);
 int exec_make_checkpoints(const exec_ctx *x, int j, ef_err *e);
 
 /* ---- rendezvous ---------------------------------------------------------- */

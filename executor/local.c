@@ -114,8 +114,8 @@ static void monitor_write_rc(const char *rcp, const char *logp,
         if (slash && stat(dir, &st) != 0 && errno == ENOENT)
             return;
         if (tries == 0) {
-            int lf = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                          0644);
+            int lf = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+                          O_NOFOLLOW | O_NONBLOCK, 0600);
             if (lf >= 0) {
                 dprintf(lf, "efplan apply: %s (the command's status, %.*s, "
                         "is kept: retrying)\n", e.msg,
@@ -159,38 +159,69 @@ static char **merged_env(char **add)
 /* The most processes one launch starts ("per_gpu": one per GPU). */
 #define LOCAL_MAX_PROCS 64
 
-static void free_envs(char ***add, char ***envs, int n)
+/* The environments of one launch: envs[k] borrows from the executor's
+ * own environment and add[k] (no user), or is a whole copy (a user). */
+static void free_envs(char ***add, char ***envs, int n, int own)
 {
     for (int k = 0; k < n; k++) {
-        free(envs[k]);
+        if (own)
+            exec_strv_free(envs[k]);
+        else
+            free(envs[k]);
         exec_strv_free(add[k]);
     }
 }
 
-/* In a forked child of the monitor: the job's command, with environment
- * env, output appended to logp, in its workdir. Never returns. */
-static void run_command(const job_run *jr, const char *logp, char **env)
+/* What a child of the monitor needs to start one process of the job. */
+typedef struct child_spec {
+    const job_run *jr;
+    const char *logp;
+    char **env;
+    const exec_user *user; /* NULL: as the executor */
+    const char *note;      /* a line for the log first (NULL: none) */
+    const char *jobdir, *ckdir;
+} child_spec;
+
+/* In a forked child of the monitor: become the job's user (if it has
+ * one: from here on nothing is done with the executor's rights), then
+ * the job's command, with its environment, output appended to its log,
+ * in its workdir (a user's job: else its own directory). Never
+ * returns. */
+static void run_command(const child_spec *cs)
 {
+    const job_run *jr = cs->jr;
     for (int s = 1; s < 32; s++)
         if (s != SIGKILL && s != SIGSTOP)
             signal(s, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    if (cs->user) {
+        if (exec_user_become(cs->user) != 0)
+            _exit(126);
+        umask(022);
+        if (mkdir(cs->ckdir, 0700) != 0 && errno != EEXIST)
+            _exit(126);
+    }
     /* stdin stays the monitor's /dev/null; output goes to the log */
-    int lf = open(logp, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int lf = open(cs->logp, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW |
+                  O_NONBLOCK, cs->user ? 0600 : 0644);
     if (lf >= 0) {
+        fcntl(lf, F_SETFL, O_APPEND);
+        if (cs->note)
+            dprintf(lf, "efplan: %s\n", cs->note);
         dup2(lf, 1);
         dup2(lf, 2);
         if (lf > 2)
             close(lf);
     }
-    if (jr->workdir && chdir(jr->workdir) != 0) {
+    const char *wd = jr->workdir ? jr->workdir : cs->user ? cs->jobdir : NULL;
+    if (wd && chdir(wd) != 0) {
         dprintf(2, "efplan apply: cannot enter workdir %s: %s\n",
-                jr->workdir, strerror(errno));
+                wd, strerror(errno));
         _exit(127);
     }
-    environ = env;
+    environ = cs->env;
     execvp(jr->argv[0], jr->argv);
     dprintf(2, "efplan apply: cannot run %s: %s\n", jr->argv[0],
             strerror(errno));
@@ -261,11 +292,18 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
     if (!jr->argv)
         return ef_fail(e, EF_E_INPUT, "%s: job \"%s\" has no \"command\" (add "
                        "one to run it)", x->p->q.path, jb->id);
-    char logp[4096], pidp[4096], rcp[4096];
+    char logp[4096], pidp[4096], rcp[4096], jobdir[4096], ckdir[4096];
     exec_path_log(x, r->job, r->attempt, logp, sizeof logp);
     exec_path_run(x, r->job, r->attempt, "pid", pidp, sizeof pidp);
     exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
-    if (exec_make_checkpoints(x, r->job, e) != EF_OK)
+    exec_path_job(x, r->job, jobdir, sizeof jobdir);
+    exec_path_checkpoints(x, r->job, ckdir, sizeof ckdir);
+    if (r->user && r->user->uid != geteuid() && geteuid() != 0)
+        return ef_fail(e, EF_E_INPUT, "job \"%s\" is to run as %s (uid %ld), "
+                       "and this process (uid %ld) cannot switch users: run "
+                       "efplan serve as root", jb->id, r->user->name,
+                       (long)r->user->uid, (long)geteuid());
+    if (exec_make_job_dir(x, r->job, r->user, e) != EF_OK)
         return EF_ERR;
     /* one process, or one per GPU ("per_gpu"); each its own environment */
     int nproc = jr->per_gpu ? r->place->n : 1;
@@ -279,12 +317,15 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
     snprintf(note, sizeof note, "attempt %d: rendezvous 127.0.0.1:%d, %d "
              "GPU%s, %d process%s", r->attempt, r->port, r->place->n,
              r->place->n == 1 ? "" : "s", nproc, nproc == 1 ? "" : "es");
-    exec_log_note(x, r->job, r->attempt, note);
+    /* a user's log is theirs: its first process writes the note */
+    if (!r->user)
+        exec_log_note(x, r->job, r->attempt, note);
+    int own = r->user != NULL;
     char **add[LOCAL_MAX_PROCS], **envs[LOCAL_MAX_PROCS];
     for (int k = 0; k < nproc; k++) {
         add[k] = exec_launch_env(x, r, 0, jr->per_gpu ? k : -1, "127.0.0.1",
                                  1);
-        envs[k] = merged_env(add[k]);
+        envs[k] = own ? exec_user_env(r->user, add[k]) : merged_env(add[k]);
     }
     /* the monitor says over this pipe whether it wrote the pid file: a
      * message when it could not (and runs nothing), end of file when it
@@ -292,7 +333,7 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
     int pfd[2];
     if (pipe(pfd) != 0) {
         int err = errno;
-        free_envs(add, envs, nproc);
+        free_envs(add, envs, nproc, own);
         return ef_fail(e, EF_E_INTERNAL, "launch of %s attempt %d: pipe: %s",
                        jb->id, r->attempt, strerror(err));
     }
@@ -304,7 +345,7 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
         int err = errno;
         close(pfd[0]);
         close(pfd[1]);
-        free_envs(add, envs, nproc);
+        free_envs(add, envs, nproc, own);
         return ef_fail(e, EF_E_INTERNAL, "fork: %s", strerror(err));
     }
     if (pid == 0) {
@@ -322,7 +363,7 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
         if (ef_write_file_atomic(pidp, txt, strlen(txt), &pe) != EF_OK) {
             ssize_t w = write(pfd[1], pe.msg, strlen(pe.msg));
             (void)w;
-            free_envs(add, envs, nproc);
+            free_envs(add, envs, nproc, own);
             _exit(0);
         }
         for (int s = 1; s < 32; s++)
@@ -344,13 +385,16 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
         int nkids = 0;
         for (int k = 0; k < nproc; k++) {
             pid_t g = fork();
-            if (g == 0)
-                run_command(jr, logp, envs[k]);
+            if (g == 0) {
+                child_spec cs = {jr, logp, envs[k], r->user,
+                                 own && k == 0 ? note : NULL, jobdir, ckdir};
+                run_command(&cs);
+            }
             if (g < 0)
                 break;
             kids[nkids++] = g;
         }
-        free_envs(add, envs, nproc);
+        free_envs(add, envs, nproc, own);
         if (nkids < nproc)
             snprintf(txt, sizeof txt, "exit 126\n");
         if (nkids > 0)
@@ -375,14 +419,14 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
     msg[got] = '\0';
     close(pfd[0]);
     if (got > 0) {
-        free_envs(add, envs, nproc);
+        free_envs(add, envs, nproc, own);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
             ;
         return ef_fail(e, EF_E_INTERNAL, "launch of %s attempt %d: %s (the "
                        "command was not started)", jb->id, r->attempt, msg);
     }
     setpgid(pid, pid);
-    free_envs(add, envs, nproc);
+    free_envs(add, envs, nproc, own);
     char st = 0;
     unsigned long long start = 0;
     if (!proc_stat((long)pid, &st, &start))

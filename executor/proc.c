@@ -2,6 +2,7 @@
  * launch environment, progress and rc files, a job's checkpoint signal
  * and grace, running a command (see exec.h). */
 #define _DEFAULT_SOURCE 1
+#define _GNU_SOURCE 1
 #include "executor/exec.h"
 
 #include <errno.h>
@@ -18,27 +19,36 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <grp.h>
+#include <pwd.h>
 
 #include "common/util.h"
+
+const char *exec_path_job(const exec_ctx *x, int j, char *dst, size_t len)
+{
+    snprintf(dst, len, "%s/jobs/%s", x->state, x->p->jobs[j].safe);
+    return dst;
+}
 
 const char *exec_path_log(const exec_ctx *x, int j, int a, char *dst,
                           size_t len)
 {
-    snprintf(dst, len, "%s/logs/%s.%d.log", x->state, x->p->jobs[j].safe, a);
+    snprintf(dst, len, "%s/jobs/%s/%d.log", x->state, x->p->jobs[j].safe, a);
     return dst;
 }
 
 const char *exec_path_progress(const exec_ctx *x, int j, char *dst,
                                size_t len)
 {
-    snprintf(dst, len, "%s/progress/%s", x->state, x->p->jobs[j].safe);
+    snprintf(dst, len, "%s/jobs/%s/progress", x->state, x->p->jobs[j].safe);
     return dst;
 }
 
 const char *exec_path_checkpoints(const exec_ctx *x, int j, char *dst,
                                   size_t len)
 {
-    snprintf(dst, len, "%s/checkpoints/%s", x->state, x->p->jobs[j].safe);
+    snprintf(dst, len, "%s/jobs/%s/checkpoints", x->state,
+             x->p->jobs[j].safe);
     return dst;
 }
 
@@ -213,8 +223,14 @@ int exec_read_rc(const exec_ctx *x, const exec_run *r, int shell,
 {
     char path[4096], buf[64];
     exec_path_run(x, r->job, r->attempt, "rc", path, sizeof path);
-    if (exec_read_small(path, buf, sizeof buf) < 0)
-        return 0;
+    if (exec_read_small(path, buf, sizeof buf) < 0) {
+        /* a Slurm job run as its owner writes it in its own directory */
+        char dir[4000];
+        snprintf(path, sizeof path, "%s/%d.rc",
+                 exec_path_job(x, r->job, dir, sizeof dir), r->attempt);
+        if (exec_read_small(path, buf, sizeof buf) < 0)
+            return 0;
+    }
     int v;
     if (sscanf(buf, "exit %d", &v) == 1) {
         st->code = v;
@@ -240,10 +256,27 @@ int exec_job_grace(const exec_plan *p, int j)
     return g >= 0 ? g : 30;
 }
 
+/* Open 'path' for reading if it is a regular file (no link followed at
+ * its last step, never waiting on a FIFO): the fd, or -1. The files of a
+ * job's directory are its user's: what they point at is not read. */
+static int open_regular(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+                  O_NOCTTY);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 int exec_read_small(const char *path, char *buf, size_t len)
 {
     buf[0] = '\0';
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open_regular(path);
     if (fd < 0)
         return -1;
     ssize_t n = read(fd, buf, len - 1);
@@ -256,27 +289,39 @@ int exec_read_small(const char *path, char *buf, size_t len)
 
 int exec_make_dir(const char *path, ef_err *e)
 {
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+    return exec_make_dir_mode(path, 0755, e);
+}
+
+int exec_make_dir_mode(const char *path, mode_t mode, ef_err *e)
+{
+    if (mkdir(path, mode) != 0 && errno != EEXIST)
         return ef_fail(e, EF_E_INPUT, "%s: cannot create the directory: %s",
                        path, strerror(errno));
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
         return ef_fail(e, EF_E_INPUT, "%s: not a directory", path);
+    /* ours: exactly 'mode' (a directory made before, or by the umask) */
+    if (st.st_uid == geteuid() && (st.st_mode & 07777) != mode &&
+        chmod(path, mode) != 0)
+        return ef_fail(e, EF_E_INPUT, "%s: cannot set mode %04o: %s", path,
+                       (unsigned)mode, strerror(errno));
     return EF_OK;
 }
 
 int exec_state_dirs(const char *dir, char *real, ef_err *e)
 {
-    if (exec_make_dir(dir, e) != EF_OK)
+    /* the state directory and jobs/ can be passed through (a job reaches
+     * its own directory) but not listed; run/ is the executor's alone */
+    if (exec_make_dir_mode(dir, 0711, e) != EF_OK)
         return EF_ERR;
     if (!realpath(dir, real))
         return ef_fail(e, EF_E_INPUT, "%s: %s", dir, strerror(errno));
-    static const char *const sub[] = {"logs", "run", "progress",
-                                      "checkpoints"};
+    static const struct { const char *name; mode_t mode; } sub[] = {
+        {"run", 0700}, {"jobs", 0711}};
     char path[PATH_MAX + 64];
     for (size_t k = 0; k < sizeof sub / sizeof *sub; k++) {
-        snprintf(path, sizeof path, "%s/%s", real, sub[k]);
-        if (exec_make_dir(path, e) != EF_OK)
+        snprintf(path, sizeof path, "%s/%s", real, sub[k].name);
+        if (exec_make_dir_mode(path, sub[k].mode, e) != EF_OK)
             return EF_ERR;
     }
     return EF_OK;
@@ -284,8 +329,136 @@ int exec_state_dirs(const char *dir, char *real, ef_err *e)
 
 int exec_make_checkpoints(const exec_ctx *x, int j, ef_err *e)
 {
-    char path[4096];
-    return exec_make_dir(exec_path_checkpoints(x, j, path, sizeof path), e);
+    return exec_make_job_dir(x, j, NULL, e);
+}
+
+int exec_make_job_dir(const exec_ctx *x, int j, const exec_user *u,
+                      ef_err *e)
+{
+    char dir[4096], ck[4200];
+    exec_path_job(x, j, dir, sizeof dir);
+    exec_path_checkpoints(x, j, ck, sizeof ck);
+    int other = u && u->uid != geteuid();
+    int made = mkdir(dir, 0700) == 0;
+    if (!made && errno != EEXIST)
+        return ef_fail(e, EF_E_INPUT, "%s: cannot create the job's "
+                       "directory: %s", dir, strerror(errno));
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return ef_fail(e, EF_E_INPUT, "%s: not a directory", dir);
+    uid_t want = other ? u->uid : geteuid();
+    if (!made && st.st_uid != want)
+        return ef_fail(e, EF_E_INPUT, "%s: the job's directory belongs to uid "
+                       "%ld, and the job runs as uid %ld (%s): not used (move "
+                       "it away to start the job afresh)", dir,
+                       (long)st.st_uid, (long)want,
+                       u ? u->name : "the executor");
+    if (!other) {
+        if ((st.st_mode & 07777) != 0700 && chmod(dir, 0700) != 0)
+            return ef_fail(e, EF_E_INPUT, "%s: cannot set mode 0700: %s",
+                           dir, strerror(errno));
+        return exec_make_dir_mode(ck, 0700, e);
+    }
+    if (!made)
+        return EF_OK; /* its user's: what is inside is theirs to keep */
+    /* new, and still ours: its checkpoints directory, then both theirs */
+    if ((mkdir(ck, 0700) != 0 && errno != EEXIST) ||
+        chown(ck, u->uid, u->gid) != 0 || chown(dir, u->uid, u->gid) != 0)
+        return ef_fail(e, EF_E_INTERNAL, "%s: cannot give the job's "
+                       "directory to %s (uid %ld): %s", dir, u->name,
+                       (long)u->uid, strerror(errno));
+    return EF_OK;
+}
+
+/* ---- who a job runs as ------------------------------------------------- */
+
+/* Fill u from a passwd entry. */
+static int user_fill(const struct passwd *pw, exec_user *u, ef_err *e)
+{
+    memset(u, 0, sizeof *u);
+    if (strlen(pw->pw_name) >= sizeof u->name ||
+        strlen(pw->pw_dir) >= sizeof u->home ||
+        strlen(pw->pw_shell) >= sizeof u->shell)
+        return ef_fail(e, EF_E_INPUT, "Unix user %s: a name, home or shell "
+                       "too long", pw->pw_name);
+    snprintf(u->name, sizeof u->name, "%s", pw->pw_name);
+    snprintf(u->home, sizeof u->home, "%s", pw->pw_dir);
+    snprintf(u->shell, sizeof u->shell, "%s",
+             pw->pw_shell[0] ? pw->pw_shell : "/bin/sh");
+    u->uid = pw->pw_uid;
+    u->gid = pw->pw_gid;
+    int ng = EXEC_USER_GROUPS;
+    if (getgrouplist(pw->pw_name, pw->pw_gid, u->groups, &ng) < 0)
+        ng = EXEC_USER_GROUPS; /* more than we keep: the first ones */
+    u->ngroups = ng;
+    return EF_OK;
+}
+
+int exec_user_lookup(const char *name, exec_user *u, ef_err *e)
+{
+    struct passwd pw, *res = NULL;
+    char buf[16384];
+    int rc = getpwnam_r(name, &pw, buf, sizeof buf, &res);
+    if (rc != 0 || !res)
+        return ef_fail(e, EF_E_INPUT, "Unix user \"%s\": %s", name,
+                       rc ? strerror(rc) : "no such account on this host");
+    return user_fill(res, u, e);
+}
+
+int exec_user_self(exec_user *u, ef_err *e)
+{
+    struct passwd pw, *res = NULL;
+    char buf[16384];
+    uid_t me = geteuid();
+    int rc = getpwuid_r(me, &pw, buf, sizeof buf, &res);
+    if (rc == 0 && res)
+        return user_fill(res, u, e);
+    memset(u, 0, sizeof *u);
+    snprintf(u->name, sizeof u->name, "%ld", (long)me);
+    snprintf(u->home, sizeof u->home, "/");
+    snprintf(u->shell, sizeof u->shell, "/bin/sh");
+    u->uid = me;
+    u->gid = getegid();
+    return EF_OK;
+}
+
+char **exec_user_env(const exec_user *u, char *const *add)
+{
+    char **v = NULL;
+    int n = 0;
+    const char *keys[] = {"PATH", "HOME", "USER", "LOGNAME", "SHELL"};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        int given = 0;
+        size_t kl = strlen(keys[k]);
+        for (int a = 0; add && add[a] && !given; a++)
+            given = strncmp(add[a], keys[k], kl) == 0 && add[a][kl] == '=';
+        if (given)
+            continue;
+        switch (k) {
+        case 0: push(&v, &n, "PATH=/usr/local/bin:/usr/bin:/bin"); break;
+        case 1: push(&v, &n, "HOME=%s", u->home); break;
+        case 2: push(&v, &n, "USER=%s", u->name); break;
+        case 3: push(&v, &n, "LOGNAME=%s", u->name); break;
+        default: push(&v, &n, "SHELL=%s", u->shell); break;
+        }
+    }
+    for (int a = 0; add && add[a]; a++)
+        push(&v, &n, "%s", add[a]);
+    return v;
+}
+
+int exec_user_become(const exec_user *u)
+{
+    if (u->uid == geteuid() && u->gid == getegid())
+        return 0;
+    if (setgroups((size_t)u->ngroups, u->groups) != 0 ||
+        setgid(u->gid) != 0 || setuid(u->uid) != 0)
+        return -1;
+    /* for good: no way back */
+    if (getuid() != u->uid || geteuid() != u->uid || getgid() != u->gid ||
+        (u->uid != 0 && setuid(0) == 0))
+        return -1;
+    return 0;
 }
 
 /* ---- rendezvous --------------------------------------------------------- */
@@ -347,7 +520,7 @@ int exec_log_addr_in_use(const exec_ctx *x, int j, int a)
 {
     char path[4096];
     exec_path_log(x, j, a, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open_regular(path);
     if (fd < 0)
         return 0;
     enum { TAIL = 65536 };
@@ -374,10 +547,13 @@ void exec_log_note(const exec_ctx *x, int j, int a, const char *line)
 {
     char path[4096];
     exec_path_log(x, j, a, path, sizeof path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+                  O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
     if (fd < 0)
         return;
-    dprintf(fd, "efplan: %s\n", line);
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        dprintf(fd, "efplan: %s\n", line);
     close(fd);
 }
 

@@ -364,6 +364,13 @@ static int gres_other(const char *word)
     return 1;
 }
 
+/* 1 when attempt r runs as another account than the executor's (root
+ * only: sbatch --uid). */
+static int as_other(const exec_run *r)
+{
+    return r->user && r->user->uid != geteuid();
+}
+
 static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
 {
     int *nodes = ef_malloc((size_t)(r->place->n + 1) * sizeof *nodes);
@@ -381,7 +388,7 @@ static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
     job_name(x, r->job, r->attempt, name, sizeof name);
     exec_path_log(x, r->job, r->attempt, logp, sizeof logp);
     const exec_slurm_opts *so = &x->slurm;
-    char **v = ef_calloc(20 + (size_t)so->nargs, sizeof *v);
+    char **v = ef_calloc(24 + (size_t)so->nargs, sizeof *v);
     int n = 0;
     char buf[8192];
     v[n++] = ef_strdup("sbatch");
@@ -421,6 +428,21 @@ static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
     v[n++] = gres.s;
     snprintf(buf, sizeof buf, "--time=%ld", minutes);
     v[n++] = ef_strdup(buf);
+    if (as_other(r)) {
+        /* the job's own account, and none of the service's environment
+         * (the script sets the job's) */
+        snprintf(buf, sizeof buf, "--uid=%ld", (long)r->user->uid);
+        v[n++] = ef_strdup(buf);
+        snprintf(buf, sizeof buf, "--gid=%ld", (long)r->user->gid);
+        v[n++] = ef_strdup(buf);
+        v[n++] = ef_strdup("--export=NONE");
+    }
+    if (r->user) {
+        char dir[4000];
+        snprintf(buf, sizeof buf, "--chdir=%s",
+                 exec_path_job(x, r->job, dir, sizeof dir));
+        v[n++] = ef_strdup(buf);
+    }
     ef_buf out = {0};
     output_arg(logp, &out);
     v[n++] = out.s;
@@ -462,7 +484,19 @@ char *exec_slurm_script(exec_ctx *x, const exec_run *r)
     char tmp[64], rcp[4096];
     const char *master = node_addr(x, nodes[0], tmp, sizeof tmp);
     char **env = exec_launch_env(x, r, 0, -1, master, 0);
+    if (r->user) {
+        char **whole = exec_user_env(r->user, env);
+        exec_strv_free(env);
+        env = whole;
+    }
     exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
+    if (as_other(r)) {
+        /* the script runs as the job's user: its status goes to the job's
+         * own directory (exec_read_rc looks there too) */
+        char dir[4000];
+        snprintf(rcp, sizeof rcp, "%s/%d.rc",
+                 exec_path_job(x, r->job, dir, sizeof dir), r->attempt);
+    }
     int sig = exec_job_signal(x->p, r->job);
     ef_buf b = {0};
     ef_buf_printf(&b, "#!/bin/sh\n# efplan apply: job %s, attempt %d, plan "
@@ -618,6 +652,13 @@ static int slurm_launch(exec_ctx *x, exec_run *r, ef_err *e)
     if (!jb->in->run.argv)
         return ef_fail(e, EF_E_INPUT, "%s: job \"%s\" has no \"command\" (add "
                        "one to run it)", x->p->q.path, jb->id);
+    if (as_other(r) && geteuid() != 0)
+        return ef_fail(e, EF_E_INPUT, "job \"%s\" is to run as %s (uid %ld), "
+                       "and this process (uid %ld) cannot submit as another "
+                       "user (sbatch --uid): run efplan serve as root", jb->id,
+                       r->user->name, (long)r->user->uid, (long)geteuid());
+    if (exec_make_job_dir(x, r->job, r->user, e) != EF_OK)
+        return EF_ERR;
     char script[4096];
     exec_path_run(x, r->job, r->attempt, "sbatch", script, sizeof script);
     if (write_script(x, r, script, e) != EF_OK)

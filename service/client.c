@@ -136,6 +136,13 @@ static int token_from_file(const char *path, char *tok, size_t cap,
         return ef_fail(e, EF_E_INPUT, "token file %s: is %s (expected a "
                        "regular file)", path, file_kind(st.st_mode));
     }
+    if (st.st_uid != geteuid()) {
+        close(fd);
+        return ef_fail(e, EF_E_INPUT, "token file %s: belongs to uid %ld, "
+                       "not to you (uid %ld): a token file must be your own "
+                       "(copy the token into a file of yours, chmod 600)",
+                       path, (long)st.st_uid, (long)geteuid());
+    }
     if (st.st_mode & (S_IRWXG | S_IRWXO)) {
         close(fd);
         return ef_fail(e, EF_E_INPUT, "token file %s: mode %04o is too "

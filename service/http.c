@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 #include <strings.h>
@@ -12,9 +13,44 @@
 
 #include <microhttpd.h>
 
+#include "common/jsonw.h"
 #include "common/util.h"
 #include "model/jobs.h"
 #include "service/store.h"
+
+/* Where a connection is: waiting for a request's head (not yet
+ * authenticated: counted against max_pending, closed at the header
+ * deadline), reading an authenticated request's body (closed at the body
+ * deadline + SRV_BODY_GRACE when nothing more comes), being answered, or
+ * shut down by us (evicted or late; libmicrohttpd closes it). */
+typedef enum conn_phase { C_WAIT, C_BODY, C_ANSWER, C_SHUT } conn_phase;
+
+typedef struct conn {
+    struct conn *prev, *next;
+    int fd;
+    conn_phase ph;
+    double since;       /* monotonic seconds: when this phase began */
+} conn;
+
+/* A token's requests under way. */
+typedef struct tok_use {
+    char id[32];
+    int n;
+} tok_use;
+
+/* Seconds a body that stopped arriving is kept past its deadline before
+ * its connection is closed (bytes that come in that time get the 408). */
+#define SRV_BODY_GRACE 10.0
+/* The request line and head the handler accepts (larger: 414, 431). */
+#define SRV_URL_MAX 8192
+#define SRV_HEAD_MAX (64 * 1024)
+#define SRV_HEADERS_MAX 100
+/* What libmicrohttpd may hold per connection: enough to read a head far
+ * over the limits above, so that it reaches the handler and gets a JSON
+ * answer (pages are touched only as they are used) */
+#define SRV_CONN_MEMORY ((size_t)3 << 19)
+/* libmicrohttpd's own cap on connections (within 1024 descriptors) */
+#define SRV_CONN_LIMIT 768u
 
 struct srv {
     struct MHD_Daemon *d;
@@ -23,6 +59,16 @@ struct srv {
     int port;
     char *cert, *key;   /* TLS: PEM texts (the key wiped at the end) */
     size_t keylen;
+    pthread_mutex_t mu; /* guards what follows */
+    pthread_cond_t cv;
+    pthread_t reaper;
+    int reaper_on, stopping;
+    conn *conns;        /* every open connection, newest first */
+    int npending;       /* of them in C_WAIT */
+    tok_use *tu;
+    int ntu;
+    long evicted, head_late, body_late; /* not yet logged */
+    double noted;       /* when they were last logged */
 };
 
 /* Free s and what it holds, wiping the TLS key. */
@@ -35,6 +81,9 @@ static void srv_free(srv *s)
     }
     free(s->key);
     free(s->cert);
+    free(s->tu);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
     free(s);
 }
 
@@ -42,7 +91,7 @@ static void srv_free(srv *s)
 typedef enum route_id {
     R_HEALTH, R_METRICS, R_JOBS_POST, R_JOBS_GET, R_JOB_GET, R_JOB_DELETE,
     R_PLAN, R_REPLAN, R_QUEUE, R_NODES, R_DRAIN, R_UNDRAIN, R_JOB_EXPLAIN,
-    R_COUNT
+    R_ME, R_COUNT
 } route_id;
 
 static const srv_route routes[R_COUNT] = {
@@ -59,6 +108,7 @@ static const srv_route routes[R_COUNT] = {
     [R_DRAIN] = {"POST", "/v1/nodes/{node}/drain", "operator"},
     [R_UNDRAIN] = {"POST", "/v1/nodes/{node}/undrain", "operator"},
     [R_JOB_EXPLAIN] = {"GET", "/v1/jobs/{id}/explain", "user"},
+    [R_ME] = {"GET", "/v1/me", "user"},
 };
 
 const srv_route *srv_routes(int *n)
@@ -74,6 +124,10 @@ typedef struct req {
     int answered;       /* a response is queued: what else comes is
                            dropped */
     double t0;          /* monotonic seconds when its headers arrived */
+    int rt;             /* its route (route_id) once its head is checked */
+    store_ident who;    /* who sent it (authenticated routes) */
+    int holds;          /* 1: it counts in who's requests under way */
+    int late;           /* its body was not whole by the deadline: 408 */
 } req;
 
 static void srv_log(srv *s, const char *fmt, ...)
@@ -145,6 +199,11 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, svc_reply *r,
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     if (allow)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+    if (r->status == 408 || r->status == 413 || r->status == 431 ||
+        r->status == 414)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (r->status == 429)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
     if (r->status == 401)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
                                 "Bearer realm=\"efplan\"");
@@ -193,6 +252,200 @@ static enum MHD_Result query_key(void *cls, enum MHD_ValueKind kind,
     return MHD_YES;
 }
 
+/* ---- connections: limits in number and in time ---------------------------- */
+
+/* Move connection k to phase ph (under s->mu), keeping s->npending. */
+static void conn_set(srv *s, conn *k, conn_phase ph)
+{
+    if (k->ph == C_WAIT)
+        s->npending--;
+    if (ph == C_WAIT)
+        s->npending++;
+    k->ph = ph;
+    k->since = ef_mono_seconds();
+}
+
+/* Shut connection k down (under s->mu): libmicrohttpd sees the socket
+ * end and closes it; until then its fd is still its own, so this is safe
+ * while k is listed. */
+static void conn_shut(srv *s, conn *k)
+{
+    if (k->fd >= 0)
+        shutdown(k->fd, SHUT_RDWR);
+    conn_set(s, k, C_SHUT);
+}
+
+/* Log (at most every 10 s) how many connections were shut and why.
+ * Under s->mu. */
+static void conn_note(srv *s, double now, int force)
+{
+    if (!(s->evicted || s->head_late || s->body_late) ||
+        (!force && now - s->noted < 10))
+        return;
+    ef_buf b = {0};
+    ef_buf_put(&b, "http: closed");
+    const char *sep = " ";
+    if (s->evicted) {
+        ef_buf_printf(&b, "%s%ld connection%s waiting for a request over "
+                      "the limit of %d (--max-waiting)", sep, s->evicted,
+                      s->evicted == 1 ? "" : "s", s->cfg.max_pending);
+        sep = "; ";
+    }
+    if (s->head_late) {
+        ef_buf_printf(&b, "%s%ld without a whole request head within %d s "
+                      "(--header-timeout)", sep, s->head_late,
+                      s->cfg.header_timeout);
+        sep = "; ";
+    }
+    if (s->body_late)
+        ef_buf_printf(&b, "%s%ld whose body stopped %.0f s past its %d s "
+                      "(--request-timeout)", sep, s->body_late,
+                      SRV_BODY_GRACE, s->cfg.request_timeout);
+    s->evicted = s->head_late = s->body_late = 0;
+    s->noted = now;
+    if (s->cfg.log)
+        s->cfg.log(s->cfg.log_arg, b.s);
+    free(b.s);
+}
+
+/* libmicrohttpd's connection notices: a new connection waits for its
+ * request head; over max_pending such connections, the one that has
+ * waited longest is shut (so one local process holding many idle
+ * connections cannot keep others out). */
+static void on_connection(void *cls, struct MHD_Connection *c,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    srv *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        conn *k = ef_calloc(1, sizeof *k);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        k->fd = ci ? ci->connect_fd : -1;
+        k->ph = C_ANSWER;
+        pthread_mutex_lock(&s->mu);
+        k->next = s->conns;
+        if (s->conns)
+            s->conns->prev = k;
+        s->conns = k;
+        conn_set(s, k, C_WAIT);
+        while (s->npending > s->cfg.max_pending) {
+            conn *old = NULL;
+            for (conn *p = s->conns; p; p = p->next)
+                if (p != k && p->ph == C_WAIT &&
+                    (!old || p->since <= old->since))
+                    old = p;
+            if (!old)
+                break;
+            conn_shut(s, old);
+            s->evicted++;
+        }
+        conn_note(s, ef_mono_seconds(), 0);
+        pthread_mutex_unlock(&s->mu);
+        *socket_context = k;
+        return;
+    }
+    conn *k = *socket_context;
+    if (!k)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (k->ph == C_WAIT)
+        s->npending--;
+    if (k->prev)
+        k->prev->next = k->next;
+    else
+        s->conns = k->next;
+    if (k->next)
+        k->next->prev = k->prev;
+    pthread_mutex_unlock(&s->mu);
+    free(k);
+    *socket_context = NULL;
+}
+
+/* The connection record of c (NULL when libmicrohttpd has none). */
+static conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* The deadlines, four times a second: a connection that has not sent a
+ * whole request head within header_timeout of its start (or of its last
+ * answer, kept alive), and a body that stopped arriving past
+ * request_timeout + SRV_BODY_GRACE, are shut. */
+static void *reaper_main(void *arg)
+{
+    srv *s = arg;
+    pthread_mutex_lock(&s->mu);
+    while (!s->stopping) {
+        double now = ef_mono_seconds();
+        for (conn *k = s->conns; k; k = k->next) {
+            if (k->ph == C_WAIT && now - k->since > s->cfg.header_timeout) {
+                conn_shut(s, k);
+                s->head_late++;
+            } else if (k->ph == C_BODY &&
+                       now - k->since > s->cfg.request_timeout +
+                                            SRV_BODY_GRACE) {
+                conn_shut(s, k);
+                s->body_late++;
+            }
+        }
+        conn_note(s, now, 0);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 250000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+    }
+    conn_note(s, ef_mono_seconds(), 1);
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* Count one more request under way for q->who: 0, or -1 (nothing
+ * counted) when the token has per_token already. */
+static int tok_hold(srv *s, req *q)
+{
+    pthread_mutex_lock(&s->mu);
+    int i = 0;
+    while (i < s->ntu && strcmp(s->tu[i].id, q->who.id) != 0)
+        i++;
+    if (i == s->ntu) {
+        s->tu = ef_realloc(s->tu, (size_t)(s->ntu + 1) * sizeof *s->tu);
+        memset(&s->tu[i], 0, sizeof s->tu[i]);
+        snprintf(s->tu[i].id, sizeof s->tu[i].id, "%s", q->who.id);
+        s->ntu++;
+    }
+    int ok = s->tu[i].n < s->cfg.per_token;
+    if (ok) {
+        s->tu[i].n++;
+        q->holds = 1;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return ok ? 0 : -1;
+}
+
+static void tok_release(srv *s, req *q)
+{
+    if (!q->holds)
+        return;
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < s->ntu; i++)
+        if (strcmp(s->tu[i].id, q->who.id) == 0) {
+            if (--s->tu[i].n == 0)
+                s->tu[i] = s->tu[--s->ntu];
+            break;
+        }
+    pthread_mutex_unlock(&s->mu);
+    q->holds = 0;
+}
+
+/* ---- requests -------------------------------------------------------------- */
+
 /* Authenticate: 1 with *who filled, or 0 with *r the 401. */
 static int authenticate(srv *s, struct MHD_Connection *c, store_ident *who,
                         svc_reply *r)
@@ -227,137 +480,287 @@ static int authenticate(srv *s, struct MHD_Connection *c, store_ident *who,
     return 1;
 }
 
-/* Answer a request read whole. */
-static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
-                              const char *url, const char *method, req *q)
+/* The message of a 404: the path and the API's paths, from the route
+ * table, each once. */
+static void no_route(const char *url, svc_reply *r)
 {
-    svc_reply r;
-    memset(&r, 0, sizeof r);
-    const char *id = NULL;
-    char node[128], xid[512];
-    unsigned m = match_path(url, &id, node, sizeof node, xid, sizeof xid);
+    ef_buf msg = {0};
+    ef_buf_printf(&msg, "no route %.200s (the API:", url);
+    for (int i = 0; i < R_COUNT; i++) {
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++)
+            seen = strcmp(routes[k].path, routes[i].path) == 0;
+        if (!seen)
+            ef_buf_printf(&msg, "%s %s", i ? "," : "", routes[i].path);
+    }
+    ef_buf_put(&msg, ")");
+    svc_reply_error(r, 404, NULL, msg.s);
+    free(msg.s);
+}
+
+/* The request head's size: its headers' count and bytes. */
+typedef struct headsize {
+    int n;
+    size_t bytes;
+} headsize;
+
+static enum MHD_Result head_count(void *cls, enum MHD_ValueKind kind,
+                                  const char *key, const char *value)
+{
+    (void)kind;
+    headsize *h = cls;
+    h->n++;
+    h->bytes += strlen(key) + (value ? strlen(value) : 0) + 4;
+    return MHD_YES;
+}
+
+/* GET /v1/me: who the token is. */
+static void reply_me(const store_ident *who, svc_reply *r)
+{
+    jw w;
+    jw_init(&w, 1);
+    jw_obj(&w, NULL, &jw_inline_obj);
+    jw_str(&w, "name", who->name);
+    jw_str(&w, "role", who->op ? "operator" : "user");
+    jw_str(&w, "token", who->id);
+    if (who->unix_user[0])
+        jw_str(&w, "unix_user", who->unix_user);
+    else
+        jw_null(&w, "unix_user");
+    jw_end(&w);
+    size_t len;
+    char *t = jw_take(&w, &len);
+    ef_buf b = {0};
+    ef_buf_put(&b, t);
+    ef_buf_put(&b, "\n");
+    free(t);
+    memset(r, 0, sizeof *r);
+    r->status = 200;
+    r->body = b.s;
+    r->len = b.n;
+    r->ctype = "application/json";
+}
+
+/* Check a request's head, once it has arrived whole: its route and
+ * method, its size, its query, its token and the token's requests under
+ * way, the job id in its path. 1 when it may go on (q->rt, q->who set),
+ * else 0 with the error in *r (and Allow in allow[]). */
+static int check_head(srv *s, struct MHD_Connection *c, const char *url,
+                      const char *method, req *q, svc_reply *r,
+                      char *allow, size_t alen, const char **id,
+                      char *node, size_t nlen, char *xid, size_t xlen)
+{
+    unsigned m = match_path(url, id, node, nlen, xid, xlen);
     if (m & 1u << R_JOB_EXPLAIN)
-        id = xid;
+        *id = xid;
     /* HEAD is GET without the body (libmicrohttpd drops it) */
     const char *as = strcmp(method, "HEAD") == 0 ? "GET" : method;
     int rt = -1;
     for (int i = 0; i < R_COUNT && rt < 0; i++)
         if ((m & 1u << i) && strcmp(routes[i].method, as) == 0)
             rt = i;
-    char allow[64] = "";
-    store_ident who;
-    memset(&who, 0, sizeof who);
-    int64_t pv = 0;
-    double t0 = q->t0;
-    int64_t now = svc_now(s->sv);
+    char msg[300];
+    size_t ul = strlen(url);
+    if (ul > SRV_URL_MAX) {
+        snprintf(msg, sizeof msg, "the path is %zu bytes, over the limit of "
+                 "%d: %.60s...", ul, SRV_URL_MAX, url);
+        svc_reply_error(r, 414, NULL, msg);
+        return 0;
+    }
+    headsize hs = {0, 0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, head_count, &hs);
+    if (hs.n > SRV_HEADERS_MAX || hs.bytes > SRV_HEAD_MAX) {
+        snprintf(msg, sizeof msg, "the request has %d headers, %zu bytes "
+                 "(the limits: %d headers, %d bytes)", hs.n, hs.bytes,
+                 SRV_HEADERS_MAX, SRV_HEAD_MAX);
+        svc_reply_error(r, 431, NULL, msg);
+        return 0;
+    }
     if (!m) {
-        /* the API's paths, from the route table, each once */
-        ef_buf msg = {0};
-        ef_buf_printf(&msg, "no route %.200s (the API:", url);
-        for (int i = 0; i < R_COUNT; i++) {
-            int seen = 0;
-            for (int k = 0; k < i && !seen; k++)
-                seen = strcmp(routes[k].path, routes[i].path) == 0;
-            if (!seen)
-                ef_buf_printf(&msg, "%s %s", i ? "," : "", routes[i].path);
-        }
-        ef_buf_put(&msg, ")");
-        svc_reply_error(&r, 404, NULL, msg.s);
-        free(msg.s);
-        goto send;
+        no_route(url, r);
+        return 0;
     }
     if (rt < 0) {
-        allow_of(m, allow, sizeof allow);
-        char msg[200];
+        allow_of(m, allow, alen);
         snprintf(msg, sizeof msg, "method %.20s not allowed here (allowed: "
                  "%s)", method, allow);
-        svc_reply_error(&r, 405, NULL, msg);
-        goto send;
+        svc_reply_error(r, 405, NULL, msg);
+        return 0;
     }
-    if (q->too_large) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "request body over %d bytes",
-                 SVC_BODY_MAX);
-        svc_reply_error(&r, 413, NULL, msg);
-        goto send;
+    /* a declared length over the limit is refused before reading: no 100
+     * Continue, the body is never read, the connection closes */
+    const char *cl = MHD_lookup_connection_value(
+        c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (q->too_large || (cl && strtoull(cl, NULL, 10) > SVC_BODY_MAX)) {
+        snprintf(msg, sizeof msg, "request body over %d bytes", SVC_BODY_MAX);
+        svc_reply_error(r, 413, NULL, msg);
+        return 0;
     }
     /* query parameters: only /v1/jobs takes any */
     static const char *const list_keys[] = {"all", "state"};
     qcheck qc = {list_keys, rt == R_JOBS_GET ? 2 : 0, ""};
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_key, &qc);
     if (qc.bad[0]) {
-        char msg[300];
         snprintf(msg, sizeof msg, "unknown query parameter \"%s\"%s", qc.bad,
                  rt == R_JOBS_GET ? " (expected all or state)" : "");
-        svc_reply_error(&r, 400, qc.bad, msg);
-        goto send;
+        svc_reply_error(r, 400, qc.bad, msg);
+        return 0;
     }
-    if (strcmp(routes[rt].auth, "none") != 0 && !authenticate(s, c, &who, &r))
-        goto send;
-    if (id) {
-        const char *why = job_id_check(id, strlen(id));
-        if (why) {
-            char msg[200];
-            snprintf(msg, sizeof msg, "job id in the path: %s (expected "
-                     JOB_ID_RULE ")", why);
-            svc_reply_error(&r, 400, NULL, msg);
-            goto send;
+    if (strcmp(routes[rt].auth, "none") != 0) {
+        if (!authenticate(s, c, &q->who, r))
+            return 0;
+        if (tok_hold(s, q) != 0) {
+            snprintf(msg, sizeof msg, "token %s has %d requests under way "
+                     "already (the limit per token): wait for their answers",
+                     q->who.id, s->cfg.per_token);
+            svc_reply_error(r, 429, NULL, msg);
+            return 0;
         }
     }
-    switch ((route_id)rt) {
-    case R_HEALTH: svc_health(s->sv, now, &r); break;
-    case R_METRICS: svc_metrics(s->sv, &r); break;
-    case R_JOBS_POST: {
+    if (*id) {
+        const char *why = job_id_check(*id, strlen(*id));
+        if (why) {
+            snprintf(msg, sizeof msg, "job id in the path: %s (expected "
+                     JOB_ID_RULE ")", why);
+            svc_reply_error(r, 400, NULL, msg);
+            return 0;
+        }
+    }
+    if (rt == R_JOBS_POST) {
         const char *ct = MHD_lookup_connection_value(
             c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
         if (ct && strncasecmp(ct, "application/json", 16) != 0) {
-            char msg[300];
             snprintf(msg, sizeof msg, "Content-Type: %.100s: expected "
                      "application/json (with curl: -H 'Content-Type: "
                      "application/json')", ct);
-            svc_reply_error(&r, 415, NULL, msg);
-            break;
+            svc_reply_error(r, 415, NULL, msg);
+            return 0;
         }
-        svc_submit(s->sv, &who, q->body.s ? q->body.s : "", q->body.n, now,
-                   &r);
-        if (r.status == 200 || r.status == 201)
-            svc_observe_submit(s->sv, ef_mono_seconds() - t0);
-        break;
     }
+    q->rt = rt;
+    return 1;
+}
+
+/* Do what route q->rt asks (its head checked, its body read whole). */
+static void dispatch(srv *s, struct MHD_Connection *c, req *q,
+                     const char *id, const char *node, svc_reply *r,
+                     int64_t *pv)
+{
+    int64_t now = svc_now(s->sv);
+    const store_ident *who = &q->who;
+    switch ((route_id)q->rt) {
+    case R_HEALTH: svc_health(s->sv, now, r); break;
+    case R_METRICS: svc_metrics(s->sv, r); break;
+    case R_JOBS_POST:
+        svc_submit(s->sv, who, q->body.s ? q->body.s : "", q->body.n, now,
+                   r);
+        if (r->status == 200 || r->status == 201)
+            svc_observe_submit(s->sv, ef_mono_seconds() - q->t0);
+        break;
     case R_JOBS_GET: {
         const char *all = MHD_lookup_connection_value(
             c, MHD_GET_ARGUMENT_KIND, "all");
         const char *st = MHD_lookup_connection_value(
             c, MHD_GET_ARGUMENT_KIND, "state");
-        int a = 0;
         if (all && strcmp(all, "1") != 0 && strcmp(all, "0") != 0) {
-            svc_reply_error(&r, 400, "all", "all: expected 1 or 0");
+            svc_reply_error(r, 400, "all", "all: expected 1 or 0");
             break;
         }
-        a = all && strcmp(all, "1") == 0;
-        svc_list(s->sv, &who, a, st, now, &r);
+        svc_list(s->sv, who, all && strcmp(all, "1") == 0, st, now, r);
         break;
     }
-    case R_JOB_GET: svc_show(s->sv, &who, id, now, &r); break;
-    case R_JOB_DELETE: svc_cancel(s->sv, &who, id, now, &r); break;
-    case R_JOB_EXPLAIN: svc_explain(s->sv, &who, id, &r); break;
-    case R_PLAN: svc_plan(s->sv, &r, &pv); break;
-    case R_REPLAN: svc_replan(s->sv, &who, now, &r); break;
-    case R_QUEUE: svc_queue(s->sv, &who, &r); break;
-    case R_NODES: svc_nodes(s->sv, &r); break;
+    case R_JOB_GET: svc_show(s->sv, who, id, now, r); break;
+    case R_JOB_DELETE: svc_cancel(s->sv, who, id, now, r); break;
+    case R_JOB_EXPLAIN: svc_explain(s->sv, who, id, r); break;
+    case R_PLAN: svc_plan(s->sv, r, pv); break;
+    case R_REPLAN: svc_replan(s->sv, who, now, r); break;
+    case R_QUEUE: svc_queue(s->sv, who, r); break;
+    case R_NODES: svc_nodes(s->sv, r); break;
     case R_DRAIN:
     case R_UNDRAIN:
-        svc_node_drain(s->sv, &who, node, rt == R_DRAIN, q->body.s,
-                       q->body.n, now, &r);
+        svc_node_drain(s->sv, who, node, q->rt == R_DRAIN, q->body.s,
+                       q->body.n, now, r);
         break;
+    case R_ME: reply_me(who, r); break;
     case R_COUNT: break;
     }
+}
+
+/* Answer the request: its head alone ('head': the first call, a route
+ * that takes no body, or an error in the head), or with its body read
+ * whole. The answer closes the connection when a body is still coming. */
+static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
+                              const char *url, const char *method, req *q,
+                              int head)
+{
+    svc_reply r;
+    memset(&r, 0, sizeof r);
+    const char *id = NULL;
+    char node[128], xid[512], allow[64] = "";
+    int64_t pv = 0;
+    if (head && !check_head(s, c, url, method, q, &r, allow, sizeof allow,
+                            &id, node, sizeof node, xid, sizeof xid))
+        goto send;
+    if (!head && (q->late ||
+                  ef_mono_seconds() - q->t0 > s->cfg.request_timeout)) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "the request did not arrive within %d s "
+                 "(--request-timeout)", s->cfg.request_timeout);
+        svc_reply_error(&r, 408, NULL, msg);
+        q->late = 1;
+        goto send;
+    }
+    if (!head && q->too_large) { /* no length declared: found reading */
+        char msg[128];
+        snprintf(msg, sizeof msg, "request body over %d bytes", SVC_BODY_MAX);
+        svc_reply_error(&r, 413, NULL, msg);
+        goto send;
+    }
+    if (!head) {
+        match_path(url, &id, node, sizeof node, xid, sizeof xid);
+        if (q->rt == R_JOB_EXPLAIN)
+            id = xid;
+    }
+    if (head && (q->rt == R_JOBS_POST || q->rt == R_DRAIN))
+        return MHD_YES; /* its body comes next (a drain's: its reason) */
+    dispatch(s, c, q, id, node, &r, &pv);
 send:
-    srv_log(s, "%s %.300s %d %s %.1f ms", method, url, r.status,
-            who.name[0] ? who.name : "-", (ef_mono_seconds() - t0) * 1e3);
+    q->answered = 1;
+    srv_log(s, "%s %.300s %d %s %.1f ms%s", method, url, r.status,
+            q->who.name[0] ? q->who.name : "-",
+            (ef_mono_seconds() - q->t0) * 1e3,
+            q->late ? " (slow client)" : "");
     enum MHD_Result ok = send_reply(c, &r, allow[0] ? allow : NULL, pv);
     svc_reply_free(&r);
     return ok;
+}
+
+/* Take a piece of the body. Past the request deadline the rest is read
+ * and dropped, and the request answered 408 once it is whole
+ * (libmicrohttpd lets an answer be queued only before the body or after
+ * it); a body that stops coming is closed by the reaper. */
+static enum MHD_Result take_body(srv *s, req *q, const char *data,
+                                 size_t *size)
+{
+    if (!q->late && ef_mono_seconds() - q->t0 > s->cfg.request_timeout) {
+        q->late = 1;
+        free(q->body.s);
+        memset(&q->body, 0, sizeof q->body);
+    }
+    if (!q->too_large && !q->late) {
+        if (q->body.n + *size > SVC_BODY_MAX) {
+            q->too_large = 1;
+            free(q->body.s);
+            memset(&q->body, 0, sizeof q->body);
+        } else {
+            ef_buf_grow(&q->body, *size);
+            memcpy(q->body.s + q->body.n, data, *size);
+            q->body.n += *size;
+            q->body.s[q->body.n] = '\0';
+        }
+    }
+    *size = 0;
+    return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
@@ -370,69 +773,59 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     srv *s = cls;
     req *q = *con_cls;
     if (!q) {
+        /* the head is here: the connection is no longer waiting */
+        conn *k = conn_of(c);
+        pthread_mutex_lock(&s->mu);
+        int shut = k && k->ph == C_SHUT;
+        if (k && !shut)
+            conn_set(s, k, C_ANSWER);
+        pthread_mutex_unlock(&s->mu);
+        if (shut)
+            return MHD_NO;
         q = ef_calloc(1, sizeof *q);
         q->t0 = ef_mono_seconds();
+        q->rt = -1;
         *con_cls = q;
-        /* a declared length over the limit is refused before reading */
-        const char *cl = MHD_lookup_connection_value(
-            c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > SVC_BODY_MAX) {
-            /* answered now: no 100 Continue, the body is never read, and
-             * the connection closes after the answer */
-            q->too_large = 1;
-            q->answered = 1;
-            return answer(s, c, url, method, q);
+        enum MHD_Result ok = answer(s, c, url, method, q, 1);
+        if (!q->answered && k) {
+            pthread_mutex_lock(&s->mu);
+            if (k->ph == C_ANSWER)
+                conn_set(s, k, C_BODY);
+            pthread_mutex_unlock(&s->mu);
         }
-        return MHD_YES;
+        return ok;
     }
     if (q->answered) {
         *upload_data_size = 0;
         return MHD_YES;
     }
-    if (*upload_data_size) {
-        if (ef_mono_seconds() - q->t0 > s->cfg.request_timeout) {
-            svc_reply r;
-            char msg[128];
-            snprintf(msg, sizeof msg, "the request did not arrive within %d "
-                     "s", s->cfg.request_timeout);
-            svc_reply_error(&r, 408, NULL, msg);
-            srv_log(s, "%s %.300s 408 - (slow client)", method, url);
-            q->answered = 1;
-            enum MHD_Result ok = send_reply(c, &r, NULL, 0);
-            svc_reply_free(&r);
-            return ok;
-        }
-        if (!q->too_large) {
-            if (q->body.n + *upload_data_size > SVC_BODY_MAX) {
-                q->too_large = 1;
-                free(q->body.s);
-                memset(&q->body, 0, sizeof q->body);
-            } else {
-                ef_buf_grow(&q->body, *upload_data_size);
-                memcpy(q->body.s + q->body.n, upload_data,
-                       *upload_data_size);
-                q->body.n += *upload_data_size;
-                q->body.s[q->body.n] = '\0';
-            }
-        }
-        *upload_data_size = 0;
-        return MHD_YES;
-    }
-    return answer(s, c, url, method, q);
+    if (*upload_data_size)
+        return take_body(s, q, upload_data, upload_data_size);
+    return answer(s, c, url, method, q, 0);
 }
 
+/* A request is over (answered, or its connection gone): its token's
+ * count goes down, and a connection kept alive waits for the next head
+ * (the header deadline again). */
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)c;
     (void)toe;
+    srv *s = cls;
     req *q = *con_cls;
     if (q) {
+        tok_release(s, q);
         free(q->body.s);
         free(q);
     }
     *con_cls = NULL;
+    conn *k = conn_of(c);
+    if (k) {
+        pthread_mutex_lock(&s->mu);
+        if (k->ph != C_SHUT)
+            conn_set(s, k, C_WAIT);
+        pthread_mutex_unlock(&s->mu);
+    }
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -501,6 +894,14 @@ int srv_start(srv **out, svc *sv, const srv_config *cfg, ef_err *e)
     srv *s = ef_calloc(1, sizeof *s);
     s->sv = sv;
     s->cfg = *cfg;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if (s->cfg.header_timeout <= 0)
+        s->cfg.header_timeout = 10;
+    if (s->cfg.max_pending <= 0)
+        s->cfg.max_pending = 128;
+    if (s->cfg.per_token <= 0)
+        s->cfg.per_token = 8;
     if (!s->cfg.listen)
         s->cfg.listen = "127.0.0.1:8470";
     if (s->cfg.threads <= 0)
@@ -552,8 +953,13 @@ int srv_start(srv **out, svc *sv, const srv_config *cfg, ef_err *e)
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->cfg.threads,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.idle_timeout,
-        MHD_OPTION_CONNECTION_LIMIT, 512u,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, 128u,
+        /* the limits that matter are max_pending (connections without a
+         * request, the oldest shut first) and per_token: these only keep
+         * the daemon inside its descriptors */
+        MHD_OPTION_CONNECTION_LIMIT, SRV_CONN_LIMIT,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, SRV_CONN_LIMIT,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_CONN_MEMORY,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
         MHD_OPTION_ARRAY, tls_opts,
@@ -570,6 +976,13 @@ int srv_start(srv **out, svc *sv, const srv_config *cfg, ef_err *e)
     const union MHD_DaemonInfo *di =
         MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = di ? di->port : 0;
+    if (pthread_create(&s->reaper, NULL, reaper_main, s) != 0) {
+        MHD_stop_daemon(s->d);
+        s->d = NULL;
+        ef_fail(e, EF_E_INTERNAL, "cannot start the HTTP deadline thread");
+        goto fail;
+    }
+    s->reaper_on = 1;
     *out = s;
     return EF_OK;
 fail:
@@ -583,6 +996,13 @@ void srv_stop(srv *s)
 {
     if (!s)
         return;
+    if (s->reaper_on) {
+        pthread_mutex_lock(&s->mu);
+        s->stopping = 1;
+        pthread_cond_signal(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->reaper, NULL);
+    }
     if (s->d)
         MHD_stop_daemon(s->d);
     srv_free(s);

@@ -9,14 +9,33 @@
  * error body (svc_reply_error): 400 bad input, 401 no or bad token, 403
  * not yours or not an operator, 404 no such route or job, 405 a route
  * without that method (with Allow), 408 a request not read whole within
- * the request timeout, 409 conflicts, 413 a body over the limit, 415 a
- * body that is not JSON, 500 internal errors.
+ * the request timeout, 409 conflicts, 413 a body over the limit, 414 a
+ * path too long, 415 a body that is not JSON, 429 a token with too many
+ * requests under way, 431 a head too large, 500 internal errors.
  *
- * Slow clients: the daemon polls every connection from a pool of threads,
- * so a client that sends a byte a second holds one connection, not a
- * thread; its request must arrive whole within 'request_timeout' seconds
- * (else 408 and the connection closes) and an idle connection closes after
- * 'idle_timeout'. Connections are limited in all and per client address.
+ * Slow clients and exhaustion: the daemon polls every connection from a
+ * pool of threads, so a client that sends a byte a second holds one
+ * connection, not a thread. A connection is either waiting for a
+ * request's head (unauthenticated), reading an authenticated body, or
+ * being answered:
+ *   - waiting: at most 'max_pending' such connections; a new one over it
+ *     closes the one that has waited longest (so one local process that
+ *     holds hundreds of idle connections cannot keep another client out).
+ *     The head must arrive whole within 'header_timeout' seconds of the
+ *     connection's start (or of its last answer, kept alive), else the
+ *     connection is closed. The head is checked as soon as it is whole
+ *     (route, size, token): a refused request is answered without its
+ *     body being read, and only POST /v1/jobs reads a body.
+ *   - reading a body: the request must arrive whole within
+ *     'request_timeout' seconds of its head: bytes past it get 408 (JSON)
+ *     and the connection closes; a body that stops arriving is closed
+ *     SRV_BODY_GRACE seconds after the deadline.
+ *   - a token has at most 'per_token' requests under way (429 over it).
+ * Heads over the limits get JSON too: a path over 8 KiB 414, over 100
+ * headers or 64 KiB of them 431 (libmicrohttpd reads up to 1.5 MiB per
+ * connection to let them reach the handler; beyond, and for what it
+ * refuses to parse at all, such as a bad Content-Length or another HTTP
+ * version, it answers itself).
  *
  * Listening: on 'listen' ("HOST:PORT", "[V6]:PORT"; port 0 picks a free
  * one, see srv_port). An address that is not loopback needs TLS
@@ -42,6 +61,14 @@ typedef struct srv_config {
     int threads;               /* polling threads (default 4) */
     int request_timeout;       /* seconds for a whole request (default 30) */
     int idle_timeout;          /* seconds (default 60) */
+    int header_timeout;        /* seconds for a request's head, from the
+                                  connection's start or its last answer
+                                  (default 10) */
+    int max_pending;           /* connections waiting for a request head
+                                  (default 128); over it the oldest is
+                                  closed */
+    int per_token;             /* requests under way per token (default 8);
+                                  over it 429 */
     void (*log)(void *arg, const char *line);
     void *log_arg;
 } srv_config;

@@ -25,6 +25,8 @@
 #include "common/util.h"
 #include "executor/exec.h"
 #include "model/overhead.h"
+#include "service/store.h"
+#include "service/token.h"
 
 /* A job's state in the loop (the table in loop.h). */
 typedef enum lj_state {
@@ -825,6 +827,51 @@ static int start_stop(loop *L, int j, int64_t now, ef_err *e)
     return EF_OK;
 }
 
+/* Who job 'id' runs as (loop_opts.job_user set): its owner's Unix
+ * account (efplan token add --unix-user), else the job user; a service
+ * that is not root cannot switch users and runs a job without an account
+ * as itself, and only while one user (not an operator) holds tokens.
+ * Never root: EF_E_INPUT (the job fails at once, the message says why). */
+static int job_account(loop *L, const char *id, exec_user *u, ef_err *e)
+{
+    store *st = svc_store(L->s);
+    char acct[TOKEN_UNIX_MAX + 8] = "";
+    store_job row;
+    int got = store_job_get(st, id, &row, e);
+    if (got < 0)
+        return EF_ERR;
+    if (got) {
+        int m = store_user_unix(st, row.owner, acct, sizeof acct, e);
+        store_job_free(&row);
+        if (m < 0)
+            return EF_ERR;
+    }
+    if (geteuid() != 0) {
+        int64_t users = 0;
+        if (store_users_count(st, &users, e) != EF_OK)
+            return EF_ERR;
+        if (users > 1)
+            return ef_fail(e, EF_E_INPUT, "job \"%s\" not run: this service "
+                           "(uid %ld) cannot run jobs as their owners, and "
+                           "%lld users hold tokens (run efplan serve as root, "
+                           "or with --single-user if every job may act as "
+                           "the service)", id, (long)geteuid(),
+                           (long long)users);
+        if (!acct[0])
+            return exec_user_self(u, e);
+    }
+    if (!acct[0])
+        snprintf(acct, sizeof acct, "%s", L->o.job_user);
+    if (exec_user_lookup(acct, u, e) != EF_OK)
+        return EF_ERR;
+    if (u->uid == 0)
+        return ef_fail(e, EF_E_INPUT, "job \"%s\" not run: it would run as "
+                       "%s (uid 0); map its owner to an unprivileged account "
+                       "(efplan token add NAME --unix-user USER)", id,
+                       u->name);
+    return EF_OK;
+}
+
 static int launch(loop *L, int j, int64_t now, ef_err *e)
 {
     lj *J = &L->jobs[j];
@@ -840,7 +887,13 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
             EF_OK)
             return EF_ERR;
         exec_run r = run_of(L, j);
-        if (L->b->launch(&L->x, &r, e) != EF_OK) {
+        exec_user acct;
+        int rc = EF_OK;
+        if (L->o.job_user) {
+            rc = job_account(L, J->id, &acct, e);
+            r.user = &acct;
+        }
+        if (rc != EF_OK || L->b->launch(&L->x, &r, e) != EF_OK) {
             ef_err e2 = {0};
             char w[EF_ERR_LEN + 32];
             snprintf(w, sizeof w, "launch failed: %s", e->msg);

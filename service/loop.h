@@ -65,9 +65,18 @@ typedef struct loop loop;
 
 typedef struct loop_opts {
     const char *backend;    /* "local", "slurm" or "dry-run" */
-    const char *state;      /* run directory: logs/, run/, progress/
+    const char *state;      /* run directory: run/ and jobs/ (exec.h)
                                (created, locked) */
     const char *nodes_file; /* node names (exec_nodes_load), or NULL */
+    const char *job_user;   /* NULL: every job runs as the loop's own
+                               process, in its environment (one user).
+                               Else each job runs as its owner's Unix
+                               account (store_user_unix), or as this
+                               account when the owner has none, in a clean
+                               environment (exec_user_env); as root only
+                               (a loop that is not root runs them as
+                               itself, and refuses a job while more than
+                               one user holds tokens); never as uid 0 */
     exec_slurm_opts slurm;  /* --backend slurm: partition, account, qos,
                                more sbatch words (executor/exec.h) */
     double poll;            /* wall seconds between ticks (default 0.2) */

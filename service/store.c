@@ -90,11 +90,17 @@ static const char schema_2[] =
     "  why TEXT NOT NULL,"
     "  at INTEGER NOT NULL);";
 
+/* Version 2 -> 3: a token's Unix account (efplan token add --unix-user):
+ * its jobs run as that user; NULL: as the service's job user. */
+static const char schema_3[] =
+    "ALTER TABLE tokens ADD COLUMN unix_user TEXT;";
+
 /* The migrations: steps[v] takes a store from schema v to v + 1 (one SQL
  * script, no data in it). */
 static const char *const steps[] = {
     schema_1,
     schema_2,
+    schema_3,
 };
 _Static_assert(sizeof steps / sizeof steps[0] == STORE_SCHEMA,
                "one migration step per schema version");
@@ -302,6 +308,27 @@ static int migrate(store *s, ef_err *e)
     return rc;
 }
 
+/* A store holds every user's jobs (their commands and environments) and
+ * the tokens' hashes: refused when others may read or write it, or when
+ * it is not ours (opening it would make SQLite's -wal and -shm files
+ * ours, which its owner then cannot open), as ssh refuses a private key. */
+static int store_check_private(const char *path, const struct stat *st,
+                               ef_err *e)
+{
+    if (st->st_uid != geteuid())
+        return ef_fail(e, EF_E_INPUT, "%s: the store belongs to uid %ld, not "
+                       "to this user (uid %ld): run efplan as its owner, or "
+                       "chown %ld %s if this user is to serve it", path,
+                       (long)st->st_uid, (long)geteuid(), (long)geteuid(),
+                       path);
+    if (st->st_mode & (S_IRWXG | S_IRWXO))
+        return ef_fail(e, EF_E_INPUT, "%s: mode %04o lets others read or "
+                       "change the store (its jobs' commands and "
+                       "environments, its tokens): chmod 600 %s", path,
+                       (unsigned)(st->st_mode & 07777), path);
+    return EF_OK;
+}
+
 /* Check the path is a regular file, or create it (mode 0600). */
 static int prepare_file(const char *path, ef_err *e)
 {
@@ -365,6 +392,14 @@ int store_open(store **out, const char *path, ef_err *e)
     if (run_sql(s, "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL",
                 "settings", e) != EF_OK ||
         classify(s, &ver, e) != EF_OK)
+        goto fail;
+    /* an efplan store (or an empty file): private, or not used */
+    struct stat fst;
+    if (stat(path, &fst) != 0) {
+        ef_fail(e, EF_E_INPUT, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    if (store_check_private(path, &fst, e) != EF_OK)
         goto fail;
     /* only now that the file is ours (or empty) is anything written */
     sqlite3_stmt *st;
@@ -442,6 +477,42 @@ void store_rollback(store *s)
 int store_token_add(store *s, const char *name, int op, int64_t now,
                     char *text, size_t cap, store_ident *who, ef_err *e)
 {
+    return store_token_add_as(s, name, op, NULL, now, text, cap, who, e);
+}
+
+/* The Unix account of the live tokens of 'name' into unix_user (cap
+ * bytes; "" when they have none): 1 when 'name' has a live token, 0 when
+ * not. */
+static int live_unix_user(store *s, const char *name, char *unix_user,
+                          size_t cap, ef_err *e)
+{
+    unix_user[0] = '\0';
+    sqlite3_stmt *st;
+    if (prep(s, "SELECT coalesce(unix_user, '') FROM tokens WHERE name = ?1 "
+             "AND revoked IS NULL ORDER BY created DESC, id LIMIT 1", &st,
+             "token user", e) != EF_OK)
+        return EF_ERR;
+    if (bind_str(st, 1, name)) {
+        int out = dberr(s, "token user", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    int rc = sqlite3_step(st), out = 0;
+    if (rc == SQLITE_ROW) {
+        const unsigned char *u = sqlite3_column_text(st, 0);
+        snprintf(unix_user, cap, "%s", u ? (const char *)u : "");
+        out = 1;
+    } else if (rc != SQLITE_DONE) {
+        out = dberr(s, "token user", e);
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+int store_token_add_as(store *s, const char *name, int op,
+                       const char *unix_user, int64_t now, char *text,
+                       size_t cap, store_ident *who, ef_err *e)
+{
     const char *why = token_name_check(name);
     if (why) {
         char q[160];
@@ -449,6 +520,28 @@ int store_token_add(store *s, const char *name, int op, int64_t now,
                        s->path, ef_quote(name ? name : "", q, sizeof q), why,
                        TOKEN_NAME_RULE);
     }
+    if (unix_user && !unix_user[0])
+        unix_user = NULL;
+    why = unix_user ? token_unix_user_check(unix_user) : NULL;
+    if (why) {
+        char q[160];
+        return ef_fail(e, EF_E_INPUT, "%s: --unix-user \"%s\": %s (%s)",
+                       s->path, ef_quote(unix_user, q, sizeof q), why,
+                       TOKEN_UNIX_RULE);
+    }
+    /* one user, one account: every live token of a name runs its jobs as
+     * the same Unix user */
+    char had[TOKEN_UNIX_MAX + 8];
+    int live = live_unix_user(s, name, had, sizeof had, e);
+    if (live < 0)
+        return EF_ERR;
+    if (live && strcmp(had, unix_user ? unix_user : "") != 0)
+        return ef_fail(e, EF_E_INPUT, "%s: %s's live tokens run jobs as %s%s, "
+                       "not as %s: a user's jobs run as one account (revoke "
+                       "them first: efplan token revoke %s)", s->path, name,
+                       had[0] ? "Unix user " : "", had[0] ? had :
+                       "the service's job user",
+                       unix_user ? unix_user : "the service's job user", name);
     char buf[TOKEN_TEXT_MAX + 1], id[TOKEN_ID_LEN + 1];
     unsigned char salt[TOKEN_SALT_LEN], hash[TOKEN_HASH_LEN];
     int rc = EF_ERR;
@@ -461,15 +554,15 @@ int store_token_add(store *s, const char *name, int op, int64_t now,
             break;
         }
         sqlite3_stmt *st;
-        if (prep(s, "INSERT INTO tokens (id, name, op, salt, hash, created) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &st, "token add",
-                 e) != EF_OK)
+        if (prep(s, "INSERT INTO tokens (id, name, op, salt, hash, created, "
+                 "unix_user) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", &st,
+                 "token add", e) != EF_OK)
             break;
         if (bind_str(st, 1, id) || bind_str(st, 2, name) ||
             sqlite3_bind_int(st, 3, op ? 1 : 0) ||
             sqlite3_bind_blob(st, 4, salt, sizeof salt, SQLITE_STATIC) ||
             sqlite3_bind_blob(st, 5, hash, sizeof hash, SQLITE_STATIC) ||
-            bind_i64(st, 6, now)) {
+            bind_i64(st, 6, now) || bind_str(st, 7, unix_user)) {
             rc = dberr(s, "token add", e);
             sqlite3_finalize(st);
             break;
@@ -490,6 +583,8 @@ int store_token_add(store *s, const char *name, int op, int64_t now,
             memset(who, 0, sizeof *who);
             snprintf(who->id, sizeof who->id, "%s", id);
             snprintf(who->name, sizeof who->name, "%s", name);
+            snprintf(who->unix_user, sizeof who->unix_user, "%s",
+                     unix_user ? unix_user : "");
             who->op = op ? 1 : 0;
         }
     }
@@ -504,8 +599,9 @@ int store_token_check(store *s, const char *text, store_ident *who,
     if (!text || token_parse(text, id) != 0)
         return 0;
     sqlite3_stmt *st;
-    if (prep(s, "SELECT name, op, salt, hash FROM tokens "
-             "WHERE id = ?1 AND revoked IS NULL", &st, "token check",
+    if (prep(s, "SELECT name, op, salt, hash, coalesce(unix_user, '') "
+             "FROM tokens WHERE id = ?1 AND revoked IS NULL", &st,
+             "token check",
              e) != EF_OK)
         return EF_ERR;
     if (bind_str(st, 1, id)) {
@@ -530,6 +626,9 @@ int store_token_check(store *s, const char *text, store_ident *who,
                 snprintf(who->name, sizeof who->name, "%s",
                          n ? (const char *)n : "");
                 who->op = sqlite3_column_int(st, 1) != 0;
+                const unsigned char *u = sqlite3_column_text(st, 4);
+                snprintf(who->unix_user, sizeof who->unix_user, "%s",
+                         u ? (const char *)u : "");
             }
         }
     } else if (rc != SQLITE_DONE) {
@@ -544,8 +643,9 @@ int store_token_list(store *s, store_token_row **rows, int *n, ef_err *e)
     *rows = NULL;
     *n = 0;
     sqlite3_stmt *st;
-    if (prep(s, "SELECT id, name, op, created, coalesce(revoked, -1) "
-             "FROM tokens ORDER BY created, id", &st, "token list",
+    if (prep(s, "SELECT id, name, op, created, coalesce(revoked, -1), "
+             "coalesce(unix_user, '') FROM tokens ORDER BY created, id", &st,
+             "token list",
              e) != EF_OK)
         return EF_ERR;
     store_token_row *r = NULL;
@@ -566,6 +666,9 @@ int store_token_list(store *s, store_token_row **rows, int *n, ef_err *e)
         t->who.op = sqlite3_column_int(st, 2) != 0;
         t->created = sqlite3_column_int64(st, 3);
         t->revoked = sqlite3_column_int64(st, 4);
+        const unsigned char *u = sqlite3_column_text(st, 5);
+        snprintf(t->who.unix_user, sizeof t->who.unix_user, "%s",
+                 u ? (const char *)u : "");
     }
     if (rc != SQLITE_DONE) {
         dberr(s, "token list", e);
@@ -577,6 +680,39 @@ int store_token_list(store *s, store_token_row **rows, int *n, ef_err *e)
     *rows = r;
     *n = nr;
     return EF_OK;
+}
+
+int store_user_unix(store *s, const char *name, char *unix_user,
+                    size_t cap, ef_err *e)
+{
+    unix_user[0] = '\0';
+    sqlite3_stmt *st;
+    /* its live tokens' account, else its latest token's */
+    if (prep(s, "SELECT coalesce(unix_user, '') FROM tokens WHERE name = ?1 "
+             "ORDER BY revoked IS NULL DESC, created DESC, id LIMIT 1", &st,
+             "user account", e) != EF_OK)
+        return EF_ERR;
+    if (bind_str(st, 1, name)) {
+        int out = dberr(s, "user account", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    int rc = sqlite3_step(st), out = 0;
+    if (rc == SQLITE_ROW) {
+        const unsigned char *u = sqlite3_column_text(st, 0);
+        snprintf(unix_user, cap, "%s", u ? (const char *)u : "");
+        out = unix_user[0] != '\0';
+    } else if (rc != SQLITE_DONE) {
+        out = dberr(s, "user account", e);
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+int store_users_count(store *s, int64_t *n, ef_err *e)
+{
+    return query_i64(s, "SELECT count(DISTINCT name) FROM tokens WHERE "
+                     "revoked IS NULL AND op = 0", n, "users", e);
 }
 
 int store_token_revoke(store *s, const char *key, int64_t now, int *count,

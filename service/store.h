@@ -45,7 +45,7 @@
 
 #include "common/err.h"
 
-#define STORE_SCHEMA 2
+#define STORE_SCHEMA 3
 /* PRAGMA application_id of an efplan store ("efpl"): a SQLite file with
  * another non-zero id is another program's and is refused. */
 #define STORE_APP_ID 0x6566706c
@@ -60,7 +60,10 @@ typedef struct store store;
  * that is not SQLite, a SQLite file of another program (another
  * application_id, or tables but no efplan id), a store of a newer
  * schema, a read-only file; a missing directory on the way (cannot
- * create). EF_E_INTERNAL: SQLite failures (a lock held past 5 s, ...). */
+ * create); a file that others may read or write (any group or other
+ * permission bit: "chmod 600 FILE") or that another user owns (the
+ * message names both uids and the fix), as ssh refuses a private key.
+ * EF_E_INTERNAL: SQLite failures (a lock held past 5 s, ...). */
 int store_open(store **s, const char *path, ef_err *e);
 /* Close (NULL: nothing); a transaction still open is rolled back. */
 void store_close(store *s);
@@ -85,6 +88,9 @@ typedef struct store_ident {
     char id[32];      /* the token's public id (TOKEN_ID_LEN chars) */
     char name[128];   /* its owner's name (TOKEN_NAME_RULE) */
     int op;           /* 1: an operator */
+    char unix_user[40]; /* the Unix account its jobs run as
+                           (token_unix_user_check); "": none, the
+                           service's job user (efplan serve --job-user) */
 } store_ident;
 
 typedef struct store_token_row {
@@ -101,6 +107,24 @@ typedef struct store_token_row {
  * rule); a 'cap' too small EF_E_INTERNAL, with nothing stored. */
 int store_token_add(store *s, const char *name, int op, int64_t now,
                     char *text, size_t cap, store_ident *who, ef_err *e);
+/* store_token_add, its jobs to run as Unix account 'unix_user'
+ * (token_unix_user_check; NULL or "": none, the service's job user). Every
+ * live token of a name maps to the same account: another account than
+ * that of the name's live tokens is EF_E_INPUT (revoke them first), as
+ * is a malformed account name. Whether the account exists is not checked
+ * here (the caller's host may not be the service's). */
+int store_token_add_as(store *s, const char *name, int op,
+                       const char *unix_user, int64_t now, char *text,
+                       size_t cap, store_ident *who, ef_err *e);
+/* The Unix account user 'name''s jobs run as: that of its live tokens,
+ * else of its latest token: 1 with unix_user (cap bytes) filled, 0 when
+ * it has none (its jobs run as the job user; unix_user ""), EF_ERR on a
+ * store failure. */
+int store_user_unix(store *s, const char *name, char *unix_user,
+                    size_t cap, ef_err *e);
+/* How many users (distinct names) hold a live token that is not an
+ * operator's, into *n. */
+int store_users_count(store *s, int64_t *n, ef_err *e);
 /* Check a bearer token's text: 1 (and *who filled) when it is a live
  * token of this store, 0 when not (malformed, unknown, revoked: which one
  * is not said), EF_ERR on a store failure. The comparison of hashes is

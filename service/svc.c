@@ -126,13 +126,40 @@ static void reply_json(svc_reply *r, int status, json_t *v)
     reply_take(r, status, b.s, "application/json");
 }
 
+/* A JSON string of s: as it is when it is valid UTF-8, else with each byte
+ * that is not (a stray byte, a character cut by a length limit) written
+ * as the text \xNN, so that a message keeps what it quotes. */
+static json_t *jstr(const char *s)
+{
+    json_t *v = json_string(s);
+    if (v)
+        return v;
+    ef_buf b = {0};
+    ef_buf_put(&b, "");
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        int k = ef_utf8_char(s + i, n - i, &cp);
+        if (k > 0) {
+            ef_buf_printf(&b, "%.*s", k, s + i);
+            i += (size_t)k;
+        } else {
+            ef_buf_printf(&b, "\\x%02X", (unsigned char)s[i]);
+            i++;
+        }
+    }
+    v = json_string(b.s);
+    free(b.s);
+    return v ? v : json_string("");
+}
+
 void svc_reply_error(svc_reply *r, int status, const char *path,
                      const char *msg)
 {
     json_t *er = json_object();
-    json_object_set_new(er, "message", json_string(msg));
+    json_object_set_new(er, "message", jstr(msg));
     if (path)
-        json_object_set_new(er, "path", json_string(path));
+        json_object_set_new(er, "path", jstr(path));
     json_object_set_new(er, "status", json_integer(status));
     json_t *v = json_object();
     json_object_set_new(v, "error", er);
@@ -434,20 +461,6 @@ void svc_unlock(svc *s)
 
 /* json_string of s, with bytes that are not valid UTF-8 replaced by '?'
  * (messages may quote input). */
-static json_t *jstr(const char *s)
-{
-    json_t *v = json_string(s);
-    if (v)
-        return v;
-    char *c = ef_strdup(s);
-    for (unsigned char *p = (unsigned char *)c; *p; p++)
-        if (*p >= 0x80)
-            *p = '?';
-    v = json_string(c);
-    free(c);
-    return v ? v : json_string("");
-}
-
 /* A time member: the integer, or null when v < 0. */
 static json_t *jtime(int64_t v)
 {

@@ -56,6 +56,29 @@ const char *token_name_check(const char *name)
     return NULL;
 }
 
+const char *token_unix_user_check(const char *name)
+{
+    if (!name || !name[0])
+        return "empty";
+    size_t n = strlen(name);
+    if (n > TOKEN_UNIX_MAX)
+        return "too long";
+    if (name[0] == '-')
+        return "starts with '-'";
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+            (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-')
+            continue;
+        if (c < 0x20 || c == 0x7f)
+            return "contains a control character";
+        if (c >= 0x80)
+            return "contains a non-ASCII character";
+        return "contains a character other than [A-Za-z0-9._-]";
+    }
+    return NULL;
+}
+
 void token_make(char *text, char *id, unsigned char *salt,
                 unsigned char *hash)
 {

@@ -33,6 +33,16 @@ int token_init(void);
  * "contains a space", ...) that never repeats the name. */
 const char *token_name_check(const char *name);
 
+/* A Unix account name a token may map to (efplan token add --unix-user):
+ * NULL when 'name' is 1 to TOKEN_UNIX_MAX characters of [A-Za-z0-9._-]
+ * not starting with '-' (the portable user names of POSIX), else what is
+ * wrong, a static phrase that never repeats the name. Whether the account
+ * exists is the caller's question (getpwnam). */
+#define TOKEN_UNIX_MAX 32
+#define TOKEN_UNIX_RULE "1 to 32 characters of [A-Za-z0-9._-], not " \
+                        "starting with '-'"
+const char *token_unix_user_check(const char *name);
+
 /* Make a token: its text into text[TOKEN_TEXT_MAX + 1], its public id
  * into id[TOKEN_ID_LEN + 1], salt and hash into the given arrays
  * (TOKEN_SALT_LEN, TOKEN_HASH_LEN bytes). Calls token_init; a libsodium

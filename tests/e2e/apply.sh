@@ -185,8 +185,8 @@ $V "$EFPLAN" apply plan.json --time-scale $SCALE --state s4 --until 400 >out4 2>
 rc=$?
 set -e
 [ $rc -eq 4 ] || { cat err4; fail "failing job: exit $rc, expected 4"; }
-grep -q "FAILED c attempt 1: exit 3; log $T/s4/logs/c.1.log" err4 || { cat err4; fail "failure not reported"; }
-grep -q 'failing on purpose' s4/logs/c.1.log || fail "c's log"
+grep -q "FAILED c attempt 1: exit 3; log $T/s4/jobs/c/1.log" err4 || { cat err4; fail "failure not reported"; }
+grep -q 'failing on purpose' s4/jobs/c/1.log || fail "c's log"
 [ "$(grep -c '"ev":"start","job":"c"' s4/journal.jsonl)" -eq 1 ] || fail "c relaunched"
 grep -q '"why": "exit 3"' s4/state.json || fail "state: c's failure"
 grep -q '"placement": \[' s4/state.json || fail "state: b's placement"
@@ -207,15 +207,15 @@ grep -q "DUMMY_NOTE='b'\\\\''s own' NNODES=1 " dry.out || fail "dry-run: env quo
 # exist; a real run would create it here), in the environment and in the
 # sbatch line alike
 TP=$(cd "$T" && pwd -P)
-grep -qF "EFPLAN_PROGRESS_FILE=$TP/s5/progress/b " dry.out ||
-    fail "dry-run: EFPLAN_PROGRESS_FILE is not $TP/s5/progress/b"
-grep -qF -- "--output=$TP/s5/logs/b.1.log " dry.out ||
+grep -qF "EFPLAN_PROGRESS_FILE=$TP/s5/jobs/b/progress " dry.out ||
+    fail "dry-run: EFPLAN_PROGRESS_FILE is not $TP/s5/jobs/b/progress"
+grep -qF -- "--output=$TP/s5/jobs/b/1.log " dry.out ||
     fail "dry-run: sbatch --output is not under $TP/s5"
 grep 'EFPLAN_PROGRESS_FILE=[^/]' dry.out && fail "dry-run: a relative EFPLAN_PROGRESS_FILE"
 # an existing state directory: its real path, as the real run's
 $V "$EFPLAN" apply plan.json --backend dry-run --state s1 >dry1s.out || fail "dry-run --state s1 failed"
-grep -qF "EFPLAN_PROGRESS_FILE=$TP/s1/progress/b " dry1s.out ||
-    fail "dry-run --state s1: EFPLAN_PROGRESS_FILE is not $TP/s1/progress/b"
+grep -qF "EFPLAN_PROGRESS_FILE=$TP/s1/jobs/b/progress " dry1s.out ||
+    fail "dry-run --state s1: EFPLAN_PROGRESS_FILE is not $TP/s1/jobs/b/progress"
 # every launch's MASTER_ADDR is the first node of its --nodelist (a
 # one-node job used to print 127.0.0.1 beside --nodelist=node0)
 same_master() {

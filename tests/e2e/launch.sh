@@ -176,10 +176,10 @@ grep -q 'address was in use' err || fail "port: no progress line about it"
 # world-size warnings: reported, and fixed in a torchrun command
 grep -q '"ev":"warning","job":"world","msg":"job world attempt 1 runs world size [0-9]* on an allocation of' $J ||
     fail "world: no warning record"
-grep -q 'efplan: job world attempt 1 runs world size' s/logs/world.1.log || fail "world: not in its log"
+grep -q 'efplan: job world attempt 1 runs world size' s/jobs/world/1.log || fail "world: not in its log"
 grep -q '"ev":"warning","job":"fixed","msg":"job fixed attempt 1: its torchrun command fixes --nproc-per-node 3' $J ||
     fail "fixed: no warning record"
-grep -q 'efplan: attempt 1: rendezvous 127.0.0.1:' s/logs/fixed.1.log || fail "fixed: no rendezvous line"
+grep -q 'efplan: attempt 1: rendezvous 127.0.0.1:' s/jobs/fixed/1.log || fail "fixed: no rendezvous line"
 grep -q '"ev":"warning","job":"per' $J && fail "a warning for a job that runs its allocation"
 
 # a per_gpu process fails: the others are stopped, the job failed, exit 4

@@ -61,7 +61,7 @@ new_token ann.tok ann
 SCALE=100
 [ -z "$V" ] || SCALE=20
 TRIES=$((900 * 100 / SCALE))
-OPTS="--backend local --run-dir run --time-scale $SCALE --quiet"
+OPTS="--backend local --single-user --run-dir run --time-scale $SCALE --quiet"
 serve_start n2g4 $OPTS
 
 api() { # method path [curl args]: the body on stdout
@@ -187,11 +187,11 @@ jq -e '[.history[] | select(.kind == "restart")] | length == 0' c2.json \
     >/dev/null || fail "c: its port retry was counted as a restart"
 jq -e '[.attempts[] | select(.result == "port_in_use")] | length == 1' c2.json \
     >/dev/null || { jq .attempts c2.json; fail "c: no attempt ended port_in_use"; }
-grep -q "Address already in use" run/logs/c.1.log || fail "c: its log lacks the bind error"
+grep -q "Address already in use" run/jobs/c/1.log || fail "c: its log lacks the bind error"
 # d: warned once per attempt about its world size
 jq -e '[.history[] | select(.kind == "world_size")] | length >= 1' d.json \
     >/dev/null || { jq .history d.json; fail "d: no world_size event"; }
-grep -q "efplan: job d attempt [0-9]* runs world size" run/logs/d.*.log ||
+grep -q "efplan: job d attempt [0-9]* runs world size" run/jobs/d/*.log ||
     fail "d: no world-size line in its log"
 # f fails every attempt: relaunched once (its own max_restarts 1), then
 # failed with its log
@@ -199,9 +199,9 @@ api GET /v1/jobs/f >f.json
 [ "$(jq -r .state f.json)" = failed ] || fail "f: $(jq -r .state f.json)"
 [ "$(jq '[.attempts[] | select(.result == "failed")] | length' f.json)" = 2 ] ||
     { jq .attempts f.json; fail "f: expected 2 failed attempts"; }
-jq -e '[.history[] | select(.kind == "failed")][0].detail.why | test("exit 3 .*log .*f[.]2[.]log")' \
+jq -e '[.history[] | select(.kind == "failed")][0].detail.why | test("exit 3 .*log .*jobs/f/2[.]log")' \
     f.json >/dev/null || { jq .history f.json; fail "f: no failure with its log"; }
-grep -q "failing on purpose" run/logs/f.2.log || fail "f: its log lacks its output"
+grep -q "failing on purpose" run/jobs/f/2.log || fail "f: its log lacks its output"
 # g: stopped by its cancel, never run again
 api GET /v1/jobs/g >g.json
 [ "$(jq -r .state g.json)" = cancelled ] || fail "g: $(jq -r .state g.json)"

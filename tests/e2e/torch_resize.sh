@@ -111,7 +111,7 @@ JSON
 apply() {
     (cd "$1" && timeout 240 $V "$EFPLAN" apply plan.json --backend local \
         --state s --time-scale 1 >out 2>err) ||
-        { rc=$?; cat "$1/err" "$1"/s/logs/*
+        { rc=$?; cat "$1/err" "$1"/s/jobs/*/*.log
           fail "$1: apply exited $rc (124: still running after 240 s)"; }
 }
 
@@ -145,7 +145,7 @@ check() {
     for a in $ran; do
         k=$((k + 1))
         eval "w=\${$k}"
-        log=$s/logs/tr.$a.log
+        log=$s/jobs/tr/$a.log
         [ -f "$log" ] || fail "$d: attempt $a has no log ($log)"
         # the journal launched it on the slot's GPU count
         got=$(grep '"ev":"start",' "$s/journal.jsonl" |
@@ -184,8 +184,8 @@ check() {
         fi
         prev=$last
     done
-    [ "$(cat "$s/progress/tr")" = "$n world=$w attempt=$a" ] ||
-        fail "$d: the progress file says '$(cat "$s/progress/tr")', not" \
+    [ "$(cat "$s/jobs/tr/progress")" = "$n world=$w attempt=$a" ] ||
+        fail "$d: the progress file says '$(cat "$s/jobs/tr/progress")', not" \
             "'$n world=$w attempt=$a'"
     seq 1 "$n" | cmp -s - "$d/steps" ||
         { sort -n "$d/steps" | uniq -d | head -5 | sed 's/^/repeated: /'

@@ -43,7 +43,7 @@ new_token ops.tok ops --operator
 new_token ann.tok ann
 SCALE=10
 N=1200
-serve_start n1g4 --backend local --run-dir run --time-scale $SCALE --quiet
+serve_start n1g4 --backend local --single-user --run-dir run --time-scale $SCALE --quiet
 
 api() { # method path: the body on stdout
     curl -sS --max-time 10 -X "$1" -H "Authorization: Bearer $(cat ops.tok)" \
@@ -101,7 +101,7 @@ worlds=$(awk '{print $2}' attempts | sort -u | wc -l)
 [ "$worlds" -ge 2 ] || { cat attempts; fail "mlp was never resized"; }
 prev=0; : >steps
 while read -r a g; do
-    log=run/logs/mlp.$a.log
+    log=run/jobs/mlp/$a.log
     [ -f "$log" ] || fail "mlp attempt $a: no log"
     r=$(grep '^resume ' "$log") || { cat "$log"; fail "mlp attempt $a never trained"; }
     echo "$r" | awk -v w="$g" -v p="$prev" '$3 != p || $5 != w || $7 != p { exit 1 }' ||
@@ -116,6 +116,6 @@ seq 1 $N | cmp -s - steps ||
     { sort -n steps | uniq -d | head -5 | sed 's/^/repeated: /'
       seq 1 $N | grep -vxFf steps | head -5 | sed 's/^/lost: /'
       fail "mlp: the steps logged are not 1..$N, each once, in order"; }
-grep -q "^done step $N\$" "run/logs/mlp.$(tail -1 attempts | cut -d' ' -f1).log" ||
+grep -q "^done step $N\$" "run/jobs/mlp/$(tail -1 attempts | cut -d' ' -f1).log" ||
     fail "mlp: its last attempt did not finish"
 echo "torch_serve: mlp ran $(wc -l <attempts) attempts on $(awk '{printf "%s%s", s, $2; s=" -> "}' attempts) GPUs, $N steps once each; mlp2 done"

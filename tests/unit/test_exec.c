@@ -819,9 +819,11 @@ static void test_behind(void **state)
     load(&p);
     char dir[256], pf[4200];
     tu_tmpdir(dir, sizeof dir);
-    tu_join(pf, sizeof pf, dir, "progress");
-    assert_int_equal(mkdir(pf, 0755), 0);
     exec_ctx x = {.p = &p, .b = &exec_backend_local, .state = dir};
+    tu_join(pf, sizeof pf, dir, "jobs");
+    assert_int_equal(mkdir(pf, 0755), 0);
+    ef_err me = {0};
+    assert_ok(exec_make_checkpoints(&x, 0, &me), me);
     exec_jjob jj[3];
     memset(jj, 0, sizeof jj);
     for (int k = 0; k < 3; k++)
@@ -1839,7 +1841,7 @@ static void test_launch_contract(void **state)
     assert_null(env_get(env, "RANK"));
     assert_null(env_get(env, "LOCAL_RANK"));
     char ck[4200];
-    snprintf(ck, sizeof ck, "%s/checkpoints/b", st);
+    snprintf(ck, sizeof ck, "%s/jobs/b/checkpoints", st);
     assert_string_equal(env_get(env, "EFPLAN_CHECKPOINT_DIR"), ck);
     exec_strv_free(env);
     /* process 1 of node rank 1 of a per-GPU launch: global rank 3 */
@@ -1882,21 +1884,22 @@ static void test_launch_contract(void **state)
     /* "address in use" in the log's tail, any case; other text is not */
     char logp[4200], path[4300];
     exec_path_log(&x, b, 2, logp, sizeof logp);
-    tu_write(st, "logs/b.2.log", "step 1\nRuntimeError: ... (errno: 98 - "
+    assert_ok(exec_make_checkpoints(&x, b, &e), e);
+    tu_write(st, "jobs/b/2.log", "step 1\nRuntimeError: ... (errno: 98 - "
              "Address already in use)\n", NULL, 0);
     assert_true(exec_log_addr_in_use(&x, b, 2));
-    tu_write(st, "logs/b.2.log", "bind failed: EADDRINUSE\n", NULL, 0);
+    tu_write(st, "jobs/b/2.log", "bind failed: EADDRINUSE\n", NULL, 0);
     assert_true(exec_log_addr_in_use(&x, b, 2));
-    tu_write(st, "logs/b.2.log", "Traceback: out of memory\n", NULL, 0);
+    tu_write(st, "jobs/b/2.log", "Traceback: out of memory\n", NULL, 0);
     assert_false(exec_log_addr_in_use(&x, b, 2));
     assert_false(exec_log_addr_in_use(&x, b, 7)); /* no log */
 
     /* a world size counts for the attempt that wrote it only */
-    tu_write(st, "progress/b", "12 world=8 attempt=2\n", NULL, 0);
+    tu_write(st, "jobs/b/progress", "12 world=8 attempt=2\n", NULL, 0);
     assert_int_equal(exec_read_progress(&x, b), 12);
     assert_int_equal(exec_read_world(&x, b, 2), 8);
     assert_int_equal(exec_read_world(&x, b, 3), 0);
-    tu_write(st, "progress/b", "12\n", NULL, 0);
+    tu_write(st, "jobs/b/progress", "12\n", NULL, 0);
     assert_int_equal(exec_read_world(&x, b, 2), 0);
     char msg[512];
     assert_true(exec_world_check(&x, &r, 8, msg, sizeof msg));

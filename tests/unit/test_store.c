@@ -140,6 +140,14 @@ static void test_open_create_reopen(void **state)
     /* an empty file is a new store; close(NULL) is nothing */
     char empty[512];
     tu_write(dir, "empty.db", "", empty, sizeof empty);
+    /* readable by others: refused, naming the fix (as ssh does) */
+    assert_int_equal(chmod(empty, 0644), 0);
+    s = (store *)1;
+    ef_err e2 = {0};
+    assert_err(store_open(&s, empty, &e2), e2, empty,
+               ": mode 0644 lets others read or change the store");
+    assert_null(s);
+    assert_int_equal(chmod(empty, 0600), 0);
     s = open_ok(empty);
     store_close(s);
     assert_int_equal(raw_pragma(empty, "PRAGMA user_version"), STORE_SCHEMA);
@@ -835,6 +843,73 @@ static void test_killed(void **state)
 /* A store of schema 1 (before the closed loop) is migrated to the current
  * schema with its rows; the loop's tables then work: attempts (insert,
  * update, live filter), a job's risk, drained nodes. */
+/* Tokens mapped to Unix accounts: one account per user, kept by the
+ * store, given by check and list; a store of schema 2 gets the column
+ * with its tokens unmapped. */
+static void test_unix_user(void **state)
+{
+    (void)state;
+    char path[512], text[TOKEN_TEXT_MAX + 1];
+    in_dir(path, sizeof path, "unix.db");
+    store *s = open_ok(path);
+    ef_err e = {0};
+    store_ident who, chk;
+    assert_ok(store_token_add_as(s, "alice", 0, "alice", 1, text,
+                                 sizeof text, &who, &e), e);
+    assert_string_equal(who.unix_user, "alice");
+    assert_int_equal(store_token_check(s, text, &chk, &e), 1);
+    assert_string_equal(chk.unix_user, "alice");
+    /* a second account for alice's live tokens is refused */
+    assert_err(store_token_add_as(s, "alice", 0, "mallory", 2, text,
+                                  sizeof text, &who, &e), e, path,
+               "alice's live tokens run jobs as Unix user alice");
+    assert_err(store_token_add_as(s, "bob", 0, "-x", 2, text, sizeof text,
+                                  &who, &e), e, path,
+               "--unix-user \"-x\": starts with '-'");
+    assert_ok(store_token_add(s, "bob", 0, 3, text, sizeof text, &who, &e),
+              e);
+    assert_string_equal(who.unix_user, "");
+    assert_ok(store_token_add(s, "ops", 1, 4, text, sizeof text, &who, &e),
+              e);
+    char acct[64];
+    assert_int_equal(store_user_unix(s, "alice", acct, sizeof acct, &e), 1);
+    assert_string_equal(acct, "alice");
+    assert_int_equal(store_user_unix(s, "bob", acct, sizeof acct, &e), 0);
+    assert_int_equal(store_user_unix(s, "nobody", acct, sizeof acct, &e), 0);
+    int64_t users = 0;
+    assert_ok(store_users_count(s, &users, &e), e);
+    assert_int_equal(users, 2); /* alice and bob; ops is an operator */
+    /* revoked, alice keeps her account for her jobs; a new one may differ */
+    int count = 0;
+    assert_ok(store_token_revoke(s, "alice", 5, &count, &e), e);
+    assert_int_equal(store_user_unix(s, "alice", acct, sizeof acct, &e), 1);
+    assert_string_equal(acct, "alice");
+    assert_ok(store_users_count(s, &users, &e), e);
+    assert_int_equal(users, 1);
+    store_token_row *rows;
+    int n;
+    assert_ok(store_token_list(s, &rows, &n, &e), e);
+    assert_int_equal(n, 3);
+    assert_string_equal(rows[0].who.unix_user, "alice");
+    assert_string_equal(rows[1].who.unix_user, "");
+    free(rows);
+    store_close(s);
+    /* schema 2: no column; migrated, the tokens unmapped */
+    raw_exec(path, "ALTER TABLE tokens DROP COLUMN unix_user; "
+             "PRAGMA user_version = 2;");
+    s = open_ok(path);
+    assert_int_equal(raw_pragma(path, "PRAGMA user_version"), STORE_SCHEMA);
+    assert_int_equal(store_user_unix(s, "alice", acct, sizeof acct, &e), 0);
+    assert_ok(store_token_list(s, &rows, &n, &e), e);
+    assert_int_equal(n, 3);
+    assert_string_equal(rows[0].who.unix_user, "");
+    free(rows);
+    store_close(s);
+    /* a store that another may read is refused */
+    assert_int_equal(chmod(path, 0640), 0);
+    refused(path, "chmod 600 ");
+}
+
 static void test_loop_tables(void **state)
 {
     (void)state;
@@ -847,7 +922,8 @@ static void test_loop_tables(void **state)
     store_close(s);
     /* make it a schema-1 file again */
     raw_exec(path, "DROP TABLE attempts; DROP TABLE nodes; ALTER TABLE jobs "
-             "DROP COLUMN risk; PRAGMA user_version = 1;");
+             "DROP COLUMN risk; ALTER TABLE tokens DROP COLUMN unix_user; "
+             "PRAGMA user_version = 1;");
     assert_int_equal(raw_pragma(path, "PRAGMA user_version"), 1);
     s = open_ok(path);
     assert_int_equal(raw_pragma(path, "PRAGMA user_version"), STORE_SCHEMA);
@@ -929,6 +1005,7 @@ int main(void)
         cmocka_unit_test(test_transactions),
         cmocka_unit_test(test_killed),
         cmocka_unit_test(test_loop_tables),
+        cmocka_unit_test(test_unix_user),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,207 @@
+#!/bin/sh
+# End-to-end: efplan serve --backend local runs every job as its owner,
+# never as the service (docs/security.md).
+#
+# As root (CI): two Unix accounts made here (useradd, removed at exit),
+# tokens alice --unix-user A, bob --unix-user B, carol (no account) and
+# ops (operator). Each job records who it runs as and what it can reach:
+# - alice's job runs as A, bob's as B, carol's as the job user (nobody);
+# - none can read or write the store, list the run directory, read
+#   another user's job directory or log, or find alice's secret (in her
+#   job's env) in its environment, the run directory, the store or
+#   /proc/*/environ;
+# - bob's job runs the escalation sqlite3 STORE "update tokens set op=1
+#   where name='bob'": it fails, bob stays a user (token list, and his
+#   GET /v1/jobs?all=1 stays 403);
+# - the store is 0600, run/ 0700, each job's directory 0700 and its
+#   user's; a store made 0644 is refused with "chmod 600".
+# Outside root (and, as root, as account A through setpriv): a service
+# that cannot switch users refuses --backend local with two users'
+# tokens, and starts with --single-user.
+# No timing assertion: bounded waits for the jobs' ends only.
+. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/serve.sh"
+cd "$T"
+chmod 711 "$T" # the jobs pass through to their own directories
+
+# ---- outside root: the refusal and --single-user ---------------------------
+refusal() { # dir: as the current, unprivileged user
+    d=$1
+    "$EFPLAN" token add u1 --db "$d/s.db" >"$d/u1.tok" 2>/dev/null ||
+        fail "token add u1 (unprivileged)"
+    "$EFPLAN" token add u2 --db "$d/s.db" >"$d/u2.tok" 2>/dev/null ||
+        fail "token add u2 (unprivileged)"
+    rc=0
+    "$EFPLAN" serve --db "$d/s.db" --cluster n1g8 --curves A100 \
+        --listen 127.0.0.1:0 --backend local --run-dir "$d/run" \
+        >"$d/refused.out" 2>&1 || rc=$?
+    [ "$rc" = 2 ] || { cat "$d/refused.out"; fail "serve as uid $(id -u) with two users: exit $rc, expected 2"; }
+    grep -q "2 users hold tokens" "$d/refused.out" &&
+        grep -q -- "--single-user" "$d/refused.out" ||
+        { cat "$d/refused.out"; fail "the refusal does not say why and what to do"; }
+    "$EFPLAN" serve --db "$d/s.db" --cluster n1g8 --curves A100 \
+        --listen 127.0.0.1:0 --port-file "$d/port" --backend local \
+        --single-user --run-dir "$d/run" >"$d/single.out" 2>&1 &
+    pid=$!
+    i=0
+    while [ ! -s "$d/port" ]; do
+        kill -0 $pid 2>/dev/null || { cat "$d/single.out"; fail "--single-user did not start"; }
+        i=$((i + 1)); [ $i -le 600 ] || fail "--single-user: no port file"
+        sleep 0.05
+    done
+    kill $pid; wait $pid || true
+    echo "unprivileged: refused with two users (exit 2); --single-user starts"
+}
+
+if [ "$(id -u)" != 0 ]; then
+    mkdir u && refusal "$T/u"
+    echo "skipped: the jobs-as-their-owners part needs root (useradd, setuid)"
+    exit 0
+fi
+
+A=efa$$; B=efb$$
+cleanup() {
+    [ -z "${SRV:-}" ] || kill "$SRV" 2>/dev/null || true
+    kill_attempts "$T/run/run" 2>/dev/null || true
+    userdel "$A" 2>/dev/null || true
+    userdel "$B" 2>/dev/null || true
+    rm -rf "$T"
+}
+trap cleanup EXIT
+useradd -M -N -s /bin/sh "$A" || fail "useradd $A"
+useradd -M -N -s /bin/sh "$B" || fail "useradd $B"
+UA=$(id -u "$A"); UB=$(id -u "$B"); UN=$(id -u nobody)
+
+# the unprivileged part, as A (its own directory)
+mkdir u && chown "$A" u && chmod 700 u
+{ echo 'fail() { echo "FAIL: $*"; exit 1; }'
+  sed -n '/^refusal() {/,/^}/p' "$0"
+  echo 'refusal "$1"'; } >refusal.sh
+setpriv --reuid="$A" --regid="$(id -g "$A")" --clear-groups \
+    env HOME="$T/u" EFPLAN="$EFPLAN" EFPLAN_DATA="$EFPLAN_DATA" \
+    sh refusal.sh "$T/u" || fail "the unprivileged part failed"
+
+# ---- as root: jobs run as their owners --------------------------------------
+new_token ops.tok ops --operator
+new_token alice.tok alice --unix-user "$A"
+new_token bob.tok bob --unix-user "$B"
+new_token carol.tok carol
+"$EFPLAN" token add eve --unix-user root --db db.sqlite >eve.out 2>&1 &&
+    fail "token add --unix-user root was accepted"
+grep -q "uid 0" eve.out || { cat eve.out; fail "--unix-user root: no reason"; }
+"$EFPLAN" token list --db db.sqlite >tokens.out
+grep -Eq " alice +user +$A " tokens.out || { cat tokens.out; fail "token list: alice's account"; }
+grep -Eq " carol +user +- " tokens.out || { cat tokens.out; fail "token list: carol's"; }
+
+STORE=$T/db.sqlite
+RUN=$T/run
+# the service's own environment: nothing of it may reach a job
+SERVICE_MARK=svc-mark-$$ serve_start n1g8 --backend local --run-dir run \
+    --time-scale 50 --quiet
+export SERVICE_MARK= # (only the service had it)
+curl -s -H "Authorization: Bearer $(cat alice.tok)" "$URL/v1/me" >me.json
+jq -e --arg a "$A" '.name == "alice" and .role == "user" and .unix_user == $a' \
+    me.json >/dev/null || { cat me.json; fail "GET /v1/me: $(cat me.json)"; }
+
+# probe: what a job can reach, one line each, into its log
+PROBE=$(cat <<'EOF'
+echo "uid=$(id -u) gid=$(id -g) pwd=$(pwd)"
+if cat "$1" >/dev/null 2>&1; then echo store_read=yes; else echo store_read=no; fi
+if (: >>"$1") 2>/dev/null; then echo store_write=yes; else echo store_write=no; fi
+if ls "$2" >/dev/null 2>&1; then echo run_list=yes; else echo run_list=no; fi
+if ls "$2/run" >/dev/null 2>&1; then echo run_files=yes; else echo run_files=no; fi
+for j in a1 b1 c1; do
+    [ "$j" = "$EFPLAN_JOB_ID" ] && continue
+    if ls "$2/jobs/$j" >/dev/null 2>&1 || cat "$2/jobs/$j/1.log" >/dev/null 2>&1
+    then echo "other_$j=yes"; else echo "other_$j=no"; fi
+done
+if env | grep -q "svc-mark"; then echo service_env=yes; else echo service_env=no; fi
+if env | grep -qF "$1"; then echo store_named=yes; else echo store_named=no; fi
+if [ "$EFPLAN_JOB_ID" != a1 ]; then
+    sleep 1
+    if grep -rqs "alice-s3cr3t" "$2" "$1" /proc/[0-9]*/environ; then
+        echo secret=yes; else echo secret=no; fi
+fi
+if [ "$EFPLAN_JOB_ID" = b1 ]; then
+    sqlite3 "$1" "update tokens set op=1 where name='bob'" 2>&1 | head -1
+    echo "escalation=$?"
+fi
+[ "$EFPLAN_JOB_ID" = a1 ] && sleep 3
+echo probe_done
+EOF
+)
+submit() { # token id [env]
+    body=$(jq -cn --arg id "$2" --arg p "$PROBE" --arg s "$STORE" \
+        --arg r "$RUN" --argjson env "${3:-{\}}" \
+        '{id: $id, model: "bert", batch_size: 64, iterations: 10,
+          deadline: null, env: $env,
+          command: ["sh", "-c", $p, "probe", $s, $r]}')
+    "$EFPLAN" submit --server "$URL" --token-file "$1" --job "$body" \
+        >>submits.out 2>&1 || { cat submits.out; fail "submit $2"; }
+}
+submit alice.tok a1 '{"ALICE_KEY": "alice-s3cr3t"}'
+submit bob.tok b1
+submit carol.tok c1
+state() {
+    curl -s -H "Authorization: Bearer $(cat ops.tok)" "$URL/v1/jobs/$1" |
+        jq -r .state
+}
+for j in a1 b1 c1; do
+    i=0
+    while :; do
+        s=$(state $j)
+        [ "$s" = done ] && break
+        [ "$s" = failed ] && { cat serve.log; cat "$RUN/jobs/$j/"*.log; fail "$j failed"; }
+        i=$((i + 1)); [ $i -le 600 ] || { cat serve.log; fail "$j: not done ($s)"; }
+        sleep 0.1
+    done
+done
+
+check() { # job, expected uid, other jobs: over every attempt's log (a
+    # best-effort job may be stopped and started again as others arrive)
+    cat "$RUN/jobs/$1/"*.log >"$1.logs" 2>/dev/null || fail "$1: no log"
+    log=$1.logs
+    grep -q probe_done "$log" || { cat "$log"; fail "$1: the probe did not finish"; }
+    grep -q "^uid=" "$log" || fail "$1: no uid line"
+    grep "^uid=" "$log" | grep -qv "^uid=$2 " && { cat "$log"; fail "$1: not run as uid $2"; }
+    grep "^uid=" "$log" | grep -qv "pwd=$RUN/jobs/$1\$" &&
+        { cat "$log"; fail "$1: not in its own directory"; }
+    for k in store_read store_write run_list run_files service_env store_named; do
+        grep -q "^$k=no\$" "$log" || { cat "$log"; fail "$1 ($2): no $k line"; }
+    done
+    grep -q "=yes\$" "$log" && { cat "$log"; fail "$1 ($2) reached what it must not"; }
+    for o in $3; do
+        grep -q "^other_$o=no\$" "$log" || { cat "$log"; fail "$1: other_$o"; }
+    done
+    [ "$(stat -c '%u %a' "$RUN/jobs/$1")" = "$2 700" ] ||
+        fail "$1: its directory is $(stat -c '%u %a' "$RUN/jobs/$1")"
+    [ "$(stat -c '%u' "$RUN/jobs/$1/checkpoints")" = "$2" ] ||
+        fail "$1: its checkpoints directory is not its user's"
+}
+check a1 "$UA" "b1 c1"
+check b1 "$UB" "a1 c1"
+check c1 "$UN" "a1 b1"
+for j in b1 c1; do
+    grep -q "^secret=no\$" $j.logs || { cat $j.logs; fail "$j: no secret line"; }
+done
+grep -q "^escalation=" b1.logs || fail "bob's escalation did not run"
+grep -qi "unable to open\|readonly\|denied" b1.logs ||
+    { cat b1.logs; fail "bob's sqlite3 did not fail to open the store"; }
+"$EFPLAN" token list --db db.sqlite --json >t.json
+jq -e '.tokens[] | select(.name == "bob") | .role == "user"' t.json >/dev/null ||
+    fail "bob became an operator"
+code=$(curl -s -o /dev/null -w '%{http_code}' \
+    -H "Authorization: Bearer $(cat bob.tok)" "$URL/v1/jobs?all=1")
+[ "$code" = 403 ] || fail "bob's GET /v1/jobs?all=1: $code, expected 403"
+
+# the service's files
+[ "$(stat -c '%u %a' db.sqlite)" = "0 600" ] || fail "store: $(stat -c '%u %a' db.sqlite)"
+[ "$(stat -c '%a' run/run)" = 700 ] || fail "run/run: $(stat -c '%a' run/run)"
+[ "$(stat -c '%a' run/jobs)" = 711 ] || fail "run/jobs: $(stat -c '%a' run/jobs)"
+kill "$SRV"; wait "$SRV" || true; SRV=
+chmod 644 db.sqlite
+rc=0
+"$EFPLAN" token list --db db.sqlite >open.out 2>&1 || rc=$?
+[ "$rc" = 3 ] && grep -q "chmod 600" open.out ||
+    { cat open.out; fail "a 0644 store was opened (exit $rc)"; }
+echo "serve_users: jobs ran as $A, $B and nobody; none reached the store, another's directory or secret; bob stayed a user"
