@@ -1165,6 +1165,17 @@ static int request_job(svc *s, json_t *req, int64_t now, job *jb,
     return 0;
 }
 
+/* Free job j's own memory in place (it stays in its array, emptied). */
+static void job_drop_in_place(job *j)
+{
+    job_queue one = {0};
+    one.jobs = ef_malloc(sizeof *one.jobs);
+    one.jobs[0] = *j;
+    one.n = 1;
+    queue_free(&one);
+    memset(j, 0, sizeof *j);
+}
+
 /* A job moved out of a queue, freed. */
 static void job_drop(job *jb)
 {
@@ -1672,32 +1683,36 @@ void svc_queue(svc *s, const store_ident *who, svc_reply *r)
     ef_err e = {0};
     store_job *rows = NULL;
     int n = 0;
+    job_queue q;
     svc_lock(s);
-    if (store_jobs_list(s->st, who->op ? NULL : who->name, NULL, &rows, &n,
-                        &e) != EF_OK) {
+    /* a user's own: the ids the store gives them */
+    if (!who->op && store_jobs_list(s->st, who->name, NULL, &rows, &n,
+                                    &e) != EF_OK) {
         svc_unlock(s);
         reply_internal(r, &e);
         return;
     }
-    ef_buf b = {0};
-    ef_buf_put(&b, "{\"jobs\": [");
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        if (!live_state(rows[i].state))
-            continue;
-        ef_buf_printf(&b, "%s%s", m++ ? ", " : "", rows[i].body);
-    }
-    ef_buf_put(&b, "]}");
+    live_queue(&s->L, &q, NULL);
     svc_unlock(s);
-    store_jobs_free(rows, n);
-    job_queue q;
-    if (queue_parse_json(&q, "the service's queue", b.s, b.n, &e) != EF_OK) {
-        free(b.s);
-        queue_free(&q);
-        reply_internal(r, &e);
-        return;
+    if (!who->op) {
+        qsort(rows, (size_t)n, sizeof *rows, row_cmp);
+        int m = 0;
+        for (int i = 0; i < q.n; i++) {
+            store_job key = {.id = q.jobs[i].id};
+            if (bsearch(&key, rows, (size_t)n, sizeof *rows, row_cmp)) {
+                job t = q.jobs[m];
+                q.jobs[m++] = q.jobs[i];
+                q.jobs[i] = t;
+            }
+        }
+        job_queue rest = q;
+        rest.jobs = q.jobs + m;
+        rest.n = q.n - m;
+        for (int i = 0; i < rest.n; i++)
+            job_drop_in_place(&rest.jobs[i]);
+        q.n = m;
+        store_jobs_free(rows, n);
     }
-    free(b.s);
     char *t = queue_write_json(q.jobs, q.n, NULL);
     queue_free(&q);
     reply_take(r, 200, t, "application/json");

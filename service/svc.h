@@ -120,8 +120,12 @@ void svc_cancel(svc *s, const store_ident *who, const char *id, int64_t now,
 void svc_plan(svc *s, svc_reply *r, int64_t *version);
 /* POST /v1/replan (operators; 'who' NULL: the daily re-plan) */
 void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r);
-/* GET /v1/queue: live jobs (admitted, best-effort, not ended) as an
- * efplan-jobs file; a user's own, an operator's all. */
+/* GET /v1/queue: the jobs in play in the planning state (admitted,
+ * best-effort, not ended) as an efplan-jobs file, as the service plans
+ * them from its state's point: each with its progress there
+ * (iterations_done), "promised" when admitted, the overhead it still
+ * owes; `efplan plan` of it from the plan's "now" is the service's plan.
+ * A user's own, an operator's all. */
 void svc_queue(svc *s, const store_ident *who, svc_reply *r);
 /* GET /healthz: {"status": "ok", "version", "plan_version", "jobs" (in
  * the plan), "epoch" (the plan's start), "time" ('now')} */

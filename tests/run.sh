@@ -5,7 +5,9 @@
 # tests/e2e/*.sh (only tests/e2e/NAME.sh when NAME is given), which get
 # EFPLAN (the binary) and EFPLAN_DATA (the bundled inputs) in the
 # environment. $VALGRIND, if set, prefixes every binary that is run.
-# Prints one line per test program and ends with "N passed, N failed".
+# Prints one line per test program and ends with "N passed, N failed"
+# (and ", N skipped": a test that exits 77 could not run here, e.g. a
+# tool it needs is not installed; it says why, and is not a pass).
 set -u
 BUILD=${1:-build}
 WHAT=${2:-all}
@@ -18,14 +20,19 @@ export EFPLAN_ROOT="$ROOT"
 export VALGRIND="${VALGRIND:-}"
 pass=0
 fail=0
+skip=0
 failed=""
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
 run_one() { # name, command...
     name=$1; shift
-    if "$@" >"$log/out" 2>&1; then
+    rc=0
+    "$@" >"$log/out" 2>&1 || rc=$?
+    if [ "$rc" -eq 0 ]; then
         pass=$((pass + 1)); echo "PASS $name"
+    elif [ "$rc" -eq 77 ]; then
+        skip=$((skip + 1)); echo "SKIP $name: $(tail -1 "$log/out")"
     else
         fail=$((fail + 1)); failed="$failed $name"; echo "FAIL $name"
         sed 's/^/    /' "$log/out" | tail -40
@@ -49,5 +56,9 @@ if [ "$WHAT" = all ] || [ "$WHAT" = e2e ]; then
     done
 fi
 [ -n "$failed" ] && echo "failed:$failed"
-echo "$pass passed, $fail failed"
+if [ "$skip" -gt 0 ]; then
+    echo "$pass passed, $fail failed, $skip skipped"
+else
+    echo "$pass passed, $fail failed"
+fi
 [ "$fail" -eq 0 ]
