@@ -1176,16 +1176,6 @@ static void job_drop_in_place(job *j)
     memset(j, 0, sizeof *j);
 }
 
-/* A job moved out of a queue, freed. */
-static void job_drop(job *jb)
-{
-    job_queue one = {0};
-    one.jobs = ef_malloc(sizeof *one.jobs);
-    one.jobs[0] = *jb;
-    one.n = 1;
-    queue_free(&one);
-}
-
 void svc_submit(svc *s, const store_ident *who, const char *body,
                 size_t len, int64_t now, svc_reply *r)
 {
@@ -1284,7 +1274,7 @@ out:
         stats_update(s);
     svc_unlock(s);
     if (jb.id)
-        job_drop(&jb);
+        job_drop_in_place(&jb);
     pthread_mutex_lock(&s->smu);
     s->sub_errors += err;
     s->sub_retries += retry;
