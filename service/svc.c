@@ -909,6 +909,9 @@ static json_t *job_view(svc *s, const store_job *j, int64_t now,
         for (int a = 0; a < s->doc.slots[si].nalloc; a++)
             if (strcmp(s->doc.slots[si].a[a].job, j->id) == 0)
                 al = &s->doc.slots[si].a[a];
+    /* ended by the plan within this slot: its GPUs are idle now */
+    if (!s->notify && pj && pj->planned_end >= 0 && pj->planned_end <= now)
+        al = NULL;
     json_object_set_new(v, "gpus", json_integer(al ? al->gpus : 0));
     json_t *pl = json_array();
     if (al)
