@@ -24,6 +24,7 @@ int live_start(live *L, const cluster *c, const plan_opts *po, int64_t t,
         return EF_ERR;
     }
     L->t = t;
+    L->act = ef_malloc(sizeof *L->act); /* grown by live_add */
     return EF_OK;
 }
 

@@ -516,7 +516,8 @@ static int live_load(svc *s, int64_t now, ef_err *e)
     }
     int nrows = nrq + nrr;
     store_job *rows = ef_calloc((size_t)nrows + 1, sizeof *rows);
-    memcpy(rows, rq, (size_t)nrq * sizeof *rows);
+    if (nrq)
+        memcpy(rows, rq, (size_t)nrq * sizeof *rows);
     if (nrr)
         memcpy(rows + nrq, rr, (size_t)nrr * sizeof *rows);
     free(rq);
