@@ -42,8 +42,9 @@ DEB_BUILD := gcc make libc6-dev libglpk-dev libjansson-dev libcmocka-dev \
              libcurl4-openssl-dev curl openssl python3 jq
 DEB_FUZZ  := clang libclang-rt-14-dev
 DEB_CHECK := valgrind
-# tests (make deps): tests/e2e/charts.sh renders every chart to PNG
-DEB_TEST  := librsvg2-bin fonts-dejavu-core
+# tests (make deps): tests/e2e/charts.sh renders every chart to PNG;
+# tests/e2e/serve_metrics.sh checks /metrics with promtool (prometheus)
+DEB_TEST  := librsvg2-bin fonts-dejavu-core prometheus
 # make test-torch only: Debian's PyTorch (for /usr/bin/python3), heavy
 DEB_TORCH := python3-torch
 

@@ -13,7 +13,9 @@
 #   - 8 concurrent clients (one curl each, keep-alive), each submitting 20
 #     more jobs: submissions per second (160 / wall time of the round)
 #     and p50 / p99 / max of curl's %{time_total};
-#   - file mode: the queue exported by GET /v1/queue, planned with
+#   - one client alone: 20 sequential submissions (p50), and /healthz
+#     asked 200 times by a 9th client during the 8 clients' round (p99);
+#   - file mode (FILE_MODE=1 only): the queue exported by GET /v1/queue, planned with
 #     efplan plan (same cluster, curves, slot, --now the service plan's
 #     now), then 20 sequential `efplan submit --plan FILE --job JSON`,
 #     each timed with date +%s%N (process start included).
@@ -122,8 +124,13 @@ for N in $SIZES; do
         notreached="$notreached $N"
         continue
     fi
-    q=$(curl -s -H "Authorization: Bearer $TOK" "${URL%/jobs}/jobs?all=1" |
-        grep -o '"decision":"admitted"' | wc -l)
+    q=$(curl -s "${URL%/v1/jobs}/metrics" |
+        sed -n 's/^efplan_jobs_planned \([0-9]*\)/\1/p')
+    # one client alone: 20 sequential submissions, keep-alive
+    config 1 20 "one${N}-" >one.cfg
+    curl -s -K one.cfg >one.out
+    awk '{ print $2 }' one.out >olat
+    o50=$(pct olat 50)
     # 8 concurrent clients x 20 jobs
     c=1
     a=$(now_ns)
@@ -134,8 +141,22 @@ for N in $SIZES; do
         pids="$pids $!"
         c=$((c + 1))
     done
+    # /healthz while the 8 clients submit: one more client, 200 requests
+    : >h.cfg
+    k=0
+    while [ $k -lt 200 ]; do
+        printf 'url = "%s"\noutput = "/dev/null"\nwrite-out = "%%{http_code} %%{time_total}\\n"\n' \
+            "${URL%/v1/jobs}/healthz" >>h.cfg
+        k=$((k + 1))
+        [ $k -lt 200 ] && printf 'next\n' >>h.cfg
+    done
+    curl -s -K h.cfg >h.out &
+    hpid=$!
     for p in $pids; do wait "$p"; done
     b=$(now_ns)
+    wait "$hpid"
+    awk '{ print $2 }' h.out >hlat
+    h99=$(pct hlat 99)
     cat m?.out >m.out
     bad=$(awk '$1 !~ /^20[01]$/' m.out | wc -l)
     [ "$bad" -eq 0 ] || { echo "measure: $bad non-2xx answers" >&2; exit 1; }
@@ -145,13 +166,15 @@ for N in $SIZES; do
         'BEGIN { printf "%.1f", n / ((b - a) / 1e9) }')
     p50=$(pct lat 50) p99=$(pct lat 99) pmax=$(pct lat 100)
     filled=$((filled + nreq))
-    # file mode on the same queue
+    # file mode on the same queue (FILE_MODE=1 only: it re-plans the
+    # whole queue per submission)
+    : >flat
+    if [ "${FILE_MODE:-0}" = 1 ]; then
     curl -s -H "Authorization: Bearer $TOK" "${URL%/jobs}/queue" >queue.json
     curl -s -H "Authorization: Bearer $TOK" "${URL%/jobs}/plan" >svc_plan.json
     pnow=$(sed -n 's/^ *"now": *\([0-9]*\).*/\1/p' svc_plan.json | head -1)
     "$E" plan --jobs queue.json --cluster n128g8 --curves A100 --slot 60 \
         --now "$pnow" --out file_plan.json >/dev/null 2>&1
-    : >flat
     k=1
     while [ $k -le 20 ]; do
         j=$(body "$k" "file$N-$k")
@@ -161,15 +184,18 @@ for N in $SIZES; do
         awk -v a="$a" -v b="$b" 'BEGIN { printf "%.6f\n", (b - a) / 1e9 }' >>flat
         k=$((k + 1))
     done
+    else
+        echo 0 >flat
+    fi
     f50=$(pct flat 50) f99=$(pct flat 99)
-    rows="$rows$(printf '| %d | %d | %s | %s | %s | %s | %s | %s |' \
-        "$N" "$q" "$rate" "$p50" "$p99" "$pmax" "$f50" "$f99")
+    rows="$rows$(printf '| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |' \
+        "$N" "$q" "$rate" "$p50" "$p99" "$pmax" "$o50" "$h99" "$f50" "$f99")
 "
-    echo "size $N: $rate sub/s, p50 $p50 ms, p99 $p99 ms; file mode p50 $f50 ms" >&2
+    echo "size $N: $rate sub/s, p50 $p50 ms, p99 $p99 ms, one client p50 $o50 ms, healthz p99 $h99 ms" >&2
 done
 
-hdr="| queued jobs | admitted in queue | serve sub/s (8 clients) | serve p50 ms | serve p99 ms | serve max ms | file-mode p50 ms | file-mode p99 ms |
-|---:|---:|---:|---:|---:|---:|---:|---:|"
+hdr="| queued jobs | in the planning state | serve sub/s (8 clients) | serve p50 ms | serve p99 ms | serve max ms | one client p50 ms | /healthz p99 ms (during) | file-mode p50 ms | file-mode p99 ms |
+|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 {
     echo "$hdr"
     printf '%s' "$rows"

@@ -307,6 +307,39 @@ void queue_free(job_queue *q)
     memset(q, 0, sizeof *q);
 }
 
+static char **copy_strs(char *const *v, int n)
+{
+    if (!v)
+        return NULL;
+    char **c = ef_calloc((size_t)n + 1, sizeof *c);
+    for (int k = 0; k < n; k++)
+        c[k] = v[k] ? ef_strdup(v[k]) : NULL;
+    return c;
+}
+
+void job_copy(job *dst, const job *src)
+{
+    *dst = *src;
+    dst->id = src->id ? ef_strdup(src->id) : NULL;
+    dst->model = src->model ? ef_strdup(src->model) : NULL;
+    memset(&dst->cur, 0, sizeof dst->cur);
+    placement_copy(&dst->cur, &src->cur);
+    dst->batches = NULL;
+    dst->rows = NULL;
+    if (src->nbatch > 0 && src->batches) {
+        dst->batches = ef_malloc((size_t)src->nbatch * sizeof *dst->batches);
+        memcpy(dst->batches, src->batches,
+               (size_t)src->nbatch * sizeof *dst->batches);
+    }
+    if (src->nbatch > 0 && src->rows) {
+        dst->rows = ef_malloc((size_t)src->nbatch * sizeof *dst->rows);
+        memcpy(dst->rows, src->rows, (size_t)src->nbatch * sizeof *dst->rows);
+    }
+    dst->run.argv = copy_strs(src->run.argv, src->run.argc);
+    dst->run.env = copy_strs(src->run.env, src->run.nenv);
+    dst->run.workdir = src->run.workdir ? ef_strdup(src->run.workdir) : NULL;
+}
+
 const char *queue_where(const job_queue *q, int i, job_field f, char *dst,
                         size_t len)
 {

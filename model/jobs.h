@@ -308,6 +308,11 @@ const char *job_signal_name(int sig);
 
 void queue_free(job_queue *q);
 
+/* job_copy: *dst becomes a deep copy of *src (its own strings, batch
+ * lists, placement, command and env; curve rows shared, as they belong
+ * to the curve set). Free it as queue_free frees a job (a queue of it). */
+void job_copy(job *dst, const job *src);
+
 /* 1 iff job j may change its batch size (accepts two or more). */
 int job_elastic(const job *j);
 

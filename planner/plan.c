@@ -35,7 +35,7 @@ void plan_free(plan *p)
     free_slots(p, 0);
     free(p->jobs);
     free(p->slots);
-    for (int i = 0; i < p->njobs; i++)
+    for (int i = 0; i < p->jcap && p->tmp; i++)
         resv_free(&p->tmp[i]);
     free(p->tmp);
     free(p->ord);
@@ -1499,6 +1499,109 @@ void plan_retire(plan *p, int i)
     p->jobs[i].g = 0;
 }
 
+static void init_job(plan *p, const job_queue *q, int i);
+
+/* Grow p's per-job arrays to hold at least n jobs (new entries zero). */
+static void grow_jobs(plan *p, int n)
+{
+    if (n <= p->jcap)
+        return;
+    int cap = p->jcap * 2 > n ? p->jcap * 2 : n;
+    if (cap < 16)
+        cap = 16;
+    size_t old = (size_t)p->jcap, nw = (size_t)cap;
+    p->jobs = ef_realloc(p->jobs, nw * sizeof *p->jobs);
+    memset(p->jobs + old, 0, (nw - old) * sizeof *p->jobs);
+    p->tmp = ef_realloc(p->tmp, nw * sizeof *p->tmp);
+    memset(p->tmp + old, 0, (nw - old) * sizeof *p->tmp);
+    p->ord = ef_realloc(p->ord, nw * sizeof *p->ord);
+    p->tmprow = ef_realloc(p->tmprow, nw * sizeof *p->tmprow);
+    memset(p->tmprow + old, 0, (nw - old) * sizeof *p->tmprow);
+    p->jcap = cap;
+}
+
+void plan_add_job(plan *p, const job_queue *q)
+{
+    ef_assert(q->n == p->njobs + 1);
+    grow_jobs(p, q->n);
+    p->njobs = q->n;
+    for (int i = 0; i < q->n; i++)
+        p->jobs[i].in = &q->jobs[i];
+    init_job(p, q, q->n - 1);
+    rank_ids(p, q);
+}
+
+void plan_adopt(plan *p, int i)
+{
+    ef_assert(i >= 0 && i < p->njobs);
+    plan_job *j = &p->jobs[i];
+    ef_assert(j->decision == PLAN_PENDING);
+    j->decision = PLAN_ADMITTED;
+    j->rrow = j->row = j->in->curve;
+    p->admitted++;
+}
+
+void plan_keep_jobs(plan *p, const job_queue *q, const int *from)
+{
+    int n = q->n;
+    char *kept = ef_calloc((size_t)p->njobs + 1, 1);
+    for (int k = 0; k < n; k++) {
+        ef_assert(from[k] >= 0 && from[k] < p->njobs && !kept[from[k]]);
+        ef_assert(k == 0 || from[k] > from[k - 1]);
+        kept[from[k]] = 1;
+    }
+    for (int i = 0; i < p->njobs; i++)
+        if (!kept[i]) {
+            resv_free(&p->jobs[i].r);
+            resv_free(&p->jobs[i].reserved);
+            place_set_free(&p->jobs[i].pl);
+        }
+    free(kept);
+    /* from[] ascends: each entry moves down or stays */
+    for (int k = 0; k < n; k++) {
+        if (from[k] != k)
+            p->jobs[k] = p->jobs[from[k]];
+        p->jobs[k].in = &q->jobs[k];
+    }
+    for (int i = n; i < p->njobs; i++)
+        memset(&p->jobs[i], 0, sizeof p->jobs[i]);
+    p->njobs = n;
+    rank_ids(p, q);
+}
+
+/* Job i of queue q as plan_init sets it up: remaining work, release,
+ * deadline planned against, nothing decided. */
+static void init_job(plan *p, const job_queue *q, int i)
+{
+    const plan_opts *o = &p->opts;
+    int S = o->slot;
+    int64_t now = p->now;
+    plan_job *j = &p->jobs[i];
+    ef_assert(q->jobs[i].curve != NULL);
+    j->ovh = ovh_lookup(q->jobs[i].model);
+    j->in = &q->jobs[i];
+    j->rem = (double)(j->in->iterations - j->in->iterations_done);
+    j->row = j->rrow = j->in->curve;
+    j->eb = o->elastic_batch && job_elastic(j->in);
+    if (j->eb)
+        j->rem = job_samples_left(j->in);
+    j->iterations_left = j->rem;
+    /* the deadline planned against: the job's, less the margin */
+    j->deadline = !j->in->has_deadline ? INT64_MAX
+                  : j->in->deadline - o->deadline_margin > 0
+                      ? j->in->deadline - o->deadline_margin : 0;
+    j->release = ef_align_up(now, j->in->submit, S);
+    j->decide = j->release;
+    if (p->decide_at && p->decide_at[i] < j->release) {
+        int64_t d = ef_align_up(now, p->decide_at[i] > now
+                                         ? p->decide_at[i] : now, S);
+        if (d < j->release)
+            j->decide = d;
+    }
+    j->start = j->planned_end = j->earliest_feasible_deadline = -1;
+    j->owed = (double)j->in->owed;
+}
+
 int plan_init(plan *p, const job_queue *q, const cluster *c,
               const plan_opts *o, ef_err *e)
 {
@@ -1528,39 +1631,16 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
     }
     p->now = now;
     p->njobs = n;
-    p->jobs = ef_calloc((size_t)(n ? n : 1), sizeof *p->jobs);
-    p->tmp = ef_calloc((size_t)(n ? n : 1), sizeof *p->tmp);
-    p->ord = ef_malloc((size_t)(n ? n : 1) * sizeof *p->ord);
-    p->tmprow = ef_calloc((size_t)(n ? n : 1), sizeof *p->tmprow);
+    p->jcap = n ? n : 1;
+    p->jobs = ef_calloc((size_t)p->jcap, sizeof *p->jobs);
+    p->tmp = ef_calloc((size_t)p->jcap, sizeof *p->tmp);
+    p->ord = ef_malloc((size_t)p->jcap * sizeof *p->ord);
+    p->tmprow = ef_calloc((size_t)p->jcap, sizeof *p->tmprow);
     p->occ = ef_calloc((size_t)(c->total_gpus / c->gpus_per_node + 1),
                        sizeof *p->occ);
     rank_ids(p, q);
-    for (int i = 0; i < n; i++) {
-        plan_job *j = &p->jobs[i];
-        ef_assert(q->jobs[i].curve != NULL);
-        j->ovh = ovh_lookup(q->jobs[i].model);
-        j->in = &q->jobs[i];
-        j->rem = (double)(j->in->iterations - j->in->iterations_done);
-        j->row = j->rrow = j->in->curve;
-        j->eb = o->elastic_batch && job_elastic(j->in);
-        if (j->eb)
-            j->rem = job_samples_left(j->in);
-        j->iterations_left = j->rem;
-        /* the deadline planned against: the job's, less the margin */
-        j->deadline = !j->in->has_deadline ? INT64_MAX
-                      : j->in->deadline - o->deadline_margin > 0
-                          ? j->in->deadline - o->deadline_margin : 0;
-        j->release = ef_align_up(now, j->in->submit, S);
-        j->decide = j->release;
-        if (p->decide_at && p->decide_at[i] < j->release) {
-            int64_t d = ef_align_up(now, p->decide_at[i] > now
-                                             ? p->decide_at[i] : now, S);
-            if (d < j->release)
-                j->decide = d;
-        }
-        j->start = j->planned_end = j->earliest_feasible_deadline = -1;
-        j->owed = (double)j->in->owed;
-    }
+    for (int i = 0; i < n; i++)
+        init_job(p, q, i);
     return EF_OK;
 }
 

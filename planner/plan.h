@@ -254,6 +254,7 @@ typedef struct plan {
     cluster cl;
     int njobs;
     plan_job *jobs;          /* in queue (file) order */
+    int jcap;                /* entries allocated in jobs, tmp, ord, tmprow */
     int nslots;
     plan_slot *slots;
     /* totals */
@@ -374,6 +375,29 @@ void plan_set_owed(plan *p, int i, double seconds);
 void plan_set_point_index(plan *p, int64_t index);
 void plan_set_restart_scale(plan *p, int i, double scale);
 void plan_retire(plan *p, int i);
+
+/*
+ * A planning state kept between points (efplan serve holds one for its
+ * queue) changes its jobs through these, each O(jobs), never by writing
+ * into 'struct plan':
+ *   plan_add_job: queue q is p's queue with one job appended (q->n ==
+ *     p->njobs + 1; q->jobs may have moved: every job's 'in' is pointed
+ *     at q again). The new job is set up as plan_init sets one up (its
+ *     release on p's slot grid from p->now, nothing decided); the caller
+ *     passes it to plan_point as released, or adopts it.
+ *   plan_adopt: job i (not decided yet) was admitted by an earlier
+ *     decision (the job "promised" of plan_build: a restarted service
+ *     taking back its promises): it is admitted, and the caller puts it
+ *     in the active list of the next plan_point, which re-plans it (at
+ *     risk if it cannot be saved) and never decides it again.
+ *   plan_keep_jobs: drop the jobs that left (retired, rejected): p keeps
+ *     its jobs from[0..q->n-1] (ascending), in that order, job k now
+ *     being q->jobs[k]; the others' reservations and GPU sets are freed.
+ *     The caller renumbers its active list the same way.
+ */
+void plan_add_job(plan *p, const job_queue *q);
+void plan_adopt(plan *p, int i);
+void plan_keep_jobs(plan *p, const job_queue *q, const int *from);
 
 /*
  * plan_from_sizes: the plan of queue 'q' (resolved) on cluster 'c' in

@@ -15,7 +15,6 @@
 
 #include "common/htime.h"
 #include "common/jsonin.h"
-#include "common/lat.h"
 #include "common/util.h"
 #include "model/cluster.h"
 #include "model/curve.h"
@@ -26,16 +25,45 @@
 #include "planner/explain.h"
 #include "planner/planio.h"
 #include "planner/submit.h"
+#include "service/live.h"
 
 /* Upper bounds of the submission latency histogram (seconds). */
 static const double lat_le[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
                                 0.1,   0.25,  0.5,   1,    2.5,  5,   10};
 #define NLAT ((int)(sizeof lat_le / sizeof lat_le[0]))
-#define LAT_WINDOW 4096
+
+/* A latency histogram (seconds) for /metrics. */
+typedef struct svc_hist {
+    int64_t count, bucket[NLAT];
+    double sum;
+} svc_hist;
+
+static void hist_add(svc_hist *h, double v)
+{
+    h->count++;
+    h->sum += v;
+    for (int i = 0; i < NLAT; i++)
+        if (v <= lat_le[i])
+            h->bucket[i]++;
+}
+
+static void hist_put(ef_buf *b, const char *name, const char *help,
+                     const svc_hist *h)
+{
+    ef_buf_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help,
+                  name);
+    for (int i = 0; i < NLAT; i++)
+        ef_buf_printf(b, "%s_bucket{le=\"%g\"} %" PRId64 "\n", name,
+                      lat_le[i], h->bucket[i]);
+    ef_buf_printf(b, "%s_bucket{le=\"+Inf\"} %" PRId64 "\n%s_sum %.6f\n"
+                  "%s_count %" PRId64 "\n", name, h->count, name, h->sum,
+                  name, h->count);
+}
 
 /* The job states, in name order (store_jobs_count's order too). */
-static const char *const states[] = {"cancelled", "done",     "failed",
-                                     "queued",    "rejected", "running"};
+static const char *const states[] = {"cancelled", "done", "failed",
+                                     "planned-done", "queued", "rejected",
+                                     "running"};
 #define NSTATES ((int)(sizeof states / sizeof states[0]))
 
 /* Members of a submitted job that only the service sets. */
@@ -62,10 +90,15 @@ struct svc {
     char *db, *cluster_arg, *curves_arg, *snapdir;
     cluster c;
     curve_set cs;
-    /* the current plan: its text, version and parsed value */
+    /* the planning state at the newest point (live.h): every decision is
+     * made against it; 'version' counts its accepted changes */
+    live L;
+    int64_t version;
+    /* the current plan: the full re-plan of the state at doc_version
+     * (its text and parsed value), made when a reader needs it */
     char *plan_text;
     size_t plan_len;
-    int64_t version;
+    int64_t doc_version;
     plan_doc doc;
     plan_submit_res *cur; /* the submission whose plan doc is (doc borrows
                              its strings); NULL when doc was read from text */
@@ -89,12 +122,16 @@ struct svc {
     int64_t loop_replans, loop_restarts, loop_failed, loop_lag;
     int64_t margin;   /* the loop's deadline margin (svc_set_margin) */
     /* metrics since start */
+    /* what /healthz and /metrics read, under 'smu' only (never the
+     * planning lock): counters and the state's figures as of the last
+     * change */
+    pthread_mutex_t smu;
     int64_t sub_by_dec[3]; /* admitted, best_effort, rejected */
     int64_t sub_retries, sub_errors;
-    int64_t lat_count, lat_bucket[NLAT];
-    double lat_sum;
-    ef_lat lat_recent;    /* the last LAT_WINDOW submissions' answer times,
-                             seconds: their p50, p99 and max */
+    svc_hist h_submit, h_replan, h_point;
+    int64_t m_version, m_epoch;
+    int m_jobs, m_at_risk;
+    double m_promised_s;  /* GPU-seconds the last full plan promises */
 };
 
 /* ---- replies ------------------------------------------------------------- */
@@ -199,7 +236,9 @@ static void use_plan(svc *s, plan_doc *d, plan_submit_res *res, char *text,
     s->cur = res;
     s->plan_text = text;
     s->plan_len = len;
-    s->version = version;
+    s->doc_version = version;
+    if (version > s->version)
+        s->version = version;
     s->byid = ef_malloc(((size_t)d->njobs + 1) * sizeof *s->byid);
     for (int i = 0; i < d->njobs; i++)
         s->byid[i] = i;
@@ -302,6 +341,301 @@ static int clock_open(svc *s, double scale, ef_err *e)
     return EF_OK;
 }
 
+/* ---- the planning state ------------------------------------------------ */
+
+/* Copy what /healthz and /metrics show (under the planning lock). */
+static void stats_update(svc *s)
+{
+    int risk = 0;
+    for (int k = 0; k < s->L.na; k++)
+        risk += s->L.p.jobs[s->L.act[k]].at_risk;
+    pthread_mutex_lock(&s->smu);
+    s->m_version = s->version;
+    s->m_jobs = s->L.na;
+    s->m_epoch = s->L.t;
+    s->m_at_risk = risk;
+    s->m_promised_s = s->doc.summary.promised_gpu_hours * 3600;
+    pthread_mutex_unlock(&s->smu);
+}
+
+/* The jobs the dry run finished (live_advance's callback). */
+typedef struct done_list {
+    char **id;
+    int64_t *end, *iters;
+    int n, cap;
+} done_list;
+
+static void on_done(void *arg, const job *j, int64_t end)
+{
+    done_list *d = arg;
+    if (d->n == d->cap) {
+        d->cap = d->cap ? 2 * d->cap : 8;
+        d->id = ef_realloc(d->id, (size_t)d->cap * sizeof *d->id);
+        d->end = ef_realloc(d->end, (size_t)d->cap * sizeof *d->end);
+        d->iters = ef_realloc(d->iters, (size_t)d->cap * sizeof *d->iters);
+    }
+    d->id[d->n] = ef_strdup(j->id);
+    d->end[d->n] = end;
+    d->iters[d->n++] = j->iterations;
+}
+
+/* Run the state to point 'to' (on the grid, not before its point). A
+ * service that only plans (no loop) records the jobs the plan finished
+ * on the way as "planned-done", each with a "planned_done" event. */
+static int advance(svc *s, int64_t to, int64_t now, ef_err *e)
+{
+    if (to <= s->L.t)
+        return EF_OK;
+    done_list d = {0};
+    int64_t p0 = s->L.points;
+    double t0 = ef_mono_seconds();
+    live_advance(&s->L, to, on_done, &d);
+    double dt = ef_mono_seconds() - t0;
+    int64_t np = s->L.points - p0;
+    if (np > 0) {
+        pthread_mutex_lock(&s->smu);
+        for (int64_t k = 0; k < np; k++)
+            hist_add(&s->h_point, dt / (double)np);
+        pthread_mutex_unlock(&s->smu);
+    }
+    int rc = EF_OK;
+    if (d.n > 0 && !s->notify) {
+        rc = store_begin(s->st, e);
+        for (int k = 0; rc == EF_OK && k < d.n; k++) {
+            char dt2[64];
+            snprintf(dt2, sizeof dt2, "{\"end\":%" PRId64 "}", d.end[k]);
+            int got = store_job_update_live(s->st, d.id[k], "planned-done",
+                                            0, now, e);
+            if (got < 0)
+                rc = EF_ERR;
+            else if (got > 0)
+                rc = store_event_add(s->st, d.id[k], now, "planned_done",
+                                     dt2, e);
+        }
+        if (rc == EF_OK)
+            rc = store_commit(s->st, e);
+        else
+            store_rollback(s->st);
+    }
+    for (int k = 0; k < d.n; k++)
+        free(d.id[k]);
+    free(d.id);
+    free(d.end);
+    free(d.iters);
+    return rc;
+}
+
+/* The point at or before 'now' on the state's grid. */
+static int64_t point_at(const svc *s, int64_t now)
+{
+    int64_t S = s->L.p.opts.slot, t0 = s->L.p.now;
+    int64_t k = now >= t0 ? (now - t0) / S : -((t0 - now + S - 1) / S);
+    return t0 + k * S;
+}
+
+/* The current plan, made from the state when it is older than the
+ * state's last change: the full deadline-order re-plan (plan_build of
+ * the jobs in play from the state's point, checked), rendered, stored as
+ * the current plan (one history row) and parsed for the views. */
+static int snapshot(svc *s, int64_t now, ef_err *e)
+{
+    if (s->plan_text && s->doc_version == s->version)
+        return EF_OK;
+    double t0 = ef_mono_seconds();
+    job_queue q;
+    live_queue(&s->L, &q, NULL);
+    plan_opts po = s->L.p.opts;
+    po.now = s->L.t;
+    plan p;
+    int rc = plan_build(&p, &q, &s->L.p.cl, &po, e);
+    if (rc == EF_OK && plan_check(&p, e) != EF_OK) {
+        ef_prefix(e, "the service's plan fails its check: ");
+        plan_free(&p);
+        rc = EF_ERR;
+    }
+    if (rc != EF_OK) {
+        queue_free(&q);
+        return EF_ERR;
+    }
+    plan_doc nd;
+    size_t len = 0;
+    char *text = plan_text(s, &p, &nd, &len);
+    plan_doc_free(&nd);
+    int adm = p.admitted;
+    plan_free(&p);
+    queue_free(&q);
+    if (store_plan_put(s->st, s->version, now, "snapshot", adm, text, e) !=
+        EF_OK) {
+        free(text);
+        return EF_ERR;
+    }
+    if (set_plan(s, text, len, s->version, e) != EF_OK)
+        return EF_ERR;
+    double dt = ef_mono_seconds() - t0;
+    pthread_mutex_lock(&s->smu);
+    hist_add(&s->h_replan, dt);
+    pthread_mutex_unlock(&s->smu);
+    stats_update(s);
+    return EF_OK;
+}
+
+/* A job from its stored body (the service's own JSON, at the store's
+ * edge), resolved: *out (moved from a queue of one). */
+static int job_from_body(svc *s, const char *body, job *out, ef_err *e)
+{
+    size_t n = strlen(body);
+    char *wrap = ef_malloc(n + 16);
+    snprintf(wrap, n + 16, "{\"jobs\": [%s]}", body);
+    job_queue one;
+    int rc = queue_parse_json(&one, "--job", wrap, strlen(wrap), e);
+    free(wrap);
+    if (rc == EF_OK)
+        rc = queue_resolve(&one, &s->cs, e);
+    if (rc == EF_OK) {
+        *out = one.jobs[0];
+        memset(&one.jobs[0], 0, sizeof one.jobs[0]);
+    }
+    queue_free(&one);
+    return rc;
+}
+
+/* One job to take back into the state (live_load). */
+typedef struct load_item {
+    int64_t submit;
+    int seq, promised;
+    job jb;
+} load_item;
+
+static int load_cmp(const void *a, const void *b)
+{
+    const load_item *x = a, *y = b;
+    if (x->submit != y->submit)
+        return x->submit < y->submit ? -1 : 1;
+    return x->seq - y->seq;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+    return strcmp(((const store_job *)a)->id, ((const store_job *)b)->id);
+}
+
+/* Take the state back after a start: the current plan's jobs that the
+ * store still has queued or running (admitted ones adopted as promised),
+ * then the store's live jobs submitted after it, each at its release in
+ * submit order, the state run to the point at or before 'now' on the
+ * way (the full re-plan of a restart). */
+static int live_load(svc *s, int64_t now, ef_err *e)
+{
+    const plan_doc *d = &s->doc;
+    plan_opts po;
+    plan_doc_opts(d, &po);
+    po.deadline_margin = s->margin;
+    cluster dc;
+    if (cluster_init(&dc, 1, d->cluster.nodes, d->cluster.gpus_per_node,
+                     "the service's cluster", e) != EF_OK)
+        return EF_ERR;
+    live_free(&s->L);
+    if (live_start(&s->L, &dc, &po, d->now, e) != EF_OK)
+        return EF_ERR;
+    store_job *rq = NULL, *rr = NULL;
+    int nrq = 0, nrr = 0;
+    if (store_jobs_list(s->st, NULL, "queued", &rq, &nrq, e) != EF_OK)
+        return EF_ERR;
+    if (store_jobs_list(s->st, NULL, "running", &rr, &nrr, e) != EF_OK) {
+        store_jobs_free(rq, nrq);
+        return EF_ERR;
+    }
+    int nrows = nrq + nrr;
+    store_job *rows = ef_calloc((size_t)nrows + 1, sizeof *rows);
+    if (nrq)
+        memcpy(rows, rq, (size_t)nrq * sizeof *rows);
+    if (nrr)
+        memcpy(rows + nrq, rr, (size_t)nrr * sizeof *rows);
+    free(rq);
+    free(rr);
+    qsort(rows, (size_t)nrows, sizeof *rows, row_cmp);
+    char *used = ef_calloc((size_t)nrows + 1, 1);
+    load_item *it = ef_calloc((size_t)(d->njobs + nrows) + 1, sizeof *it);
+    int ni = 0, rc = EF_OK;
+    job_queue dq;
+    memset(&dq, 0, sizeof dq);
+    char *qt = plan_doc_queue_json(d, NULL);
+    rc = queue_parse_json(&dq, "the service's plan", qt, strlen(qt), e);
+    free(qt);
+    if (rc == EF_OK)
+        rc = queue_resolve(&dq, &s->cs, e);
+    for (int i = 0; rc == EF_OK && i < dq.n && i < d->njobs; i++) {
+        store_job key = {.id = dq.jobs[i].id};
+        store_job *r = bsearch(&key, rows, (size_t)nrows, sizeof *rows,
+                               row_cmp);
+        if (!r || d->jobs[i].decision == PLAN_REJECTED)
+            continue;
+        used[r - rows] = 1;
+        load_item *x = &it[ni++];
+        x->submit = dq.jobs[i].submit;
+        x->seq = ni;
+        x->promised = d->jobs[i].decision == PLAN_ADMITTED;
+        x->jb = dq.jobs[i];
+        memset(&dq.jobs[i], 0, sizeof dq.jobs[i]);
+    }
+    for (int k = 0; rc == EF_OK && k < nrows; k++) {
+        if (used[k])
+            continue;
+        load_item *x = &it[ni];
+        if (job_from_body(s, rows[k].body, &x->jb, e) != EF_OK) {
+            ef_prefix(e, "job \"%s\" in the store: ", rows[k].id);
+            rc = EF_ERR;
+            break;
+        }
+        x->submit = rows[k].submitted;
+        x->seq = ni + 1;
+        x->promised = strcmp(rows[k].decision, "admitted") == 0;
+        ni++;
+    }
+    queue_free(&dq);
+    free(used);
+    store_jobs_free(rows, nrows);
+    qsort(it, (size_t)ni, sizeof *it, load_cmp);
+    int *rel = ef_malloc(((size_t)ni + 1) * sizeof *rel);
+    for (int a = 0; a < ni;) {
+        if (rc != EF_OK) {
+            job_queue one = {0};
+            one.jobs = ef_malloc(sizeof *one.jobs);
+            one.jobs[0] = it[a++].jb;
+            one.n = 1;
+            queue_free(&one);
+            continue;
+        }
+        int64_t R = ef_align_up(s->L.p.now, it[a].submit, s->L.p.opts.slot);
+        if (R > s->L.t)
+            rc = advance(s, R, now, e);
+        int nrel = 0, b = a;
+        while (b < ni && ef_align_up(s->L.p.now, it[b].submit,
+                                     s->L.p.opts.slot) <= s->L.t) {
+            int i = live_add(&s->L, &it[b].jb, it[b].promised);
+            if (!it[b].promised)
+                rel[nrel++] = i;
+            b++;
+        }
+        if (b == a) { /* a release before the state's point */
+            int i = live_add(&s->L, &it[a].jb, it[a].promised);
+            if (!it[a].promised)
+                rel[nrel++] = i;
+            b = a + 1;
+        }
+        live_point(&s->L, rel, nrel);
+        a = b;
+    }
+    free(rel);
+    free(it);
+    if (rc == EF_OK && point_at(s, now) > s->L.t)
+        rc = advance(s, point_at(s, now), now, e);
+    if (rc == EF_OK && s->L.due)
+        live_point(&s->L, NULL, 0);
+    stats_update(s);
+    return rc;
+}
+
 /* ---- open and close ------------------------------------------------------ */
 
 int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
@@ -310,7 +644,7 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
     svc *s = ef_calloc(1, sizeof *s);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->turn, NULL);
-    ef_lat_init(&s->lat_recent, LAT_WINDOW);
+    pthread_mutex_init(&s->smu, NULL);
     s->db = ef_strdup(cfg->db);
     s->cluster_arg = ef_strdup(cfg->cluster);
     s->curves_arg = ef_strdup(cfg->curves);
@@ -360,6 +694,14 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
                     s->doc.curves ? s->doc.curves : "", cfg->curves);
             goto fail;
         }
+        int64_t mv = 0;
+        int got = store_meta_get(s->st, "version", &mv, e);
+        if (got < 0)
+            goto fail;
+        if (got > 0 && mv > s->version)
+            s->version = mv;
+        if (live_load(s, now, e) != EF_OK)
+            goto fail;
         *out = s;
         return EF_OK;
     }
@@ -396,7 +738,7 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
         free(pt);
         goto fail;
     }
-    if (set_plan(s, pt, len, 1, e) != EF_OK)
+    if (set_plan(s, pt, len, 1, e) != EF_OK || live_load(s, now, e) != EF_OK)
         goto fail;
     *out = s;
     return EF_OK;
@@ -409,10 +751,16 @@ void svc_close(svc *s)
 {
     if (!s)
         return;
+    if (s->st && s->plan_text && s->doc_version != s->version) {
+        /* the current plan, stored for the next start */
+        ef_err e = {0};
+        (void)snapshot(s, svc_now(s), &e);
+    }
     if (s->st)
         store_close(s->st);
     plan_doc_free(&s->doc);
-    ef_lat_free(&s->lat_recent);
+    live_free(&s->L);
+    pthread_mutex_destroy(&s->smu);
     if (s->cur) {
         plan_submit_free(s->cur);
         free(s->cur);
@@ -482,6 +830,49 @@ static int live_state(const char *st)
     return strcmp(st, "queued") == 0 || strcmp(st, "running") == 0;
 }
 
+/* The state job j is shown in: the store's, or, in a service that only
+ * plans (no loop runs anything), what the plan says happens now: a
+ * queued job holding GPUs in the plan now is "planned-running", one the
+ * plan has ended by now "planned-done", one not ended past its deadline
+ * "planned-late" (the store keeps "planned-done" once the planning
+ * state has run past its end). */
+static const char *shown_state(const svc *s, const store_job *j,
+                               const plan_doc_job *pj,
+                               const plan_doc_alloc *al, const json_t *dl,
+                               int64_t now)
+{
+    if (s->notify || strcmp(j->state, "queued") != 0)
+        return j->state;
+    if (pj && pj->planned_end >= 0 && pj->planned_end <= now)
+        return "planned-done";
+    if (json_is_integer(dl) && json_integer_value(dl) < now)
+        return "planned-late";
+    if (al)
+        return "planned-running";
+    return j->state;
+}
+
+/* When the plan ended job 'id' (its "planned_done" event), or -1. */
+static int64_t planned_done_at(svc *s, const char *id)
+{
+    store_event *ev = NULL;
+    int nev = 0;
+    ef_err e = {0};
+    int64_t end = -1;
+    if (store_events(s->st, id, &ev, &nev, &e) != EF_OK)
+        return -1;
+    for (int i = 0; i < nev; i++)
+        if (strcmp(ev[i].kind, "planned_done") == 0) {
+            json_t *d = json_loads(ev[i].detail, 0, NULL);
+            const json_t *x = json_object_get(d, "end");
+            if (json_is_integer(x))
+                end = json_integer_value(x);
+            json_decref(d);
+        }
+    store_events_free(ev, nev);
+    return end;
+}
+
 /* Job j's view (svc.h's JOB, a new reference): what it asked for from
  * its body, its answer from the plan while the plan holds it live (else
  * from its first answer), its GPUs now; with its history when
@@ -526,6 +917,11 @@ static json_t *job_view(svc *s, const store_job *j, int64_t now,
             json_t *x = json_object_get(ans, from_ans[k]);
             json_object_set(v, from_ans[k], x ? x : json_null());
         }
+        /* ended by the plan: when, as its event says */
+        int64_t end = strcmp(j->state, "planned-done") == 0
+                          ? planned_done_at(s, j->id) : -1;
+        if (end >= 0)
+            json_object_set_new(v, "planned_end", json_integer(end));
     }
     /* the GPUs it holds now, as the plan has it */
     int si = pj ? slot_at(&s->doc, now) : -1;
@@ -534,6 +930,9 @@ static json_t *job_view(svc *s, const store_job *j, int64_t now,
         for (int a = 0; a < s->doc.slots[si].nalloc; a++)
             if (strcmp(s->doc.slots[si].a[a].job, j->id) == 0)
                 al = &s->doc.slots[si].a[a];
+    /* ended by the plan within this slot: its GPUs are idle now */
+    if (!s->notify && pj && pj->planned_end >= 0 && pj->planned_end <= now)
+        al = NULL;
     json_object_set_new(v, "gpus", json_integer(al ? al->gpus : 0));
     json_t *pl = json_array();
     if (al)
@@ -551,7 +950,8 @@ static json_t *job_view(svc *s, const store_job *j, int64_t now,
     json_object_set_new(v, "id", json_string(j->id));
     json_object_set_new(v, "iterations_done", json_integer(j->progress));
     json_object_set_new(v, "owner", json_string(j->owner));
-    json_object_set_new(v, "state", json_string(j->state));
+    json_object_set_new(v, "state", json_string(shown_state(s, j, pj, al,
+                                                            dl, now)));
     json_object_set_new(v, "submitted", json_integer(j->submitted));
     json_decref(body);
     json_decref(ans);
@@ -645,38 +1045,33 @@ static void reply_job_error(svc_reply *r, const ef_err *e)
     svc_reply_error(r, 400, path[0] ? path : NULL, msg);
 }
 
-/* The admission answer of plan_submit's result (a new reference). */
-static json_t *answer_of(const plan_submit_res *r, const char *id,
-                         int64_t version)
+/* The admission answer of job j, just decided (a new reference):
+ * planned_end is the end its reservation guarantees (admitted; the
+ * surplus may bring it earlier: the plan says by how much), null for a
+ * best-effort job (promised nothing). */
+static json_t *answer_of(const plan_job *j, const char *id, int64_t version,
+                         int64_t submit)
 {
-    const plan_job *nw = &r->p.jobs[r->p.njobs - 1];
     json_t *a = json_object();
-    json_object_set_new(a, "broken", r->broken ? jstr(r->broken)
-                                               : json_null());
-    json_object_set_new(a, "decision",
-                        json_string(plan_decision_name(r->decision)));
+    int rej = j->decision != PLAN_ADMITTED &&
+              j->decision != PLAN_BEST_EFFORT;
+    json_object_set_new(a, "broken", json_null());
+    json_object_set_new(a, "decision", json_string(plan_decision_name(
+                                           rej ? PLAN_REJECTED
+                                               : j->decision)));
     json_object_set_new(a, "earliest_feasible_deadline",
-                        jtime(r->decision == PLAN_REJECTED ? r->earliest
-                                                           : -1));
+                        jtime(rej ? j->earliest_feasible_deadline : -1));
     json_object_set_new(a, "id", jstr(id));
     json_object_set_new(a, "planned_end",
-                        jtime(r->decision == PLAN_REJECTED ? -1
-                                                           : nw->planned_end));
+                        jtime(j->decision == PLAN_ADMITTED && j->r.n > 0
+                                  ? j->r.real_end : -1));
     json_object_set_new(a, "plan_version", json_integer(version));
-    const char *why = NULL;
-    char buf[400];
-    if (r->decision == PLAN_REJECTED) {
-        if (r->broken) {
-            snprintf(buf, sizeof buf, "admitting it would break the promise "
-                     "made to job \"%s\"", r->broken);
-            why = buf;
-        } else {
-            why = r->reason && r->reason[0] ? r->reason : "its deadline "
-                  "cannot be guaranteed";
-        }
-    }
-    json_object_set_new(a, "reason", why ? jstr(why) : json_null());
-    json_object_set_new(a, "submit_time", json_integer(r->submit_time));
+    json_object_set_new(a, "reason",
+                        rej ? jstr(j->reason[0] ? j->reason
+                                                : "its deadline cannot be "
+                                                  "guaranteed")
+                            : json_null());
+    json_object_set_new(a, "submit_time", json_integer(submit));
     return a;
 }
 
@@ -731,13 +1126,11 @@ static json_t *check_request(const char *body, size_t len, const char **id,
     return v;
 }
 
-/* Commit an accepted or rejected submission: the job row, its events,
- * the changed decisions of others and (accepted) the new plan. */
-static int commit_submit(svc *s, store_job *j, const plan_submit_res *res,
-                         const char *plan_text, int64_t now, int replace,
-                         ef_err *e)
+/* Commit a decided submission: the job row, its event and the state's
+ * version. */
+static int commit_submit(svc *s, store_job *j, int64_t version, int64_t now,
+                         int replace, ef_err *e)
 {
-    int accepted = res->decision != PLAN_REJECTED;
     if (store_begin(s->st, e) != EF_OK)
         return EF_ERR;
     int rc;
@@ -752,25 +1145,8 @@ static int commit_submit(svc *s, store_job *j, const plan_submit_res *res,
     }
     if (rc == EF_OK)
         rc = store_event_add(s->st, j->id, now, "submitted", j->answer, e);
-    for (int i = 0; rc == EF_OK && accepted && i < res->nchanges; i++) {
-        json_t *d = json_object();
-        json_object_set_new(d, "by", jstr(j->id));
-        json_object_set_new(d, "from", json_string(plan_decision_name(
-                                           res->changes[i].from)));
-        json_object_set_new(d, "to", json_string(plan_decision_name(
-                                         res->changes[i].to)));
-        char *dt = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
-        json_decref(d);
-        rc = store_event_add(s->st, res->changes[i].id, now, "decision", dt,
-                             e);
-        free(dt);
-    }
-    if (rc == EF_OK && accepted) {
-        char why[300];
-        snprintf(why, sizeof why, "submit %s", j->id);
-        rc = store_plan_put(s->st, s->version + 1, now, why,
-                            res->p.admitted, plan_text, e);
-    }
+    if (rc == EF_OK && version != s->version)
+        rc = store_meta_set(s->st, "version", version, e);
     if (rc == EF_OK)
         rc = store_commit(s->st, e);
     if (rc != EF_OK) {
@@ -780,25 +1156,75 @@ static int commit_submit(svc *s, store_job *j, const plan_submit_res *res,
     return EF_OK;
 }
 
+/* The job of request 'req' submitted at 'now', resolved, into *jb and
+ * its stored body (heap) into *body; 0, or 400 with *r filled. */
+static int request_job(svc *s, json_t *req, int64_t now, job *jb,
+                       char **body, svc_reply *r)
+{
+    ef_err e = {0};
+    json_t *v = json_deep_copy(req);
+    json_object_set_new(v, "submit_time", json_integer(now));
+    json_t *w = json_object();
+    json_t *arr = json_array();
+    json_array_append_new(arr, v);
+    json_object_set_new(w, "jobs", arr);
+    char *t = json_dumps(w, JSON_COMPACT);
+    json_decref(w);
+    job_queue one;
+    int rc = queue_parse_json(&one, "--job", t, strlen(t), &e);
+    free(t);
+    if (rc == EF_OK)
+        rc = queue_resolve(&one, &s->cs, &e);
+    if (rc != EF_OK) {
+        queue_free(&one);
+        reply_job_error(r, &e);
+        return 400;
+    }
+    json_t *jb2 = job_to_json(&one.jobs[0]);
+    *body = json_dumps(jb2, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(jb2);
+    *jb = one.jobs[0];
+    memset(&one.jobs[0], 0, sizeof one.jobs[0]);
+    queue_free(&one);
+    return 0;
+}
+
+/* Free job j's own memory in place (it stays in its array, emptied). */
+static void job_drop_in_place(job *j)
+{
+    job_queue one = {0};
+    one.jobs = ef_malloc(sizeof *one.jobs);
+    one.jobs[0] = *j;
+    one.n = 1;
+    queue_free(&one);
+    memset(j, 0, sizeof *j);
+}
+
 void svc_submit(svc *s, const store_ident *who, const char *body,
                 size_t len, int64_t now, svc_reply *r)
 {
     memset(r, 0, sizeof *r);
     const char *id = NULL;
     json_t *req = check_request(body, len, &id, r);
+    job jb;
+    char *body_text = NULL;
+    if (req && request_job(s, req, now, &jb, &body_text, r) != 0) {
+        json_decref(req);
+        req = NULL;
+    }
     if (!req) {
-        svc_lock(s);
+        pthread_mutex_lock(&s->smu);
         s->sub_errors++;
-        svc_unlock(s);
+        pthread_mutex_unlock(&s->smu);
         return;
     }
     char *canon = json_dumps(req, JSON_COMPACT | JSON_SORT_KEYS);
+    int err = 0, retry = 0, dec = -1;
     ef_err e = {0};
     svc_lock(s);
     store_job old;
     memset(&old, 0, sizeof old);
     int have = store_job_get(s->st, id, &old, &e);
-    int replace = 0;
     if (have < 0) {
         reply_internal(r, &e);
         goto out;
@@ -808,7 +1234,7 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
         snprintf(m, sizeof m, "job id \"%s\" is taken by another user "
                  "(choose another id)", id);
         svc_reply_error(r, 409, "id", m);
-        s->sub_errors++;
+        err = 1;
         goto out;
     }
     if (have && strcmp(old.request, canon) == 0) {
@@ -817,7 +1243,7 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
         ef_buf_put(&b, old.answer);
         ef_buf_put(&b, "\n");
         reply_take(r, 200, b.s, "application/json");
-        s->sub_retries++;
+        retry = 1;
         goto out;
     }
     if (have && strcmp(old.state, "rejected") != 0) {
@@ -826,76 +1252,63 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
                  "another body (state %s): a job id is submitted once "
                  "(cancel it, or use another id)", id, old.state);
         svc_reply_error(r, 409, "id", m);
-        s->sub_errors++;
+        err = 1;
         goto out;
     }
-    replace = have;
-    plan_submit_clock clk = {.now = -1, .wall = now};
-    /* res: heap, as it becomes the current plan's owner when accepted */
-    plan_submit_res *res = ef_calloc(1, sizeof *res);
-    if (plan_submit_doc("the service's plan", &s->doc, body, &s->cs, &clk,
-                        res, &e) != EF_OK) {
-        /* the plan is the service's own: an input error is the job's */
-        if (e.kind == EF_E_INPUT)
-            reply_job_error(r, &e);
-        else
-            reply_internal(r, &e);
-        s->sub_errors++;
-        plan_submit_free(res);
-        free(res);
+    /* decided at its release against the state there */
+    int64_t rel = ef_align_up(s->L.p.now, now, s->L.p.opts.slot);
+    if (advance(s, rel, now, &e) != EF_OK) {
+        reply_internal(r, &e);
+        err = 1;
         goto out;
     }
-    int accepted = res->decision != PLAN_REJECTED;
+    int i = live_add(&s->L, &jb, 0);
+    live_point(&s->L, &i, 1);
+    const plan_job *pj = &s->L.p.jobs[i];
+    int accepted = pj->decision == PLAN_ADMITTED ||
+                   pj->decision == PLAN_BEST_EFFORT;
     int64_t version = accepted ? s->version + 1 : s->version;
-    json_t *ans = answer_of(res, id, version);
+    json_t *ans = answer_of(pj, id, version, now);
     char *ans_text = json_dumps(ans, JSON_COMPACT | JSON_SORT_KEYS);
-    json_t *jb = job_to_json(&res->q.jobs[res->q.n - 1]);
-    char *body_text = json_dumps(jb, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(jb);
-    char *pt = NULL;
-    size_t pl = 0;
-    plan_doc nd;
-    memset(&nd, 0, sizeof nd);
-    if (accepted)
-        pt = plan_text(s, &res->p, &nd, &pl);
     store_job j = {
         .id = (char *)id, .owner = (char *)who->name, .body = body_text,
         .request = canon,
-        .decision = (char *)plan_decision_name(res->decision),
+        .decision = (char *)plan_decision_name(accepted ? pj->decision
+                                                        : PLAN_REJECTED),
         .answer = ans_text, .state = accepted ? "queued" : "rejected",
         .progress = 0, .submitted = now, .updated = now};
-    if (commit_submit(s, &j, res, pt, now, replace, &e) != EF_OK) {
+    dec = pj->decision == PLAN_ADMITTED ? 0 : accepted ? 1 : 2;
+    if (commit_submit(s, &j, version, now, have, &e) != EF_OK) {
+        /* nothing changed: the job leaves the state again */
+        if (accepted)
+            live_remove(&s->L, i);
         reply_internal(r, &e);
-        s->sub_errors++;
-        free(pt);
+        err = 1;
+        dec = -1;
     } else {
-        s->sub_by_dec[res->decision == PLAN_ADMITTED      ? 0
-                      : res->decision == PLAN_BEST_EFFORT ? 1
-                                                          : 2]++;
+        s->version = version;
         reply_json(r, 201, json_incref(ans));
-        if (accepted) {
-            /* the new plan, as its text reads back (planio's round trip),
-             * without reading the text again */
-            use_plan(s, &nd, res, pt, pl, version);
-            memset(&nd, 0, sizeof nd);
-            res = NULL;
-            if (s->notify)
-                s->notify(s->notify_arg, "a submission");
-        }
+        if (accepted && s->notify)
+            s->notify(s->notify_arg, "a submission");
     }
-    plan_doc_free(&nd);
     json_decref(ans);
     free(ans_text);
-    free(body_text);
-    if (res) {
-        plan_submit_free(res);
-        free(res);
-    }
 out:
+    if (dec >= 0)
+        stats_update(s);
     svc_unlock(s);
+    if (jb.id)
+        job_drop_in_place(&jb);
+    pthread_mutex_lock(&s->smu);
+    s->sub_errors += err;
+    s->sub_retries += retry;
+    if (dec >= 0)
+        s->sub_by_dec[dec]++;
+    pthread_mutex_unlock(&s->smu);
     if (have > 0)
         store_job_free(&old);
     free(canon);
+    free(body_text);
     json_decref(req);
 }
 
@@ -929,7 +1342,8 @@ void svc_list(svc *s, const store_ident *who, int all, const char *state,
     store_job *rows = NULL;
     int n = 0;
     svc_lock(s);
-    if (store_jobs_list(s->st, all ? NULL : who->name, state, &rows, &n,
+    if (snapshot(s, now, &e) != EF_OK ||
+        store_jobs_list(s->st, all ? NULL : who->name, state, &rows, &n,
                         &e) != EF_OK) {
         svc_unlock(s);
         reply_internal(r, &e);
@@ -979,6 +1393,11 @@ void svc_show(svc *s, const store_ident *who, const char *id, int64_t now,
     store_job j;
     ef_err e = {0};
     svc_lock(s);
+    if (snapshot(s, now, &e) != EF_OK) {
+        svc_unlock(s);
+        reply_internal(r, &e);
+        return;
+    }
     if (!own_job(s, who, id, &j, r)) {
         svc_unlock(s);
         return;
@@ -999,6 +1418,11 @@ void svc_explain(svc *s, const store_ident *who, const char *id,
     store_job j;
     ef_err e = {0};
     svc_lock(s);
+    if (snapshot(s, svc_now(s), &e) != EF_OK) {
+        svc_unlock(s);
+        reply_internal(r, &e);
+        return;
+    }
     if (!own_job(s, who, id, &j, r)) {
         svc_unlock(s);
         return;
@@ -1051,12 +1475,6 @@ void svc_explain(svc *s, const store_ident *who, const char *id,
 
 /* ---- re-planning the queue -------------------------------------------------- */
 
-/* Re-plan the current plan's queue without the jobs whose store state is
- * "cancelled" and without 'drop' (NULL: none). 1 when every job the
- * current plan admits that stays in the queue is admitted by the new
- * plan: *text (heap) and *admitted are the new plan's; 0 when a promise
- * would break (*broken: the first such id, borrowed from the plan);
- * EF_ERR on an error. Under the lock. */
 /* Plan the queue 'qv' ({"jobs": [...]}, taken) with 'po' on cluster
  * 'c' and check the plan: *q and *p (freed on error; empty then). */
 static int plan_queue(svc *s, json_t *qv, const plan_opts *po,
@@ -1082,72 +1500,6 @@ static int plan_queue(svc *s, json_t *qv, const plan_opts *po,
     return rc;
 }
 
-static int replan_queue(svc *s, const char *drop, char **text, size_t *len,
-                        int *admitted, const char **broken, ef_err *e)
-{
-    *text = NULL;
-    *broken = NULL;
-    store_job *cx = NULL;
-    int ncx = 0;
-    if (store_jobs_list(s->st, NULL, "cancelled", &cx, &ncx, e) != EF_OK)
-        return EF_ERR;
-    const plan_doc *d = &s->doc;
-    char *qt = plan_doc_queue_json(d, NULL);
-    json_t *qv = json_loads(qt, 0, NULL);
-    free(qt);
-    json_t *arr = json_object_get(qv, "jobs");
-    /* keep[i]: doc job i stays in the queue */
-    char *keep = ef_calloc((size_t)d->njobs + 1, 1);
-    json_t *kept = json_array();
-    for (int i = 0; i < d->njobs; i++) {
-        int out = drop && strcmp(d->jobs[i].id, drop) == 0;
-        for (int k = 0; k < ncx && !out; k++)
-            out = strcmp(cx[k].id, d->jobs[i].id) == 0;
-        keep[i] = (char)!out;
-        if (!out)
-            json_array_append(kept, json_array_get(arr, (size_t)i));
-    }
-    store_jobs_free(cx, ncx);
-    json_object_set_new(qv, "jobs", kept);
-    job_queue q;
-    plan p;
-    plan_opts po;
-    plan_doc_opts(d, &po);
-    /* the plan's own cluster: the nodes it runs on (node_map) */
-    cluster dc;
-    int rc = cluster_init(&dc, 1, d->cluster.nodes, d->cluster.gpus_per_node,
-                          "the service's cluster", e);
-    if (rc == EF_OK)
-        rc = plan_queue(s, qv, &po, &dc, &q, &p, e);
-    else
-        json_decref(qv);
-    if (rc != EF_OK) {
-        free(keep);
-        return EF_ERR;
-    }
-    int ok = 1, k = 0;
-    for (int i = 0; i < d->njobs; i++) {
-        if (!keep[i])
-            continue;
-        if (ok && d->jobs[i].decision == PLAN_ADMITTED &&
-            p.jobs[k].decision != PLAN_ADMITTED) {
-            ok = 0;
-            *broken = d->jobs[i].id;
-        }
-        k++;
-    }
-    free(keep);
-    if (ok) {
-        *admitted = p.admitted;
-        plan_doc nd;
-        *text = plan_text(s, &p, &nd, len);
-        plan_doc_free(&nd);
-    }
-    plan_free(&p);
-    queue_free(&q);
-    return ok;
-}
-
 /* ---- cancel ------------------------------------------------------------------ */
 
 void svc_cancel(svc *s, const store_ident *who, const char *id, int64_t now,
@@ -1168,26 +1520,14 @@ void svc_cancel(svc *s, const store_ident *who, const char *id, int64_t now,
         svc_reply_error(r, 409, NULL, m);
         goto out;
     }
-    char *pt = NULL;
-    size_t pl = 0;
-    int adm = 0;
-    const char *broken = NULL;
-    int freed = 0;
-    if (plan_find(s, id)) {
-        freed = replan_queue(s, id, &pt, &pl, &adm, &broken, &e);
-        if (freed < 0) {
-            reply_internal(r, &e);
-            goto out;
-        }
-    }
+    int li = live_find(&s->L, id);
+    int freed = li >= 0;
     int64_t version = freed ? s->version + 1 : s->version;
     json_t *d = json_object();
     json_object_set_new(d, "by", json_string(who->name));
     json_object_set_new(d, "reservation_freed", json_boolean(freed));
     char *dt = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(d);
-    char why[300];
-    snprintf(why, sizeof why, "cancel %s", id);
     int rc = store_begin(s->st, &e);
     if (rc == EF_OK) {
         int got = store_job_update(s->st, id, "cancelled", j.progress, now,
@@ -1197,19 +1537,19 @@ void svc_cancel(svc *s, const store_ident *who, const char *id, int64_t now,
     if (rc == EF_OK)
         rc = store_event_add(s->st, id, now, "cancelled", dt, &e);
     if (rc == EF_OK && freed)
-        rc = store_plan_put(s->st, version, now, why, adm, pt, &e);
+        rc = store_meta_set(s->st, "version", version, &e);
     if (rc == EF_OK)
         rc = store_commit(s->st, &e);
     free(dt);
     if (rc != EF_OK) {
         store_rollback(s->st);
-        free(pt);
         reply_internal(r, &e);
         goto out;
     }
-    if (freed && set_plan(s, pt, pl, version, &e) != EF_OK) {
-        reply_internal(r, &e);
-        goto out;
+    if (freed) {
+        live_remove(&s->L, li);
+        s->version = version;
+        stats_update(s);
     }
     if (s->notify)
         s->notify(s->notify_arg, "a cancel");
@@ -1217,13 +1557,6 @@ void svc_cancel(svc *s, const store_ident *who, const char *id, int64_t now,
     json_object_set_new(v, "id", json_string(id));
     json_object_set_new(v, "plan_version", json_integer(s->version));
     json_object_set_new(v, "reservation_freed", json_boolean(freed));
-    if (!freed && broken) {
-        char m[400];
-        snprintf(m, sizeof m, "its reservation is kept until a re-plan can "
-                 "free it: planning the queue without it would break the "
-                 "promise made to job \"%s\"", broken);
-        json_object_set_new(v, "reason", jstr(m));
-    }
     json_object_set_new(v, "state", json_string("cancelled"));
     reply_json(r, 200, v);
 out:
@@ -1264,16 +1597,14 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
         return;
     }
     ef_err e = {0};
-    char *pt = NULL;
-    size_t pl = 0;
-    int adm = 0;
-    const char *broken = NULL;
     svc_lock(s);
     if (s->nobs >= 0) {
         /* the loop runs: re-plan from what it last saw */
         svc_loop_res lr;
         char snap[4096];
-        int rc = reality_replan(s, s->obs, s->nobs, now,
+        int rc = snapshot(s, now, &e);
+        if (rc == EF_OK)
+            rc = reality_replan(s, s->obs, s->nobs, now,
                                 who ? "replan" : "daily replan", NULL, &lr,
                                 &e);
         if (rc == EF_OK)
@@ -1307,65 +1638,34 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
         reply_json(r, 200, v);
         return;
     }
-    int ok = replan_queue(s, NULL, &pt, &pl, &adm, &broken, &e);
-    if (ok < 0) {
-        svc_unlock(s);
-        reply_internal(r, &e);
-        return;
-    }
-    int changed = ok && (pl != s->plan_len ||
-                         memcmp(pt, s->plan_text, pl) != 0);
-    int64_t version = changed ? s->version + 1 : s->version;
+    /* no loop: the full deadline-order re-plan of the state, written as
+     * a dated snapshot; the state and its decisions stay as they are */
+    int64_t v0 = s->doc_version;
+    int rc = snapshot(s, now, &e);
     char snap[4096];
+    int changed = s->doc_version != v0;
+    if (rc == EF_OK)
+        rc = write_snapshot(s, s->plan_text, s->plan_len, now, s->version,
+                            snap, sizeof snap, &e);
     json_t *d = json_object();
     json_object_set_new(d, "by", json_string(who ? who->name : "daily"));
     json_object_set_new(d, "changed", json_boolean(changed));
-    json_object_set_new(d, "plan_version", json_integer(version));
+    json_object_set_new(d, "plan_version", json_integer(s->version));
     char *dt = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(d);
-    int rc = write_snapshot(s, changed ? pt : s->plan_text,
-                            changed ? pl : s->plan_len, now, version, snap,
-                            sizeof snap, &e);
-    if (rc == EF_OK)
-        rc = store_begin(s->st, &e);
-    if (rc == EF_OK && changed)
-        rc = store_plan_put(s->st, version, now, "replan", adm, pt, &e);
     if (rc == EF_OK)
         rc = store_event_add(s->st, NULL, now, "replanned", dt, &e);
-    if (rc == EF_OK)
-        rc = store_commit(s->st, &e);
     free(dt);
     if (rc != EF_OK) {
-        store_rollback(s->st);
-        free(pt);
         svc_unlock(s);
         reply_internal(r, &e);
         return;
-    }
-    if (changed) {
-        if (set_plan(s, pt, pl, version, &e) != EF_OK) {
-            svc_unlock(s);
-            reply_internal(r, &e);
-            return;
-        }
-        if (s->notify)
-            s->notify(s->notify_arg, "an operator's re-plan");
-    } else {
-        free(pt);
     }
     json_t *v = json_object();
     json_object_set_new(v, "admitted", json_integer(s->doc.summary.admitted));
     json_object_set_new(v, "changed", json_boolean(changed));
     json_object_set_new(v, "plan_version", json_integer(s->version));
-    char m[400];
-    if (!ok) {
-        snprintf(m, sizeof m, "the current plan is kept: planning the queue "
-                 "afresh would break the promise made to job \"%s\"",
-                 broken);
-        json_object_set_new(v, "reason", jstr(m));
-    } else {
-        json_object_set_new(v, "reason", json_null());
-    }
+    json_object_set_new(v, "reason", json_null());
     json_object_set_new(v, "snapshot", jstr(snap));
     svc_unlock(s);
     reply_json(r, 200, v);
@@ -1376,11 +1676,17 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
 void svc_plan(svc *s, svc_reply *r, int64_t *version)
 {
     memset(r, 0, sizeof *r);
+    ef_err e = {0};
     svc_lock(s);
+    if (snapshot(s, svc_now(s), &e) != EF_OK) {
+        svc_unlock(s);
+        reply_internal(r, &e);
+        return;
+    }
     char *t = ef_malloc(s->plan_len + 1);
     memcpy(t, s->plan_text, s->plan_len);
     t[s->plan_len] = '\0';
-    *version = s->version;
+    *version = s->doc_version;
     svc_unlock(s);
     reply_take(r, 200, t, "application/json");
 }
@@ -1391,32 +1697,36 @@ void svc_queue(svc *s, const store_ident *who, svc_reply *r)
     ef_err e = {0};
     store_job *rows = NULL;
     int n = 0;
+    job_queue q;
     svc_lock(s);
-    if (store_jobs_list(s->st, who->op ? NULL : who->name, NULL, &rows, &n,
-                        &e) != EF_OK) {
+    /* a user's own: the ids the store gives them */
+    if (!who->op && store_jobs_list(s->st, who->name, NULL, &rows, &n,
+                                    &e) != EF_OK) {
         svc_unlock(s);
         reply_internal(r, &e);
         return;
     }
-    ef_buf b = {0};
-    ef_buf_put(&b, "{\"jobs\": [");
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        if (!live_state(rows[i].state))
-            continue;
-        ef_buf_printf(&b, "%s%s", m++ ? ", " : "", rows[i].body);
-    }
-    ef_buf_put(&b, "]}");
+    live_queue(&s->L, &q, NULL);
     svc_unlock(s);
-    store_jobs_free(rows, n);
-    job_queue q;
-    if (queue_parse_json(&q, "the service's queue", b.s, b.n, &e) != EF_OK) {
-        free(b.s);
-        queue_free(&q);
-        reply_internal(r, &e);
-        return;
+    if (!who->op) {
+        qsort(rows, (size_t)n, sizeof *rows, row_cmp);
+        int m = 0;
+        for (int i = 0; i < q.n; i++) {
+            store_job key = {.id = q.jobs[i].id};
+            if (bsearch(&key, rows, (size_t)n, sizeof *rows, row_cmp)) {
+                job t = q.jobs[m];
+                q.jobs[m++] = q.jobs[i];
+                q.jobs[i] = t;
+            }
+        }
+        job_queue rest = q;
+        rest.jobs = q.jobs + m;
+        rest.n = q.n - m;
+        for (int i = 0; i < rest.n; i++)
+            job_drop_in_place(&rest.jobs[i]);
+        q.n = m;
+        store_jobs_free(rows, n);
     }
-    free(b.s);
     char *t = queue_write_json(q.jobs, q.n, NULL);
     queue_free(&q);
     reply_take(r, 200, t, "application/json");
@@ -1425,28 +1735,25 @@ void svc_queue(svc *s, const store_ident *who, svc_reply *r)
 void svc_health(svc *s, int64_t now, svc_reply *r)
 {
     memset(r, 0, sizeof *r);
-    svc_lock(s);
+    pthread_mutex_lock(&s->smu);
+    int64_t epoch = s->m_epoch, version = s->m_version;
+    int jobs = s->m_jobs;
+    pthread_mutex_unlock(&s->smu);
     json_t *v = json_object();
-    json_object_set_new(v, "epoch", json_integer(s->doc.now));
-    json_object_set_new(v, "jobs", json_integer(s->doc.njobs));
+    json_object_set_new(v, "epoch", json_integer(epoch));
+    json_object_set_new(v, "jobs", json_integer(jobs));
     json_object_set_new(v, "time", json_integer(now));
     json_object_set_new(v, "version", json_string(EFPLAN_VERSION));
-    json_object_set_new(v, "plan_version", json_integer(s->version));
+    json_object_set_new(v, "plan_version", json_integer(version));
     json_object_set_new(v, "status", json_string("ok"));
-    svc_unlock(s);
     reply_json(r, 200, v);
 }
 
 void svc_observe_submit(svc *s, double seconds)
 {
-    svc_lock(s);
-    s->lat_count++;
-    s->lat_sum += seconds;
-    for (int i = 0; i < NLAT; i++)
-        if (seconds <= lat_le[i])
-            s->lat_bucket[i]++;
-    ef_lat_add(&s->lat_recent, seconds);
-    svc_unlock(s);
+    pthread_mutex_lock(&s->smu);
+    hist_add(&s->h_submit, seconds);
+    pthread_mutex_unlock(&s->smu);
 }
 
 static void count_state(const char *state, int64_t n, void *arg)
@@ -1463,12 +1770,14 @@ void svc_metrics(svc *s, svc_reply *r)
     ef_err e = {0};
     int64_t per[NSTATES] = {0};
     ef_buf b = {0};
-    svc_lock(s);
+    /* the job counts from the store (its own statement; the store
+     * serialises its connection), the rest from the figures the planning
+     * side copies after each change: the planning lock is never taken */
     if (store_jobs_count(s->st, count_state, per, &e) != EF_OK) {
-        svc_unlock(s);
         reply_internal(r, &e);
         return;
     }
+    pthread_mutex_lock(&s->smu);
     static const char *const decs[] = {"admitted", "best_effort", "rejected"};
     ef_buf_put(&b, "# HELP efplan_submissions_total Submissions decided "
                "since the service started, by decision.\n"
@@ -1490,16 +1799,21 @@ void svc_metrics(svc *s, svc_reply *r)
     for (int i = 0; i < NSTATES; i++)
         ef_buf_printf(&b, "efplan_jobs{state=\"%s\"} %" PRId64 "\n",
                       states[i], per[i]);
-    ef_buf_printf(&b, "# HELP efplan_promised_gpu_hours GPU-hours the "
-                  "current plan reserves for admitted jobs.\n"
-                  "# TYPE efplan_promised_gpu_hours gauge\n"
-                  "efplan_promised_gpu_hours %.3f\n"
-                  "# HELP efplan_plan_version Version of the current plan.\n"
+    ef_buf_printf(&b, "# HELP efplan_jobs_planned Jobs in play in the "
+                  "planning state (admitted or best-effort, not ended).\n"
+                  "# TYPE efplan_jobs_planned gauge\n"
+                  "efplan_jobs_planned %d\n"
+                  "# HELP efplan_promised_gpu_seconds GPU-seconds the last "
+                  "full plan reserves for admitted jobs.\n"
+                  "# TYPE efplan_promised_gpu_seconds gauge\n"
+                  "efplan_promised_gpu_seconds %.0f\n"
+                  "# HELP efplan_plan_version Version of the planning "
+                  "state (one per accepted change).\n"
                   "# TYPE efplan_plan_version gauge\n"
                   "efplan_plan_version %" PRId64 "\n",
-                  s->doc.summary.promised_gpu_hours, s->version);
-    ef_buf_printf(&b, "# HELP efplan_jobs_at_risk Admitted jobs the current "
-                  "plan cannot bring in by their deadline any more.\n"
+                  s->m_jobs, s->m_promised_s, s->m_version);
+    ef_buf_printf(&b, "# HELP efplan_jobs_at_risk Admitted jobs the plan "
+                  "cannot bring in by their deadline any more.\n"
                   "# TYPE efplan_jobs_at_risk gauge\n"
                   "efplan_jobs_at_risk %d\n"
                   "# HELP efplan_loop_replans_total Re-plans from reality "
@@ -1518,33 +1832,16 @@ void svc_metrics(svc *s, svc_reply *r)
                   "fell behind its plan.\n"
                   "# TYPE efplan_loop_lag_total counter\n"
                   "efplan_loop_lag_total %" PRId64 "\n",
-                  s->doc.summary.at_risk, s->loop_replans, s->loop_restarts,
+                  s->m_at_risk, s->loop_replans, s->loop_restarts,
                   s->loop_failed, s->loop_lag);
-    ef_buf_put(&b, "# HELP efplan_submit_latency_seconds Time to answer a "
-               "submission.\n"
-               "# TYPE efplan_submit_latency_seconds histogram\n");
-    for (int i = 0; i < NLAT; i++)
-        ef_buf_printf(&b, "efplan_submit_latency_seconds_bucket{le=\"%g\"} "
-                      "%" PRId64 "\n", lat_le[i], s->lat_bucket[i]);
-    ef_buf_printf(&b, "efplan_submit_latency_seconds_bucket{le=\"+Inf\"} "
-                  "%" PRId64 "\n"
-                  "efplan_submit_latency_seconds_sum %.6f\n"
-                  "efplan_submit_latency_seconds_count %" PRId64 "\n",
-                  s->lat_count, s->lat_sum, s->lat_count);
-    ef_lat_summary ls;
-    ef_lat_summarise(&s->lat_recent, &ls);
-    ef_buf_printf(&b, "# HELP efplan_submit_latency_recent_seconds Time to "
-                  "answer a submission over the last %d submissions "
-                  "(quantile 1: the longest).\n"
-                  "# TYPE efplan_submit_latency_recent_seconds gauge\n"
-                  "efplan_submit_latency_recent_seconds{quantile=\"0.5\"} "
-                  "%.6f\n"
-                  "efplan_submit_latency_recent_seconds{quantile=\"0.99\"} "
-                  "%.6f\n"
-                  "efplan_submit_latency_recent_seconds{quantile=\"1\"} "
-                  "%.6f\n", LAT_WINDOW, ls.p50, ls.p99,
-                  ls.top);
-    svc_unlock(s);
+    hist_put(&b, "efplan_submit_latency_seconds", "Time to answer a "
+             "submission, as the HTTP layer measures it.", &s->h_submit);
+    hist_put(&b, "efplan_replan_seconds", "Time of a full deadline-order "
+             "re-plan of the planning state (the plan the views and GET "
+             "/v1/plan read).", &s->h_replan);
+    hist_put(&b, "efplan_point_seconds", "Time of one scheduling point "
+             "of the planning state run between arrivals.", &s->h_point);
+    pthread_mutex_unlock(&s->smu);
     reply_take(r, 200, b.s, "text/plain; version=0.0.4");
 }
 
@@ -1794,6 +2091,33 @@ static int no_node(svc *s, const svc_obs *obs, int nobs, int64_t now,
     return EF_OK;
 }
 
+/* The state after a re-plan from reality: plan p's jobs in play (the
+ * admitted ones adopted as promised), evaluated at the point 'now'. */
+static void live_reset(svc *s, const plan *p, int64_t now)
+{
+    live nl;
+    ef_err e = {0};
+    if (live_start(&nl, &p->cl, &p->opts, now, &e) != EF_OK)
+        ef_panic("live_start: %s", e.msg); /* the options p was made with */
+    int *rel = ef_malloc(((size_t)p->njobs + 1) * sizeof *rel);
+    int nrel = 0;
+    for (int i = 0; i < p->njobs; i++) {
+        plan_decision d = p->jobs[i].decision;
+        if (d != PLAN_ADMITTED && d != PLAN_BEST_EFFORT)
+            continue;
+        job c;
+        job_copy(&c, p->jobs[i].in);
+        int k = live_add(&nl, &c, d == PLAN_ADMITTED);
+        if (d != PLAN_ADMITTED)
+            rel[nrel++] = k;
+    }
+    live_point(&nl, rel, nrel);
+    free(rel);
+    live_free(&s->L);
+    s->L = nl;
+    stats_update(s);
+}
+
 /* The re-plan from reality (svc.h: svc_loop_replan), for the loop and for
  * the operators' re-plan. */
 static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
@@ -1934,7 +2258,9 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
             char *dt = detail1("why", ob->why ? ob->why : "failed");
             rc = store_event_add(s->st, ob->id, now, "failed", dt, e);
             free(dt);
+            pthread_mutex_lock(&s->smu);
             s->loop_failed++;
+            pthread_mutex_unlock(&s->smu);
         }
         if (rc == EF_OK && (ob->state == SVC_OBS_DONE ||
                             ob->state == SVC_OBS_FAILED || cancelled) &&
@@ -2021,7 +2347,10 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         return EF_ERR;
     }
     free(old_map);
+    live_reset(s, &p, now);
+    pthread_mutex_lock(&s->smu);
     s->loop_replans++;
+    pthread_mutex_unlock(&s->smu);
     res->version = version;
     res->newly_at_risk = newly;
     res->next = now + p.opts.slot;
@@ -2053,6 +2382,8 @@ int svc_loop_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                     const char *why, placement *want, svc_loop_res *res,
                     ef_err *e)
 {
+    if (snapshot(s, now, e) != EF_OK)
+        return EF_ERR;
     if (reality_replan(s, obs, nobs, now, why, want, res, e) != EF_OK)
         return EF_ERR;
     /* keep what the loop saw (running and waiting jobs) for svc_replan */
@@ -2079,8 +2410,10 @@ int svc_loop_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
 int svc_loop_event(svc *s, const char *id, const char *kind,
                    const char *detail, int64_t now, ef_err *e)
 {
+    pthread_mutex_lock(&s->smu);
     s->loop_restarts += strcmp(kind, "restart") == 0;
     s->loop_lag += strcmp(kind, "lag") == 0;
+    pthread_mutex_unlock(&s->smu);
     return store_event_add(s->st, id, now, kind, detail, e);
 }
 

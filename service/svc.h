@@ -8,27 +8,32 @@
  * {"error": {"status": N, "message": TEXT[, "path": JSON-PATH]}}. The HTTP
  * layer (http.h) only routes and authenticates; tests drive svc directly.
  *
- * The plan: the service plans its queue as efplan plan does, in Unix
- * time, from an epoch (the slot boundary at or before the first start;
- * kept in the store), on the cluster, curves, slot and overhead model
- * it was started with. The plan is the one source of every answer:
- * decisions, planned ends, GPUs and placements now.
+ * The planning state (live.h): the service keeps the planner's own job
+ * queue and plan at the newest scheduling point, driven by plan_point
+ * (the simulator's ef engine), holding the jobs in play only. A
+ * submission is decided at its release (the first slot boundary at or
+ * after 'now') against the reservations held there, by the planner's
+ * rule (plan.h); no later operation revokes an admission. The answer's
+ * planned_end is the end the job's reservation guarantees.
  *
- * The promise: a submission is decided by plan_submit's rule (submit.h):
- * the queue plus the new job is planned again, and the job is admitted
- * only if its deadline is guaranteed and every job admitted before stays
- * admitted. A cancel or a re-plan keeps a new plan only if every admitted
- * job that is still live stays admitted; otherwise the old plan stays
- * (a cancelled job's reservation is then kept until a later re-plan can
- * free it). No later operation revokes an admission.
+ * The plan: the full deadline-order re-plan of the state (plan_build of
+ * its jobs from its point), made when a reader needs it (GET /v1/plan,
+ * show, list, explain, replan) after a change, and stored as the
+ * store's current plan; every view reads it. A start rebuilds the state
+ * from the stored plan and the jobs submitted after it; the loop's
+ * re-plan from reality restarts the state from its plan.
+ *
+ * Cancel frees the job's reservation in the state at once.
  *
  * Durability: an answer with a 2xx status is given only after its change
  * (job row, events, new plan version) is committed to the store in one
  * transaction. A failed commit changes nothing and answers 500.
  *
- * Serialisation: every operation runs under the svc's one lock, taken
- * in the order asked (a ticket lock), so submissions never interleave,
- * none is lost, and none waits behind later ones.
+ * Serialisation: every operation that plans or reads the plan runs under
+ * the svc's one lock, taken in the order asked (a ticket lock), so
+ * submissions never interleave, none is lost, and none waits behind later
+ * ones. /healthz and /metrics never take it: they read figures copied
+ * after each change under a mutex of their own.
  *
  * Idempotence: a POST of a job id that the same user already submitted
  * with the same body (compared as canonical JSON) returns the first
@@ -120,13 +125,20 @@ void svc_cancel(svc *s, const store_ident *who, const char *id, int64_t now,
 void svc_plan(svc *s, svc_reply *r, int64_t *version);
 /* POST /v1/replan (operators; 'who' NULL: the daily re-plan) */
 void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r);
-/* GET /v1/queue: live jobs (admitted, best-effort, not ended) as an
- * efplan-jobs file; a user's own, an operator's all. */
+/* GET /v1/queue: the jobs in play in the planning state (admitted,
+ * best-effort, not ended) as an efplan-jobs file, as the service plans
+ * them from its state's point: each with its progress there
+ * (iterations_done), "promised" when admitted, the overhead it still
+ * owes; `efplan plan` of it from the plan's "now" is the service's plan.
+ * A user's own, an operator's all. */
 void svc_queue(svc *s, const store_ident *who, svc_reply *r);
-/* GET /healthz: {"status": "ok", "version", "plan_version", "jobs" (in
- * the plan), "epoch" (the plan's start), "time" ('now')} */
+/* GET /healthz: {"status": "ok", "version", "plan_version" (the
+ * state's), "jobs" (in play in the state), "epoch" (the state's point),
+ * "time" ('now')}. Never waits for planning. */
 void svc_health(svc *s, int64_t now, svc_reply *r);
-/* GET /metrics: Prometheus text. */
+/* GET /metrics: Prometheus text (promtool accepts it): counters, job
+ * gauges, efplan_promised_gpu_seconds, and histograms of submission,
+ * full re-plan and point times. Never waits for planning. */
 void svc_metrics(svc *s, svc_reply *r);
 /* Record the latency of one submission (seconds) for /metrics. */
 void svc_observe_submit(svc *s, double seconds);

@@ -266,7 +266,7 @@ done <routes
 
 # ---- /metrics -------------------------------------------------------------------
 req metrics 200 "$URL/metrics"
-for f in efplan_submissions_total efplan_jobs efplan_promised_gpu_hours; do
+for f in efplan_submissions_total efplan_jobs efplan_promised_gpu_seconds; do
     grep -q "^# TYPE $f " metrics.body || fail "/metrics: no family $f"
     grep -q "^$f[{ ]" metrics.body || fail "/metrics: no sample of $f"
 done

@@ -1,0 +1,269 @@
+/* live.c: the service's planning state (see live.h). */
+#include "service/live.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "model/curve.h"
+#include "model/overhead.h"
+#include "planner/engine.h"
+#include "planner/mss.h"
+
+int live_start(live *L, const cluster *c, const plan_opts *po, int64_t t,
+               ef_err *e)
+{
+    memset(L, 0, sizeof *L);
+    L->q.path = ef_strdup("the service's queue");
+    L->q.is_json = 1;
+    plan_opts o = *po;
+    o.now = t;
+    if (plan_init(&L->p, &L->q, c, &o, e) != EF_OK) {
+        queue_free(&L->q);
+        return EF_ERR;
+    }
+    L->t = t;
+    L->act = ef_malloc(sizeof *L->act); /* grown by live_add */
+    return EF_OK;
+}
+
+void live_free(live *L)
+{
+    plan_free(&L->p);
+    queue_free(&L->q);
+    free(L->act);
+    free(L->gone);
+    memset(L, 0, sizeof *L);
+}
+
+int live_find(const live *L, const char *id)
+{
+    for (int i = 0; i < L->q.n; i++)
+        if (!L->gone[i] && strcmp(L->q.jobs[i].id, id) == 0)
+            return i;
+    return -1;
+}
+
+/* Free job j's own memory (as queue_free frees a queue's job). */
+static void free_job(job *j)
+{
+    job_queue one = {0};
+    one.jobs = ef_malloc(sizeof *one.jobs);
+    one.jobs[0] = *j;
+    one.n = 1;
+    queue_free(&one);
+    memset(j, 0, sizeof *j);
+}
+
+/* Drop the entries that left: the queue, the plan and the active list
+ * renumbered alike. */
+static void compact(live *L)
+{
+    int n = L->q.n, m = 0;
+    int *from = ef_malloc(((size_t)n + 1) * sizeof *from);
+    int *to = ef_malloc(((size_t)n + 1) * sizeof *to);
+    for (int i = 0; i < n; i++) {
+        to[i] = -1;
+        if (L->gone[i]) {
+            free_job(&L->q.jobs[i]);
+            continue;
+        }
+        from[m] = i;
+        to[i] = m;
+        if (m != i)
+            L->q.jobs[m] = L->q.jobs[i];
+        L->q.jobs[m].index = m;
+        m++;
+    }
+    L->q.n = m;
+    plan_keep_jobs(&L->p, &L->q, from);
+    for (int k = 0; k < L->na; k++)
+        L->act[k] = to[L->act[k]];
+    memset(L->gone, 0, (size_t)L->qcap);
+    L->ngone = 0;
+    free(from);
+    free(to);
+}
+
+/* Job i leaves. */
+static void leave(live *L, int i)
+{
+    plan_retire(&L->p, i);
+    L->gone[i] = 1;
+    L->ngone++;
+}
+
+void live_remove(live *L, int i)
+{
+    if (i < 0 || i >= L->q.n || L->gone[i])
+        return;
+    int keep = 0;
+    for (int k = 0; k < L->na; k++)
+        if (L->act[k] != i)
+            L->act[keep++] = L->act[k];
+    L->na = keep;
+    leave(L, i);
+    L->due = 1;
+    if (L->ngone > 64 && L->ngone > L->q.n - L->ngone)
+        compact(L);
+}
+
+int live_add(live *L, job *jb, int promised)
+{
+    int n = L->q.n;
+    if (n + 1 > L->qcap) {
+        int cap = L->qcap ? 2 * L->qcap : 64;
+        L->q.jobs = ef_realloc(L->q.jobs, (size_t)cap * sizeof *L->q.jobs);
+        L->gone = ef_realloc(L->gone, (size_t)cap);
+        memset(L->gone + L->qcap, 0, (size_t)(cap - L->qcap));
+        L->act = ef_realloc(L->act, (size_t)cap * sizeof *L->act);
+        L->qcap = L->acap = cap;
+    }
+    L->q.jobs[n] = *jb;
+    memset(jb, 0, sizeof *jb);
+    job *nj = &L->q.jobs[n];
+    nj->index = n;
+    L->q.n = n + 1;
+    L->gone[n] = 0;
+    plan_add_job(&L->p, &L->q);
+    if (promised) {
+        plan_adopt(&L->p, n);
+        L->act[L->na++] = n;
+        L->due = 1;
+    }
+    return n;
+}
+
+/* The throughput job j runs at on its GPUs. */
+static double tput(const plan_job *j)
+{
+    return j->g > 0 ? curve_tput(j->in->curve, j->g) : 0;
+}
+
+void live_point(live *L, const int *rel, int nrel)
+{
+    plan *p = &L->p;
+    int *g0 = ef_malloc(((size_t)L->q.n + 1) * sizeof *g0);
+    for (int i = 0; i < L->q.n; i++)
+        g0[i] = p->jobs[i].g;
+    plan_set_point_index(p, L->points);
+    plan_point(p, L->t, L->act, &L->na, rel, nrel);
+    L->points++;
+    L->due = 0;
+    for (int k = 0; k < L->na; k++) {
+        const plan_job *j = &p->jobs[L->act[k]];
+        if (j->g == g0[L->act[k]])
+            continue;
+        double c = ovh_charge(p->opts.overhead, j->in->model,
+                              g0[L->act[k]], j->g, 0, 0);
+        if (c > 0)
+            plan_set_owed(p, L->act[k], c);
+    }
+    free(g0);
+    /* arrivals not in play (rejected) leave */
+    for (int r = 0; r < nrel; r++) {
+        plan_decision d = p->jobs[rel[r]].decision;
+        if (d != PLAN_ADMITTED && d != PLAN_BEST_EFFORT)
+            leave(L, rel[r]);
+    }
+}
+
+/* The next time after L->t at which the state needs a point, at most
+ * 'to': a reservation change, or the slot boundary after a completion. */
+static int64_t next_point(const live *L, int64_t to)
+{
+    const plan *p = &L->p;
+    int64_t S = p->opts.slot, nx = to;
+    for (int k = 0; k < L->na; k++) {
+        const plan_job *j = &p->jobs[L->act[k]];
+        if (j->decision == PLAN_ADMITTED) {
+            int64_t c = resv_next_change(&j->r, L->t);
+            if (c < nx)
+                nx = c;
+        }
+        double tp = tput(j);
+        if (tp > 0) {
+            double fin = j->owed + j->rem / tp;
+            double slots = ceil(fin / (double)S);
+            if (slots < 1)
+                slots = 1;
+            if ((double)L->t + slots * (double)S < (double)nx)
+                nx = L->t + (int64_t)slots * S;
+        }
+    }
+    if (nx <= L->t)
+        nx = L->t + S;
+    return nx < to ? ef_align_up(L->p.now, nx, (int)S) : to;
+}
+
+void live_advance(live *L, int64_t to, live_done_fn fn, void *arg)
+{
+    plan *p = &L->p;
+    while (L->t < to) {
+        if (L->due)
+            live_point(L, NULL, 0);
+        int64_t nx = next_point(L, to);
+        double dt = (double)(nx - L->t);
+        int keep = 0, fin = 0;
+        for (int k = 0; k < L->na; k++) {
+            int i = L->act[k];
+            const plan_job *j = &p->jobs[i];
+            double tp = tput(j);
+            if (tp > 0) {
+                double rem = j->rem, owed = j->owed, ov, used;
+                if (eng_advance(&rem, &owed, tp, dt, &ov, &used)) {
+                    if (fn)
+                        fn(arg, j->in, L->t + (int64_t)ceil(ov + used));
+                    leave(L, i);
+                    fin = 1;
+                    continue;
+                }
+                plan_set_remaining(p, i, rem);
+                plan_set_owed(p, i, owed);
+            }
+            L->act[keep++] = i;
+        }
+        L->na = keep;
+        L->t = nx;
+        /* a change of a reservation, or a completion, asks for a point */
+        L->due = fin;
+        for (int k = 0; k < L->na && !L->due; k++) {
+            const plan_job *j = &p->jobs[L->act[k]];
+            L->due = j->decision == PLAN_ADMITTED &&
+                     resv_next_change(&j->r, L->t - 1) == L->t;
+        }
+    }
+    if (L->ngone > 64 && L->ngone > L->q.n - L->ngone)
+        compact(L);
+}
+
+void live_queue(const live *L, job_queue *q, int **adm)
+{
+    memset(q, 0, sizeof *q);
+    q->path = ef_strdup("the service's queue");
+    q->is_json = 1;
+    q->jobs = ef_calloc((size_t)L->na + 1, sizeof *q->jobs);
+    if (adm)
+        *adm = ef_calloc((size_t)L->na + 1, sizeof **adm);
+    const plan *p = &L->p;
+    for (int k = 0; k < L->na; k++) {
+        const plan_job *j = &p->jobs[L->act[k]];
+        job *d = &q->jobs[q->n];
+        job_copy(d, j->in);
+        d->index = q->n;
+        double left = ceil(j->rem);
+        if (left < 1)
+            left = 1;
+        int64_t done = d->iterations - (int64_t)left;
+        d->iterations_done = done > 0 ? done : 0;
+        d->samples_done = 0;
+        d->in_samples = 0;
+        d->promised = j->decision == PLAN_ADMITTED;
+        d->owed = (int64_t)ceil(j->owed);
+        placement_free(&d->cur);
+        if (adm)
+            (*adm)[q->n] = d->promised;
+        q->n++;
+    }
+}
