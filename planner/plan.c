@@ -240,10 +240,15 @@ static prm_model pmodel(const plan *p)
 /* 1 if the stability rule holds at this plan's points (opts.moves ==
  * MOVES_NET with the paper's surplus order and admission; the reference
  * modes keep the reference's rule). */
+int plan_holds_still(const plan_opts *o)
+{
+    return o->moves == MOVES_NET && o->surplus == SURPLUS_GAIN &&
+           !o->admission_reference;
+}
+
 static int holds_still(const plan *p)
 {
-    return p->opts.moves == MOVES_NET && p->opts.surplus == SURPLUS_GAIN &&
-           !p->opts.admission_reference;
+    return plan_holds_still(&p->opts);
 }
 
 /* Where job j stands at point t. */

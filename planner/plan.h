@@ -176,6 +176,12 @@ typedef struct plan_opts {
 
 void plan_opts_default(plan_opts *o);
 
+/* 1 if the stability rule is in force under 'o' (moves MOVES_NET with the
+ * paper's surplus order and admission): every loop that places a plan's
+ * allocations then asks its slot engine to move as few jobs as it can
+ * (engine.h eng.least). */
+int plan_holds_still(const plan_opts *o);
+
 /* One job's outcome. */
 typedef struct plan_job {
     const job *in;

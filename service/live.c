@@ -25,11 +25,14 @@ int live_start(live *L, const cluster *c, const plan_opts *po, int64_t t,
     }
     L->t = t;
     L->act = ef_malloc(sizeof *L->act); /* grown by live_add */
+    eng_init(&L->x, c, 16);
+    L->x.least = plan_holds_still(&o);
     return EF_OK;
 }
 
 void live_free(live *L)
 {
+    eng_free(&L->x);
     plan_free(&L->p);
     queue_free(&L->q);
     free(L->act);
@@ -86,10 +89,11 @@ static void compact(live *L)
     free(to);
 }
 
-/* Job i leaves. */
+/* Job i leaves (its GPUs too). */
 static void leave(live *L, int i)
 {
     plan_retire(&L->p, i);
+    place_set_free(&L->p.jobs[i].pl);
     L->gone[i] = 1;
     L->ngone++;
 }
@@ -141,26 +145,50 @@ static double tput(const plan_job *j)
     return j->g > 0 ? curve_tput(j->in->curve, j->g) : 0;
 }
 
+/* Place the point's allocations through the slot engine, as plan_build
+ * and the simulator do (each job keeps its GPUs where it can; under the
+ * stability rule, as few move as can), and charge each job what its
+ * change costs (a start, a resize, a migration). */
+static void place_point(live *L)
+{
+    plan *p = &L->p;
+    if (L->na > L->x.cap) {
+        eng_free(&L->x);
+        eng_init(&L->x, &p->cl, 2 * L->na);
+        L->x.least = plan_holds_still(&p->opts);
+    }
+    eng_alloc *al = ef_calloc((size_t)L->na + 1, sizeof *al);
+    int *g0 = ef_malloc(((size_t)L->na + 1) * sizeof *g0);
+    for (int k = 0; k < L->na; k++) {
+        plan_job *j = &p->jobs[L->act[k]];
+        g0[k] = j->pl.g;
+        al[k] = (eng_alloc){j->in->id, j->g, NULL, 0, &j->pl, ENG_KEEP,
+                            j->tight || j->at_risk};
+    }
+    ef_err e;
+    if (eng_place(&L->x, al, L->na, &e) != EF_OK)
+        ef_panic("the planning state's placement: %s", e.msg);
+    for (int k = 0; k < L->na; k++) {
+        const plan_job *j = &p->jobs[L->act[k]];
+        if (al[k].change == ENG_KEEP || al[k].change == ENG_STOP)
+            continue;
+        double c = ovh_charge(p->opts.overhead, j->in->model, g0[k], j->g,
+                              al[k].change == ENG_MIGRATE, 0);
+        if (c > 0)
+            plan_set_owed(p, L->act[k], c);
+    }
+    free(al);
+    free(g0);
+}
+
 void live_point(live *L, const int *rel, int nrel)
 {
     plan *p = &L->p;
-    int *g0 = ef_malloc(((size_t)L->q.n + 1) * sizeof *g0);
-    for (int i = 0; i < L->q.n; i++)
-        g0[i] = p->jobs[i].g;
     plan_set_point_index(p, L->points);
     plan_point(p, L->t, L->act, &L->na, rel, nrel);
     L->points++;
     L->due = 0;
-    for (int k = 0; k < L->na; k++) {
-        const plan_job *j = &p->jobs[L->act[k]];
-        if (j->g == g0[L->act[k]])
-            continue;
-        double c = ovh_charge(p->opts.overhead, j->in->model,
-                              g0[L->act[k]], j->g, 0, 0);
-        if (c > 0)
-            plan_set_owed(p, L->act[k], c);
-    }
-    free(g0);
+    place_point(L);
     /* arrivals not in play (rejected) leave */
     for (int r = 0; r < nrel; r++) {
         plan_decision d = p->jobs[rel[r]].decision;

@@ -28,6 +28,7 @@
 #include "common/err.h"
 #include "model/cluster.h"
 #include "model/jobs.h"
+#include "planner/engine.h"
 #include "planner/plan.h"
 
 typedef struct live {
@@ -41,6 +42,8 @@ typedef struct live {
     int due;         /* a point is due at t (a change or a completion
                         reached it) */
     int64_t points;  /* points evaluated since live_start */
+    eng x;           /* the slot engine's scratch: the jobs' GPUs are
+                        placed at every point (p.jobs[i].pl) */
 } live;
 
 /* A job whose work ran out at 'end' in the dry run (live_advance). */

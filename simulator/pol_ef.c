@@ -118,8 +118,7 @@ static void *init_common(sim *s, int noac, ef_err *e)
     if (po.elastic_batch)
         sim_use_elastic_batch(s); /* work of such jobs in samples */
     /* the stability rule's placement: move as few jobs as can be */
-    s->place_least = po.moves == MOVES_NET && po.surplus == SURPLUS_GAIN &&
-                     !po.admission_reference;
+    s->place_least = plan_holds_still(&po);
     if (plan_init(&st->p, s->q, &s->cl, &po, e) != EF_OK) {
         free(st);
         return NULL;
