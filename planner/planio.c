@@ -1093,6 +1093,9 @@ static int check_walk(const plan *p, chk_job *cj, ef_err *e)
             cj[i].last = p->now;
             cj[i].g = cur->n;
             cj[i].gpu = cj[i].own;
+            /* what its last change still costs it (the queue's
+             * overhead_owed), as the planner starts from it */
+            cj[i].owed = (double)p->jobs[i].in->owed;
             cj[i].batch = p->jobs[i].eb ? p->jobs[i].in->curve->batch : 0;
         }
     }

@@ -99,6 +99,9 @@ struct loop {
     int64_t version;       /* plan version the loop last acted on */
     int64_t next;          /* plan time of the next slot boundary */
     int need;              /* a re-plan is due */
+    int urgent;            /* ... now, not at the next slot boundary (the
+                              first one, an operator's re-plan, a node the
+                              cluster reports down or back) */
     char why[512];         /* why (events, joined) */
     int slot, ovh;         /* the plan's slot seconds, overhead model */
     loop_stats stats;
@@ -724,9 +727,11 @@ static int nodes(loop *L, int64_t now, ef_err *e)
         int ch = svc_node_seen(L->s, k, down[k], w2, now, e);
         if (ch < 0)
             rc = EF_ERR;
-        else if (ch)
+        else if (ch) {
             event(L, "node %d (%s) %s", k, L->x.nodes.name[k],
                   down[k] ? why[k] : "back up");
+            L->urgent = 1;
+        }
     }
     free(down);
     free(why);
@@ -1017,6 +1022,8 @@ static int tick(loop *L, int64_t now, ef_err *e)
     pthread_mutex_unlock(&L->mu);
     if (woken[0] && L->version >= 0)
         event(L, "%s", woken);
+    if (L->version < 0 || strstr(woken, SVC_WHY_OPERATOR))
+        L->urgent = 1;
     if (svc_version(L->s) != L->version) {
         if (L->version >= 0 && !woken[0])
             event(L, "the plan changed (v%" PRId64 ")", svc_version(L->s));
@@ -1027,11 +1034,23 @@ static int tick(loop *L, int64_t now, ef_err *e)
     if (observe(L, now, e) != EF_OK || lag(L, now, e) != EF_OK ||
         nodes(L, now, e) != EF_OK)
         return EF_ERR;
-    /* a slot boundary re-plans while jobs are live; events always */
-    int live = 0;
-    for (int j = 0; j < L->n && !live; j++)
-        live = L->jobs[j].st != LJ_DONE && L->jobs[j].st != LJ_FAILED;
-    if (L->need || (now >= L->next && live)) {
+    /* a slot boundary re-plans while jobs are live, and after the events
+     * since the last one: the submissions, completions, failures and lags
+     * of one slot lead to one set of changes at its end, not one each
+     * (a running job moves at most once a slot); urgent ones at once */
+    int live = 0, running = 0;
+    for (int j = 0; j < L->n; j++) {
+        live |= L->jobs[j].st != LJ_DONE && L->jobs[j].st != LJ_FAILED;
+        running |= L->jobs[j].st == LJ_RUNNING;
+    }
+    /* (with nothing running there is nothing to move: at once) */
+    if (!running)
+        L->urgent = 1;
+    /* (an event in the very second of a boundary belongs to it: the
+     * planner releases a job submitted then at that boundary) */
+    int boundary = now >= L->next || now == L->next - L->slot;
+    if ((L->need && (L->urgent || boundary)) || (boundary && live)) {
+        L->urgent = 0;
         if (replan(L, now, e) != EF_OK)
             return EF_ERR;
         /* the re-plan's own version: no refresh for it, but its job set

@@ -15,9 +15,13 @@
  *            (or its launch, after the overhead its model pays) is more
  *            than loop_opts.lag of the planned progress behind, after at
  *            least a quarter of a slot, is an event ("lag").
- *   replan   at every slot boundary of the current plan, after every event
- *            and whenever the plan changed (a submission, a cancel, an
- *            operator's re-plan, a drained node): svc_loop_replan with
+ *   replan   at every slot boundary of the current plan while jobs are
+ *            live, and at the first boundary after an event or a change
+ *            of the plan (a submission, a cancel, a drained node): the
+ *            events of one slot lead to one set of changes at its end,
+ *            so a running job moves at most once a slot (at once: the
+ *            first re-plan, an operator's, a node the cluster reports
+ *            down or back up): svc_loop_replan with
  *            every job as seen (progress, placement, done or failed): the
  *            same planner core as efplan plan and simulate --policy ef,
  *            planned from now, admitted jobs promised (at risk, with the

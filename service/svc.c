@@ -1625,7 +1625,7 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
             return;
         }
         if (s->notify)
-            s->notify(s->notify_arg, "an operator's re-plan");
+            s->notify(s->notify_arg, SVC_WHY_OPERATOR);
         json_t *v = json_object();
         json_object_set_new(v, "admitted",
                             json_integer(s->doc.summary.admitted));

@@ -154,9 +154,13 @@ int64_t svc_now(svc *s);
 
 /* ---- the closed loop (loop.h drives these) --------------------------------- */
 
+/* The 'why' of an operator's re-plan: the loop acts on it at once, not at
+ * the next slot boundary. */
+#define SVC_WHY_OPERATOR "an operator's re-plan"
+
 /* Call fn(arg, why) after every committed change of the plan or of a
- * node (why: "a submission", "a cancel", "an operator's re-plan", "a
- * drained node", ...); fn runs under the svc lock and must only note it
+ * node (why: "a submission", "a cancel", SVC_WHY_OPERATOR, "a drained
+ * node", ...); fn runs under the svc lock and must only note it
  * (loop_wake). NULL: none. */
 void svc_set_notify(svc *s, void (*fn)(void *arg, const char *why),
                     void *arg);
