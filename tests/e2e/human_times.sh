@@ -27,7 +27,9 @@ JOB="$EFPLAN_ROOT/tests/data/loop_job.py"
 new_token ops.tok ops --operator
 new_token ann.tok ann
 SCALE=100
-serve_start n2g4 --backend local --run-dir run --time-scale $SCALE
+# --single-user: the stand-in jobs write into this test's private
+# directory, as the service (docs/security.md)
+serve_start n2g4 --backend local --single-user --run-dir run --time-scale $SCALE
 export EFPLAN_SERVER="$URL"
 api() { # method path [curl args]
     m=$1; p=$2; shift 2
@@ -59,9 +61,14 @@ until api GET /v1/jobs/slow | jq -e .at_risk >/dev/null; do
     i=$((i + 1)); [ $i -le 900 ] || fail "slow never flagged at risk"
     sleep 0.2
 done
+# while it is at risk (the undrain and the cancel below give it GPUs, and
+# a re-plan may then find it on time again)
+"$EFPLAN" show slow --token-file ann.tok >show-slow.txt 2>&1 || fail "show slow"
+cat show-slow.txt >>human.txt
+api GET /v1/jobs/slow >slow.json
 "$EFPLAN" node undrain 1 --token-file ops.tok >>human.txt 2>&1 || fail "undrain"
 "$EFPLAN" cancel a --token-file ann.tok >>human.txt 2>&1 || fail "cancel"
-for j in a slow big; do
+for j in a big; do
     "$EFPLAN" show $j --token-file ann.tok >show-$j.txt 2>&1 || fail "show $j"
     cat show-$j.txt >>human.txt
     api GET /v1/jobs/$j >$j.json
