@@ -290,6 +290,8 @@ static int submit_server(const char *server_arg, const char *token_file,
         print_rejected(&v);
     else
         print_accepted(&v);
+    if (a.speed_note)
+        printf("%s\n", a.speed_note);
 out_resp:
     cl_resp_free(&r);
 out:

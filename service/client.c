@@ -1021,6 +1021,7 @@ int cl_answer_read(const char *server, const char *body, size_t len,
     a->id = dup_or_null(json_object_get(j, "id"));
     a->reason = dup_or_null(json_object_get(j, "reason"));
     a->broken = dup_or_null(json_object_get(j, "broken"));
+    a->speed_note = dup_or_null(json_object_get(j, "speed_note"));
     a->planned_end = int_of(j, "planned_end", -1);
     a->earliest = int_of(j, "earliest_feasible_deadline", -1);
     a->submit_time = int_of(j, "submit_time", -1);
@@ -1035,5 +1036,6 @@ void cl_answer_free(cl_answer *a)
     free(a->id);
     free(a->reason);
     free(a->broken);
+    free(a->speed_note);
     memset(a, 0, sizeof *a);
 }

@@ -185,6 +185,8 @@ typedef struct cl_answer {
     char *broken;           /* the job whose promise it would break */
     int64_t submit_time;
     int64_t plan_version;
+    char *speed_note;       /* "planned at 70% of the curve: ..." (the
+                               service's learned speed), NULL: none */
 } cl_answer;
 
 /* The JSON text {"KEY": "VALUE"} (heap, free), or NULL with 'e' filled

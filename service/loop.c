@@ -80,6 +80,13 @@ typedef struct lj {
     int run_seen;          /* progress moved since the launch: the speed
                               is measured from that moment (startup and
                               restore are the overhead's) */
+    int speed_own;         /* its speed was measured once at least (else
+                              the re-plan takes its model's, learned) */
+    int measured;          /* the current attempt's speed was measured
+                              (learned into the store when it ends) */
+    double stop_s;         /* plan seconds the last stop took, from the
+                              signal to the exit (0: none to count) */
+    double restart_s;      /* ... counted in the current launch's restart */
     /* dry-run physics: progress as a real number, advanced to dry_t */
     double dry_prog;
     int64_t dry_t;
@@ -427,6 +434,54 @@ static int world_warn(loop *L, int j, int world, int64_t now, ef_err *e)
     return rc;
 }
 
+/* Who submitted job J ("" when the store does not say). */
+static void owner_of(loop *L, const lj *J, char *dst, size_t len)
+{
+    ef_err e = {0};
+    store_job row;
+    dst[0] = '\0';
+    if (store_job_get(svc_store(L->s), J->id, &row, &e) == 1) {
+        snprintf(dst, len, "%s", row.owner);
+        store_job_free(&row);
+    }
+}
+
+/* Learn what job J's launch cost (a real backend): from its last stop's
+ * signal to its exit, then from the launch to its first progress,
+ * against what its model charges for that start (STORE learned: the
+ * planner charges the model's cost times it for the model's next jobs).
+ * A store error is said, not fatal. */
+static void learn_restart(loop *L, lj *J, int64_t now)
+{
+    if (!L->b || !J->in)
+        return;
+    double c = (double)(J->ovh_until - J->started);
+    double took = (double)(now - J->started) + J->restart_s;
+    if (c <= 0 || took <= 0)
+        return;
+    char owner[128];
+    owner_of(L, J, owner, sizeof owner);
+    ef_err e = {0};
+    if (store_learn(svc_store(L->s), J->in->model, owner, 1, took / c,
+                    &e) != EF_OK)
+        say(L, "error: learning %s's restart cost: %s", J->id, e.msg);
+}
+
+/* Learn job J's speed over its curve as its attempt ends, where it was
+ * measured (a real backend). */
+static void learn_speed(loop *L, lj *J)
+{
+    if (!L->b || !J->in || !J->measured)
+        return;
+    char owner[128];
+    owner_of(L, J, owner, sizeof owner);
+    ef_err e = {0};
+    if (store_learn(svc_store(L->s), J->in->model, owner, 0, J->speed,
+                    &e) != EF_OK)
+        say(L, "error: learning %s's speed: %s", J->id, e.msg);
+    J->measured = 0;
+}
+
 /* The attempt of job j ended by itself (st) or was lost. */
 static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
                  ef_err *e)
@@ -444,8 +499,10 @@ static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
         snprintf(how, sizeof how, "signal %d", st->sig);
     else
         snprintf(how, sizeof how, "exit %d", st->code);
+    learn_speed(L, J);
     if (J->st == LJ_STOPPING) {
         /* asked to stop: it checkpointed (or was killed) */
+        J->stop_s = (double)(now - J->prev_t);
         char w[160];
         snprintf(w, sizeof w, "stopped (%s), %" PRId64 " of %" PRId64
                  " iterations", how, J->progress, J->iterations);
@@ -646,6 +703,7 @@ static void measure(loop *L, lj *J, int64_t now)
             J->run_seen = 1;
             J->p_run = J->progress;
             J->t_run = now;
+            learn_restart(L, J, now);
         }
         return;
     }
@@ -659,6 +717,8 @@ static void measure(loop *L, lj *J, int64_t now)
     if (f < 0.01)
         f = 0.01;
     J->speed = f;
+    J->measured = 1;
+    J->speed_own = 1;
 }
 
 /* lag: running admitted jobs behind what their plan expects. */
@@ -755,6 +815,17 @@ static int replan(loop *L, int64_t now, ef_err *e)
                                         : SVC_OBS_WAITING;
         o->iterations = J->iterations;
         o->speed = J->speed;
+        if (!J->speed_own && J->in && J->st != LJ_DONE &&
+            J->st != LJ_FAILED) {
+            /* not measured yet: its model's speed, as learned */
+            char owner[128];
+            store_learnt lr;
+            ef_err le = {0};
+            owner_of(L, J, owner, sizeof owner);
+            if (store_learned(svc_store(L->s), J->in->model, owner, &lr,
+                              &le) == EF_OK && lr.speed_runs > 0)
+                o->speed = lr.speed;
+        }
         /* the overhead it still pays: the dry run knows it; a real job,
          * until it shows progress, what its model charged at the launch */
         if (J->st == LJ_RUNNING)
@@ -944,6 +1015,9 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
     J->p_run = J->progress;
     J->t_run = now;
     J->run_seen = 0;
+    J->measured = 0;
+    J->restart_s = J->stop_s; /* a relaunch after a stop pays both */
+    J->stop_s = 0;
     if (lj_set(L, j, LJ_RUNNING, NULL, w, now, e) != EF_OK)
         return EF_ERR;
     return world_warn(L, j, 0, now, e);

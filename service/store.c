@@ -95,12 +95,26 @@ static const char schema_2[] =
 static const char schema_3[] =
     "ALTER TABLE tokens ADD COLUMN unix_user TEXT;";
 
+/* Version 3 -> 4: what the closed loop has measured of each model (owner
+ * ''), and of each user's jobs of it: the speed against the curve and
+ * the restart cost against the overhead model's, smoothed over runs. */
+static const char schema_4[] =
+    "CREATE TABLE learned ("
+    "  model TEXT NOT NULL,"
+    "  owner TEXT NOT NULL,"
+    "  speed REAL NOT NULL,"
+    "  speed_runs INTEGER NOT NULL,"
+    "  restart REAL NOT NULL,"
+    "  restart_runs INTEGER NOT NULL,"
+    "  PRIMARY KEY (model, owner));";
+
 /* The migrations: steps[v] takes a store from schema v to v + 1 (one SQL
  * script, no data in it). */
 static const char *const steps[] = {
     schema_1,
     schema_2,
     schema_3,
+    schema_4,
 };
 _Static_assert(sizeof steps / sizeof steps[0] == STORE_SCHEMA,
                "one migration step per schema version");
@@ -1159,6 +1173,85 @@ int store_meta_set(store *s, const char *key, int64_t v, ef_err *e)
         return out;
     }
     return step_done(s, st, "meta set", e);
+}
+
+/* ---- learned: measured speeds and restart costs ----------------------------- */
+
+/* One row's measure 'what' (speed or restart) updated with x: the first
+ * run sets it, each later one moves it STORE_LEARN_ALPHA of the way. */
+static int learn_row(store *s, const char *model, const char *owner,
+                     int restart, double x, ef_err *e)
+{
+    sqlite3_stmt *st;
+    const char *sql = restart
+        ? "INSERT INTO learned VALUES (?1, ?2, 1.0, 0, ?3, 1) "
+          "ON CONFLICT (model, owner) DO UPDATE SET "
+          "restart = CASE WHEN restart_runs = 0 THEN ?3 "
+          "ELSE restart + ?4 * (?3 - restart) END, "
+          "restart_runs = restart_runs + 1"
+        : "INSERT INTO learned VALUES (?1, ?2, ?3, 1, 1.0, 0) "
+          "ON CONFLICT (model, owner) DO UPDATE SET "
+          "speed = CASE WHEN speed_runs = 0 THEN ?3 "
+          "ELSE speed + ?4 * (?3 - speed) END, "
+          "speed_runs = speed_runs + 1";
+    if (prep(s, sql, &st, "learned", e) != EF_OK)
+        return EF_ERR;
+    if (bind_str(st, 1, model) || bind_str(st, 2, owner) ||
+        sqlite3_bind_double(st, 3, x) != SQLITE_OK ||
+        sqlite3_bind_double(st, 4, STORE_LEARN_ALPHA) != SQLITE_OK) {
+        int out = dberr(s, "learned", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    return step_done(s, st, "learned", e);
+}
+
+int store_learn(store *s, const char *model, const char *owner, int restart,
+                double x, ef_err *e)
+{
+    if (!model || !(x > 0) || x > 1e6)
+        return EF_OK; /* nothing measured */
+    if (learn_row(s, model, "", restart, x, e) != EF_OK)
+        return EF_ERR;
+    return owner && owner[0] ? learn_row(s, model, owner, restart, x, e)
+                             : EF_OK;
+}
+
+int store_learned(store *s, const char *model, const char *owner,
+                  store_learnt *out, ef_err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->speed = out->restart = 1.0;
+    sqlite3_stmt *st;
+    if (prep(s, "SELECT owner, speed, speed_runs, restart, restart_runs "
+             "FROM learned WHERE model = ?1 AND owner IN ('', ?2) "
+             "ORDER BY owner", &st, "learned", e) != EF_OK)
+        return EF_ERR;
+    if (bind_str(st, 1, model) || bind_str(st, 2, owner ? owner : "")) {
+        int out_ = dberr(s, "learned", e);
+        sqlite3_finalize(st);
+        return out_;
+    }
+    int rc;
+    /* the model's row, then the user's, which wins where it has runs */
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int mine = sqlite3_column_bytes(st, 0) > 0;
+        int sr = sqlite3_column_int(st, 2), rr = sqlite3_column_int(st, 4);
+        if (sr > 0 && (!mine || sr >= STORE_LEARN_OWN)) {
+            out->speed = sqlite3_column_double(st, 1);
+            out->speed_runs = sr;
+            out->speed_own = mine;
+        }
+        if (rr > 0 && (!mine || rr >= STORE_LEARN_OWN)) {
+            out->restart = sqlite3_column_double(st, 3);
+            out->restart_runs = rr;
+        }
+    }
+    int bad = rc != SQLITE_DONE;
+    if (bad)
+        dberr(s, "learned", e);
+    sqlite3_finalize(st);
+    return bad ? EF_ERR : EF_OK;
 }
 
 /* ---- the loop: risk, attempts, nodes -------------------------------------- */

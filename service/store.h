@@ -45,7 +45,7 @@
 
 #include "common/err.h"
 
-#define STORE_SCHEMA 3
+#define STORE_SCHEMA 4
 /* PRAGMA application_id of an efplan store ("efpl"): a SQLite file with
  * another non-zero id is another program's and is refused. */
 #define STORE_APP_ID 0x6566706c
@@ -286,6 +286,34 @@ int store_node_set(store *s, int node, const char *state, const char *why,
  * free with store_nodes_free. */
 int store_nodes_list(store *s, store_node **rows, int *n, ef_err *e);
 void store_nodes_free(store_node *rows, int n);
+
+/* ---- learned: what the closed loop measured ----------------------------- */
+
+/* Each run moves a smoothed measure this share of the way to what it saw;
+ * a user's own row counts once it has this many runs (else the model's). */
+#define STORE_LEARN_ALPHA 0.3
+#define STORE_LEARN_OWN 2
+
+typedef struct store_learnt {
+    double speed;      /* real speed over the curve's (1: none measured) */
+    int speed_runs;    /* runs it is smoothed over (0: none) */
+    int speed_own;     /* 1: the user's own jobs of the model, else all */
+    double restart;    /* a restart's real cost over the overhead model's
+                          charge (1: none measured) */
+    int restart_runs;
+} store_learnt;
+
+/* store_learn: one run of 'model' by 'owner' (may be NULL) measured x:
+ * its speed over its curve's (restart 0), or a restart's cost over the
+ * model's charge for it (restart 1); smoothed into the model's row and the
+ * owner's. x outside (0, 1e6] is ignored. */
+int store_learn(store *s, const char *model, const char *owner, int restart,
+                double x, ef_err *e);
+/* store_learned: what is known of 'model' for 'owner' (the owner's own
+ * runs where there are STORE_LEARN_OWN, else the model's); 1.0 and 0 runs
+ * where nothing was measured. */
+int store_learned(store *s, const char *model, const char *owner,
+                  store_learnt *out, ef_err *e);
 
 /* ---- meta ---------------------------------------------------------------- */
 

@@ -1200,6 +1200,29 @@ static void job_drop_in_place(job *j)
     memset(j, 0, sizeof *j);
 }
 
+/* A new job jb planned at what the loop measured of its model (lr):
+ * its work left scaled up by its speed below the curve's (iterations; an
+ * elastic-batch job's samples too), and the note its answer carries. */
+static void learned_job(job *jb, const store_learnt *lr, char *note,
+                        size_t len)
+{
+    if (lr->speed_runs == 0 || !(lr->speed < 1.0) || !(lr->speed > 0))
+        return;
+    double left = (double)(jb->iterations - jb->iterations_done);
+    double scaled = ceil(left / lr->speed);
+    if (scaled > 1e15)
+        scaled = 1e15;
+    jb->iterations = jb->iterations_done + (int64_t)scaled;
+    if (jb->samples > 0)
+        jb->samples = jb->samples_done +
+                      (int64_t)ceil((double)(jb->samples - jb->samples_done) /
+                                    lr->speed);
+    snprintf(note, len, "planned at %.0f%% of the curve: measured on %d "
+             "earlier run%s of %s%s", lr->speed * 100, lr->speed_runs,
+             lr->speed_runs == 1 ? "" : "s", jb->model,
+             lr->speed_own ? " by this user" : "");
+}
+
 void svc_submit(svc *s, const store_ident *who, const char *body,
                 size_t len, int64_t now, svc_reply *r)
 {
@@ -1262,13 +1285,29 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
         err = 1;
         goto out;
     }
+    /* what the loop measured of this model (the user's own runs first):
+     * planned at that speed and charged that restart cost */
+    store_learnt lr;
+    if (store_learned(s->st, jb.model, who->name, &lr, &e) != EF_OK) {
+        reply_internal(r, &e);
+        err = 1;
+        goto out;
+    }
+    char note[300] = "";
+    learned_job(&jb, &lr, note, sizeof note);
     int i = live_add(&s->L, &jb, 0);
+    if (lr.restart_runs > 0)
+        plan_set_restart_scale(&s->L.p, i, lr.restart);
     live_point(&s->L, &i, 1);
     const plan_job *pj = &s->L.p.jobs[i];
     int accepted = pj->decision == PLAN_ADMITTED ||
                    pj->decision == PLAN_BEST_EFFORT;
     int64_t version = accepted ? s->version + 1 : s->version;
     json_t *ans = answer_of(pj, id, version, now);
+    if (note[0])
+        json_object_set_new(ans, "speed_note", json_string(note));
+    if (lr.speed_runs > 0)
+        json_object_set_new(ans, "planned_speed", json_real(lr.speed));
     char *ans_text = json_dumps(ans, JSON_COMPACT | JSON_SORT_KEYS);
     store_job j = {
         .id = (char *)id, .owner = (char *)who->name, .body = body_text,

@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -896,7 +897,7 @@ static void test_unix_user(void **state)
     store_close(s);
     /* schema 2: no column; migrated, the tokens unmapped */
     raw_exec(path, "ALTER TABLE tokens DROP COLUMN unix_user; "
-             "PRAGMA user_version = 2;");
+             "DROP TABLE learned; PRAGMA user_version = 2;");
     s = open_ok(path);
     assert_int_equal(raw_pragma(path, "PRAGMA user_version"), STORE_SCHEMA);
     assert_int_equal(store_user_unix(s, "alice", acct, sizeof acct, &e), 0);
@@ -923,7 +924,7 @@ static void test_loop_tables(void **state)
     /* make it a schema-1 file again */
     raw_exec(path, "DROP TABLE attempts; DROP TABLE nodes; ALTER TABLE jobs "
              "DROP COLUMN risk; ALTER TABLE tokens DROP COLUMN unix_user; "
-             "PRAGMA user_version = 1;");
+             "DROP TABLE learned; PRAGMA user_version = 1;");
     assert_int_equal(raw_pragma(path, "PRAGMA user_version"), 1);
     s = open_ok(path);
     assert_int_equal(raw_pragma(path, "PRAGMA user_version"), STORE_SCHEMA);
@@ -991,6 +992,39 @@ static void test_loop_tables(void **state)
     store_close(s);
 }
 
+/* What the loop learns of a model: the first run sets it, later runs are
+ * smoothed in; a user's own row wins once it has STORE_LEARN_OWN runs;
+ * it survives a reopen; nonsense is ignored. */
+static void test_learned(void **state)
+{
+    (void)state;
+    char path[512];
+    in_dir(path, sizeof path, "learn.db");
+    store *s = open_ok(path);
+    ef_err e = {0};
+    store_learnt l;
+    assert_ok(store_learned(s, "bert", "ann", &l, &e), e);
+    assert_int_equal(l.speed_runs, 0);
+    assert_true(l.speed == 1.0 && l.restart == 1.0);
+    assert_ok(store_learn(s, "bert", "bob", 0, 0.5, &e), e);
+    assert_ok(store_learn(s, "bert", "bob", 0, 1.0, &e), e);
+    assert_ok(store_learn(s, "bert", "ann", 1, 3.0, &e), e);
+    assert_ok(store_learn(s, "bert", "ann", 0, -1, &e), e); /* ignored */
+    assert_ok(store_learned(s, "bert", "ann", &l, &e), e);
+    assert_int_equal(l.speed_runs, 2);
+    assert_false(l.speed_own);
+    assert_true(fabs(l.speed - (0.5 + STORE_LEARN_ALPHA * 0.5)) < 1e-12);
+    assert_int_equal(l.restart_runs, 1);
+    assert_true(l.restart == 3.0);
+    store_close(s);
+    s = open_ok(path);
+    assert_ok(store_learned(s, "bert", "bob", &l, &e), e);
+    assert_true(l.speed_own && l.speed_runs == 2); /* bob's own two */
+    assert_ok(store_learned(s, "gpt2", "bob", &l, &e), e);
+    assert_int_equal(l.speed_runs, 0);
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1006,6 +1040,7 @@ int main(void)
         cmocka_unit_test(test_killed),
         cmocka_unit_test(test_loop_tables),
         cmocka_unit_test(test_unix_user),
+        cmocka_unit_test(test_learned),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

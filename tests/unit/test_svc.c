@@ -637,6 +637,37 @@ static void test_loop_replan(void **state)
     svc_reply_free(&r);
 }
 
+/* A model the loop has measured running at half its curve's speed: a new
+ * job of it is planned at that speed (its earliest deadline about twice as
+ * far) and its answer says so; before any measurement, the curve's. */
+static void test_learned_speed(void **state)
+{
+    fx *f = *state;
+    int st;
+    json_t *a = submit(f, &f->alice, jobtext("x1", 200000, T0 + 60), T0, &st);
+    assert_int_equal(st, 201);
+    assert_string_equal(sget(a, "decision"), "rejected");
+    assert_null(json_object_get(a, "speed_note"));
+    json_int_t e1 = json_integer_value(json_object_get(
+        a, "earliest_feasible_deadline"));
+    json_decref(a);
+    ef_err e = {0};
+    svc_lock(f->s);
+    for (int k = 0; k < 3; k++)
+        assert_ok(store_learn(svc_store(f->s), "resnet50", "bob", 0, 0.5, &e),
+                  e);
+    svc_unlock(f->s);
+    a = submit(f, &f->alice, jobtext("x2", 200000, T0 + 60), T0, &st);
+    assert_int_equal(st, 201);
+    assert_string_equal(sget(a, "decision"), "rejected");
+    assert_string_equal(sget(a, "speed_note"), "planned at 50% of the "
+                        "curve: measured on 3 earlier runs of resnet50");
+    json_int_t e2 = json_integer_value(json_object_get(
+        a, "earliest_feasible_deadline"));
+    json_decref(a);
+    assert_true(e1 > T0 && e2 - T0 > (e1 - T0) * 3 / 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -651,6 +682,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_explain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loop_replan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_learned_speed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
