@@ -240,7 +240,16 @@ void live_advance(live *L, int64_t to, live_done_fn fn, void *arg)
             double tp = tput(j);
             if (tp > 0) {
                 double rem = j->rem, owed = j->owed, ov, used;
-                if (eng_advance(&rem, &owed, tp, dt, &ov, &used)) {
+                int done = eng_advance(&rem, &owed, tp, dt, &ov, &used);
+                if (done && L->reality) {
+                    /* reality says when it is done (the closed loop):
+                     * it waits at its last iteration, still in play */
+                    plan_set_remaining(p, i, 1.0);
+                    plan_set_owed(p, i, 0);
+                    L->act[keep++] = i;
+                    continue;
+                }
+                if (done) {
                     if (fn)
                         fn(arg, j->in, L->t + (int64_t)ceil(ov + used));
                     leave(L, i);

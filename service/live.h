@@ -44,6 +44,8 @@ typedef struct live {
     int64_t points;  /* points evaluated since live_start */
     eng x;           /* the slot engine's scratch: the jobs' GPUs are
                         placed at every point (p.jobs[i].pl) */
+    int reality;     /* a closed loop reports completions: a job whose
+                        work runs out in the state is not done by it */
 } live;
 
 /* A job whose work ran out at 'end' in the dry run (live_advance). */

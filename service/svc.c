@@ -537,6 +537,7 @@ static int live_load(svc *s, int64_t now, ef_err *e)
     live_free(&s->L);
     if (live_start(&s->L, &dc, &po, d->now, e) != EF_OK)
         return EF_ERR;
+    s->L.reality = s->notify != NULL;
     store_job *rq = NULL, *rr = NULL;
     int nrq = 0, nrr = 0;
     if (store_jobs_list(s->st, NULL, "queued", &rq, &nrq, e) != EF_OK)
@@ -1891,6 +1892,7 @@ void svc_set_notify(svc *s, void (*fn)(void *arg, const char *why),
 {
     s->notify = fn;
     s->notify_arg = arg;
+    s->L.reality = fn != NULL; /* completions come from the loop */
 }
 
 void svc_set_margin(svc *s, int64_t seconds)
@@ -2150,6 +2152,7 @@ static void live_reset(svc *s, const plan *p, int64_t now)
         if (d != PLAN_ADMITTED)
             rel[nrel++] = k;
     }
+    nl.reality = s->notify != NULL; /* completions come from the loop */
     live_point(&nl, rel, nrel);
     free(rel);
     live_free(&s->L);
