@@ -317,6 +317,16 @@ static char **copy_strs(char *const *v, int n)
     return c;
 }
 
+void job_free(job *j)
+{
+    job_queue one = {0};
+    one.jobs = ef_malloc(sizeof *one.jobs);
+    one.jobs[0] = *j;
+    one.n = 1;
+    queue_free(&one);
+    memset(j, 0, sizeof *j);
+}
+
 void job_copy(job *dst, const job *src)
 {
     *dst = *src;

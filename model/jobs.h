@@ -313,6 +313,10 @@ void queue_free(job_queue *q);
  * to the curve set). Free it as queue_free frees a job (a queue of it). */
 void job_copy(job *dst, const job *src);
 
+/* job_free: free what job j owns (as queue_free frees each job of a
+ * queue) and empty it in place; j itself is the caller's. */
+void job_free(job *j);
+
 /* 1 iff job j may change its batch size (accepts two or more). */
 int job_elastic(const job *j);
 

@@ -48,16 +48,6 @@ int live_find(const live *L, const char *id)
     return -1;
 }
 
-/* Free job j's own memory (as queue_free frees a queue's job). */
-static void free_job(job *j)
-{
-    job_queue one = {0};
-    one.jobs = ef_malloc(sizeof *one.jobs);
-    one.jobs[0] = *j;
-    one.n = 1;
-    queue_free(&one);
-    memset(j, 0, sizeof *j);
-}
 
 /* Drop the entries that left: the queue, the plan and the active list
  * renumbered alike. */
@@ -69,7 +59,7 @@ static void compact(live *L)
     for (int i = 0; i < n; i++) {
         to[i] = -1;
         if (L->gone[i]) {
-            free_job(&L->q.jobs[i]);
+            job_free(&L->q.jobs[i]);
             continue;
         }
         from[m] = i;

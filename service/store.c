@@ -494,20 +494,19 @@ int store_token_add(store *s, const char *name, int op, int64_t now,
     return store_token_add_as(s, name, op, NULL, now, text, cap, who, e);
 }
 
-/* The Unix account of the live tokens of 'name' into unix_user (cap
- * bytes; "" when they have none): 1 when 'name' has a live token, 0 when
- * not. */
-static int live_unix_user(store *s, const char *name, char *unix_user,
-                          size_t cap, ef_err *e)
+/* The Unix account (unix_user, cap bytes; "" when none) of the token of
+ * 'name' that query 'sql' (?1: the name) picks: 1 when it found one, 0
+ * when not, EF_ERR. */
+static int token_account(store *s, const char *sql, const char *name,
+                         char *unix_user, size_t cap, const char *what,
+                         ef_err *e)
 {
     unix_user[0] = '\0';
     sqlite3_stmt *st;
-    if (prep(s, "SELECT coalesce(unix_user, '') FROM tokens WHERE name = ?1 "
-             "AND revoked IS NULL ORDER BY created DESC, id LIMIT 1", &st,
-             "token user", e) != EF_OK)
+    if (prep(s, sql, &st, what, e) != EF_OK)
         return EF_ERR;
     if (bind_str(st, 1, name)) {
-        int out = dberr(s, "token user", e);
+        int out = dberr(s, what, e);
         sqlite3_finalize(st);
         return out;
     }
@@ -517,10 +516,22 @@ static int live_unix_user(store *s, const char *name, char *unix_user,
         snprintf(unix_user, cap, "%s", u ? (const char *)u : "");
         out = 1;
     } else if (rc != SQLITE_DONE) {
-        out = dberr(s, "token user", e);
+        out = dberr(s, what, e);
     }
     sqlite3_finalize(st);
     return out;
+}
+
+/* The Unix account of the live tokens of 'name' into unix_user (cap
+ * bytes; "" when they have none): 1 when 'name' has a live token, 0 when
+ * not. */
+static int live_unix_user(store *s, const char *name, char *unix_user,
+                          size_t cap, ef_err *e)
+{
+    return token_account(s, "SELECT coalesce(unix_user, '') FROM tokens "
+                         "WHERE name = ?1 AND revoked IS NULL ORDER BY "
+                         "created DESC, id LIMIT 1", name, unix_user, cap,
+                         "token user", e);
 }
 
 int store_token_add_as(store *s, const char *name, int op,
@@ -699,28 +710,12 @@ int store_token_list(store *s, store_token_row **rows, int *n, ef_err *e)
 int store_user_unix(store *s, const char *name, char *unix_user,
                     size_t cap, ef_err *e)
 {
-    unix_user[0] = '\0';
-    sqlite3_stmt *st;
     /* its live tokens' account, else its latest token's */
-    if (prep(s, "SELECT coalesce(unix_user, '') FROM tokens WHERE name = ?1 "
-             "ORDER BY revoked IS NULL DESC, created DESC, id LIMIT 1", &st,
-             "user account", e) != EF_OK)
-        return EF_ERR;
-    if (bind_str(st, 1, name)) {
-        int out = dberr(s, "user account", e);
-        sqlite3_finalize(st);
-        return out;
-    }
-    int rc = sqlite3_step(st), out = 0;
-    if (rc == SQLITE_ROW) {
-        const unsigned char *u = sqlite3_column_text(st, 0);
-        snprintf(unix_user, cap, "%s", u ? (const char *)u : "");
-        out = unix_user[0] != '\0';
-    } else if (rc != SQLITE_DONE) {
-        out = dberr(s, "user account", e);
-    }
-    sqlite3_finalize(st);
-    return out;
+    int rc = token_account(s, "SELECT coalesce(unix_user, '') FROM tokens "
+                           "WHERE name = ?1 ORDER BY revoked IS NULL DESC, "
+                           "created DESC, id LIMIT 1", name, unix_user, cap,
+                           "user account", e);
+    return rc == 1 ? unix_user[0] != '\0' : rc;
 }
 
 int store_users_count(store *s, int64_t *n, ef_err *e)

@@ -1190,16 +1190,6 @@ static int request_job(svc *s, json_t *req, int64_t now, job *jb,
     return 0;
 }
 
-/* Free job j's own memory in place (it stays in its array, emptied). */
-static void job_drop_in_place(job *j)
-{
-    job_queue one = {0};
-    one.jobs = ef_malloc(sizeof *one.jobs);
-    one.jobs[0] = *j;
-    one.n = 1;
-    queue_free(&one);
-    memset(j, 0, sizeof *j);
-}
 
 /* A new job jb planned at what the loop measured of its model (lr):
  * its work left scaled up by its speed below the curve's (iterations; an
@@ -1338,7 +1328,7 @@ out:
         stats_update(s);
     svc_unlock(s);
     if (jb.id)
-        job_drop_in_place(&jb);
+        job_free(&jb);
     pthread_mutex_lock(&s->smu);
     s->sub_errors += err;
     s->sub_retries += retry;
@@ -1763,7 +1753,7 @@ void svc_queue(svc *s, const store_ident *who, svc_reply *r)
         rest.jobs = q.jobs + m;
         rest.n = q.n - m;
         for (int i = 0; i < rest.n; i++)
-            job_drop_in_place(&rest.jobs[i]);
+            job_free(&rest.jobs[i]);
         q.n = m;
         store_jobs_free(rows, n);
     }
