@@ -303,4 +303,9 @@ void help_token(void);
 int cmd_explain(int argc, char **argv);
 void help_explain(void);
 
+/* An executor's line callbacks (exec_opts.say, .out): the line to
+ * standard error, or to standard output. */
+void cli_say_err(void *arg, const char *line);
+void cli_say_out(void *arg, const char *line);
+
 #endif

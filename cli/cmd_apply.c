@@ -90,17 +90,6 @@ void help_apply(void)
     cli_help_shared(CLI_F_JSON);
 }
 
-static void say_err(void *arg, const char *line)
-{
-    (void)arg;
-    fprintf(stderr, "%s\n", line);
-}
-
-static void say_out(void *arg, const char *line)
-{
-    (void)arg;
-    printf("%s\n", line);
-}
 
 /* The admitted jobs behind their plan, one line each, and a count. */
 static void print_behind(const exec_plan *p, const exec_report *rep)
@@ -182,8 +171,8 @@ int cmd_apply(int argc, char **argv)
         {NULL, 0, NULL, 0}};
     exec_opts eo;
     exec_opts_default(&eo);
-    eo.say = say_err;
-    eo.out = say_out;
+    eo.say = cli_say_err;
+    eo.out = cli_say_out;
     const char *jobs_path = NULL;
     int o, has_until = 0;
     opterr = 0;
@@ -248,7 +237,7 @@ int cmd_apply(int argc, char **argv)
         return cli_usage_error("apply", "--json: a dry run prints its "
                                "actions, not a summary");
     if (cli_cf.json) /* standard output carries the summary only */
-        eo.out = say_err;
+        eo.out = cli_say_err;
     if (cli_slurm_only("apply", &eo.slurm, eo.backend, 1) != 0)
         return EXIT_USAGE;
     const char *plan_path = argv[optind];

@@ -106,17 +106,6 @@ typedef struct night_args {
     exec_opts eo;
 } night_args;
 
-static void say_err(void *arg, const char *line)
-{
-    (void)arg;
-    fprintf(stderr, "%s\n", line);
-}
-
-static void say_out(void *arg, const char *line)
-{
-    (void)arg;
-    printf("%s\n", line);
-}
 
 static char handover_path[PATH_MAX + 16];
 static volatile sig_atomic_t got_term;
@@ -557,8 +546,8 @@ int cmd_nightly(int argc, char **argv)
     plan_opts_default(&a.po);
     a.po.overhead = OVH_FIG12;
     exec_opts_default(&a.eo);
-    a.eo.say = say_err;
-    a.eo.out = say_out;
+    a.eo.say = cli_say_err;
+    a.eo.out = cli_say_out;
     int rc = parse(argc, argv, &a);
     if (rc != 0) {
         cli_slurm_free(&a.eo.slurm);

@@ -321,3 +321,15 @@ void cli_help_shared(unsigned flags)
            "option\n"
            "  given twice is an error unless its help says repeatable.\n");
 }
+
+void cli_say_err(void *arg, const char *line)
+{
+    (void)arg;
+    fprintf(stderr, "%s\n", line);
+}
+
+void cli_say_out(void *arg, const char *line)
+{
+    (void)arg;
+    printf("%s\n", line);
+}
