@@ -21,7 +21,9 @@
 # --copies K (default 1): K copies of every job (ids a, a2, ..., aK), a
 # cluster of 2K nodes of 4 GPUs, the odd nodes drained.
 #
-#   loop:  efplan serve --backend local --time-scale 100 on n(2K)g4 and a
+#   loop:  efplan serve --backend local --single-user (the stand-in jobs
+#          write into this script's private directory, as the service)
+#          --time-scale 100 on n(2K)g4 and a
 #          fresh store; a-d submitted through the API at the start, e once
 #          the service's clock passes start+600, `efplan node drain` at
 #          start+900; then a bounded wait (1500 x 0.2 s) until every job
@@ -149,7 +151,7 @@ say "loop: efplan serve --backend local on $CL"
 grep -o 'efp_[a-z0-9]\{10\}_[A-Za-z0-9_-]\{43\}' tok.out | head -1 >ops.tok
 chmod 600 ops.tok
 "$E" serve --db db.sqlite --cluster "$CL" --curves "$CURVES" \
-    --backend local --run-dir run --time-scale "$SCALE" \
+    --backend local --single-user --run-dir run --time-scale "$SCALE" \
     --listen 127.0.0.1:0 --port-file port --quiet >serve.log 2>&1 &
 SRV=$!
 i=0

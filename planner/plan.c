@@ -1605,6 +1605,8 @@ static void init_job(plan *p, const job_queue *q, int i)
     }
     j->start = j->planned_end = j->earliest_feasible_deadline = -1;
     j->owed = (double)j->in->owed;
+    j->oscale = o->restart_scale && o->restart_scale[i] > 0
+                    ? o->restart_scale[i] : 1.0;
 }
 
 int plan_init(plan *p, const job_queue *q, const cluster *c,
@@ -1646,6 +1648,7 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
     rank_ids(p, q);
     for (int i = 0; i < n; i++)
         init_job(p, q, i);
+    p->opts.restart_scale = NULL; /* read: it need not outlive this */
     return EF_OK;
 }
 

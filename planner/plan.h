@@ -157,6 +157,11 @@ typedef struct plan_opts {
                               Ignored with no_admission and
                               admission_reference. Kept and dropped as
                               withhold */
+    const double *restart_scale; /* per queue index, what the job's
+                              restarts really cost against the overhead
+                              model's charge (measured: the service's
+                              closed loop; plan_set_restart_scale); 0 or
+                              NULL: the model's. Read by plan_init */
     const resv *hint;      /* offline admission (the exact step,
                               solver/ilp.h ilp_offline): per queue index,
                               a reservation (n == 0: none) that the job

@@ -2139,6 +2139,7 @@ static void live_reset(svc *s, const plan *p, int64_t now)
         job c;
         job_copy(&c, p->jobs[i].in);
         int k = live_add(&nl, &c, d == PLAN_ADMITTED);
+        plan_set_restart_scale(&nl.p, k, p->jobs[i].oscale);
         if (d != PLAN_ADMITTED)
             rel[nrel++] = k;
     }
@@ -2148,6 +2149,26 @@ static void live_reset(svc *s, const plan *p, int64_t now)
     live_free(&s->L);
     s->L = nl;
     stats_update(s);
+}
+
+/* What job 'id' (of 'model') pays for a restart against the overhead
+ * model's charge, as the loop measured it (its owner's runs, else the
+ * model's); 1 when nothing was measured, or on a store error. */
+static double learned_restart(svc *s, const char *id, const char *model)
+{
+    ef_err e = {0};
+    store_job row;
+    store_learnt lr;
+    const char *owner = NULL;
+    int have = store_job_get(s->st, id, &row, &e);
+    if (have == 1)
+        owner = row.owner;
+    double x = store_learned(s->st, model, owner, &lr, &e) == EF_OK &&
+                       lr.restart_runs > 0
+                   ? lr.restart : 1.0;
+    if (have == 1)
+        store_job_free(&row);
+    return x;
 }
 
 /* The re-plan from reality (svc.h: svc_loop_replan), for the loop and for
@@ -2193,6 +2214,8 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     free(qt);
     json_t *arr = json_object_get(qv, "jobs");
     json_t *kept = json_array();
+    /* each kept job's measured restart cost against the model's */
+    double *osc = ef_calloc((size_t)d->njobs + 1, sizeof *osc);
     for (int i = 0; i < d->njobs; i++) {
         const plan_doc_job *dj = &d->jobs[i];
         int out = 0;
@@ -2238,6 +2261,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         }
         if (dj->decision == PLAN_ADMITTED)
             json_object_set_new(jo, "promised", json_integer(1));
+        osc[json_array_size(kept)] = learned_restart(s, dj->id, dj->model);
         json_array_append_new(kept, jo);
     }
     json_object_set_new(qv, "jobs", kept);
@@ -2247,7 +2271,9 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     plan_doc_opts(d, &po);
     po.now = now;
     po.deadline_margin = s->margin;
+    po.restart_scale = osc;
     rc = plan_queue(s, qv, &po, &pc, &q, &p, e);
+    free(osc);
     if (rc != EF_OK) {
         store_jobs_free(cx, ncx);
         free(map);
