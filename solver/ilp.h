@@ -162,6 +162,11 @@ typedef struct ilp_opts {
     const plan *warm;    /* greedy plan on the same slot grid, or NULL */
     const int *must;     /* per job: 1 = must be admitted; or NULL */
     int windows;         /* ilp_relax: most windows; 0 = ILP_RELAX_WINDOWS */
+    double *lp_admit;    /* ilp_relax: NULL, or q->n entries that get each
+                            job's a[j] in the count LP's optimum of the
+                            pass reported (0 outside the model; all 0
+                            when no LP was solved): the LP-guided
+                            admission's priorities (offline.h off_guided) */
     ilp_fault fault;     /* test hook; ILP_FAULT_NONE in production */
 } ilp_opts;
 
@@ -221,6 +226,15 @@ void ilp_result_free(ilp_result *r);
  */
 long ilp_binaries(const job_queue *q, const cluster *c, const ilp_opts *o);
 
+/* Branch-and-cut generates Gomory and MIR cuts only on models of at
+ * most this many binaries (the oracle study's instances have a few
+ * thousand); above it their root round costs more than it saves. */
+#define ILP_CUTS_BINARIES 20000L
+
+/* efplan oracle's default node budget for the exact ILP (no clock: the
+ * same inputs give the same answer on any machine). */
+#define ILP_ORACLE_NODES 500L
+
 /* ilp_offline's defaults: the exact step runs on models of at most this
  * many binaries (a dozen jobs over a day of 24 slots have about 1,000),
  * each solve within this many branch-and-bound subproblems (no clock:
@@ -265,6 +279,11 @@ void ilp_offline_text(const off_stats *s, char *buf, size_t n);
  * 60-window pass runs first). */
 #define ILP_RELAX_WINDOWS 360
 
+/* The refined pass of ilp_relax stops after this many simplex
+ * iterations per LP (then the first pass's bound stands): a limit that
+ * does not depend on the machine, unlike a clock. */
+#define ILP_RELAX_ITERS 60000
+
 /* The second LP (GPU-time) runs only up to this many columns: GLPK's
  * simplex takes minutes on it at real size, where the job floors give
  * the GPU-time bound instead. */
@@ -289,7 +308,9 @@ typedef struct ilp_relaxed {
                            jobs; -1 when the count LP was not solved */
     int gpu_lp;         /* 1: gpu_seconds_bound from the second LP; 0:
                            from the job floors alone */
-    int limit_hit;      /* 1 the time limit stopped an LP, 0 none */
+    int limit_hit;      /* bits: 1 the time limit stopped an LP, 2 the
+                           iteration limit (ILP_RELAX_ITERS) did; 0 none */
+    long lp_iters;      /* simplex iterations of every pass (reproducible) */
     double seconds;     /* wall time (not reproducible) */
 } ilp_relaxed;
 
@@ -327,21 +348,67 @@ const char *ilp_status_name(ilp_status s);
 int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
                 plan *p, ef_err *e);
 
+/* Everything the oracle holds for its answer. */
+typedef struct ilp_report {
+    const ilp_result *ilp;      /* the exact ILP, or NULL (not run) */
+    const ilp_relaxed *relaxed; /* the relaxed bound, or NULL (not run) */
+    const plan *greedy;         /* arrival order; never NULL */
+    const plan *offline;        /* the offline admission, or NULL */
+    const off_stats *os;        /* its search, or NULL */
+    const plan *guided;         /* the LP-guided admission (offline.h
+                                   off_guided), or NULL (not run) */
+    const off_stats *gs;        /* its search, or NULL */
+    const int *must;            /* per job 1 = must be admitted, or NULL */
+    const job_queue *q;         /* the queue of every plan above */
+    const char *jobs_path;      /* for the document */
+} ilp_report;
+
+/* The oracle's verdict: where the optimum lies. */
+typedef struct ilp_verdict {
+    int infeasible;     /* the --must-admit jobs cannot be admitted together */
+    int answer;         /* 1: a plan admits 'lower' and an LP bounds the
+                           count by 'upper' (so lower <= optimum <= upper);
+                           0: no answer (infeasible, or no LP was solved) */
+    int proven;         /* answer and lower == upper: the optimum */
+    int lower;          /* the most jobs a plan found admits (one that
+                           admits every must job); -1 none */
+    int upper;          /* the least bound from a solved LP; -1 none */
+    const char *best;   /* which admits 'lower': "greedy", "offline",
+                           "guided", "ilp" (the first of these to reach
+                           it), "none" */
+    const plan *best_plan; /* that plan; NULL for "ilp" and "none" */
+} ilp_verdict;
+
+/*
+ * ilp_verdict_of: the verdict of 'rp'. The optimum is the most deadline
+ * jobs any schedule of the time-indexed model admits (every efplan plan
+ * is one, header comment): each plan found is a lower bound (with
+ * --must-admit, only a plan that admits every must job), every solved
+ * LP's bound an upper one. Pure; fills 'v'.
+ */
+void ilp_verdict_of(const ilp_report *rp, ilp_verdict *v);
+
+/* ilp_verdict_admits: 1 if the verdict's best answer admits job j. */
+int ilp_verdict_admits(const ilp_report *rp, const ilp_verdict *v, int j);
+
 /*
  * ilp_report_json: the oracle's answer as JSON (format efplan-oracle,
- * version 2, keys sorted) appended to 'out': "method" (exact, relaxed or
- * both: which of 'r' (the exact ILP) and 'rx' (the relaxation) were run;
- * at least one is not NULL), the greedy plan 'greedy' (admitted count,
- * ids, GPU-seconds of its admitted jobs), the offline admission's plan
- * 'offline' with its search 'os' (or null; 'os' may be NULL), "relaxed"
- * (or null) and "ilp" (or null) as the results hold them, "bound" = the
- * least of the known bounds and "gap_jobs" = bound - greedy admitted
- * (both null when infeasible). The plans must be of the same queue and
+ * version 3, keys sorted) appended to 'out': "method" (exact, relaxed or
+ * both: which of the exact ILP and the relaxation were run; at least one
+ * is not NULL), the greedy plan (admitted count, ids, GPU-seconds of its
+ * admitted jobs), "offline" and "guided" (the offline and the LP-guided
+ * admission's plans with their searches, or null), "relaxed" (or null)
+ * and "ilp" (or null) as the results hold them, "bound" = the least of
+ * the known bounds and "gap_jobs" = bound - greedy admitted (both null
+ * when infeasible), and "verdict" (ilp_verdict_of): "answer" (proven,
+ * range, no_bound or infeasible), "lower", "upper", "gap_jobs" (upper -
+ * lower), "greedy_within" (upper - greedy's count), "best" and the ids
+ * of the jobs the best answer admits that greedy rejects
+ * ("gained_jobs") and the other way round ("given_up_jobs"). Version 3
+ * added "guided", "verdict", "relaxed.lp_iterations" and the relaxed
+ * "limit" value "iterations". The plans must be of the same queue and
  * grid. Every value but the "seconds" is reproducible.
  */
-void ilp_report_json(const ilp_result *r, const ilp_relaxed *rx,
-                     const plan *greedy, const plan *offline,
-                     const off_stats *os, const job_queue *q,
-                     const char *jobs_path, ef_buf *out);
+void ilp_report_json(const ilp_report *rp, ef_buf *out);
 
 #endif
