@@ -261,7 +261,7 @@ static int oracle_output(const oracle_args *a, oracle_run *x, ef_err *e)
     ilp_verdict_of(&rp, &v);
     ef_buf b = {0};
     int rc = 0;
-    if (a->plan_out && v.lower >= 0 && (rc = oracle_plan_out(a, x, &v, e)))
+    if (a->plan_out && v.answer && (rc = oracle_plan_out(a, x, &v, e)))
         return rc;
     if (a->out) {
         ilp_report_json(&rp, &b);
@@ -284,9 +284,8 @@ static int oracle_output(const oracle_args *a, oracle_run *x, ef_err *e)
         cmd_oracle_text(&rp);
     }
     free(b.s);
-    if (a->plan_out && v.lower < 0)
-        fprintf(say, "no plan admits the --must-admit jobs: %s not "
-                "written\n", a->plan_out);
+    if (a->plan_out && !v.answer)
+        fprintf(say, "no answer: %s not written\n", a->plan_out);
     else if (a->plan_out && !cli_cf.quiet)
         fprintf(say, "wrote %s (%s, %d jobs admitted)\n", a->plan_out,
                 v.best, v.lower);

@@ -1268,6 +1268,7 @@ static int relax_once(const job_queue *q, const cluster *c, const ilp_opts *o,
         rc = guarded(&x, e);
     }
     r->seconds = ef_mono_seconds() - x.t_start;
+    r->first_bound = -1;
     ctx_free(&x);
     if (rc != EF_OK) {
         memset(r, 0, sizeof *r);
@@ -1294,6 +1295,7 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
     refine rf; /* pass 1's binding windows */
     memset(&rf, 0, sizeof rf);
     long iters = 0; /* simplex iterations of every pass */
+    int first = -1; /* the first pass's bound */
     ilp_relaxed best; /* the pass with the least bound so far */
     int have = 0;
     double *pa = o->lp_admit /* this pass's a[j] */
@@ -1315,6 +1317,8 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
             return EF_ERR;
         }
         iters += pr.lp_iters;
+        if (i == 0)
+            first = pr.status == ILP_OPTIMAL ? pr.bound : -1;
         double gb = have && best.gpu_seconds_bound > pr.gpu_seconds_bound
                         ? best.gpu_seconds_bound : pr.gpu_seconds_bound;
         int glp = have && best.gpu_seconds_bound > pr.gpu_seconds_bound
@@ -1342,6 +1346,7 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
         return relax_once(q, c, o, NULL, 0, r, e);
     best.seconds = ef_mono_seconds() - t0;
     best.lp_iters = iters;
+    best.first_bound = first;
     *r = best;
     return EF_OK;
 }

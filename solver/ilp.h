@@ -311,6 +311,9 @@ typedef struct ilp_relaxed {
     int limit_hit;      /* bits: 1 the time limit stopped an LP, 2 the
                            iteration limit (ILP_RELAX_ITERS) did; 0 none */
     long lp_iters;      /* simplex iterations of every pass (reproducible) */
+    int first_bound;    /* the first pass's bound (60 windows; what this
+                           bound was before its refined pass); -1 when
+                           o->windows asked for one pass, or none */
     double seconds;     /* wall time (not reproducible) */
 } ilp_relaxed;
 

@@ -57,6 +57,7 @@ static void json_relaxed(jw *w, const ilp_relaxed *x)
     else
         jw_null(w, "gpu_method");
     int_or_null(w, "gpu_seconds_for", x->gpu_seconds_bound >= 0, x->gpu_for);
+    int_or_null(w, "first_pass_bound", x->first_bound >= 0, x->first_bound);
     jw_int(w, "hopeless", x->hopeless);
     jw_str(w, "limit", x->limit_hit & 1 ? "time"
                        : x->limit_hit & 2 ? "iterations" : "none");

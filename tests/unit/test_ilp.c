@@ -479,6 +479,7 @@ static const char report_golden[] =
     "  \"gap_jobs\": 1,\n"
     "  \"greedy\": {\"admitted\": 1, \"admitted_jobs\": [\"A\"], "
     "\"gpu_seconds\": 1000},\n"
+    "  \"guided\": null,\n"
     "  \"ilp\": {\"admitted\": 2, \"admitted_jobs\": [\"B\", \"C\"], "
     "\"binaries\": 28, \"bound\": 2, \"deadline_jobs\": 3, \"gap_jobs\": 0, "
     "\"gpu_seconds\": 1000, \"gpu_seconds_bound\": 1000, "
@@ -492,7 +493,11 @@ static const char report_golden[] =
     "  \"relaxed\": null,\n"
     "  \"slot_seconds\": 100,\n"
     "  \"slots\": 10,\n"
-    "  \"version\": 2\n"
+    "  \"verdict\": {\"answer\": \"proven\", \"best\": \"ilp\", "
+    "\"gained_jobs\": [\"B\", \"C\"], \"gap_jobs\": 0, "
+    "\"given_up_jobs\": [\"A\"], \"greedy_within\": 1, \"lower\": 2, "
+    "\"upper\": 2},\n"
+    "  \"version\": 3\n"
     "}\n";
 
 /* The report of the instance above (with its solve time fixed) and of an
@@ -504,7 +509,9 @@ static void test_report_json(void **state)
     solve_greedy_suboptimal(&t);
     t.r.seconds = 0.25;
     ef_buf b = {0};
-    ilp_report_json(&t.r, NULL, &t.greedy, NULL, NULL, &t.q, "t.json", &b);
+    ilp_report rp = {&t.r, NULL, &t.greedy, NULL, NULL, NULL, NULL, NULL,
+                     &t.q, "t.json"};
+    ilp_report_json(&rp, &b);
     assert_string_equal(b.s, report_golden);
     assert_keys_sorted(b.s);
     free(b.s);
@@ -518,7 +525,9 @@ static void test_report_json(void **state)
               JOB("J2", 150, 0, 200) "]}", "n1g2", 100, &o);
     assert_int_equal(t.r.status, ILP_INFEASIBLE);
     b = (ef_buf){0};
-    ilp_report_json(&t.r, NULL, &t.greedy, NULL, NULL, &t.q, NULL, &b);
+    ilp_report ri = {&t.r, NULL, &t.greedy, NULL, NULL, NULL, NULL, must,
+                     &t.q, NULL};
+    ilp_report_json(&ri, &b);
     assert_keys_sorted(b.s);
     assert_contains(b.s, "\"gap_jobs\": null,\n");
     assert_contains(b.s, "{\"admitted\": null, \"admitted_jobs\": null, ");
@@ -526,6 +535,8 @@ static void test_report_json(void **state)
     assert_contains(b.s, "\"gpu_seconds\": null, ");
     assert_contains(b.s, "\"status\": \"infeasible\"");
     assert_contains(b.s, "\"jobs_file\": \"\",\n");
+    assert_contains(b.s, "\"verdict\": {\"answer\": \"infeasible\", "
+                    "\"best\": \"none\", \"gained_jobs\": null, ");
     free(b.s);
     inst_free(&t);
 }
