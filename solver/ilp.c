@@ -87,6 +87,7 @@ typedef struct ctx {
     double *gfloor;  /* per job: least GPU-slots alone (relax_floor) */
     int *caprow;     /* per window: its cap row, 0 if none */
     int it_lim;      /* simplex iterations per LP; 0 = none */
+    double work;     /* ilp_relax: iterations x rows per LP; 0 = none */
     struct refine *ref; /* ilp_relax's passes: the windows to refine
                            (read) and this pass's tight ones (written) */
 } ctx;
@@ -726,6 +727,10 @@ static int solve(ctx *x, ef_err *e)
     set_objective(x, OBJ_ADMITTED);
     glp_scale_prob(x->P, GLP_SF_AUTO);
     glp_adv_basis(x->P, 0);
+    if (x->work > 0) { /* the iterations that budget buys at this size */
+        double it = x->work / (r->rows > 0 ? r->rows : 1);
+        x->it_lim = it > 2e9 ? 2000000000 : it < 1000 ? 1000 : (int)it;
+    }
     double lp;
     int k = run_lp(x, &lp, e);
     if (k == EF_ERR)
@@ -1157,6 +1162,10 @@ static int relax_solve(ctx *x, ef_err *e)
     }
     glp_scale_prob(x->P, GLP_SF_AUTO);
     glp_adv_basis(x->P, 0);
+    if (x->work > 0) { /* the iterations that budget buys at this size */
+        double it = x->work / (r->rows > 0 ? r->rows : 1);
+        x->it_lim = it > 2e9 ? 2000000000 : it < 1000 ? 1000 : (int)it;
+    }
     double lp;
     int k = run_lp(x, &lp, e);
     if (k == EF_ERR)
@@ -1241,11 +1250,11 @@ static int relax_solve(ctx *x, ef_err *e)
     return EF_OK;
 }
 
-/* One pass of ilp_relax with o->windows windows, at most 'it_lim'
- * simplex iterations per LP (0 = none), its windows refined by 'ref'
- * (may be NULL; filled with this pass's binding windows). */
+/* One pass of ilp_relax with o->windows windows, each LP within 'work'
+ * simplex iterations times rows (0 = no limit), its windows refined by
+ * 'ref' (may be NULL; filled with this pass's binding windows). */
 static int relax_once(const job_queue *q, const cluster *c, const ilp_opts *o,
-                      refine *ref, int it_lim, ilp_relaxed *r, ef_err *e)
+                      refine *ref, double work, ilp_relaxed *r, ef_err *e)
 {
     memset(r, 0, sizeof *r);
     if (o->slot <= 0)
@@ -1255,7 +1264,7 @@ static int relax_once(const job_queue *q, const cluster *c, const ilp_opts *o,
     ctx x;
     ctx_start(&x, q, c, o, &counts, r);
     x.ref = ref;
-    x.it_lim = it_lim;
+    x.work = work;
     r->slot = o->slot;
     r->njobs = q->n;
     int rc = plan_shape(&x, e);
@@ -1280,9 +1289,9 @@ static int relax_once(const job_queue *q, const cluster *c, const ilp_opts *o,
 /* The passes of ilp_relax when o->windows is 0: a coarse model first
  * (a bound within seconds even on a contended queue), then the coarse
  * windows whose capacity binds refined, up to the default count, within
- * ILP_RELAX_ITERS simplex iterations per LP. */
+ * a budget of ILP_RELAX_WORK simplex iterations times rows per LP. */
 static const int relax_passes[] = {60, ILP_RELAX_WINDOWS};
-static const int relax_iters[] = {0, ILP_RELAX_ITERS};
+static const double relax_work[] = {0, ILP_RELAX_WORK};
 
 int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
               ilp_relaxed *r, ef_err *e)
@@ -1310,7 +1319,7 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
             if (po.time_limit <= 0.001)
                 break;
         }
-        if (relax_once(q, c, &po, &rf, relax_iters[i], &pr, e) != EF_OK) {
+        if (relax_once(q, c, &po, &rf, relax_work[i], &pr, e) != EF_OK) {
             free(pa);
             free(rf.wb);
             free(rf.tight);

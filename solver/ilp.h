@@ -273,16 +273,20 @@ int ilp_offline(plan *p, const job_queue *q, const cluster *c,
  * ("exact step: ..."), into buf (n bytes, always terminated). */
 void ilp_offline_text(const off_stats *s, char *buf, size_t n);
 
-/* ilp_relax's finest default: a day of 60 s slots in 360 windows of 4
- * minutes (about 10 s of GLPK for 650 jobs on 256 GPUs that nearly all
- * fit; minutes when the queue contends for the cluster, which is why a
- * 60-window pass runs first). */
-#define ILP_RELAX_WINDOWS 360
+/* ilp_relax's finest default: its second pass keeps up to this many
+ * windows, refining the first pass's 60 where their capacity binds (on
+ * an overloaded day of 265 jobs on 32 GPUs, 200 refined windows give the
+ * bound of all 424 boundaries, 181 where 60 give 200, in 31 s where all
+ * 424 take ten minutes). */
+#define ILP_RELAX_WINDOWS 200
 
-/* The refined pass of ilp_relax stops after this many simplex
- * iterations per LP (then the first pass's bound stands): a limit that
- * does not depend on the machine, unlike a clock. */
-#define ILP_RELAX_ITERS 60000
+/* The refined pass of ilp_relax stops each LP after this many simplex
+ * iterations times the model's rows (then the first pass's bound
+ * stands): a limit that does not depend on the machine, unlike a clock,
+ * and that costs about the same time at any size (an iteration's cost
+ * grows with the rows): 4e8 is 28,000 iterations of a 14,000-row model,
+ * about 25 s on the 2-core development machine. */
+#define ILP_RELAX_WORK 4e8
 
 /* The second LP (GPU-time) runs only up to this many columns: GLPK's
  * simplex takes minutes on it at real size, where the job floors give
@@ -309,7 +313,7 @@ typedef struct ilp_relaxed {
     int gpu_lp;         /* 1: gpu_seconds_bound from the second LP; 0:
                            from the job floors alone */
     int limit_hit;      /* bits: 1 the time limit stopped an LP, 2 the
-                           iteration limit (ILP_RELAX_ITERS) did; 0 none */
+                           iteration budget (ILP_RELAX_WORK) did; 0 none */
     long lp_iters;      /* simplex iterations of every pass (reproducible) */
     int first_bound;    /* the first pass's bound (60 windows; what this
                            bound was before its refined pass); -1 when
@@ -322,15 +326,23 @@ typedef struct ilp_relaxed {
  * for queue 'q' (resolved) on cluster 'c': o->slot, now, time_limit,
  * write_lp (this model, with its admitted-count objective), warm (the
  * plan whose admitted count the GPU-time bound is for; may be NULL),
- * must, windows and fault are read; node_limit is not. o->windows 0:
- * two passes, 60 windows then ILP_RELAX_WINDOWS (skipped when the first
- * already kept every boundary, or its bound is o->warm's admitted count:
- * a feasible count, so no bound is lower), within o->time_limit in total; 'r' is the
- * pass with the least bound (each is a bound), with the largest GPU-time
- * bound of the passes, limit_hit if any pass was stopped, and the total
- * seconds; --write-lp holds the last pass's model. Fills 'r' (owns
- * nothing) and returns EF_OK for every status. Errors: as ilp_solve, but
- * no limit on the exact model's size.
+ * must, windows, lp_admit and fault are read; node_limit is not.
+ * o->windows > 0: one pass with that many windows, spread evenly.
+ * o->windows 0: two passes: 60 windows, then, unless the first kept
+ * every boundary or its bound is o->warm's admitted count (a feasible
+ * count, so no bound is lower), the refined pass: the first pass's
+ * boundaries plus every candidate boundary inside a window whose
+ * capacity row binds in its optimum (nonzero dual), up to
+ * ILP_RELAX_WINDOWS windows, each LP within ILP_RELAX_WORK (iterations
+ * times rows: no clock; a pass stopped by it leaves the first one's
+ * bound). Any set of boundaries aggregates the exact model validly (the
+ * header's proof), so both passes are bounds. 'r' is the pass with the
+ * least bound, with the largest GPU-time bound of the passes, limit_hit
+ * if any pass was stopped, first_bound, the iterations of both and the
+ * total seconds; --write-lp holds the last pass's model. o->time_limit
+ * (0 none) stops them too, and then the answer depends on the machine.
+ * Fills 'r' (owns nothing) and returns EF_OK for every status. Errors:
+ * as ilp_solve, but no limit on the exact model's size.
  */
 int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
               ilp_relaxed *r, ef_err *e);
