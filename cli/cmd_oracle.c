@@ -58,8 +58,9 @@ void help_oracle(void)
         "  --curves DIR        curve directory, or a bundled set: A100, T4\n"
         "  --slot SECONDS      slot length (default 60)\n"
         "  --now T             start (default: earliest submit time)\n"
-        "  --time-limit SEC    also stop each solve after SEC seconds (default\n"
-        "                      none); results then depend on the machine\n"
+        "  --time-limit SEC    stop each solve after SEC seconds as well\n"
+        "                      (default none); the answer then depends on\n"
+        "                      the machine\n"
         "  --node-limit N      stop the exact ILP after N branch-and-bound\n"
         "                      subproblems (default 500)\n"
         "  --must-admit IDS    these jobs must be admitted (comma-separated)\n"
@@ -84,8 +85,9 @@ void help_oracle(void)
         "\n"
         "Exit codes: 0 an answer (a plan and a bound: the optimum between\n"
         "them), 2 usage error, 3 invalid input, 4 no answer: the\n"
-        "--must-admit jobs cannot all be admitted, or every LP was stopped\n"
-        "by --time-limit (the JSON is still written, no plan file), 5\n"
+        "--must-admit jobs cannot all be admitted (or no plan found admits\n"
+        "them all), or every LP was stopped by --time-limit (the JSON is\n"
+        "still written, no plan file), 5\n"
         "internal error (a GLPK failure, a write failure).\n");
     cli_help_shared(CLI_F_JSON);
 }

@@ -168,9 +168,14 @@ static void print_verdict(const ilp_report *rp)
     ilp_verdict_of(rp, &v);
     if (v.infeasible)
         return; /* said above */
-    if (!v.answer) {
+    if (!v.answer && v.upper < 0) {
         printf("  answer: none (no bound: every LP was stopped by its "
                "limit)\n");
+        return;
+    }
+    if (!v.answer) {
+        printf("  answer: none (no plan found admits every --must-admit "
+               "job; at most %d admissible)\n", v.upper);
         return;
     }
     if (v.proven)

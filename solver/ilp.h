@@ -50,10 +50,12 @@
  *
  * SOLVING. Phase 1's LP relaxation is solved first (glp_simplex): its
  * value bounds the admitted count (floor of it) even when branch-and-cut
- * finds nothing in time. Then glp_intopt (Gomory and MIR cuts on) runs
- * from that basis with a callback that offers the warm start (the greedy
- * plan's schedule of its admitted jobs, if given; phase 1's solution in
- * phase 2) as an incumbent, counts subproblem selections for a
+ * finds nothing in time. Then glp_intopt runs
+ * from that basis (Gomory and MIR cuts only on models of at most
+ * ILP_CUTS_BINARIES) with a callback that offers the warm start (a
+ * plan's schedule of its admitted jobs, if given: efplan oracle gives
+ * the best of its plans; phase 1's solution in phase 2) as an
+ * incumbent, counts subproblem selections for a
  * deterministic node budget shared by both phases (glp_ios_terminate),
  * and tracks the best open bound. A GLPK fatal error is caught
  * (glp_error_hook + longjmp) and returned as an internal error; GLPK
