@@ -13,7 +13,10 @@
  *   below greedy; the ILP's plan passes plan_check; same inputs, same
  *   answer;
  * - the oracle's report (efplan-oracle): its bytes for a solved instance,
- *   nulls for an infeasible one, keys sorted in every object.
+ *   nulls for an infeasible one, keys sorted in every object; its
+ *   verdict (ilp_verdict_of): proven, a range from greedy's count, no
+ *   answer when no plan admits the --must-admit jobs or no LP was solved,
+ *   infeasible.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -469,6 +472,66 @@ static void test_node_limit(void **state)
     queue_free(&q);
 }
 
+/* The verdict (ilp_verdict_of) on solve_greedy_suboptimal's instance:
+ * greedy admits A, the ILP B and C (optimal), and with a relaxed bound
+ * of 2 alone: a range from greedy's 1; with --must-admit B, greedy's
+ * plan is no answer (it leaves B out), the ILP's is; without the ILP
+ * there is no answer at all; an infeasible ILP is no answer either. */
+static void test_verdict(void **state)
+{
+    (void)state;
+    inst t;
+    solve_greedy_suboptimal(&t);
+    ilp_relaxed x;
+    memset(&x, 0, sizeof x);
+    x.status = ILP_OPTIMAL;
+    x.bound = 2;
+    ilp_report rp = {&t.r, &x, &t.greedy, NULL, NULL, NULL, NULL, NULL,
+                     &t.q, "t.json"};
+    ilp_verdict v;
+    ilp_verdict_of(&rp, &v);
+    assert_true(v.answer && v.proven);
+    assert_int_equal(v.lower, 2);
+    assert_int_equal(v.upper, 2);
+    assert_string_equal(v.best, "ilp");
+    assert_null(v.best_plan);
+    assert_true(ilp_verdict_admits(&rp, &v, 1));
+    assert_false(ilp_verdict_admits(&rp, &v, 0));
+    rp.ilp = NULL; /* the bound alone: greedy's 1 to 2 */
+    ilp_verdict_of(&rp, &v);
+    assert_true(v.answer);
+    assert_false(v.proven);
+    assert_int_equal(v.lower, 1);
+    assert_int_equal(v.upper, 2);
+    assert_string_equal(v.best, "greedy");
+    assert_ptr_equal(v.best_plan, &t.greedy);
+    int must[3] = {0, 1, 0}; /* B: greedy rejects it */
+    rp.must = must;
+    ilp_verdict_of(&rp, &v);
+    assert_false(v.answer);
+    assert_int_equal(v.lower, -1);
+    assert_int_equal(v.upper, 2);
+    rp.ilp = &t.r; /* the ILP admits B */
+    ilp_verdict_of(&rp, &v);
+    assert_true(v.answer);
+    assert_int_equal(v.lower, 2);
+    x.status = ILP_NO_INCUMBENT; /* no LP solved by the relaxation: the
+                                    ILP's LP still bounds */
+    rp.must = NULL;
+    ilp_verdict_of(&rp, &v);
+    assert_true(v.answer);
+    assert_int_equal(v.upper, 2);
+    rp.ilp = NULL; /* no LP at all */
+    ilp_verdict_of(&rp, &v);
+    assert_false(v.answer);
+    assert_false(v.infeasible);
+    x.status = ILP_INFEASIBLE;
+    ilp_verdict_of(&rp, &v);
+    assert_true(v.infeasible);
+    assert_false(v.answer);
+    inst_free(&t);
+}
+
 /* The efplan-oracle bytes of solve_greedy_suboptimal's instance, as they
  * were when the report was written by hand ("seconds" set by the test). */
 static const char report_golden[] =
@@ -554,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_node_limit),
         cmocka_unit_test(test_report_json),
+        cmocka_unit_test(test_verdict),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
