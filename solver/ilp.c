@@ -727,10 +727,6 @@ static int solve(ctx *x, ef_err *e)
     set_objective(x, OBJ_ADMITTED);
     glp_scale_prob(x->P, GLP_SF_AUTO);
     glp_adv_basis(x->P, 0);
-    if (x->work > 0) { /* the iterations that budget buys at this size */
-        double it = x->work / (r->rows > 0 ? r->rows : 1);
-        x->it_lim = it > 2e9 ? 2000000000 : it < 1000 ? 1000 : (int)it;
-    }
     double lp;
     int k = run_lp(x, &lp, e);
     if (k == EF_ERR)
