@@ -1,5 +1,6 @@
 #!/bin/sh
-# benchmarks/oracle_scale.sh [WINDOWS] [CONTENDED]: the oracle at real size
+# benchmarks/oracle_scale.sh [WINDOWS] [CONTENDED] [OVERLOADED]: the oracle
+# at real size
 # (issue 22). Day-long windows of the ITP traces, planned on 256, 512 and
 # 1,024 GPUs (n32g8, n64g8, n128g8 in turn) with 60 s slots: greedy
 # (arrival order), the offline admission (plan --admission offline,
@@ -8,7 +9,16 @@
 # LP of solver/ilp.h, default passes of 60 then 360 windows, default time
 # limit 60 s), side by side, with solve times. Then CONTENDED (default 4)
 # of the same days on 64 GPUs (n8g8), outside the issue's range, to show
-# the bound and the offline mode where the queue does contend.
+# the bound and the offline mode where the queue does contend. Then
+# OVERLOADED (default 8) day windows cut from every bundled ITP trace
+# (issue 37): the calendar days with the most requested GPU-time (sum of
+# num_gpu x duration of the jobs submitted that day), at most two per
+# trace, the busiest first, on 32 and 64 GPUs in turn (n4g8, n8g8; a
+# day the contended runs above already planned on 64 GPUs is skipped).
+# Every run is `efplan oracle --method relaxed` with its defaults: the
+# greedy plan, the offline admission, the LP-guided admission (new plan),
+# the relaxed bound's first pass (60 windows: the old bound) and its
+# refined pass (the new bound), no clock in any answer.
 # Run from the repository root after `make`. Rows stay in
 # $OUT/results.tsv (default build/oracle-scale).
 #
@@ -24,11 +34,12 @@
 set -eu
 W=${1:-20}
 C=${2:-4}
+V=${3:-8}
 E=${EFPLAN:-build/efplan}
 OUT=${OUT:-build/oracle-scale}
 mkdir -p "$OUT/inst"
 R=$OUT/results.tsv
-printf 'trace\tday\tjobs\tcluster\tgpus\tslots\thopeless\tgreedy\toffline\tplans\twithheld\tbound\tlp_value\twindows\tstatus\tlimit\tgpu_hours_greedy\tgpu_hours_floor\tlp_seconds\ttotal_seconds\texact\n' >"$R"
+printf 'trace\tday\tjobs\tcluster\tgpus\tslots\thopeless\tgreedy\toffline\tplans\twithheld\tbound\tlp_value\twindows\tstatus\tlimit\tgpu_hours_greedy\tgpu_hours_floor\tlp_seconds\ttotal_seconds\texact\tguided\told_bound\tlower\tupper\tbest\n' >"$R"
 
 # the busiest days: trace day count, busiest first, the traces alternating
 days() {
@@ -55,10 +66,14 @@ run() { # trace day cluster
     g=$(sed -n 's/.*"greedy": {"admitted": \([0-9]*\).*/\1/p' "$OUT/r.json")
     gh=$(sed -n 's/.*"greedy": {.*"gpu_seconds": \([0-9]*\)}.*/\1/p' "$OUT/r.json")
     ol=$(sed -n 's/.*"offline": {\(.*\)},$/\1/p' "$OUT/r.json")
+    gl=$(sed -n 's/.*"guided": {\(.*\)},$/\1/p' "$OUT/r.json")
+    vl=$(sed -n 's/.*"verdict": {\(.*\)},$/\1/p' "$OUT/r.json")
+    gd=$(echo "$gl" | sed -n 's/^"admitted": \([0-9]*\).*/\1/p')
+    v() { echo "$vl" | sed -n "s/.*\"$1\": \([^,]*\).*/\1/p" | tr -d '"'; }
     rl=$(sed -n 's/.*"relaxed": {\(.*\)},$/\1/p' "$OUT/r.json")
     o() { echo "$ol" | sed -n "s/.*\"$1\": \([^,]*\).*/\1/p" | tr -d '"'; }
     x() { echo "$rl" | sed -n "s/.*\"$1\": \([^,]*\).*/\1/p" | tr -d '"'; }
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
         "$1" "$2" "$(($(wc -l <"$f") - 1))" "$3" \
         "$(sed -n 's/.*"cluster": {"gpus": \([0-9]*\).*/\1/p' "$OUT/r.json")" \
         "$(sed -n 's/.*"slots": \([0-9]*\).*/\1/p' "$OUT/r.json")" \
@@ -67,7 +82,18 @@ run() { # trace day cluster
         "$(awk -v s="$gh" 'BEGIN { printf "%.1f", s / 3600 }')" \
         "$(awk -v s="$(x gpu_seconds_bound)" 'BEGIN { printf "%.1f", s / 3600 }')" \
         "$(x seconds)" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')" \
-        "$(o exact)" >>"$R"
+        "$(o exact)" "${gd:--}" "$(x first_pass_bound)" "$(v lower)" \
+        "$(v upper)" "$(v best)" >>"$R"
+}
+
+# the days with the most requested GPU-time, at most two per trace
+heavy() {
+    for t in cluster01 cluster05 cluster06 cluster08 cluster09 cluster10; do
+        awk -F, -v t="$t" 'NR == 2 { lo = $2 }
+            NR > 1 { g[int(($2 - lo) / 86400)] += $7 * $8 }
+            END { for (d in g) printf "%s %d %.0f\n", t, d, g[d] / 3600 }' \
+            "inputs/traces/itp/$t.csv" | sort -k3,3nr -k2,2n | head -2
+    done | sort -k3,3nr -k1,1 -k2,2n
 }
 
 days >"$OUT/days.txt"
@@ -81,6 +107,17 @@ head -n "$C" "$OUT/days.txt" | while read -r t d n; do
     run "$t" "$d" n8g8
 done
 
+# a day the contended runs already planned on 64 GPUs is skipped there
+heavy >"$OUT/heavy.txt"
+head -n "$C" "$OUT/days.txt" | awk '{ print $1, $2, "n8g8" }' >"$OUT/done.txt"
+awk 'NR == FNR { done[$1 " " $2 " " $3] = 1; next }
+    { cl = k % 2 ? "n8g8" : "n4g8"
+      if (done[$1 " " $2 " " cl]) next
+      print $1, $2, cl; k++ }' "$OUT/done.txt" "$OUT/heavy.txt" |
+    head -n "$V" | while read -r t d cl; do
+    run "$t" "$d" "$cl"
+done
+
 # ---- summary ------------------------------------------------------------------
 echo "greedy, offline admission and relaxed bound, day-long ITP windows, 60 s slots"
 echo
@@ -90,7 +127,7 @@ awk -F'\t' 'NR == 1 { next }
         $16 == "time" ? ", time limit" : "", $12 - $8, $12 - $9, $19, $20 }' "$R"
 echo
 awk -F'\t' 'NR == 1 { next }
-    { k = $5 >= 256 ? "256-1024" : "64"; n[k]++; jobs[k] += $3
+    { k = $5 >= 256 ? "256-1024" : "32-64"; n[k]++; jobs[k] += $3
       gap[k] += $12 - $8; ogap[k] += $12 - $9; gain[k] += $9 - $8
       if ($12 == $8) opt[k]++
       if ($15 != "optimal") nob[k]++
@@ -98,3 +135,13 @@ awk -F'\t' 'NR == 1 { next }
       if ($20 > tmax[k]) tmax[k] = $20; ts[k] += $20 }
     END { for (k in n) printf "%s GPUs: %d windows (mean %.0f jobs): greedy proven optimal (bound = greedy) in %d; mean gap bound - greedy %.2f jobs, bound - offline %.2f; offline admits %d more than greedy in all; LP not solved in %d; lp seconds mean %.1f max %.1f; total seconds mean %.1f max %.1f\n",
         k, n[k], jobs[k] / n[k], opt[k], gap[k] / n[k], ogap[k] / n[k], gain[k], nob[k], lps[k] / n[k], lpmax[k], ts[k] / n[k], tmax[k] }' "$R" | sort
+
+echo
+echo "contended days (64 GPUs and the overloaded windows): greedy, offline, new plan (LP-guided), old bound (60 windows), new bound (refined), best plan's distance to the bound, seconds"
+echo
+awk -F'\t' 'NR == 1 || $5 >= 256 { next }
+    { up = $25
+      printf "%-9s day %2s  %3d jobs  %2d GPUs  greedy %3d  offline %3d  new plan %3s  old bound %3s  new bound %3s  gap %3d (%4.1f%%)  %-7s  %6.1f s\n",
+        $1, $2, $3, $5, $8, $9, $22, $23, $12, up - $24, (up > 0 ? 100 * (up - $24) / up : 0), $26, $20
+      n++; if (up > 0 && (up - $24) <= 0.10 * up) ok++; if ($20 <= 90) fast++ }
+    END { printf "\n%d days: best plan within 10%% of the bound on %d, at most 90 s on %d\n", n, ok, fast }' "$R"

@@ -1,4 +1,6 @@
-/* cmd_oracle.c: "efplan oracle": the greedy plan beside the exact ILP. */
+/* cmd_oracle.c: "efplan oracle": the greedy plan beside the offline and
+ * LP-guided admissions, the relaxed bound and the exact ILP; its text is
+ * cli/cmd_oracle_text.c. */
 #define _GNU_SOURCE 1
 #include <getopt.h>
 #include <inttypes.h>
@@ -6,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_oracle.h"
 #include "common/jsonw.h"
 #include "common/util.h"
 #include "model/cluster.h"
@@ -16,8 +19,10 @@
 #include "planner/planio.h"
 #include "solver/ilp.h"
 
-/* --method auto runs the exact ILP too up to this many binaries. */
-#define ORACLE_AUTO_BINARIES 50000L
+/* --method auto runs the exact ILP too up to this many binaries (the
+ * bundled sample's 43,036 are past it: there the answer is the plans'
+ * and the relaxed bound's). */
+#define ORACLE_AUTO_BINARIES 10000L
 
 /* What --method asks for. */
 enum { M_AUTO, M_EXACT, M_RELAXED, M_BOTH };
@@ -34,54 +39,56 @@ void help_oracle(void)
         "                     [--offline-exact BINARIES]\n"
         "                     [--out result.json] [--plan-out ilp-plan.json]\n"
         "\n"
-        "How far is the greedy planner from the best possible admission?\n"
-        "Plan the queue greedily (as 'efplan plan') and solve the same\n"
-        "instance exactly as a time-indexed integer program with GLPK: most\n"
-        "deadline jobs admitted, then least GPU-time. Prints both and the gap\n"
-        "with the solver's real status: optimal; feasible (a limit was\n"
-        "reached: best solution and upper bound); no_incumbent (a limit was\n"
-        "reached before any solution: the bound still holds); infeasible\n"
-        "(the --must-admit jobs cannot all be guaranteed). Best-effort jobs\n"
-        "are outside the comparison. The exact ILP proves small instances\n"
-        "(about 12 jobs x 24 slots in seconds). At real size (hundreds of\n"
-        "jobs, a day of 60 s slots) the bound comes from the LP of a\n"
-        "time-aggregated model (solver/ilp.h proves it a bound): no plan can\n"
-        "admit more jobs, and none admitting as many as greedy uses fewer\n"
-        "GPU-hours. The offline admission ('efplan plan --admission\n"
-        "offline') is shown beside greedy's arrival order.\n"
+        "How far from the best possible admission are efplan's plans?\n"
+        "Plan the queue greedily (as 'efplan plan'), with the offline\n"
+        "admission ('efplan plan --admission offline') and with an admission\n"
+        "guided by the relaxed LP (its jobs first, then the planner's own\n"
+        "promise check and search), and bound the most jobs any schedule\n"
+        "can admit: the LP of a time-aggregated model (solver/ilp.h proves it\n"
+        "a bound), and on small models the exact time-indexed ILP (GLPK,\n"
+        "warm-started from the best plan). The answer: the optimum lies\n"
+        "between the best plan's count and the least bound, how far each\n"
+        "plan is from it, and the jobs the best plan admits that greedy\n"
+        "rejects. Best-effort jobs are outside the comparison. No limit is a\n"
+        "clock unless --time-limit is given: the same inputs give the same\n"
+        "answer on any machine.\n"
         "\n"
         "  --jobs FILE         job queue: trace CSV or JSON {\"jobs\": [...]}\n"
         "  --cluster SPEC      nNgG shorthand (n16g8), or a .csv/.json spec\n"
         "  --curves DIR        curve directory, or a bundled set: A100, T4\n"
         "  --slot SECONDS      slot length (default 60)\n"
         "  --now T             start (default: earliest submit time)\n"
-        "  --time-limit SEC    stop each solve after SEC seconds (default 10\n"
-        "                      for the exact ILP, 60 for the relaxation;\n"
-        "                      0 = none); results then depend on the machine\n"
-        "  --node-limit N      stop after N branch-and-cut subproblems\n"
-        "                      (reproducible; default none)\n"
+        "  --time-limit SEC    stop each solve after SEC seconds as well\n"
+        "                      (default none); the answer then depends on\n"
+        "                      the machine\n"
+        "  --node-limit N      stop the exact ILP after N branch-and-bound\n"
+        "                      subproblems (default 500)\n"
         "  --must-admit IDS    these jobs must be admitted (comma-separated)\n"
-        "  --no-warm-start     do not start the solver from the greedy plan\n"
+        "  --no-warm-start     do not start the solver from the best plan\n"
         "  --write-lp FILE     write the model (CPLEX LP format: glpsol, CBC,\n"
         "                      HiGHS read it): the exact ILP's when it runs,\n"
         "                      else the relaxation's\n"
         "  --method M          exact: the time-indexed ILP; relaxed: only the\n"
         "                      aggregated LP bound (any size); both; auto\n"
         "                      (default): the bound, and the exact ILP too\n"
-        "                      when it has at most 50,000 binaries\n"
-        "  --windows N         time windows of the relaxation (default 360;\n"
-        "                      more is tighter and slower)\n"
-        "  --offline-plans N   plans the offline admission may try (default\n"
-        "                      200; 1 = arrival order only)\n"
+        "                      when it has at most 10,000 binaries\n"
+        "  --windows N         one pass of the relaxation with N time windows\n"
+        "                      (default: 60, then up to 200 refined where the\n"
+        "                      capacity binds, within a fixed LP budget)\n"
+        "  --offline-plans N   plans the offline and the LP-guided admissions\n"
+        "                      may each try (default 200; 1 = arrival order)\n"
         "  --offline-exact B   the offline admission's exact step runs on\n"
         "                      models of at most B binaries (default 5000;\n"
         "                      0 = the search alone), as in 'efplan plan'\n"
-        "  --out FILE          write the result (JSON, efplan-oracle v2)\n"
-        "  --plan-out FILE     write the ILP's schedule as a plan file\n"
+        "  --out FILE          write the result (JSON, efplan-oracle v3)\n"
+        "  --plan-out FILE     write the best plan found (a plan file)\n"
         "\n"
-        "Exit codes: 0 optimal or feasible, 2 usage error, 3 invalid input,\n"
-        "4 infeasible, no incumbent, or no bound (the JSON is still written),\n"
-        "5 internal error (a GLPK failure, a write failure).\n");
+        "Exit codes: 0 an answer (a plan and a bound: the optimum between\n"
+        "them), 2 usage error, 3 invalid input, 4 no answer: the\n"
+        "--must-admit jobs cannot all be admitted (or no plan found admits\n"
+        "them all), or every LP was stopped by --time-limit (the JSON is\n"
+        "still written, no plan file), 5\n"
+        "internal error (a GLPK failure, a write failure).\n");
     cli_help_shared(CLI_F_JSON);
 }
 
@@ -112,109 +119,275 @@ static int parse_must(const char *list, const job_queue *q, int *must)
     return 0;
 }
 
-/* The greedy, offline and relaxation lines, and the relaxation's gap
- * when the exact ILP did not run. */
-static void print_bound(const plan *g, const plan *off, const off_stats *os,
-                        const ilp_relaxed *x, const ilp_result *r,
-                        const job_queue *q)
+
+/* What the command line asks for. */
+typedef struct oracle_args {
+    const char *jobs, *cluster, *curves, *out, *plan_out, *must;
+    int warm, method;
+    cli_offline of;
+    plan_opts po;
+    ilp_opts io;
+} oracle_args;
+
+/* Everything one run holds (freed by oracle_free). */
+typedef struct oracle_run {
+    cluster c;
+    curve_set cs;
+    job_queue q;
+    plan g, off, gd, ip;
+    off_stats os, gs;
+    ilp_result r;
+    ilp_relaxed rx;
+    int *must;
+    double *lpa;   /* the relaxed LP's a[j] */
+    int run_exact, run_relaxed, have_gd;
+} oracle_run;
+
+static void oracle_free(oracle_run *x)
 {
-    if (!r)
-        printf("oracle   %d jobs (%d with deadline) on %s (%d GPUs), %d "
-               "slots of %d s from %" PRId64 "\n", q->n, x->deadline_jobs,
-               g->cl.name, g->cl.total_gpus, x->nslots, x->slot, x->now);
-    printf("  greedy (arrival order) admits %d jobs, %.2f GPU-hours\n",
-           g->admitted, g->promised_gpu_seconds / 3600.0);
-    printf("  offline admission admits %d jobs, %.2f GPU-hours (%d plans "
-           "tried, %d jobs left out%s)\n", off->admitted,
-           off->promised_gpu_seconds / 3600.0, os->plans, os->withheld,
-           os->budget_hit ? "; stopped by --offline-plans" : "");
-    char ex[160]; /* what its exact step did */
-    ilp_offline_text(os, ex, sizeof ex);
-    printf("    %s\n", ex);
-    if (!x)
-        return;
-    switch (x->status) {
-    case ILP_OPTIMAL:
-        printf("  relaxed bound: at most %d jobs admissible (LP %.3f over "
-               "%d windows, %d rows, %d columns, %.2f s)\n", x->bound,
-               x->lp_value, x->windows, x->rows, x->cols, x->seconds);
-        if (x->gpu_seconds_bound >= 0)
-            printf("  relaxed bound: admitting %d jobs takes at least %.2f "
-                   "GPU-hours\n", x->gpu_for, x->gpu_seconds_bound / 3600.0);
-        break;
-    case ILP_NO_INCUMBENT:
-        printf("  relaxed bound: the LP was stopped by the time limit after "
-               "%.2f s (%d windows); only the trivial bound %d holds\n",
-               x->seconds, x->windows, x->bound);
-        break;
-    default:
-        printf("  relaxed bound: the --must-admit jobs cannot all be "
-               "admitted together\n");
-        break;
-    }
-    if (!r && x->status != ILP_INFEASIBLE)
-        printf("  gap: greedy admits %d, offline %d; no plan admits more than "
-               "%d (greedy's gap at most %d, offline's at most %d)\n",
-               g->admitted, off->admitted, x->bound, x->bound - g->admitted,
-               x->bound - off->admitted);
+    free(x->must);
+    free(x->lpa);
+    ilp_result_free(&x->r);
+    plan_free(&x->ip);
+    plan_free(&x->gd);
+    plan_free(&x->off);
+    plan_free(&x->g);
+    queue_free(&x->q);
+    curve_set_free(&x->cs);
 }
 
-static void print_result(const plan *g, const ilp_result *r, const job_queue *q)
+/* The report of run x. */
+static ilp_report oracle_report(const oracle_run *x, const char *jobs_path)
 {
-    char buf[64];
-    printf("oracle   %d jobs (%d with deadline) on %s (%d GPUs), %d slots of "
-           "%d s from %" PRId64 "\n", q->n, r->deadline_jobs, g->cl.name,
-           g->cl.total_gpus, r->nslots, r->slot, r->now);
-    printf("  model  %d rows, %d binaries; %d jobs cannot finish even alone; "
-           "warm start %s\n", r->rows, r->binaries, r->hopeless,
-           r->warm_start > 0 ? "accepted" : r->warm_start < 0 ? "rejected"
-                                                             : "not used");
-    printf("  %-7s %-13s %8s %6s %10s %8s %8s\n", "", "status", "admitted",
-           "bound", "GPU-hours", "nodes", "seconds");
-    printf("  %-7s %-13s %8d %6s %10.2f %8s %8s\n", "greedy", "-", g->admitted,
-           "-", g->promised_gpu_seconds / 3600.0, "-", "-");
-    char adm[16] = "-", bnd[16] = "-", gh[24] = "-";
-    if (r->admit) {
-        snprintf(adm, sizeof adm, "%d", r->admitted);
-        snprintf(gh, sizeof gh, "%.2f", r->gpu_seconds / 3600.0);
+    ilp_report rp = {
+        x->run_exact ? &x->r : NULL, x->run_relaxed ? &x->rx : NULL, &x->g,
+        &x->off, &x->os, x->have_gd ? &x->gd : NULL, &x->gs, x->must, &x->q,
+        jobs_path};
+    return rp;
+}
+
+/* The planner's side: greedy, the relaxed bound (with each job's LP
+ * admission), the offline admission, the LP-guided one. Returns 0 or an
+ * exit code (printed). */
+static int oracle_plans(oracle_args *a, oracle_run *x, ef_err *e)
+{
+    if (plan_build(&x->g, &x->q, &x->c, &a->po, e) != EF_OK)
+        return cli_fail(e);
+    a->io.slot = a->po.slot;
+    a->io.now = x->g.now;
+    a->io.warm = a->warm ? &x->g : NULL;
+    /* test hook (tests/e2e/oracle.sh): provoke a GLPK fatal error */
+    const char *fault = getenv("EFPLAN_ILP_FAULT");
+    if (fault && strcmp(fault, "glpk") == 0)
+        a->io.fault = ILP_FAULT_GLPK;
+    if (x->run_relaxed) {
+        ilp_opts ro = a->io;
+        x->lpa = ef_calloc((size_t)x->q.n + 1, sizeof *x->lpa);
+        ro.lp_admit = x->lpa;
+        ro.node_limit = 0;
+        /* --write-lp: this model; the exact ILP, if it runs, replaces it */
+        if (ilp_relax(&x->q, &x->c, &ro, &x->rx, e) != EF_OK)
+            return cli_fail(e);
     }
-    if (r->status != ILP_INFEASIBLE)
-        snprintf(bnd, sizeof bnd, "%d", r->bound);
-    snprintf(buf, sizeof buf, "%.2f", r->seconds);
-    printf("  %-7s %-13s %8s %6s %10s %8ld %8s\n", "ilp",
-           ilp_status_name(r->status), adm, bnd, gh, r->nodes, buf);
-    if (r->lp_bound >= 0)
-        printf("  LP relaxation bound: %d admitted\n", r->lp_bound);
-    if (r->admit && r->gpu_status == ILP_FEASIBLE)
-        printf("  GPU-time not proven least: at least %.2f GPU-hours for %d "
-               "jobs\n", r->gpu_seconds_bound / 3600.0, r->admitted);
-    if (r->limit_hit)
-        printf("  stopped by the %s limit\n",
-               r->limit_hit == 1 ? "time" : "node");
-    switch (r->status) {
-    case ILP_OPTIMAL:
-        printf("  gap: the optimum admits %d, greedy %d (%d more)\n",
-               r->admitted, g->admitted, r->admitted - g->admitted);
+    if (ilp_offline(&x->off, &x->q, &x->c, &a->po, a->of.plans, a->of.exact,
+                    ILP_OFFLINE_NODES, &x->os, e) != EF_OK)
+        return cli_fail(e);
+    /* the LP-guided admission, when the bound leaves room */
+    if (x->run_relaxed && x->rx.status == ILP_OPTIMAL &&
+        x->off.admitted < x->rx.bound && off_open(&x->off) > 0) {
+        if (off_guided(&x->gd, &x->q, &x->c, &a->po, x->lpa, a->of.plans,
+                       &x->gs, e) != EF_OK)
+            return cli_fail(e);
+        x->have_gd = 1;
+    }
+    return 0;
+}
+
+/* The exact ILP, when asked for (or, with auto, when the model is
+ * small), warm-started from the best plan so far. Returns 0 or an exit
+ * code (printed). */
+static int oracle_exact(oracle_args *a, oracle_run *x, ef_err *e)
+{
+    if (a->method == M_AUTO && x->rx.status != ILP_INFEASIBLE &&
+        x->rx.exact_binaries <= ORACLE_AUTO_BINARIES)
+        x->run_exact = 1;
+    if (!x->run_exact)
+        return 0;
+    if (a->warm) {
+        const plan *w = &x->g; /* the best plan that admits the musts */
+        const plan *cand[2] = {&x->off, x->have_gd ? &x->gd : NULL};
+        for (int i = 0; i < 2; i++) {
+            int ok = cand[i] && cand[i]->admitted > w->admitted;
+            for (int j = 0; ok && x->must && j < x->q.n; j++)
+                ok = !x->must[j] ||
+                     cand[i]->jobs[j].decision == PLAN_ADMITTED;
+            if (ok)
+                w = cand[i];
+        }
+        a->io.warm = w;
+    }
+    if (ilp_solve(&x->q, &x->c, &a->io, &x->r, e) != EF_OK)
+        return cli_fail(e);
+    return 0;
+}
+
+/* --plan-out: the best answer's plan (the ILP's schedule through the
+ * planner's slot loop when it admits the most). Returns 0 or an exit
+ * code (printed); *wrote says whether a file was written. */
+static int oracle_plan_out(const oracle_args *a, oracle_run *x,
+                           const ilp_verdict *v, ef_err *e)
+{
+    const plan *p = v->best_plan;
+    if (!p && strcmp(v->best, "ilp") == 0) {
+        if (ilp_to_plan(&x->r, &x->q, &x->c, &x->ip, e) != EF_OK)
+            return cli_fail(e);
+        if (plan_check(&x->ip, e) != EF_OK) {
+            ef_prefix(e, "the ILP plan failed its check: ");
+            return cli_fail(e);
+        }
+        p = &x->ip;
+    }
+    if (!p)
+        return 0;
+    char *jf = plan_jobs_file_for(a->plan_out, a->jobs); /* planio.h */
+    int wr = plan_write_json(p, a->plan_out, jf, a->curves, 0, e);
+    free(jf);
+    return wr == EF_OK ? 0 : cli_fail(e);
+}
+
+/* Write what was asked for and say it; the exit code. */
+static int oracle_output(const oracle_args *a, oracle_run *x, ef_err *e)
+{
+    ilp_report rp = oracle_report(x, a->jobs);
+    ilp_verdict v;
+    ilp_verdict_of(&rp, &v);
+    ef_buf b = {0};
+    int rc = 0;
+    if (a->plan_out && v.answer && (rc = oracle_plan_out(a, x, &v, e)))
+        return rc;
+    if (a->out) {
+        ilp_report_json(&rp, &b);
+        if (ef_write_file_atomic(a->out, b.s, b.n, e) != EF_OK) {
+            free(b.s);
+            return cli_fail(e);
+        }
+    }
+    /* --json: the efplan-oracle document is standard output's data,
+     * notes go to standard error */
+    FILE *say = cli_cf.json ? stderr : stdout;
+    if (cli_cf.json) {
+        if (!b.n)
+            ilp_report_json(&rp, &b);
+        if (cli_write_out("-", b.s, b.n, e) != EF_OK) {
+            free(b.s);
+            return cli_fail(e);
+        }
+    } else {
+        cmd_oracle_text(&rp);
+    }
+    free(b.s);
+    if (a->plan_out && !v.answer)
+        fprintf(say, "no answer: %s not written\n", a->plan_out);
+    else if (a->plan_out && !cli_cf.quiet)
+        fprintf(say, "wrote %s (%s, %d jobs admitted)\n", a->plan_out,
+                v.best, v.lower);
+    if (a->io.write_lp && !cli_cf.quiet)
+        fprintf(say, "wrote %s\n", a->io.write_lp);
+    if (a->out && !cli_cf.quiet)
+        fprintf(say, "wrote %s\n", a->out);
+    return v.answer ? 0 : EXIT_INFEASIBLE;
+}
+
+/* The run: inputs, plans, bound, exact ILP, outputs. */
+static int oracle_main(oracle_args *a)
+{
+    ef_err e = {0};
+    oracle_run x;
+    memset(&x, 0, sizeof x);
+    x.run_exact = a->method == M_EXACT || a->method == M_BOTH;
+    x.run_relaxed = a->method != M_EXACT;
+    int rc = 0;
+    if (cli_load_inputs(a->cluster, a->curves, a->jobs, &x.c, &x.cs, &x.q,
+                        &e) != EF_OK) {
+        rc = cli_fail(&e);
+        goto out;
+    }
+    if (a->must) {
+        x.must = ef_calloc((size_t)x.q.n + 1, sizeof *x.must);
+        if ((rc = parse_must(a->must, &x.q, x.must)) != 0)
+            goto out;
+        a->io.must = x.must;
+    }
+    if ((rc = oracle_plans(a, &x, &e)) != 0 ||
+        (rc = oracle_exact(a, &x, &e)) != 0)
+        goto out;
+    rc = oracle_output(a, &x, &e);
+out:
+    oracle_free(&x);
+    return rc;
+}
+
+/* One option of the table; 0, or an exit code (printed); 1 for --help. */
+static int oracle_option(int o, oracle_args *a, char **argv)
+{
+    int64_t v;
+    double d;
+    switch (o) {
+    case 'j': a->jobs = optarg; break;
+    case 'c': a->cluster = optarg; break;
+    case 'u': a->curves = optarg; break;
+    case 'o': a->out = optarg; break;
+    case 'p': a->plan_out = optarg; break;
+    case 'l': a->io.write_lp = optarg; break;
+    case 'm': a->must = optarg; break;
+    case 'W': a->warm = 0; break;
+    case 's':
+        return cli_parse_slot("oracle", optarg, &a->po.slot) != 0
+                   ? EXIT_USAGE : 0;
+    case 'n':
+        return cli_parse_now("oracle", optarg, &a->po.now) != 0 ? EXIT_USAGE
+                                                                 : 0;
+    case 't':
+        if (ef_parse_double(optarg, &d) != EF_NUM_OK || d < 0 || d > 1e6)
+            return cli_usage_error("oracle", "--time-limit: \"%s\" is not "
+                                   "a number of seconds from 0 to 1e6",
+                                   optarg);
+        a->io.time_limit = d;
         break;
-    case ILP_FEASIBLE:
-        if (r->bound == r->admitted)
-            printf("  gap: the optimum admits %d (proven), greedy %d (%d "
-                   "more)\n", r->admitted, g->admitted,
-                   r->admitted - g->admitted);
+    case 'M':
+        if (strcmp(optarg, "auto") == 0)
+            a->method = M_AUTO;
+        else if (strcmp(optarg, "exact") == 0)
+            a->method = M_EXACT;
+        else if (strcmp(optarg, "relaxed") == 0)
+            a->method = M_RELAXED;
+        else if (strcmp(optarg, "both") == 0)
+            a->method = M_BOTH;
         else
-            printf("  gap: not proven; the best found admits %d, at most %d "
-                   "possible; greedy %d (gap at most %d)\n", r->admitted,
-                   r->bound, g->admitted, r->bound - g->admitted);
+            return cli_usage_error("oracle", "--method: \"%s\" (expected "
+                                   "auto, exact, relaxed or both)", optarg);
         break;
-    case ILP_NO_INCUMBENT:
-        printf("  gap: no solution found; at most %d admissible; greedy %d "
-               "(gap at most %d)\n", r->bound, g->admitted,
-               r->bound - g->admitted);
+    case 'w':
+        if (ef_parse_i64(optarg, 1, 100000, &v) != EF_NUM_OK)
+            return cli_usage_error("oracle", "--windows: \"%s\" is not "
+                                   "a count from 1 to 100000", optarg);
+        a->io.windows = (int)v;
         break;
-    default:
-        printf("  the --must-admit jobs cannot all be admitted together\n");
+    case 'N':
+        if (ef_parse_i64(optarg, 1, 1000000000, &v) != EF_NUM_OK)
+            return cli_usage_error("oracle", "--node-limit: \"%s\" is not "
+                                   "a count from 1 to 1e9", optarg);
+        a->io.node_limit = (long)v;
         break;
+    case 'h': help_oracle(); return 1;
+    default: {
+        int rc = cli_offline_option("oracle", o, optarg, &a->of);
+        if (rc >= 0)
+            return rc;
+        return cli_option_error("oracle", o, argv[optind - 1]);
     }
+    }
+    return 0;
 }
 
 int cmd_oracle(int argc, char **argv)
@@ -237,214 +410,28 @@ int cmd_oracle(int argc, char **argv)
         CLI_OFFLINE_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    const char *jobs_path = NULL, *cluster_arg = NULL, *curves_arg = NULL;
-    const char *out_path = NULL, *plan_path = NULL, *must_arg = NULL;
-    int warm = 1, o, method = M_AUTO, time_set = 0;
-    cli_offline of; /* --offline-plans, --offline-exact */
-    cli_offline_default(&of);
-    plan_opts po;
-    ilp_opts io;
-    plan_opts_default(&po);
-    ilp_opts_default(&io);
-    io.time_limit = 10;
+    oracle_args a;
+    memset(&a, 0, sizeof a);
+    a.warm = 1;
+    a.method = M_AUTO;
+    cli_offline_default(&a.of);
+    plan_opts_default(&a.po);
+    ilp_opts_default(&a.io);
+    a.io.node_limit = ILP_ORACLE_NODES; /* no clock by default */
     opterr = 0;
     optind = 1;
+    int o;
     while ((o = cli_getopt("oracle", argc, argv, opts, CLI_F_JSON,
                            NULL)) != -1) {
-        int64_t v;
-        double d;
-        switch (o) {
-        case 'j': jobs_path = optarg; break;
-        case 'c': cluster_arg = optarg; break;
-        case 'u': curves_arg = optarg; break;
-        case 'o': out_path = optarg; break;
-        case 'p': plan_path = optarg; break;
-        case 'l': io.write_lp = optarg; break;
-        case 'm': must_arg = optarg; break;
-        case 'W': warm = 0; break;
-        case 's':
-            if (cli_parse_slot("oracle", optarg, &po.slot) != 0)
-                return EXIT_USAGE;
-            break;
-        case 'n':
-            if (cli_parse_now("oracle", optarg, &po.now) != 0)
-                return EXIT_USAGE;
-            break;
-        case 't':
-            if (ef_parse_double(optarg, &d) != EF_NUM_OK || d < 0 || d > 1e6)
-                return cli_usage_error("oracle", "--time-limit: \"%s\" is not "
-                                       "a number of seconds from 0 to 1e6",
-                                       optarg);
-            io.time_limit = d;
-            time_set = 1;
-            break;
-        case 'M':
-            if (strcmp(optarg, "auto") == 0)
-                method = M_AUTO;
-            else if (strcmp(optarg, "exact") == 0)
-                method = M_EXACT;
-            else if (strcmp(optarg, "relaxed") == 0)
-                method = M_RELAXED;
-            else if (strcmp(optarg, "both") == 0)
-                method = M_BOTH;
-            else
-                return cli_usage_error("oracle", "--method: \"%s\" (expected "
-                                       "auto, exact, relaxed or both)",
-                                       optarg);
-            break;
-        case 'w':
-            if (ef_parse_i64(optarg, 1, 100000, &v) != EF_NUM_OK)
-                return cli_usage_error("oracle", "--windows: \"%s\" is not "
-                                       "a count from 1 to 100000", optarg);
-            io.windows = (int)v;
-            break;
-        case 'N':
-            if (ef_parse_i64(optarg, 1, 1000000000, &v) != EF_NUM_OK)
-                return cli_usage_error("oracle", "--node-limit: \"%s\" is not "
-                                       "a count from 1 to 1e9", optarg);
-            io.node_limit = (long)v;
-            break;
-        case 'h': help_oracle(); return 0;
-        default: {
-            int rc = cli_offline_option("oracle", o, optarg, &of);
-            if (rc >= 0) {
-                if (rc != 0)
-                    return rc;
-                break;
-            }
-            return cli_option_error("oracle", o, argv[optind - 1]);
-        }
-        }
+        int rc = oracle_option(o, &a, argv);
+        if (rc != 0)
+            return rc == 1 ? 0 : rc;
     }
     if (optind < argc)
         return cli_usage_error("oracle", "unexpected argument \"%s\"",
                                argv[optind]);
-    if (!jobs_path || !cluster_arg || !curves_arg)
+    if (!a.jobs || !a.cluster || !a.curves)
         return cli_usage_error("oracle", "--jobs, --cluster and --curves are "
                                "required");
-    ef_err e = {0};
-    cluster c;
-    curve_set cs = {0};
-    job_queue q = {0};
-    plan g = {0}, ip = {0}, off = {0};
-    off_stats os = {0};
-    ilp_result r = {0};
-    ilp_relaxed rx = {0};
-    int run_exact = method == M_EXACT || method == M_BOTH;
-    int run_relaxed = method != M_EXACT;
-    ef_buf b = {0};
-    int *must = NULL, rc = 0;
-    if (cli_load_inputs(cluster_arg, curves_arg, jobs_path, &c, &cs, &q, &e) !=
-        EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
-    }
-    if (must_arg) {
-        must = ef_calloc((size_t)q.n + 1, sizeof *must);
-        if ((rc = parse_must(must_arg, &q, must)) != 0)
-            goto out;
-        io.must = must;
-    }
-    if (plan_build(&g, &q, &c, &po, &e) != EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
-    }
-    io.slot = po.slot;
-    io.now = g.now;
-    io.warm = warm ? &g : NULL;
-    /* test hook (tests/e2e/oracle.sh): provoke a GLPK fatal error */
-    const char *fault = getenv("EFPLAN_ILP_FAULT");
-    if (fault && strcmp(fault, "glpk") == 0)
-        io.fault = ILP_FAULT_GLPK;
-    if (ilp_offline(&off, &q, &c, &po, of.plans, of.exact, ILP_OFFLINE_NODES,
-                    &os, &e) != EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
-    }
-    if (run_relaxed) {
-        ilp_opts ro = io;
-        if (!time_set)
-            ro.time_limit = 60;
-        /* --write-lp: this model; the exact ILP, if it runs, replaces it */
-        if (ilp_relax(&q, &c, &ro, &rx, &e) != EF_OK) {
-            rc = cli_fail(&e);
-            goto out;
-        }
-        if (method == M_AUTO && rx.status != ILP_INFEASIBLE &&
-            rx.exact_binaries <= ORACLE_AUTO_BINARIES)
-            run_exact = 1;
-    }
-    if (run_exact && ilp_solve(&q, &c, &io, &r, &e) != EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
-    }
-    if (plan_path && r.admit) {
-        if (ilp_to_plan(&r, &q, &c, &ip, &e) != EF_OK) {
-            rc = cli_fail(&e);
-            goto out;
-        }
-        if (plan_check(&ip, &e) != EF_OK) {
-            ef_prefix(&e, "the ILP plan failed its check: ");
-            rc = cli_fail(&e);
-            goto out;
-        }
-        char *jf = plan_jobs_file_for(plan_path, jobs_path); /* planio.h */
-        int wr = plan_write_json(&ip, plan_path, jf, curves_arg, 0, &e);
-        free(jf);
-        if (wr != EF_OK) {
-            rc = cli_fail(&e);
-            goto out;
-        }
-    }
-    if (out_path) {
-        ilp_report_json(run_exact ? &r : NULL, run_relaxed ? &rx : NULL, &g,
-                        &off, &os, &q, jobs_path, &b);
-        if (ef_write_file_atomic(out_path, b.s, b.n, &e) != EF_OK) {
-            rc = cli_fail(&e);
-            goto out;
-        }
-    }
-    /* --json: the efplan-oracle document is standard output's data,
-     * notes go to standard error */
-    FILE *say = cli_cf.json ? stderr : stdout;
-    if (cli_cf.json) {
-        if (!b.n)
-            ilp_report_json(run_exact ? &r : NULL, run_relaxed ? &rx : NULL,
-                            &g, &off, &os, &q, jobs_path, &b);
-        if (cli_write_out("-", b.s, b.n, &e) != EF_OK) {
-            rc = cli_fail(&e);
-            goto out;
-        }
-    } else {
-        if (run_exact)
-            print_result(&g, &r, &q);
-        print_bound(&g, &off, &os, run_relaxed ? &rx : NULL,
-                    run_exact ? &r : NULL, &q);
-    }
-    if (plan_path && !run_exact)
-        fprintf(say, "the relaxation has no schedule: %s not written "
-                "(--plan-out needs the exact ILP)\n", plan_path);
-    else if (plan_path && !r.admit)
-        fprintf(say, "no ILP solution: %s not written\n", plan_path);
-    else if (plan_path && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", plan_path);
-    if (io.write_lp && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", io.write_lp);
-    if (out_path && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", out_path);
-    if (run_exact &&
-        (r.status == ILP_INFEASIBLE || r.status == ILP_NO_INCUMBENT))
-        rc = EXIT_INFEASIBLE;
-    if (!run_exact && rx.status != ILP_OPTIMAL)
-        rc = EXIT_INFEASIBLE;
-out:
-    free(b.s);
-    free(must);
-    ilp_result_free(&r);
-    plan_free(&ip);
-    plan_free(&off);
-    plan_free(&g);
-    queue_free(&q);
-    curve_set_free(&cs);
-    return rc;
+    return oracle_main(&a);
 }

@@ -460,3 +460,161 @@ int off_open(const plan *p)
             open++;
     return open;
 }
+
+/* What cmp_guided orders by: the LP's value, then the job's cost. */
+typedef struct guide_ord {
+    const double *prio;
+    const double *cost;
+    const job_queue *q;
+} guide_ord;
+
+/* Highest priority first, then the cheapest, then deadline, then queue
+ * index. */
+static int cmp_guided(const void *a, const void *b, void *ctx)
+{
+    const guide_ord *g = ctx;
+    int i = *(const int *)a, j = *(const int *)b;
+    if (g->prio[i] != g->prio[j])
+        return g->prio[i] > g->prio[j] ? -1 : 1;
+    if (g->cost[i] != g->cost[j])
+        return g->cost[i] < g->cost[j] ? -1 : 1;
+    const job *u = &g->q->jobs[i], *v = &g->q->jobs[j];
+    int64_t du = u->has_deadline ? u->deadline : INT64_MAX;
+    int64_t dv = v->has_deadline ? v->deadline : INT64_MAX;
+    if (du != dv)
+        return du < dv ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+/* 1 if job i may be withheld by the guided seed: a deadline job neither
+ * promised nor under way. */
+static int guide_free(const job *j)
+{
+    return j->has_deadline && !j->promised && j->iterations_done <= 0 &&
+           j->samples_done <= 0;
+}
+
+/* The guided search's incumbent: its plan, cost and how it was built. */
+typedef struct guide_inc {
+    plan p;
+    double cost;
+    int have;
+    int early;            /* decided at the start, in 'key' order */
+    unsigned char *wh;    /* withheld */
+} guide_inc;
+
+/* Build one guided try (withheld 'tw'; decided at the start in 'key'
+ * order when 'early', else at release in 'key' order within a point)
+ * and keep it in 'b' when better. Returns EF_OK or EF_ERR. */
+static int guide_try(guide_inc *b, const job_queue *q, const cluster *c,
+                     const plan_opts *o, const unsigned char *tw,
+                     const double *key, const int64_t *dec, int early,
+                     const double *cost, off_stats *s, ef_err *e)
+{
+    plan t;
+    if (build(&t, q, c, o, tw, key, early ? dec : NULL, e) != EF_OK)
+        return EF_ERR;
+    s->plans++;
+    double tc = plan_cost(&t, cost);
+    if (b->have && !better(&t, tc, b->p.admitted, b->cost)) {
+        plan_free(&t);
+        return EF_OK;
+    }
+    if (b->have)
+        plan_free(&b->p);
+    b->p = t;
+    b->cost = tc;
+    b->have = 1;
+    b->early = early;
+    memcpy(b->wh, tw, (size_t)q->n + 1);
+    s->moves++;
+    return EF_OK;
+}
+
+int off_guided(plan *p, const job_queue *q, const cluster *c,
+               const plan_opts *o, const double *prio, int max_plans,
+               off_stats *st, ef_err *e)
+{
+    off_stats s;
+    memset(&s, 0, sizeof s);
+    s.exact = s.exact_status = s.exact_admitted = -1;
+    s.exact_skip = OFF_SKIP_OFF;
+    s.exact_binaries = -1;
+    s.exact_bound = -1;
+    memset(p, 0, sizeof *p);
+    ef_assert(o->withhold == NULL && o->order == NULL && max_plans >= 1);
+    int n = q->n, rc = EF_ERR;
+    double *cost = ef_malloc(((size_t)n + 1) * sizeof *cost);
+    double *key = ef_calloc((size_t)n + 1, sizeof *key);
+    int64_t *dec = ef_malloc(((size_t)n + 1) * sizeof *dec);
+    int *seq = ef_malloc(((size_t)n + 1) * sizeof *seq);
+    unsigned char *tw = ef_calloc((size_t)n + 1, 1);
+    guide_inc b;
+    memset(&b, 0, sizeof b);
+    b.wh = ef_calloc((size_t)n + 1, 1);
+    for (int i = 0; i < n; i++) {
+        cost[i] = job_cost(&q->jobs[i], c->total_gpus);
+        seq[i] = i;
+        dec[i] = INT64_MIN; /* the plan's start */
+    }
+    cost[n] = 0;
+    dec[n] = INT64_MIN;
+    guide_ord g = {prio, cost, q};
+    qsort_r(seq, (size_t)n, sizeof *seq, cmp_guided, &g);
+    seq_keys(seq, n, key);
+    key[n] = n;
+    /* seeds: the LP's jobs (a >= 1/2) alone, decided at release and at
+     * the start in the LP's order; then every job at the start in that
+     * order (the LP's jobs first) */
+    for (int i = 0; i < n; i++)
+        tw[i] = guide_free(&q->jobs[i]) && prio[i] < 0.5;
+    for (int sd = 0; sd < 3 && s.plans < max_plans; sd++) {
+        if (sd == 2)
+            memset(tw, 0, (size_t)n + 1);
+        if (guide_try(&b, q, c, o, tw, key, dec, sd > 0, cost, &s, e) !=
+            EF_OK)
+            goto out;
+    }
+    /* give back: each withheld job in the LP's order, kept when the plan
+     * admits more (or as many, cheaper); rounds until none helps */
+    int improved = 1;
+    while (improved && s.plans < max_plans) {
+        improved = 0;
+        for (int k = 0; k < n && s.plans < max_plans; k++) {
+            int j = seq[k];
+            if (!b.wh[j])
+                continue;
+            memcpy(tw, b.wh, (size_t)n + 1);
+            tw[j] = 0;
+            int moves = s.moves;
+            if (guide_try(&b, q, c, o, tw, key, dec, b.early, cost, &s,
+                          e) != EF_OK)
+                goto out;
+            improved |= s.moves > moves;
+        }
+    }
+    s.budget_hit = s.plans >= max_plans;
+    s.early = b.early;
+    s.online_admitted = -1;
+    for (int i = 0; i < n; i++)
+        s.withheld += b.wh[i];
+    if (plan_check(&b.p, e) != EF_OK) {
+        ef_prefix(e, "the LP-guided admission's plan failed its check: ");
+        goto out;
+    }
+    *p = b.p;
+    b.have = 0;
+    rc = EF_OK;
+out:
+    if (b.have)
+        plan_free(&b.p);
+    if (st)
+        *st = s;
+    free(b.wh);
+    free(cost);
+    free(key);
+    free(dec);
+    free(seq);
+    free(tw);
+    return rc;
+}

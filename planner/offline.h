@@ -110,6 +110,31 @@ int off_plan(plan *p, const job_queue *q, const cluster *c,
              const plan_opts *o, int max_plans, off_stats *st, ef_err *e);
 
 /*
+ * off_guided: the offline admission seeded by a priority per job, 'prio'
+ * (q->n entries; the oracle gives the relaxed LP's admission a[j] in
+ * [0, 1], solver/ilp.h ilp_opts.lp_admit): the jobs are ranked by
+ * priority (highest first), then cost (least GPU-seconds at the most
+ * efficient usable size), deadline and queue index. Seeds, each one
+ * plan_build: the deadline jobs of priority below 1/2 withheld (but
+ * promised ones and those under way), the others decided at release in
+ * the ranking's order within a point; the same decided at the plan's
+ * start in the ranking's order (decide_at, as off_plan's phase 2);
+ * nothing withheld, every job decided at the start in the ranking's
+ * order. The best (off_better's order) is the incumbent; then rounds of
+ * give-back moves: each withheld job, in the ranking's order, admitted
+ * again, kept when better; until a round gains nothing or 'max_plans'
+ * plan_build calls (>= 1) are spent. So the LP's rounding is repaired
+ * by the planner's own promise check: every plan it considers is
+ * plan_build's. On EF_OK 'p' holds the best plan (it passed plan_check)
+ * and 'st' (may be NULL) what the search did (online_admitted -1, the
+ * exact step not run). No clock: the same inputs give the same plan.
+ * Errors: those of plan_build and plan_check ('p' then holds nothing).
+ */
+int off_guided(plan *p, const job_queue *q, const cluster *c,
+               const plan_opts *o, const double *prio, int max_plans,
+               off_stats *st, ef_err *e);
+
+/*
  * off_better: 1 if plan 't' is better than plan 'inc' (the same queue):
  * more jobs admitted, or as many with a lower total cost of the admitted
  * jobs (each job's GPU-seconds at its most efficient usable size), the

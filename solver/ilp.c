@@ -9,7 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/jsonw.h"
 #include "common/util.h"
 #include "planner/engine.h"
 #include "planner/mss.h"
@@ -86,7 +85,21 @@ typedef struct ctx {
     int *wb;         /* nw + 1 boundaries (slot indices) */
     int *w0, *w1;    /* per job: its windows [w0, w1) */
     double *gfloor;  /* per job: least GPU-slots alone (relax_floor) */
+    int *caprow;     /* per window: its cap row, 0 if none */
+    int it_lim;      /* simplex iterations per LP; 0 = none */
+    double work;     /* ilp_relax: iterations x rows per LP; 0 = none */
+    struct refine *ref; /* ilp_relax's passes: the windows to refine
+                           (read) and this pass's tight ones (written) */
 } ctx;
+
+/* Between two passes of ilp_relax: the first pass's windows and which of
+ * their capacity rows bind (a nonzero dual value) in its optimum; the
+ * second pass keeps every candidate boundary inside those. */
+typedef struct refine {
+    int nw;              /* windows of the pass that filled it; 0 none */
+    int *wb;             /* its nw + 1 boundaries */
+    unsigned char *tight; /* nw flags */
+} refine;
 
 static void ctx_free(ctx *x)
 {
@@ -107,6 +120,7 @@ static void ctx_free(ctx *x)
     free(x->w0);
     free(x->w1);
     free(x->gfloor);
+    free(x->caprow);
 }
 
 /* A context for queue q on cluster c under o, filling r (and rx, the
@@ -537,13 +551,18 @@ static int run_lp(ctx *x, double *obj, ef_err *e)
     sm.msg_lev = GLP_MSG_OFF;
     sm.presolve = GLP_OFF;
     sm.tm_lim = ms_left(x);
+    if (x->it_lim > 0)
+        sm.it_lim = x->it_lim;
     if (sm.tm_lim == 0) {
         x->r->limit_hit = 1;
         return RUN_LIMIT;
     }
+    int it0 = glp_get_it_cnt(x->P);
     int rc = glp_simplex(x->P, &sm);
-    if (rc == GLP_ETMLIM) {
-        x->r->limit_hit = 1;
+    if (x->rx)
+        x->rx->lp_iters += glp_get_it_cnt(x->P) - it0;
+    if (rc == GLP_ETMLIM || rc == GLP_EITLIM) {
+        x->r->limit_hit = rc == GLP_ETMLIM ? 1 : 3;
         return RUN_LIMIT;
     }
     if (rc != 0)
@@ -570,8 +589,13 @@ static int run_mip(ctx *x, int *proven, int *have, double *bound, ef_err *e)
     io.msg_lev = GLP_MSG_OFF;
     io.presolve = GLP_OFF;
     io.mip_gap = 0.0;
-    io.gmi_cuts = GLP_ON; /* Gomory cuts: far fewer nodes in phase 2, */
-    io.mir_cuts = GLP_ON; /* MIR cuts: closes the last GPU-slots of phase 2 */
+    /* Gomory cuts: far fewer nodes in phase 2; MIR cuts: close the last
+     * GPU-slots of phase 2. Above ILP_CUTS_BINARIES their root round
+     * alone takes longer than a node budget's worth of search (20 s for
+     * the sample's 43,036 binaries): off, decided by the model's size */
+    int cuts = x->r->binaries <= ILP_CUTS_BINARIES;
+    io.gmi_cuts = cuts ? GLP_ON : GLP_OFF;
+    io.mir_cuts = cuts ? GLP_ON : GLP_OFF;
     io.cb_func = callback;
     io.cb_info = x;
     io.tm_lim = ms_left(x);
@@ -811,6 +835,42 @@ static int cmp_int_asc(const void *a, const void *b)
     return (u > v) - (u < v);
 }
 
+/* Refined windows (refine): the previous pass's boundaries, and of the
+ * candidates b[0..u-1] (sorted, distinct) those inside a window whose
+ * capacity row bound there, evenly spread by index when more than
+ * maxw + 1 boundaries in all would be kept. Into x->wb, x->nw. Any set
+ * of boundaries is a valid aggregation (ilp.h), so is this one. */
+static void refine_windows(ctx *x, const int *b, int u, int maxw)
+{
+    const refine *rf = x->ref;
+    int *in = ef_malloc(((size_t)u + 1) * sizeof(int)); /* inside tight */
+    int ni = 0, w = 0;
+    for (int i = 0; i < u; i++) {
+        while (w < rf->nw && rf->wb[w + 1] <= b[i])
+            w++;
+        if (w < rf->nw && rf->tight[w] && b[i] > rf->wb[w])
+            in[ni++] = b[i];
+    }
+    int room = maxw - rf->nw; /* boundaries that may be added */
+    int *all = ef_malloc(((size_t)rf->nw + 1 + (size_t)ni + 1) *
+                         sizeof(int));
+    int m = 0;
+    for (int i = 0; i <= rf->nw; i++)
+        all[m++] = rf->wb[i];
+    for (int i = 0; room > 0 && i < ni && i < room; i++)
+        all[m++] = in[ni <= room ? i : (int)((long long)i * ni / room)];
+    qsort(all, (size_t)m, sizeof *all, cmp_int_asc);
+    free(x->wb);
+    x->wb = ef_malloc(((size_t)m + 1) * sizeof(int));
+    int k = 0;
+    for (int i = 0; i < m; i++)
+        if (k == 0 || all[i] != x->wb[k - 1])
+            x->wb[k++] = all[i];
+    x->nw = k - 1;
+    free(all);
+    free(in);
+}
+
 /* The window boundaries x->wb[0..nw] and each job's windows [w0, w1). */
 static void relax_windows(ctx *x)
 {
@@ -832,7 +892,9 @@ static void relax_windows(ctx *x)
     int maxw = x->o->windows > 0 ? x->o->windows : ILP_RELAX_WINDOWS;
     x->wb = ef_malloc(((size_t)(u < maxw + 1 ? u : maxw + 1) + 1) *
                       sizeof(int));
-    if (u - 1 <= maxw) {
+    if (x->ref && x->ref->nw > 0 && u - 1 > maxw) {
+        refine_windows(x, b, u, maxw);
+    } else if (u - 1 <= maxw) {
         memcpy(x->wb, b, (size_t)u * sizeof(int));
         x->nw = u - 1;
     } else { /* keep maxw + 1 boundaries evenly spread by index */
@@ -982,6 +1044,7 @@ static void relax_build(ctx *x)
             glp_set_mat_row(P, row, m, ind, val);
         }
     /* cap[w]: sum k y <= N L_w (the jobs of a window, by a sweep) */
+    x->caprow = ef_calloc((size_t)x->nw + 1, sizeof(int));
     for (int w = 0; w < x->nw; w++) {
         int m = 0;
         for (int j = 0; j < n; j++)
@@ -997,6 +1060,7 @@ static void relax_build(ctx *x)
             snprintf(name, sizeof name, "cap_%d", w);
             glp_set_row_name(P, row, name);
         }
+        x->caprow[w] = row;
         glp_set_row_bnds(P, row, GLP_UP, 0.0,
                          (double)x->N * (x->wb[w + 1] - x->wb[w]));
         glp_set_mat_row(P, row, m, ind, val);
@@ -1094,6 +1158,10 @@ static int relax_solve(ctx *x, ef_err *e)
     }
     glp_scale_prob(x->P, GLP_SF_AUTO);
     glp_adv_basis(x->P, 0);
+    if (x->work > 0) { /* the iterations that budget buys at this size */
+        double it = x->work / (r->rows > 0 ? r->rows : 1);
+        x->it_lim = it > 2e9 ? 2000000000 : it < 1000 ? 1000 : (int)it;
+    }
     double lp;
     int k = run_lp(x, &lp, e);
     if (k == EF_ERR)
@@ -1105,12 +1173,28 @@ static int relax_solve(ctx *x, ef_err *e)
     }
     if (k == RUN_LIMIT) {
         r->status = ILP_NO_INCUMBENT;
-        r->limit_hit = 1;
+        r->limit_hit = x->r->limit_hit == 3 ? 2 : 1;
         return EF_OK;
     }
     r->status = ILP_OPTIMAL;
+    if (x->ref) { /* the windows whose capacity binds, for the next pass */
+        refine *rf = x->ref;
+        free(rf->wb);
+        free(rf->tight);
+        rf->nw = x->nw;
+        rf->wb = ef_malloc(((size_t)x->nw + 1) * sizeof(int));
+        memcpy(rf->wb, x->wb, ((size_t)x->nw + 1) * sizeof(int));
+        rf->tight = ef_calloc((size_t)x->nw + 1, 1);
+        for (int w = 0; w < x->nw; w++)
+            rf->tight[w] = x->caprow[w] &&
+                           fabs(glp_get_row_dual(x->P, x->caprow[w])) > 1e-9;
+    }
     r->lp_value = lp;
     r->bound = (int)floor(lp + ILP_EPS);
+    if (x->o->lp_admit)
+        for (int j = 0; j < x->n; j++)
+            x->o->lp_admit[j] =
+                x->in_model[j] ? glp_get_col_prim(x->P, x->acol[j]) : 0.0;
     /* the least GPU-slots with sum a >= m */
     int m = x->o->warm ? x->o->warm->admitted : r->bound;
     if (m > r->bound)
@@ -1157,14 +1241,16 @@ static int relax_solve(ctx *x, ef_err *e)
         if (v > r->gpu_seconds_bound)
             r->gpu_seconds_bound = v;
     } else if (k == RUN_LIMIT) {
-        r->limit_hit = 1;
+        r->limit_hit = x->r->limit_hit == 3 ? 2 : 1;
     }
     return EF_OK;
 }
 
-/* One pass of ilp_relax with o->windows windows. */
+/* One pass of ilp_relax with o->windows windows, each LP within 'work'
+ * simplex iterations times rows (0 = no limit), its windows refined by
+ * 'ref' (may be NULL; filled with this pass's binding windows). */
 static int relax_once(const job_queue *q, const cluster *c, const ilp_opts *o,
-                      ilp_relaxed *r, ef_err *e)
+                      refine *ref, double work, ilp_relaxed *r, ef_err *e)
 {
     memset(r, 0, sizeof *r);
     if (o->slot <= 0)
@@ -1173,6 +1259,8 @@ static int relax_once(const job_queue *q, const cluster *c, const ilp_opts *o,
     memset(&counts, 0, sizeof counts);
     ctx x;
     ctx_start(&x, q, c, o, &counts, r);
+    x.ref = ref;
+    x.work = work;
     r->slot = o->slot;
     r->njobs = q->n;
     int rc = plan_shape(&x, e);
@@ -1185,6 +1273,7 @@ static int relax_once(const job_queue *q, const cluster *c, const ilp_opts *o,
         rc = guarded(&x, e);
     }
     r->seconds = ef_mono_seconds() - x.t_start;
+    r->first_bound = -1;
     ctx_free(&x);
     if (rc != EF_OK) {
         memset(r, 0, sizeof *r);
@@ -1194,35 +1283,57 @@ static int relax_once(const job_queue *q, const cluster *c, const ilp_opts *o,
 }
 
 /* The passes of ilp_relax when o->windows is 0: a coarse model first
- * (a bound within seconds even on a contended queue), then the default. */
+ * (a bound within seconds even on a contended queue), then the coarse
+ * windows whose capacity binds refined, up to the default count, within
+ * a budget of ILP_RELAX_WORK simplex iterations times rows per LP. */
 static const int relax_passes[] = {60, ILP_RELAX_WINDOWS};
+static const double relax_work[] = {0, ILP_RELAX_WORK};
 
 int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
               ilp_relaxed *r, ef_err *e)
 {
+    if (o->lp_admit)
+        memset(o->lp_admit, 0, (size_t)q->n * sizeof *o->lp_admit);
     if (o->windows > 0)
-        return relax_once(q, c, o, r, e);
+        return relax_once(q, c, o, NULL, 0, r, e);
     double t0 = ef_mono_seconds();
+    refine rf; /* pass 1's binding windows */
+    memset(&rf, 0, sizeof rf);
+    long iters = 0; /* simplex iterations of every pass */
+    int first = -1; /* the first pass's bound */
     ilp_relaxed best; /* the pass with the least bound so far */
     int have = 0;
+    double *pa = o->lp_admit /* this pass's a[j] */
+                     ? ef_calloc((size_t)q->n + 1, sizeof *pa) : NULL;
     for (size_t i = 0; i < sizeof relax_passes / sizeof *relax_passes; i++) {
         ilp_opts po = *o;
         ilp_relaxed pr;
         po.windows = relax_passes[i];
+        po.lp_admit = pa;
         if (o->time_limit > 0) {
             po.time_limit = o->time_limit - (ef_mono_seconds() - t0);
             if (po.time_limit <= 0.001)
                 break;
         }
-        if (relax_once(q, c, &po, &pr, e) != EF_OK)
+        if (relax_once(q, c, &po, &rf, relax_work[i], &pr, e) != EF_OK) {
+            free(pa);
+            free(rf.wb);
+            free(rf.tight);
             return EF_ERR;
+        }
+        iters += pr.lp_iters;
+        if (i == 0)
+            first = pr.status == ILP_OPTIMAL ? pr.bound : -1;
         double gb = have && best.gpu_seconds_bound > pr.gpu_seconds_bound
                         ? best.gpu_seconds_bound : pr.gpu_seconds_bound;
         int glp = have && best.gpu_seconds_bound > pr.gpu_seconds_bound
                       ? best.gpu_lp : pr.gpu_lp;
         if (!have || (pr.status == ILP_OPTIMAL &&
-                      (best.status != ILP_OPTIMAL || pr.bound <= best.bound)))
+                      (best.status != ILP_OPTIMAL || pr.bound <= best.bound))) {
             best = pr;
+            if (pa && pr.status == ILP_OPTIMAL)
+                memcpy(o->lp_admit, pa, (size_t)q->n * sizeof *pa);
+        }
         best.gpu_seconds_bound = gb; /* every pass's is a bound: the most */
         best.gpu_lp = glp;
         best.limit_hit |= pr.limit_hit;
@@ -1233,9 +1344,14 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
             best.bound <= o->warm->admitted)
             break; /* the warm plan reaches the bound: it cannot drop */
     }
-    if (!have)
-        return relax_once(q, c, o, r, e); /* no time at all: say so */
+    free(pa);
+    free(rf.wb);
+    free(rf.tight);
+    if (!have) /* no time at all: say so */
+        return relax_once(q, c, o, NULL, 0, r, e);
     best.seconds = ef_mono_seconds() - t0;
+    best.lp_iters = iters;
+    best.first_bound = first;
     *r = best;
     return EF_OK;
 }
@@ -1344,167 +1460,3 @@ int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
     return rc;
 }
 
-/* ---- the oracle's report ------------------------------------------------- */
-
-/* Member 'key': the ids of the jobs with flag[j] (or, flag NULL, those
- * plan p admits), in queue order. */
-static void json_ids(jw *w, const char *key, const job_queue *q,
-                     const int *flag, const plan *p)
-{
-    jw_arr(w, key, &jw_inline_arr);
-    for (int j = 0; j < q->n; j++)
-        if (flag ? flag[j] : p->jobs[j].decision == PLAN_ADMITTED)
-            jw_str(w, NULL, q->jobs[j].id);
-    jw_end(w);
-}
-
-/* Member 'key': v, or null when 'have' is 0. */
-static void int_or_null(jw *w, const char *key, int have, int64_t v)
-{
-    if (have)
-        jw_int(w, key, v);
-    else
-        jw_null(w, key);
-}
-
-/* Member 'key': v with no decimals, or null when 'have' is 0. */
-static void whole_or_null(jw *w, const char *key, int have, double v)
-{
-    if (have)
-        jw_fixed(w, key, v, 0);
-    else
-        jw_null(w, key);
-}
-
-/* Member 'key': the relaxation's answer, or null. */
-static void json_relaxed(jw *w, const ilp_relaxed *x)
-{
-    if (!x) {
-        jw_null(w, "relaxed");
-        return;
-    }
-    int ok = x->status == ILP_OPTIMAL;
-    jw_obj(w, "relaxed", &jw_inline_obj);
-    int_or_null(w, "bound", x->status != ILP_INFEASIBLE, x->bound);
-    jw_int(w, "cols", x->cols);
-    jw_int(w, "deadline_jobs", x->deadline_jobs);
-    jw_int(w, "exact_binaries", x->exact_binaries);
-    whole_or_null(w, "gpu_seconds_bound", x->gpu_seconds_bound >= 0,
-                  x->gpu_seconds_bound);
-    if (x->gpu_seconds_bound >= 0)
-        jw_str(w, "gpu_method", x->gpu_lp ? "lp" : "job_floors");
-    else
-        jw_null(w, "gpu_method");
-    int_or_null(w, "gpu_seconds_for", x->gpu_seconds_bound >= 0, x->gpu_for);
-    jw_int(w, "hopeless", x->hopeless);
-    jw_str(w, "limit", x->limit_hit ? "time" : "none");
-    if (ok)
-        jw_fixed(w, "lp_value", x->lp_value, 6);
-    else
-        jw_null(w, "lp_value");
-    jw_int(w, "rows", x->rows);
-    jw_fixed(w, "seconds", x->seconds, 3);
-    jw_str(w, "status", ilp_status_name(x->status));
-    jw_int(w, "windows", x->windows);
-    jw_end(w);
-}
-
-void ilp_report_json(const ilp_result *r, const ilp_relaxed *rx,
-                     const plan *greedy, const plan *offline,
-                     const off_stats *os, const job_queue *q,
-                     const char *jobs_path, ef_buf *b)
-{
-    ef_assert(r || rx);
-    int inc = r && r->admit != NULL;
-    /* the best bound known: the least of the methods' (each is valid) */
-    int have_bound = 0, bound = 0;
-    if (r && r->status != ILP_INFEASIBLE) {
-        have_bound = 1;
-        bound = r->bound;
-    }
-    if (rx && rx->status != ILP_INFEASIBLE && (!r || r->status !=
-                                               ILP_INFEASIBLE)) {
-        if (!have_bound || rx->bound < bound)
-            bound = rx->bound;
-        have_bound = 1;
-    }
-    jw w;
-    jw_init(&w, 0);
-    jw_obj(&w, NULL, &jw_block_obj);
-    jw_str(&w, "format", "efplan-oracle");
-    jw_int(&w, "version", 2);
-    jw_str(&w, "jobs_file", jobs_path);
-    jw_str(&w, "method", r && rx ? "both" : r ? "exact" : "relaxed");
-    jw_int(&w, "now", r ? r->now : rx->now);
-    jw_int(&w, "slot_seconds", r ? r->slot : rx->slot);
-    jw_int(&w, "slots", r ? r->nslots : rx->nslots);
-    jw_obj(&w, "cluster", &jw_inline_obj);
-    jw_int(&w, "gpus", greedy->cl.total_gpus);
-    jw_int(&w, "gpus_per_node", greedy->cl.gpus_per_node);
-    jw_int(&w, "nodes", greedy->cl.nodes);
-    jw_end(&w);
-    int_or_null(&w, "bound", have_bound, bound);
-    int_or_null(&w, "gap_jobs", have_bound, bound - greedy->admitted);
-
-    jw_obj(&w, "greedy", &jw_inline_obj);
-    jw_int(&w, "admitted", greedy->admitted);
-    json_ids(&w, "admitted_jobs", q, NULL, greedy);
-    jw_fixed(&w, "gpu_seconds", greedy->promised_gpu_seconds, 0);
-    jw_end(&w);
-
-    if (offline) {
-        jw_obj(&w, "offline", &jw_inline_obj);
-        jw_int(&w, "admitted", offline->admitted);
-        json_ids(&w, "admitted_jobs", q, NULL, offline);
-        jw_str(&w, "exact", !os || os->exact < 0     ? "not_run"
-                            : os->exact == 1          ? "used"
-                            : os->exact_status < 0    ? "not_needed"
-                                                      : "no_gain");
-        int_or_null(&w, "gap_jobs", have_bound, bound - offline->admitted);
-        jw_fixed(&w, "gpu_seconds", offline->promised_gpu_seconds, 0);
-        jw_int(&w, "plans", os ? os->plans : 0);
-        jw_int(&w, "withheld", os ? os->withheld : 0);
-        jw_end(&w);
-    } else {
-        jw_null(&w, "offline");
-    }
-    json_relaxed(&w, rx);
-
-    if (!r) {
-        jw_null(&w, "ilp");
-        goto done;
-    }
-    int feasible = r->status != ILP_INFEASIBLE;
-    jw_obj(&w, "ilp", &jw_inline_obj);
-    jw_str(&w, "status", ilp_status_name(r->status));
-    int_or_null(&w, "admitted", inc, r->admitted);
-    if (inc)
-        json_ids(&w, "admitted_jobs", q, r->admit, NULL);
-    else
-        jw_null(&w, "admitted_jobs");
-    int_or_null(&w, "bound", feasible, r->bound);
-    int_or_null(&w, "gap_jobs", inc, r->bound - r->admitted);
-    int_or_null(&w, "lp_bound", r->lp_bound >= 0, r->lp_bound);
-    jw_int(&w, "deadline_jobs", r->deadline_jobs);
-    jw_int(&w, "hopeless", r->hopeless);
-    whole_or_null(&w, "gpu_seconds", inc, r->gpu_seconds);
-    whole_or_null(&w, "gpu_seconds_bound", r->gpu_seconds_bound >= 0,
-                  r->gpu_seconds_bound);
-    jw_str(&w, "gpu_status", r->gpu_status == ILP_OPTIMAL ? "optimal"
-           : r->gpu_status == ILP_FEASIBLE ? "feasible" : "not_run");
-    jw_str(&w, "limit", r->limit_hit == 1 ? "time"
-           : r->limit_hit == 2 ? "nodes" : "none");
-    jw_str(&w, "warm_start", r->warm_start > 0 ? "accepted"
-           : r->warm_start < 0 ? "rejected" : "none");
-    jw_int(&w, "nodes", r->nodes);
-    jw_int(&w, "binaries", r->binaries);
-    jw_int(&w, "rows", r->rows);
-    jw_fixed(&w, "seconds", r->seconds, 3);
-    jw_end(&w);
-done:
-    jw_end(&w);
-    ef_buf_put(&w.b, "\n");
-    char *s = jw_take(&w, NULL);
-    ef_buf_put(b, s);
-    free(s);
-}

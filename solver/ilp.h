@@ -50,10 +50,12 @@
  *
  * SOLVING. Phase 1's LP relaxation is solved first (glp_simplex): its
  * value bounds the admitted count (floor of it) even when branch-and-cut
- * finds nothing in time. Then glp_intopt (Gomory and MIR cuts on) runs
- * from that basis with a callback that offers the warm start (the greedy
- * plan's schedule of its admitted jobs, if given; phase 1's solution in
- * phase 2) as an incumbent, counts subproblem selections for a
+ * finds nothing in time. Then glp_intopt runs
+ * from that basis (Gomory and MIR cuts only on models of at most
+ * ILP_CUTS_BINARIES) with a callback that offers the warm start (a
+ * plan's schedule of its admitted jobs, if given: efplan oracle gives
+ * the best of its plans; phase 1's solution in phase 2) as an
+ * incumbent, counts subproblem selections for a
  * deterministic node budget shared by both phases (glp_ios_terminate),
  * and tracks the best open bound. A GLPK fatal error is caught
  * (glp_error_hook + longjmp) and returned as an internal error; GLPK
@@ -162,6 +164,11 @@ typedef struct ilp_opts {
     const plan *warm;    /* greedy plan on the same slot grid, or NULL */
     const int *must;     /* per job: 1 = must be admitted; or NULL */
     int windows;         /* ilp_relax: most windows; 0 = ILP_RELAX_WINDOWS */
+    double *lp_admit;    /* ilp_relax: NULL, or q->n entries that get each
+                            job's a[j] in the count LP's optimum of the
+                            pass reported (0 outside the model; all 0
+                            when no LP was solved): the LP-guided
+                            admission's priorities (offline.h off_guided) */
     ilp_fault fault;     /* test hook; ILP_FAULT_NONE in production */
 } ilp_opts;
 
@@ -221,6 +228,15 @@ void ilp_result_free(ilp_result *r);
  */
 long ilp_binaries(const job_queue *q, const cluster *c, const ilp_opts *o);
 
+/* Branch-and-cut generates Gomory and MIR cuts only on models of at
+ * most this many binaries (the oracle study's instances have a few
+ * thousand); above it their root round costs more than it saves. */
+#define ILP_CUTS_BINARIES 20000L
+
+/* efplan oracle's default node budget for the exact ILP (no clock: the
+ * same inputs give the same answer on any machine). */
+#define ILP_ORACLE_NODES 500L
+
 /* ilp_offline's defaults: the exact step runs on models of at most this
  * many binaries (a dozen jobs over a day of 24 slots have about 1,000),
  * each solve within this many branch-and-bound subproblems (no clock:
@@ -259,11 +275,20 @@ int ilp_offline(plan *p, const job_queue *q, const cluster *c,
  * ("exact step: ..."), into buf (n bytes, always terminated). */
 void ilp_offline_text(const off_stats *s, char *buf, size_t n);
 
-/* ilp_relax's finest default: a day of 60 s slots in 360 windows of 4
- * minutes (about 10 s of GLPK for 650 jobs on 256 GPUs that nearly all
- * fit; minutes when the queue contends for the cluster, which is why a
- * 60-window pass runs first). */
-#define ILP_RELAX_WINDOWS 360
+/* ilp_relax's finest default: its second pass keeps up to this many
+ * windows, refining the first pass's 60 where their capacity binds (on
+ * an overloaded day of 265 jobs on 32 GPUs, 200 refined windows give the
+ * bound of all 424 boundaries, 181 where 60 give 200, in 31 s where all
+ * 424 take ten minutes). */
+#define ILP_RELAX_WINDOWS 200
+
+/* The refined pass of ilp_relax stops each LP after this many simplex
+ * iterations times the model's rows (then the first pass's bound
+ * stands): a limit that does not depend on the machine, unlike a clock,
+ * and that costs about the same time at any size (an iteration's cost
+ * grows with the rows): 4e8 is 28,000 iterations of a 14,000-row model,
+ * about 25 s on the 2-core development machine. */
+#define ILP_RELAX_WORK 4e8
 
 /* The second LP (GPU-time) runs only up to this many columns: GLPK's
  * simplex takes minutes on it at real size, where the job floors give
@@ -289,7 +314,12 @@ typedef struct ilp_relaxed {
                            jobs; -1 when the count LP was not solved */
     int gpu_lp;         /* 1: gpu_seconds_bound from the second LP; 0:
                            from the job floors alone */
-    int limit_hit;      /* 1 the time limit stopped an LP, 0 none */
+    int limit_hit;      /* bits: 1 the time limit stopped an LP, 2 the
+                           iteration budget (ILP_RELAX_WORK) did; 0 none */
+    long lp_iters;      /* simplex iterations of every pass (reproducible) */
+    int first_bound;    /* the first pass's bound (60 windows; what this
+                           bound was before its refined pass); -1 when
+                           o->windows asked for one pass, or none */
     double seconds;     /* wall time (not reproducible) */
 } ilp_relaxed;
 
@@ -298,15 +328,23 @@ typedef struct ilp_relaxed {
  * for queue 'q' (resolved) on cluster 'c': o->slot, now, time_limit,
  * write_lp (this model, with its admitted-count objective), warm (the
  * plan whose admitted count the GPU-time bound is for; may be NULL),
- * must, windows and fault are read; node_limit is not. o->windows 0:
- * two passes, 60 windows then ILP_RELAX_WINDOWS (skipped when the first
- * already kept every boundary, or its bound is o->warm's admitted count:
- * a feasible count, so no bound is lower), within o->time_limit in total; 'r' is the
- * pass with the least bound (each is a bound), with the largest GPU-time
- * bound of the passes, limit_hit if any pass was stopped, and the total
- * seconds; --write-lp holds the last pass's model. Fills 'r' (owns
- * nothing) and returns EF_OK for every status. Errors: as ilp_solve, but
- * no limit on the exact model's size.
+ * must, windows, lp_admit and fault are read; node_limit is not.
+ * o->windows > 0: one pass with that many windows, spread evenly.
+ * o->windows 0: two passes: 60 windows, then, unless the first kept
+ * every boundary or its bound is o->warm's admitted count (a feasible
+ * count, so no bound is lower), the refined pass: the first pass's
+ * boundaries plus every candidate boundary inside a window whose
+ * capacity row binds in its optimum (nonzero dual), up to
+ * ILP_RELAX_WINDOWS windows, each LP within ILP_RELAX_WORK (iterations
+ * times rows: no clock; a pass stopped by it leaves the first one's
+ * bound). Any set of boundaries aggregates the exact model validly (the
+ * header's proof), so both passes are bounds. 'r' is the pass with the
+ * least bound, with the largest GPU-time bound of the passes, limit_hit
+ * if any pass was stopped, first_bound, the iterations of both and the
+ * total seconds; --write-lp holds the last pass's model. o->time_limit
+ * (0 none) stops them too, and then the answer depends on the machine.
+ * Fills 'r' (owns nothing) and returns EF_OK for every status. Errors:
+ * as ilp_solve, but no limit on the exact model's size.
  */
 int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
               ilp_relaxed *r, ef_err *e);
@@ -327,21 +365,67 @@ const char *ilp_status_name(ilp_status s);
 int ilp_to_plan(const ilp_result *r, const job_queue *q, const cluster *c,
                 plan *p, ef_err *e);
 
+/* Everything the oracle holds for its answer. */
+typedef struct ilp_report {
+    const ilp_result *ilp;      /* the exact ILP, or NULL (not run) */
+    const ilp_relaxed *relaxed; /* the relaxed bound, or NULL (not run) */
+    const plan *greedy;         /* arrival order; never NULL */
+    const plan *offline;        /* the offline admission, or NULL */
+    const off_stats *os;        /* its search, or NULL */
+    const plan *guided;         /* the LP-guided admission (offline.h
+                                   off_guided), or NULL (not run) */
+    const off_stats *gs;        /* its search, or NULL */
+    const int *must;            /* per job 1 = must be admitted, or NULL */
+    const job_queue *q;         /* the queue of every plan above */
+    const char *jobs_path;      /* for the document */
+} ilp_report;
+
+/* The oracle's verdict: where the optimum lies. */
+typedef struct ilp_verdict {
+    int infeasible;     /* the --must-admit jobs cannot be admitted together */
+    int answer;         /* 1: a plan admits 'lower' and an LP bounds the
+                           count by 'upper' (so lower <= optimum <= upper);
+                           0: no answer (infeasible, or no LP was solved) */
+    int proven;         /* answer and lower == upper: the optimum */
+    int lower;          /* the most jobs a plan found admits (one that
+                           admits every must job); -1 none */
+    int upper;          /* the least bound from a solved LP; -1 none */
+    const char *best;   /* which admits 'lower': "greedy", "offline",
+                           "guided", "ilp" (the first of these to reach
+                           it), "none" */
+    const plan *best_plan; /* that plan; NULL for "ilp" and "none" */
+} ilp_verdict;
+
+/*
+ * ilp_verdict_of: the verdict of 'rp'. The optimum is the most deadline
+ * jobs any schedule of the time-indexed model admits (every efplan plan
+ * is one, header comment): each plan found is a lower bound (with
+ * --must-admit, only a plan that admits every must job), every solved
+ * LP's bound an upper one. Pure; fills 'v'.
+ */
+void ilp_verdict_of(const ilp_report *rp, ilp_verdict *v);
+
+/* ilp_verdict_admits: 1 if the verdict's best answer admits job j. */
+int ilp_verdict_admits(const ilp_report *rp, const ilp_verdict *v, int j);
+
 /*
  * ilp_report_json: the oracle's answer as JSON (format efplan-oracle,
- * version 2, keys sorted) appended to 'out': "method" (exact, relaxed or
- * both: which of 'r' (the exact ILP) and 'rx' (the relaxation) were run;
- * at least one is not NULL), the greedy plan 'greedy' (admitted count,
- * ids, GPU-seconds of its admitted jobs), the offline admission's plan
- * 'offline' with its search 'os' (or null; 'os' may be NULL), "relaxed"
- * (or null) and "ilp" (or null) as the results hold them, "bound" = the
- * least of the known bounds and "gap_jobs" = bound - greedy admitted
- * (both null when infeasible). The plans must be of the same queue and
+ * version 3, keys sorted) appended to 'out': "method" (exact, relaxed or
+ * both: which of the exact ILP and the relaxation were run; at least one
+ * is not NULL), the greedy plan (admitted count, ids, GPU-seconds of its
+ * admitted jobs), "offline" and "guided" (the offline and the LP-guided
+ * admission's plans with their searches, or null), "relaxed" (or null)
+ * and "ilp" (or null) as the results hold them, "bound" = the least of
+ * the known bounds and "gap_jobs" = bound - greedy admitted (both null
+ * when infeasible), and "verdict" (ilp_verdict_of): "answer" (proven,
+ * range, no_bound or infeasible), "lower", "upper", "gap_jobs" (upper -
+ * lower), "greedy_within" (upper - greedy's count), "best" and the ids
+ * of the jobs the best answer admits that greedy rejects
+ * ("gained_jobs") and the other way round ("given_up_jobs"). Version 3
+ * added "guided", "verdict", "relaxed.lp_iterations" and the relaxed
+ * "limit" value "iterations". The plans must be of the same queue and
  * grid. Every value but the "seconds" is reproducible.
  */
-void ilp_report_json(const ilp_result *r, const ilp_relaxed *rx,
-                     const plan *greedy, const plan *offline,
-                     const off_stats *os, const job_queue *q,
-                     const char *jobs_path, ef_buf *out);
+void ilp_report_json(const ilp_report *rp, ef_buf *out);
 
 #endif

@@ -8,9 +8,16 @@
 #   budget (100000, the optimum needs 323) unless it sets its own, so
 #   the results are the same under valgrind (the default 10 s limit ran
 #   out there and made the first run "feasible");
+# - the answer (issue 36): the verdict names the range of the optimum,
+#   each plan's distance to the bound and the jobs the best answer admits
+#   that greedy rejects; --plan-out writes the best plan (here the
+#   offline admission's, 8 jobs, even with the relaxation alone);
+# - the bundled sample with the defaults: greedy 24, offline 25, bound
+#   26: exit 0, "optimum between 25 and 26; greedy 24 is within 2", the
+#   exact ILP not run (43,036 binaries), byte-identical JSON twice;
 # - a node budget gives "feasible" with a bound, exit 0; a spent time
-#   limit gives "no_incumbent", exit 4, no plan file; --must-admit of
-#   every deadline job is "infeasible", exit 4;
+#   limit stops every LP: no answer, exit 4, no plan file; --must-admit
+#   of every deadline job is "infeasible", exit 4;
 # - a GLPK fatal error (test hook) is exit 5 with a message, no abort, no
 #   output file; usage errors exit 2, bad input exit 3;
 # - the bound at real size (issue 22): --method auto runs both here; the
@@ -35,7 +42,7 @@ has() { grep -qF "$2" "$1" || { cat "$1"; fail "$1 lacks $2"; }; }
 OMP_NUM_THREADS=1 oracle --out "$T/r1.json" --plan-out "$T/p1.json" \
     --write-lp "$T/m.lp" >"$T/o1.txt" || fail "oracle failed"
 has "$T/r1.json" '"format": "efplan-oracle"'
-has "$T/r1.json" '"version": 2'
+has "$T/r1.json" '"version": 3'
 has "$T/r1.json" '"method": "both"'
 has "$T/r1.json" '"bound": 8,'
 has "$T/r1.json" '"offline": {"admitted": 8, "admitted_jobs": ["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"], "exact": "not_needed", "gap_jobs": 0,'
@@ -49,12 +56,17 @@ has "$T/r1.json" '"bound": 8,'
 has "$T/r1.json" '"status": "optimal"'
 has "$T/r1.json" '"gpu_status": "optimal"'
 has "$T/r1.json" '"slots": 24'
-has "$T/o1.txt" 'gap: the optimum admits 8, greedy 6 (2 more)'
+has "$T/o1.txt" 'ilp: the optimum admits 8, greedy 6 (2 more)'
+has "$T/o1.txt" 'answer: optimum 8 (a plan admits 8, no plan admits more); greedy 6 is within 2, offline 8 within 0, ilp 8 within 0'
+has "$T/o1.txt" 'it admits 3 jobs greedy rejects: s5, s7, s8'
+has "$T/o1.txt" 'it leaves out 1 job greedy admits: big'
+has "$T/r1.json" '"verdict": {"answer": "proven", "best": "offline", "gained_jobs": ["s5", "s7", "s8"], "gap_jobs": 0, "given_up_jobs": ["big"], "greedy_within": 2, "lower": 8, "upper": 8}'
 grep -q '^  ilp  *optimal  *8  *8 ' "$T/o1.txt" || { cat "$T/o1.txt"; fail "table row"; }
 has "$T/p1.json" '"format": "efplan-plan"'
 has "$T/p1.json" '"admitted": 8, "best_effort": 1'
 has "$T/p1.json" '"id": "big", "iterations": 99000'
-grep -q '"decision": "rejected".*"id": "big"' "$T/p1.json" || fail "big not rejected in the ILP plan"
+grep -q '"decision": "rejected".*"id": "big"' "$T/p1.json" || fail "big not rejected in the best plan"
+has "$T/o1.txt" "wrote $T/p1.json (offline, 8 jobs admitted)"
 head -1 "$T/m.lp" | grep -q 'Problem: efplan_oracle' || fail "LP file header"
 has "$T/m.lp" 'Maximize'
 has "$T/m.lp" 'cap_0:'
@@ -80,7 +92,23 @@ SECS=0.000000001 oracle --out "$T/t.json" --plan-out "$T/tp.json" \
 has "$T/t.json" '"status": "no_incumbent"'
 has "$T/t.json" '"ilp": {"admitted": null'
 has "$T/t.json" '"limit": "time"'
-[ ! -e "$T/tp.json" ] || fail "plan file written without a solution"
+has "$T/t.json" '"answer": "no_bound"'
+has "$T/t.txt" 'answer: none (no bound: every LP was stopped by its limit)'
+[ ! -e "$T/tp.json" ] || fail "plan file written without an answer"
+# the bundled sample with the defaults (issue 36): an answer, exit 0
+$V "$EFPLAN" oracle --jobs "$EFPLAN_DATA/jobs/sample.json" --cluster n4g8 --curves A100 \
+    --out "$T/s1.json" >"$T/s.txt" || { cat "$T/s.txt"; fail "sample: exit $?"; }
+has "$T/s.txt" 'answer: optimum between 25 and 26; greedy 24 is within 2, offline 25 within 1'
+has "$T/s.txt" 'best plan: the offline admission, 25 jobs, within 3.8% of the bound'
+has "$T/s.txt" 'it admits 2 jobs greedy rejects: j27, j29'
+has "$T/s1.json" '"ilp": null'
+has "$T/s1.json" '"jobs_file": "'"$EFPLAN_DATA"'/jobs/sample.json"'
+has "$T/s1.json" '"method": "relaxed"'
+OMP_NUM_THREADS=2 "$EFPLAN" oracle --jobs "$EFPLAN_DATA/jobs/sample.json" --cluster n4g8 \
+    --curves A100 --out "$T/s2.json" >/dev/null || fail "sample again"
+sed 's/"seconds": [0-9.]*//g' "$T/s1.json" >"$T/s1.cut"
+sed 's/"seconds": [0-9.]*//g' "$T/s2.json" >"$T/s2.cut"
+cmp -s "$T/s1.cut" "$T/s2.cut" || fail "sample: result differs between runs"
 
 rc=0
 oracle --must-admit big,s1,s2,s3,s4,s5,s6,s7,s8 --out "$T/i.json" >/dev/null || rc=$?
@@ -114,9 +142,9 @@ oracle --method relaxed --out "$T/x.json" --write-lp "$T/x.lp" --plan-out \
 has "$T/x.json" '"method": "relaxed"'
 has "$T/x.json" '"ilp": null'
 has "$T/x.json" '"status": "optimal", "windows": '
-has "$T/x.txt" 'gap: greedy admits 6, offline 8; no plan admits more than 8'
-has "$T/x.txt" 'not written (--plan-out needs the exact ILP)'
-[ ! -e "$T/xp.json" ] || fail "relaxed wrote a plan file"
+has "$T/x.txt" 'answer: optimum 8 (a plan admits 8, no plan admits more); greedy 6 is within 2, offline 8 within 0'
+has "$T/x.txt" "wrote $T/xp.json (offline, 8 jobs admitted)"
+$V "$EFPLAN" validate --plan "$T/xp.json" >/dev/null || fail "relaxed: best plan invalid"
 head -1 "$T/x.lp" | grep -q 'Problem: efplan_bound' || fail "relaxed LP file"
 oracle --method exact --out "$T/e.json" >/dev/null || fail "exact: exit $?"
 has "$T/e.json" '"relaxed": null'

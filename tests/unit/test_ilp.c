@@ -13,7 +13,10 @@
  *   below greedy; the ILP's plan passes plan_check; same inputs, same
  *   answer;
  * - the oracle's report (efplan-oracle): its bytes for a solved instance,
- *   nulls for an infeasible one, keys sorted in every object.
+ *   nulls for an infeasible one, keys sorted in every object; its
+ *   verdict (ilp_verdict_of): proven, a range from greedy's count, no
+ *   answer when no plan admits the --must-admit jobs or no LP was solved,
+ *   infeasible.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -469,6 +472,66 @@ static void test_node_limit(void **state)
     queue_free(&q);
 }
 
+/* The verdict (ilp_verdict_of) on solve_greedy_suboptimal's instance:
+ * greedy admits A, the ILP B and C (optimal), and with a relaxed bound
+ * of 2 alone: a range from greedy's 1; with --must-admit B, greedy's
+ * plan is no answer (it leaves B out), the ILP's is; without the ILP
+ * there is no answer at all; an infeasible ILP is no answer either. */
+static void test_verdict(void **state)
+{
+    (void)state;
+    inst t;
+    solve_greedy_suboptimal(&t);
+    ilp_relaxed x;
+    memset(&x, 0, sizeof x);
+    x.status = ILP_OPTIMAL;
+    x.bound = 2;
+    ilp_report rp = {&t.r, &x, &t.greedy, NULL, NULL, NULL, NULL, NULL,
+                     &t.q, "t.json"};
+    ilp_verdict v;
+    ilp_verdict_of(&rp, &v);
+    assert_true(v.answer && v.proven);
+    assert_int_equal(v.lower, 2);
+    assert_int_equal(v.upper, 2);
+    assert_string_equal(v.best, "ilp");
+    assert_null(v.best_plan);
+    assert_true(ilp_verdict_admits(&rp, &v, 1));
+    assert_false(ilp_verdict_admits(&rp, &v, 0));
+    rp.ilp = NULL; /* the bound alone: greedy's 1 to 2 */
+    ilp_verdict_of(&rp, &v);
+    assert_true(v.answer);
+    assert_false(v.proven);
+    assert_int_equal(v.lower, 1);
+    assert_int_equal(v.upper, 2);
+    assert_string_equal(v.best, "greedy");
+    assert_ptr_equal(v.best_plan, &t.greedy);
+    int must[3] = {0, 1, 0}; /* B: greedy rejects it */
+    rp.must = must;
+    ilp_verdict_of(&rp, &v);
+    assert_false(v.answer);
+    assert_int_equal(v.lower, -1);
+    assert_int_equal(v.upper, 2);
+    rp.ilp = &t.r; /* the ILP admits B */
+    ilp_verdict_of(&rp, &v);
+    assert_true(v.answer);
+    assert_int_equal(v.lower, 2);
+    x.status = ILP_NO_INCUMBENT; /* no LP solved by the relaxation: the
+                                    ILP's LP still bounds */
+    rp.must = NULL;
+    ilp_verdict_of(&rp, &v);
+    assert_true(v.answer);
+    assert_int_equal(v.upper, 2);
+    rp.ilp = NULL; /* no LP at all */
+    ilp_verdict_of(&rp, &v);
+    assert_false(v.answer);
+    assert_false(v.infeasible);
+    x.status = ILP_INFEASIBLE;
+    ilp_verdict_of(&rp, &v);
+    assert_true(v.infeasible);
+    assert_false(v.answer);
+    inst_free(&t);
+}
+
 /* The efplan-oracle bytes of solve_greedy_suboptimal's instance, as they
  * were when the report was written by hand ("seconds" set by the test). */
 static const char report_golden[] =
@@ -479,6 +542,7 @@ static const char report_golden[] =
     "  \"gap_jobs\": 1,\n"
     "  \"greedy\": {\"admitted\": 1, \"admitted_jobs\": [\"A\"], "
     "\"gpu_seconds\": 1000},\n"
+    "  \"guided\": null,\n"
     "  \"ilp\": {\"admitted\": 2, \"admitted_jobs\": [\"B\", \"C\"], "
     "\"binaries\": 28, \"bound\": 2, \"deadline_jobs\": 3, \"gap_jobs\": 0, "
     "\"gpu_seconds\": 1000, \"gpu_seconds_bound\": 1000, "
@@ -492,7 +556,11 @@ static const char report_golden[] =
     "  \"relaxed\": null,\n"
     "  \"slot_seconds\": 100,\n"
     "  \"slots\": 10,\n"
-    "  \"version\": 2\n"
+    "  \"verdict\": {\"answer\": \"proven\", \"best\": \"ilp\", "
+    "\"gained_jobs\": [\"B\", \"C\"], \"gap_jobs\": 0, "
+    "\"given_up_jobs\": [\"A\"], \"greedy_within\": 1, \"lower\": 2, "
+    "\"upper\": 2},\n"
+    "  \"version\": 3\n"
     "}\n";
 
 /* The report of the instance above (with its solve time fixed) and of an
@@ -504,7 +572,9 @@ static void test_report_json(void **state)
     solve_greedy_suboptimal(&t);
     t.r.seconds = 0.25;
     ef_buf b = {0};
-    ilp_report_json(&t.r, NULL, &t.greedy, NULL, NULL, &t.q, "t.json", &b);
+    ilp_report rp = {&t.r, NULL, &t.greedy, NULL, NULL, NULL, NULL, NULL,
+                     &t.q, "t.json"};
+    ilp_report_json(&rp, &b);
     assert_string_equal(b.s, report_golden);
     assert_keys_sorted(b.s);
     free(b.s);
@@ -518,7 +588,9 @@ static void test_report_json(void **state)
               JOB("J2", 150, 0, 200) "]}", "n1g2", 100, &o);
     assert_int_equal(t.r.status, ILP_INFEASIBLE);
     b = (ef_buf){0};
-    ilp_report_json(&t.r, NULL, &t.greedy, NULL, NULL, &t.q, NULL, &b);
+    ilp_report ri = {&t.r, NULL, &t.greedy, NULL, NULL, NULL, NULL, must,
+                     &t.q, NULL};
+    ilp_report_json(&ri, &b);
     assert_keys_sorted(b.s);
     assert_contains(b.s, "\"gap_jobs\": null,\n");
     assert_contains(b.s, "{\"admitted\": null, \"admitted_jobs\": null, ");
@@ -526,6 +598,8 @@ static void test_report_json(void **state)
     assert_contains(b.s, "\"gpu_seconds\": null, ");
     assert_contains(b.s, "\"status\": \"infeasible\"");
     assert_contains(b.s, "\"jobs_file\": \"\",\n");
+    assert_contains(b.s, "\"verdict\": {\"answer\": \"infeasible\", "
+                    "\"best\": \"none\", \"gained_jobs\": null, ");
     free(b.s);
     inst_free(&t);
 }
@@ -543,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_node_limit),
         cmocka_unit_test(test_report_json),
+        cmocka_unit_test(test_verdict),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

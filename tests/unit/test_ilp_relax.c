@@ -16,6 +16,15 @@
  *   search alone, never more than the bound, passes plan_check, is the
  *   same twice, admits every job of the ILP's solution when the step is
  *   used, and wins back more of greedy's gap than the search alone;
+ * - the LP-guided admission (off_guided, from the relaxed LP's a[j]):
+ *   never above the ILP's bound, passes plan_check, the same twice; the
+ *   oracle's best plan (the most of offline and guided) so never below
+ *   the offline admission;
+ * - the refined pass of the default bound on a 40-job queue (more
+ *   boundaries than the first pass keeps): its LP value is never below
+ *   that of the finest windows (every boundary, itself a bound: a
+ *   coarser model is a sum of its rows), its bound never above the
+ *   first pass's and never below any plan's;
  * - plan_opts.hint: a hint that holds is the reservation taken; one too
  *   short, before the release or wider than the free GPUs is ignored;
  * - the bundled oracle10 instance: greedy 6, offline 8 (= the optimum),
@@ -55,6 +64,9 @@ static int g_tight, g_offline_better, g_exact_proven, g_instances;
  * the ILP proved greedy behind, greedy's gap and what the search alone
  * and the search with the exact step win back. */
 static int g_exact_used, g_behind_jobs, g_closed_search, g_closed_exact;
+/* The LP-guided admission: instances where it admits more than the
+ * offline search alone, and fewer. */
+static int g_guided_better, g_guided_worse;
 
 /* The admitted ids of p joined, to compare two plans. */
 static void admitted_ids(const plan *p, char *out, size_t cap)
@@ -184,6 +196,33 @@ static void check_instance(uint64_t seed, int study)
     assert_string_equal(a, b);
     plan_free(&ex2);
     plan_free(&ex);
+    /* the LP-guided admission from the default passes' a[j] */
+    double *lpa = test_malloc(((size_t)q.n + 1) * sizeof *lpa);
+    ilp_opts go = o;
+    go.lp_admit = lpa;
+    ilp_relaxed gx;
+    assert_int_equal(ilp_relax(&q, &c, &go, &gx, &e), EF_OK);
+    for (int j = 0; j < q.n; j++)
+        assert_true(lpa[j] >= -1e-9 && lpa[j] <= 1 + 1e-9);
+    plan gd, gd2;
+    off_stats gs;
+    if (off_guided(&gd, &q, &c, &po, lpa, OFF_DEFAULT_PLANS, &gs, &e) !=
+        EF_OK)
+        fail_msg("seed %llu: guided: %s", (unsigned long long)seed, e.msg);
+    assert_true(gd.admitted <= r.bound);
+    assert_int_equal(plan_check(&gd, &e), EF_OK);
+    assert_null(gd.withhold);
+    assert_true(gs.plans >= 1 && gs.plans <= OFF_DEFAULT_PLANS);
+    assert_int_equal(off_guided(&gd2, &q, &c, &po, lpa, OFF_DEFAULT_PLANS,
+                                NULL, &e), EF_OK);
+    admitted_ids(&gd, a, sizeof a);
+    admitted_ids(&gd2, b, sizeof b);
+    assert_string_equal(a, b);
+    g_guided_better += gd.admitted > off.admitted;
+    g_guided_worse += gd.admitted < off.admitted;
+    plan_free(&gd2);
+    plan_free(&gd);
+    test_free(lpa);
     /* a budget of one plan is the online plan */
     assert_int_equal(off_plan(&off2, &q, &c, &po, 1, &st, &e), EF_OK);
     assert_int_equal(off2.admitted, g.admitted);
@@ -210,10 +249,63 @@ static void test_random(void **state)
     print_message("    %d instances: %d with the ILP's count proven, bound "
                   "tight on %d, offline above greedy on %d\n", g_instances,
                   g_exact_proven, g_tight, g_offline_better);
+    print_message("    the LP-guided admission above the offline search "
+                  "on %d, below on %d (the oracle keeps the better)\n",
+                  g_guided_better, g_guided_worse);
     print_message("    greedy behind the proven optimum by %d jobs: the "
                   "search wins back %d, with the exact step %d (used on %d "
                   "instances)\n", g_behind_jobs, g_closed_search,
                   g_closed_exact, g_exact_used);
+}
+
+/* The default passes on a queue with more boundaries than the first
+ * pass keeps: the refined pass runs, and its LP value lies between the
+ * finest model's (every boundary) and the first pass's. */
+static void test_refined(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        job_queue q;
+        (void)tg_queue(&q, seed, 40, 300, 0.4, 1.0, 1);
+        int slot = 60; /* a minute grid: hundreds of slots, ~120 bounds */
+        cluster c;
+        ef_err e = {0};
+        assert_int_equal(cluster_from_arg(&c, "n1g8", &e), EF_OK);
+        plan_opts po;
+        plan_opts_default(&po);
+        po.slot = slot;
+        plan g, off;
+        assert_int_equal(plan_build(&g, &q, &c, &po, &e), EF_OK);
+        assert_int_equal(off_plan(&off, &q, &c, &po, 50, NULL, &e), EF_OK);
+        ilp_opts o;
+        ilp_opts_default(&o);
+        o.slot = slot;
+        o.now = g.now;
+        ilp_relaxed d, f, d2;
+        assert_int_equal(ilp_relax(&q, &c, &o, &d, &e), EF_OK);
+        assert_int_equal(ilp_relax(&q, &c, &o, &d2, &e), EF_OK);
+        o.windows = 100000; /* every boundary */
+        assert_int_equal(ilp_relax(&q, &c, &o, &f, &e), EF_OK);
+        assert_int_equal(d.status, ILP_OPTIMAL);
+        assert_int_equal(f.status, ILP_OPTIMAL);
+        if (f.windows > 60) { /* the first pass could not keep them all */
+            assert_true(d.first_bound >= d.bound);
+            assert_true(d.lp_value >= f.lp_value - 1e-6);
+            assert_true(d.windows > 60 || d.bound == d.first_bound);
+            checked++;
+        }
+        assert_true(d.bound >= f.bound);
+        assert_true(d.bound >= off.admitted && d.bound >= g.admitted);
+        /* no clock: the same bound, value and iterations twice */
+        assert_int_equal(d.bound, d2.bound);
+        assert_int_equal(d.lp_iters, d2.lp_iters);
+        assert_true(d.lp_value == d2.lp_value);
+        plan_free(&off);
+        plan_free(&g);
+        queue_free(&q);
+    }
+    assert_true(checked > 0);
 }
 
 /* The bundled 10-job instance: an early big job blocks two later ones. */
@@ -604,6 +696,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random),
+        cmocka_unit_test(test_refined),
         cmocka_unit_test(test_oracle10),
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_hooks),
