@@ -299,7 +299,7 @@ static void test_replan_storm(void **state)
     assert_int_equal(ls.stops, 0);
     /* the storm: each needs GPUs now to make its deadline */
     for (int k = 0; k < 4; k++) {
-        char body[300], id[8];
+        char body[300], id[16];
         snprintf(id, sizeof id, "s%d", k);
         snprintf(body, sizeof body, "{\"id\": \"%s\", \"model\": "
                  "\"vgg16\", \"batch_size\": 128, \"iterations\": 4000, "
