@@ -109,7 +109,9 @@ static void *init_common(sim *s, int noac, ef_err *e)
     po.now = s->now;
     po.no_admission = noac;
     po.surplus = s->opts.surplus_reference ? SURPLUS_REFERENCE : SURPLUS_GAIN;
-    po.moves = s->opts.moves_any ? MOVES_ANY : MOVES_NET;
+    /* --baselines reference keeps the reference's rule (ef-noac too) */
+    po.moves = s->opts.moves_any || s->opts.baselines_reference ? MOVES_ANY
+                                                                : MOVES_NET;
     po.elastic_batch = s->opts.elastic_batch;
     /* --baselines reference: the reference's admission, which plans
      * without overheads */
