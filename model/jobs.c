@@ -1294,6 +1294,26 @@ static int json_job(job_queue *q, const json_t *o, const char *where,
     return job_finish(q, q->n - 1, has, v, e);
 }
 
+/* A job that names its GPU count ("gpus", as other schedulers ask):
+ * refused with why efplan takes none (EF_E_INPUT), else EF_OK. */
+static int gpu_count_key(const json_t *o, const char *path, const char *where,
+                         ef_err *e)
+{
+    static const char *const asked[] = {"gpus", "num_gpus", "n_gpus",
+                                        "gpu_count", "ngpus"};
+    for (size_t k = 0; k < sizeof asked / sizeof asked[0]; k++)
+        if (json_object_get(o, asked[k]))
+            return ef_fail(e, EF_E_INPUT,
+                           "%s: %s.%s: efplan chooses each job's GPU count "
+                           "itself (the fewest GPUs that meet its deadline, "
+                           "then spare GPUs where they help most), so a job "
+                           "names none: remove \"%s\" (a trace's \"num_gpu\", "
+                           "the count a job asked for elsewhere, is read for "
+                           "the baselines and changes nothing efplan decides)",
+                           path, where, asked[k], asked[k]);
+    return EF_OK;
+}
+
 int queue_parse_json(job_queue *q, const char *path, const char *buf,
                      size_t len, ef_err *e)
 {
@@ -1359,7 +1379,8 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
                     where, jsonin_type(o));
             goto fail;
         }
-        if (jsonin_check_keys(o, keys, nkeys, path, where, e) != EF_OK)
+        if (gpu_count_key(o, path, where, e) != EF_OK ||
+            jsonin_check_keys(o, keys, nkeys, path, where, e) != EF_OK)
             goto fail;
         job *j = push_job(q, &cap);
         j->index = (int)i;
