@@ -1542,6 +1542,29 @@ static int too_slow(const job_queue *q, int i, const curve_row *row,
                    JOB_MAX_ALONE_SECONDS);
 }
 
+/* No curve row of model m for batch size b at 'where': the error, with
+ * the nearest batch sizes it has and how to measure the missing one. */
+static int no_row(const char *where, const curve_model *m, long b, ef_err *e)
+{
+    long lo = -1, hi = -1;
+    for (int k = 0; k < m->nrows; k++) {
+        long x = m->rows[k].batch;
+        if (x < b && (lo < 0 || x > lo))
+            lo = x;
+        if (x > b && (hi < 0 || x < hi))
+            hi = x;
+    }
+    char near[64];
+    if (lo >= 0 && hi >= 0)
+        snprintf(near, sizeof near, "%ld and %ld", lo, hi);
+    else
+        snprintf(near, sizeof near, "%ld", lo >= 0 ? lo : hi);
+    return ef_fail(e, EF_E_INPUT, "%s: %s has no curve row for batch size %ld "
+                   "(nearest: %s; measure it on GPUs with efplan profile "
+                   "--model %s --batch %ld: docs/profiling.md)",
+                   where, m->name, b, near, m->name, b);
+}
+
 int queue_resolve(job_queue *q, const curve_set *cs, ef_err *e)
 {
     char w[600], list[1024], qv[128];
@@ -1555,10 +1578,8 @@ int queue_resolve(job_queue *q, const curve_set *cs, ef_err *e)
                            curve_list_models(cs, list, sizeof list));
         j->curve = curve_find_row(m, j->batch);
         if (!j->curve)
-            return ef_fail(e, EF_E_INPUT, "%s: %s has no curve row for batch "
-                           "size %ld (known batch sizes: %s)",
-                           queue_where(q, i, JF_BATCH, w, sizeof w), m->name,
-                           j->batch, curve_list_batches(m, list, sizeof list));
+            return no_row(queue_where(q, i, JF_BATCH, w, sizeof w), m,
+                          j->batch, e);
         if (too_slow(q, i, j->curve, j->iterations - j->iterations_done, 0,
                      e) != EF_OK)
             return EF_ERR;
@@ -1569,11 +1590,8 @@ int queue_resolve(job_queue *q, const curve_set *cs, ef_err *e)
         for (int k = 0; k < j->nbatch; k++) {
             j->rows[k] = curve_find_row(m, j->batches[k]);
             if (!j->rows[k])
-                return ef_fail(e, EF_E_INPUT, "%s: %s has no curve row for "
-                               "batch size %ld (known batch sizes: %s)",
-                               queue_where(q, i, JF_BATCHES, w, sizeof w),
-                               m->name, j->batches[k],
-                               curve_list_batches(m, list, sizeof list));
+                return no_row(queue_where(q, i, JF_BATCHES, w, sizeof w), m,
+                              j->batches[k], e);
             if (job_elastic(j) &&
                 too_slow(q, i, j->rows[k], job_samples_left(j), 1, e) != EF_OK)
                 return EF_ERR;

@@ -576,11 +576,12 @@ static void test_resolve(void **state)
                "resnet50_cifar10, vgg16");
     queue_free(&q);
 
-    /* missing batch size: lists the known ones */
+    /* missing batch size: the nearest it has, how to measure it */
     assert_ok(parse_csv(&q, HA "j1,10,100,bert,500,32\n", &e), e);
     assert_err(queue_resolve(&q, &cs, &e), e,
                "t.csv:2:20: batch_size: bert has no curve row for batch "
-               "size 32", "(known batch sizes: 64, 128)");
+               "size 32", "(nearest: 64; measure it on GPUs with efplan "
+               "profile --model bert --batch 32: docs/profiling.md)");
     queue_free(&q);
 
     /* JSON positions */
@@ -596,7 +597,7 @@ static void test_resolve(void **state)
                              "\"submit_time\": 0}]}", &e), e);
     assert_err(queue_resolve(&q, &cs, &e), e,
                "t.json: jobs[0].batch_size: vgg16 has no curve row for "
-               "batch size 3", "known batch sizes: ");
+               "batch size 3", "(nearest: 64; ");
     queue_free(&q);
     curve_set_free(&cs);
 }
