@@ -63,8 +63,9 @@ const job_fspec job_fields[JF_NFIELDS] = {
     [JF_SUBMIT] = {
         .f = JF_SUBMIT, .key = "submit_time",
         .csv = {"submit_time", "submission_time"}, .type = JFT_TIME,
-        .min = 0, .max = EF_MAX_I64, .req_json = JR_YES, .req_csv = JR_YES,
+        .min = 0, .max = EF_MAX_I64, .req_json = JR_NO, .req_csv = JR_YES,
         .flags = JFF_JSON | JFF_CSV, .expect = "a time in seconds >= 0",
+        .dflt = "JSON: now (--now, else the wall clock)",
         .doc = "when it is submitted: it starts no earlier",
         AT(JC_I64, submit)},
     [JF_BEST] = {
@@ -1231,6 +1232,16 @@ static int json_job(job_queue *q, const json_t *o, const char *where,
         if (!(s->flags & JFF_JSON))
             continue;
         json_t *x = json_object_get(o, s->key);
+        if (!json_given(o, s) && f == JF_SUBMIT) {
+            /* no submit time: submitted now (what "now+8h" counts from),
+             * where the reader has a now (the CLI; not efplan serve) */
+            if (rel_now < 0)
+                return ef_fail(e, EF_E_INPUT, "%s: %s: missing required key "
+                               "\"%s\"", file, where, s->key);
+            v[f] = rel_now;
+            has |= JB(f);
+            continue;
+        }
         if (!json_given(o, s)) {
             if (s->req_json == JR_YES ||
                 (s->req_json == JR_UNLESS && !json_any(o, s->unless)))

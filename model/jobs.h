@@ -241,8 +241,9 @@ int job_has(const job *j, job_field f);
 int queue_load(job_queue *q, const char *path, ef_err *e);
 
 /* What "now" means in the JSON time strings of queues parsed after this
- * call (submit_time, deadline: "now+8h", ef_ht_parse): Unix seconds, or
- * -1 (the default) to refuse relative times. The CLI sets it from --now
+ * call (submit_time, deadline: "now+8h", ef_ht_parse; a JSON job without
+ * submit_time is submitted at it): Unix seconds, or -1 (the default) to
+ * refuse relative times (and require submit_time). The CLI sets it from --now
  * or the wall clock; efplan serve refuses them (its queue is read and
  * written over days: a reference taken once would go stale). One value
  * per process. */
