@@ -1433,6 +1433,16 @@ static void test_json_relative_times(void **state)
     assert_err(queue_parse_json(&q, "r.json", js, strlen(js), &e), e,
                "r.json: jobs[0].submit_time: \"now-1h\": a relative time "
                "is not read here", NULL);
+    /* no submit_time: submitted now where there is a now, else refused */
+    const char *nos = "{\"jobs\": [{\"id\": \"a\", \"model\": \"bert\", "
+                      "\"batch_size\": 64, \"iterations\": 10}]}";
+    queue_set_now(1748908800);
+    assert_ok(queue_parse_json(&q, "n.json", nos, strlen(nos), &e), e);
+    assert_int_equal(q.jobs[0].submit, 1748908800);
+    queue_free(&q);
+    queue_set_now(-1);
+    assert_err(queue_parse_json(&q, "n.json", nos, strlen(nos), &e), e,
+               "n.json: jobs[0]: missing required key \"submit_time\"", NULL);
 }
 
 int main(void)
