@@ -79,7 +79,7 @@ cleanup() {
     [ -z "${SPID:-}" ] || kill -9 "$SPID" 2>/dev/null || true
     [ $rc -eq 0 ] || [ ! -f "$R/serve.log" ] || { echo "--- serve.log"; tail -40 "$R/serve.log"; }
     if [ $rc -ne 0 ] && [ -d "$R/log" ]; then
-        for f in "$R"/s*/journal.jsonl "$R"/err* "$R"/s*/logs/*.log; do
+        for f in "$R"/s*/journal.jsonl "$R"/err* "$R"/s*/jobs/*/*.log; do
             [ -f "$f" ] && { echo "--- $f"; tail -40 "$f"; }
         done
         echo "--- slurmctld.log (tail)"; tail -20 "$R/log/slurmctld.log" 2>/dev/null || true
@@ -280,9 +280,9 @@ for f in "$ENV"/big.1.*.env; do
 done
 # rank 0 runs where the batch script does: node1, Slurm's first node, whose address is MASTER_ADDR
 grep -qx SLURMD_NODENAME=node1 "$ENV"/big.1.0.-.env || fail "big.1: NODE_RANK 0 is not on node1"
-port=$(sed -n 's/^efplan: rendezvous 127\.0\.0\.1:\([0-9]*\)$/\1/p' s1/logs/big.1.log)
+port=$(sed -n 's/^efplan: rendezvous 127\.0\.0\.1:\([0-9]*\)$/\1/p' s1/jobs/big/1.log)
 [ "$port" = $((P + 1)) ] ||
-    fail "big.1: rendezvous port ${port:-none} (log: $(grep rendezvous s1/logs/big.1.log)), expected $((P + 1)): $P was listened on"
+    fail "big.1: rendezvous port ${port:-none} (log: $(grep rendezvous s1/jobs/big/1.log)), expected $((P + 1)): $P was listened on"
 for f in "$ENV"/big.1.*.env; do
     grep -qx "MASTER_PORT=$port" "$f" && grep -qx "PET_MASTER_PORT=$port" "$f" ||
         fail "big.1: MASTER_PORT $(env_of "$f" MASTER_PORT), PET_ $(env_of "$f" PET_MASTER_PORT), log $port"
@@ -438,20 +438,20 @@ JSON
     "$EFPLAN" apply tplan.json --backend slurm --nodes nodes.txt --time-scale 2 --state st >outt 2>errt
     rc=$?
     set -e
-    [ $rc -eq 0 ] || { cat errt; tail -30 st/logs/t.*.log; fail "PyTorch example: exit $rc"; }
+    [ $rc -eq 0 ] || { cat errt; tail -30 st/jobs/t/*.log; fail "PyTorch example: exit $rc"; }
     [ "$(grep -c '"ev":"start",' st/journal.jsonl)" = 2 ] || fail "PyTorch example: launches"
     # attempt 1: both ranks, one per node, in one gloo group over
     # loopback; stopped by its checkpoint signal at step N; attempt 2
     # resumed from that very step on one node
-    grep -q '^step [0-9]* world 2 ' st/logs/t.1.log ||
-        { tail -20 st/logs/t.1.log; fail "PyTorch example: attempt 1 did not train at world 2"; }
+    grep -q '^step [0-9]* world 2 ' st/jobs/t/1.log ||
+        { tail -20 st/jobs/t/1.log; fail "PyTorch example: attempt 1 did not train at world 2"; }
     n1=$(sed -n 's/.*"attempt":1,"ev":"stopped",.*"progress":\([0-9]*\),.*/\1/p' st/journal.jsonl)
     [ "${n1:-0}" -gt 0 ] || fail "PyTorch example: attempt 1 stopped with no progress"
-    grep -q "^resume step $n1 world 1 " st/logs/t.2.log ||
-        { head -3 st/logs/t.2.log; fail "PyTorch example: attempt 2 did not resume from step $n1"; }
-    prog=$(cut -d' ' -f1 st/progress/t)
+    grep -q "^resume step $n1 world 1 " st/jobs/t/2.log ||
+        { head -3 st/jobs/t/2.log; fail "PyTorch example: attempt 2 did not resume from step $n1"; }
+    prog=$(cut -d' ' -f1 st/jobs/t/progress)
     [ "$prog" -gt "$n1" ] || fail "PyTorch example: attempt 2 made no progress past $n1"
-    echo "slurm multi: the PyTorch example trained at world 2 on node1 and node2 (gloo, rendezvous $(sed -n "s/^efplan: rendezvous //p" st/logs/t.1.log)), checkpointed at step $n1, resumed there at world 1, reached $prog"
+    echo "slurm multi: the PyTorch example trained at world 2 on node1 and node2 (gloo, rendezvous $(sed -n "s/^efplan: rendezvous //p" st/jobs/t/1.log)), checkpointed at step $n1, resumed there at world 1, reached $prog"
 fi
 
 echo "slurm multi ok ($(($(date +%s) - T0)) s)"
