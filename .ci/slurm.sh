@@ -257,9 +257,12 @@ LJOB=$ROOT/tests/data/loop_job.py
 LC=$ROOT/tests/data/loop_curves
 "$EFPLAN" token add ops --operator --db loop.db 2>/dev/null >ops.tok
 chmod 600 ops.tok
+# --single-user: the stand-in jobs write into this script's private
+# directory, as the service (as root its jobs would run as nobody:
+# docs/security.md)
 "$EFPLAN" serve --db loop.db --cluster n1g8 --curves "$LC" --backend slurm \
-    --run-dir lrun --time-scale 50 --listen 127.0.0.1:0 --port-file lport \
-    --quiet >serve.log 2>&1 &
+    --single-user --run-dir lrun --time-scale 50 --listen 127.0.0.1:0 \
+    --port-file lport --quiet >serve.log 2>&1 &
 SPID=$!
 for _ in $(seq 1 200); do [ -s lport ] && break; sleep 0.05; done
 [ -s lport ] || { cat serve.log; fail "serve --backend slurm did not start"; }

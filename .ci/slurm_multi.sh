@@ -385,8 +385,11 @@ for spec in "a null 100000000" "b null 100000000" "c $((now + 200000)) 100000"; 
 done
 kill "$SPID"; wait "$SPID" || true
 SPID=
-serve lport --backend slurm --partition small --sbatch-arg=--comment=efplan-serve \
-    --run-dir lrun --time-scale 50
+# --single-user: the stand-in jobs write into this script's private
+# directory, as the service (as root its jobs would run as nobody:
+# docs/security.md)
+serve lport --backend slurm --single-user --partition small \
+    --sbatch-arg=--comment=efplan-serve --run-dir lrun --time-scale 50
 places() { for j in a b c; do printf '%s:%s ' "$j" "$(api GET "/v1/jobs/$j" | jq -c '.attempts[-1].placement')"; done; }
 wait_for "the loop counts a, b, c where Slurm runs them: $(places)" 60 \
     'grep -q "c: attempt 1: counted where the cluster runs it" serve.log'
