@@ -27,14 +27,17 @@ int token_init(void)
     return sodium_init() < 0 ? -1 : 0;
 }
 
-const char *token_name_check(const char *name)
+/* What is wrong with 'name' as a name of [A-Za-z0-9._-] of at most 'max'
+ * bytes not starting with '-' (nor with '.' unless dot_first): a phrase,
+ * or NULL when it is fine. */
+static const char *name_problem(const char *name, size_t max, int dot_first)
 {
     if (!name || !name[0])
         return "empty";
     size_t n = strlen(name);
-    if (n > TOKEN_NAME_MAX)
+    if (n > max)
         return "too long";
-    if (name[0] == '.')
+    if (name[0] == '.' && !dot_first)
         return "starts with '.'";
     if (name[0] == '-')
         return "starts with '-'";
@@ -56,27 +59,14 @@ const char *token_name_check(const char *name)
     return NULL;
 }
 
+const char *token_name_check(const char *name)
+{
+    return name_problem(name, TOKEN_NAME_MAX, 0);
+}
+
 const char *token_unix_user_check(const char *name)
 {
-    if (!name || !name[0])
-        return "empty";
-    size_t n = strlen(name);
-    if (n > TOKEN_UNIX_MAX)
-        return "too long";
-    if (name[0] == '-')
-        return "starts with '-'";
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)name[i];
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-            (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-')
-            continue;
-        if (c < 0x20 || c == 0x7f)
-            return "contains a control character";
-        if (c >= 0x80)
-            return "contains a non-ASCII character";
-        return "contains a character other than [A-Za-z0-9._-]";
-    }
-    return NULL;
+    return name_problem(name, TOKEN_UNIX_MAX, 1);
 }
 
 void token_make(char *text, char *id, unsigned char *salt,
