@@ -625,6 +625,11 @@ static int placed(loop *L, int j, const exec_run *r, int64_t now, ef_err *e)
                 L->jobs[i].id, L->jobs[i].attempt,
                 exec_place_str(&m[i], got, sizeof got));
             any = 1;
+            /* the plan follows at the next boundary; until then what it
+             * wants of the job is where it runs (same counts per node),
+             * so no tick moves it back */
+            if (exec_place_same_shape(&L->jobs[i].want, &m[i]))
+                placement_copy(&L->jobs[i].want, &m[i]);
             placement_copy(&L->jobs[i].place, &m[i]);
             if (rc == EF_OK)
                 rc = put_attempt(L, &L->jobs[i], L->jobs[i].st == LJ_RUNNING
