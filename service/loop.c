@@ -823,12 +823,9 @@ static int replan(loop *L, int64_t now, ef_err *e)
         if (!J->speed_own && J->in && J->st != LJ_DONE &&
             J->st != LJ_FAILED) {
             /* not measured yet: its model's speed, as learned */
-            char owner[128];
             store_learnt lr;
-            ef_err le = {0};
-            owner_of(L, J, owner, sizeof owner);
-            if (store_learned(svc_store(L->s), J->in->model, owner, &lr,
-                              &le) == EF_OK && lr.speed_runs > 0)
+            svc_learned(L->s, J->id, J->in->model, &lr);
+            if (lr.speed_runs > 0)
                 o->speed = lr.speed;
         }
         /* the overhead it still pays: the dry run knows it; a real job,

@@ -2151,24 +2151,27 @@ static void live_reset(svc *s, const plan *p, int64_t now)
     stats_update(s);
 }
 
-/* What job 'id' (of 'model') pays for a restart against the overhead
- * model's charge, as the loop measured it (its owner's runs, else the
- * model's); 1 when nothing was measured, or on a store error. */
-static double learned_restart(svc *s, const char *id, const char *model)
+void svc_learned(svc *s, const char *id, const char *model, store_learnt *lr)
 {
     ef_err e = {0};
     store_job row;
-    store_learnt lr;
     const char *owner = NULL;
     int have = store_job_get(s->st, id, &row, &e);
     if (have == 1)
         owner = row.owner;
-    double x = store_learned(s->st, model, owner, &lr, &e) == EF_OK &&
-                       lr.restart_runs > 0
-                   ? lr.restart : 1.0;
+    if (store_learned(s->st, model, owner, lr, &e) != EF_OK)
+        *lr = (store_learnt){1.0, 0, 0, 1.0, 0}; /* as if none */
     if (have == 1)
         store_job_free(&row);
-    return x;
+}
+
+/* What job 'id' (of 'model') pays for a restart against the overhead
+ * model's charge, as the loop measured it; 1 when nothing was. */
+static double learned_restart(svc *s, const char *id, const char *model)
+{
+    store_learnt lr;
+    svc_learned(s, id, model, &lr);
+    return lr.restart_runs > 0 ? lr.restart : 1.0;
 }
 
 /* The re-plan from reality (svc.h: svc_loop_replan), for the loop and for

@@ -154,6 +154,12 @@ int64_t svc_now(svc *s);
 
 /* ---- the closed loop (loop.h drives these) --------------------------------- */
 
+/* svc_learned: what the loop measured of job 'id' of 'model' (its
+ * owner's runs where there are enough, else the model's: store_learned);
+ * nothing measured (speed and restart 1, no runs) when the store has
+ * nothing or fails. Call under the svc lock. */
+void svc_learned(svc *s, const char *id, const char *model, store_learnt *lr);
+
 /* The 'why' of an operator's re-plan: the loop acts on it at once, not at
  * the next slot boundary. */
 #define SVC_WHY_OPERATOR "an operator's re-plan"
