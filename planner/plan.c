@@ -42,6 +42,8 @@ void plan_free(plan *p)
     free(p->tmprow);
     free(p->occ);
     resv_free(&p->ebtmp);
+    if (p->pt_open)
+        avail_free(&p->pt_F);
     memset(p, 0, sizeof *p);
 }
 
@@ -1403,30 +1405,28 @@ static void hold_keep(plan *p, const int *act, int na)
     free(owner);
 }
 
-void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
-                int nrel)
+/* What the jobs released at t hold (for step 3). */
+static void note_held(plan *p, const int *rel, int nrel)
 {
-    int N = p->cl.total_gpus;
-    avail F;
-    avail_init(&F, t, N);
-    p->points++;
-    /* where every job in play stands: the GPUs and batch it holds */
-    for (int i = 0; i < *na; i++) {
-        plan_job *j = &p->jobs[act[i]];
-        j->held = gpus_of(j)->g > 0 ? gpus_of(j)->g : j->g;
-        j->hrow = j->row;
-    }
     for (int r = 0; r < nrel; r++) {
         plan_job *j = &p->jobs[rel[r]];
         j->held = gpus_of(j)->g;
         j->hrow = j->row;
     }
+}
+
+/* Step 2 for rel[0..nrel-1] at the open point t, against p->pt_F. */
+static void point_decide(plan *p, int64_t t, int *act, int *na,
+                         const int *rel, int nrel)
+{
+    int N = p->cl.total_gpus;
+    avail *F = &p->pt_F;
     if (p->opts.no_admission) {
         for (int r = 0; r < nrel; r++) {
             plan_job *j = &p->jobs[rel[r]];
             if (curve_usable(j->in->curve, N, NULL, NULL) == 0 ||
                 !j->in->has_deadline) {
-                decide(p, j, t, &F, p->tmp, act, *na, p->ord);
+                decide(p, j, t, F, p->tmp, act, *na, p->ord);
             } else {
                 j->decision = PLAN_ADMITTED;
                 p->admitted++;
@@ -1435,31 +1435,77 @@ void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
                 j->decision == PLAN_BEST_EFFORT)
                 act[(*na)++] = rel[r];
         }
-        (void)replan_noac(p, act, *na, t, &F);
+        (void)replan_noac(p, act, *na, t, F);
     } else if (p->opts.admission_reference) {
-        admit_reference(p, act, na, rel, nrel, t, &F);
+        admit_reference(p, act, na, rel, nrel, t, F);
     } else {
-        replan(p, act, *na, t, &F, p->tmp, p->ord);
         for (int r = 0; r < nrel; r++) {
             plan_job *j = &p->jobs[rel[r]];
-            decide(p, j, t, &F, p->tmp, act, *na, p->ord);
+            decide(p, j, t, F, p->tmp, act, *na, p->ord);
             if (j->decision == PLAN_ADMITTED ||
                 j->decision == PLAN_BEST_EFFORT)
                 act[(*na)++] = rel[r];
         }
     }
-    avail_free(&F);
-    /* keep the active list in a fixed order: by job index */
-    qsort(act, (size_t)*na, sizeof *act, cmp_int);
+}
+
+/* 1 if released jobs can be decided at an open point on their own. */
+static int decides_apart(const plan *p)
+{
+    return !p->opts.no_admission && !p->opts.admission_reference;
+}
+
+void plan_point_begin(plan *p, int64_t t, int *act, int *na, const int *rel,
+                      int nrel)
+{
+    if (p->pt_open)
+        avail_free(&p->pt_F);
+    avail_init(&p->pt_F, t, p->cl.total_gpus);
+    p->pt_open = 1;
+    p->pt_t = t;
+    p->points++;
+    /* where every job in play stands: the GPUs and batch it holds */
     for (int i = 0; i < *na; i++) {
+        plan_job *j = &p->jobs[act[i]];
+        j->held = gpus_of(j)->g > 0 ? gpus_of(j)->g : j->g;
+        j->hrow = j->row;
+    }
+    note_held(p, rel, nrel);
+    if (decides_apart(p))
+        replan(p, act, *na, t, &p->pt_F, p->tmp, p->ord);
+    point_decide(p, t, act, na, rel, nrel);
+}
+
+int plan_point_more(plan *p, int64_t t, int *act, int *na, const int *rel,
+                    int nrel)
+{
+    if (!p->pt_open || p->pt_t != t || !decides_apart(p))
+        return 0;
+    note_held(p, rel, nrel);
+    point_decide(p, t, act, na, rel, nrel);
+    return 1;
+}
+
+void plan_point_end(plan *p, int64_t t, int *act, int na)
+{
+    /* keep the active list in a fixed order: by job index */
+    qsort(act, (size_t)na, sizeof *act, cmp_int);
+    for (int i = 0; i < na; i++) {
         plan_job *j = &p->jobs[act[i]];
         j->g = j->decision == PLAN_ADMITTED ? resv_at(&j->r, t) : 0;
         j->row = j->rrow;
     }
     if (holds_still(p))
-        keep_held(p, act, *na, t);
-    surplus(p, act, *na, t);
-    hold_keep(p, act, *na);
+        keep_held(p, act, na, t);
+    surplus(p, act, na, t);
+    hold_keep(p, act, na);
+}
+
+void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
+                int nrel)
+{
+    plan_point_begin(p, t, act, na, rel, nrel);
+    plan_point_end(p, t, act, *na);
 }
 
 void plan_set_placement(plan *p, int i, const place_set *pl)
@@ -1533,7 +1579,25 @@ void plan_add_job(plan *p, const job_queue *q)
     for (int i = 0; i < q->n; i++)
         p->jobs[i].in = &q->jobs[i];
     init_job(p, q, q->n - 1);
-    rank_ids(p, q);
+    /* the new id's rank among the others' (rank_ids' order, kept without
+     * sorting again: the ids after it move up one) */
+    plan_job *nj = &p->jobs[q->n - 1];
+    int lo = -1, eq = -1;
+    for (int i = 0; i + 1 < q->n; i++) {
+        int c = strcmp(p->jobs[i].in->id, nj->in->id);
+        if (c == 0)
+            eq = p->jobs[i].idrank;
+        else if (c < 0 && p->jobs[i].idrank > lo)
+            lo = p->jobs[i].idrank;
+    }
+    if (eq >= 0) {
+        nj->idrank = eq;
+        return;
+    }
+    nj->idrank = lo + 1;
+    for (int i = 0; i + 1 < q->n; i++)
+        if (p->jobs[i].idrank > lo)
+            p->jobs[i].idrank++;
 }
 
 void plan_adopt(plan *p, int i)

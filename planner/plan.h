@@ -299,6 +299,12 @@ typedef struct plan {
     int occ_built;           /* occ filled for the current point */
     const curve_row **tmprow; /* batch of each tmp (elastic batch) */
     resv ebtmp;
+    /* the point begun last (plan_point_begin): at pt_t, the profile the
+     * admitted jobs' reservations leave (pt_F), kept so that more jobs
+     * released at that point are decided against it (plan_point_more) */
+    int pt_open;
+    int64_t pt_t;
+    avail pt_F;
 } plan;
 
 /*
@@ -353,6 +359,34 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
  */
 void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
                 int nrel);
+
+/*
+ * plan_point in its steps, for a planning state that keeps its point
+ * open while more jobs arrive at it (efplan serve: the submissions of one
+ * slot are released at the same boundary):
+ *   plan_point_begin: steps 1-2 (the admitted jobs re-planned, rel
+ *     decided); the point stays open at t.
+ *   plan_point_more: step 2 for more jobs released at the open point t,
+ *     decided against the reservations held then, after the ones decided
+ *     before and in the same order: the decisions plan_point would make
+ *     with every released job in one rel. Nothing may change in between
+ *     but these decisions and step 3 (no removal, no adoption, no time);
+ *     returns 0 and does nothing when the point at t is not open, or
+ *     where the plan's admission has no separate decision step
+ *     (opts.no_admission, opts.admission_reference): the caller runs a
+ *     whole point again.
+ *   plan_point_end: step 3 (each job's GPUs at t: its reservation, the
+ *     GPUs it holds, the surplus); act sorted by index. Running it again
+ *     at the same point after more decisions gives what one plan_point
+ *     gives, provided the jobs' placements (plan_set_placement, or the
+ *     plan's own) are still those from before the point.
+ * plan_point(t, rel) == plan_point_begin(t, rel) + plan_point_end(t).
+ */
+void plan_point_begin(plan *p, int64_t t, int *act, int *na, const int *rel,
+                      int nrel);
+int plan_point_more(plan *p, int64_t t, int *act, int *na, const int *rel,
+                    int nrel);
+void plan_point_end(plan *p, int64_t t, int *act, int na);
 
 /*
  * A loop that drives plan_point with its own physics (the simulator's

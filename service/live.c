@@ -30,8 +30,76 @@ int live_start(live *L, const cluster *c, const plan_opts *po, int64_t t,
     return EF_OK;
 }
 
+/* Forget what the jobs held before the point (the point is over). */
+static void stash_drop(live *L)
+{
+    for (int k = 0; k < L->nstash; k++)
+        place_set_free(&L->stash_pl[k]);
+    free(L->stash_job);
+    free(L->stash_pl);
+    free(L->stash_owed);
+    L->stash_job = NULL;
+    L->stash_pl = NULL;
+    L->stash_owed = NULL;
+    L->nstash = 0;
+    L->stashed = 0;
+}
+
+static void pl_copy(place_set *d, const place_set *s)
+{
+    d->g = s->g;
+    d->gpu = NULL;
+    if (s->g > 0) {
+        d->gpu = ef_malloc((size_t)s->g * sizeof *d->gpu);
+        memcpy(d->gpu, s->gpu, (size_t)s->g * sizeof *d->gpu);
+    }
+}
+
+/* Keep what the jobs in play hold before the point is settled. */
+static void stash_keep(live *L)
+{
+    const plan *p = &L->p;
+    int n = L->na;
+    L->stash_job = ef_malloc(((size_t)n + 1) * sizeof *L->stash_job);
+    L->stash_pl = ef_malloc(((size_t)n + 1) * sizeof *L->stash_pl);
+    L->stash_owed = ef_malloc(((size_t)n + 1) * sizeof *L->stash_owed);
+    for (int k = 0; k < n; k++) {
+        const plan_job *j = &p->jobs[L->act[k]];
+        L->stash_job[k] = L->act[k];
+        pl_copy(&L->stash_pl[k], &j->pl);
+        L->stash_owed[k] = j->owed;
+    }
+    L->nstash = n;
+    L->stashed = 1;
+}
+
+/* Back to what the jobs in play held before the point: the kept
+ * placements and owed seconds; a job that arrived since holds nothing. */
+static void stash_restore(live *L)
+{
+    plan *p = &L->p;
+    int *at = ef_malloc(((size_t)L->q.n + 1) * sizeof *at);
+    for (int i = 0; i < L->q.n; i++)
+        at[i] = -1;
+    for (int k = 0; k < L->nstash; k++)
+        at[L->stash_job[k]] = k;
+    for (int k = 0; k < L->na; k++) {
+        int i = L->act[k];
+        plan_job *j = &p->jobs[i];
+        place_set_free(&j->pl);
+        if (at[i] >= 0) {
+            pl_copy(&j->pl, &L->stash_pl[at[i]]);
+            plan_set_owed(p, i, L->stash_owed[at[i]]);
+        } else {
+            plan_set_owed(p, i, (double)j->in->owed);
+        }
+    }
+    free(at);
+}
+
 void live_free(live *L)
 {
+    stash_drop(L);
     eng_free(&L->x);
     plan_free(&L->p);
     queue_free(&L->q);
@@ -73,6 +141,18 @@ static void compact(live *L)
     plan_keep_jobs(&L->p, &L->q, from);
     for (int k = 0; k < L->na; k++)
         L->act[k] = to[L->act[k]];
+    int ks = 0;
+    for (int k = 0; k < L->nstash; k++) {
+        if (to[L->stash_job[k]] < 0) {
+            place_set_free(&L->stash_pl[k]);
+            continue;
+        }
+        L->stash_job[ks] = to[L->stash_job[k]];
+        L->stash_pl[ks] = L->stash_pl[k];
+        L->stash_owed[ks] = L->stash_owed[k];
+        ks++;
+    }
+    L->nstash = ks;
     memset(L->gone, 0, (size_t)L->qcap);
     L->ngone = 0;
     free(from);
@@ -171,14 +251,40 @@ static void place_point(live *L)
     free(g0);
 }
 
+/* Settle the point at L->t (live_settle); keep: what the jobs held
+ * before is kept for a later settlement at the same point. */
+static void settle(live *L, int keep)
+{
+    if (!L->unsettled)
+        return;
+    if (L->stashed)
+        stash_restore(L);
+    else if (keep && L->open)
+        stash_keep(L);
+    plan_point_end(&L->p, L->t, L->act, L->na);
+    place_point(L);
+    L->unsettled = 0;
+}
+
+void live_settle(live *L)
+{
+    settle(L, 1);
+}
+
 void live_point(live *L, const int *rel, int nrel)
 {
     plan *p = &L->p;
-    plan_set_point_index(p, L->points);
-    plan_point(p, L->t, L->act, &L->na, rel, nrel);
-    L->points++;
-    L->due = 0;
-    place_point(L);
+    if (nrel == 0 || !L->open || L->due ||
+        !plan_point_more(p, L->t, L->act, &L->na, rel, nrel)) {
+        /* a new point: what the jobs hold now is where it starts */
+        stash_drop(L);
+        plan_set_point_index(p, L->points);
+        plan_point_begin(p, L->t, L->act, &L->na, rel, nrel);
+        L->points++;
+        L->due = 0;
+        L->open = 1;
+    }
+    L->unsettled = 1;
     /* arrivals not in play (rejected) leave */
     for (int r = 0; r < nrel; r++) {
         plan_decision d = p->jobs[rel[r]].decision;
@@ -221,6 +327,7 @@ void live_advance(live *L, int64_t to, live_done_fn fn, void *arg)
     while (L->t < to) {
         if (L->due)
             live_point(L, NULL, 0);
+        settle(L, 0);
         int64_t nx = next_point(L, to);
         double dt = (double)(nx - L->t);
         int keep = 0, fin = 0;
@@ -253,6 +360,8 @@ void live_advance(live *L, int64_t to, live_done_fn fn, void *arg)
         }
         L->na = keep;
         L->t = nx;
+        L->open = 0; /* time moved: the next arrival begins a point */
+        stash_drop(L);
         /* a change of a reservation, or a completion, asks for a point */
         L->due = fin;
         for (int k = 0; k < L->na && !L->due; k++) {
@@ -267,6 +376,7 @@ void live_advance(live *L, int64_t to, live_done_fn fn, void *arg)
 
 void live_queue(const live *L, job_queue *q, int **adm)
 {
+    ef_assert(!L->unsettled);
     memset(q, 0, sizeof *q);
     q->path = ef_strdup("the service's queue");
     q->is_json = 1;

@@ -46,6 +46,17 @@ typedef struct live {
                         placed at every point (p.jobs[i].pl) */
     int reality;     /* a closed loop reports completions: a job whose
                         work runs out in the state is not done by it */
+    int open;        /* the point at t is begun and takes more arrivals
+                        (plan_point_more) */
+    int unsettled;   /* the GPUs at t are still to hand out and place
+                        (live_settle) */
+    /* what the jobs held before the point at t, kept when the point was
+     * settled for a reader and may take more arrivals: a second
+     * settlement starts again from it (stashed: kept, nstash jobs) */
+    int stashed, nstash;
+    int *stash_job;
+    place_set *stash_pl;
+    double *stash_owed;
 } live;
 
 /* A job whose work ran out at 'end' in the dry run (live_advance). */
@@ -71,10 +82,23 @@ void live_advance(live *L, int64_t to, live_done_fn fn, void *arg);
  * next live_point that lists it. Returns its index. */
 int live_add(live *L, job *jb, int promised);
 
-/* live_point: the point at L->t: plan_point with rel[0..nrel-1] released
- * (indices from live_add), then the reconfiguration seconds of every
- * job whose GPU count changed. Rejected arrivals leave the state. */
+/* live_point: the point at L->t with rel[0..nrel-1] released (indices
+ * from live_add), decided (plan_point_begin). Arrivals at a point that
+ * is already open and unchanged since are decided against the
+ * reservations held there (plan_point_more), as plan_build decides the
+ * jobs released at one point: one re-plan of the admitted jobs per
+ * point, not one per arrival. Rejected arrivals leave the state. The
+ * GPUs at t are handed out and placed, and each job whose GPUs changed
+ * charged its reconfiguration seconds, when the state next moves on or
+ * live_settle asks. */
 void live_point(live *L, const int *rel, int nrel);
+
+/* live_settle: the GPUs of the point at L->t handed out (plan_point_end)
+ * and placed through the slot engine, each change charged, if that is
+ * still to do: what live_queue and the job's GPUs read. O(jobs in play).
+ * Settling twice at one point (more arrivals in between) gives what one
+ * settlement after all of them gives. */
+void live_settle(live *L);
 
 /* live_find: the index of job 'id' in the state, or -1. O(jobs). */
 int live_find(const live *L, const char *id);
@@ -85,7 +109,8 @@ int live_find(const live *L, const char *id);
  * (indices change then: look jobs up again by id). */
 void live_remove(live *L, int i);
 
-/* live_queue: the jobs in play as a queue planned from the state's point
+/* live_queue: the jobs in play (settled: live_settle) as a queue planned
+ * from the state's point
  * (a deep copy, *q, free with queue_free): each with its remaining work
  * as progress (iterations_done; the fraction of an iteration rounded
  * down), its own submit time, "promised" when

@@ -443,6 +443,7 @@ static int snapshot(svc *s, int64_t now, ef_err *e)
         return EF_OK;
     double t0 = ef_mono_seconds();
     job_queue q;
+    live_settle(&s->L);
     live_queue(&s->L, &q, NULL);
     plan_opts po = s->L.p.opts;
     po.now = s->L.t;
@@ -1736,6 +1737,7 @@ void svc_queue(svc *s, const store_ident *who, svc_reply *r)
         reply_internal(r, &e);
         return;
     }
+    live_settle(&s->L);
     live_queue(&s->L, &q, NULL);
     svc_unlock(s);
     if (!who->op) {
