@@ -463,9 +463,7 @@ static int authenticate(srv *s, struct MHD_Connection *c, store_ident *who,
         return 0;
     }
     ef_err e = {0};
-    svc_lock(s->sv);
-    int ok = store_token_check(svc_store(s->sv), h + 7, who, &e);
-    svc_unlock(s->sv);
+    int ok = svc_token_check(s->sv, h + 7, who, &e);
     if (ok < 0) {
         char m[EF_ERR_LEN + 32];
         snprintf(m, sizeof m, "internal error: %s", e.msg);

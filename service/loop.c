@@ -120,9 +120,32 @@ struct loop {
     int notified;          /* svc_set_notify points at this loop */
     double nodes_wall;     /* wall time nodes() last asked the cluster */
     char woken[200];       /* why the service woke the loop (under mu) */
+    /* the loop's own state (everything above but mu's) is the loop
+     * thread's; a tick holds 'tmu' and the service's lock, and lets the
+     * service's lock go while the cluster answers (in_tick: a backend
+     * call runs unlocked, cluster_call) */
+    pthread_mutex_t tmu;
+    int in_tick;
 };
 
 /* ---- small helpers ----------------------------------------------------------- */
+
+/* Around a backend call inside a tick: the service's lock is let go
+ * while the cluster answers (a Slurm controller that does not answer
+ * stalls the loop, never the API: submissions, reads, /healthz); what
+ * the service changes meanwhile, the loop sees at its next tick (the
+ * plan's version). */
+static void cluster_call(loop *L)
+{
+    if (L->in_tick)
+        svc_unlock(L->s);
+}
+
+static void cluster_done(loop *L)
+{
+    if (L->in_tick)
+        svc_lock(L->s);
+}
 
 static void say(loop *L, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -593,7 +616,9 @@ static int placed(loop *L, int j, const exec_run *r, int64_t now, ef_err *e)
     if (!L->b->placed || J->st != LJ_RUNNING || J->real.n > 0)
         return EF_OK;
     placement real = {0};
+    cluster_call(L);
     int k = L->b->placed(&L->x, r, &real, e);
+    cluster_done(L);
     if (k <= 0)
         return k < 0 ? EF_ERR : EF_OK;
     J->real = real;
@@ -664,7 +689,10 @@ static int observe(loop *L, int64_t now, ef_err *e)
                 st.state = EXEC_P_EXITED;
         } else {
             exec_run r = run_of(L, j);
-            if (L->b->poll(&L->x, &r, &st, e) != EF_OK ||
+            cluster_call(L);
+            int prc = L->b->poll(&L->x, &r, &st, e);
+            cluster_done(L);
+            if (prc != EF_OK ||
                 (st.state == EXEC_P_RUNNING && placed(L, j, &r, now, e) !=
                                                    EF_OK))
                 return EF_ERR;
@@ -687,7 +715,10 @@ static int observe(loop *L, int64_t now, ef_err *e)
                 exec_run r = run_of(L, j);
                 say(L, "%s: grace of %d s over: killed", J->id,
                     exec_job_grace(p, j));
-                if (L->b->stop(&L->x, &r, e) != EF_OK)
+                cluster_call(L);
+                int src = L->b->stop(&L->x, &r, e);
+                cluster_done(L);
+                if (src != EF_OK)
                     return EF_ERR;
                 J->killed = 1;
             }
@@ -783,7 +814,9 @@ static int nodes(loop *L, int64_t now, ef_err *e)
     int n = L->x.nodes.n;
     char *down = ef_calloc((size_t)n, 1);
     char (*why)[16] = ef_calloc((size_t)n, sizeof *why);
+    cluster_call(L);
     int rc = L->b->nodes_down(&L->x, down, why, e);
+    cluster_done(L);
     const cluster *c = svc_cluster(L->s);
     for (int k = 0; rc == EF_OK && k < n && k < c->nodes; k++) {
         char w2[128];
@@ -899,7 +932,10 @@ static int start_stop(loop *L, int j, int64_t now, ef_err *e)
     L->stats.stops++;
     if (L->b) {
         exec_run r = run_of(L, j);
-        if (L->b->signal(&L->x, &r, exec_job_signal(&L->xp, j), e) != EF_OK)
+        cluster_call(L);
+        int rc = L->b->signal(&L->x, &r, exec_job_signal(&L->xp, j), e);
+        cluster_done(L);
+        if (rc != EF_OK)
             return EF_ERR;
     }
     return EF_OK;
@@ -971,7 +1007,12 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
             rc = job_account(L, J->id, &acct, e);
             r.user = &acct;
         }
-        if (rc != EF_OK || L->b->launch(&L->x, &r, e) != EF_OK) {
+        if (rc == EF_OK) {
+            cluster_call(L);
+            rc = L->b->launch(&L->x, &r, e);
+            cluster_done(L);
+        }
+        if (rc != EF_OK) {
             ef_err e2 = {0};
             char w[EF_ERR_LEN + 32];
             snprintf(w, sizeof w, "launch failed: %s", e->msg);
@@ -1161,13 +1202,17 @@ static void *thread_main(void *arg)
         pthread_mutex_unlock(&L->mu);
         if (quit)
             break;
+        pthread_mutex_lock(&L->tmu);
         svc_lock(L->s);
+        L->in_tick = 1;
         ef_err e = {0};
         if (tick(L, svc_now(L->s), &e) != EF_OK) {
             say(L, "error: %s (retrying at the next tick)", e.msg);
             L->need = 1;
         }
+        L->in_tick = 0;
         svc_unlock(L->s);
+        pthread_mutex_unlock(&L->tmu);
     }
     return NULL;
 }
@@ -1273,6 +1318,7 @@ int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
     L->version = -1;
     L->next = INT64_MIN;
     pthread_mutex_init(&L->mu, NULL);
+    pthread_mutex_init(&L->tmu, NULL);
     pthread_cond_init(&L->cv, NULL);
     if (strcmp(o->backend, "dry-run") == 0) {
         L->b = NULL;
@@ -1414,22 +1460,27 @@ void loop_stop(loop *L)
         close(L->lockfd);
     pthread_cond_destroy(&L->cv);
     pthread_mutex_destroy(&L->mu);
+    pthread_mutex_destroy(&L->tmu);
     free(L);
 }
 
 int loop_tick_at(loop *L, int64_t now, int *pending, ef_err *e)
 {
+    pthread_mutex_lock(&L->tmu);
     svc_lock(L->s);
+    L->in_tick = 1;
     int rc = tick(L, now, e);
+    L->in_tick = 0;
     if (pending)
         *pending = L->hurry || L->need;
     svc_unlock(L->s);
+    pthread_mutex_unlock(&L->tmu);
     return rc;
 }
 
 void loop_get_stats(loop *L, loop_stats *st)
 {
-    svc_lock(L->s);
+    pthread_mutex_lock(&L->tmu);
     *st = L->stats;
-    svc_unlock(L->s);
+    pthread_mutex_unlock(&L->tmu);
 }

@@ -441,6 +441,26 @@ fail:
     return EF_ERR;
 }
 
+int store_open_reader(store **out, const char *path, ef_err *e)
+{
+    *out = NULL;
+    store *s = ef_calloc(1, sizeof *s);
+    s->path = ef_strdup(path);
+    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY, NULL);
+    if (!s->db)
+        ef_panic("sqlite3_open_v2: out of memory");
+    if (rc != SQLITE_OK) {
+        ef_fail(e, EF_E_INTERNAL, "%s: cannot open a reader: %s", path,
+                sqlite3_errmsg(s->db));
+        store_close(s);
+        return EF_ERR;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, 5000);
+    *out = s;
+    return EF_OK;
+}
+
 void store_close(store *s)
 {
     if (!s)

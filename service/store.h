@@ -65,6 +65,13 @@ typedef struct store store;
  * message names both uids and the fix), as ssh refuses a private key.
  * EF_E_INTERNAL: SQLite failures (a lock held past 5 s, ...). */
 int store_open(store **s, const char *path, ef_err *e);
+/* store_open_reader: a second, read-only connection to the store at
+ * 'path' that store_open has opened (and migrated): in WAL mode it reads
+ * the last committed state without waiting for the writer and never
+ * blocks it, so the service's readers (tokens, job rows, events) need
+ * not wait for its planning. Only the reading functions may be called on
+ * it. Errors: EF_E_INTERNAL. */
+int store_open_reader(store **s, const char *path, ef_err *e);
 /* Close (NULL: nothing); a transaction still open is rolled back. */
 void store_close(store *s);
 /* The path it was opened with. */

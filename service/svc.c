@@ -77,6 +77,17 @@ static const char *const server_keys[][2] = {
     {"overhead_owed", "the loop reports what a running job still pays"},
 };
 
+/* A plan as readers see it: immutable once made, freed with its last
+ * reference (view_drop). */
+typedef struct view {
+    int refs;         /* under svc.vmu */
+    int64_t version;  /* the state's version it plans */
+    char *text;       /* the plan file's text */
+    size_t len;
+    plan_doc doc;     /* its parsed value */
+    int *byid;        /* doc.jobs indices sorted by id */
+} view;
+
 struct svc {
     /* the cluster's names of its nodes (svc_set_node_names) */
     char **node_name;
@@ -94,15 +105,18 @@ struct svc {
      * made against it; 'version' counts its accepted changes */
     live L;
     int64_t version;
-    /* the current plan: the full re-plan of the state at doc_version
-     * (its text and parsed value), made when a reader needs it */
-    char *plan_text;
-    size_t plan_len;
-    int64_t doc_version;
-    plan_doc doc;
-    plan_submit_res *cur; /* the submission whose plan doc is (doc borrows
-                             its strings); NULL when doc was read from text */
-    int *byid;        /* doc.jobs indices sorted by id */
+    /* the current plan (view.h-like: shared with readers, who hold
+     * references; swapped under 'vmu'): the full re-plan of the state at
+     * its version, made when a reader needs it */
+    view *pv;
+    pthread_mutex_t vmu;  /* guards pv's swap and every view's refs */
+    pthread_mutex_t bmu;  /* one reader builds a newer plan at a time */
+    /* a read-only connection to the store, for readers (tokens, job rows,
+     * events), used under 'rmu': they never wait for planning */
+    store *rd;
+    pthread_mutex_t rmu;
+    int slot_s;       /* the plan's slot and overhead (fixed at open) */
+    int ovh;
     /* the clock: plan time = plan0 + (wall - wall0) x scale (ms) */
     int64_t wall0_ms, plan0_ms;
     double scale;
@@ -219,30 +233,66 @@ static int byid_cmp(const void *a, const void *b, void *ctx)
     return strcmp(d->jobs[*(const int *)a].id, d->jobs[*(const int *)b].id);
 }
 
-/* Make doc 'd' (taken), whose file text is text[0..len) (heap, taken),
- * the current plan of version 'version'; 'res' (taken, may be NULL) the
- * submission whose plan d borrows from. */
-static void use_plan(svc *s, plan_doc *d, plan_submit_res *res, char *text,
-                     size_t len, int64_t version)
+static void view_free(view *v)
 {
-    plan_doc_free(&s->doc);
-    if (s->cur) {
-        plan_submit_free(s->cur);
-        free(s->cur);
-    }
-    free(s->plan_text);
-    free(s->byid);
-    s->doc = *d;
-    s->cur = res;
-    s->plan_text = text;
-    s->plan_len = len;
-    s->doc_version = version;
-    if (version > s->version)
-        s->version = version;
-    s->byid = ef_malloc(((size_t)d->njobs + 1) * sizeof *s->byid);
+    plan_doc_free(&v->doc);
+    free(v->text);
+    free(v->byid);
+    free(v);
+}
+
+/* Drop a reference to v (NULL: nothing). */
+static void view_drop(svc *s, view *v)
+{
+    if (!v)
+        return;
+    pthread_mutex_lock(&s->vmu);
+    int last = --v->refs == 0;
+    pthread_mutex_unlock(&s->vmu);
+    if (last)
+        view_free(v);
+}
+
+/* A reference to the current plan, if it plans version 'need' or a later
+ * one; else NULL. */
+static view *view_take(svc *s, int64_t need)
+{
+    pthread_mutex_lock(&s->vmu);
+    view *v = s->pv && s->pv->version >= need ? s->pv : NULL;
+    if (v)
+        v->refs++;
+    pthread_mutex_unlock(&s->vmu);
+    return v;
+}
+
+/* A view of doc 'd' (taken), whose file text is text[0..len) (heap,
+ * taken), planning version 'version'; one reference. */
+static view *view_make(plan_doc *d, char *text, size_t len, int64_t version)
+{
+    view *v = ef_calloc(1, sizeof *v);
+    v->refs = 1;
+    v->version = version;
+    v->doc = *d;
+    v->text = text;
+    v->len = len;
+    v->byid = ef_malloc(((size_t)d->njobs + 1) * sizeof *v->byid);
     for (int i = 0; i < d->njobs; i++)
-        s->byid[i] = i;
-    qsort_r(s->byid, (size_t)d->njobs, sizeof *s->byid, byid_cmp, &s->doc);
+        v->byid[i] = i;
+    qsort_r(v->byid, (size_t)d->njobs, sizeof *v->byid, byid_cmp, &v->doc);
+    return v;
+}
+
+/* Make v (its reference taken) the current plan (under the planning
+ * lock). */
+static void use_view(svc *s, view *v)
+{
+    if (v->version > s->version)
+        s->version = v->version;
+    pthread_mutex_lock(&s->vmu);
+    view *old = s->pv;
+    s->pv = v;
+    pthread_mutex_unlock(&s->vmu);
+    view_drop(s, old);
 }
 
 /* Make text (heap, taken) the current plan of version 'version'. */
@@ -254,19 +304,19 @@ static int set_plan(svc *s, char *text, size_t len, int64_t version,
         free(text);
         return EF_ERR;
     }
-    use_plan(s, &d, NULL, text, len, version);
+    use_view(s, view_make(&d, text, len, version));
     return EF_OK;
 }
 
-/* The plan's entry of job 'id', or NULL. */
-static const plan_doc_job *plan_find(const svc *s, const char *id)
+/* Plan v's entry of job 'id', or NULL. */
+static const plan_doc_job *view_find(const view *v, const char *id)
 {
-    int lo = 0, hi = s->doc.njobs - 1;
+    int lo = 0, hi = v->doc.njobs - 1;
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2;
-        int c = strcmp(s->doc.jobs[s->byid[mid]].id, id);
+        int c = strcmp(v->doc.jobs[v->byid[mid]].id, id);
         if (c == 0)
-            return &s->doc.jobs[s->byid[mid]];
+            return &v->doc.jobs[v->byid[mid]];
         if (c < 0)
             lo = mid + 1;
         else
@@ -354,7 +404,7 @@ static void stats_update(svc *s)
     s->m_jobs = s->L.na;
     s->m_epoch = s->L.t;
     s->m_at_risk = risk;
-    s->m_promised_s = s->doc.summary.promised_gpu_hours * 3600;
+    s->m_promised_s = s->pv->doc.summary.promised_gpu_hours * 3600;
     pthread_mutex_unlock(&s->smu);
 }
 
@@ -433,51 +483,155 @@ static int64_t point_at(const svc *s, int64_t now)
     return t0 + k * S;
 }
 
-/* The current plan, made from the state when it is older than the
- * state's last change: the full deadline-order re-plan (plan_build of
- * the jobs in play from the state's point, checked), rendered, stored as
- * the current plan (one history row) and parsed for the views. */
-static int snapshot(svc *s, int64_t now, ef_err *e)
+/* What a full re-plan of the state starts from, copied under the
+ * planning lock (replan_copy) so that the re-plan itself can run outside
+ * it (replan_make). */
+typedef struct replan_in {
+    job_queue q;      /* the jobs in play (live_queue) */
+    plan_opts po;     /* the state's options, now = its point */
+    cluster cl;
+    int64_t version;  /* the state's version */
+    int nmap;         /* the plan's node map then */
+    long *map;
+} replan_in;
+
+/* Copy the state (under the planning lock). */
+static void replan_copy(svc *s, replan_in *in)
 {
-    if (s->plan_text && s->doc_version == s->version)
-        return EF_OK;
-    double t0 = ef_mono_seconds();
-    job_queue q;
     live_settle(&s->L);
-    live_queue(&s->L, &q, NULL);
-    plan_opts po = s->L.p.opts;
-    po.now = s->L.t;
+    live_queue(&s->L, &in->q, NULL);
+    in->po = s->L.p.opts;
+    in->po.now = s->L.t;
+    in->cl = s->L.p.cl;
+    in->version = s->version;
+    in->nmap = s->nmap;
+    in->map = NULL;
+    if (s->nmap > 0) {
+        in->map = ef_malloc((size_t)s->nmap * sizeof *in->map);
+        memcpy(in->map, s->map, (size_t)s->nmap * sizeof *in->map);
+    }
+}
+
+/* The full deadline-order re-plan of a copied state (no lock needed):
+ * plan_build of its jobs from its point, checked, rendered and parsed
+ * into a view (one reference); *adm the jobs it admits. Frees *in. NULL
+ * with e filled on failure. */
+static view *replan_make(svc *s, replan_in *in, int *adm, ef_err *e)
+{
     plan p;
-    int rc = plan_build(&p, &q, &s->L.p.cl, &po, e);
+    view *v = NULL;
+    int rc = plan_build(&p, &in->q, &in->cl, &in->po, e);
     if (rc == EF_OK && plan_check(&p, e) != EF_OK) {
         ef_prefix(e, "the service's plan fails its check: ");
         plan_free(&p);
         rc = EF_ERR;
     }
-    if (rc != EF_OK) {
-        queue_free(&q);
+    if (rc == EF_OK) {
+        plan_doc nd, d;
+        size_t len = 0;
+        plan_doc_from_plan(&nd, &p, "", s->curves_arg);
+        nd.nnode_map = in->nmap;
+        nd.node_map = in->map;
+        char *text = plan_doc_json(&nd, &len);
+        nd.nnode_map = 0;
+        nd.node_map = NULL;
+        plan_doc_free(&nd);
+        *adm = p.admitted;
+        plan_free(&p);
+        if (plan_doc_parse(&d, "the service's plan", text, len, e) != EF_OK)
+            free(text);
+        else
+            v = view_make(&d, text, len, in->version);
+    }
+    queue_free(&in->q);
+    free(in->map);
+    return v;
+}
+
+/* Make v (taken) the current plan unless a newer one is (under the
+ * planning lock): stored as the current plan (one history row). */
+static int view_install(svc *s, view *v, int adm, int64_t now, ef_err *e)
+{
+    if (s->pv && s->pv->version >= v->version) {
+        view_drop(s, v);
+        return EF_OK;
+    }
+    if (store_plan_put(s->st, v->version, now, "snapshot", adm, v->text,
+                       e) != EF_OK) {
+        view_drop(s, v);
         return EF_ERR;
     }
-    plan_doc nd;
-    size_t len = 0;
-    char *text = plan_text(s, &p, &nd, &len);
-    plan_doc_free(&nd);
-    int adm = p.admitted;
-    plan_free(&p);
-    queue_free(&q);
-    if (store_plan_put(s->st, s->version, now, "snapshot", adm, text, e) !=
-        EF_OK) {
-        free(text);
-        return EF_ERR;
-    }
-    if (set_plan(s, text, len, s->version, e) != EF_OK)
-        return EF_ERR;
+    use_view(s, v);
+    stats_update(s);
+    return EF_OK;
+}
+
+/* The time one full re-plan took, for /metrics. */
+static void replan_timed(svc *s, double t0)
+{
     double dt = ef_mono_seconds() - t0;
     pthread_mutex_lock(&s->smu);
     hist_add(&s->h_replan, dt);
     pthread_mutex_unlock(&s->smu);
-    stats_update(s);
-    return EF_OK;
+}
+
+/* The current plan, made from the state when it is older than the
+ * state's last change (under the planning lock): the full deadline-order
+ * re-plan, stored as the current plan and parsed for the views. */
+static int snapshot(svc *s, int64_t now, ef_err *e)
+{
+    if (s->pv && s->pv->version == s->version)
+        return EF_OK;
+    double t0 = ef_mono_seconds();
+    replan_in in;
+    int adm = 0;
+    replan_copy(s, &in);
+    view *v = replan_make(s, &in, &adm, e);
+    if (!v)
+        return EF_ERR;
+    replan_timed(s, t0);
+    return view_install(s, v, adm, now, e);
+}
+
+/* For a reader (no lock held): a reference to a plan at least as new as
+ * every change committed before the call (view_drop it), or NULL with e
+ * filled. When the current plan is older, one reader at a time copies
+ * the state under the planning lock and re-plans it outside the lock;
+ * the others wait for that plan, not for the planning. */
+static view *view_get(svc *s, int64_t now, ef_err *e)
+{
+    pthread_mutex_lock(&s->smu);
+    int64_t need = s->m_version;
+    pthread_mutex_unlock(&s->smu);
+    view *v = view_take(s, need);
+    if (v)
+        return v;
+    pthread_mutex_lock(&s->bmu);
+    v = view_take(s, need);
+    if (!v) {
+        double t0 = ef_mono_seconds();
+        replan_in in;
+        int adm = 0, rc = EF_OK;
+        svc_lock(s);
+        int fresh = s->pv && s->pv->version == s->version;
+        if (!fresh)
+            replan_copy(s, &in);
+        svc_unlock(s);
+        if (!fresh) {
+            view *nv = replan_make(s, &in, &adm, e);
+            replan_timed(s, t0);
+            svc_lock(s);
+            rc = nv ? view_install(s, nv, adm, now, e) : EF_ERR;
+            svc_unlock(s);
+        }
+        if (rc == EF_OK)
+            v = view_take(s, need);
+        if (!v && rc == EF_OK)
+            ef_fail(e, EF_E_INTERNAL, "the service's plan is older than its "
+                    "state");
+    }
+    pthread_mutex_unlock(&s->bmu);
+    return v;
 }
 
 /* A job from its stored body (the service's own JSON, at the store's
@@ -527,7 +681,7 @@ static int row_cmp(const void *a, const void *b)
  * way (the full re-plan of a restart). */
 static int live_load(svc *s, int64_t now, ef_err *e)
 {
-    const plan_doc *d = &s->doc;
+    const plan_doc *d = &s->pv->doc;
     plan_opts po;
     plan_doc_opts(d, &po);
     po.deadline_margin = s->margin;
@@ -647,6 +801,9 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->turn, NULL);
     pthread_mutex_init(&s->smu, NULL);
+    pthread_mutex_init(&s->vmu, NULL);
+    pthread_mutex_init(&s->bmu, NULL);
+    pthread_mutex_init(&s->rmu, NULL);
     s->db = ef_strdup(cfg->db);
     s->cluster_arg = ef_strdup(cfg->cluster);
     s->curves_arg = ef_strdup(cfg->curves);
@@ -659,7 +816,8 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
     }
     if (cluster_from_arg(&s->c, cfg->cluster, e) != EF_OK ||
         curve_set_load_arg(&s->cs, cfg->curves, e) != EF_OK ||
-        store_open(&s->st, cfg->db, e) != EF_OK)
+        store_open(&s->st, cfg->db, e) != EF_OK ||
+        store_open_reader(&s->rd, cfg->db, e) != EF_OK)
         goto fail;
     int64_t version = 0;
     char *text = NULL;
@@ -672,28 +830,29 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
     if (have) {
         if (set_plan(s, text, strlen(text), version, e) != EF_OK)
             goto fail;
-        int mapped = s->doc.nnode_map > 0;
-        for (int k = 0; k < s->doc.nnode_map; k++)
-            mapped = mapped && s->doc.node_map[k] < s->c.nodes;
+        const plan_doc *d = &s->pv->doc;
+        int mapped = d->nnode_map > 0;
+        for (int k = 0; k < d->nnode_map; k++)
+            mapped = mapped && d->node_map[k] < s->c.nodes;
         if (mapped) {
-            s->nmap = s->doc.nnode_map;
+            s->nmap = d->nnode_map;
             s->map = ef_malloc((size_t)s->nmap * sizeof *s->map);
-            memcpy(s->map, s->doc.node_map, (size_t)s->nmap * sizeof *s->map);
+            memcpy(s->map, d->node_map, (size_t)s->nmap * sizeof *s->map);
         }
-        if ((mapped ? 0 : s->doc.cluster.nodes != s->c.nodes) ||
-            s->doc.cluster.gpus_per_node != s->c.gpus_per_node) {
+        if ((mapped ? 0 : d->cluster.nodes != s->c.nodes) ||
+            d->cluster.gpus_per_node != s->c.gpus_per_node) {
             ef_fail(e, EF_E_USAGE, "%s: its queue is planned on %d nodes of "
                     "%d GPUs, and --cluster %s has %d of %d (start it with "
                     "the cluster it was planned on)", cfg->db,
-                    s->doc.cluster.nodes, s->doc.cluster.gpus_per_node,
+                    d->cluster.nodes, d->cluster.gpus_per_node,
                     cfg->cluster, s->c.nodes, s->c.gpus_per_node);
             goto fail;
         }
-        if (strcmp(s->doc.curves ? s->doc.curves : "", cfg->curves) != 0) {
+        if (strcmp(d->curves ? d->curves : "", cfg->curves) != 0) {
             ef_fail(e, EF_E_USAGE, "%s: its queue is planned with curves "
                     "\"%s\", and --curves is \"%s\" (start it with the "
                     "curves it was planned with)", cfg->db,
-                    s->doc.curves ? s->doc.curves : "", cfg->curves);
+                    d->curves ? d->curves : "", cfg->curves);
             goto fail;
         }
         int64_t mv = 0;
@@ -702,6 +861,8 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
             goto fail;
         if (got > 0 && mv > s->version)
             s->version = mv;
+        s->slot_s = d->slot_seconds;
+        s->ovh = d->overhead ? (int)ovh_parse(d->overhead) : OVH_NONE;
         if (live_load(s, now, e) != EF_OK)
             goto fail;
         *out = s;
@@ -740,7 +901,11 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
         free(pt);
         goto fail;
     }
-    if (set_plan(s, pt, len, 1, e) != EF_OK || live_load(s, now, e) != EF_OK)
+    if (set_plan(s, pt, len, 1, e) != EF_OK)
+        goto fail;
+    s->slot_s = s->pv->doc.slot_seconds;
+    s->ovh = po.overhead;
+    if (live_load(s, now, e) != EF_OK)
         goto fail;
     *out = s;
     return EF_OK;
@@ -753,23 +918,18 @@ void svc_close(svc *s)
 {
     if (!s)
         return;
-    if (s->st && s->plan_text && s->doc_version != s->version) {
+    if (s->st && s->pv && s->pv->version != s->version) {
         /* the current plan, stored for the next start */
         ef_err e = {0};
         (void)snapshot(s, svc_now(s), &e);
     }
     if (s->st)
         store_close(s->st);
-    plan_doc_free(&s->doc);
+    store_close(s->rd);
+    view_drop(s, s->pv);
     live_free(&s->L);
     pthread_mutex_destroy(&s->smu);
-    if (s->cur) {
-        plan_submit_free(s->cur);
-        free(s->cur);
-    }
     curve_set_free(&s->cs);
-    free(s->plan_text);
-    free(s->byid);
     free(s->db);
     free(s->cluster_arg);
     free(s->curves_arg);
@@ -786,10 +946,21 @@ void svc_close(svc *s)
     free(s->node_name);
     pthread_cond_destroy(&s->turn);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->vmu);
+    pthread_mutex_destroy(&s->bmu);
+    pthread_mutex_destroy(&s->rmu);
     free(s);
 }
 
 store *svc_store(svc *s) { return s->st; }
+
+int svc_token_check(svc *s, const char *text, store_ident *who, ef_err *e)
+{
+    pthread_mutex_lock(&s->rmu);
+    int ok = store_token_check(s->rd, text, who, e);
+    pthread_mutex_unlock(&s->rmu);
+    return ok;
+}
 void svc_lock(svc *s)
 {
     pthread_mutex_lock(&s->mu);
@@ -854,14 +1025,15 @@ static const char *shown_state(const svc *s, const store_job *j,
     return j->state;
 }
 
-/* When the plan ended job 'id' (its "planned_done" event), or -1. */
-static int64_t planned_done_at(svc *s, const char *id)
+/* When the plan ended job 'id' (its "planned_done" event in store db),
+ * or -1. */
+static int64_t planned_done_at(store *db, const char *id)
 {
     store_event *ev = NULL;
     int nev = 0;
     ef_err e = {0};
     int64_t end = -1;
-    if (store_events(s->st, id, &ev, &nev, &e) != EF_OK)
+    if (store_events(db, id, &ev, &nev, &e) != EF_OK)
         return -1;
     for (int i = 0; i < nev; i++)
         if (strcmp(ev[i].kind, "planned_done") == 0) {
@@ -876,15 +1048,16 @@ static int64_t planned_done_at(svc *s, const char *id)
 }
 
 /* Job j's view (svc.h's JOB, a new reference): what it asked for from
- * its body, its answer from the plan while the plan holds it live (else
- * from its first answer), its GPUs now; with its history when
- * 'history'. NULL on a store error (e filled). */
-static json_t *job_view(svc *s, const store_job *j, int64_t now,
-                        int history, ef_err *e)
+ * its body, its answer from plan vw while the plan holds it live (else
+ * from its first answer), its GPUs now; with its history (read from
+ * store db) when 'history'. NULL on a store error (e filled). */
+static json_t *job_view(svc *s, const view *vw, store *db,
+                        const store_job *j, int64_t now, int history,
+                        ef_err *e)
 {
     json_t *body = json_loads(j->body, 0, NULL);
     json_t *ans = json_loads(j->answer, 0, NULL);
-    const plan_doc_job *pj = live_state(j->state) ? plan_find(s, j->id)
+    const plan_doc_job *pj = live_state(j->state) ? view_find(vw, j->id)
                                                   : NULL;
     json_t *v = json_object();
     json_object_set_new(v, "at_risk", json_boolean(
@@ -921,17 +1094,18 @@ static json_t *job_view(svc *s, const store_job *j, int64_t now,
         }
         /* ended by the plan: when, as its event says */
         int64_t end = strcmp(j->state, "planned-done") == 0
-                          ? planned_done_at(s, j->id) : -1;
+                          ? planned_done_at(db, j->id) : -1;
         if (end >= 0)
             json_object_set_new(v, "planned_end", json_integer(end));
     }
     /* the GPUs it holds now, as the plan has it */
-    int si = pj ? slot_at(&s->doc, now) : -1;
+    const plan_doc *pd = &vw->doc;
+    int si = pj ? slot_at(pd, now) : -1;
     const plan_doc_alloc *al = NULL;
     if (si >= 0)
-        for (int a = 0; a < s->doc.slots[si].nalloc; a++)
-            if (strcmp(s->doc.slots[si].a[a].job, j->id) == 0)
-                al = &s->doc.slots[si].a[a];
+        for (int a = 0; a < pd->slots[si].nalloc; a++)
+            if (strcmp(pd->slots[si].a[a].job, j->id) == 0)
+                al = &pd->slots[si].a[a];
     /* ended by the plan within this slot: its GPUs are idle now */
     if (!s->notify && pj && pj->planned_end >= 0 && pj->planned_end <= now)
         al = NULL;
@@ -945,7 +1119,10 @@ static json_t *job_view(svc *s, const store_job *j, int64_t now,
                 json_array_append_new(g, json_integer(al->place.gpu[k++]));
             json_t *o = json_object();
             json_object_set_new(o, "gpus", g);
-            json_object_set_new(o, "node", json_integer(real_node(s, node)));
+            json_object_set_new(o, "node", json_integer(
+                                               pd->nnode_map > 0
+                                                   ? (int)pd->node_map[node]
+                                                   : node));
             json_array_append_new(pl, o);
         }
     json_object_set_new(v, "placement", pl);
@@ -960,7 +1137,7 @@ static json_t *job_view(svc *s, const store_job *j, int64_t now,
     if (history) {
         store_event *ev = NULL;
         int nev = 0;
-        if (store_events(s->st, j->id, &ev, &nev, e) != EF_OK) {
+        if (store_events(db, j->id, &ev, &nev, e) != EF_OK) {
             json_decref(v);
             return NULL;
         }
@@ -978,7 +1155,7 @@ static json_t *job_view(svc *s, const store_job *j, int64_t now,
         /* the loop's attempts: where each ran, how it ended */
         store_attempt *at = NULL;
         int nat = 0;
-        if (store_attempts_list(s->st, j->id, 0, &at, &nat, e) != EF_OK) {
+        if (store_attempts_list(db, j->id, 0, &at, &nat, e) != EF_OK) {
             json_decref(v);
             return NULL;
         }
@@ -1372,31 +1549,37 @@ void svc_list(svc *s, const store_ident *who, int all, const char *state,
     ef_err e = {0};
     store_job *rows = NULL;
     int n = 0;
-    svc_lock(s);
-    if (snapshot(s, now, &e) != EF_OK ||
-        store_jobs_list(s->st, all ? NULL : who->name, state, &rows, &n,
-                        &e) != EF_OK) {
-        svc_unlock(s);
+    /* the rows, then a plan at least as new (never the planning lock) */
+    pthread_mutex_lock(&s->rmu);
+    int rc = store_jobs_list(s->rd, all ? NULL : who->name, state, &rows, &n,
+                             &e);
+    pthread_mutex_unlock(&s->rmu);
+    view *pv = rc == EF_OK ? view_get(s, now, &e) : NULL;
+    if (!pv) {
+        store_jobs_free(rows, n);
         reply_internal(r, &e);
         return;
     }
     json_t *arr = json_array();
+    pthread_mutex_lock(&s->rmu);
     for (int i = 0; i < n; i++)
-        json_array_append_new(arr, job_view(s, &rows[i], now, 0, &e));
-    svc_unlock(s);
+        json_array_append_new(arr, job_view(s, pv, s->rd, &rows[i], now, 0,
+                                            &e));
+    pthread_mutex_unlock(&s->rmu);
+    view_drop(s, pv);
     store_jobs_free(rows, n);
     json_t *v = json_object();
     json_object_set_new(v, "jobs", arr);
     reply_json(r, 200, v);
 }
 
-/* The job 'id' for 'who': 1 (*j filled), or 0 with *r the error (404,
- * 403, 500). Under the lock. */
-static int own_job(svc *s, const store_ident *who, const char *id,
+/* The job 'id' for 'who' read from store db: 1 (*j filled), or 0 with
+ * *r the error (404, 403, 500). */
+static int own_job(store *db, const store_ident *who, const char *id,
                    store_job *j, svc_reply *r)
 {
     ef_err e = {0};
-    int have = store_job_get(s->st, id, j, &e);
+    int have = store_job_get(db, id, j, &e);
     if (have < 0) {
         reply_internal(r, &e);
         return 0;
@@ -1423,18 +1606,21 @@ void svc_show(svc *s, const store_ident *who, const char *id, int64_t now,
     memset(r, 0, sizeof *r);
     store_job j;
     ef_err e = {0};
-    svc_lock(s);
-    if (snapshot(s, now, &e) != EF_OK) {
-        svc_unlock(s);
+    pthread_mutex_lock(&s->rmu);
+    int have = own_job(s->rd, who, id, &j, r);
+    pthread_mutex_unlock(&s->rmu);
+    if (!have)
+        return;
+    view *pv = view_get(s, now, &e);
+    if (!pv) {
+        store_job_free(&j);
         reply_internal(r, &e);
         return;
     }
-    if (!own_job(s, who, id, &j, r)) {
-        svc_unlock(s);
-        return;
-    }
-    json_t *v = job_view(s, &j, now, 1, &e);
-    svc_unlock(s);
+    pthread_mutex_lock(&s->rmu);
+    json_t *v = job_view(s, pv, s->rd, &j, now, 1, &e);
+    pthread_mutex_unlock(&s->rmu);
+    view_drop(s, pv);
     store_job_free(&j);
     if (!v)
         reply_internal(r, &e);
@@ -1448,37 +1634,30 @@ void svc_explain(svc *s, const store_ident *who, const char *id,
     memset(r, 0, sizeof *r);
     store_job j;
     ef_err e = {0};
-    svc_lock(s);
-    if (snapshot(s, svc_now(s), &e) != EF_OK) {
-        svc_unlock(s);
+    pthread_mutex_lock(&s->rmu);
+    int have = own_job(s->rd, who, id, &j, r);
+    pthread_mutex_unlock(&s->rmu);
+    if (!have)
+        return;
+    /* explained from the current plan (the curves never change while the
+     * service runs) */
+    view *pv = view_get(s, svc_now(s), &e);
+    if (!pv) {
+        store_job_free(&j);
         reply_internal(r, &e);
         return;
     }
-    if (!own_job(s, who, id, &j, r)) {
-        svc_unlock(s);
-        return;
-    }
-    /* the current plan's text, copied: explained outside the lock (the
-     * curves never change while the service runs) */
-    size_t len = s->plan_len;
-    char *t = ef_malloc(len + 1);
-    memcpy(t, s->plan_text, len);
-    t[len] = '\0';
-    svc_unlock(s);
-    plan_doc d;
+    const plan_doc *d = &pv->doc;
     xpl x;
-    int in = 0;                /* the plan holds the job */
-    int rc = plan_doc_parse(&d, "the service's plan", t, len, &e);
-    for (int i = 0; rc == EF_OK && i < d.njobs && !in; i++)
-        in = strcmp(d.jobs[i].id, id) == 0;
-    if (rc == EF_OK && in) {
-        rc = xpl_build(&x, &d, "the service's plan", id, &s->cs, NULL, &e);
+    int rc = EF_OK;
+    if (view_find(pv, id)) {
+        rc = xpl_build(&x, d, "the service's plan", id, &s->cs, NULL, &e);
     } else if (rc == EF_OK && strcmp(j.decision, "rejected") == 0) {
         /* rejected jobs stay out of the plan: the answer says why */
         json_t *a = json_loads(j.answer, 0, NULL);
         const json_t *why = json_object_get(a, "reason");
         const json_t *ef = json_object_get(a, "earliest_feasible_deadline");
-        rc = xpl_build_rejected(&x, &d, "the service's plan", j.body,
+        rc = xpl_build_rejected(&x, d, "the service's plan", j.body,
                                 json_is_string(why) ? json_string_value(why)
                                                     : NULL,
                                 json_is_integer(ef) ? json_integer_value(ef)
@@ -1488,10 +1667,9 @@ void svc_explain(svc *s, const store_ident *who, const char *id,
         rc = ef_fail(&e, EF_E_INPUT, "job \"%.300s\" is not in the current "
                      "plan (it is %s): nothing to explain", id, j.state);
     }
-    plan_doc_free(&d);
     store_job_free(&j);
-    free(t);
     if (rc != EF_OK) {
+        view_drop(s, pv);
         if (e.kind == EF_E_INPUT)
             svc_reply_error(r, 404, NULL, e.msg);
         else
@@ -1501,6 +1679,7 @@ void svc_explain(svc *s, const store_ident *who, const char *id,
     size_t n;
     char *body = xpl_json(&x, &n);
     xpl_free(&x);
+    view_drop(s, pv);
     reply_take(r, 200, body, "application/json");
 }
 
@@ -1540,7 +1719,7 @@ void svc_cancel(svc *s, const store_ident *who, const char *id, int64_t now,
     store_job j;
     ef_err e = {0};
     svc_lock(s);
-    if (!own_job(s, who, id, &j, r)) {
+    if (!own_job(s->st, who, id, &j, r)) {
         svc_unlock(s);
         return;
     }
@@ -1639,7 +1818,7 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
                                 who ? "replan" : "daily replan", NULL, &lr,
                                 &e);
         if (rc == EF_OK)
-            rc = write_snapshot(s, s->plan_text, s->plan_len, now,
+            rc = write_snapshot(s, s->pv->text, s->pv->len, now,
                                 s->version, snap, sizeof snap, &e);
         json_t *d = json_object();
         json_object_set_new(d, "by", json_string(who ? who->name : "daily"));
@@ -1659,7 +1838,7 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
             s->notify(s->notify_arg, SVC_WHY_OPERATOR);
         json_t *v = json_object();
         json_object_set_new(v, "admitted",
-                            json_integer(s->doc.summary.admitted));
+                            json_integer(s->pv->doc.summary.admitted));
         json_object_set_new(v, "at_risk", json_integer(lr.at_risk));
         json_object_set_new(v, "changed", json_true());
         json_object_set_new(v, "plan_version", json_integer(s->version));
@@ -1671,12 +1850,12 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
     }
     /* no loop: the full deadline-order re-plan of the state, written as
      * a dated snapshot; the state and its decisions stay as they are */
-    int64_t v0 = s->doc_version;
+    int64_t v0 = s->pv->version;
     int rc = snapshot(s, now, &e);
     char snap[4096];
-    int changed = s->doc_version != v0;
+    int changed = s->pv->version != v0;
     if (rc == EF_OK)
-        rc = write_snapshot(s, s->plan_text, s->plan_len, now, s->version,
+        rc = write_snapshot(s, s->pv->text, s->pv->len, now, s->version,
                             snap, sizeof snap, &e);
     json_t *d = json_object();
     json_object_set_new(d, "by", json_string(who ? who->name : "daily"));
@@ -1693,7 +1872,8 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
         return;
     }
     json_t *v = json_object();
-    json_object_set_new(v, "admitted", json_integer(s->doc.summary.admitted));
+    json_object_set_new(v, "admitted",
+                        json_integer(s->pv->doc.summary.admitted));
     json_object_set_new(v, "changed", json_boolean(changed));
     json_object_set_new(v, "plan_version", json_integer(s->version));
     json_object_set_new(v, "reason", json_null());
@@ -1708,17 +1888,16 @@ void svc_plan(svc *s, svc_reply *r, int64_t *version)
 {
     memset(r, 0, sizeof *r);
     ef_err e = {0};
-    svc_lock(s);
-    if (snapshot(s, svc_now(s), &e) != EF_OK) {
-        svc_unlock(s);
+    view *v = view_get(s, svc_now(s), &e);
+    if (!v) {
         reply_internal(r, &e);
         return;
     }
-    char *t = ef_malloc(s->plan_len + 1);
-    memcpy(t, s->plan_text, s->plan_len);
-    t[s->plan_len] = '\0';
-    *version = s->doc_version;
-    svc_unlock(s);
+    char *t = ef_malloc(v->len + 1);
+    memcpy(t, v->text, v->len);
+    t[v->len] = '\0';
+    *version = v->version;
+    view_drop(s, v);
     reply_take(r, 200, t, "application/json");
 }
 
@@ -1899,10 +2078,10 @@ int64_t svc_version(svc *s)
 
 const cluster *svc_cluster(const svc *s) { return &s->c; }
 const curve_set *svc_curves(const svc *s) { return &s->cs; }
-int svc_slot(const svc *s) { return s->doc.slot_seconds; }
+int svc_slot(const svc *s) { return s->slot_s; }
 int svc_overhead(const svc *s)
 {
-    return s->doc.overhead ? ovh_parse(s->doc.overhead) : OVH_NONE;
+    return s->ovh;
 }
 
 int svc_loop_jobs(svc *s, const char *const *extra, int nextra,
@@ -2078,7 +2257,7 @@ static int no_node(svc *s, const svc_obs *obs, int nobs, int64_t now,
     res->newly[0] = '\0';
     for (int k = 0; rc == EF_OK && k < nobs; k++) {
         const svc_obs *ob = &obs[k];
-        const plan_doc_job *dj = plan_find(s, ob->id);
+        const plan_doc_job *dj = view_find(s->pv, ob->id);
         const char *st = ob->state == SVC_OBS_DONE ? "done"
                          : ob->state == SVC_OBS_FAILED ? "failed" : "queued";
         if (store_job_update_live(s->st, ob->id, st, ob->progress, now, e) <
@@ -2120,7 +2299,7 @@ static int no_node(svc *s, const svc_obs *obs, int nobs, int64_t now,
         return EF_ERR;
     }
     res->version = s->version;
-    res->next = now + s->doc.slot_seconds;
+    res->next = now + s->slot_s;
     return EF_OK;
 }
 
@@ -2213,7 +2392,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         free(rmap);
         return EF_ERR;
     }
-    const plan_doc *d = &s->doc;
+    const plan_doc *d = &s->pv->doc;
     char *qt = plan_doc_queue_json(d, NULL);
     json_t *qv = json_loads(qt, 0, NULL);
     free(qt);
@@ -2342,7 +2521,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     res->newly[0] = '\0';
     for (int i = 0; rc == EF_OK && i < p.njobs; i++) {
         const plan_job *j = &p.jobs[i];
-        const plan_doc_job *old = plan_find(s, j->in->id);
+        const plan_doc_job *old = view_find(s->pv, j->in->id);
         int was = old && old->at_risk;
         for (int k = 0; k < nrq && !was; k++)
             was = rq[k].risk && strcmp(rq[k].id, j->in->id) == 0;

@@ -98,8 +98,11 @@ void svc_reply_error(svc_reply *r, int status, const char *path,
 int svc_open(svc **s, const svc_config *cfg, int64_t now, ef_err *e);
 void svc_close(svc *s);
 
-/* The store, for the HTTP layer's token checks (use under svc_lock). */
+/* The store (the writer connection: use under svc_lock). */
 store *svc_store(svc *s);
+/* svc_token_check: store_token_check on the service's reader connection:
+ * it never waits for planning (any thread, no lock held). */
+int svc_token_check(svc *s, const char *text, store_ident *who, ef_err *e);
 void svc_lock(svc *s);
 void svc_unlock(svc *s);
 
