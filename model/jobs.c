@@ -1325,8 +1325,8 @@ static int gpu_count_key(const json_t *o, const char *path, const char *where,
     return EF_OK;
 }
 
-int queue_parse_json(job_queue *q, const char *path, const char *buf,
-                     size_t len, ef_err *e)
+int queue_from_json(job_queue *q, const char *path, const json_t *root,
+                    ef_err *e)
 {
     static const char *const top_keys[] = {"format", "version", "jobs",
                                            "apply"};
@@ -1338,11 +1338,8 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
     memset(q, 0, sizeof *q);
     q->path = ef_strdup(path);
     q->is_json = 1;
-    json_t *root = jsonin_parse(path, buf, len, e);
     int cap = 0;
     char where[64], qv[128];
-    if (!root)
-        goto fail;
     if (!json_is_object(root)) {
         ef_fail(e, EF_E_INPUT, "%s: expected an object {\"jobs\": [...]}, got "
                 "%s", path, jsonin_type(root));
@@ -1399,16 +1396,27 @@ int queue_parse_json(job_queue *q, const char *path, const char *buf,
         if (json_job(q, o, where, e) != EF_OK)
             goto fail;
     }
-    json_decref(root);
     if (check_jobs(q, e) != EF_OK) {
         queue_free(q);
         return EF_ERR;
     }
     return EF_OK;
 fail:
-    json_decref(root);
     queue_free(q);
     return EF_ERR;
+}
+
+int queue_parse_json(job_queue *q, const char *path, const char *buf,
+                     size_t len, ef_err *e)
+{
+    json_t *root = jsonin_parse(path, buf, len, e);
+    if (!root) {
+        memset(q, 0, sizeof *q);
+        return EF_ERR;
+    }
+    int rc = queue_from_json(q, path, root, e);
+    json_decref(root);
+    return rc;
 }
 
 /* ---- the JSON writer ---------------------------------------------------- */

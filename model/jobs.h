@@ -254,6 +254,10 @@ int queue_parse_csv(job_queue *q, const char *path, const char *buf,
                     size_t len, ef_err *e);
 int queue_parse_json(job_queue *q, const char *path, const char *buf,
                      size_t len, ef_err *e);
+/* queue_from_json: the same from a value already parsed (borrowed; the
+ * service's request bodies and stored rows): no text on the way. */
+int queue_from_json(job_queue *q, const char *path, const json_t *root,
+                    ef_err *e);
 
 /*
  * job_to_json: job j as a JSON object of the efplan-jobs format (a new

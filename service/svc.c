@@ -1347,11 +1347,9 @@ static int request_job(svc *s, json_t *req, int64_t now, job *jb,
     json_t *arr = json_array();
     json_array_append_new(arr, v);
     json_object_set_new(w, "jobs", arr);
-    char *t = json_dumps(w, JSON_COMPACT);
-    json_decref(w);
     job_queue one;
-    int rc = queue_parse_json(&one, "--job", t, strlen(t), &e);
-    free(t);
+    int rc = queue_from_json(&one, "--job", w, &e);
+    json_decref(w);
     if (rc == EF_OK)
         rc = queue_resolve(&one, &s->cs, &e);
     if (rc != EF_OK) {
@@ -1685,31 +1683,6 @@ void svc_explain(svc *s, const store_ident *who, const char *id,
 
 /* ---- re-planning the queue -------------------------------------------------- */
 
-/* Plan the queue 'qv' ({"jobs": [...]}, taken) with 'po' on cluster
- * 'c' and check the plan: *q and *p (freed on error; empty then). */
-static int plan_queue(svc *s, json_t *qv, const plan_opts *po,
-                      const cluster *c, job_queue *q, plan *p, ef_err *e)
-{
-    char *nq = json_dumps(qv, JSON_COMPACT);
-    json_decref(qv);
-    memset(p, 0, sizeof *p);
-    int rc = queue_parse_json(q, "the service's queue", nq, strlen(nq), e);
-    free(nq);
-    if (rc == EF_OK)
-        rc = queue_resolve(q, &s->cs, e);
-    if (rc == EF_OK)
-        rc = plan_build(p, q, c, po, e);
-    if (rc == EF_OK && plan_check(p, e) != EF_OK) {
-        ef_prefix(e, "the service's plan fails its check: ");
-        rc = EF_ERR;
-    }
-    if (rc != EF_OK) {
-        plan_free(p);
-        queue_free(q);
-    }
-    return rc;
-}
-
 /* ---- cancel ------------------------------------------------------------------ */
 
 void svc_cancel(svc *s, const store_ident *who, const char *id, int64_t now,
@@ -1812,9 +1785,7 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
         /* the loop runs: re-plan from what it last saw */
         svc_loop_res lr;
         char snap[4096];
-        int rc = snapshot(s, now, &e);
-        if (rc == EF_OK)
-            rc = reality_replan(s, s->obs, s->nobs, now,
+        int rc = reality_replan(s, s->obs, s->nobs, now,
                                 who ? "replan" : "daily replan", NULL, &lr,
                                 &e);
         if (rc == EF_OK)
@@ -2093,8 +2064,7 @@ int svc_loop_jobs(svc *s, const char *const *extra, int nextra,
     int n = 0;
     if (store_jobs_list(s->st, NULL, NULL, &rows, &n, e) != EF_OK)
         return EF_ERR;
-    ef_buf b = {0};
-    ef_buf_put(&b, "{\"jobs\": [");
+    json_t *arr = json_array();
     int m = 0;
     int *a = ef_malloc(((size_t)n + 1) * sizeof *a);
     for (int i = 0; i < n; i++) {
@@ -2112,15 +2082,14 @@ int svc_loop_jobs(svc *s, const char *const *extra, int nextra,
             json_object_set_new(bj, "iterations_done", json_integer(
                 rows[i].progress < json_integer_value(it)
                     ? rows[i].progress : json_integer_value(it) - 1));
-        char *bt = json_dumps(bj, JSON_COMPACT | JSON_SORT_KEYS);
-        json_decref(bj);
-        ef_buf_printf(&b, "%s%s", m++ ? ", " : "", bt ? bt : rows[i].body);
-        free(bt);
+        json_array_append_new(arr, bj ? bj : json_null());
+        m++;
     }
-    ef_buf_put(&b, "]}");
     store_jobs_free(rows, n);
-    int rc = queue_parse_json(q, "the service's queue", b.s, b.n, e);
-    free(b.s);
+    json_t *qv = json_object();
+    json_object_set_new(qv, "jobs", arr);
+    int rc = queue_from_json(q, "the service's queue", qv, e);
+    json_decref(qv);
     if (rc != EF_OK) {
         free(a);
         queue_free(q);
@@ -2169,15 +2138,15 @@ static int usable_nodes(svc *s, long **map, int *nmap, ef_err *e)
     return EF_OK;
 }
 
-/* The JSON placement of 'pl' (cluster node numbers) in plan node numbers
- * through rmap (cluster node -> plan node, -1: not usable), or NULL when
- * it touches a node that is not usable or does not follow the buddy rule
- * on cluster pc (the job is then moved). */
-static json_t *plan_place(const placement *pl, const int *rmap,
-                          int rmax, const cluster *pc)
+/* Placement pl (cluster nodes) on the plan's nodes (rmap: cluster node
+ * -> plan node, rmax entries) of cluster pc, into *out: 1, or 0 (nothing
+ * written) when a GPU is on a node the plan does not use or the set does
+ * not follow the buddy rule. */
+static int plan_place(const placement *pl, const int *rmap, int rmax,
+                      const cluster *pc, placement *out)
 {
     if (pl->n == 0)
-        return NULL;
+        return 0;
     placement m = {pl->n, ef_malloc((size_t)pl->n * sizeof(int)),
                    ef_malloc((size_t)pl->n * sizeof(int)), 0};
     place_set ps = {pl->n, ef_malloc((size_t)pl->n * sizeof(int))};
@@ -2195,15 +2164,12 @@ static json_t *plan_place(const placement *pl, const int *rmap,
         qsort(ps.gpu, (size_t)ps.g, sizeof(int), cmp_int_asc);
         ok = place_is_buddy(pc, &ps);
     }
-    json_t *v = NULL;
-    if (ok) {
-        char *t = placement_json(&m);
-        v = json_loads(t, 0, NULL);
-        free(t);
-    }
     free(ps.gpu);
-    placement_free(&m);
-    return v;
+    if (ok)
+        *out = m;
+    else
+        placement_free(&m);
+    return ok;
 }
 
 /* A job's at-risk text for the store and the log, in the job's own
@@ -2357,6 +2323,91 @@ static double learned_restart(svc *s, const char *id, const char *model)
 
 /* The re-plan from reality (svc.h: svc_loop_replan), for the loop and for
  * the operators' re-plan. */
+/* 1 if job 'id' is among the cancelled rows cx[0..ncx-1]. */
+static int cancelled_in(const store_job *cx, int ncx, const char *id)
+{
+    for (int k = 0; k < ncx; k++)
+        if (strcmp(cx[k].id, id) == 0)
+            return 1;
+    return 0;
+}
+
+/* Job d of a re-plan from reality as the loop saw it (ob, may be NULL):
+ * its progress (scaled by its measured speed below the curve), where it
+ * runs (on the plan's nodes: rmap, pc) and what its restart still costs,
+ * promised when the state admitted it. */
+static void reality_job(job *d, const svc_obs *ob, int admitted, int eb,
+                        const int *rmap, int rmax, const cluster *pc)
+{
+    placement_free(&d->cur);
+    d->owed = 0;
+    d->promised = admitted;
+    if (ob && eb && d->in_samples) {
+        int64_t sd = ob->progress * d->batch;
+        if (sd > d->samples - 1)
+            sd = d->samples - 1;
+        if (sd > d->samples_done)
+            d->samples_done = sd;
+    } else if (ob) {
+        /* iters: the job's own iterations (the store's), not the scaled
+         * ones of the state */
+        int64_t iters = ob->iterations > 0 ? ob->iterations : d->iterations;
+        int64_t p = ob->progress < iters ? ob->progress : iters - 1;
+        if (p < 0)
+            p = 0;
+        int64_t left = iters - p;
+        if (ob->speed > 0 && ob->speed < 1) {
+            double sc = ceil((double)left / ob->speed);
+            left = sc < 1e15 ? (int64_t)sc : (int64_t)1e15;
+        }
+        d->iterations = p + left;
+        d->iterations_done = p;
+    }
+    if (ob && ob->state == SVC_OBS_RUNNING &&
+        plan_place(&ob->place, rmap, rmax, pc, &d->cur) && ob->owed >= 1)
+        d->owed = ob->owed < 86400 ? (int64_t)ceil(ob->owed) : 86400;
+}
+
+/* The queue a re-plan from reality plans (*q, resolved): the planning
+ * state's jobs in play (typed: live_queue), less those the loop saw end
+ * and those cancelled (cx), each as the loop saw it (reality_job); *osc
+ * (heap) each job's measured restart cost against the model's, *was
+ * (heap) 1 for a job the state had at risk. */
+static void reality_queue(svc *s, const svc_obs *obs, int nobs,
+                          const store_job *cx, int ncx, const int *rmap,
+                          const cluster *pc, job_queue *q, double **osc,
+                          char **was)
+{
+    int *adm = NULL;
+    live_settle(&s->L);
+    live_queue(&s->L, q, &adm);
+    *osc = ef_calloc((size_t)q->n + 1, sizeof **osc);
+    *was = ef_calloc((size_t)q->n + 1, 1);
+    int m = 0;
+    for (int i = 0; i < q->n; i++) {
+        job *d = &q->jobs[i];
+        const svc_obs *ob = obs_find(obs, nobs, d->id);
+        if (cancelled_in(cx, ncx, d->id) ||
+            (ob && (ob->state == SVC_OBS_DONE ||
+                    ob->state == SVC_OBS_FAILED))) {
+            job_free(d);
+            continue;
+        }
+        /* (live_queue's job i is the state's act[i]) */
+        (*was)[m] = (char)s->L.p.jobs[s->L.act[i]].at_risk;
+        reality_job(d, ob, adm[i],
+                    s->L.p.opts.elastic_batch && job_elastic(d), rmap,
+                    s->c.nodes, pc);
+        (*osc)[m] = learned_restart(s, d->id, d->model);
+        if (m != i)
+            q->jobs[m] = *d;
+        q->jobs[m].index = m;
+        m++;
+    }
+    q->n = m;
+    free(adm);
+}
+
 static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                           const char *why, placement *want, svc_loop_res *res,
                           ef_err *e)
@@ -2392,72 +2443,26 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         free(rmap);
         return EF_ERR;
     }
-    const plan_doc *d = &s->pv->doc;
-    char *qt = plan_doc_queue_json(d, NULL);
-    json_t *qv = json_loads(qt, 0, NULL);
-    free(qt);
-    json_t *arr = json_object_get(qv, "jobs");
-    json_t *kept = json_array();
-    /* each kept job's measured restart cost against the model's */
-    double *osc = ef_calloc((size_t)d->njobs + 1, sizeof *osc);
-    for (int i = 0; i < d->njobs; i++) {
-        const plan_doc_job *dj = &d->jobs[i];
-        int out = 0;
-        for (int k = 0; k < ncx && !out; k++)
-            out = strcmp(cx[k].id, dj->id) == 0;
-        const svc_obs *ob = obs_find(obs, nobs, dj->id);
-        if (out || (ob && (ob->state == SVC_OBS_DONE ||
-                           ob->state == SVC_OBS_FAILED)))
-            continue;
-        json_t *jo = json_deep_copy(json_array_get(arr, (size_t)i));
-        json_object_del(jo, "placement");
-        if (ob && dj->eb) {
-            double sd = (double)ob->progress * (double)dj->batch_size;
-            if (sd > dj->samples - 1)
-                sd = dj->samples - 1;
-            if (sd > dj->samples_done)
-                json_object_set_new(jo, "samples_done",
-                                    json_integer((json_int_t)sd));
-        } else if (ob) {
-            /* iters: the job's own iterations (the store's), not the
-             * scaled ones of the plan before */
-            int64_t iters = ob->iterations > 0 ? ob->iterations
-                                               : dj->iterations;
-            int64_t p = ob->progress < iters ? ob->progress : iters - 1;
-            if (p < 0)
-                p = 0;
-            int64_t left = iters - p;
-            if (ob->speed > 0 && ob->speed < 1) {
-                double sc = ceil((double)left / ob->speed);
-                left = sc < 1e15 ? (int64_t)sc : (int64_t)1e15;
-            }
-            json_object_set_new(jo, "iterations", json_integer(p + left));
-            json_object_set_new(jo, "iterations_done", json_integer(p));
-        }
-        json_t *pv = ob && ob->state == SVC_OBS_RUNNING
-                         ? plan_place(&ob->place, rmap, s->c.nodes, &pc)
-                         : NULL;
-        if (pv) {
-            json_object_set_new(jo, "placement", pv);
-            if (ob->owed >= 1)
-                json_object_set_new(jo, "overhead_owed", json_integer(
-                    ob->owed < 86400 ? (json_int_t)ceil(ob->owed) : 86400));
-        }
-        if (dj->decision == PLAN_ADMITTED)
-            json_object_set_new(jo, "promised", json_integer(1));
-        osc[json_array_size(kept)] = learned_restart(s, dj->id, dj->model);
-        json_array_append_new(kept, jo);
-    }
-    json_object_set_new(qv, "jobs", kept);
     job_queue q;
     plan p;
-    plan_opts po;
-    plan_doc_opts(d, &po);
+    double *osc = NULL;
+    char *was = NULL;
+    reality_queue(s, obs, nobs, cx, ncx, rmap, &pc, &q, &osc, &was);
+    plan_opts po = s->L.p.opts;
     po.now = now;
     po.deadline_margin = s->margin;
     po.restart_scale = osc;
-    rc = plan_queue(s, qv, &po, &pc, &q, &p, e);
+    rc = plan_build(&p, &q, &pc, &po, e);
+    if (rc == EF_OK && plan_check(&p, e) != EF_OK) {
+        ef_prefix(e, "the service's plan fails its check: ");
+        plan_free(&p);
+        rc = EF_ERR;
+    }
     free(osc);
+    if (rc != EF_OK) {
+        queue_free(&q);
+        free(was);
+    }
     if (rc != EF_OK) {
         store_jobs_free(cx, ncx);
         free(map);
@@ -2521,12 +2526,11 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     res->newly[0] = '\0';
     for (int i = 0; rc == EF_OK && i < p.njobs; i++) {
         const plan_job *j = &p.jobs[i];
-        const plan_doc_job *old = view_find(s->pv, j->in->id);
-        int was = old && old->at_risk;
-        for (int k = 0; k < nrq && !was; k++)
-            was = rq[k].risk && strcmp(rq[k].id, j->in->id) == 0;
-        for (int k = 0; k < nrr && !was; k++)
-            was = rr[k].risk && strcmp(rr[k].id, j->in->id) == 0;
+        int risky = was[i]; /* at risk in the state before */
+        for (int k = 0; k < nrq && !risky; k++)
+            risky = rq[k].risk && strcmp(rq[k].id, j->in->id) == 0;
+        for (int k = 0; k < nrr && !risky; k++)
+            risky = rr[k].risk && strcmp(rr[k].id, j->in->id) == 0;
         int is = j->decision == PLAN_ADMITTED && j->at_risk;
         res->at_risk += is;
         if (is) {
@@ -2535,7 +2539,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                       sizeof rt);
             if (store_job_set_risk(s->st, j->in->id, rt, now, e) < 0)
                 rc = EF_ERR;
-            if (rc == EF_OK && !was) {
+            if (rc == EF_OK && !risky) {
                 newly++;
                 size_t nl = strlen(res->newly);
                 if (nl + strlen(j->in->id) + 3 < sizeof res->newly)
@@ -2552,7 +2556,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                 rc = store_event_add(s->st, j->in->id, now, "at_risk", dt, e);
                 free(dt);
             }
-        } else if (was) {
+        } else if (risky) {
             if (store_job_set_risk(s->st, j->in->id, NULL, now, e) < 0)
                 rc = EF_ERR;
             if (rc == EF_OK)
@@ -2562,6 +2566,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     }
     store_jobs_free(rq, nrq);
     store_jobs_free(rr, nrr);
+    free(was);
     if (rc == EF_OK)
         rc = store_plan_put(s->st, version, now, why, p.admitted, text, e);
     if (rc == EF_OK)
@@ -2624,8 +2629,6 @@ int svc_loop_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                     const char *why, placement *want, svc_loop_res *res,
                     ef_err *e)
 {
-    if (snapshot(s, now, e) != EF_OK)
-        return EF_ERR;
     if (reality_replan(s, obs, nobs, now, why, want, res, e) != EF_OK)
         return EF_ERR;
     /* keep what the loop saw (running and waiting jobs) for svc_replan */
