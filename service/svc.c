@@ -2408,6 +2408,111 @@ static void reality_queue(svc *s, const svc_obs *obs, int nobs,
     free(adm);
 }
 
+/* What the loop saw, into the store (inside the re-plan's transaction):
+ * each observed job's state and progress, a "done" or "failed" event
+ * for one that ended, its risk cleared once it ended or was cancelled
+ * (cx). */
+static int commit_observed(svc *s, const svc_obs *obs, int nobs,
+                           const store_job *cx, int ncx, int64_t now,
+                           ef_err *e)
+{
+    int rc = EF_OK;
+    for (int k = 0; rc == EF_OK && k < nobs; k++) {
+        const svc_obs *ob = &obs[k];
+        int cancelled = cancelled_in(cx, ncx, ob->id);
+        const char *st = cancelled ? "cancelled"
+                         : ob->state == SVC_OBS_DONE ? "done"
+                         : ob->state == SVC_OBS_FAILED ? "failed"
+                         : ob->state == SVC_OBS_RUNNING ? "running"
+                                                        : "queued";
+        if (store_job_update(s->st, ob->id, st, ob->progress, now, e) < 0)
+            rc = EF_ERR;
+        if (rc == EF_OK && !cancelled && ob->state == SVC_OBS_DONE) {
+            char dt[64];
+            snprintf(dt, sizeof dt, "{\"progress\":%" PRId64 "}",
+                     ob->progress);
+            rc = store_event_add(s->st, ob->id, now, "done", dt, e);
+        }
+        if (rc == EF_OK && !cancelled && ob->state == SVC_OBS_FAILED) {
+            char *dt = detail1("why", ob->why ? ob->why : "failed");
+            rc = store_event_add(s->st, ob->id, now, "failed", dt, e);
+            free(dt);
+            pthread_mutex_lock(&s->smu);
+            s->loop_failed++;
+            pthread_mutex_unlock(&s->smu);
+        }
+        if (rc == EF_OK && (ob->state == SVC_OBS_DONE ||
+                            ob->state == SVC_OBS_FAILED || cancelled) &&
+            store_job_set_risk(s->st, ob->id, NULL, now, e) < 0)
+            rc = EF_ERR;
+    }
+    return rc;
+}
+
+/* The re-plan's at-risk flags, into the store (inside its transaction):
+ * each admitted job of plan p at risk gets its reason (an "at_risk"
+ * event when it was not at risk before: was[i], or the store's own
+ * risk), each that no longer is an "on_time" event; res->at_risk and
+ * res->newly, and *newly, count them. */
+static int commit_risks(svc *s, const plan *p, const svc_obs *obs, int nobs,
+                        const char *was, int64_t now, svc_loop_res *res,
+                        int *newly, ef_err *e)
+{
+    int rc = EF_OK;
+    /* risky: live jobs the store has a risk for (a re-plan before, or
+     * no usable node) */
+    store_job *rq = NULL, *rr = NULL;
+    int nrq = 0, nrr = 0;
+    if ((store_jobs_list(s->st, NULL, "queued", &rq, &nrq, e) != EF_OK ||
+         store_jobs_list(s->st, NULL, "running", &rr, &nrr, e) != EF_OK))
+        rc = EF_ERR;
+    res->at_risk = 0;
+    res->newly[0] = '\0';
+    for (int i = 0; rc == EF_OK && i < p->njobs; i++) {
+        const plan_job *j = &p->jobs[i];
+        int risky = was[i]; /* at risk in the state before */
+        for (int k = 0; k < nrq && !risky; k++)
+            risky = rq[k].risk && strcmp(rq[k].id, j->in->id) == 0;
+        for (int k = 0; k < nrr && !risky; k++)
+            risky = rr[k].risk && strcmp(rr[k].id, j->in->id) == 0;
+        int is = j->decision == PLAN_ADMITTED && j->at_risk;
+        res->at_risk += is;
+        if (is) {
+            char rt[400];
+            risk_text(j, obs_find(obs, nobs, j->in->id), s->margin, rt,
+                      sizeof rt);
+            if (store_job_set_risk(s->st, j->in->id, rt, now, e) < 0)
+                rc = EF_ERR;
+            if (rc == EF_OK && !risky) {
+                (*newly)++;
+                size_t nl = strlen(res->newly);
+                if (nl + strlen(j->in->id) + 3 < sizeof res->newly)
+                    snprintf(res->newly + nl, sizeof res->newly - nl,
+                             "%s%s", nl ? ", " : "", j->in->id);
+                json_t *dv = json_object();
+                json_object_set_new(dv, "deadline",
+                                    json_integer(j->in->deadline));
+                json_object_set_new(dv, "earliest_finish",
+                                    jtime(j->planned_end));
+                json_object_set_new(dv, "reason", jstr(rt));
+                char *dt = json_dumps(dv, JSON_COMPACT | JSON_SORT_KEYS);
+                json_decref(dv);
+                rc = store_event_add(s->st, j->in->id, now, "at_risk", dt, e);
+                free(dt);
+            }
+        } else if (risky) {
+            if (store_job_set_risk(s->st, j->in->id, NULL, now, e) < 0)
+                rc = EF_ERR;
+            if (rc == EF_OK)
+                rc = store_event_add(s->st, j->in->id, now, "on_time", NULL,
+                                     e);
+        }
+    }
+    store_jobs_free(rq, nrq);
+    store_jobs_free(rr, nrr);
+    return rc;
+}
+
 static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                           const char *why, placement *want, svc_loop_res *res,
                           ef_err *e)
@@ -2462,8 +2567,6 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     if (rc != EF_OK) {
         queue_free(&q);
         free(was);
-    }
-    if (rc != EF_OK) {
         store_jobs_free(cx, ncx);
         free(map);
         free(rmap);
@@ -2483,89 +2586,10 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     int newly = 0;
     /* commit: the jobs as seen, their risks, the plan */
     rc = store_begin(s->st, e);
-    for (int k = 0; rc == EF_OK && k < nobs; k++) {
-        const svc_obs *ob = &obs[k];
-        int cancelled = 0;
-        for (int c = 0; c < ncx && !cancelled; c++)
-            cancelled = strcmp(cx[c].id, ob->id) == 0;
-        const char *st = cancelled ? "cancelled"
-                         : ob->state == SVC_OBS_DONE ? "done"
-                         : ob->state == SVC_OBS_FAILED ? "failed"
-                         : ob->state == SVC_OBS_RUNNING ? "running"
-                                                        : "queued";
-        if (store_job_update(s->st, ob->id, st, ob->progress, now, e) < 0)
-            rc = EF_ERR;
-        if (rc == EF_OK && !cancelled && ob->state == SVC_OBS_DONE) {
-            char dt[64];
-            snprintf(dt, sizeof dt, "{\"progress\":%" PRId64 "}",
-                     ob->progress);
-            rc = store_event_add(s->st, ob->id, now, "done", dt, e);
-        }
-        if (rc == EF_OK && !cancelled && ob->state == SVC_OBS_FAILED) {
-            char *dt = detail1("why", ob->why ? ob->why : "failed");
-            rc = store_event_add(s->st, ob->id, now, "failed", dt, e);
-            free(dt);
-            pthread_mutex_lock(&s->smu);
-            s->loop_failed++;
-            pthread_mutex_unlock(&s->smu);
-        }
-        if (rc == EF_OK && (ob->state == SVC_OBS_DONE ||
-                            ob->state == SVC_OBS_FAILED || cancelled) &&
-            store_job_set_risk(s->st, ob->id, NULL, now, e) < 0)
-            rc = EF_ERR;
-    }
-    /* risky: live jobs the store has a risk for (a re-plan before, or
-     * no usable node) */
-    store_job *rq = NULL, *rr = NULL;
-    int nrq = 0, nrr = 0;
-    if (rc == EF_OK &&
-        (store_jobs_list(s->st, NULL, "queued", &rq, &nrq, e) != EF_OK ||
-         store_jobs_list(s->st, NULL, "running", &rr, &nrr, e) != EF_OK))
-        rc = EF_ERR;
-    res->at_risk = 0;
-    res->newly[0] = '\0';
-    for (int i = 0; rc == EF_OK && i < p.njobs; i++) {
-        const plan_job *j = &p.jobs[i];
-        int risky = was[i]; /* at risk in the state before */
-        for (int k = 0; k < nrq && !risky; k++)
-            risky = rq[k].risk && strcmp(rq[k].id, j->in->id) == 0;
-        for (int k = 0; k < nrr && !risky; k++)
-            risky = rr[k].risk && strcmp(rr[k].id, j->in->id) == 0;
-        int is = j->decision == PLAN_ADMITTED && j->at_risk;
-        res->at_risk += is;
-        if (is) {
-            char rt[400];
-            risk_text(j, obs_find(obs, nobs, j->in->id), s->margin, rt,
-                      sizeof rt);
-            if (store_job_set_risk(s->st, j->in->id, rt, now, e) < 0)
-                rc = EF_ERR;
-            if (rc == EF_OK && !risky) {
-                newly++;
-                size_t nl = strlen(res->newly);
-                if (nl + strlen(j->in->id) + 3 < sizeof res->newly)
-                    snprintf(res->newly + nl, sizeof res->newly - nl,
-                             "%s%s", nl ? ", " : "", j->in->id);
-                json_t *dv = json_object();
-                json_object_set_new(dv, "deadline",
-                                    json_integer(j->in->deadline));
-                json_object_set_new(dv, "earliest_finish",
-                                    jtime(j->planned_end));
-                json_object_set_new(dv, "reason", jstr(rt));
-                char *dt = json_dumps(dv, JSON_COMPACT | JSON_SORT_KEYS);
-                json_decref(dv);
-                rc = store_event_add(s->st, j->in->id, now, "at_risk", dt, e);
-                free(dt);
-            }
-        } else if (risky) {
-            if (store_job_set_risk(s->st, j->in->id, NULL, now, e) < 0)
-                rc = EF_ERR;
-            if (rc == EF_OK)
-                rc = store_event_add(s->st, j->in->id, now, "on_time", NULL,
-                                     e);
-        }
-    }
-    store_jobs_free(rq, nrq);
-    store_jobs_free(rr, nrr);
+    if (rc == EF_OK)
+        rc = commit_observed(s, obs, nobs, cx, ncx, now, e);
+    if (rc == EF_OK)
+        rc = commit_risks(s, &p, obs, nobs, was, now, res, &newly, e);
     free(was);
     if (rc == EF_OK)
         rc = store_plan_put(s->st, version, now, why, p.admitted, text, e);
