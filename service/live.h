@@ -11,8 +11,9 @@
  * surplus), first paying the reconfiguration seconds the overhead model
  * charges for its last change (a start, a resize, a migration: the jobs
  * are placed through the slot engine at every point, eng_place), through
- * the slot engine's eng_advance. A point happens where plan_build would have one: where an
- * admitted job's reservation changes, after a completion, at an arrival.
+ * the slot engine's eng_advance. A point happens where plan_build would
+ * have one: where an admitted job's reservation changes, after a
+ * completion, at an arrival.
  * A job whose work runs out leaves the state (done by the plan); a
  * rejected or cancelled one too. Only the jobs in play are held: the
  * state's size follows the active jobs, not the history.
