@@ -49,6 +49,8 @@ typedef struct tok_use {
  * over the limits above, so that it reaches the handler and gets a JSON
  * answer (pages are touched only as they are used) */
 #define SRV_CONN_MEMORY ((size_t)3 << 19)
+/* Threads that answer the requests which may wait for planning */
+#define SRV_WORKERS 4
 /* libmicrohttpd's own cap on connections (within 1024 descriptors) */
 #define SRV_CONN_LIMIT 768u
 
@@ -69,6 +71,14 @@ struct srv {
     int ntu;
     long evicted, head_late, body_late; /* not yet logged */
     double noted;       /* when they were last logged */
+    /* requests that may wait for the planning lock are answered by
+     * workers while their connection is suspended, so that a polling
+     * thread never waits and /healthz never queues behind a submission
+     * (park): a FIFO of parked requests, under mu */
+    struct req *work, *work_tail;
+    pthread_cond_t wcv;
+    pthread_t worker[SRV_WORKERS];
+    int nworkers;
 };
 
 /* Free s and what it holds, wiping the TLS key. */
@@ -84,6 +94,7 @@ static void srv_free(srv *s)
     free(s->tu);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
+    pthread_cond_destroy(&s->wcv);
     free(s);
 }
 
@@ -120,6 +131,15 @@ const srv_route *srv_routes(int *n)
 /* One request being read. */
 typedef struct req {
     ef_buf body;
+    /* parked (a worker answers it): 1 queued or being answered, 2 its
+     * answer is ready in 'done' */
+    int parked;
+    struct req *next;   /* in srv.work */
+    struct MHD_Connection *c;
+    char id[512], node[128];
+    int has_id;
+    svc_reply done;
+    int64_t done_pv;
     int too_large;      /* the body passed SVC_BODY_MAX: 413 */
     int answered;       /* a response is queued: what else comes is
                            dropped */
@@ -684,6 +704,75 @@ static void dispatch(srv *s, struct MHD_Connection *c, req *q,
     }
 }
 
+/* 1 for the routes that may wait for the planning lock (or for a plan
+ * being made): answered by a worker. /healthz, /metrics and /v1/me never
+ * wait and are answered at once by the polling thread. */
+static int parks(int rt)
+{
+    return rt != R_HEALTH && rt != R_METRICS && rt != R_ME;
+}
+
+/* Hand request q of connection c (its route resolved: id, node) to the
+ * workers and suspend the connection until its answer is ready (a
+ * worker resumes it; on_request then sends it). Returns 0 when the
+ * server is stopping: the caller answers it itself. */
+static int park(srv *s, struct MHD_Connection *c, req *q, const char *id,
+                const char *node)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->stopping || s->nworkers == 0) {
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
+    q->c = c;
+    q->has_id = id != NULL;
+    snprintf(q->id, sizeof q->id, "%s", id ? id : "");
+    snprintf(q->node, sizeof q->node, "%s", node ? node : "");
+    q->parked = 1;
+    q->next = NULL;
+    /* its body is whole: no body deadline while it waits for its answer */
+    conn *k = conn_of(c);
+    if (k && k->ph == C_BODY)
+        conn_set(s, k, C_ANSWER);
+    MHD_suspend_connection(c);
+    if (s->work_tail)
+        s->work_tail->next = q;
+    else
+        s->work = q;
+    s->work_tail = q;
+    pthread_cond_signal(&s->wcv);
+    pthread_mutex_unlock(&s->mu);
+    return 1;
+}
+
+/* A worker: answers parked requests in their order, until the server
+ * stops and none is left. */
+static void *worker_main(void *arg)
+{
+    srv *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->work && !s->stopping)
+            pthread_cond_wait(&s->wcv, &s->mu);
+        req *q = s->work;
+        if (!q)
+            break; /* stopping, nothing left */
+        s->work = q->next;
+        if (!s->work)
+            s->work_tail = NULL;
+        pthread_mutex_unlock(&s->mu);
+        memset(&q->done, 0, sizeof q->done);
+        q->done_pv = 0;
+        dispatch(s, q->c, q, q->has_id ? q->id : NULL, q->node, &q->done,
+                 &q->done_pv);
+        pthread_mutex_lock(&s->mu);
+        q->parked = 2;
+        MHD_resume_connection(q->c);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
 /* Answer the request: its head alone ('head': the first call, a route
  * that takes no body, or an error in the head), or with its body read
  * whole. The answer closes the connection when a body is still coming. */
@@ -721,6 +810,8 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     }
     if (head && (q->rt == R_JOBS_POST || q->rt == R_DRAIN))
         return MHD_YES; /* its body comes next (a drain's: its reason) */
+    if (parks(q->rt) && park(s, c, q, id, node))
+        return MHD_YES; /* a worker answers it */
     dispatch(s, c, q, id, node, &r, &pv);
 send:
     q->answered = 1;
@@ -793,7 +884,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         }
         return ok;
     }
-    if (q->answered) {
+    if (q->parked == 2) { /* resumed: a worker's answer */
+        q->parked = 0;
+        q->answered = 1;
+        srv_log(s, "%s %.300s %d %s %.1f ms", method, url, q->done.status,
+                q->who.name[0] ? q->who.name : "-",
+                (ef_mono_seconds() - q->t0) * 1e3);
+        enum MHD_Result ok = send_reply(c, &q->done, NULL, q->done_pv);
+        svc_reply_free(&q->done);
+        return ok;
+    }
+    if (q->answered || q->parked) {
         *upload_data_size = 0;
         return MHD_YES;
     }
@@ -813,6 +914,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     req *q = *con_cls;
     if (q) {
         tok_release(s, q);
+        if (q->parked == 2)
+            svc_reply_free(&q->done);
         free(q->body.s);
         free(q);
     }
@@ -894,6 +997,7 @@ int srv_start(srv **out, svc *sv, const srv_config *cfg, ef_err *e)
     s->cfg = *cfg;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    pthread_cond_init(&s->wcv, NULL);
     if (s->cfg.header_timeout <= 0)
         s->cfg.header_timeout = 10;
     if (s->cfg.max_pending <= 0)
@@ -940,6 +1044,7 @@ int srv_start(srv **out, svc *sv, const srv_config *cfg, ef_err *e)
         }
     }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                     MHD_ALLOW_SUSPEND_RESUME |
                      (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
                      (tls ? MHD_USE_TLS : 0);
     struct MHD_OptionItem tls_opts[] = {
@@ -981,6 +1086,15 @@ int srv_start(srv **out, svc *sv, const srv_config *cfg, ef_err *e)
         goto fail;
     }
     s->reaper_on = 1;
+    for (int k = 0; k < SRV_WORKERS; k++) {
+        pthread_mutex_lock(&s->mu);
+        int ok = pthread_create(&s->worker[k], NULL, worker_main, s) == 0;
+        if (ok)
+            s->nworkers++;
+        pthread_mutex_unlock(&s->mu);
+        if (!ok)
+            break; /* fewer workers (none: answered by the polling threads) */
+    }
     *out = s;
     return EF_OK;
 fail:
@@ -994,13 +1108,17 @@ void srv_stop(srv *s)
 {
     if (!s)
         return;
-    if (s->reaper_on) {
-        pthread_mutex_lock(&s->mu);
-        s->stopping = 1;
-        pthread_cond_signal(&s->cv);
-        pthread_mutex_unlock(&s->mu);
+    /* the workers answer what is parked, then stop (nothing is parked
+     * once stopping is set: park answers at once) */
+    pthread_mutex_lock(&s->mu);
+    s->stopping = 1;
+    pthread_cond_signal(&s->cv);
+    pthread_cond_broadcast(&s->wcv);
+    pthread_mutex_unlock(&s->mu);
+    for (int k = 0; k < s->nworkers; k++)
+        pthread_join(s->worker[k], NULL);
+    if (s->reaper_on)
         pthread_join(s->reaper, NULL);
-    }
     if (s->d)
         MHD_stop_daemon(s->d);
     srv_free(s);
