@@ -2095,8 +2095,8 @@ static void test_apply_state_write_fails(void **state)
 
 /* ---- squeue on a busy cluster -------------------------------------------- */
 
-/* apply asks squeue for this user's jobs only and reads its answer
- * whatever its size: a stand-in squeue on PATH that prints more than
+/* apply asks squeue for this user's jobs only (and those of the accounts
+ * its attempts run as) and reads its answer whatever its size: a stand-in squeue on PATH that prints more than
  * 1.2 MB of other jobs (in the format asked for: --json or --format),
  * with this plan's attempt last and one of another plan's, is read to its
  * end: the attempt is found by its name and polled as running. */
@@ -2156,7 +2156,6 @@ static void test_squeue_busy(void **state)
     exec_pstatus ps;
     assert_ok(exec_backend_slurm.poll(&x, &r, &ps, &e), e);
     assert_int_equal(ps.state, EXEC_P_RUNNING);
-    exec_backend_slurm.release(&x);
     /* asked for this user's jobs only */
     char *text, user[64];
     size_t len;
@@ -2164,6 +2163,22 @@ static void test_squeue_busy(void **state)
     snprintf(user, sizeof user, "\n--user=%ld\n", (long)getuid());
     assert_contains(text, user);
     free(text);
+    /* an attempt that runs as another account (efplan serve as root:
+     * sbatch --uid) is that account's job in Slurm: squeue is asked for
+     * its jobs too, at once, and again after (none twice) */
+    exec_user other = {.uid = getuid() + 4242, .gid = getgid()};
+    snprintf(other.name, sizeof other.name, "someone");
+    exec_run ro = r;
+    ro.user = &other;
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(exec_backend_slurm.find(&x, &ro, &e), 1);
+        assert_ok(ef_read_file(args, &text, &len, &e), e);
+        snprintf(user, sizeof user, "\n--user=%ld,%ld\n", (long)getuid(),
+                 (long)other.uid);
+        assert_contains(text, user);
+        free(text);
+    }
+    exec_backend_slurm.release(&x);
     tu_path_restore(oldpath);
     exec_plan_free(&p);
     rm_rf(dir);
