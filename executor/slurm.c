@@ -121,16 +121,17 @@ static int sq_refresh(exec_ctx *x, int force, ef_err *e)
                     "--format=%A %T %j", NULL};
     ef_buf out = {0};
     int rc = exec_run_capture(argv, &out, 0);
-    free(user.s);
     if (rc != 0) {
         /* the error text went to stderr: run again for it, merged */
         free(out.s);
         out = (ef_buf){0};
         int rc2 = exec_run_capture(argv, &out, 1);
+        free(user.s);
         int r = cmd_fail(e, "squeue", rc2 ? rc2 : rc, out.s);
         free(out.s);
         return r;
     }
+    free(user.s);
     char prefix[32];
     snprintf(prefix, sizeof prefix, "efp-%.8s-", x->p->hash);
     size_t pl = strlen(prefix);
