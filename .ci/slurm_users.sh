@@ -20,10 +20,10 @@
 #   3. bob's job tries the escalation of issue 32 (sqlite3 STORE "update
 #      tokens set op=1 where name='bob'"): sqlite3 cannot open the store,
 #      bob stays a user (token list, and GET /v1/jobs?all=1 stays 403);
-#   4. a job of A's that runs until stopped: the service killed (-9) and
-#      started again finds it in Slurm (it is A's, not root's: squeue is
-#      asked for A's jobs too) and launches it no second time; cancelled
-#      through the API, it ends cancelled, nothing of it left in Slurm;
+#   4. a job of A's that runs until stopped, running in Slurm as A: the
+#      service killed (-9) and started again follows it (one Slurm job,
+#      one attempt: not launched again); cancelled through the API, it
+#      ends cancelled, nothing of it left in Slurm;
 #   5. cancels what is left, stops the daemons it started (by their pid
 #      files), removes the accounts and its scratch directory.
 # No timing assertion: bounded waits only.
@@ -189,8 +189,8 @@ until grep -q started "$RUN/jobs/a2/1.log" 2>/dev/null; do
 done
 squeue -h -o '%j %u %T' | grep -q "^efp-[0-9a-f]*-a2-1 $A RUNNING\$" ||
     fail "a2 is not running in Slurm as $A: $(squeue -h -o '%j %u %T')"
-# the service killed and started again: it finds a2 where Slurm has it
-# (its user's job), and launches it no second time
+# the service killed and started again follows a2 (A's job in Slurm) and
+# launches it no second time
 kill -9 "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=
 serve_start n1g8 --backend slurm --run-dir run-dir --job-user nobody \
     --time-scale 50 --quiet
