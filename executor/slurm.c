@@ -12,7 +12,8 @@
  * scancel --batch --signal=SIG; stop = scancel. Slurm cannot resize a
  * running job, so a resize or migration is checkpoint, stop, and a new
  * batch job with the new shape. What runs is read back with squeue, asked
- * for this user's jobs only; which GPUs Slurm gave a running attempt with
+ * for the jobs of this user and of the accounts it submitted as (sbatch
+ * --uid) only; which GPUs Slurm gave a running attempt with
  * scontrol show job -d (the placed hook); node addresses and a
  * partition's nodes with sinfo.
  */
@@ -50,6 +51,9 @@ typedef struct slurm_priv {
     int naddr;
     sq_asked *asked;
     int nasked;
+    long *uids;     /* the accounts other than ours whose jobs squeue
+                       lists: those attempts run as (sbatch --uid) */
+    int nuids;
 } slurm_priv;
 
 static void sq_clear(slurm_priv *s)
@@ -83,18 +87,37 @@ static int cmd_fail(ef_err *e, const char *what, int rc, char *out)
                    rc, first_line(out));
 }
 
-/* What runs, at most every 0.3 s (or when 'force'): squeue for this user's
- * jobs only (--user=UID; every state, so that one just ended is still
- * seen), one "ID STATE NAME" line each, read whatever the size of its
- * answer. Only this plan's attempts are kept: names "efp-HASH8-...". */
+/* Count attempt r's account among those whose jobs squeue lists (a job
+ * submitted with sbatch --uid is its user's, not ours): a new one has
+ * squeue read afresh. */
+static void sq_user(exec_ctx *x, const exec_run *r)
+{
+    slurm_priv *s = x->priv;
+    if (!r->user || r->user->uid == getuid())
+        return;
+    for (int i = 0; i < s->nuids; i++)
+        if (s->uids[i] == (long)r->user->uid)
+            return;
+    s->uids = ef_realloc(s->uids, (size_t)(s->nuids + 1) * sizeof *s->uids);
+    s->uids[s->nuids++] = (long)r->user->uid;
+    s->at = 0;
+}
+
+/* What runs, at most every 0.3 s (or when 'force'): squeue for the jobs of
+ * this user and of the accounts its attempts run as only (--user=UID,...;
+ * every state, so that one just ended is still seen), one "ID STATE NAME"
+ * line each, read whatever the size of its answer. Only this plan's
+ * attempts are kept: names "efp-HASH8-...". */
 static int sq_refresh(exec_ctx *x, int force, ef_err *e)
 {
     slurm_priv *s = x->priv;
     if (!force && s->at > 0 && ef_mono_seconds() - s->at < 0.3)
         return EF_OK;
-    char user[64];
-    snprintf(user, sizeof user, "--user=%ld", (long)getuid());
-    char *argv[] = {"squeue", "--noheader", user, "--states=all",
+    ef_buf user = {0};
+    ef_buf_printf(&user, "--user=%ld", (long)getuid());
+    for (int i = 0; i < s->nuids; i++)
+        ef_buf_printf(&user, ",%ld", s->uids[i]);
+    char *argv[] = {"squeue", "--noheader", user.s, "--states=all",
                     "--format=%A %T %j", NULL};
     ef_buf out = {0};
     int rc = exec_run_capture(argv, &out, 0);
@@ -103,10 +126,12 @@ static int sq_refresh(exec_ctx *x, int force, ef_err *e)
         free(out.s);
         out = (ef_buf){0};
         int rc2 = exec_run_capture(argv, &out, 1);
+        free(user.s);
         int r = cmd_fail(e, "squeue", rc2 ? rc2 : rc, out.s);
         free(out.s);
         return r;
     }
+    free(user.s);
     char prefix[32];
     snprintf(prefix, sizeof prefix, "efp-%.8s-", x->p->hash);
     size_t pl = strlen(prefix);
@@ -334,6 +359,7 @@ static void slurm_release(exec_ctx *x)
             free(s->addr[k]);
         free(s->addr);
         free(s->asked);
+        free(s->uids);
         free(s);
         x->priv = NULL;
     }
@@ -659,6 +685,7 @@ static int slurm_launch(exec_ctx *x, exec_run *r, ef_err *e)
                        r->user->name, (long)r->user->uid, (long)geteuid());
     if (exec_make_job_dir(x, r->job, r->user, e) != EF_OK)
         return EF_ERR;
+    sq_user(x, r);
     char script[4096];
     exec_path_run(x, r->job, r->attempt, "sbatch", script, sizeof script);
     if (write_script(x, r, script, e) != EF_OK)
@@ -702,6 +729,7 @@ static int slurm_poll(exec_ctx *x, const exec_run *r, exec_pstatus *st,
 {
     if (exec_read_rc(x, r, 1, st))
         return EF_OK;
+    sq_user(x, r);
     if (sq_refresh(x, 0, e) != EF_OK)
         return EF_ERR;
     const sq_job *q = sq_find_id(x->priv, strtol(r->handle, NULL, 10));
@@ -765,6 +793,7 @@ static int slurm_signal(exec_ctx *x, const exec_run *r, int sig, ef_err *e)
     /* Only a running job can take a checkpoint signal: a pending one is
      * cancelled, and one in transition (CONFIGURING, COMPLETING), which
      * scancel would retry on for minutes, is left to the forced stop. */
+    sq_user(x, r);
     if (sq_refresh(x, 1, e) != EF_OK)
         return EF_ERR;
     const sq_job *q = sq_find_id(x->priv, id);
@@ -794,6 +823,7 @@ static int slurm_find(exec_ctx *x, exec_run *r, ef_err *e)
 {
     char name[256];
     job_name(x, r->job, r->attempt, name, sizeof name);
+    sq_user(x, r);
     if (sq_refresh(x, 1, e) != EF_OK)
         return EF_ERR;
     const slurm_priv *s = x->priv;
@@ -981,6 +1011,7 @@ static int slurm_placed(exec_ctx *x, const exec_run *r, exec_place *real,
     long id = strtol(r->handle, NULL, 10);
     if (id <= 0)
         return 0;
+    sq_user(x, r);
     if (sq_refresh(x, 0, e) != EF_OK)
         return EF_ERR;
     slurm_priv *s = x->priv;

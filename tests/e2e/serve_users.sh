@@ -21,6 +21,7 @@
 # No timing assertion: bounded waits for the jobs' ends only.
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/lib/users.sh"
 cd "$T"
 chmod 711 "$T" # the jobs pass through to their own directories
 
@@ -103,90 +104,44 @@ curl -s -H "Authorization: Bearer $(cat alice.tok)" "$URL/v1/me" >me.json
 jq -e --arg a "$A" '.name == "alice" and .role == "user" and .unix_user == $a' \
     me.json >/dev/null || { cat me.json; fail "GET /v1/me: $(cat me.json)"; }
 
-# probe: what a job can reach, one line each, into its log
-PROBE=$(cat <<'EOF'
-echo "uid=$(id -u) gid=$(id -g) pwd=$(pwd)"
-if cat "$1" >/dev/null 2>&1; then echo store_read=yes; else echo store_read=no; fi
-if (: >>"$1") 2>/dev/null; then echo store_write=yes; else echo store_write=no; fi
-if ls "$2" >/dev/null 2>&1; then echo run_list=yes; else echo run_list=no; fi
-if ls "$2/run" >/dev/null 2>&1; then echo run_files=yes; else echo run_files=no; fi
-for j in a1 b1 c1; do
-    [ "$j" = "$EFPLAN_JOB_ID" ] && continue
-    if ls "$2/jobs/$j" >/dev/null 2>&1 || cat "$2/jobs/$j/1.log" >/dev/null 2>&1
-    then echo "other_$j=yes"; else echo "other_$j=no"; fi
-done
-if env | grep -q "svc-mark"; then echo service_env=yes; else echo service_env=no; fi
-if env | grep -qF "$1"; then echo store_named=yes; else echo store_named=no; fi
-if [ "$EFPLAN_JOB_ID" != a1 ]; then
-    sleep 1
-    if grep -rqs "alice-s3cr3t" "$2" "$1" /proc/[0-9]*/environ; then
-        echo secret=yes; else echo secret=no; fi
-fi
-if [ "$EFPLAN_JOB_ID" = b1 ]; then
-    sqlite3 "$1" "update tokens set op=1 where name='bob'" 2>&1 | head -1
-    echo "escalation=$?"
-fi
-[ "$EFPLAN_JOB_ID" = a1 ] && sleep 3
-echo probe_done
-EOF
-)
-submit() { # token id [env]
-    body=$(jq -cn --arg id "$2" --arg p "$PROBE" --arg s "$STORE" \
-        --arg r "$RUN" --argjson env "${3:-{\}}" \
-        '{id: $id, model: "bert", batch_size: 64, iterations: 10,
-          deadline: null, env: $env,
-          command: ["sh", "-c", $p, "probe", $s, $r]}')
+# a1 runs until b1 and c1, which look for alice's secret, are done: it is
+# long (best-effort, 100000 iterations: its allocation does not end), b1
+# and c1 are short with a deadline soon (planned at once, beside a1)
+now=$(curl -s "$URL/healthz" | jq .time)
+submit() { # token id env [deadline iterations]
+    body=$(users_body "$2" "$3" "$STORE" "$RUN" "" "${4:-null}" "${5:-10}")
     "$EFPLAN" submit --server "$URL" --token-file "$1" --job "$body" \
         >>submits.out 2>&1 || { cat submits.out; fail "submit $2"; }
 }
-submit alice.tok a1 '{"ALICE_KEY": "alice-s3cr3t"}'
-submit bob.tok b1
-submit carol.tok c1
 state() {
     curl -s -H "Authorization: Bearer $(cat ops.tok)" "$URL/v1/jobs/$1" |
         jq -r .state
 }
-for j in a1 b1 c1; do
+wait_done() { # job
     i=0
     while :; do
-        s=$(state $j)
+        s=$(state "$1")
         [ "$s" = done ] && break
-        [ "$s" = failed ] && { cat serve.log; cat "$RUN/jobs/$j/"*.log; fail "$j failed"; }
-        i=$((i + 1)); [ $i -le 600 ] || { cat serve.log; fail "$j: not done ($s)"; }
+        [ "$s" = failed ] && { cat serve.log; cat "$RUN/jobs/$1/"*.log; fail "$1 failed"; }
+        i=$((i + 1)); [ $i -le 600 ] || { cat serve.log; fail "$1: not done ($s)"; }
         sleep 0.1
     done
-done
-
-check() { # job, expected uid, other jobs: over every attempt's log (a
-    # best-effort job may be stopped and started again as others arrive)
-    cat "$RUN/jobs/$1/"*.log >"$1.logs" 2>/dev/null || fail "$1: no log"
-    log=$1.logs
-    grep -q probe_done "$log" || { cat "$log"; fail "$1: the probe did not finish"; }
-    grep -q "^uid=" "$log" || fail "$1: no uid line"
-    grep "^uid=" "$log" | grep -qv "^uid=$2 " && { cat "$log"; fail "$1: not run as uid $2"; }
-    grep "^uid=" "$log" | grep -qv "pwd=$RUN/jobs/$1\$" &&
-        { cat "$log"; fail "$1: not in its own directory"; }
-    for k in store_read store_write run_list run_files service_env store_named; do
-        grep -q "^$k=no\$" "$log" || { cat "$log"; fail "$1 ($2): no $k line"; }
-    done
-    grep -q "=yes\$" "$log" && { cat "$log"; fail "$1 ($2) reached what it must not"; }
-    for o in $3; do
-        grep -q "^other_$o=no\$" "$log" || { cat "$log"; fail "$1: other_$o"; }
-    done
-    [ "$(stat -c '%u %a' "$RUN/jobs/$1")" = "$2 700" ] ||
-        fail "$1: its directory is $(stat -c '%u %a' "$RUN/jobs/$1")"
-    [ "$(stat -c '%u' "$RUN/jobs/$1/checkpoints")" = "$2" ] ||
-        fail "$1: its checkpoints directory is not its user's"
 }
-check a1 "$UA" "b1 c1"
-check b1 "$UB" "a1 c1"
-check c1 "$UN" "a1 b1"
-for j in b1 c1; do
-    grep -q "^secret=no\$" $j.logs || { cat $j.logs; fail "$j: no secret line"; }
-done
-grep -q "^escalation=" b1.logs || fail "bob's escalation did not run"
-grep -qi "unable to open\|readonly\|denied" b1.logs ||
-    { cat b1.logs; fail "bob's sqlite3 did not fail to open the store"; }
+: >hold
+submit alice.tok a1 "{\"ALICE_KEY\": \"alice-s3cr3t\", \"USERS_HOLD\": \"$T/hold\"}" \
+    null 100000
+submit bob.tok b1 '{}' $((now + 900))
+submit carol.tok c1 '{}' $((now + 900))
+wait_done b1
+wait_done c1
+rm hold # a1 ran until b1 and c1 were done
+wait_done a1
+
+users_check a1 "$UA" "b1 c1" "$RUN"
+users_check b1 "$UB" "a1 c1" "$RUN"
+users_check c1 "$UN" "a1 b1" "$RUN"
+users_escalated b1.logs
+users_checkpointed a1.logs # (resized as b1 and c1 came)
 "$EFPLAN" token list --db db.sqlite --json >t.json
 jq -e '.tokens[] | select(.name == "bob") | .role == "user"' t.json >/dev/null ||
     fail "bob became an operator"

@@ -2095,8 +2095,8 @@ static void test_apply_state_write_fails(void **state)
 
 /* ---- squeue on a busy cluster -------------------------------------------- */
 
-/* apply asks squeue for this user's jobs only and reads its answer
- * whatever its size: a stand-in squeue on PATH that prints more than
+/* apply asks squeue for this user's jobs only (and those of the accounts
+ * its attempts run as) and reads its answer whatever its size: a stand-in squeue on PATH that prints more than
  * 1.2 MB of other jobs (in the format asked for: --json or --format),
  * with this plan's attempt last and one of another plan's, is read to its
  * end: the attempt is found by its name and polled as running. */
@@ -2156,7 +2156,6 @@ static void test_squeue_busy(void **state)
     exec_pstatus ps;
     assert_ok(exec_backend_slurm.poll(&x, &r, &ps, &e), e);
     assert_int_equal(ps.state, EXEC_P_RUNNING);
-    exec_backend_slurm.release(&x);
     /* asked for this user's jobs only */
     char *text, user[64];
     size_t len;
@@ -2164,6 +2163,69 @@ static void test_squeue_busy(void **state)
     snprintf(user, sizeof user, "\n--user=%ld\n", (long)getuid());
     assert_contains(text, user);
     free(text);
+    /* an attempt that runs as another account (efplan serve as root:
+     * sbatch --uid) is that account's job in Slurm: squeue is asked for
+     * its jobs too, at once, and again after (none twice) */
+    exec_user other = {.uid = getuid() + 4242, .gid = getgid()};
+    snprintf(other.name, sizeof other.name, "someone");
+    exec_run ro = r;
+    ro.user = &other;
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(exec_backend_slurm.find(&x, &ro, &e), 1);
+        assert_ok(ef_read_file(args, &text, &len, &e), e);
+        snprintf(user, sizeof user, "\n--user=%ld,%ld\n", (long)getuid(),
+                 (long)other.uid);
+        assert_contains(text, user);
+        free(text);
+    }
+    exec_backend_slurm.release(&x);
+    tu_path_restore(oldpath);
+    exec_plan_free(&p);
+    rm_rf(dir);
+}
+
+/* An squeue that fails (the controller down), asked for the jobs of two
+ * accounts (an attempt that runs as another one): an error naming squeue
+ * and its own message, from its second run with stderr merged (the
+ * --user=... word outlives the first run). */
+static void test_squeue_fails(void **state)
+{
+    (void)state;
+    char dir[256], planf[512], st[600], bin[512], fake[700];
+    tu_tmpdir(dir, sizeof dir);
+    tu_write(dir, "plan.json", PLAN2, planf, sizeof planf);
+    tu_write(dir, "jobs.json", JOBS2, NULL, 0);
+    tu_join(st, sizeof st, dir, "state");
+    make_state(st);
+    tu_join(bin, sizeof bin, dir, "bin");
+    assert_int_equal(mkdir(bin, 0755), 0);
+    /* (up while prepare asks for this user's jobs alone) */
+    tu_write(bin, "squeue", "#!/bin/sh\ncase $2 in *,*) ;; *) exit 0 ;; esac\n"
+             "echo 'squeue: error: Unable to contact slurm controller "
+             "('\"$2\"')' >&2\nexit 1\n", fake, sizeof fake);
+    assert_int_equal(chmod(fake, 0755), 0);
+    char *oldpath = tu_path_prepend(bin);
+    exec_plan p;
+    ef_err e = {0};
+    assert_ok(exec_plan_load(&p, planf, NULL, &e), e);
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.p = &p;
+    x.b = &exec_backend_slurm;
+    x.state = st;
+    x.nodes_file = "given"; /* no sinfo */
+    assert_ok(exec_backend_slurm.prepare(&x, &e), e);
+    exec_user other = {.uid = getuid() + 4242, .gid = getgid()};
+    snprintf(other.name, sizeof other.name, "someone");
+    exec_run r = {.job = 0, .attempt = 1, .place = &p.slots[0].a[0].place,
+                  .wall_limit = 60, .user = &other};
+    assert_int_equal(exec_backend_slurm.find(&x, &r, &e), EF_ERR);
+    char want[160];
+    snprintf(want, sizeof want, "squeue failed (exit 1): squeue: error: "
+             "Unable to contact slurm controller (--user=%ld,%ld)",
+             (long)getuid(), (long)other.uid);
+    assert_contains(e.msg, want);
+    exec_backend_slurm.release(&x);
     tu_path_restore(oldpath);
     exec_plan_free(&p);
     rm_rf(dir);
@@ -2308,6 +2370,7 @@ int main(void)
         cmocka_unit_test(test_launch_contract),
         cmocka_unit_test(test_apply_state_write_fails),
         cmocka_unit_test(test_squeue_busy),
+        cmocka_unit_test(test_squeue_fails),
         cmocka_unit_test(test_scancel_ended),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
