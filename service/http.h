@@ -15,7 +15,10 @@
  *
  * Slow clients and exhaustion: the daemon polls every connection from a
  * pool of threads, so a client that sends a byte a second holds one
- * connection, not a thread. A connection is either waiting for a
+ * connection, not a thread. A request that may wait for planning (every
+ * route but /healthz, /metrics and /v1/me) is answered by one of a few
+ * workers while its connection is suspended, so a polling thread never
+ * waits. A connection is either waiting for a
  * request's head (unauthenticated), reading an authenticated body, or
  * being answered:
  *   - waiting: at most 'max_pending' such connections; a new one over it
