@@ -78,8 +78,9 @@ int cli_getopt(const char *cmd, int argc, char **argv,
 int cli_option_error(const char *cmd, int o, const char *arg);
 
 /* The zone to show times of a plan whose clock reads 'ref' in:
- * EF_HT_EPOCH when 'ref' is not a date (ef_ht_is_wall), else
- * --time-zone (utc by default). */
+ * --time-zone (utc by default), whatever 'ref' is: on a synthetic clock
+ * ef_ht_fmt shows its offsets ("+1h 33m 48s") unless --time-zone epoch
+ * asks for the seconds. */
 ef_ht_zone cli_zone(int64_t ref);
 
 /* Time t as cli_zone(ref) says (ef_ht_fmt) into dst[0..n). Returns dst. */

@@ -16,6 +16,7 @@ void help_apply(void)
     printf(
         "Usage: efplan apply PLAN [--backend local|slurm|dry-run]\n"
         "                    [--until TIME | --slots K] [--time-scale F]\n"
+        "                    [--follow-jobs]\n"
         "                    [--state DIR] [--jobs FILE] [--nodes FILE]\n"
         "                    [--partition P] [--account A] [--qos Q]\n"
         "                    [--sbatch-arg ARG ...]\n"
@@ -39,6 +40,12 @@ void help_apply(void)
         "                    ISO-8601); what still runs is checkpointed\n"
         "  --slots K         stop after the first K slots of the plan file\n"
         "  --time-scale F    run the plan clock F times faster (tests, demos)\n"
+        "  --follow-jobs     the plan clock follows the jobs (demos, a first\n"
+        "                    run): it runs as --time-scale says but waits for\n"
+        "                    a running job behind its plan (its progress\n"
+        "                    file), so a slow machine stretches the clock\n"
+        "                    instead of missing deadlines; local and dry-run\n"
+        "                    backends\n"
         "  --state DIR       journal, logs, progress files and state.json\n"
         "                    (default: PLAN without .json, plus .state)\n"
         "  --jobs FILE       the jobs file, if not where the plan says\n"
@@ -164,6 +171,7 @@ int cmd_apply(int argc, char **argv)
         {"until", required_argument, NULL, 'u'},
         {"slots", required_argument, NULL, 'k'},
         {"time-scale", required_argument, NULL, 'f'},
+        {"follow-jobs", no_argument, NULL, 'F'},
         {"state", required_argument, NULL, 's'},
         {"jobs", required_argument, NULL, 'j'},
         {"nodes", required_argument, NULL, 'n'},
@@ -217,6 +225,7 @@ int cmd_apply(int argc, char **argv)
             eo.scale = d;
             break;
         }
+        case 'F': eo.follow = 1; break;
         case 's': eo.state = optarg; break;
         case 'j': jobs_path = optarg; break;
         case 'n': eo.nodes_file = optarg; break;
@@ -238,6 +247,12 @@ int cmd_apply(int argc, char **argv)
                                "actions, not a summary");
     if (cli_cf.json) /* standard output carries the summary only */
         eo.out = cli_say_err;
+    if (eo.follow && strcmp(eo.backend, "slurm") == 0)
+        return cli_usage_error("apply", "--follow-jobs: not with --backend "
+                               "slurm (the cluster's clock is real: its "
+                               "jobs' --time limits and deadlines run on "
+                               "the wall clock); use it with the local "
+                               "backend");
     if (cli_slurm_only("apply", &eo.slurm, eo.backend, 1) != 0)
         return EXIT_USAGE;
     const char *plan_path = argv[optind];

@@ -181,7 +181,9 @@ static void print_summary(FILE *f, const plan *p, int all)
         mw = m > mw ? m : mw;
     }
     ef_ht_zone z = cli_zone(p->now);
-    int tw = z == EF_HT_EPOCH ? 10 : z == EF_HT_UTC ? 20 : 25; /* times */
+    /* the times' width: seconds, a synthetic clock's offsets, dates */
+    int tw = z == EF_HT_EPOCH ? 10 : !ef_ht_is_wall(p->now) ? 12
+           : z == EF_HT_UTC ? 20 : 25;
     int *mx = ef_malloc((size_t)(p->njobs ? p->njobs : 1) * sizeof *mx);
     max_gpus(p, mx);
     fprintf(f, "  %-*s %-*s %6s %4s %-11s %*s %*s %8s %*s  %s\n", idw, "job",

@@ -50,6 +50,10 @@ void help_serve(void)
         "\n"
         "  --db FILE          the store (SQLite; created if absent, mode 0600)\n"
         "  --cluster SPEC     the cluster: nNgG, or a .csv/.json spec\n"
+        "  --move-cluster     a store planned on another cluster moves to\n"
+        "                     --cluster: jobs kept, every promise checked\n"
+        "                     again there, the jobs it no longer holds for\n"
+        "                     flagged at risk (logged; their event at_risk)\n"
         "  --curves DIR       throughput curves: a directory, A100 or T4\n"
         "  --listen ADDR      where to listen (default 127.0.0.1:8470; port 0:\n"
         "                     any free port, see --port-file). An address\n"
@@ -114,7 +118,8 @@ void help_serve(void)
         "\n"
         "SIGINT or SIGTERM stops it after the requests under way.\n"
         "Exit codes: 0 stopped by a signal, 2 usage error (also: the store\n"
-        "was planned on another cluster or curves), 3 invalid input, 5\n"
+        "was planned on other curves, or on another cluster without\n"
+        "--move-cluster), 3 invalid input, 5\n"
         "internal error (cannot listen, store failure).\n");
     cli_help_shared(0);
 }
@@ -162,7 +167,7 @@ typedef struct serve_args {
 enum { O_TLS_CERT = 256, O_TLS_KEY, O_INSECURE, O_PORT_FILE, O_REPLAN_AT,
        O_REQ_TIMEOUT, O_QUIET, O_BACKEND, O_NODES, O_RUNDIR, O_SCALE,
        O_RESTARTS, O_LAG, O_MARGIN, O_HEAD_TIMEOUT, O_MAX_WAITING,
-       O_PER_TOKEN, O_JOB_USER, O_SINGLE_USER };
+       O_PER_TOKEN, O_JOB_USER, O_SINGLE_USER, O_MOVE };
 
 /* A whole number option in lo..hi: 0 with *v, else the usage error's
  * exit code. */
@@ -273,10 +278,32 @@ static int serve_option(serve_args *a, int o, const char *arg)
         break;
     }
     case O_SINGLE_USER: a->single_user = 1; break;
+    case O_MOVE: a->sc.move_cluster = 1; break;
     case 'h': help_serve(); return EXIT_OK_;
     default: return -2;
     }
     return rc ? rc : -1;
+}
+
+/* The log line of a store moved to another cluster (--move-cluster). */
+static void log_moved(const serve_args *a, svc *sv)
+{
+    svc_move_res m;
+    svc_moved(sv, &m);
+    char msg[800];
+    if (!m.moved) {
+        if (a->sc.move_cluster)
+            log_line(NULL, "--move-cluster: the store is planned on this "
+                     "cluster already: nothing to move");
+        return;
+    }
+    snprintf(msg, sizeof msg, "moved the store from %d node(s) of %d GPUs "
+             "to %d of %d (--cluster %s): %d job(s) kept, %d promise(s) "
+             "checked again, %d at risk%s%s (plan version %" PRId64 ")",
+             m.from_nodes, m.from_gpus, m.to_nodes, m.to_gpus,
+             a->sc.cluster, m.kept, m.admitted, m.at_risk,
+             m.at_risk ? ": " : "", m.at_risk_ids, m.version);
+    log_line(NULL, msg);
 }
 
 /* Parse the command line into *a: -1 when it may go on, else the exit
@@ -310,6 +337,7 @@ static int serve_parse(int argc, char **argv, serve_args *a)
         {"deadline-margin", required_argument, NULL, O_MARGIN},
         {"job-user", required_argument, NULL, O_JOB_USER},
         {"single-user", no_argument, NULL, O_SINGLE_USER},
+        {"move-cluster", no_argument, NULL, O_MOVE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int o;
@@ -487,6 +515,7 @@ int cmd_serve(int argc, char **argv)
     rc = serve_users(&a, sv);
     if (rc >= 0)
         goto out;
+    log_moved(&a, sv);
     if ((a.lo.backend && loop_start(&lp, sv, &a.lo, &e) != EF_OK) ||
         srv_start(&hs, sv, &a.hc, &e) != EF_OK) {
         rc = cli_fail(&e);

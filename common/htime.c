@@ -28,12 +28,36 @@ int ef_ht_zone_parse(const char *s, ef_ht_zone *z)
     return -1;
 }
 
+const char *ef_ht_offset(int64_t t, char *dst, size_t n)
+{
+    /* the magnitude, kept unsigned so INT64_MIN has one */
+    uint64_t a = t < 0 ? (uint64_t)0 - (uint64_t)t : (uint64_t)t;
+    uint64_t v[4] = {a / 86400, a / 3600 % 24, a / 60 % 60, a % 60};
+    static const char unit[4] = {'d', 'h', 'm', 's'};
+    if (n == 0)
+        return dst;
+    int first = 0, last = 3;
+    while (first < 3 && v[first] == 0)
+        first++;
+    while (last > first && v[last] == 0)
+        last--;
+    size_t k = (size_t)snprintf(dst, n, "%c", t < 0 ? '-' : '+');
+    for (int i = first; i <= last && k < n; i++)
+        k += (size_t)snprintf(dst + k, n - k, i == first ? "%s%llu%c"
+                                                         : "%s%02llu%c",
+                              i == first ? "" : " ",
+                              (unsigned long long)v[i], unit[i]);
+    return dst;
+}
+
 const char *ef_ht_fmt(int64_t t, ef_ht_zone z, char *dst, size_t n)
 {
     time_t tt = (time_t)t; /* the time as libc takes it */
     struct tm tm;          /* its broken-down form in the chosen zone */
     if (n == 0)
         return dst;
+    if (z != EF_HT_EPOCH && !ef_ht_is_wall(t))
+        return ef_ht_offset(t, dst, n);
     if (z == EF_HT_EPOCH || !ef_ht_is_wall(t) ||
         (z == EF_HT_UTC ? gmtime_r(&tt, &tm) : localtime_r(&tt, &tm)) ==
             NULL) {
@@ -60,7 +84,7 @@ const char *ef_ht_at(int64_t t, ef_ht_zone z, char *dst, size_t n)
 {
     char b[48]; /* the time alone */
     ef_ht_fmt(t, z, b, sizeof b);
-    if (ef_ht_is_wall(t) && z != EF_HT_EPOCH)
+    if (z != EF_HT_EPOCH)
         snprintf(dst, n, "%s", b);
     else
         snprintf(dst, n, "t=%s s", b);
@@ -143,6 +167,9 @@ static int parse_span(const char *p, int64_t *secs, const char **why)
             return -1;
         }
         sum += v * us;
+        /* "1h 33m 48s", as ef_ht_offset writes it: one blank between */
+        if (*p == ' ' && isdigit((unsigned char)p[1]))
+            p++;
     }
     *secs = sum;
     return 0;
@@ -172,6 +199,12 @@ int ef_ht_parse(const char *s, int64_t now, int64_t *out, const char **why)
             goto bad;
         }
         *out = now + sign * span;
+        return 0;
+    }
+    if (s[0] == '+') { /* a synthetic clock's time (ef_ht_offset) */
+        if (parse_span(s + 1, &v, &w) != 0)
+            goto bad;
+        *out = v;
         return 0;
     }
     if (isdigit((unsigned char)s[0]) && strchr(s, '-') == NULL &&

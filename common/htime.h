@@ -29,17 +29,27 @@ int ef_ht_is_wall(int64_t t);
  * case). Returns 0 with *z set, -1 otherwise. */
 int ef_ht_zone_parse(const char *s, ef_ht_zone *z);
 
-/* Write t into dst[0..n) as zone 'z' says: "1748913473" (EF_HT_EPOCH, or
- * any zone when t is not a date: ef_ht_is_wall), "2025-06-03T01:17:53Z"
- * (EF_HT_UTC), "2025-06-03T03:17:53+02:00" (EF_HT_LOCAL). Always
- * NUL-terminated (cut when n is too small; 32 bytes always suffice).
- * Returns dst. */
+/* Write t into dst[0..n) as zone 'z' says: "1748913473" (EF_HT_EPOCH:
+ * the seconds, on any clock), "2025-06-03T01:17:53Z" (EF_HT_UTC),
+ * "2025-06-03T03:17:53+02:00" (EF_HT_LOCAL); a time that is not a date
+ * (ef_ht_is_wall: a synthetic clock's) in another zone than EF_HT_EPOCH
+ * as its offset from the clock's zero (ef_ht_offset: "+1h 33m 48s").
+ * Always NUL-terminated (cut when n is too small; 32 bytes always
+ * suffice). Returns dst. */
 const char *ef_ht_fmt(int64_t t, ef_ht_zone z, char *dst, size_t n);
 
+/* A synthetic clock's time t (seconds from its zero) as a person reads
+ * it, exactly, into dst[0..n): "+" (or "-" before zero), then the
+ * largest unit that is not zero and every unit below it down to the last
+ * that is not zero, the first unpadded, the others two digits: 5628 is
+ * "+1h 33m 48s", 7200 "+2h", 693 "+11m 33s", 259205 "+3d 00h 00m 05s",
+ * 0 "+0s". 32 bytes always suffice. Returns dst. */
+const char *ef_ht_offset(int64_t t, char *dst, size_t n);
+
 /* A time inside a sentence ("cannot end by its deadline 2025-06-03T...")
- * into dst[0..n): ef_ht_fmt's date when t is on the wall clock and z is
- * not EF_HT_EPOCH, else "t=N s" (the seconds of a synthetic clock, or the
- * Unix seconds --time-zone epoch asks for), so a number in a sentence is
+ * into dst[0..n): ef_ht_fmt's form when z is not EF_HT_EPOCH (a date on
+ * the wall clock, "+1h 33m 48s" on a synthetic one), else "t=N s" (the
+ * seconds --time-zone epoch asks for), so a number in a sentence is
  * never taken for a count. 48 bytes always suffice. Returns dst. */
 const char *ef_ht_at(int64_t t, ef_ht_zone z, char *dst, size_t n);
 
@@ -49,7 +59,9 @@ const char *ef_ht_at(int64_t t, ef_ht_zone z, char *dst, size_t n);
 const char *ef_ht_dur(int64_t secs, char *dst, size_t n);
 
 /* Parse a time a person typed into *out: Unix seconds ("1748913473",
- * 0 to EF_MAX_I64), ISO-8601 with a zone ("2025-06-03T01:17:53Z"), or
+ * 0 to EF_MAX_I64), ISO-8601 with a zone ("2025-06-03T01:17:53Z"), a
+ * synthetic clock's time as ef_ht_offset writes it ("+1h 33m 48s": "+"
+ * then a span, its parts one blank apart or none: 5628), or
  * relative: "now", "now+D" or "now-D" where D is one or more of
  * N followed by a unit: s, m, h, d, w (also sec, min, hour(s), day(s),
  * week(s); "now+1h30m"). 'now' is what "now" means (the caller's

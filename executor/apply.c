@@ -40,6 +40,11 @@ typedef struct apply {
     exec_report *rep;
     int64_t t;        /* plan time of the current tick (also x.now) */
     int64_t dry_clock;/* a dry backend's plan clock */
+    /* the clock that follows the jobs (exec_replay.follow): plan time
+     * fclock at wall time fwall, held at or before fhold (the next slot
+     * boundary, until that slot is applied) */
+    double fclock, fwall;
+    int64_t fhold;
     /* taking over a journal that follows another plan (open_state) */
     int switching;
     char from_plan[4096], from_hash[17];
@@ -87,13 +92,84 @@ static void sleep_s(double s)
         ;
 }
 
-/* Plan time now, as a real number. */
-static double plan_clock(const apply *A)
+/* The latest plan time, from 'from' up to 'hi', by which running job j
+ * is expected (exec_expected) to have done no more than 'done'
+ * iterations; 'from' when it is behind already. exec_expected does not
+ * fall as time goes on: a bisection. */
+static int64_t follow_job(const exec_plan *p, int j, int64_t done,
+                          int64_t from, int64_t hi)
+{
+    if (exec_expected(p, j, from) > done)
+        return from;
+    int64_t lo = from; /* expected(lo) <= done < expected(hi + 1) */
+    if (exec_expected(p, j, hi) <= done)
+        return hi;
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (exec_expected(p, j, mid) <= done)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The followed clock's limit now: the hold (the next slot boundary),
+ * and for every running job neither done nor failed, the plan time its
+ * measured progress has reached. */
+static double follow_cap(const apply *A)
+{
+    const exec_plan *p = A->p;
+    int64_t from = (int64_t)floor(A->fclock), cap = A->fhold;
+    if (cap <= from)
+        return A->fclock;
+    for (int j = 0; j < p->njobs; j++) {
+        const exec_jjob *jj = &A->r.jobs[j];
+        if (!jj->running || jj->status != EXEC_J_PENDING)
+            continue;
+        int64_t done = exec_job_progress(&A->x, &A->r, j);
+        int64_t t = follow_job(p, j, done, from, cap);
+        if (t < cap)
+            cap = t;
+        if (cap <= from)
+            return A->fclock;
+    }
+    return (double)cap;
+}
+
+/* Plan time now, as a real number. On the followed clock (--follow-jobs)
+ * it runs at the scale from where it was, up to follow_cap, and never
+ * goes back. */
+static double plan_clock(apply *A)
 {
     const exec_replay *r = &A->r;
     if (A->x.b->dry)
         return (double)A->dry_clock;
-    return (double)r->anchor_plan + (wall_now() - r->anchor_wall) * r->scale;
+    if (!r->follow)
+        return (double)r->anchor_plan +
+               (wall_now() - r->anchor_wall) * r->scale;
+    double w = wall_now();
+    double t = A->fclock + (w - A->fwall) * r->scale;
+    double cap = follow_cap(A);
+    if (t > cap)
+        t = cap;
+    if (t > A->fclock)
+        A->fclock = t;
+    A->fwall = w;
+    return A->fclock;
+}
+
+/* Where the followed clock starts (exec_replay.follow): the plan's now,
+ * or on a resume the start of the last slot applied when later (the jobs'
+ * progress files carry it on from there at the scale's pace). */
+static void follow_start(apply *A)
+{
+    int64_t t = A->p->now;
+    if (A->r.last_slot > t)
+        t = A->r.last_slot;
+    A->fclock = (double)t;
+    A->fwall = wall_now();
+    A->fhold = t;
 }
 
 /* The current tick is at plan time t. */
@@ -632,6 +708,7 @@ static int run_loop(apply *A, int64_t *end_p, ef_err *e)
             A->dry_clock = next;
             continue;
         }
+        A->fhold = next; /* the followed clock: up to the next boundary */
         double wait = ((double)next - plan_clock(A)) / A->r.scale;
         if (wait > A->o->poll)
             wait = A->o->poll;
@@ -892,6 +969,9 @@ static int stop_removed(apply *A, exec_plan *old, int *n, ef_err *e)
     O.x.p = old;
     O.x.priv = NULL;
     O.jn = A->jn; /* shared: A closes it */
+    O.fclock = A->fclock; /* the followed clock goes on where it is */
+    O.fwall = A->fwall;
+    O.fhold = A->fhold;
     *n = 0;
     if (exec_journal_replay(A->rep->journal, old, &O.r, e) != EF_OK)
         return EF_ERR;
@@ -1152,6 +1232,7 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
         report_behind(&A, p->end);
         goto out;
     }
+    follow_start(&A);
     if (!b->dry && (claim_plan(&A, &claim, e) != EF_OK ||
                     check_commands(p, end_t, e) != EF_OK ||
                     exec_journal_open(&A.jn, rep->journal, e) != EF_OK ||
@@ -1169,10 +1250,13 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
         if (put(&A, &(exec_rec){.ev = EXEC_R_BEGIN, .plan = p->path,
                                 .hash = p->hash, .backend = b->name,
                                 .anchor_wall = aw, .anchor_plan = ap,
-                                .scale = o->scale}, e) != EF_OK) {
+                                .scale = o->scale,
+                                .follow = o->follow && !b->dry}, e) !=
+            EF_OK) {
             rc = EF_ERR;
             goto out;
         }
+        follow_start(&A);
     } else {
         tick(&A, (int64_t)floor(plan_clock(&A)));
         say(&A, "resuming from %s (%d records)", rep->journal, A.r.records);
@@ -1183,6 +1267,10 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
         }
     }
     tick(&A, (int64_t)floor(plan_clock(&A)));
+    if (A.r.follow)
+        say(&A, "the plan's clock follows the jobs: it waits for a job "
+            "behind its plan, so a slow machine stretches the clock "
+            "instead of missing a deadline");
     if (b->prepare(&A.x, e) != EF_OK || settle(&A, e) != EF_OK) {
         rc = EF_ERR;
         goto backend_error;

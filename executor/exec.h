@@ -269,6 +269,7 @@ typedef struct exec_replay {
     double anchor_wall;   /* wall-clock seconds at plan time anchor_plan */
     int64_t anchor_plan;
     double scale;         /* plan seconds per wall second */
+    int follow;           /* the clock follows the jobs (exec_opts.follow) */
     int64_t last_slot;    /* start of the last slot applied, -1 none */
     int njobs;
     exec_jjob *jobs;      /* per plan job */
@@ -279,7 +280,9 @@ typedef struct exec_replay {
 /* The journal's records: one JSON object per line, "ev" naming its type.
  * Each type has its own members (the record table in journal.c, used to
  * write them and to replay them):
- *   begin        plan, hash, backend, anchor_wall, anchor_plan, scale
+ *   begin        plan, hash, backend, anchor_wall, anchor_plan, scale,
+ *                follow (true when the clock follows the jobs; absent
+ *                otherwise)
  *   resume       time
  *   start        job, attempt, place (the plan's placement shape), batch
  *                (an elastic-batch allocation's batch size), slot, at
@@ -339,6 +342,7 @@ typedef struct exec_rec {
     const char *plan, *hash, *backend; /* begin; plan: plan, hash */
     double anchor_wall, scale;         /* begin */
     int64_t anchor_plan;               /* begin */
+    int follow;                        /* begin: exec_opts.follow */
     int64_t start;            /* slot: its start */
     int running;              /* slot: attempts running */
     int64_t time;             /* resume, end: plan time */
@@ -863,6 +867,17 @@ typedef struct exec_opts {
     int64_t until;            /* stop at this plan time; -1 none */
     int slots;                /* stop after this many slot entries; 0 all */
     double scale;             /* plan seconds per wall second (default 1) */
+    int follow;               /* 1: the plan clock follows the jobs
+                                 (--follow-jobs): it runs 'scale' plan
+                                 seconds a second but never past the plan
+                                 time by which a running job is expected
+                                 (exec_expected) to have done more than
+                                 its measured progress (exec_job_progress),
+                                 nor past the next slot boundary before
+                                 that slot is applied; so a slow machine
+                                 stretches the clock instead of missing.
+                                 Local and dry-run backends only; a
+                                 resumed apply keeps its begin record's */
     double poll;              /* wall seconds between polls (default 0.2) */
     ef_ht_zone zone;          /* how progress lines show plan times on
                                  the wall clock (common/htime.h; times

@@ -73,11 +73,13 @@ void exec_replay_init(exec_replay *r, const exec_plan *p)
 #define F_WHY         {R("why", JF_STR, 0, why)}
 #define F_ADOPTED     {JF_F("adopted", JF_FLAG, 0, exec_rec, adopted)}
 #define F_DIFFERS     {JF_F("differs", JF_FLAG, 0, exec_rec, differs)}
+#define F_FOLLOW      {JF_F("follow", JF_FLAG, 0, exec_rec, follow)}
 
 static const char *const result_names[] = {"done", "failed", "retry"};
 
 static const jf_field r_begin[] = {F_ANCHOR_PLAN, F_ANCHOR_WALL, F_BACKEND,
-                                   EV("begin"), F_HASH, F_PLAN, F_SCALE};
+                                   EV("begin"), F_FOLLOW, F_HASH, F_PLAN,
+                                   F_SCALE};
 static const jf_field r_resume[] = {EV("resume"), F_TIME};
 static const jf_field r_start[] = {F_AT, F_ATTEMPT, F_BATCH, EV("start"),
                                    F_JOB, F_PLACE, F_SLOT};
@@ -204,6 +206,7 @@ static int apply_rec(exec_replay *r, const exec_plan *p, const exec_rec *rec,
         r->anchor_wall = rec->anchor_wall;
         r->scale = rec->scale;
         r->anchor_plan = rec->anchor_plan;
+        r->follow = rec->follow;
         break;
     case EXEC_R_END:
         r->ended = 1;

@@ -514,13 +514,17 @@ static int check_jobs(job_queue *q, ef_err *e)
                            queue_where(q, i, JF_DONE, w, sizeof w),
                            j->iterations_done, j->iterations);
         if (j->has_deadline && j->deadline <= j->submit) {
-            char d[32], s[32]; /* as a person reads them (ef_ht_fmt) */
+            /* as a person reads them (ef_ht_fmt): dates on the wall
+             * clock, else the seconds the file holds */
+            char d[32], s[32];
+            ef_ht_zone z = ef_ht_is_wall(j->submit) ? EF_HT_UTC
+                                                    : EF_HT_EPOCH;
             return ef_fail(e, EF_E_INPUT, "%s: deadline %s is %s submit "
                            "time %s (expected a later time)",
                            queue_where(q, i, JF_DEADLINE, w, sizeof w),
-                           ef_ht_fmt(j->deadline, EF_HT_UTC, d, sizeof d),
+                           ef_ht_fmt(j->deadline, z, d, sizeof d),
                            j->deadline == j->submit ? "equal to" : "before",
-                           ef_ht_fmt(j->submit, EF_HT_UTC, s, sizeof s));
+                           ef_ht_fmt(j->submit, z, s, sizeof s));
         }
     }
     /* Duplicate ids: sort indices by id, compare neighbours. */
@@ -927,12 +931,16 @@ static int json_time(const json_t *o, const job_fspec *s, int64_t *out,
                            "time is not read here (expected Unix seconds or "
                            "ISO-8601)", file, where, s->key,
                            ef_quote(str, qv, sizeof qv));
+        if (str[0] == '+' && ef_ht_parse(str, 0, out, &why) != 0)
+            return ef_fail(e, EF_E_INPUT, "%s: %s.%s: \"%s\" is not a "
+                           "time: %s", file, where, s->key,
+                           ef_quote(str, qv, sizeof qv), why);
         if (strncmp(str, "now", 3) == 0 &&
             ef_ht_parse(str, rel_now, out, &why) != 0)
             return ef_fail(e, EF_E_INPUT, "%s: %s.%s: \"%s\" is not a "
                            "time: %s", file, where, s->key,
                            ef_quote(str, qv, sizeof qv), why);
-        if (strncmp(str, "now", 3) != 0 &&
+        if (strncmp(str, "now", 3) != 0 && str[0] != '+' &&
             ef_parse_iso8601(str, out, &why) != EF_OK)
             return ef_fail(e, EF_E_INPUT, "%s: %s.%s: \"%s\" is not an "
                            "ISO-8601 time: %s", file,

@@ -424,20 +424,24 @@ static void flag_at_risk(plan *p, plan_job *j, int64_t t)
         return;
     j->at_risk = 1;
     p->at_risk++;
+    /* times as a person reads them: dates on the wall clock, offsets
+     * ("+1h 33m 48s") on a synthetic one (ef_ht_at) */
+    char since[48], dl[48], mg[32];
+    ef_ht_at(t, EF_HT_UTC, since, sizeof since);
+    ef_ht_at(j->deadline, EF_HT_UTC, dl, sizeof dl);
     if (p->opts.deadline_margin > 0)
         snprintf(j->risk, sizeof j->risk,
-                 "at risk since %lld: the %.0f %s it has left cannot end by "
-                 "%lld (deadline less a %lld s margin): it fell behind for a "
-                 "cause outside the plan", (long long)t, j->rem,
-                 j->eb ? "samples" : "iterations", (long long)j->deadline,
-                 (long long)p->opts.deadline_margin);
+                 "at risk since %s: the %.0f %s it has left cannot end by "
+                 "its deadline %s less a %s margin: it fell behind for a "
+                 "cause outside the plan", since, j->rem,
+                 j->eb ? "samples" : "iterations", dl,
+                 ef_ht_dur(p->opts.deadline_margin, mg, sizeof mg));
     else
         snprintf(j->risk, sizeof j->risk,
-                 "at risk since %lld: its reservation no longer covers the "
-                 "%.0f %s it has left by its deadline %lld (fell behind for a "
+                 "at risk since %s: its reservation no longer covers the "
+                 "%.0f %s it has left by its deadline %s (fell behind for a "
                  "cause outside the plan); planned apart from the other jobs",
-                 (long long)t, j->rem, j->eb ? "samples" : "iterations",
-                 (long long)j->deadline);
+                 since, j->rem, j->eb ? "samples" : "iterations", dl);
 }
 
 /* Plan the jobs ord[0..m-1] by MSS in deadline order from scratch at t.

@@ -204,7 +204,7 @@ typedef struct plan_job {
     int at_risk;              /* admitted, but fell behind its reservation
                                  for causes outside the plan: planned apart
                                  from the others since (see plan_point) */
-    char risk[200];           /* why, and since when */
+    char risk[320];           /* why, and since when */
     int tight;                /* admitted; its reservation covers it only if
                                  placement does not move it (no room left
                                  for a migration): placement keeps it */

@@ -37,13 +37,16 @@ static char *new_job(const char *text, int64_t now, int64_t dflt,
     snprintf(wrap, n + 16, "{\"jobs\": [%s]}", t);
     job_queue one = {0};
     int rc = queue_parse_json(&one, "--job", wrap, strlen(wrap), e);
-    char t1[32], t2[32]; /* as a person reads them (ef_ht_fmt) */
+    /* as a person reads them (ef_ht_fmt): dates on the wall clock, else
+     * the seconds the job and the plan file hold */
+    char t1[32], t2[32];
+    ef_ht_zone z = ef_ht_is_wall(now) ? EF_HT_UTC : EF_HT_EPOCH;
     if (rc == EF_OK && one.jobs[0].submit < now)
         rc = ef_fail(e, EF_E_INPUT, "--job: jobs[0].submit_time: %s is "
                      "before the plan's now %s (a job cannot be submitted "
                      "into the plan's past)",
-                     ef_ht_fmt(one.jobs[0].submit, EF_HT_UTC, t1, sizeof t1),
-                     ef_ht_fmt(now, EF_HT_UTC, t2, sizeof t2));
+                     ef_ht_fmt(one.jobs[0].submit, z, t1, sizeof t1),
+                     ef_ht_fmt(now, z, t2, sizeof t2));
     if (rc == EF_OK)
         *submit = one.jobs[0].submit;
     queue_free(&one);

@@ -146,6 +146,7 @@ struct svc {
     int64_t m_version, m_epoch;
     int m_jobs, m_at_risk;
     double m_promised_s;  /* GPU-seconds the last full plan promises */
+    svc_move_res moved;   /* what svc_open's move did (svc_moved) */
 };
 
 /* ---- replies ------------------------------------------------------------- */
@@ -794,6 +795,8 @@ static int live_load(svc *s, int64_t now, ef_err *e)
 
 /* ---- open and close ------------------------------------------------------ */
 
+static int move_cluster(svc *s, int64_t now, ef_err *e);
+
 int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
 {
     *out = NULL;
@@ -839,12 +842,14 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
             s->map = ef_malloc((size_t)s->nmap * sizeof *s->map);
             memcpy(s->map, d->node_map, (size_t)s->nmap * sizeof *s->map);
         }
-        if ((mapped ? 0 : d->cluster.nodes != s->c.nodes) ||
-            d->cluster.gpus_per_node != s->c.gpus_per_node) {
+        int other = (mapped ? 0 : d->cluster.nodes != s->c.nodes) ||
+                    d->cluster.gpus_per_node != s->c.gpus_per_node;
+        if (other && !cfg->move_cluster) {
             ef_fail(e, EF_E_USAGE, "%s: its queue is planned on %d nodes of "
                     "%d GPUs, and --cluster %s has %d of %d (start it with "
-                    "the cluster it was planned on)", cfg->db,
-                    d->cluster.nodes, d->cluster.gpus_per_node,
+                    "the cluster it was planned on, or add --move-cluster "
+                    "to move it: its promises are checked again there)",
+                    cfg->db, d->cluster.nodes, d->cluster.gpus_per_node,
                     cfg->cluster, s->c.nodes, s->c.gpus_per_node);
             goto fail;
         }
@@ -864,6 +869,9 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
         s->slot_s = d->slot_seconds;
         s->ovh = d->overhead ? (int)ovh_parse(d->overhead) : OVH_NONE;
         if (live_load(s, now, e) != EF_OK)
+            goto fail;
+        if (cfg->move_cluster && (other || s->nmap) &&
+            move_cluster(s, now, e) != EF_OK)
             goto fail;
         *out = s;
         return EF_OK;
@@ -1852,6 +1860,77 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
     svc_unlock(s);
     reply_json(r, 200, v);
 }
+
+/* Move the store to cluster s->c (svc.h: svc_moved): the plan of the
+ * state at its point on the cluster it was planned on, then the re-plan
+ * from reality on s->c with nothing observed, every admitted job kept
+ * promised; at risk named in s->moved and a "cluster_moved" event. */
+static int move_cluster(svc *s, int64_t now, ef_err *e)
+{
+    svc_move_res *m = &s->moved;
+    memset(m, 0, sizeof *m);
+    m->from_nodes = s->pv->doc.cluster.nodes;
+    m->from_gpus = s->pv->doc.cluster.gpus_per_node;
+    m->to_nodes = s->c.nodes;
+    m->to_gpus = s->c.gpus_per_node;
+    /* the state's jobs at its point, as a plan of the old cluster */
+    s->version++;
+    if (snapshot(s, now, e) != EF_OK)
+        return EF_ERR;
+    for (int i = 0; i < s->pv->doc.njobs; i++) {
+        plan_decision d = s->pv->doc.jobs[i].decision;
+        m->kept += d == PLAN_ADMITTED || d == PLAN_BEST_EFFORT;
+        m->admitted += d == PLAN_ADMITTED;
+    }
+    svc_obs none;
+    memset(&none, 0, sizeof none);
+    svc_loop_res lr;
+    if (reality_replan(s, &none, 0, now, "cluster moved", NULL, &lr, e) !=
+        EF_OK)
+        return EF_ERR;
+    m->version = lr.version;
+    ef_buf ids = {0};
+    for (int i = 0; i < s->pv->doc.njobs; i++) {
+        const plan_doc_job *j = &s->pv->doc.jobs[s->pv->byid[i]];
+        if (j->decision != PLAN_ADMITTED || !j->at_risk)
+            continue;
+        m->at_risk++;
+        if (ids.n + strlen(j->id) + 8 < sizeof m->at_risk_ids)
+            ef_buf_printf(&ids, "%s%s", ids.n ? ", " : "", j->id);
+        else if (!strstr(ids.s ? ids.s : "", ", ..."))
+            ef_buf_put(&ids, ", ...");
+    }
+    snprintf(m->at_risk_ids, sizeof m->at_risk_ids, "%s",
+             ids.s ? ids.s : "");
+    json_t *dv = json_object(), *ar = json_array();
+    for (int i = 0; i < s->pv->doc.njobs; i++) {
+        const plan_doc_job *j = &s->pv->doc.jobs[s->pv->byid[i]];
+        if (j->decision == PLAN_ADMITTED && j->at_risk)
+            json_array_append_new(ar, jstr(j->id));
+    }
+    json_t *from = json_object(), *to = json_object();
+    json_object_set_new(from, "nodes", json_integer(m->from_nodes));
+    json_object_set_new(from, "gpus_per_node", json_integer(m->from_gpus));
+    json_object_set_new(to, "nodes", json_integer(m->to_nodes));
+    json_object_set_new(to, "gpus_per_node", json_integer(m->to_gpus));
+    json_object_set_new(dv, "from", from);
+    json_object_set_new(dv, "to", to);
+    json_object_set_new(dv, "cluster", jstr(s->cluster_arg));
+    json_object_set_new(dv, "kept", json_integer(m->kept));
+    json_object_set_new(dv, "admitted", json_integer(m->admitted));
+    json_object_set_new(dv, "at_risk", ar);
+    json_object_set_new(dv, "plan_version", json_integer(m->version));
+    char *dt = json_dumps(dv, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(dv);
+    int rc = store_event_add(s->st, NULL, now, "cluster_moved", dt, e);
+    free(dt);
+    free(ids.s);
+    if (rc == EF_OK)
+        m->moved = 1;
+    return rc;
+}
+
+void svc_moved(const svc *s, svc_move_res *m) { *m = s->moved; }
 
 /* ---- plan, queue, health, metrics ------------------------------------------ */
 

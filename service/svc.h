@@ -71,7 +71,23 @@ typedef struct svc_config {
                               next to the store */
     double scale;          /* the service's clock: plan seconds per wall
                               second (0: 1); see svc_now */
+    int move_cluster;      /* 1: a store planned on another cluster is
+                              moved to this one (svc_open, svc_moved) */
 } svc_config;
+
+/* What moving a store to another cluster did (svc_open with
+ * svc_config.move_cluster; svc_moved). */
+typedef struct svc_move_res {
+    int moved;             /* 1: this open moved the store */
+    int from_nodes, from_gpus; /* the stored plan's cluster (its usable
+                                  nodes when some were drained) */
+    int to_nodes, to_gpus; /* the cluster given */
+    int kept;              /* jobs in play (admitted, best-effort) kept */
+    int admitted;          /* promises re-checked */
+    int at_risk;           /* of them, at risk on the new cluster */
+    char at_risk_ids[512]; /* their ids, ", "-separated (cut with ", ...") */
+    int64_t version;       /* the plan version made on the new cluster */
+} svc_move_res;
 
 /* One answer. 'body' heap text, 'ctype' its media type (static). */
 typedef struct svc_reply {
@@ -97,6 +113,19 @@ void svc_reply_error(svc_reply *r, int status, const char *path,
  */
 int svc_open(svc **s, const svc_config *cfg, int64_t now, ef_err *e);
 void svc_close(svc *s);
+
+/* With svc_config.move_cluster, a store planned on another cluster (node
+ * count or GPUs per node; or a plan kept on some nodes after drains) is
+ * moved instead of refused: the planning state is made at 'now' on the
+ * cluster it was planned on (its jobs' progress as planned), then
+ * re-planned on the given cluster with every admitted job kept promised
+ * (svc_loop_replan's re-plan, with nothing observed): the jobs whose
+ * promise no longer holds are flagged at risk (the job's risk, an
+ * "at_risk" event), the others keep their promise; then one "cluster_moved"
+ * event of the service records from, to, kept, admitted, at_risk (ids)
+ * and the plan version. A store already on that cluster is not moved.
+ * *m: what was done (moved 0 when nothing was). */
+void svc_moved(const svc *s, svc_move_res *m);
 
 /* The store (the writer connection: use under svc_lock). */
 store *svc_store(svc *s);

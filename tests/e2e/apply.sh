@@ -116,7 +116,7 @@ once ev1 || fail "an attempt started twice"
 no_overlap ev1 || fail "two processes held one GPU"
 grep -q 'jobs: 4 done, 0 failed, 0 not done' out1 || { cat out1; fail "outcome"; }
 grep -q '"finished": \[' s1/state.json || fail "state file lacks finished"
-grep -q 'slot 3 of 4 \[180, 600): resize a 2->4 GPUs, migrate b' err1 ||
+grep -q 'slot 3 of 4 \[+3m, +10m): resize a 2->4 GPUs, migrate b' err1 ||
     { cat err1; fail "progress lines: no migrate/resize at 180"; }
 grep -q '"progress":8000,"result":"done"' s1/journal.jsonl || fail "a's progress"
 

@@ -102,7 +102,7 @@ grep -q '"reason": "too slow: even alone on the cluster, no plan that pays the r
 printf 'job_id,submit_time,num_iteration,model_name,deadline,batch_size\nx,5858,3624,bert,6255,64\n' >"$T/one.csv"
 ef plan --jobs "$T/one.csv" --cluster n128g8 --curves A100 --now 3793 \
     --out "$T/one.json" >/dev/null || fail "one-job plan failed"
-grep -q '"reason": "no minimum-share reservation pays its overheads by the deadline (fastest plan alone: t=6232 s); no GPUs are promised to other jobs before it"' \
+grep -q '"reason": "no minimum-share reservation pays its overheads by the deadline (fastest plan alone: +1h 43m 52s); no GPUs are promised to other jobs before it"' \
     "$T/one.json" || { grep -o '"reason": "[^"]*"' "$T/one.json"; fail "one-job reason"; }
 
 rc=0

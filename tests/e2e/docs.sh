@@ -14,7 +14,8 @@
 # - a `$ ` command in a fence that is not `console` is refused (exit 2).
 # Then README.md and every docs/*.md, each in a scratch directory of its
 # own, with the efplan under test on PATH; the README must hold a checked
-# example of plan, oracle, apply, serve and submit.
+# example of plan, oracle, apply, serve and submit; a ```sh fence (not
+# run) must have its reason on the line before it (<!-- not run: WHY -->).
 . "$(dirname "$0")/lib/common.sh"
 ROOT=${EFPLAN_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 DT="$(dirname "$0")/lib/doctest.py"
@@ -162,6 +163,23 @@ set -- "$ROOT/README.md"
 for f in "$ROOT"/docs/*.md; do
     [ -f "$f" ] && set -- "$@" "$f"
 done
+# a command a test cannot run here (root, systemd, Slurm, a recipe another
+# test runs word for word) stays in a ```sh fence, with its reason on the
+# line before: <!-- not run: WHY --> (or <!-- not run here: WHY -->)
+sh_reasons() { # files...: the ```sh fences without a reason, one a line
+    for f in "$@"; do
+        awk -v F="$f" '/^```sh/ && prev !~ /^<!-- not run( here)?: .+ -->$/ {
+                printf "%s:%d: a ```sh fence without a <!-- not run: WHY --> line before it (make it a ```console example a test runs)\n", F, NR }
+            { prev = $0 }' "$f"
+    done
+}
+printf '<!-- not run: a reason -->\n```sh\nmake a\n```\n\n```sh\nmake b\n```\n' \
+    >"$T/shdoc.md"
+sh_reasons "$T/shdoc.md" >"$T/shdoc.out"
+[ "$(cat "$T/shdoc.out")" = "$T/shdoc.md:6: a \`\`\`sh fence without a <!-- not run: WHY --> line before it (make it a \`\`\`console example a test runs)" ] ||
+    { cat "$T/shdoc.out"; fail "the sh fence check"; }
+sh_reasons "$@" >"$T/sh.out"
+[ ! -s "$T/sh.out" ] || { cat "$T/sh.out"; fail "sh fences without a reason"; }
 python3 "$DT" --root "$ROOT" --efplan "$EFPLAN" "$@" >"$T/docs.out" 2>&1 ||
     { cat "$T/docs.out"; fail "documents drifted"; }
 tail -1 "$T/docs.out"

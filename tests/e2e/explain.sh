@@ -40,7 +40,7 @@ assert "promised" in j[sys.argv[4]]["reason"]
 PY
 
 run 0 "$T/adm.txt" explain $ADM --plan "$P"
-grep -q "^$ADM is admitted: its deadline t=17998 s is guaranteed; it is planned to end at t=[0-9]* s (slack " "$T/adm.txt" ||
+grep -q "^$ADM is admitted: its deadline +4h 59m 58s is guaranteed; it is planned to end at +[0-9hms ]* (slack " "$T/adm.txt" ||
     { cat "$T/adm.txt"; fail "admitted: first line"; }
 grep -q '^Reserved for it (its minimum satisfactory share' "$T/adm.txt" ||
     fail "admitted: no reservation line"
@@ -57,17 +57,17 @@ grep -q '^All of the .* GPU-h it holds are surplus.$' "$T/be.txt" ||
 run 0 "$T/rej.txt" explain $REJ --plan "$P"
 grep -q "^$REJ is rejected: GPUs before the deadline are promised to admitted jobs.$" "$T/rej.txt" ||
     { cat "$T/rej.txt"; fail "rejected: first line"; }
-grep -q "^Between its submit time and its deadline (t=10754 s to t=41834 s, 8h 38m), [0-9]*% of the cluster's GPU-time (.* GPU-h of 276 GPU-h) is promised to [0-9]* admitted jobs: j" "$T/rej.txt" ||
+grep -q "^Between its submit time and its deadline (+2h 59m 14s to +11h 37m 14s, 8h 38m), [0-9]*% of the cluster's GPU-time (.* GPU-h of 276 GPU-h) is promised to [0-9]* admitted jobs: j" "$T/rej.txt" ||
     fail "rejected: no holders line"
 grep -q '^Alone on the cluster its minimum satisfactory share would be ' "$T/rej.txt" ||
     fail "rejected: no need alone"
-grep -q '^The earliest deadline efplan can guarantee is t=49341 s' "$T/rej.txt" ||
+grep -q '^The earliest deadline efplan can guarantee is +13h 42m 21s' "$T/rej.txt" ||
     fail "rejected: earliest deadline"
-grep -q '^What to do: resubmit with a deadline of t=49341 s or later' "$T/rej.txt" ||
+grep -q '^What to do: resubmit with a deadline of +13h 42m 21s or later' "$T/rej.txt" ||
     fail "rejected: what to do"
 
 run 0 "$T/tight.txt" explain $TIGHT --plan "$P"
-grep -q '^Even alone on the cluster it cannot end by its deadline: its fastest finish is t=10730 s.$' "$T/tight.txt" ||
+grep -q '^Even alone on the cluster it cannot end by its deadline: its fastest finish is +2h 58m 50s.$' "$T/tight.txt" ||
     { cat "$T/tight.txt"; fail "rejected alone: fastest finish"; }
 if grep -q 'promised to' "$T/tight.txt"; then
     fail "a job too slow even alone names holders"

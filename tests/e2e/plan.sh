@@ -74,12 +74,14 @@ $V "$EFPLAN" submit --plan "$T/s.json" --job \
 rc=$?
 set -e
 [ $rc -eq 4 ] || fail "submit of an infeasible job: exit $rc, expected 4"
-grep -q '^earliest deadline that can be guaranteed: [0-9]*$' "$T/rej.out" || fail "no earliest deadline"
+grep -q '^earliest deadline that can be guaranteed: +[0-9dhms ]* ([0-9dhms ]* after the deadline asked)$' "$T/rej.out" || fail "no earliest deadline"
 cmp -s "$T/s.json" "$T/s.before" || fail "rejected submit changed the plan file"
 # the earliest deadline is admissible
-E=$(sed -n 's/^earliest deadline that can be guaranteed: //p' "$T/rej.out")
+# (as printed: "+15h 18m 32s" on this synthetic clock, which a job's
+# deadline takes as it is)
+E=$(sed -n 's/^earliest deadline that can be guaranteed: \(+[0-9dhms ]*[0-9dhms]\) (.*/\1/p' "$T/rej.out")
 $V "$EFPLAN" submit --plan "$T/s.json" --job \
-    "{\"id\":\"huge\",\"model\":\"vgg16\",\"batch_size\":256,\"iterations\":200000,\"submit_time\":12000,\"deadline\":$E}" \
+    "{\"id\":\"huge\",\"model\":\"vgg16\",\"batch_size\":256,\"iterations\":200000,\"submit_time\":12000,\"deadline\":\"$E\"}" \
     >"$T/acc.out" || fail "resubmission with the earliest deadline $E was not admitted"
 
 # horizon: no slot ends after now + 1h

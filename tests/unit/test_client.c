@@ -415,7 +415,7 @@ static void test_fmt_job(void **state)
                        "160, \"earliest_feasible_deadline\": 200}";
     assert_ok(cl_fmt_job("http://s:1", late, strlen(late), &b, &e), e);
     assert_contains(b.s, "(late by 1m 00s)");
-    assert_contains(b.s, "earliest deadline we can guarantee: 200\n");
+    assert_contains(b.s, "earliest deadline we can guarantee: +3m 20s\n");
     free(b.s);
     b = (ef_buf){0};
     assert_err_kind(cl_fmt_job("http://s:1", "[]", 2, &b, &e), e,

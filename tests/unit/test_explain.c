@@ -118,8 +118,8 @@ static void test_admitted_with_surplus(void **state)
     assert_int_equal(x.iv[0].others_held, 4);     /* a2's 3, be's 1 */
     assert_true(x.gpu_seconds == 1200 && x.reserved_gpu_seconds == 600);
     assert_int_equal(x.nresv, 1);
-    says(&x, "a1 is admitted: its deadline t=600 s is guaranteed; it is "
-             "planned to end at t=300 s (slack 5m 00s).");
+    says(&x, "a1 is admitted: its deadline +10m is guaranteed; it is "
+             "planned to end at +5m (slack 5m 00s).");
     says(&x, "4 GPUs = 2 reserved + 2 surplus; other jobs: 3 reserved, 4 "
              "held; 0 idle");
     says(&x, "Surplus GPUs are those no admitted job reserved");
@@ -203,10 +203,10 @@ static void test_rejected_holders(void **state)
     assert_true(x.alone_ok);
     says(&x, "62% of the cluster's GPU-time (0.33 GPU-h of 0.53 GPU-h) "
                  "is promised to 2 admitted jobs: a2 (0.20 GPU-h, deadline "
-                 "t=1000 s), a1 (0.13 GPU-h, deadline t=600 s).");
-    says(&x, "The earliest deadline efplan can guarantee is t=400 s (2m 10s "
+                 "+16m 40s), a1 (0.13 GPU-h, deadline +10m).");
+    says(&x, "The earliest deadline efplan can guarantee is +6m 40s (2m 10s "
              "later).");
-    says(&x, "resubmit with a deadline of t=400 s or later");
+    says(&x, "resubmit with a deadline of +6m 40s or later");
     json_roundtrip(&x);
     xpl_free(&x);
     plan_doc_free(&d);
@@ -223,8 +223,8 @@ static void test_at_risk(void **state)
     assert_int_equal(x.iv[0].reserved, 2);
     says(&x, "risk is admitted but at risk: at risk since 600: it fell "
              "behind.");
-    says(&x, "It is planned to end at t=900 s, 5m 00s after its deadline "
-             "t=600 s.");
+    says(&x, "It is planned to end at +15m, 5m 00s after its deadline "
+             "+10m.");
     says(&x, "give it a later deadline or less work");
     json_roundtrip(&x);
     xpl_free(&x);

@@ -17,8 +17,12 @@ static void test_fmt_utc(void **state)
                         "2025-06-03T01:17:53Z");
     assert_string_equal(ef_ht_fmt(1748913473, EF_HT_EPOCH, b, sizeof b),
                         "1748913473");
-    /* a synthetic clock (a trace counting from 0) stays seconds */
-    assert_string_equal(ef_ht_fmt(3600, EF_HT_UTC, b, sizeof b), "3600");
+    /* a synthetic clock (a trace counting from 0): its offsets, or the
+     * seconds in epoch */
+    assert_string_equal(ef_ht_fmt(3600, EF_HT_UTC, b, sizeof b), "+1h");
+    assert_string_equal(ef_ht_fmt(5628, EF_HT_LOCAL, b, sizeof b),
+                        "+1h 33m 48s");
+    assert_string_equal(ef_ht_fmt(5628, EF_HT_EPOCH, b, sizeof b), "5628");
     assert_string_equal(ef_ht_fmt(EF_HT_WALL_MIN, EF_HT_UTC, b, sizeof b),
                         "2000-01-01T00:00:00Z");
     /* too small a buffer: cut, still terminated */
@@ -43,17 +47,64 @@ static void test_fmt_local(void **state)
                         "2025-06-03T01:17:53Z");
 }
 
-/* ef_ht_at: a date on the wall clock, "t=N s" off it or in epoch */
+/* ef_ht_at: a date on the wall clock, an offset off it, "t=N s" in
+ * epoch */
 static void test_at(void **state)
 {
     (void)state;
     char b[48];
     assert_string_equal(ef_ht_at(1748913473, EF_HT_UTC, b, sizeof b),
                         "2025-06-03T01:17:53Z");
-    assert_string_equal(ef_ht_at(5628, EF_HT_UTC, b, sizeof b), "t=5628 s");
+    assert_string_equal(ef_ht_at(5628, EF_HT_UTC, b, sizeof b),
+                        "+1h 33m 48s");
     assert_string_equal(ef_ht_at(1748913473, EF_HT_EPOCH, b, sizeof b),
                         "t=1748913473 s");
-    assert_string_equal(ef_ht_at(0, EF_HT_LOCAL, b, sizeof b), "t=0 s");
+    assert_string_equal(ef_ht_at(5628, EF_HT_EPOCH, b, sizeof b),
+                        "t=5628 s");
+    assert_string_equal(ef_ht_at(0, EF_HT_LOCAL, b, sizeof b), "+0s");
+}
+
+/* ef_ht_parse reads back what ef_ht_offset writes */
+static void test_offset_parse(void **state)
+{
+    (void)state;
+    const int64_t ts[] = {0, 45, 60, 693, 5628, 7200, 3 * 86400 + 5,
+                          1234567};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+        char b[32];
+        int64_t v = -1;
+        assert_int_equal(ef_ht_parse(ef_ht_offset(ts[i], b, sizeof b), 99,
+                                     &v, NULL), 0);
+        assert_int_equal(v, ts[i]);
+    }
+    int64_t v = -1;
+    assert_int_equal(ef_ht_parse("+1h33m48s", 0, &v, NULL), 0);
+    assert_int_equal(v, 5628);
+    const char *why = NULL;
+    assert_int_equal(ef_ht_parse("+1h  33m", 0, &v, &why), -1);
+    assert_int_equal(ef_ht_parse("+", 0, &v, &why), -1);
+    assert_int_equal(ef_ht_parse("+5", 0, &v, &why), -1);
+}
+
+/* ef_ht_offset: exact, from the largest unit not zero to the last */
+static void test_offset(void **state)
+{
+    (void)state;
+    char b[32];
+    assert_string_equal(ef_ht_offset(0, b, sizeof b), "+0s");
+    assert_string_equal(ef_ht_offset(45, b, sizeof b), "+45s");
+    assert_string_equal(ef_ht_offset(60, b, sizeof b), "+1m");
+    assert_string_equal(ef_ht_offset(693, b, sizeof b), "+11m 33s");
+    assert_string_equal(ef_ht_offset(7200, b, sizeof b), "+2h");
+    assert_string_equal(ef_ht_offset(7260, b, sizeof b), "+2h 01m");
+    assert_string_equal(ef_ht_offset(5628, b, sizeof b), "+1h 33m 48s");
+    assert_string_equal(ef_ht_offset(3 * 86400 + 5, b, sizeof b),
+                        "+3d 00h 00m 05s");
+    assert_string_equal(ef_ht_offset(-90, b, sizeof b), "-1m 30s");
+    assert_string_equal(ef_ht_offset(INT64_MIN, b, sizeof b),
+                        "-106751991167300d 15h 30m 08s");
+    /* too small a buffer: cut, still terminated */
+    assert_string_equal(ef_ht_offset(5628, b, 5), "+1h ");
 }
 
 static void test_dur(void **state)
@@ -146,6 +197,8 @@ int main(void)
         cmocka_unit_test(test_fmt_local),
         cmocka_unit_test(test_dur),
         cmocka_unit_test(test_at),
+        cmocka_unit_test(test_offset),
+        cmocka_unit_test(test_offset_parse),
         cmocka_unit_test(test_zone_parse),
         cmocka_unit_test(test_parse_ok),
         cmocka_unit_test(test_parse_refused),
