@@ -931,9 +931,12 @@ void svc_close(svc *s)
         ef_err e = {0};
         (void)snapshot(s, svc_now(s), &e);
     }
+    /* the reader first: the writer, closing last, checkpoints the WAL
+     * into the store file and removes it (a stopped service leaves one
+     * file that holds everything) */
+    store_close(s->rd);
     if (s->st)
         store_close(s->st);
-    store_close(s->rd);
     view_drop(s, s->pv);
     live_free(&s->L);
     pthread_mutex_destroy(&s->smu);
