@@ -658,6 +658,14 @@ static void best_effort_text(ef_buf *b, const xpl *x, ef_ht_zone z)
                "jobs leave.\n");
 }
 
+/* 1 if x's reason says no deadline can be guaranteed for it
+ * (plan_earliest_doc found none for a job that can run). */
+static int no_deadline(const xpl *x)
+{
+    static const char say[] = "no deadline can be guaranteed";
+    return x->reason && strncmp(x->reason, say, sizeof say - 1) == 0;
+}
+
 static void rejected_text(ef_buf *b, const xpl *x, ef_ht_zone z)
 {
     char t1[64], t2[64], du[32], h1[64], h2[64];
@@ -703,9 +711,12 @@ static void rejected_text(ef_buf *b, const xpl *x, ef_ht_zone z)
             ef_buf_printf(b, " (%s).\n", gpuh(x->need_gpu_seconds, h1,
                                               sizeof h1));
         } else if (x->fastest_alone >= 0) {
+            /* with no deadline to offer, a finish alone is no promise */
             ef_buf_printf(b, "Even alone on the cluster it cannot end by its "
-                          "deadline: its fastest finish is %s.\n",
-                          ef_ht_at(x->fastest_alone, z, t1, sizeof t1));
+                          "deadline: its fastest finish is %s%s.\n",
+                          ef_ht_at(x->fastest_alone, z, t1, sizeof t1),
+                          no_deadline(x) ? " (alone: with the jobs "
+                          "already promised, no deadline can be)" : "");
         } else {
             ef_buf_put(b, "It cannot run on this cluster at all.\n");
         }
@@ -736,8 +747,7 @@ static void rejected_text(ef_buf *b, const xpl *x, ef_ht_zone z)
         ef_buf_put(b, "What to do: run it on a cluster where one of its "
                    "usable GPU counts fits, or give it measured curves for "
                    "smaller counts.\n");
-    } else if (x->reason && strncmp(x->reason, "no deadline can be "
-                                    "guaranteed", 29) == 0) {
+    } else if (no_deadline(x)) {
         /* a later deadline would not do (plan_earliest_doc) */
         ef_buf_put(b, "What to do: resubmit without a deadline to run "
                    "best-effort, or with fewer iterations.\n");

@@ -103,6 +103,22 @@ rc=0; "$EFPLAN" submit --plan try.json --job \
 [ "$rc" -eq 3 ] && grep -q 'duplicate job id "big-a"' out ||
     { cat out; fail "resubmitting an admitted job's id: exit $rc"; }
 
+# no deadline for a job that can run: one message (a later job's promise
+# breaks at every deadline), never a finish time offered beside it
+"$EFPLAN" gen-trace --jobs 40 --mean-interarrival 60 --deadline-factor 0.5 1.2 \
+    --seed 2 --best-effort 0 --duration-scale 0.2 --out nd.csv >/dev/null
+$V "$EFPLAN" plan --jobs nd.csv --cluster n1g8 --curves A100 --overhead restart \
+    --earliest exact --all --out nd.json >out 2>&1 || { cat out; fail "plan nd"; }
+grep -q '^  1   gpt2           256    0 rejected          1895          -        -          -  no deadline can be guaranteed: at every deadline tried, admitting it would break the promise made to job 23$' out ||
+    { cat out; fail "nd: job 1's reason"; }
+"$EFPLAN" explain --plan nd.json 1 >out 2>&1 || { cat out; fail "explain nd 1"; }
+grep -q '^Even alone on the cluster it cannot end by its deadline: its fastest finish is t=3598 s (alone: with the jobs already promised, no deadline can be)\.$' out &&
+    grep -q '^What to do: resubmit without a deadline to run best-effort, or with fewer iterations\.$' out ||
+    { cat out; fail "explain nd 1: wording"; }
+check nd.json 1
+grep -q '^rejected: 1: no deadline can be guaranteed: at every deadline tried, admitting it would break the promise made to job 23$' out &&
+    [ "$(wc -l <out)" -eq 1 ] || { cat out; fail "submit nd 1: one message"; }
+
 [ -n "$V" ] && exit 0 # every rejected job of a generated queue: long under valgrind
 "$EFPLAN" gen-trace --jobs 40 --mean-interarrival 120 --deadline-factor 0.6 1.4 \
     --seed 3404 --best-effort 0 --duration-scale 0.2 --out g.csv >/dev/null
