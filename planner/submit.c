@@ -371,6 +371,12 @@ static int submit_doc(plan_submit_res *r, const char *label,
         return EF_OK;
     }
     r->decision = nw->decision;
+    /* the plan written back offers no earliest deadline: the planner's
+     * bound is another number than the rule's (plan_earliest_doc), and a
+     * deadline found against the old plan no longer holds in this one */
+    for (int i = 0; i < r->p.njobs; i++)
+        if (r->p.jobs[i].decision == PLAN_REJECTED)
+            r->p.jobs[i].earliest_feasible_deadline = -1;
     r->changes = ef_calloc((size_t)d->njobs + 1, sizeof *r->changes);
     for (int i = 0; i < d->njobs; i++)
         if (i != r->ni &&
