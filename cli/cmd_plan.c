@@ -15,6 +15,7 @@
 #include "planner/offline.h"
 #include "planner/plan.h"
 #include "planner/planio.h"
+#include "planner/submit.h"
 #include "solver/ilp.h"
 
 void help_plan(void)
@@ -26,15 +27,16 @@ void help_plan(void)
         "                   [--surplus gain|reference] [--moves net|any] [--all]\n"
         "                   [--elastic-batch]\n"
         "                   [--overhead fig12|reference|restart|none]\n"
-        "                   [--plan-version 1|2]\n"
+        "                   [--plan-version 1|2] [--earliest exact|none]\n"
         "                   [--admission online|offline] [--offline-plans N]\n"
         "                   [--offline-exact BINARIES]\n"
         "\n"
         "Plan a job queue: admit each job whose deadline can be guaranteed by\n"
         "its minimum satisfactory share (in submit order, against the GPUs\n"
-        "promised to the jobs before it), reject the others with the earliest\n"
-        "deadline that could be guaranteed, give spare GPUs to the jobs that\n"
-        "gain most per added GPU, and place every slot by the buddy rule.\n"
+        "promised to the jobs before it), reject the others (--earliest exact:\n"
+        "with the earliest deadline each would be admitted with), give spare\n"
+        "GPUs to the jobs that gain most per added GPU, and place every slot\n"
+        "by the buddy rule.\n"
         "\n"
         "  --jobs FILE         job queue: trace CSV or JSON {\"jobs\": [...]}\n"
         "  --cluster SPEC      nNgG shorthand (n16g8), or a .csv/.json spec\n"
@@ -77,6 +79,13 @@ void help_plan(void)
         "                      admitted than online; then, when the queue\n"
         "                      is small, the exact ILP's set of jobs with\n"
         "                      its schedule as their reservations\n"
+        "  --earliest MODE     none (default): no earliest deadline for a\n"
+        "                      rejected job (efplan explain PLAN ID gives\n"
+        "                      it); exact: each rejected job's earliest\n"
+        "                      deadline, the one efplan explain and submit\n"
+        "                      offer (resubmitting it with that deadline is\n"
+        "                      admitted), found by re-planning: about 20 to\n"
+        "                      60 plans a rejected job\n"
         "  --offline-plans N   plans the offline search may try (default 200)\n"
         "  --offline-exact B   the exact step runs when its model has at most\n"
         "                      B binaries (default 5000, about a dozen jobs\n"
@@ -208,8 +217,9 @@ static void print_summary(FILE *f, const plan *p, int all)
         fprintf(f, "  ... %d more (--all lists every job)\n", p->njobs - n);
     if (n > 0)
         fprintf(f, "  (GPUs: the most the job holds in any slot; slack: "
-                "deadline - end; earliest: the\n   earliest deadline that "
-                "could be guaranteed, for a rejected job)\n");
+                "deadline - end; earliest: the\n   earliest deadline a "
+                "rejected job is admitted with: --earliest exact, or "
+                "explain)\n");
     free(mx);
 }
 
@@ -290,6 +300,7 @@ int cmd_plan(int argc, char **argv)
         {"overhead", required_argument, NULL, 'O'},
         {"plan-version", required_argument, NULL, 'V'},
         {"admission", required_argument, NULL, 'A'},
+        {"earliest", required_argument, NULL, 'e'},
         CLI_OFFLINE_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -297,6 +308,7 @@ int cmd_plan(int argc, char **argv)
     const char *out_path = NULL, *svg_path = NULL;
     int all = 0, o, version = PLAN_V2;
     int offline = 0; /* --admission */
+    int exact = 0;   /* --earliest */
     cli_offline of;  /* --offline-plans, --offline-exact */
     cli_offline_default(&of);
     plan_opts po;
@@ -346,6 +358,13 @@ int cmd_plan(int argc, char **argv)
                                        "net or any)", optarg);
             break;
         case 'E': po.elastic_batch = 1; break;
+        case 'e':
+            if (strcmp(optarg, "exact") == 0 || strcmp(optarg, "none") == 0)
+                exact = optarg[0] == 'e';
+            else
+                return cli_usage_error("plan", "--earliest: \"%s\" (expected "
+                                       "exact or none)", optarg);
+            break;
         case 'A':
             if (strcmp(optarg, "online") == 0 || strcmp(optarg, "offline") == 0)
                 offline = optarg[1] == 'f';
@@ -413,6 +432,16 @@ int cmd_plan(int argc, char **argv)
     }
     if (plan_check(&p, &e) != EF_OK) {
         ef_prefix(&e, "plan failed its own check: ");
+        rc = cli_fail(&e);
+        goto out;
+    }
+    /* the rejected jobs' earliest deadlines by the one rule (submit.h), or
+     * none: never the planner's bound, which is another number */
+    for (int i = 0; !exact && i < p.njobs; i++)
+        if (p.jobs[i].decision == PLAN_REJECTED)
+            p.jobs[i].earliest_feasible_deadline = -1;
+    if (exact && p.rejected > 0 &&
+        plan_earliest_all(&p, &cs, curves_arg, &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }

@@ -42,7 +42,9 @@ void help_submit(void)
         "an admitted job starts at the slot boundary the plan gives it.\n"
         "A rejection\n"
         "says why, with the earliest deadline that would be admitted (the\n"
-        "second before it is not), and nothing is written.\n"
+        "second before it is not), and nothing is written. A job with the\n"
+        "id of a job the plan rejected is a resubmission: it takes that\n"
+        "job's place (efplan explain names the same earliest deadline).\n"
         "\n"
         "  --plan FILE     plan written by 'efplan plan --out'\n"
         "  --job JSON      the job, as in a JSON queue: {\"id\", \"model\",\n"
@@ -100,6 +102,10 @@ static const char *fmt_t(const decision_view *v, int64_t t, char *dst,
     return cli_time(t, v->ref, dst, len);
 }
 
+/* How a rejection with no earliest deadline reads (the reason may say it
+ * already, with why: submit.h). */
+#define NO_DEADLINE "no deadline can be guaranteed"
+
 /* The rejection lines. */
 static void print_rejected(const decision_view *v)
 {
@@ -117,8 +123,9 @@ static void print_rejected(const decision_view *v)
     else if (v->earliest >= 0)
         printf("earliest deadline that can be guaranteed: %" PRId64 "\n",
                v->earliest);
-    else
-        printf("no deadline can be guaranteed for this job\n");
+    else if (!v->reason || strncmp(v->reason, NO_DEADLINE,
+                                   strlen(NO_DEADLINE)) != 0)
+        printf("%s for this job\n", NO_DEADLINE); /* one message a case */
 }
 
 /* The admitted or best-effort line. */
@@ -437,7 +444,7 @@ int cmd_submit(int argc, char **argv)
         rc = cli_fail(&e);
         goto out;
     }
-    const plan_job *nw = &r.p.jobs[r.p.njobs - 1];
+    const plan_job *nw = &r.p.jobs[r.ni];
     char t1[40], t2[40];
     if (!json && !cli_cf.quiet && (r.submit_from == PLAN_SUBMIT_NOW ||
                                    r.submit_from == PLAN_SUBMIT_WALL))
@@ -477,7 +484,9 @@ int cmd_submit(int argc, char **argv)
     }
     print_accepted(&v);
     if (r.jobs_path && !r.jobs_csv)
-        printf("added %s to the jobs file %s\n", nw->in->id, r.jobs_path);
+        printf("%s %s %s the jobs file %s\n",
+               r.ni < r.doc.njobs ? "replaced" : "added", nw->in->id,
+               r.ni < r.doc.njobs ? "(resubmitted) in" : "to", r.jobs_path);
     else if (r.jobs_path)
         printf("note: the jobs file %s is a CSV trace (no command, env): "
                "not changed; apply this plan with --jobs FILE holding %s\n",

@@ -117,6 +117,12 @@ double ovh_max(const char *model)
     return m;
 }
 
+/* The reference's utils.estimate_overhead(g, restart, cache), rule for
+ * rule (../shared/reference/algorithms.md §4.4): base 2 s (7 s when the
+ * cluster has N >= 256 GPUs); a cached GPU set pays the base only, even
+ * on a restart round (§8.5: "the restart penalty is skipped for cached
+ * jobs"); a restart round adds 27 s (20 s more when N >= 256); then
+ * 2 * (log2 g + 1) s. */
 double ovh_reference(int g, int cached, int restart, int total_gpus)
 {
     int large = total_gpus >= 256;

@@ -12,6 +12,7 @@
 #include "model/cluster.h"
 #include "model/jobs.h"
 #include "planner/plan.h"
+#include "planner/submit.h"
 
 /* ---- the format (efplan-explain): one table per object ------------------ */
 
@@ -371,6 +372,16 @@ static int alone(xpl *x, const plan_doc *d, int ji, const char *extra,
         }
         resv_free(&need);
     }
+    if (rc == EF_OK && !extra && d->jobs[ji].decision == PLAN_REJECTED) {
+        /* the earliest deadline by the one rule (submit.h), not the
+         * planner's bound at the job's decision */
+        char why[256];
+        rc = plan_earliest_doc(label, d, ji, cs,
+                               &x->earliest_feasible_deadline, why,
+                               sizeof why, e);
+        if (rc == EF_OK && x->earliest_feasible_deadline < 0 && why[0])
+            x->reason = jf_strdup(&x->arena, why);
+    }
     queue_free(&q);
     curve_set_free(&own);
     return rc;
@@ -647,6 +658,14 @@ static void best_effort_text(ef_buf *b, const xpl *x, ef_ht_zone z)
                "jobs leave.\n");
 }
 
+/* 1 if x's reason says no deadline can be guaranteed for it
+ * (plan_earliest_doc found none for a job that can run). */
+static int no_deadline(const xpl *x)
+{
+    static const char say[] = "no deadline can be guaranteed";
+    return x->reason && strncmp(x->reason, say, sizeof say - 1) == 0;
+}
+
 static void rejected_text(ef_buf *b, const xpl *x, ef_ht_zone z)
 {
     char t1[64], t2[64], du[32], h1[64], h2[64];
@@ -692,14 +711,26 @@ static void rejected_text(ef_buf *b, const xpl *x, ef_ht_zone z)
             ef_buf_printf(b, " (%s).\n", gpuh(x->need_gpu_seconds, h1,
                                               sizeof h1));
         } else if (x->fastest_alone >= 0) {
+            /* with no deadline to offer, a finish alone is no promise */
             ef_buf_printf(b, "Even alone on the cluster it cannot end by its "
-                          "deadline: its fastest finish is %s.\n",
-                          ef_ht_at(x->fastest_alone, z, t1, sizeof t1));
+                          "deadline: its fastest finish is %s%s.\n",
+                          ef_ht_at(x->fastest_alone, z, t1, sizeof t1),
+                          no_deadline(x) ? " (alone: with the jobs "
+                          "already promised, no deadline can be)" : "");
         } else {
             ef_buf_put(b, "It cannot run on this cluster at all.\n");
         }
     }
-    if (x->earliest_feasible_deadline >= 0) {
+    if (x->earliest_feasible_deadline >= 0 && x->deadline >= 0 &&
+        x->earliest_feasible_deadline <= x->deadline) {
+        /* plan_earliest_doc: submitted again as it is, it is admitted */
+        ef_buf_printf(b, "Submitted again as it is, with its deadline %s, "
+                      "it would be admitted now: what the plan holds leaves "
+                      "room for it.\n",
+                      ef_ht_at(x->deadline, z, t1, sizeof t1));
+        ef_buf_put(b, "What to do: resubmit it (efplan submit of the job "
+                   "with the same id).\n");
+    } else if (x->earliest_feasible_deadline >= 0) {
         ef_buf_printf(b, "The earliest deadline efplan can guarantee is %s",
                       ef_ht_at(x->earliest_feasible_deadline, z, t1, sizeof t1));
         if (x->deadline >= 0 && x->earliest_feasible_deadline > x->deadline)
@@ -708,14 +739,18 @@ static void rejected_text(ef_buf *b, const xpl *x, ef_ht_zone z)
                                     x->deadline, du, sizeof du));
         ef_buf_put(b, ".\n");
         ef_buf_printf(b, "What to do: resubmit with a deadline of %s or "
-                      "later (efplan submit finds the exact second), or with "
-                      "fewer iterations, or without a deadline to run "
-                      "best-effort.\n",
+                      "later (efplan submit of the job with that deadline "
+                      "admits it), or with fewer iterations, or without a "
+                      "deadline to run best-effort.\n",
                       ef_ht_at(x->earliest_feasible_deadline, z, t1, sizeof t1));
     } else if (x->has_alone && x->fastest_alone < 0) {
         ef_buf_put(b, "What to do: run it on a cluster where one of its "
                    "usable GPU counts fits, or give it measured curves for "
                    "smaller counts.\n");
+    } else if (no_deadline(x)) {
+        /* a later deadline would not do (plan_earliest_doc) */
+        ef_buf_put(b, "What to do: resubmit without a deadline to run "
+                   "best-effort, or with fewer iterations.\n");
     } else {
         ef_buf_put(b, "What to do: resubmit with a later deadline or fewer "
                    "iterations, or without a deadline to run best-effort.\n");

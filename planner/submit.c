@@ -2,6 +2,7 @@
 #include "planner/submit.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -64,18 +65,18 @@ static char *new_job(const char *text, int64_t now, int64_t dflt,
 static const char *broken_promise(const plan_submit_res *r, const plan *p)
 {
     for (int i = 0; i < r->old->njobs; i++)
-        if (r->old->jobs[i].decision == PLAN_ADMITTED &&
+        if (i != r->ni && r->old->jobs[i].decision == PLAN_ADMITTED &&
             (p->jobs[i].decision != PLAN_ADMITTED ||
              (p->jobs[i].at_risk && !r->old->jobs[i].at_risk)))
             return p->jobs[i].in->id;
     return NULL;
 }
 
-/* 1 if plan p answers the new job (its last job) under the contract:
+/* 1 if plan p answers the new job (its job r->ni) under the contract:
  * admitted (or best-effort) with every promise kept. */
 static int acceptable(const plan_submit_res *r, const plan *p)
 {
-    return p->jobs[p->njobs - 1].decision != PLAN_REJECTED &&
+    return p->jobs[r->ni].decision != PLAN_REJECTED &&
            !broken_promise(r, p);
 }
 
@@ -144,19 +145,22 @@ static int replan(plan_submit_res *r, plan *p, ef_err *e)
 
 /* Plan the queue with the new job's deadline set to 'deadline': 1 if it
  * is admitted and no promise breaks, 0 if not (*hint = the planner's
- * earliest feasible deadline then, -1 if none), -1 on an error. */
+ * bound then, where to look next, -1 if none; *broken = the promise
+ * admitting it would break, if that is why, else NULL), -1 on an
+ * error. */
 static int admissible(plan_submit_res *r, int64_t deadline, int64_t *hint,
-                      ef_err *e)
+                      const char **broken, ef_err *e)
 {
     plan p2;
-    job *qj = &r->q.jobs[r->q.n - 1];
+    job *qj = &r->q.jobs[r->ni];
     qj->deadline = deadline;
     qj->has_deadline = 1;
     if (replan(r, &p2, e) != EF_OK)
         return -1;
-    int ok = p2.jobs[p2.njobs - 1].decision == PLAN_ADMITTED &&
-             !broken_promise(r, &p2);
-    *hint = p2.jobs[p2.njobs - 1].earliest_feasible_deadline;
+    const char *b = broken_promise(r, &p2);
+    int ok = p2.jobs[r->ni].decision == PLAN_ADMITTED && !b;
+    *hint = p2.jobs[r->ni].earliest_feasible_deadline;
+    *broken = b; /* an id of r->q, which outlives p2 */
     plan_free(&p2);
     return ok;
 }
@@ -169,16 +173,18 @@ static int admissible(plan_submit_res *r, int64_t deadline, int64_t *hint,
  * EF_MAX_I64; EF_ERR on an error. */
 static int earliest(plan_submit_res *r, int64_t *out, ef_err *e)
 {
-    job *qj = &r->q.jobs[r->q.n - 1];
+    job *qj = &r->q.jobs[r->ni];
     int64_t saved_deadline = qj->deadline;
     int saved_has = qj->has_deadline;
     int64_t lo = qj->has_deadline ? qj->deadline : qj->submit;
-    int64_t step = r->po.slot, hint = r->p.jobs[r->p.njobs - 1]
+    int64_t step = r->po.slot, hint = r->p.jobs[r->ni]
                                           .earliest_feasible_deadline;
     int64_t cand = hint > lo ? hint : lo + step;
     int found = 0, rc = EF_OK;
+    const char *broken = NULL;
+    r->never_broken = NULL;
     while (!found && cand <= EF_MAX_I64) {
-        int ok = admissible(r, cand, &hint, e);
+        int ok = admissible(r, cand, &hint, &broken, e);
         if (ok < 0) {
             rc = EF_ERR;
             break;
@@ -186,6 +192,7 @@ static int earliest(plan_submit_res *r, int64_t *out, ef_err *e)
         if (ok) {
             found = 1;
         } else {
+            r->never_broken = broken; /* the last refusal's */
             lo = cand;
             cand = hint > cand && hint - cand > step ? hint : cand + step;
             if (step < EF_MAX_I64 / 2)
@@ -194,7 +201,7 @@ static int earliest(plan_submit_res *r, int64_t *out, ef_err *e)
     }
     while (rc == EF_OK && found && cand - lo > 1) {
         int64_t mid = lo + (cand - lo) / 2, h;
-        int ok = admissible(r, mid, &h, e);
+        int ok = admissible(r, mid, &h, &broken, e);
         if (ok < 0)
             rc = EF_ERR;
         else if (ok)
@@ -202,6 +209,8 @@ static int earliest(plan_submit_res *r, int64_t *out, ef_err *e)
         else
             lo = mid;
     }
+    if (found)
+        r->never_broken = NULL;
     /* the queue's job as it was submitted (r->p points at it) */
     qj->deadline = saved_deadline;
     qj->has_deadline = saved_has;
@@ -267,6 +276,50 @@ static int64_t default_submit(const plan_doc *d, const plan_submit_clock *clk,
     return d->now;
 }
 
+/* The queue to plan: plan d's jobs and the new job 'nj' (JSON text):
+ * in the place of the job of its id that d rejected (a resubmission:
+ * the same job, asked again, keeps its place in the queue), else at the
+ * end. *ni = the new job's index. Heap text. */
+static char *queue_text(const plan_doc *d, const char *nj, int *ni)
+{
+    *ni = d->njobs;
+    json_t *o = json_loads(nj, 0, NULL); /* new_job's own output */
+    const char *id = o ? json_string_value(json_object_get(o, "id")) : NULL;
+    for (int i = 0; id && i < d->njobs; i++)
+        if (d->jobs[i].decision == PLAN_REJECTED &&
+            strcmp(d->jobs[i].id, id) == 0)
+            *ni = i;
+    if (*ni == d->njobs) {
+        json_decref(o);
+        return plan_doc_queue_json(d, nj);
+    }
+    char *all = plan_doc_queue_json(d, NULL);
+    json_t *q = json_loads(all, 0, NULL);
+    free(all);
+    json_array_set(json_object_get(q, "jobs"), (size_t)*ni, o);
+    json_decref(o);
+    char *t = json_dumps(q, 0);
+    json_decref(q);
+    return t;
+}
+
+/* A rejection with no earliest deadline, of a job that can run (the
+ * planner's own reason may name a finish alone on the cluster, which
+ * reads as if a later deadline would do): the reason says why instead. */
+static void never_reason(plan_submit_res *r)
+{
+    if (r->earliest >= 0 || r->p.jobs[r->ni].earliest_feasible_deadline < 0)
+        return;
+    if (r->never_broken)
+        snprintf(r->why, sizeof r->why, "no deadline can be guaranteed: at "
+                 "every deadline tried, admitting it would break the "
+                 "promise made to job %s", r->never_broken);
+    else
+        snprintf(r->why, sizeof r->why, "no deadline can be guaranteed: "
+                 "the planner refuses it at every deadline tried");
+    r->reason = r->why;
+}
+
 /* plan_submit and plan_submit_doc: the plan doc in *r->old (read from
  * 'label'); 'plan_path' the plan file whose jobs file is looked up, NULL
  * for none; 'cs' curves already loaded (NULL: load 'curves', else the
@@ -284,8 +337,9 @@ static int submit_doc(plan_submit_res *r, const char *label,
     if (!nj)
         return EF_ERR;
     r->submit_from = given ? PLAN_SUBMIT_GIVEN : from;
-    /* the plan's queue plus the new job */
-    char *qt = plan_doc_queue_json(d, nj);
+    /* the plan's queue plus the new job (in the place of a job of its id
+     * that the plan rejected: a resubmission) */
+    char *qt = queue_text(d, nj, &r->ni);
     free(nj);
     int rc = queue_parse_json(&r->q, label, qt, strlen(qt), e);
     free(qt);
@@ -309,17 +363,27 @@ static int submit_doc(plan_submit_res *r, const char *label,
         return EF_ERR;
     if (plan_check(&r->p, e) != EF_OK)
         return EF_ERR;
-    const plan_job *nw = &r->p.jobs[r->p.njobs - 1];
+    const plan_job *nw = &r->p.jobs[r->ni];
     r->broken = broken_promise(r, &r->p);
     if (nw->decision == PLAN_REJECTED || r->broken) {
         r->decision = PLAN_REJECTED;
         r->reason = nw->reason;
-        return earliest(r, &r->earliest, e);
+        if (earliest(r, &r->earliest, e) != EF_OK)
+            return EF_ERR;
+        never_reason(r);
+        return EF_OK;
     }
     r->decision = nw->decision;
+    /* the plan written back offers no earliest deadline: the planner's
+     * bound is another number than the rule's (plan_earliest_doc), and a
+     * deadline found against the old plan no longer holds in this one */
+    for (int i = 0; i < r->p.njobs; i++)
+        if (r->p.jobs[i].decision == PLAN_REJECTED)
+            r->p.jobs[i].earliest_feasible_deadline = -1;
     r->changes = ef_calloc((size_t)d->njobs + 1, sizeof *r->changes);
     for (int i = 0; i < d->njobs; i++)
-        if ((int)r->p.jobs[i].decision != d->jobs[i].decision) {
+        if (i != r->ni &&
+            (int)r->p.jobs[i].decision != d->jobs[i].decision) {
             plan_change *c = &r->changes[r->nchanges++];
             c->id = r->p.jobs[i].in->id;
             c->from = (plan_decision)d->jobs[i].decision;
@@ -374,13 +438,19 @@ static int commit_jobs(plan_submit_res *r, ef_err *e)
         goto out;
     root = json_loadb(buf, len, 0, NULL);
     const json_t *apply = root ? json_object_get(root, "apply") : NULL;
-    const job *nw = &r->q.jobs[r->q.n - 1];
+    const job *nw = &r->q.jobs[r->ni];
     job *all = ef_calloc((size_t)q.n + 1, sizeof *all);
-    int m = 0;
-    for (int i = 0; i < q.n; i++)
-        if (strcmp(q.jobs[i].id, nw->id) != 0)
+    int m = 0, put = 0;
+    for (int i = 0; i < q.n; i++) {
+        if (strcmp(q.jobs[i].id, nw->id) != 0) {
             all[m++] = q.jobs[i];
-    all[m++] = *nw;
+        } else if (!put) { /* a resubmission: in its place */
+            all[m++] = *nw;
+            put = 1;
+        }
+    }
+    if (!put)
+        all[m++] = *nw;
     out = queue_write_json(all, m, apply);
     free(all);
     rc = ef_write_file_atomic(path, out, strlen(out), e);
@@ -416,4 +486,71 @@ void plan_submit_free(plan_submit_res *r)
     free(r->changes);
     free(r->jobs_path);
     memset(r, 0, sizeof *r);
+}
+
+int plan_earliest_doc(const char *label, const plan_doc *d, int i,
+                      const curve_set *cs, int64_t *out, char *why,
+                      size_t whylen, ef_err *e)
+{
+    ef_assert(i >= 0 && i < d->njobs);
+    *out = -1;
+    if (why && whylen)
+        why[0] = '\0';
+    /* the job as the plan holds it, submitted again now */
+    char *all = plan_doc_queue_json(d, NULL);
+    json_t *q = json_loads(all, 0, NULL);
+    free(all);
+    json_t *jb = json_array_get(json_object_get(q, "jobs"), (size_t)i);
+    ef_assert(jb != NULL);
+    json_t *st = json_object_get(jb, "submit_time");
+    if (!json_is_integer(st) || json_integer_value(st) < d->now)
+        json_object_set_new(jb, "submit_time", json_integer(d->now));
+    char *text = json_dumps(jb, 0);
+    json_decref(q);
+    plan_submit_res r;
+    memset(&r, 0, sizeof r);
+    r.earliest = -1;
+    r.old = d;
+    r.keep_runs = 1; /* as plan_submit answers of a plan file */
+    int rc = submit_doc(&r, label, NULL, text, NULL, cs, NULL, e);
+    free(text);
+    if (rc == EF_OK) {
+        if (r.decision != PLAN_REJECTED)
+            *out = r.q.jobs[r.ni].deadline;
+        else
+            *out = r.earliest;
+        if (*out < 0 && why && whylen && r.reason)
+            snprintf(why, whylen, "%s", r.reason);
+    }
+    r.old = &r.doc; /* d is the caller's */
+    plan_submit_free(&r);
+    return rc;
+}
+
+int plan_earliest_all(plan *p, const curve_set *cs, const char *curves,
+                      ef_err *e)
+{
+    int n = p->njobs, rc = EF_OK;
+    int64_t *at = ef_malloc((size_t)(n ? n : 1) * sizeof *at);
+    char (*why)[256] = ef_calloc((size_t)(n ? n : 1), sizeof *why);
+    plan_doc d;
+    plan_doc_from_plan(&d, p, NULL, curves);
+    for (int i = 0; i < n && rc == EF_OK; i++) {
+        at[i] = p->jobs[i].earliest_feasible_deadline;
+        if (p->jobs[i].decision == PLAN_REJECTED)
+            rc = plan_earliest_doc("the plan", &d, i, cs, &at[i], why[i],
+                                   sizeof why[i], e);
+    }
+    plan_doc_free(&d); /* it borrowed the reasons rewritten below */
+    for (int i = 0; i < n && rc == EF_OK; i++) {
+        plan_job *j = &p->jobs[i];
+        if (j->decision != PLAN_REJECTED)
+            continue;
+        j->earliest_feasible_deadline = at[i];
+        if (at[i] < 0 && why[i][0])
+            snprintf(j->reason, sizeof j->reason, "%s", why[i]);
+    }
+    free(at);
+    free(why);
+    return rc;
 }

@@ -33,6 +33,10 @@
  *   queue order. Old jobs the plan did not admit (rejected, best-effort)
  *   were promised nothing; since admitted jobs stay admitted, the only
  *   change they can see is becoming admitted (listed in 'changes').
+ * - A job whose id is that of a job the plan rejected is a
+ *   resubmission: it takes that job's place in the queue (and in the
+ *   jobs file when committed) instead of being refused as a duplicate;
+ *   a job of the id of an admitted or best-effort job is refused.
  * - A rejected job's answer carries 'earliest': a deadline E that is
  *   admitted under the same rule, with E - 1 refused (both are planned;
  *   E - 1 is at least the deadline asked for, which was refused). It is
@@ -54,6 +58,7 @@
 #ifndef EF_SUBMIT_H
 #define EF_SUBMIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/err.h"
@@ -91,9 +96,21 @@ typedef struct plan_submit_res {
                                  PLAN_BEST_EFFORT or PLAN_REJECTED */
     const char *broken;       /* rejected because the job whose id this is
                                  would lose its promise; NULL otherwise */
-    const char *reason;       /* rejected by the planner: its reason */
+    const char *reason;       /* rejected by the planner: its reason; with
+                                 no earliest deadline for a job that can
+                                 run, why none ("no deadline can be
+                                 guaranteed: ...") */
     int64_t earliest;         /* rejected: the earliest deadline that can
                                  be guaranteed; -1: none found */
+    int ni;                   /* the new job's index in q and p: the last,
+                                 or a resubmission's (a job of its id that
+                                 the plan rejected: it takes that job's
+                                 place in the queue) */
+    const char *never_broken; /* no earliest deadline: the job whose
+                                 promise the last deadline tried would
+                                 break (NULL: the planner refused it) */
+    char why[256];            /* the reason's text when it says why no
+                                 deadline can be guaranteed */
     int64_t submit_time;      /* the new job's submit_time, and */
     plan_submit_from submit_from; /* where it came from */
     int nchanges;             /* accepted: old jobs whose decision */
@@ -181,5 +198,34 @@ int plan_submit_doc(const char *label, const plan_doc *d,
  * no longer parses), EF_E_INTERNAL (cannot write, cannot lock).
  */
 int plan_submit_commit(plan_submit_res *r, const char *plan_path, ef_err *e);
+
+/*
+ * plan_earliest_doc: the earliest deadline of job 'i' of plan 'd', which
+ * the plan rejected: the one rule efplan uses wherever it offers a
+ * deadline (explain, plan --earliest, submit's answer): what plan_submit
+ * answers when the job is submitted again into d as it stands (its
+ * submit_time the later of its own and the plan's now, every old promise
+ * kept, the plan's own runs offered as a plan file's are), so that
+ * resubmitting it with that deadline is admitted. *out = that deadline;
+ * the job's own deadline when resubmitting it unchanged is admitted; -1
+ * when no deadline is (then *why, if not NULL, gets the reason, in a
+ * buffer of 'whylen' bytes). Curves 'cs' must fit d's queue. Errors: as
+ * plan_submit_doc's (EF_E_INPUT, EF_E_INTERNAL).
+ */
+int plan_earliest_doc(const char *label, const plan_doc *d, int i,
+                      const curve_set *cs, int64_t *out, char *why,
+                      size_t whylen, ef_err *e);
+
+/*
+ * plan_earliest_all: plan_earliest_doc for every job plan p rejected, in
+ * p itself (earliest_feasible_deadline; the reason too where no deadline
+ * can be guaranteed for a job that can run), so that the plan offers the
+ * deadlines explain and submit do; 'curves' the name the plan records,
+ * 'cs' the curves its queue was resolved against. Each rejected job costs
+ * a search of full re-plans (about 20 to 60). Errors: plan_earliest_doc's;
+ * p is then unchanged.
+ */
+int plan_earliest_all(plan *p, const curve_set *cs, const char *curves,
+                      ef_err *e);
 
 #endif

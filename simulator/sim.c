@@ -194,6 +194,12 @@ static int apply_point(sim *s, eng *x, eng_alloc *al, ef_err *e)
     if (eng_place(x, al, s->nact, e) != EF_OK)
         return ef_prefix(e, "policy %s at t=%lld: ", s->pol->name,
                          (long long)s->t);
+    /* the reference's rounds (algorithms.md §4.4): a restart on every
+     * round whose counter is a positive multiple of --scheduling_slot
+     * (the slot reused as a count, §8.5); every job holding GPUs pays at
+     * every round, cached when its GPU set was seen before (a cache of
+     * GPU sets shared by all jobs, emptied after this round's look-ups,
+     * so every job pays the uncached cost at the round after a restart) */
     int restart = s->opts.overhead == OVH_REFERENCE && s->points > 0 &&
                   s->points % s->opts.slot == 0;
     for (int k = 0; k < s->nact; k++) {

@@ -121,7 +121,8 @@ cat >"$T/wall.json" <<'EOF'
 ]}
 EOF
 $V "$EFPLAN" plan --jobs "$T/wall.json" --cluster n2g8 --curves A100 \
-    --svg "$T/wall.svg" >"$T/wall.out" || fail "wall: plan failed"
+    --earliest exact --svg "$T/wall.svg" >"$T/wall.out" ||
+    fail "wall: plan failed"
 render wall
 has wall "node 0" "node 1" "20:30" "22:00" "2026-05-28" "time (UTC)" \
     "resnet&lt;&amp;&gt; (8 GPUs)" "train-bert (4 GPUs)" \
@@ -129,7 +130,7 @@ has wall "node 0" "node 1" "20:30" "22:00" "2026-05-28" "time (UTC)" \
     "ds2-best (deepspeech2), 4.5 GPU-h, best-effort" \
     "rejected (1): not admitted, their deadlines cannot be promised"
 contains wall ">gpt2-tight (gpt2): deadline too tight" \
-    "earliest deadline possible 2026-05-29 03:48</text>" \
+    "earliest deadline possible 2026-05-29 03:45</text>" \
     "incep (inception3), 8.8 GPU-h, deadline 2026-05-29 02:00</text>"
 # every deadline is past 1.5 times the plan's length: four arrows, no line
 [ "$(grep -c '<path d="M[0-9.]* [0-9.]* l8 -4 l-8 -4 Z"' "$T/wall.svg")" = 4 ] ||
