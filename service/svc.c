@@ -1895,6 +1895,11 @@ int64_t svc_version(svc *s)
     return s->version;
 }
 
+int64_t svc_release_at(const svc *s, int64_t now)
+{
+    return ef_align_up(s->L.p.now, now, s->L.p.opts.slot);
+}
+
 const cluster *svc_cluster(const svc *s) { return &s->c; }
 const curve_set *svc_curves(const svc *s) { return &s->cs; }
 int svc_slot(const svc *s) { return s->doc.slot_seconds; }

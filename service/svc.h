@@ -179,6 +179,9 @@ void svc_set_margin(svc *s, int64_t seconds);
 
 /* The version of the current plan. Under svc_lock. */
 int64_t svc_version(svc *s);
+/* The slot boundary at or after 'now' on the planning state's grid: where
+ * a job submitted at 'now' is released (decided). Under svc_lock. */
+int64_t svc_release_at(const svc *s, int64_t now);
 
 /* What the service plans with: its cluster (all nodes), its curves, the
  * plan's slot seconds and overhead model (ovh_mode). */
