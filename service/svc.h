@@ -71,6 +71,13 @@ typedef struct svc_config {
                               next to the store */
     double scale;          /* the service's clock: plan seconds per wall
                               second (0: 1); see svc_now */
+    int moves;             /* plan_moves of a new store's plan (0:
+                              MOVES_NET); a store keeps its plan's */
+    int learn_off;         /* 1: what the loop measured of a model (store
+                              learned) is kept but not planned with: every
+                              job at its curve and the overhead model until
+                              it is measured running (a comparison
+                              setting) */
 } svc_config;
 
 /* One answer. 'body' heap text, 'ctype' its media type (static). */
