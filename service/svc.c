@@ -1194,9 +1194,6 @@ static int request_job(svc *s, json_t *req, int64_t now, job *jb,
 }
 
 
-/* A new job jb planned at what the loop measured of its model (lr):
- * its work left scaled up by its speed below the curve's (iterations; an
- * elastic-batch job's samples too), and the note its answer carries. */
 /* What the loop measured of 'model' (store_learned): none under
  * svc_config.learn_off. */
 static int learned_of(svc *s, const char *model, const char *owner,
@@ -1209,6 +1206,9 @@ static int learned_of(svc *s, const char *model, const char *owner,
     return store_learned(s->st, model, owner, lr, e);
 }
 
+/* A new job jb planned at what the loop measured of its model (lr):
+ * its work left scaled up by its speed below the curve's (iterations; an
+ * elastic-batch job's samples too), and the note its answer carries. */
 static void learned_job(job *jb, const store_learnt *lr, char *note,
                         size_t len)
 {
