@@ -117,6 +117,8 @@ struct loop {
     int deferred;          /* 'next' was set a slot after an event that
                               came while nothing ran (tick) */
     int ran;               /* a job ran after the last tick's act */
+    int other;             /* an event other than a submission came since
+                              the last re-plan (a drain, a cancel, ...) */
     char why[512];         /* why (events, joined) */
     int slot, ovh;         /* the plan's slot seconds, overhead model */
     loop_stats stats;
@@ -862,6 +864,7 @@ static int replan(loop *L, int64_t now, ef_err *e)
     L->version = res.version;
     L->next = res.next;
     L->deferred = 0;
+    L->other = 0;
     L->need = 0;
     for (int j = 0; j < L->n; j++) {
         lj *J = &L->jobs[j];
@@ -1119,6 +1122,8 @@ static int tick(loop *L, int64_t now, ef_err *e)
         event(L, "%s", woken);
     if (strstr(woken, SVC_WHY_OPERATOR))
         L->urgent = 1;
+    if (woken[0] && strcmp(woken, "a submission") != 0)
+        L->other = 1;
     if (svc_version(L->s) != L->version) {
         if (L->version >= 0 && !woken[0])
             event(L, "the plan changed (v%" PRId64 ")", svc_version(L->s));
@@ -1149,10 +1154,14 @@ static int tick(loop *L, int64_t now, ef_err *e)
      * planner releases a job submitted then at that boundary) */
     int boundary = now >= L->next;
     int same_second = !L->deferred && now == L->next - L->slot;
-    /* while nothing runs there is nothing to move, but the jobs that come
-     * together (a start-up, a script's submissions) start together: at the
-     * boundary where the planner releases them (svc_release_at), not the
-     * first at once on every GPU and moved when the next one comes */
+    /* while nothing runs, any other event re-plans at once (a drained
+     * node leaves the plan before the next submission is decided) */
+    if (!running && L->other)
+        L->urgent = 1;
+    /* and there is nothing to move, but the jobs that come together (a
+     * start-up, a script's submissions) start together: at the boundary
+     * where the planner releases them (svc_release_at), not the first at
+     * once on every GPU and moved when the next one comes */
     if (!running && L->need && !L->urgent && !L->deferred &&
         now >= L->next) {
         L->next = svc_release_at(L->s, now);
