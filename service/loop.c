@@ -77,10 +77,6 @@ typedef struct lj {
     int64_t p_run, t_run;
     int64_t ovh_until;     /* the launch's overhead is paid by then (its
                               model's charge) */
-    int64_t owe_until;     /* ... as the planner charges it: the model's
-                              charge times the restart cost learned of the
-                              model (svc_learned); what a re-plan is told
-                              the job still owes until its first progress */
     int run_seen;          /* progress moved since the launch: the speed
                               is measured from that moment (startup and
                               restore are the overhead's) */
@@ -842,8 +838,8 @@ static int replan(loop *L, int64_t now, ef_err *e)
          * until it shows progress, what its model charged at the launch */
         if (J->st == LJ_RUNNING)
             o->owed = !L->b ? J->dry_owed
-                      : !J->run_seen && J->owe_until > now
-                          ? (double)(J->owe_until - now) : 0;
+                      : !J->run_seen && J->ovh_until > now
+                          ? (double)(J->ovh_until - now) : 0;
         if (J->st == LJ_RUNNING)
             o->place = J->place; /* borrowed */
         if (J->st == LJ_FAILED)
@@ -1024,16 +1020,6 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
                                            J->in ? J->in->model : "", 0,
                                            J->place.n, 0, 0));
     J->ovh_until = J->t0;
-    J->owe_until = J->t0;
-    if (L->b && J->in) {
-        /* a start costs what the re-plan charges a restart: the model's
-         * times what was measured of it */
-        store_learnt lr;
-        svc_learned(L->s, J->id, J->in->model, &lr);
-        if (lr.restart_runs > 0)
-            J->owe_until = now + (int64_t)ceil((double)(J->t0 - now) *
-                                               lr.restart);
-    }
     J->rate = speed_of(J, J->place.n) * J->speed;
     J->lagged = 0;
     J->p_run = J->progress;

@@ -483,90 +483,6 @@ static void test_cancelled_while_down(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
-/* One job of resnet50 on n1g8, launched at T0 by the local backend (a
- * process that shows no progress), its model's restarts measured at
- * 'scale' times the model's charge (0: never measured): the planned end
- * of the re-plan a slot later; *c the model's charge for the start. */
-static int64_t start_owes(double scale, double *c)
-{
-    char dir[256], db[512], run[512], cmd[1400];
-    tu_tmpdir(dir, sizeof dir);
-    tu_join(db, sizeof db, dir, "s.db");
-    tu_join(run, sizeof run, dir, "run");
-    ef_err e = {0};
-    store_ident who;
-    loop_opts lo;
-    svc *s = service(db, "n1g8", "local", &who, &lo);
-    lo.state = run;
-    if (scale > 0)
-        assert_ok(store_learn(svc_store(s), "resnet50", NULL, 1, scale, &e),
-                  e);
-    loop *L;
-    assert_ok(loop_start(&L, s, &lo, &e), e);
-    snprintf(cmd, sizeof cmd, "{\"id\": \"x\", \"model\": \"resnet50\", "
-             "\"batch_size\": 64, \"iterations\": 1000000, "
-             "\"grace_seconds\": 5, \"command\": [\"sleep\", \"30\"]}");
-    svc_reply r;
-    svc_submit(s, &who, cmd, strlen(cmd), T0, &r);
-    assert_int_equal(r.status, 201);
-    svc_reply_free(&r);
-    for (int k = 0; k < 5; k++)
-        assert_ok(loop_tick_at(L, T0, NULL, &e), e);
-    for (int k = 0; k < 5; k++) /* a boundary: the re-plan from reality */
-        assert_ok(loop_tick_at(L, T0 + SLOT, NULL, &e), e);
-    loop_stats ls;
-    loop_get_stats(L, &ls);
-    assert_int_equal(ls.launches, 1);
-    int64_t v;
-    svc_plan(s, &r, &v);
-    assert_int_equal(r.status, 200);
-    json_t *q = json_loads(r.body, 0, NULL);
-    svc_reply_free(&r);
-    json_t *jx = json_array_get(json_object_get(q, "jobs"), 0);
-    assert_non_null(jx);
-    assert_int_equal(json_integer_value(json_object_get(jx, "start")),
-                     T0 + SLOT); /* running, planned from the re-plan */
-    int64_t end = json_integer_value(json_object_get(jx, "planned_end"));
-    json_decref(q);
-    *c = ovh_charge(OVH_FIG12, "resnet50", 0, 8, 0, 0);
-    /* stop it: cancelled, the loop signals it */
-    svc_cancel(s, &who, "x", T0 + SLOT + 1, &r);
-    svc_reply_free(&r);
-    int ended = 0;
-    for (int k = 0; k < 200 && !ended; k++) {
-        assert_ok(loop_tick_at(L, T0 + SLOT + 2 + k, NULL, &e), e);
-        store_attempt *a;
-        int n;
-        assert_ok(store_attempts_list(svc_store(s), "x", 1, &a, &n, &e), e);
-        ended = n == 0;
-        store_attempts_free(a, n);
-        if (!ended)
-            nap();
-    }
-    assert_true(ended);
-    loop_stop(L);
-    svc_close(s);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    return end;
-}
-
-/* A job launched on a real backend owes, until its first progress, what
- * the re-plan charges a start: its model's charge times the restart cost
- * measured of the model (here 100 times), not the model's charge alone (a
- * re-plan planned it as running at full speed while it still started). */
-static void test_start_owes_learned(void **state)
-{
-    (void)state;
-    double c;
-    int64_t e0 = start_owes(0, &c), e1 = start_owes(100, &c);
-    print_message("start: model %.0f s; planned end a slot later %lld s "
-                  "later when measured at 100 times it\n", c,
-                  (long long)(e1 - e0));
-    assert_true(c > 0);
-    assert_true((double)(e1 - e0) >= 100 * c - SLOT - 2);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -574,7 +490,6 @@ int main(void)
         cmocka_unit_test(test_replan_storm),
         cmocka_unit_test(test_startup_burst),
         cmocka_unit_test(test_cancelled_while_down),
-        cmocka_unit_test(test_start_owes_learned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
