@@ -69,31 +69,11 @@ NODES=$((2 * COPIES))
 CL=n${NODES}g4
 CL1=n1g$((8 * COPIES))
 T=$(mktemp -d)
+LOAD0=$(cut -d' ' -f1 /proc/loadavg)
 SRV=
 APPLY=
 
-# the process groups of the attempts (pid files "PID STARTTIME"): killed
-# only while that pid still is the process that was started
-kill_groups() { # dir of pid files
-    for f in "$1"/*.pid; do
-        [ -f "$f" ] || continue
-        read -r pid st0 <"$f" || continue
-        [ -r "/proc/$pid/stat" ] || continue
-        st=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f20)
-        [ "$st" = "$st0" ] || continue
-        kill -9 -- "-$pid" 2>/dev/null || true
-    done
-}
-stop_pid() { # pid: SIGTERM, a bounded wait, then SIGKILL
-    [ -n "$1" ] || return 0
-    kill "$1" 2>/dev/null || true
-    i=0
-    while kill -0 "$1" 2>/dev/null && [ $i -lt 100 ]; do
-        i=$((i + 1)); sleep 0.1
-    done
-    kill -9 "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
-}
+. "$ROOT/benchmarks/loop_lib.sh"
 cleanup() {
     stop_pid "$SRV"; SRV=
     stop_pid "$APPLY"; APPLY=
@@ -122,60 +102,15 @@ scenario() {
         k=$((k + 1))
     done
 }
-# one job's JSON: id it deadline(absolute|null) speed crash events
-# [submit_time]
-job_json() {
-    jq -cn --arg id "$1" --argjson it "$2" --argjson dl "$3" --arg sp "$4" \
-        --arg cr "$5" --arg ev "$6" --arg job "$JOB" --argjson st "${7:-null}" \
-        '{id: $id, model: "dummy", batch_size: 64, iterations: $it,
-          deadline: $dl, grace_seconds: 5,
-          command: ["python3", $job, $ev, "--speed", $sp, "--scale", "100",
-                    "--crash-at", $cr]}
-         + (if $st == null then {} else {submit_time: $st} end)'
-}
-# GPU-seconds per job from an events file (start/end lines, wall times x
-# the time scale): "job gpu_seconds open" (open: attempts with no end line)
-events_gpu_s() { # events file
-    awk -v sc="$SCALE" '
-        $1 == "start" { k = $2 " " $3; g[k] = $4; t[k] = $5; open[$2]++ }
-        $1 == "end" { k = $2 " " $3
-            if (k in t) { s[$2] += g[k] * ($6 - t[k]) * sc; open[$2]-- } }
-        END { for (j in open) printf "%s %.0f %d\n", j, s[j], open[j] }' "$1"
-}
-
 # ---- the loop -------------------------------------------------------------
 mkdir -p "$T/loop"
 cd "$T/loop"
 say "loop: efplan serve --backend local on $CL"
-"$E" token add ops --operator --db db.sqlite >tok.out 2>&1
-grep -o 'efp_[a-z0-9]\{10\}_[A-Za-z0-9_-]\{43\}' tok.out | head -1 >ops.tok
-chmod 600 ops.tok
-"$E" serve --db db.sqlite --cluster "$CL" --curves "$CURVES" \
-    --backend local --single-user --run-dir run --time-scale "$SCALE" \
-    --listen 127.0.0.1:0 --port-file port --quiet >serve.log 2>&1 &
-SRV=$!
-i=0
-while [ ! -s port ]; do
-    kill -0 "$SRV" 2>/dev/null || { cat serve.log >&2; exit 1; }
-    i=$((i + 1)); [ $i -le 600 ] || { echo "no port file" >&2; exit 1; }
-    sleep 0.05
-done
-URL="http://127.0.0.1:$(cat port)"
-api() { # method path: the body on stdout
-    curl -sS --max-time 10 -X "$1" -H "Authorization: Bearer $(cat ops.tok)" \
-        "$URL$2"
-}
-now() { api GET /healthz | jq -r .time; }
-wait_clock() { # plan time: a bounded wait until the service's clock is there
-    i=0
-    while [ "$(now)" -lt "$1" ] && [ $i -lt 600 ]; do
-        i=$((i + 1)); sleep 0.05
-    done
-}
+serve_start "$T/loop" "$T/loop/serve.log" --cluster "$CL" --curves "$CURVES"
 submit_loop() { # id it off speed crash base (deadline = base + off)
     if [ "$3" = null ]; then dl=null; else dl=$(( $6 + $3 )); fi
-    "$E" submit --server "$URL" --token-file ops.tok \
-        --job "$(job_json "$1" "$2" "$dl" "$4" "$5" "$T/loop/events")" \
+    "$E" submit --server "$URL" --token-file "$TOK" \
+        --job "$(job_json "$1" dummy "$2" "$dl" "$4" "$5" "$T/loop/events")" \
         >>submits.out 2>&1 || true
 }
 START=$(now)
@@ -194,23 +129,15 @@ done
 wait_clock $((START + 900))
 n=1
 while [ $n -lt $NODES ]; do
-    "$E" node drain "$n" --server "$URL" --token-file ops.tok >>drain.out 2>&1 || true
+    "$E" node drain "$n" --server "$URL" --token-file "$TOK" >>drain.out 2>&1 || true
     n=$((n + 2))
 done
 DRAIN_AT=$(now)
 say "loop: submitted $(scenario | wc -l) jobs, drained at start+$((DRAIN_AT - START)); waiting for every job to end"
 IDS=$(scenario | awk '{ print $1 }')
-ended() {
-    for j in $IDS; do
-        case $(api GET "/v1/jobs/$j" | jq -r .state) in
-            done|failed|rejected|cancelled) ;;
-            *) return 1 ;;
-        esac
-    done
-}
 i=0
 LOOP_ENDED=yes
-while ! ended; do
+while ! jobs_ended $IDS; do
     i=$((i + 1))
     [ $i -le 1500 ] || { LOOP_ENDED=no; break; }
     sleep 0.2
@@ -231,13 +158,13 @@ T0=$(date +%s)
 scenario | while read -r id it off sp cr sub; do
     st=$((T0 + sub))
     if [ "$off" = null ]; then dl=null; else dl=$((st + off)); fi
-    job_json "$id" "$it" "$dl" "$sp" "$cr" "$T/blind/events" "$st"
+    job_json "$id" dummy "$it" "$dl" "$sp" "$cr" "$T/blind/events" "$st"
 done | jq -s '{format: "efplan-jobs", version: 1, jobs: .}' >queue.json
 "$E" plan --jobs queue.json --cluster "$CL" --curves "$CURVES" --now "$T0" \
     --out plan_multi.json --all >plan_multi.out 2>&1
 "$E" plan --jobs queue.json --cluster "$CL1" --curves "$CURVES" --now "$T0" \
     --out plan.json --all >plan.out 2>&1
-slots() { jq -c '[.slots[] | [.start, .end, [.allocations[] | [.job, .gpus]]]]' "$1"; }
+slots() { jq -c '[.runs[] | [.start, .end, .job, .gpus]] | sort' "$1"; }
 if [ "$(slots plan.json)" = "$(slots plan_multi.json)" ] &&
    [ "$(jq -c '[.jobs[] | [.id, .decision, .planned_end]]' plan.json)" = \
      "$(jq -c '[.jobs[] | [.id, .decision, .planned_end]]' plan_multi.json)" ]; then
@@ -352,6 +279,7 @@ for j in $IDS; do
     behind=$(jq -r --arg j "$j" '.apply.behind[]? | select(.id == $j) | "\(.done) of \(.expected)"' blind/st/state.json 2>/dev/null || true)
     fail=$(awk -v j="$j" '$1 == "apply:" && $3 == "FAILED" && $4 == j {
         sub(/^t=/, "", $2); print $2; exit }' blind/apply.err)
+    [ -z "$fail" ] || fail=$(date -u -d "$fail" +%s 2>/dev/null || true)
     fin=null; isdone=0
     if [ -n "$donew" ]; then
         fin=$(awk -v w="$donew" -v a="$ANCHOR" -v t0="$T0" -v sc="$SCALE" \
@@ -408,8 +336,8 @@ EARLY=$(jq -s '[.[].attempts[]? | select(.result == "stopped") |
 cat <<EOF
 # The closed loop beside a blind apply of the same scenario
 
-Generated by \`sh benchmarks/loop_vs_blind.sh$( [ "$COPIES" = 1 ] || echo " --copies $COPIES")\` ($(nproc) cores,
-$(date -u +%Y-%m-%d), efplan at commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo " with uncommitted changes")); do not edit by hand.
+Generated by \`sh benchmarks/loop_vs_blind.sh$( [ "$COPIES" = 1 ] || echo " --copies $COPIES")\` ($(nproc) cores, load average $LOAD0 at the start,
+$(date -u +%Y-%m-%d), efplan at commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- . ':!benchmarks/results' 2>/dev/null || echo " with uncommitted changes")); do not edit by hand.
 One run of each; wall-clock driven, so a rerun gives figures a few plan
 seconds apart (the service's clock runs 100 plan seconds per wall second).
 
@@ -514,4 +442,4 @@ the store, the service's log, the plan, the journal and the events files).
 EOF
 } >loop.md
 cat loop.md
-cp loop.md "$OUTMD"
+md_section "$OUTMD" loop_vs_blind loop.md

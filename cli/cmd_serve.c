@@ -16,6 +16,7 @@
 #include "common/util.h"
 #include "model/jobs.h"
 #include "model/overhead.h"
+#include "planner/plan.h"
 #include "service/http.h"
 #include "service/loop.h"
 #include "service/store.h"
@@ -37,6 +38,7 @@ void help_serve(void)
         "                     [--max-restarts N] [--lag FRACTION]\n"
         "                     [--job-user USER | --single-user]\n"
         "                     [--deadline-margin SECONDS]\n"
+        "                     [--moves net|any] [--learn on|off]\n"
         "                     [--partition P] [--account A] [--qos Q]\n"
         "                     [--sbatch-arg ARG ...]]\n"
         "\n"
@@ -102,6 +104,17 @@ void help_serve(void)
         "                     plan cannot see (a reaction, a restart) comes\n"
         "                     out of it, and a job that cannot make it is\n"
         "                     flagged at risk while its deadline is ahead\n"
+        "  --moves MODE       net (default): a running job keeps its GPUs\n"
+        "                     unless a promise needs them or the move gains\n"
+        "                     more over its remaining work than its restart\n"
+        "                     costs; any: the paper's rule, every re-plan\n"
+        "                     re-derives each allocation (for comparison; a\n"
+        "                     new store only: a store keeps its plan's)\n"
+        "  --learn on|off     on (default): plan each model's jobs at the\n"
+        "                     speed and restart cost the loop measured of it\n"
+        "                     (the store keeps them); off: measure and keep\n"
+        "                     them, plan at the curve and the overhead model\n"
+        "                     (for comparison)\n"
         "  --job-user USER    the Unix account that runs the jobs of a token\n"
         "                     without one (efplan token add --unix-user);\n"
         "                     default nobody. A job of a token with one runs\n"
@@ -167,7 +180,7 @@ typedef struct serve_args {
 enum { O_TLS_CERT = 256, O_TLS_KEY, O_INSECURE, O_PORT_FILE, O_REPLAN_AT,
        O_REQ_TIMEOUT, O_QUIET, O_BACKEND, O_NODES, O_RUNDIR, O_SCALE,
        O_RESTARTS, O_LAG, O_MARGIN, O_HEAD_TIMEOUT, O_MAX_WAITING,
-       O_PER_TOKEN, O_JOB_USER, O_SINGLE_USER, O_MOVE };
+       O_PER_TOKEN, O_JOB_USER, O_SINGLE_USER, O_MOVE, O_MOVES, O_LEARN };
 
 /* A whole number option in lo..hi: 0 with *v, else the usage error's
  * exit code. */
@@ -279,6 +292,18 @@ static int serve_option(serve_args *a, int o, const char *arg)
     }
     case O_SINGLE_USER: a->single_user = 1; break;
     case O_MOVE: a->sc.move_cluster = 1; break;
+    case O_MOVES:
+        if (strcmp(arg, "net") != 0 && strcmp(arg, "any") != 0)
+            return cli_usage_error("serve", "--moves: \"%s\" (expected net "
+                                   "or any)", arg);
+        a->sc.moves = strcmp(arg, "any") == 0 ? MOVES_ANY : MOVES_NET;
+        break;
+    case O_LEARN:
+        if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0)
+            return cli_usage_error("serve", "--learn: \"%s\" (expected on "
+                                   "or off)", arg);
+        a->sc.learn_off = strcmp(arg, "off") == 0;
+        break;
     case 'h': help_serve(); return EXIT_OK_;
     default: return -2;
     }
@@ -338,6 +363,8 @@ static int serve_parse(int argc, char **argv, serve_args *a)
         {"job-user", required_argument, NULL, O_JOB_USER},
         {"single-user", no_argument, NULL, O_SINGLE_USER},
         {"move-cluster", no_argument, NULL, O_MOVE},
+        {"moves", required_argument, NULL, O_MOVES},
+        {"learn", required_argument, NULL, O_LEARN},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int o;

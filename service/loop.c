@@ -107,8 +107,14 @@ struct loop {
     int64_t next;          /* plan time of the next slot boundary */
     int need;              /* a re-plan is due */
     int urgent;            /* ... now, not at the next slot boundary (the
-                              first one, an operator's re-plan, a node the
-                              cluster reports down or back) */
+                              first one while jobs run, an operator's
+                              re-plan, a node the cluster reports down or
+                              back) */
+    int deferred;          /* 'next' was set a slot after an event that
+                              came while nothing ran (tick) */
+    int ran;               /* a job ran after the last tick's act */
+    int other;             /* an event other than a submission came since
+                              the last re-plan (a drain, a cancel, ...) */
     char why[512];         /* why (events, joined) */
     int slot, ovh;         /* the plan's slot seconds, overhead model */
     loop_stats stats;
@@ -886,6 +892,8 @@ static int replan(loop *L, int64_t now, ef_err *e)
     L->stats.replans++;
     L->version = res.version;
     L->next = res.next;
+    L->deferred = 0;
+    L->other = 0;
     L->need = 0;
     for (int j = 0; j < L->n; j++) {
         lj *J = &L->jobs[j];
@@ -1139,8 +1147,10 @@ static int tick(loop *L, int64_t now, ef_err *e)
     pthread_mutex_unlock(&L->mu);
     if (woken[0] && L->version >= 0)
         event(L, "%s", woken);
-    if (L->version < 0 || strstr(woken, SVC_WHY_OPERATOR))
+    if (strstr(woken, SVC_WHY_OPERATOR))
         L->urgent = 1;
+    if (woken[0] && strcmp(woken, "a submission") != 0)
+        L->other = 1;
     if (svc_version(L->s) != L->version) {
         if (L->version >= 0 && !woken[0])
             event(L, "the plan changed (v%" PRId64 ")", svc_version(L->s));
@@ -1160,13 +1170,33 @@ static int tick(loop *L, int64_t now, ef_err *e)
         live |= L->jobs[j].st != LJ_DONE && L->jobs[j].st != LJ_FAILED;
         running |= L->jobs[j].st == LJ_RUNNING;
     }
-    /* (with nothing running there is nothing to move: at once) */
-    if (!running)
+    /* the first re-plan at once while jobs run (adopted after a restart:
+     * the plan must follow them) */
+    if (L->version < 0 && running)
+        L->urgent = 1;
+    /* the last running job ended: its GPUs go to the others at once */
+    if (!running && L->ran)
         L->urgent = 1;
     /* (an event in the very second of a boundary belongs to it: the
      * planner releases a job submitted then at that boundary) */
-    int boundary = now >= L->next || now == L->next - L->slot;
-    if ((L->need && (L->urgent || boundary)) || (boundary && live)) {
+    int boundary = now >= L->next;
+    int same_second = !L->deferred && now == L->next - L->slot;
+    /* while nothing runs, any other event re-plans at once (a drained
+     * node leaves the plan before the next submission is decided) */
+    if (!running && L->other)
+        L->urgent = 1;
+    /* and there is nothing to move, but the jobs that come together (a
+     * start-up, a script's submissions) start together: at the boundary
+     * where the planner releases them (svc_release_at), not the first at
+     * once on every GPU and moved when the next one comes */
+    if (!running && L->need && !L->urgent && !L->deferred &&
+        now >= L->next) {
+        L->next = svc_release_at(L->s, now);
+        L->deferred = 1;
+        boundary = now >= L->next;
+    }
+    if ((L->need && (L->urgent || boundary || same_second)) ||
+        (boundary && live)) {
         L->urgent = 0;
         if (replan(L, now, e) != EF_OK)
             return EF_ERR;
@@ -1175,7 +1205,11 @@ static int tick(loop *L, int64_t now, ef_err *e)
         if (refresh(L, e) != EF_OK)
             return EF_ERR;
     }
-    return act(L, now, e);
+    int rc = act(L, now, e);
+    L->ran = 0;
+    for (int j = 0; j < L->n; j++)
+        L->ran |= L->jobs[j].st == LJ_RUNNING;
+    return rc;
 }
 
 static void *thread_main(void *arg)

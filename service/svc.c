@@ -135,6 +135,7 @@ struct svc {
     /* loop counters, for /metrics */
     int64_t loop_replans, loop_restarts, loop_failed, loop_lag;
     int64_t margin;   /* the loop's deadline margin (svc_set_margin) */
+    int learn_off;    /* svc_config.learn_off */
     /* metrics since start */
     /* what /healthz and /metrics read, under 'smu' only (never the
      * planning lock): counters and the state's figures as of the last
@@ -808,6 +809,7 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
     pthread_mutex_init(&s->bmu, NULL);
     pthread_mutex_init(&s->rmu, NULL);
     s->db = ef_strdup(cfg->db);
+    s->learn_off = cfg->learn_off;
     s->cluster_arg = ef_strdup(cfg->cluster);
     s->curves_arg = ef_strdup(cfg->curves);
     if (cfg->snapshots) {
@@ -891,6 +893,7 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
     po.slot = cfg->slot;
     po.now = epoch;
     po.overhead = (ovh_mode)cfg->overhead;
+    po.moves = cfg->moves == MOVES_ANY ? MOVES_ANY : MOVES_NET;
     plan p;
     if (plan_build(&p, &q, &s->c, &po, e) != EF_OK)
         goto fail;
@@ -1378,6 +1381,18 @@ static int request_job(svc *s, json_t *req, int64_t now, job *jb,
 }
 
 
+/* What the loop measured of 'model' (store_learned): none under
+ * svc_config.learn_off. */
+static int learned_of(svc *s, const char *model, const char *owner,
+                      store_learnt *lr, ef_err *e)
+{
+    if (s->learn_off) {
+        *lr = (store_learnt){1.0, 0, 0, 1.0, 0};
+        return EF_OK;
+    }
+    return store_learned(s->st, model, owner, lr, e);
+}
+
 /* A new job jb planned at what the loop measured of its model (lr):
  * its work left scaled up by its speed below the curve's (iterations; an
  * elastic-batch job's samples too), and the note its answer carries. */
@@ -1466,7 +1481,7 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
     /* what the loop measured of this model (the user's own runs first):
      * planned at that speed and charged that restart cost */
     store_learnt lr;
-    if (store_learned(s->st, jb.model, who->name, &lr, &e) != EF_OK) {
+    if (learned_of(s, jb.model, who->name, &lr, &e) != EF_OK) {
         reply_internal(r, &e);
         err = 1;
         goto out;
@@ -2129,6 +2144,11 @@ int64_t svc_version(svc *s)
     return s->version;
 }
 
+int64_t svc_release_at(const svc *s, int64_t now)
+{
+    return ef_align_up(s->L.p.now, now, s->L.p.opts.slot);
+}
+
 const cluster *svc_cluster(const svc *s) { return &s->c; }
 const curve_set *svc_curves(const svc *s) { return &s->cs; }
 int svc_slot(const svc *s) { return s->slot_s; }
@@ -2388,7 +2408,7 @@ void svc_learned(svc *s, const char *id, const char *model, store_learnt *lr)
     int have = store_job_get(s->st, id, &row, &e);
     if (have == 1)
         owner = row.owner;
-    if (store_learned(s->st, model, owner, lr, &e) != EF_OK)
+    if (learned_of(s, model, owner, lr, &e) != EF_OK)
         *lr = (store_learnt){1.0, 0, 0, 1.0, 0}; /* as if none */
     if (have == 1)
         store_job_free(&row);

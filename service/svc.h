@@ -73,6 +73,13 @@ typedef struct svc_config {
                               second (0: 1); see svc_now */
     int move_cluster;      /* 1: a store planned on another cluster is
                               moved to this one (svc_open, svc_moved) */
+    int moves;             /* plan_moves of a new store's plan (0:
+                              MOVES_NET); a store keeps its plan's */
+    int learn_off;         /* 1: what the loop measured of a model (store
+                              learned) is kept but not planned with: every
+                              job at its curve and the overhead model until
+                              it is measured running (a comparison
+                              setting) */
 } svc_config;
 
 /* What moving a store to another cluster did (svc_open with
@@ -211,6 +218,9 @@ void svc_set_margin(svc *s, int64_t seconds);
 
 /* The version of the current plan. Under svc_lock. */
 int64_t svc_version(svc *s);
+/* The slot boundary at or after 'now' on the planning state's grid: where
+ * a job submitted at 'now' is released (decided). Under svc_lock. */
+int64_t svc_release_at(const svc *s, int64_t now);
 
 /* What the service plans with: its cluster (all nodes), its curves, the
  * plan's slot seconds and overhead model (ovh_mode). */

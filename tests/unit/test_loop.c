@@ -334,6 +334,62 @@ static void test_replan_storm(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A start-up burst: jobs submitted one by one inside a slot while nothing
+ * runs start together at the boundary where the planner releases them,
+ * and none is stopped there (the first one was launched at once on every
+ * GPU and resized at the boundary before). */
+static void test_startup_burst(void **state)
+{
+    (void)state;
+    char dir[256], db[512];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(db, sizeof db, dir, "s.db");
+    ef_err e = {0};
+    store_ident who;
+    loop_opts lo;
+    svc *s = service(db, "n1g8", "dry-run", &who, &lo);
+    loop *L;
+    assert_ok(loop_start(&L, s, &lo, &e), e);
+    loop_stats ls;
+    for (int k = 0; k < 5; k++) {
+        char body[300], id[16];
+        svc_reply r;
+        snprintf(id, sizeof id, "j%d", k);
+        if (k == 0)
+            snprintf(body, sizeof body, "{\"id\": \"%s\", \"model\": "
+                     "\"resnet50\", \"batch_size\": 64, \"iterations\": "
+                     "2000000}", id);
+        else
+            snprintf(body, sizeof body, "{\"id\": \"%s\", \"model\": "
+                     "\"vgg16\", \"batch_size\": 128, \"iterations\": "
+                     "4000, \"deadline\": %lld}", id, T0 + 1500);
+        int64_t now = T0 + 5 + 10 * k;
+        svc_submit(s, &who, body, strlen(body), now, &r);
+        assert_int_equal(r.status, 201);
+        svc_reply_free(&r);
+        int pend = 1;
+        for (int t = 0; t < 10 && pend; t++)
+            assert_ok(loop_tick_at(L, now, &pend, &e), e);
+        loop_get_stats(L, &ls);
+        assert_int_equal(ls.launches, 0); /* released at the boundary */
+    }
+    int pend = 1;
+    for (int k = 0; k < 10 && pend; k++)
+        assert_ok(loop_tick_at(L, T0 + SLOT, &pend, &e), e);
+    for (int k = 0; k < 10; k++) /* the slot runs on */
+        assert_ok(loop_tick_at(L, T0 + SLOT + 1 + k, &pend, &e), e);
+    loop_get_stats(L, &ls);
+    print_message("burst: %d re-plans, %d launches, %d stops\n", ls.replans,
+                  ls.launches, ls.stops);
+    assert_true(ls.launches >= 2);
+    assert_int_equal(ls.stops, 0);
+    loop_stop(L);
+    svc_close(s);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* 50 ms of wall time (waiting for a real process). */
 static void nap(void)
 {
@@ -370,8 +426,14 @@ static void test_cancelled_while_down(void **state)
     svc_submit(s, &who, cmd, strlen(cmd), T0 + 1, &r);
     assert_int_equal(r.status, 201);
     svc_reply_free(&r);
+    /* nothing runs: it starts at its release, the next boundary */
     for (int k = 0; k < 5; k++)
         assert_ok(loop_tick_at(L, T0 + 1, NULL, &e), e);
+    loop_stats ls;
+    loop_get_stats(L, &ls);
+    assert_int_equal(ls.launches, 0);
+    for (int k = 0; k < 5; k++)
+        assert_ok(loop_tick_at(L, T0 + SLOT, NULL, &e), e);
     /* the job runs (its own log line), then the service goes away */
     int started = 0;
     for (int k = 0; k < 200 && !started; k++) {
@@ -387,15 +449,15 @@ static void test_cancelled_while_down(void **state)
     }
     assert_true(started);
     loop_stop(L);
-    svc_cancel(s, &who, "x", T0 + 2, &r);
+    svc_cancel(s, &who, "x", T0 + SLOT + 2, &r);
     assert_int_equal(r.status, 200);
     svc_reply_free(&r);
     /* the next service stops it */
-    lo.at = T0 + 3;
+    lo.at = T0 + SLOT + 3;
     assert_ok(loop_start(&L, s, &lo, &e), e);
     int ended = 0;
     for (int k = 0; k < 200 && !ended; k++) {
-        assert_ok(loop_tick_at(L, T0 + 3 + k, NULL, &e), e);
+        assert_ok(loop_tick_at(L, T0 + SLOT + 3 + k, NULL, &e), e);
         store_attempt *a;
         int n;
         assert_ok(store_attempts_list(svc_store(s), "x", 1, &a, &n, &e), e);
@@ -426,6 +488,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_as_simulate),
         cmocka_unit_test(test_replan_storm),
+        cmocka_unit_test(test_startup_burst),
         cmocka_unit_test(test_cancelled_while_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

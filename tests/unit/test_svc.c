@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "model/overhead.h"
+#include "planner/plan.h"
 #include "service/store.h"
 #include "service/token.h"
 #include "service/svc.h"
@@ -666,6 +667,47 @@ static void test_learned_speed(void **state)
         a, "earliest_feasible_deadline"));
     json_decref(a);
     assert_true(e1 > T0 && e2 - T0 > (e1 - T0) * 3 / 2);
+    /* --learn off: what was measured is kept, not planned with */
+    svc_close(f->s);
+    svc_config c = {.db = f->db, .cluster = "n2g8", .curves = "A100",
+                    .slot = 60, .overhead = OVH_FIG12, .learn_off = 1};
+    assert_ok(svc_open(&f->s, &c, T0, &e), e);
+    a = submit(f, &f->alice, jobtext("x3", 200000, T0 + 60), T0, &st);
+    assert_int_equal(st, 201);
+    assert_null(json_object_get(a, "speed_note"));
+    assert_int_equal(json_integer_value(json_object_get(
+                         a, "earliest_feasible_deadline")), e1);
+    json_decref(a);
+    store_learnt lr;
+    assert_ok(store_learned(svc_store(f->s), "resnet50", "alice", &lr, &e),
+              e);
+    assert_int_equal(lr.speed_runs, 3);
+}
+
+/* serve --moves any: a new store's plan keeps the paper's rule, and so
+ * does the store once reopened without it. */
+static void test_moves_any(void **state)
+{
+    fx *f = *state;
+    svc_close(f->s);
+    f->s = NULL;
+    char db[600];
+    tu_join(db, sizeof db, f->dir, "any.db");
+    svc_config c = {.db = db, .cluster = "n2g8", .curves = "A100",
+                    .slot = 60, .overhead = OVH_FIG12, .moves = MOVES_ANY};
+    ef_err e = {0};
+    for (int k = 0; k < 2; k++) {
+        assert_ok(svc_open(&f->s, &c, T0, &e), e);
+        svc_reply r;
+        int64_t v;
+        svc_plan(f->s, &r, &v);
+        assert_int_equal(r.status, 200);
+        assert_contains(r.body, "\"moves\": \"any\"");
+        svc_reply_free(&r);
+        svc_close(f->s);
+        c.moves = MOVES_NET; /* a store keeps its plan's */
+    }
+    open_svc(f, T0);
 }
 
 int main(void)
@@ -683,6 +725,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_explain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loop_replan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_learned_speed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_moves_any, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
