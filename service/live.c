@@ -242,8 +242,12 @@ static void place_point(live *L)
         const plan_job *j = &p->jobs[L->act[k]];
         if (al[k].change == ENG_KEEP || al[k].change == ENG_STOP)
             continue;
+        /* what the change costs this job: the model's charge times what
+         * its restarts were measured to cost against it (the promise
+         * check charges the same: plan_set_restart_scale) */
         double c = ovh_charge(p->opts.overhead, j->in->model, g0[k], j->g,
-                              al[k].change == ENG_MIGRATE, 0);
+                              al[k].change == ENG_MIGRATE, 0) *
+                   (j->oscale > 0 ? j->oscale : 1.0);
         if (c > 0)
             plan_set_owed(p, L->act[k], c);
     }
