@@ -169,6 +169,17 @@ typedef struct ilp_opts {
                             pass reported (0 outside the model; all 0
                             when no LP was solved): the LP-guided
                             admission's priorities (offline.h off_guided) */
+    int no_cuts;         /* ilp_relax: 1 = without the valid inequalities
+                            of tight deadlines and conflicts (the model
+                            before issue 37: a test and ablation hook) */
+    struct ilp_result *lp_sched; /* ilp_relax: NULL, or (free with
+                            ilp_result_free; zeroed or a previous result)
+                            the count LP's optimum of the pass reported
+                            as whole slots: admit (a[j] >= 1/2), size
+                            (njobs x nslots GPUs), admitted, now, slot,
+                            nslots; status and bounds not set. A rounding,
+                            not a schedule: ilp_hint_plan makes a plan of
+                            it. Untouched when no LP was solved */
     ilp_fault fault;     /* test hook; ILP_FAULT_NONE in production */
 } ilp_opts;
 
@@ -271,6 +282,21 @@ int ilp_offline(plan *p, const job_queue *q, const cluster *c,
                 const plan_opts *o, int max_plans, long max_binaries,
                 long node_limit, off_stats *st, ef_err *e);
 
+/*
+ * ilp_hint_plan: the plan of a schedule 'r' (an ILP solution, or
+ * ilp_opts.lp_sched's rounding of the relaxed LP): plan_build with every
+ * job decided at r->now (which must be the plan's start), r's admitted
+ * jobs first (in deadline order, then the others), each offered its
+ * slots in r as its reservation (plan_opts.hint), which it takes only if
+ * every GPU of it is free and the promise check, overheads paid, holds;
+ * otherwise, and for the other jobs, the usual admission test. So the
+ * plan is the planner's own whatever r holds: it passes plan_check
+ * (checked by the callers). Into 't' (free with plan_free). Errors:
+ * plan_build's.
+ */
+int ilp_hint_plan(plan *t, const ilp_result *r, const job_queue *q,
+                  const cluster *c, const plan_opts *o, ef_err *e);
+
 /* ilp_offline_text: what the exact step did, as one line for a person
  * ("exact step: ..."), into buf (n bytes, always terminated). */
 void ilp_offline_text(const off_stats *s, char *buf, size_t n);
@@ -317,6 +343,8 @@ typedef struct ilp_relaxed {
     int limit_hit;      /* bits: 1 the time limit stopped an LP, 2 the
                            iteration budget (ILP_RELAX_WORK) did; 0 none */
     long lp_iters;      /* simplex iterations of every pass (reproducible) */
+    int cuts;           /* valid inequalities in the reported pass's model
+                           (tight-deadline rows and conflict rows) */
     int first_bound;    /* the first pass's bound (60 windows; what this
                            bound was before its refined pass); -1 when
                            o->windows asked for one pass, or none */
