@@ -543,10 +543,6 @@ static int write_lp(ctx *x, ef_err *e)
     return ef_write_file_with(x->o->write_lp, fill_lp, x, e);
 }
 
-/* relax_round: the work beyond a job's own it asks of its slots, for
- * the overheads the planner pays (its promise check decides). */
-#define RELAX_ROUND_SLACK 0.0
-
 /* ilp_relax: rounds of conflict rows added to the count LP at most. */
 #define RELAX_CUT_ROUNDS 30
 
