@@ -85,6 +85,13 @@
  *                or the deadline slot's when that is j's only slot in w)
  *     gpu[j]:    sum_{k,w} k y[j,k,w] - L_j a[j] >= 0 (L_j as above)
  *   with a[j] fixed as in the exact model (hopeless: 0; must-admit: 1).
+ *   Valid inequalities (issue 37; ilp.c relax_cuts has each proof): a
+ *   job whose window is too short for its work on fewer than k GPUs
+ *   runs on at least k for a number of whole slots; per window, a job's
+ *   runs and the runs on more than N - s GPUs never share a slot (the
+ *   conflict rows, added in rounds where the optimum violates them).
+ *   Each is a sum of inequalities every integer point of the exact
+ *   model satisfies, so the proof below still holds with them.
  *   Objective: max sum_j a[j].
  * Proof that it is a relaxation. Take any feasible point (a, x) of the
  * exact model and set y[j,k,w] = sum_{t in w} x[j,k,t]. Each aggregated
@@ -98,7 +105,12 @@
  * (the 1e-6 only absorbs the solver's tolerance; a computed LP value is
  * never below the true one by more). Coarsening the windows (merging
  * two) is again a sum of rows, so every 'windows' setting is a bound,
- * the finest the tightest. Why the exact model already bounds every
+ * the finest the tightest. With every boundary kept, each job's slots
+ * cover a window wholly or not at all and have one coefficient in it
+ * (the deadline slot is a window of its own), so spreading any LP point
+ * evenly over a window's slots is a point of the time-indexed LP: the
+ * aggregated LP is then exactly the time-indexed one (with the valid
+ * inequalities, tighter). Why the exact model already bounds every
  * efplan plan, with the modelling choices the planner makes:
  *   - overheads (model/overhead.h) only take work away: a plan that pays
  *     them runs sizes whose overhead-free work is at least its own, so
