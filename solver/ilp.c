@@ -1319,6 +1319,12 @@ static void relax_objective(ctx *x, int gpu)
     }
 }
 
+static int cmp_ll_asc(const void *a, const void *b)
+{
+    long long u = *(const long long *)a, v = *(const long long *)b;
+    return (u > v) - (u < v);
+}
+
 /* What relax_round orders a window's runs by: larger sizes first, then
  * the job's index. */
 typedef struct rrun {
@@ -1409,6 +1415,7 @@ static void relax_round(ctx *x, ilp_result *out)
             out->admitted++;
         }
     rrun *rr = ef_malloc(((size_t)n * CURVE_MAX_LEVELS + 1) * sizeof *rr);
+    long long *key = ef_malloc(((size_t)T + 1) * sizeof *key); /* slots */
     for (int w = 0; w < x->nw; w++) {
         int m = 0;
         for (int j = 0; j < n; j++) {
@@ -1431,15 +1438,19 @@ static void relax_round(ctx *x, ilp_result *out)
             /* best fit: the slots with the fewest free GPUs that hold
              * it first (the earliest among equals), keeping room for
              * larger runs */
-            for (int f = rr[i].g; f <= x->N && left > 0; f++)
-                for (int t = a; t < b && left > 0; t++)
-                    if (sz[t] == 0 && fr[t] == f) {
-                        sz[t] = rr[i].g;
-                        fr[t] -= rr[i].g;
-                        left--;
-                    }
+            int nc = 0;
+            for (int t = a; t < b; t++)
+                if (sz[t] == 0 && fr[t] >= rr[i].g)
+                    key[nc++] = (long long)fr[t] * ((long long)T + 1) + t;
+            qsort(key, (size_t)nc, sizeof *key, cmp_ll_asc);
+            for (int c = 0; c < nc && left > 0; c++, left--) {
+                int t = (int)(key[c] % ((long long)T + 1));
+                sz[t] = rr[i].g;
+                fr[t] -= rr[i].g;
+            }
         }
     }
+    free(key);
     free(rr);
     /* the repair, earliest deadline first (the comment above) */
     int *ord = ef_malloc(((size_t)n + 1) * sizeof(int)); /* by deadline */
