@@ -142,7 +142,6 @@ typedef struct oracle_run {
     int *must;
     double *lpa;   /* the relaxed LP's a[j] */
     int run_exact, run_relaxed, have_gd;
-    int rounded;   /* 1: gd is the LP's rounded schedule's plan */
 } oracle_run;
 
 static void oracle_free(oracle_run *x)
@@ -190,7 +189,8 @@ static int oracle_rounded(oracle_args *a, oracle_run *x, ef_err *e)
     }
     plan_free(&x->gd);
     x->gd = t;
-    x->rounded = 1;
+    x->gs.withheld = 0; /* it leaves nothing out: every job decided */
+    x->gs.early = 1;    /* at the plan's start */
     return 0;
 }
 
