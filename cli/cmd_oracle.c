@@ -137,6 +137,7 @@ typedef struct oracle_run {
     plan g, off, gd, ip;
     off_stats os, gs;
     ilp_result r;
+    ilp_result lps; /* the relaxed LP's optimum in whole slots */
     ilp_relaxed rx;
     int *must;
     double *lpa;   /* the relaxed LP's a[j] */
@@ -148,6 +149,7 @@ static void oracle_free(oracle_run *x)
     free(x->must);
     free(x->lpa);
     ilp_result_free(&x->r);
+    ilp_result_free(&x->lps);
     plan_free(&x->ip);
     plan_free(&x->gd);
     plan_free(&x->off);
@@ -164,6 +166,32 @@ static ilp_report oracle_report(const oracle_run *x, const char *jobs_path)
         &x->off, &x->os, x->have_gd ? &x->gd : NULL, &x->gs, x->must, &x->q,
         jobs_path};
     return rp;
+}
+
+/* The LP's optimum in whole slots (ilp_opts.lp_sched) offered to the
+ * planner as reservations (ilp_hint_plan): it replaces the LP-guided
+ * plan when better (off_better), one more plan of its search. Returns
+ * 0 or an exit code (printed). */
+static int oracle_rounded(oracle_args *a, oracle_run *x, ef_err *e)
+{
+    plan t;
+    if (ilp_hint_plan(&t, &x->lps, &x->q, &x->c, &a->po, e) != EF_OK)
+        return cli_fail(e);
+    x->gs.plans++;
+    if (!off_better(&t, &x->gd)) {
+        plan_free(&t);
+        return 0;
+    }
+    if (plan_check(&t, e) != EF_OK) {
+        plan_free(&t);
+        ef_prefix(e, "the LP's rounded plan failed its check: ");
+        return cli_fail(e);
+    }
+    plan_free(&x->gd);
+    x->gd = t;
+    x->gs.withheld = 0; /* it leaves nothing out: every job decided */
+    x->gs.early = 1;    /* at the plan's start */
+    return 0;
 }
 
 /* The planner's side: greedy, the relaxed bound (with each job's LP
@@ -184,6 +212,7 @@ static int oracle_plans(oracle_args *a, oracle_run *x, ef_err *e)
         ilp_opts ro = a->io;
         x->lpa = ef_calloc((size_t)x->q.n + 1, sizeof *x->lpa);
         ro.lp_admit = x->lpa;
+        ro.lp_sched = &x->lps;
         ro.node_limit = 0;
         /* --write-lp: this model; the exact ILP, if it runs, replaces it */
         if (ilp_relax(&x->q, &x->c, &ro, &x->rx, e) != EF_OK)
@@ -199,6 +228,9 @@ static int oracle_plans(oracle_args *a, oracle_run *x, ef_err *e)
                        &x->gs, e) != EF_OK)
             return cli_fail(e);
         x->have_gd = 1;
+        int rc = x->lps.admit ? oracle_rounded(a, x, e) : 0;
+        if (rc != 0)
+            return rc;
     }
     return 0;
 }

@@ -88,6 +88,8 @@ typedef struct ctx {
     int *caprow;     /* per window: its cap row, 0 if none */
     int it_lim;      /* simplex iterations per LP; 0 = none */
     double work;     /* ilp_relax: iterations x rows per LP; 0 = none */
+    int thr[64], nthr; /* relax_cuts: the conflict thresholds s */
+    int *zcol;       /* per threshold and window: z[w,s]'s column, 0 none */
     struct refine *ref; /* ilp_relax's passes: the windows to refine
                            (read) and this pass's tight ones (written) */
 } ctx;
@@ -121,6 +123,7 @@ static void ctx_free(ctx *x)
     free(x->w1);
     free(x->gfloor);
     free(x->caprow);
+    free(x->zcol);
 }
 
 /* A context for queue q on cluster c under o, filling r (and rx, the
@@ -539,6 +542,9 @@ static int write_lp(ctx *x, ef_err *e)
 {
     return ef_write_file_with(x->o->write_lp, fill_lp, x, e);
 }
+
+/* ilp_relax: rounds of conflict rows added to the count LP at most. */
+#define RELAX_CUT_ROUNDS 30
 
 /* Outcome of one LP or branch-and-cut run. */
 enum { RUN_DONE, RUN_LIMIT, RUN_NOFEAS };
@@ -971,6 +977,8 @@ static int y_col(const ctx *x, int j, int w, int k)
     return x->xcol[j] + (w - x->w0[j]) * x->nk[j] + k;
 }
 
+static void relax_cuts(ctx *x);
+
 /* Build the aggregated LP (ilp.h). Guarded: may longjmp. */
 static void relax_build(ctx *x)
 {
@@ -1113,8 +1121,185 @@ static void relax_build(ctx *x)
         glp_set_row_bnds(P, row, GLP_LO, 0.0, 0.0);
         glp_set_mat_row(P, row, m, ind, val);
     }
+    if (!x->o->no_cuts)
+        relax_cuts(x);
     x->rx->rows = glp_get_num_rows(P);
     x->rx->windows = x->nw;
+}
+
+/* The least slots job j runs on at least k GPUs (its usable size index
+ * ki > 0) in any schedule that does its work: with s such slots and the
+ * other D - s on smaller sizes, its work is at most s r_max + (D - s)
+ * r_lo (r = tput * S, the full-slot work, an upper bound for the
+ * deadline slot; r_lo the fastest size below k, r_max the fastest), so
+ * s >= (W - D r_lo) / (r_max - r_lo), and s is whole: rounded up (less
+ * the solver's tolerance, so never above the true least). 0 when the
+ * smaller sizes alone can do the work. */
+static long relax_big_slots(const ctx *x, int j, int ki)
+{
+    int K = x->nk[j];
+    double W = x->rem[j] * (1.0 + MSS_MARGIN);
+    double D = (double)(x->t1[j] - x->t0[j]);
+    double lo = 0, hi = 0;
+    for (int k = 0; k < K; k++) {
+        double r = x->kt[j][k] * x->S;
+        if (k < ki && r > lo)
+            lo = r;
+        if (r > hi)
+            hi = r;
+    }
+    if (hi <= lo || D * lo >= W)
+        return 0;
+    double v = (W - D * lo) / (hi - lo);
+    double m = ceil(v - ILP_EPS * (1.0 + v));
+    return m > 0 ? (long)m : 0;
+}
+
+/* Valid inequalities of the aggregated model that the time-indexed
+ * model's integer points satisfy but its LP does not imply (issue 37).
+ * Each is a sum, over the slots of a window (or of a job's window), of
+ * an inequality every integer point of the exact model satisfies, so
+ * the image of every schedule (y = sum of x over the window's slots)
+ * still satisfies it: the aggregated LP stays a relaxation of the exact
+ * ILP, and its floor a bound on every plan (ilp.h).
+ *
+ * Tight deadlines (big[j,k]): sum_w sum_{k' >= k} y[j,k',w] >= m a[j],
+ * m = relax_big_slots: a job whose window is too short for its work on
+ * fewer than k GPUs runs on at least k for m whole slots. When a[j] = 1
+ * every schedule has at least m such slots; when 0 the row is y >= 0.
+ * The LP implies the row with the fraction m before rounding up; the
+ * rounding is what it adds.
+ *
+ * Conflicts at once (clash[j,w,s]): per size threshold s <= N/2, with
+ * z[w,s] = sum_{j', k' > N - s} y[j',k',w] (the slot-runs on more than
+ * N - s GPUs in w, one column defined by an equality row):
+ *     sum_{s <= k <= N - s} y[j,k,w] + z[w,s] <= L_w,  and z[w,s] <= L_w.
+ * Proof: in one slot, of the runs {j on k >= s} u {any job on
+ * k' > N - s} at most one happens: two of j's own cannot (one size per
+ * slot), j's on k >= s beside another's on k' > N - s need more than N
+ * GPUs, and two on more than N - s >= N/2 need more than N. So in every
+ * slot t of w: sum_{k >= s} x[j,k,t] + sum_{j' != j, k' > N - s}
+ * x[j',k',t] <= 1; summed over w's L_w slots, with j's own runs on more
+ * than N - s (>= s) counted once, that is the row. The LP does not imply
+ * it: it lets j run on small sizes through the slots a job on the whole
+ * cluster fills, as long as the window's GPU-slots add up. Thresholds:
+ * of the sizes s <= N/2 giving the same set of sizes above N - s only
+ * the smallest (the strongest row); a job without sizes in [s, N - s]
+ * gets no row (the bound on z is its row). */
+static void relax_cuts(ctx *x)
+{
+    glp_prob *P = x->P;
+    int n = x->n, N = x->N;
+    int *ind = x->ind;
+    double *val = x->val;
+    for (int j = 0; j < n; j++)
+        for (int ki = 1; x->in_model[j] && ki < x->nk[j]; ki++) {
+            long m = relax_big_slots(x, j, ki);
+            if (m <= 0)
+                continue;
+            int nm = 0;
+            for (int w = x->w0[j]; w < x->w1[j]; w++)
+                for (int k = ki; k < x->nk[j]; k++) {
+                    ind[++nm] = y_col(x, j, w, k);
+                    val[nm] = 1.0;
+                }
+            ind[++nm] = x->acol[j];
+            val[nm] = -(double)m;
+            int row = glp_add_rows(P, 1);
+            glp_set_row_bnds(P, row, GLP_LO, 0.0, 0.0);
+            glp_set_mat_row(P, row, nm, ind, val);
+            x->rx->cuts++;
+        }
+    /* the thresholds: distinct usable sizes <= N/2, the smallest of each
+     * set of sizes above N - s */
+    int sz[64], ns = 0;
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < x->nk[j]; k++) {
+            int g = x->kg[j][k], i = 0;
+            while (i < ns && sz[i] != g)
+                i++;
+            if (i == ns && ns < 64)
+                sz[ns++] = g;
+        }
+    qsort(sz, (size_t)ns, sizeof *sz, cmp_int_asc);
+    int prev = -1; /* the smallest big size of the last threshold kept */
+    for (int si = 0; si < ns && 2 * sz[si] <= N; si++) {
+        int s = sz[si], bigmin = -1;
+        for (int i = 0; i < ns; i++)
+            if (sz[i] > N - s) {
+                bigmin = sz[i];
+                break;
+            }
+        if (bigmin < 0 || bigmin == prev)
+            continue;
+        prev = bigmin;
+        x->thr[x->nthr++] = s;
+    }
+    /* z[w,s] and its defining row, per window and threshold */
+    x->zcol = ef_calloc((size_t)x->nthr * (size_t)x->nw + 1, sizeof(int));
+    for (int ti = 0; ti < x->nthr; ti++)
+        for (int w = 0; w < x->nw; w++) {
+            int s = x->thr[ti], nm = 0;
+            for (int j = 0; j < n; j++)
+                if (x->nk[j] > 0 && w >= x->w0[j] && w < x->w1[j])
+                    for (int k = 0; k < x->nk[j]; k++)
+                        if (x->kg[j][k] > N - s) {
+                            ind[++nm] = y_col(x, j, w, k);
+                            val[nm] = -1.0;
+                        }
+            if (nm == 0)
+                continue;
+            int z = glp_add_cols(P, 1);
+            glp_set_col_bnds(P, z, GLP_DB, 0.0,
+                             (double)(x->wb[w + 1] - x->wb[w]));
+            x->zcol[ti * x->nw + w] = z;
+            ind[++nm] = z;
+            val[nm] = 1.0;
+            int row = glp_add_rows(P, 1);
+            glp_set_row_bnds(P, row, GLP_FX, 0.0, 0.0);
+            glp_set_mat_row(P, row, nm, ind, val);
+        }
+}
+
+/* The conflict rows (relax_cuts) the current LP optimum violates, added
+ * to the model; returns how many. Only violated rows are added (rounds
+ * of relax_solve): every row is valid, so any subset keeps the bound. */
+static int relax_separate(ctx *x)
+{
+    glp_prob *P = x->P;
+    int N = x->N, added = 0;
+    int *ind = x->ind;
+    double *val = x->val;
+    for (int ti = 0; ti < x->nthr; ti++)
+        for (int w = 0; w < x->nw; w++) {
+            int z = x->zcol[ti * x->nw + w], s = x->thr[ti];
+            if (z == 0)
+                continue;
+            double zv = glp_get_col_prim(P, z);
+            double L = (double)(x->wb[w + 1] - x->wb[w]);
+            for (int j = 0; j < x->n; j++) {
+                if (x->nk[j] == 0 || w < x->w0[j] || w >= x->w1[j])
+                    continue;
+                double lhs = zv;
+                int nm = 0;
+                for (int k = 0; k < x->nk[j]; k++)
+                    if (x->kg[j][k] >= s && x->kg[j][k] <= N - s) {
+                        ind[++nm] = y_col(x, j, w, k);
+                        val[nm] = 1.0;
+                        lhs += glp_get_col_prim(P, ind[nm]);
+                    }
+                if (nm == 0 || lhs <= L + 1e-6 * (1.0 + L))
+                    continue;
+                ind[++nm] = z;
+                val[nm] = 1.0;
+                int row = glp_add_rows(P, 1);
+                glp_set_row_bnds(P, row, GLP_UP, 0.0, L);
+                glp_set_mat_row(P, row, nm, ind, val);
+                added++;
+            }
+        }
+    x->rx->cuts += added;
+    return added;
 }
 
 /* Objective of the aggregated LP: max sum a, or min sum k y. */
@@ -1132,6 +1317,186 @@ static void relax_objective(ctx *x, int gpu)
                 glp_set_obj_coef(P, y_col(x, j, w, k),
                                  gpu ? x->kg[j][k] : 0.0);
     }
+}
+
+static int cmp_ll_asc(const void *a, const void *b)
+{
+    long long u = *(const long long *)a, v = *(const long long *)b;
+    return (u > v) - (u < v);
+}
+
+/* What relax_round orders a window's runs by: larger sizes first, then
+ * the job's index. */
+typedef struct rrun {
+    int j, g;   /* job, GPUs */
+    long slots; /* whole slots */
+} rrun;
+
+static int cmp_rrun(const void *a, const void *b)
+{
+    const rrun *u = a, *v = b;
+    if (u->g != v->g)
+        return u->g > v->g ? -1 : 1;
+    return (u->j > v->j) - (u->j < v->j);
+}
+
+/* The share of job j's work that slot t on g GPUs does (0: idle),
+ * overheads aside, the deadline slot up to the deadline. */
+static double relax_slot_work(const ctx *x, int j, int t, int g)
+{
+    int64_t st = x->now + (int64_t)t * x->S, dl = x->q->jobs[j].deadline;
+    for (int k = 0; g > 0 && k < x->nk[j]; k++)
+        if (x->kg[j][k] == g)
+            return x->kt[j][k] * (double)(dl - st < x->S ? dl - st : x->S) /
+                   (x->rem[j] * (1.0 + MSS_MARGIN));
+    return 0;
+}
+
+/* relax_round's repair of job j: when its slots fall short of its work,
+ * first its slots run on the next larger size where GPUs are free, then
+ * free slots of its window at the largest size that fits, in time
+ * order; 1 when its slots then do its work (overheads aside: the
+ * planner's promise check pays them). fr: free GPUs per slot. */
+static int relax_repair(const ctx *x, ilp_result *out, int *fr, int j)
+{
+    int *sz = out->size + (size_t)j * (size_t)x->T;
+    double need = 1.0, have = 0; /* the share of its work */
+    for (int t = x->t0[j]; t < x->t1[j]; t++)
+        have += relax_slot_work(x, j, t, sz[t]);
+    for (int pass = 0; pass < 2 && have < need; pass++)
+        for (int t = x->t0[j]; t < x->t1[j] && have < need; t++) {
+            if ((pass == 0) != (sz[t] > 0))
+                continue;
+            int best = -1; /* the size to run in t */
+            for (int k = 0; k < x->nk[j]; k++)
+                if (x->kg[j][k] > sz[t] && x->kg[j][k] - sz[t] <= fr[t] &&
+                    (pass == 1 || best < 0))
+                    best = k;
+            if (best < 0)
+                continue;
+            have += relax_slot_work(x, j, t, x->kg[j][best]) -
+                    relax_slot_work(x, j, t, sz[t]);
+            fr[t] -= x->kg[j][best] - sz[t];
+            sz[t] = x->kg[j][best];
+        }
+    return have >= need;
+}
+
+/* The LP optimum as a schedule of whole slots (ilp_opts.lp_sched): the
+ * jobs with a[j] >= 1/2, and in each window each such job's runs
+ * y[j,k,w] rounded up to whole slots, placed largest size first, each
+ * in the window's slots where the job does not run yet and k GPUs are
+ * free, those with the fewest free first (best fit: room is kept for
+ * larger runs), the earliest among equals; a run that finds no room is
+ * cut short. Then each job short of its work is repaired
+ * (relax_repair), earliest deadline first, twice over; one still short
+ * is dropped (its GPUs freed), and the dropped ones are tried once more
+ * from nothing with what the others left. Not a bound and not
+ * checked here: the planner takes it as reservations only where its
+ * promise check holds (ilp_hint_plan). Guarded (reads GLPK's solution). */
+static void relax_round(ctx *x, ilp_result *out)
+{
+    int n = x->n, T = x->T;
+    ilp_result_free(out);
+    memset(out, 0, sizeof *out);
+    out->now = x->now;
+    out->slot = x->S;
+    out->njobs = n;
+    out->nslots = T;
+    out->admit = ef_calloc((size_t)n + 1, sizeof(int));
+    out->size = ef_calloc((size_t)n * (size_t)T + 1, sizeof(int));
+    int *fr = ef_malloc(((size_t)T + 1) * sizeof(int)); /* free GPUs */
+    for (int t = 0; t < T; t++)
+        fr[t] = x->N;
+    for (int j = 0; j < n; j++)
+        if (x->in_model[j] && x->nk[j] > 0 &&
+            glp_get_col_prim(x->P, x->acol[j]) >= 0.5) {
+            out->admit[j] = 1;
+            out->admitted++;
+        }
+    rrun *rr = ef_malloc(((size_t)n * CURVE_MAX_LEVELS + 1) * sizeof *rr);
+    long long *key = ef_malloc(((size_t)T + 1) * sizeof *key); /* slots */
+    for (int w = 0; w < x->nw; w++) {
+        int m = 0;
+        for (int j = 0; j < n; j++) {
+            if (!out->admit[j] || w < x->w0[j] || w >= x->w1[j])
+                continue;
+            for (int k = 0; k < x->nk[j]; k++) {
+                double y = glp_get_col_prim(x->P, y_col(x, j, w, k));
+                long c = (long)ceil(y - 1e-6);
+                if (c > 0)
+                    rr[m++] = (rrun){j, x->kg[j][k], c};
+            }
+        }
+        qsort(rr, (size_t)m, sizeof *rr, cmp_rrun);
+        int lo = x->wb[w], hi = x->wb[w + 1];
+        for (int i = 0; i < m; i++) {
+            int *sz = out->size + (size_t)rr[i].j * (size_t)T;
+            long left = rr[i].slots;
+            int a = x->t0[rr[i].j] > lo ? x->t0[rr[i].j] : lo;
+            int b = x->t1[rr[i].j] < hi ? x->t1[rr[i].j] : hi;
+            /* best fit: the slots with the fewest free GPUs that hold
+             * it first (the earliest among equals), keeping room for
+             * larger runs */
+            int nc = 0;
+            for (int t = a; t < b; t++)
+                if (sz[t] == 0 && fr[t] >= rr[i].g)
+                    key[nc++] = (long long)fr[t] * ((long long)T + 1) + t;
+            qsort(key, (size_t)nc, sizeof *key, cmp_ll_asc);
+            for (int c = 0; c < nc && left > 0; c++, left--) {
+                int t = (int)(key[c] % ((long long)T + 1));
+                sz[t] = rr[i].g;
+                fr[t] -= rr[i].g;
+            }
+        }
+    }
+    free(key);
+    free(rr);
+    /* the repair, earliest deadline first (the comment above) */
+    int *ord = ef_malloc(((size_t)n + 1) * sizeof(int)); /* by deadline */
+    int no = 0;
+    for (int j = 0; j < n; j++) {
+        if (!out->admit[j])
+            continue;
+        int i = no++;
+        while (i > 0 && x->q->jobs[ord[i - 1]].deadline >
+                            x->q->jobs[j].deadline) {
+            ord[i] = ord[i - 1];
+            i--;
+        }
+        ord[i] = j;
+    }
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < no; i++) {
+            int j = ord[i];
+            if (out->admit[j] && !relax_repair(x, out, fr, j)) {
+                int *sz = out->size + (size_t)j * (size_t)T;
+                for (int t = x->t0[j]; t < x->t1[j]; t++) {
+                    fr[t] += sz[t];
+                    sz[t] = 0;
+                }
+                out->admit[j] = 0;
+                out->admitted--;
+            }
+        }
+    /* the dropped ones again, from nothing, with what the others left */
+    for (int i = 0; i < no; i++) {
+        int j = ord[i];
+        if (out->admit[j])
+            continue;
+        if (relax_repair(x, out, fr, j)) {
+            out->admit[j] = 1;
+            out->admitted++;
+        } else {
+            int *sz = out->size + (size_t)j * (size_t)T;
+            for (int t = x->t0[j]; t < x->t1[j]; t++) {
+                fr[t] += sz[t];
+                sz[t] = 0;
+            }
+        }
+    }
+    free(ord);
+    free(fr);
 }
 
 /* Solve the aggregated LP: the count bound, then the GPU-time bound.
@@ -1176,6 +1541,19 @@ static int relax_solve(ctx *x, ef_err *e)
         r->limit_hit = x->r->limit_hit == 3 ? 2 : 1;
         return EF_OK;
     }
+    /* rounds of the conflict rows the optimum violates (relax_cuts) */
+    for (int round = 0; round < RELAX_CUT_ROUNDS && relax_separate(x) > 0;
+         round++) {
+        k = run_lp(x, &lp, e);
+        if (k == EF_ERR)
+            return EF_ERR;
+        if (k != RUN_DONE) { /* stopped with rows added: no optimum */
+            r->status = ILP_NO_INCUMBENT;
+            r->limit_hit = x->r->limit_hit == 3 ? 2 : 1;
+            return EF_OK;
+        }
+    }
+    r->rows = glp_get_num_rows(x->P);
     r->status = ILP_OPTIMAL;
     if (x->ref) { /* the windows whose capacity binds, for the next pass */
         refine *rf = x->ref;
@@ -1191,6 +1569,8 @@ static int relax_solve(ctx *x, ef_err *e)
     }
     r->lp_value = lp;
     r->bound = (int)floor(lp + ILP_EPS);
+    if (x->o->lp_sched)
+        relax_round(x, x->o->lp_sched);
     if (x->o->lp_admit)
         for (int j = 0; j < x->n; j++)
             x->o->lp_admit[j] =
@@ -1305,11 +1685,14 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
     int have = 0;
     double *pa = o->lp_admit /* this pass's a[j] */
                      ? ef_calloc((size_t)q->n + 1, sizeof *pa) : NULL;
+    ilp_result ps; /* this pass's rounded schedule (o->lp_sched) */
+    memset(&ps, 0, sizeof ps);
     for (size_t i = 0; i < sizeof relax_passes / sizeof *relax_passes; i++) {
         ilp_opts po = *o;
         ilp_relaxed pr;
         po.windows = relax_passes[i];
         po.lp_admit = pa;
+        po.lp_sched = o->lp_sched ? &ps : NULL;
         if (o->time_limit > 0) {
             po.time_limit = o->time_limit - (ef_mono_seconds() - t0);
             if (po.time_limit <= 0.001)
@@ -1317,6 +1700,7 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
         }
         if (relax_once(q, c, &po, &rf, relax_work[i], &pr, e) != EF_OK) {
             free(pa);
+            ilp_result_free(&ps);
             free(rf.wb);
             free(rf.tight);
             return EF_ERR;
@@ -1333,6 +1717,11 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
             best = pr;
             if (pa && pr.status == ILP_OPTIMAL)
                 memcpy(o->lp_admit, pa, (size_t)q->n * sizeof *pa);
+            if (o->lp_sched && pr.status == ILP_OPTIMAL && ps.admit) {
+                ilp_result_free(o->lp_sched);
+                *o->lp_sched = ps;
+                memset(&ps, 0, sizeof ps);
+            }
         }
         best.gpu_seconds_bound = gb; /* every pass's is a bound: the most */
         best.gpu_lp = glp;
@@ -1345,6 +1734,7 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
             break; /* the warm plan reaches the bound: it cannot drop */
     }
     free(pa);
+    ilp_result_free(&ps);
     free(rf.wb);
     free(rf.tight);
     if (!have) /* no time at all: say so */

@@ -85,6 +85,13 @@
  *                or the deadline slot's when that is j's only slot in w)
  *     gpu[j]:    sum_{k,w} k y[j,k,w] - L_j a[j] >= 0 (L_j as above)
  *   with a[j] fixed as in the exact model (hopeless: 0; must-admit: 1).
+ *   Valid inequalities (issue 37; ilp.c relax_cuts has each proof): a
+ *   job whose window is too short for its work on fewer than k GPUs
+ *   runs on at least k for a number of whole slots; per window, a job's
+ *   runs and the runs on more than N - s GPUs never share a slot (the
+ *   conflict rows, added in rounds where the optimum violates them).
+ *   Each is a sum of inequalities every integer point of the exact
+ *   model satisfies, so the proof below still holds with them.
  *   Objective: max sum_j a[j].
  * Proof that it is a relaxation. Take any feasible point (a, x) of the
  * exact model and set y[j,k,w] = sum_{t in w} x[j,k,t]. Each aggregated
@@ -98,7 +105,12 @@
  * (the 1e-6 only absorbs the solver's tolerance; a computed LP value is
  * never below the true one by more). Coarsening the windows (merging
  * two) is again a sum of rows, so every 'windows' setting is a bound,
- * the finest the tightest. Why the exact model already bounds every
+ * the finest the tightest. With every boundary kept, each job's slots
+ * cover a window wholly or not at all and have one coefficient in it
+ * (the deadline slot is a window of its own), so spreading any LP point
+ * evenly over a window's slots is a point of the time-indexed LP: the
+ * aggregated LP is then exactly the time-indexed one (with the valid
+ * inequalities, tighter). Why the exact model already bounds every
  * efplan plan, with the modelling choices the planner makes:
  *   - overheads (model/overhead.h) only take work away: a plan that pays
  *     them runs sizes whose overhead-free work is at least its own, so
@@ -169,6 +181,17 @@ typedef struct ilp_opts {
                             pass reported (0 outside the model; all 0
                             when no LP was solved): the LP-guided
                             admission's priorities (offline.h off_guided) */
+    int no_cuts;         /* ilp_relax: 1 = without the valid inequalities
+                            of tight deadlines and conflicts (the model
+                            before issue 37: a test and ablation hook) */
+    struct ilp_result *lp_sched; /* ilp_relax: NULL, or (free with
+                            ilp_result_free; zeroed or a previous result)
+                            the count LP's optimum of the pass reported
+                            as whole slots: admit (a[j] >= 1/2), size
+                            (njobs x nslots GPUs), admitted, now, slot,
+                            nslots; status and bounds not set. A rounding,
+                            not a schedule: ilp_hint_plan makes a plan of
+                            it. Untouched when no LP was solved */
     ilp_fault fault;     /* test hook; ILP_FAULT_NONE in production */
 } ilp_opts;
 
@@ -271,6 +294,21 @@ int ilp_offline(plan *p, const job_queue *q, const cluster *c,
                 const plan_opts *o, int max_plans, long max_binaries,
                 long node_limit, off_stats *st, ef_err *e);
 
+/*
+ * ilp_hint_plan: the plan of a schedule 'r' (an ILP solution, or
+ * ilp_opts.lp_sched's rounding of the relaxed LP): plan_build with every
+ * job decided at r->now (which must be the plan's start), r's admitted
+ * jobs first (in deadline order, then the others), each offered its
+ * slots in r as its reservation (plan_opts.hint), which it takes only if
+ * every GPU of it is free and the promise check, overheads paid, holds;
+ * otherwise, and for the other jobs, the usual admission test. So the
+ * plan is the planner's own whatever r holds: it passes plan_check
+ * (checked by the callers). Into 't' (free with plan_free). Errors:
+ * plan_build's.
+ */
+int ilp_hint_plan(plan *t, const ilp_result *r, const job_queue *q,
+                  const cluster *c, const plan_opts *o, ef_err *e);
+
 /* ilp_offline_text: what the exact step did, as one line for a person
  * ("exact step: ..."), into buf (n bytes, always terminated). */
 void ilp_offline_text(const off_stats *s, char *buf, size_t n);
@@ -317,6 +355,8 @@ typedef struct ilp_relaxed {
     int limit_hit;      /* bits: 1 the time limit stopped an LP, 2 the
                            iteration budget (ILP_RELAX_WORK) did; 0 none */
     long lp_iters;      /* simplex iterations of every pass (reproducible) */
+    int cuts;           /* valid inequalities in the reported pass's model
+                           (tight-deadline rows and conflict rows) */
     int first_bound;    /* the first pass's bound (60 windows; what this
                            bound was before its refined pass); -1 when
                            o->windows asked for one pass, or none */

@@ -47,12 +47,10 @@ static int cmp_exact(const void *a, const void *b, void *ctx)
     return (i > j) - (i < j);
 }
 
-/* The plan of the exact step: every job decided at p's start, the
- * solution's jobs first, each offered its slots in 'r' as its reservation;
- * into 't'. */
-static int exact_plan(plan *t, const plan *p, const ilp_result *r,
-                      const job_queue *q, const cluster *c,
-                      const plan_opts *o, ef_err *e)
+/* ilp_hint_plan (ilp.h): every job decided at r's start, r's admitted
+ * jobs first, each offered its slots in 'r' as its reservation. */
+int ilp_hint_plan(plan *t, const ilp_result *r, const job_queue *q,
+                  const cluster *c, const plan_opts *o, ef_err *e)
 {
     int n = q->n;
     resv *h = ef_calloc((size_t)n + 1, sizeof *h);           /* hints */
@@ -61,14 +59,14 @@ static int exact_plan(plan *t, const plan *p, const ilp_result *r,
     int *seq = ef_malloc(((size_t)n + 1) * sizeof *seq);     /* that order */
     hints_of(r, q, h);
     for (int j = 0; j < n; j++) {
-        dec[j] = p->now;
+        dec[j] = r->now;
         seq[j] = j;
     }
     exact_ord xo = {r, q};
     qsort_r(seq, (size_t)n, sizeof *seq, cmp_exact, &xo);
     for (int k = 0; k < n; k++)
         key[seq[k]] = k;
-    dec[n] = p->now;
+    dec[n] = r->now;
     key[n] = n;
     plan_opts po = *o; /* the search's options, with the hints */
     po.decide_at = dec;
@@ -138,7 +136,7 @@ int ilp_offline(plan *p, const job_queue *q, const cluster *c,
     if (!r.admit || r.admitted <= p->admitted)
         goto out;
     plan t; /* the exact step's plan */
-    if ((rc = exact_plan(&t, p, &r, q, c, o, e)) != EF_OK)
+    if ((rc = ilp_hint_plan(&t, &r, q, c, o, e)) != EF_OK)
         goto out;
     if (!off_better(&t, p)) {
         plan_free(&t);

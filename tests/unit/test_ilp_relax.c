@@ -67,6 +67,9 @@ static int g_exact_used, g_behind_jobs, g_closed_search, g_closed_exact;
 /* The LP-guided admission: instances where it admits more than the
  * offline search alone, and fewer. */
 static int g_guided_better, g_guided_worse;
+/* instances where the LP's rounded schedule's plan admits as many as the
+ * LP-guided search or more */
+static int g_rounded_best;
 
 /* The admitted ids of p joined, to compare two plans. */
 static void admitted_ids(const plan *p, char *out, size_t cap)
@@ -218,6 +221,36 @@ static void check_instance(uint64_t seed, int study)
     admitted_ids(&gd, a, sizeof a);
     admitted_ids(&gd2, b, sizeof b);
     assert_string_equal(a, b);
+    /* the LP's optimum in whole slots, offered to the planner: a plan
+     * of the planner's own, never above the bound, the same twice */
+    ilp_result ls, ls2;
+    memset(&ls, 0, sizeof ls);
+    memset(&ls2, 0, sizeof ls2);
+    go.lp_sched = &ls;
+    assert_int_equal(ilp_relax(&q, &c, &go, &gx, &e), EF_OK);
+    go.lp_sched = &ls2;
+    assert_int_equal(ilp_relax(&q, &c, &go, &gx, &e), EF_OK);
+    if (gx.status == ILP_OPTIMAL && gx.cols > 0) {
+        assert_non_null(ls.admit);
+        assert_true(ls.admitted <= gx.bound);
+        assert_int_equal(ls.admitted, ls2.admitted);
+        assert_memory_equal(ls.size, ls2.size,
+                            (size_t)q.n * (size_t)ls.nslots * sizeof(int));
+        for (int t = 0; t < ls.nslots; t++) { /* never over the cluster */
+            int used = 0;
+            for (int j = 0; j < q.n; j++)
+                used += ls.size[(size_t)j * (size_t)ls.nslots + (size_t)t];
+            assert_true(used <= c.total_gpus);
+        }
+        plan hp;
+        assert_int_equal(ilp_hint_plan(&hp, &ls, &q, &c, &po, &e), EF_OK);
+        assert_int_equal(plan_check(&hp, &e), EF_OK);
+        assert_true(hp.admitted <= r.bound);
+        g_rounded_best += hp.admitted >= gd.admitted;
+        plan_free(&hp);
+    }
+    ilp_result_free(&ls);
+    ilp_result_free(&ls2);
     g_guided_better += gd.admitted > off.admitted;
     g_guided_worse += gd.admitted < off.admitted;
     plan_free(&gd2);
@@ -252,6 +285,8 @@ static void test_random(void **state)
     print_message("    the LP-guided admission above the offline search "
                   "on %d, below on %d (the oracle keeps the better)\n",
                   g_guided_better, g_guided_worse);
+    print_message("    the LP's rounded schedule as reservations: as many "
+                  "as the LP-guided search or more on %d\n", g_rounded_best);
     print_message("    greedy behind the proven optimum by %d jobs: the "
                   "search wins back %d, with the exact step %d (used on %d "
                   "instances)\n", g_behind_jobs, g_closed_search,
@@ -306,6 +341,75 @@ static void test_refined(void **state)
         queue_free(&q);
     }
     assert_true(checked > 0);
+}
+
+static double resnet_tput1(void);
+
+/* The valid inequalities (solver/ilp.c relax_cuts) on 4 GPUs and two
+ * slots of an hour: B's work needs one slot on 4 GPUs and one on 2 (on
+ * fewer it falls short), A's needs both slots on 1 GPU, or one on 4 (2
+ * GPUs in one slot fall short). Their GPU-slots add up to the cluster's
+ * 8, so the aggregated LP without the rows admits both; in no slot can A
+ * run beside B on 4, so no schedule does: the exact ILP admits 1, and
+ * the conflict row (A's slots on 1-3 GPUs plus the slots on 4 at most
+ * 2) brings the bound to 1; B's tight deadline gets its row (one whole
+ * slot on 4). */
+static void test_cuts(void **state)
+{
+    (void)state;
+    ef_err e = {0};
+    job_queue q;
+    double t1 = resnet_tput1();
+    /* resnet50 at batch 64: iterations per second on 1, 2, 4 GPUs */
+    char jobs[512];
+    long ia = (long)(1.9 * t1 * 3600);
+    job_queue one;
+    static const char probe[] =
+        "{\"jobs\": [{\"id\": \"p\", \"model\": \"resnet50\", \"batch_size\":"
+        " 64, \"iterations\": 10, \"submit_time\": 0, \"deadline\": 7200}]}";
+    assert_int_equal(queue_parse_json(&one, "t.json", probe, strlen(probe),
+                                      &e), EF_OK);
+    assert_int_equal(queue_resolve(&one, &g_curves, &e), EF_OK);
+    double t2 = curve_tput(one.jobs[0].curve, 2);
+    double t4 = curve_tput(one.jobs[0].curve, 4);
+    queue_free(&one);
+    /* the premises: on 2 GPUs A's one slot falls short; B on (2, 2) or
+     * (4, 1) falls short, on (4, 2) does not */
+    assert_true(t2 < 1.9 * t1 && 1.9 * t1 < 2 * t1);
+    assert_true(2 * t2 < 0.99 * (t4 + t2) && t4 + t1 < 0.99 * (t4 + t2));
+    long ib = (long)(0.99 * (t4 + t2) * 3600);
+    snprintf(jobs, sizeof jobs,
+             "{\"jobs\": [{\"id\": \"A\", \"model\": \"resnet50\", "
+             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 0, "
+             "\"deadline\": 7200}, {\"id\": \"B\", \"model\": \"resnet50\", "
+             "\"batch_size\": 64, \"iterations\": %ld, \"submit_time\": 0, "
+             "\"deadline\": 7200}]}", ia, ib);
+    assert_int_equal(queue_parse_json(&q, "t.json", jobs, strlen(jobs), &e),
+                     EF_OK);
+    assert_int_equal(queue_resolve(&q, &g_curves, &e), EF_OK);
+    cluster c;
+    assert_int_equal(cluster_from_arg(&c, "n1g4", &e), EF_OK);
+    ilp_opts o;
+    ilp_opts_default(&o);
+    o.slot = 3600;
+    o.now = 0;
+    ilp_result r;
+    assert_int_equal(ilp_solve(&q, &c, &o, &r, &e), EF_OK);
+    assert_int_equal(r.status, ILP_OPTIMAL);
+    assert_int_equal(r.admitted, 1);
+    ilp_relaxed with, without;
+    assert_int_equal(ilp_relax(&q, &c, &o, &with, &e), EF_OK);
+    o.no_cuts = 1;
+    assert_int_equal(ilp_relax(&q, &c, &o, &without, &e), EF_OK);
+    assert_int_equal(without.status, ILP_OPTIMAL);
+    assert_int_equal(without.bound, 2);
+    assert_int_equal(without.cuts, 0);
+    assert_int_equal(with.status, ILP_OPTIMAL);
+    assert_int_equal(with.bound, 1);
+    assert_true(with.cuts >= 2); /* B's tight deadline, the conflict */
+    assert_true(with.lp_value < 2 - 1e-6);
+    ilp_result_free(&r);
+    queue_free(&q);
 }
 
 /* The bundled 10-job instance: an early big job blocks two later ones. */
@@ -699,6 +803,7 @@ int main(void)
         cmocka_unit_test(test_refined),
         cmocka_unit_test(test_oracle10),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_cuts),
         cmocka_unit_test(test_hooks),
         cmocka_unit_test(test_decide_at),
         cmocka_unit_test(test_hint),
