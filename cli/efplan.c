@@ -246,7 +246,8 @@ static void help_main(FILE *out)
         "Exit codes: 0 ok, 2 usage error, 3 invalid input, 4 infeasible,\n"
         "5 internal error, 6 profile built without CUDA, 7 no GPU,\n"
         "8 the server refused the token, 9 apply: an admitted job is not\n"
-        "done by its deadline. Each command's help says what its codes\n"
+        "done by its deadline, 10 the server's per-user limit (HTTP 429).\n"
+        "Each command's help says what its codes\n"
         "mean there.\n");
     ef_data_from from;
     const char *data = ef_datadir_found(&from);

@@ -25,7 +25,9 @@
 #include "planner/explain.h"
 #include "planner/planio.h"
 #include "planner/submit.h"
+#include "service/limits.h"
 #include "service/live.h"
+#include "service/retain.h"
 
 /* Upper bounds of the submission latency histogram (seconds). */
 static const double lat_le[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
@@ -132,6 +134,10 @@ struct svc {
     int64_t m_version, m_epoch;
     int m_jobs, m_at_risk;
     double m_promised_s;  /* GPU-seconds the last full plan promises */
+    /* per-user limits (limits.h) and the retention period (seconds, 0:
+     * forever: what a 404 says of a job that may have been pruned) */
+    lim *lim;
+    int64_t keep;
 };
 
 /* ---- replies ------------------------------------------------------------- */
@@ -647,6 +653,8 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
     pthread_cond_init(&s->turn, NULL);
     pthread_mutex_init(&s->smu, NULL);
     s->db = ef_strdup(cfg->db);
+    s->lim = lim_new(cfg->max_queued, cfg->max_rate);
+    s->keep = cfg->keep > 0 ? cfg->keep : 0;
     s->cluster_arg = ef_strdup(cfg->cluster);
     s->curves_arg = ef_strdup(cfg->curves);
     if (cfg->snapshots) {
@@ -773,6 +781,7 @@ void svc_close(svc *s)
     free(s->cluster_arg);
     free(s->curves_arg);
     free(s->snapdir);
+    lim_free(s->lim);
     free(s->map);
     for (int i = 0; i < s->nobs; i++) {
         free((char *)s->obs[i].id);
@@ -789,6 +798,12 @@ void svc_close(svc *s)
 }
 
 store *svc_store(svc *s) { return s->st; }
+const char *svc_snapdir(const svc *s) { return s->snapdir; }
+void svc_limits_of(const svc *s, const store_ident *who, int64_t *queued,
+                   int64_t *rate, int *own)
+{
+    lim_of(s->lim, who, queued, rate, own);
+}
 void svc_lock(svc *s)
 {
     pthread_mutex_lock(&s->mu);
@@ -1269,6 +1284,9 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
         err = 1;
         goto out;
     }
+    /* the user's limits (limits.h): 429, nothing stored */
+    if (lim_check(s->lim, s->st, who, now, s->scale, s->L.p.opts.slot, r))
+        goto out;
     /* decided at its release against the state there */
     int64_t rel = ef_align_up(s->L.p.now, now, s->L.p.opts.slot);
     if (advance(s, rel, now, &e) != EF_OK) {
@@ -1317,6 +1335,7 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
         dec = -1;
     } else {
         s->version = version;
+        lim_note(s->lim, who->name, now);
         reply_json(r, 201, json_incref(ans));
         if (accepted && s->notify)
             s->notify(s->notify_arg, "a submission");
@@ -1391,6 +1410,25 @@ void svc_list(svc *s, const store_ident *who, int all, const char *state,
 
 /* The job 'id' for 'who': 1 (*j filled), or 0 with *r the error (404,
  * 403, 500). Under the lock. */
+/* 404 for job 'id': with retention, it may have ended and been pruned
+ * (the store cannot tell a pruned id from one never submitted). */
+static void not_found(svc *s, const char *id, svc_reply *r)
+{
+    char m[600], keep[64];
+    int64_t pruned = 0;
+    ef_err e = {0};
+    if (s->keep > 0 && store_meta_get(s->st, "pruned_jobs", &pruned, &e) > 0 &&
+        pruned > 0) {
+        ret_keep_text(s->keep, keep, sizeof keep);
+        snprintf(m, sizeof m, "no job \"%.300s\": unknown, or it ended more "
+                 "than %s ago and was pruned (efplan serve --keep %s)", id,
+                 keep, keep);
+    } else {
+        snprintf(m, sizeof m, "no job \"%.300s\"", id);
+    }
+    svc_reply_error(r, 404, NULL, m);
+}
+
 static int own_job(svc *s, const store_ident *who, const char *id,
                    store_job *j, svc_reply *r)
 {
@@ -1402,8 +1440,7 @@ static int own_job(svc *s, const store_ident *who, const char *id,
     }
     char m[400];
     if (!have) {
-        snprintf(m, sizeof m, "no job \"%.300s\"", id);
-        svc_reply_error(r, 404, NULL, m);
+        not_found(s, id, r);
         return 0;
     }
     if (!who->op && strcmp(j->owner, who->name) != 0) {

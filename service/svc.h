@@ -71,6 +71,12 @@ typedef struct svc_config {
                               next to the store */
     double scale;          /* the service's clock: plan seconds per wall
                               second (0: 1); see svc_now */
+    /* per-user limits (limits.h): jobs queued or running, submissions
+     * per minute (0: none); a token's own limits come first */
+    int64_t max_queued, max_rate;
+    /* retention (retain.h): ended jobs are kept this long (seconds; 0:
+     * forever), which a 404 of a job that may have been pruned says */
+    int64_t keep;
 } svc_config;
 
 /* One answer. 'body' heap text, 'ctype' its media type (static). */
@@ -79,6 +85,7 @@ typedef struct svc_reply {
     char *body;
     size_t len;
     const char *ctype;
+    int retry_after;  /* 429: wall seconds for Retry-After (0: 1) */
 } svc_reply;
 
 void svc_reply_free(svc_reply *r);
@@ -100,6 +107,11 @@ void svc_close(svc *s);
 
 /* The store, for the HTTP layer's token checks (use under svc_lock). */
 store *svc_store(svc *s);
+/* The directory of the re-plan snapshots (retention prunes it). */
+const char *svc_snapdir(const svc *s);
+/* The per-user limits that apply to 'who' (limits.h: lim_of). */
+void svc_limits_of(const svc *s, const store_ident *who, int64_t *queued,
+                   int64_t *rate, int *own);
 void svc_lock(svc *s);
 void svc_unlock(svc *s);
 
