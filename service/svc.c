@@ -1940,6 +1940,54 @@ int svc_overhead(const svc *s)
     return s->doc.overhead ? ovh_parse(s->doc.overhead) : OVH_NONE;
 }
 
+/* seq order */
+static int seq_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const store_job *)a)->seq, y = ((const store_job *)b)->seq;
+    return x < y ? -1 : x > y;
+}
+
+/* The rows of svc_loop_jobs, by seq: the queued and running jobs (the
+ * store's state index: the live jobs, never the history), then each of
+ * extra[] not among them. */
+static int loop_rows(svc *s, const char *const *extra, int nextra,
+                     store_job **rows, int *n, ef_err *e)
+{
+    store_job *rq = NULL, *rr = NULL;
+    int nq = 0, nr = 0;
+    if (store_jobs_list(s->st, NULL, "queued", &rq, &nq, e) != EF_OK)
+        return EF_ERR;
+    if (store_jobs_list(s->st, NULL, "running", &rr, &nr, e) != EF_OK) {
+        store_jobs_free(rq, nq);
+        return EF_ERR;
+    }
+    int m = nq + nr;
+    store_job *all = ef_calloc((size_t)(m + nextra) + 1, sizeof *all);
+    if (nq)
+        memcpy(all, rq, (size_t)nq * sizeof *all);
+    if (nr)
+        memcpy(all + nq, rr, (size_t)nr * sizeof *all);
+    free(rq);
+    free(rr);
+    for (int k = 0; k < nextra; k++) {
+        int have = 0;
+        for (int i = 0; i < m && !have; i++)
+            have = strcmp(all[i].id, extra[k]) == 0;
+        if (have)
+            continue;
+        int got = store_job_get(s->st, extra[k], &all[m], e);
+        if (got < 0) {
+            store_jobs_free(all, m);
+            return EF_ERR;
+        }
+        m += got;
+    }
+    qsort(all, (size_t)m, sizeof *all, seq_cmp);
+    *rows = all;
+    *n = m;
+    return EF_OK;
+}
+
 int svc_loop_jobs(svc *s, const char *const *extra, int nextra,
                   job_queue *q, int **adm, ef_err *e)
 {
@@ -1947,18 +1995,13 @@ int svc_loop_jobs(svc *s, const char *const *extra, int nextra,
     *adm = NULL;
     store_job *rows = NULL;
     int n = 0;
-    if (store_jobs_list(s->st, NULL, NULL, &rows, &n, e) != EF_OK)
+    if (loop_rows(s, extra, nextra, &rows, &n, e) != EF_OK)
         return EF_ERR;
     ef_buf b = {0};
     ef_buf_put(&b, "{\"jobs\": [");
     int m = 0;
     int *a = ef_malloc(((size_t)n + 1) * sizeof *a);
     for (int i = 0; i < n; i++) {
-        int take = live_state(rows[i].state);
-        for (int k = 0; k < nextra && !take; k++)
-            take = strcmp(extra[k], rows[i].id) == 0;
-        if (!take)
-            continue;
         a[m] = strcmp(rows[i].decision, "admitted") == 0;
         /* its progress as the store has it */
         json_t *bj = json_loads(rows[i].body, 0, NULL);
