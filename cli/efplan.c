@@ -47,8 +47,8 @@ static const cli_command commands[] = {
      cmd_simulate, help_simulate, NULL},
     {"submit", "submit one job to a plan file or to efplan serve",
      cmd_submit, help_submit, NULL},
-    {"token", "add, list or revoke the service's bearer tokens (--db FILE)",
-     cmd_token, help_token, "add list revoke"},
+    {"token", "add, list, limit or revoke the service's tokens (--db FILE)",
+     cmd_token, help_token, "add limits list revoke"},
     {"validate", "check input files and print what was read", cmd_validate,
      help_validate, NULL},
 };
