@@ -2305,8 +2305,11 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         for (int k = 0; k < ncx && !out; k++)
             out = strcmp(cx[k].id, dj->id) == 0;
         const svc_obs *ob = obs_find(obs, nobs, dj->id);
-        if (out || (ob && (ob->state == SVC_OBS_DONE ||
-                           ob->state == SVC_OBS_FAILED)))
+        /* a rejected job is never re-planned (a plan stored before the
+         * planning state may list one) */
+        if (out || dj->decision == PLAN_REJECTED ||
+            (ob && (ob->state == SVC_OBS_DONE ||
+                    ob->state == SVC_OBS_FAILED)))
             continue;
         json_t *jo = json_deep_copy(json_array_get(arr, (size_t)i));
         json_object_del(jo, "placement");
