@@ -156,8 +156,13 @@ static void say_pruned(const ret_opts *o, const store_pruned *p, int files,
         return;
     char line[600], keep[32], at[64];
     ef_buf b = {0};
-    if (p->jobs > 0 || p->events > 0) {
-        ef_ht_at(before, o->zone, at, sizeof at);
+    ef_ht_at(before, o->zone, at, sizeof at);
+    if (p->jobs == 0 && p->events > 0)
+        ef_buf_printf(&b, "retention: pruned %" PRId64 " event%s of the "
+                      "service from before %s (kept %s)", p->events,
+                      p->events == 1 ? "" : "s", at,
+                      ret_keep_text(o->keep, keep, sizeof keep));
+    if (p->jobs > 0) {
         ef_buf_printf(&b, "retention: pruned %" PRId64 " job%s that ended "
                       "before %s (kept %s), with %" PRId64 " event%s and %"
                       PRId64 " attempt%s", p->jobs, p->jobs == 1 ? "" : "s",
