@@ -398,6 +398,10 @@ static int serve_parse(int argc, char **argv, serve_args *a)
         return EXIT_USAGE;
     a->lo.zone = cli_zone(EF_HT_WALL_MIN); /* --time-zone */
     a->ro.zone = a->lo.zone;
+    /* retention runs once a minute of the service's clock, at most once
+     * a wall second */
+    double sc = a->sc.scale > 0 ? a->sc.scale : 1;
+    a->ro.period = 60 / sc < 1 ? 1 : 60 / sc;
     return -1;
 }
 

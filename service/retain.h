@@ -14,7 +14,8 @@
  *   its newest 'keep_plans' files.
  *
  * Off the submission path: a thread of its own (ret_start) runs a step
- * every 'period' wall seconds; a step deletes in batches of 'batch' jobs,
+ * every 'period' wall seconds (efplan serve: a minute of the service's
+ * clock, at least one wall second); a step deletes in batches of 'batch' jobs,
  * one store transaction each (a kill leaves whole batches), taking the
  * service's lock for one batch at a time, so a submission waits for one
  * batch at most. Times are the service's clock (svc_now). What a step
