@@ -47,6 +47,7 @@ now_ns() { date +%s%N; }
 "$E" token add bench --operator --db db.sqlite >tok 2>/dev/null
 TOK=$(cat tok)
 "$E" serve --db db.sqlite --cluster n128g8 --curves A100 --slot 60 \
+    --max-queued none --max-submit-rate none \
     --listen 127.0.0.1:0 --port-file port --quiet >serve.log 2>&1 &
 SRV=$!
 i=0

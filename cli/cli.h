@@ -23,6 +23,8 @@
 #define EXIT_AUTH 8       /* the server refused the token (HTTP 401, 403) */
 #define EXIT_MISSED 9     /* apply: an admitted job is not done by its
                              deadline (a failed job's 4 comes first) */
+#define EXIT_LIMIT 10     /* the server refused for a per-user limit (HTTP
+                             429): retry after the time it says */
 
 /* Print "efplan: error: <msg>" and return the exit code of e->kind. */
 int cli_fail(const ef_err *e);

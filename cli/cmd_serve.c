@@ -18,7 +18,9 @@
 #include "model/overhead.h"
 #include "planner/plan.h"
 #include "service/http.h"
+#include "service/limits.h"
 #include "service/loop.h"
+#include "service/retain.h"
 #include "service/store.h"
 #include "service/svc.h"
 #include "service/token.h"
@@ -33,6 +35,8 @@ void help_serve(void)
         "PEM]\n"
         "                    [--insecure-listen] [--port-file FILE] "
         "[--quiet]\n"
+        "                    [--keep DURATION] [--keep-plans N]\n"
+        "                    [--max-queued N] [--max-submit-rate N]\n"
         "                    [--backend local|slurm|dry-run [--nodes FILE]\n"
         "                     [--run-dir DIR] [--time-scale S]\n"
         "                     [--max-restarts N] [--lag FRACTION]\n"
@@ -81,6 +85,20 @@ void help_serve(void)
         "  --per-token N      requests under way per token (default 8; then\n"
         "                     429)\n"
         "  --quiet            no line per request on stderr\n"
+        "\n"
+        "Retention and limits (docs/service-scale.md):\n"
+        "  --keep DURATION    delete jobs that ended (done, failed, cancelled,\n"
+        "                     rejected) longer ago than this, with their\n"
+        "                     events (default 30d; 90m, 12h, 2w, ...; forever\n"
+        "                     or 0: keep all)\n"
+        "  --keep-plans N     plan versions and snapshot files kept, newest\n"
+        "                     first (default 100; 0: all)\n"
+        "  --max-queued N     a user's jobs queued or running at once\n"
+        "                     (default 1000; none: no limit)\n"
+        "  --max-submit-rate N  a user's submissions per minute (default 600;\n"
+        "                     none: no limit). Over either: HTTP 429 with\n"
+        "                     Retry-After. A token's own limits come first\n"
+        "                     (efplan token add --max-queued ...)\n"
         "\n"
         "The closed loop (without --backend the service only plans):\n"
         "  --backend B        run the plan on the cluster: local processes,\n"
@@ -175,12 +193,14 @@ typedef struct serve_args {
     int replan_at;        /* seconds after midnight UTC; -1: none */
     int single_user;
     const char *job_user; /* --job-user (NULL: nobody) */
+    ret_opts ro;          /* --keep, --keep-plans */
 } serve_args;
 
 enum { O_TLS_CERT = 256, O_TLS_KEY, O_INSECURE, O_PORT_FILE, O_REPLAN_AT,
        O_REQ_TIMEOUT, O_QUIET, O_BACKEND, O_NODES, O_RUNDIR, O_SCALE,
        O_RESTARTS, O_LAG, O_MARGIN, O_HEAD_TIMEOUT, O_MAX_WAITING,
-       O_PER_TOKEN, O_JOB_USER, O_SINGLE_USER, O_MOVE, O_MOVES, O_LEARN };
+       O_PER_TOKEN, O_JOB_USER, O_SINGLE_USER, O_MOVE, O_MOVES, O_LEARN,
+       O_KEEP, O_KEEP_PLANS, O_MAX_QUEUED, O_MAX_RATE };
 
 /* A whole number option in lo..hi: 0 with *v, else the usage error's
  * exit code. */
@@ -304,6 +324,30 @@ static int serve_option(serve_args *a, int o, const char *arg)
                                    "or off)", arg);
         a->sc.learn_off = strcmp(arg, "off") == 0;
         break;
+    case O_KEEP:
+        if (ret_keep_parse(arg, &a->ro.keep) != 0)
+            return cli_usage_error("serve", "--keep: \"%s\" (expected a "
+                                   "duration: N with s, m, h, d or w, e.g. "
+                                   "30d or 12h; or forever)", arg);
+        a->sc.keep = a->ro.keep;
+        break;
+    case O_KEEP_PLANS:
+        rc = int_opt("--keep-plans", arg, 0, 1000000, "", &a->ro.keep_plans);
+        break;
+    case O_MAX_QUEUED:
+    case O_MAX_RATE: {
+        int64_t v;
+        const char *opt = o == O_MAX_QUEUED ? "--max-queued"
+                                            : "--max-submit-rate";
+        if (strcmp(arg, "default") == 0 ||
+            lim_parse(arg, o == O_MAX_RATE, &v) != 0)
+            return cli_usage_error("serve", "%s: \"%s\" (expected 1 to "
+                                   "1000000000%s, or none)", opt, arg,
+                                   o == O_MAX_RATE ? " a minute" : "");
+        *(o == O_MAX_QUEUED ? &a->sc.max_queued : &a->sc.max_rate) =
+            v > 0 ? v : 0;
+        break;
+    }
     case 'h': help_serve(); return EXIT_OK_;
     default: return -2;
     }
@@ -365,6 +409,10 @@ static int serve_parse(int argc, char **argv, serve_args *a)
         {"move-cluster", no_argument, NULL, O_MOVE},
         {"moves", required_argument, NULL, O_MOVES},
         {"learn", required_argument, NULL, O_LEARN},
+        {"keep", required_argument, NULL, O_KEEP},
+        {"keep-plans", required_argument, NULL, O_KEEP_PLANS},
+        {"max-queued", required_argument, NULL, O_MAX_QUEUED},
+        {"max-submit-rate", required_argument, NULL, O_MAX_RATE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int o;
@@ -404,6 +452,11 @@ static int serve_parse(int argc, char **argv, serve_args *a)
     if (cli_slurm_only("serve", &a->lo.slurm, a->lo.backend, 0) != 0)
         return EXIT_USAGE;
     a->lo.zone = cli_zone(EF_HT_WALL_MIN); /* --time-zone */
+    a->ro.zone = a->lo.zone;
+    /* retention runs once a minute of the service's clock, at most once
+     * a wall second */
+    double sc = a->sc.scale > 0 ? a->sc.scale : 1;
+    a->ro.period = 60 / sc < 1 ? 1 : 60 / sc;
     return -1;
 }
 
@@ -508,6 +561,11 @@ int cmd_serve(int argc, char **argv)
     loop_opts_default(&a.lo);
     a.lo.backend = NULL;
     a.lo.say = log_line;
+    a.ro.keep = a.sc.keep = RET_KEEP_DEFAULT;
+    a.ro.keep_plans = RET_KEEP_PLANS_DEFAULT;
+    a.ro.say = log_line;
+    a.sc.max_queued = 1000;
+    a.sc.max_rate = 600;
     int rc = serve_parse(argc, argv, &a);
     if (rc >= 0) {
         cli_slurm_free(&a.lo.slurm);
@@ -535,6 +593,7 @@ int cmd_serve(int argc, char **argv)
     svc *sv = NULL;
     loop *lp = NULL;
     srv *hs = NULL;
+    ret *rt = NULL;
     if (svc_open(&sv, &a.sc, (int64_t)time(NULL), &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
@@ -544,6 +603,7 @@ int cmd_serve(int argc, char **argv)
         goto out;
     log_moved(&a, sv);
     if ((a.lo.backend && loop_start(&lp, sv, &a.lo, &e) != EF_OK) ||
+        ret_start(&rt, sv, &a.ro, &e) != EF_OK ||
         srv_start(&hs, sv, &a.hc, &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
@@ -568,6 +628,7 @@ int cmd_serve(int argc, char **argv)
     rc = EXIT_OK_;
 out:
     srv_stop(hs);
+    ret_stop(rt);
     if (rc == EXIT_OK_)
         serve_stop_loop(lp);
     else

@@ -79,7 +79,9 @@ void help_submit(void)
         "Exit codes: 0 admitted (or best-effort), 4 rejected, 2 usage error,\n"
         "3 invalid input (or refused by the server: HTTP 400, 409, 413),\n"
         "5 internal error (or a server error, or no server reachable),\n"
-        "8 the server refused the token (HTTP 401, 403).\n");
+        "8 the server refused the token (HTTP 401, 403), 10 over a per-user\n"
+        "limit of the server (HTTP 429: its message says which and when to\n"
+        "retry).\n");
     cli_help_shared(0);
 }
 

@@ -12,14 +12,16 @@
 #include "common/jsonw.h"
 #include "common/util.h"
 #include "executor/exec.h"
+#include "service/limits.h"
 #include "service/store.h"
 #include "service/token.h"
 
 static void help_add(void)
 {
     printf(
-        "Usage: efplan token add NAME [--operator] [--unix-user USER] --db "
-        "FILE\n"
+        "Usage: efplan token add NAME [--operator] [--unix-user USER]\n"
+        "                        [--max-queued N] [--max-submit-rate N] "
+        "--db FILE\n"
         "\n"
         "Make a bearer token for the user NAME and store it in FILE (created\n"
         "if absent, mode 0600). The token is printed once, alone on standard\n"
@@ -45,7 +47,8 @@ static void help_list(void)
         "\n"
         "List every token in FILE, live and revoked, by creation: id, name,\n"
         "role (user or operator), the Unix account its jobs run as (\"-\":\n"
-        "serve's job user), created and revoked times (ISO-8601 UTC).\n"
+        "serve's job user), its limits (max_queued, max_submit_rate; \"-\":\n"
+        "serve's), created and revoked times (ISO-8601 UTC).\n"
         "Secrets are never shown: the store does not have them.\n"
         "\n"
         "  --db FILE     the service's store (must exist)\n"
@@ -53,6 +56,27 @@ static void help_list(void)
         "\n"
         "Exit codes: 0 listed, 2 usage error, 3 invalid store, 5 internal "
         "error.\n");
+    cli_help_shared(0);
+}
+
+static void help_limits(void)
+{
+    printf(
+        "Usage: efplan token limits ID|NAME [--max-queued N|none|default]\n"
+        "                           [--max-submit-rate N|none|default] --db "
+        "FILE\n"
+        "\n"
+        "Change the per-user limits of the live token with public id ID, or,\n"
+        "when no token has that id, of every live token of the user NAME:\n"
+        "jobs queued or running at once, and submissions per minute (N or\n"
+        "N/min). none: no limit; default: efplan serve's --max-queued or\n"
+        "--max-submit-rate. A limit not given is left as it is. A running\n"
+        "server applies them from the token's next request.\n"
+        "\n"
+        "  --db FILE     the service's store (must exist)\n"
+        "\n"
+        "Exit codes: 0 changed, 2 usage error, 3 invalid store or no live\n"
+        "token matched, 5 internal error.\n");
     cli_help_shared(0);
 }
 
@@ -78,6 +102,8 @@ void help_token(void)
         "Usage: efplan token add NAME [--operator] [--unix-user USER] --db "
         "FILE\n"
         "       efplan token list --db FILE [--json]\n"
+        "       efplan token limits ID|NAME [--max-queued N] "
+        "[--max-submit-rate N] --db FILE\n"
         "       efplan token revoke ID|NAME --db FILE\n"
         "\n"
         "Manage the bearer tokens of efplan serve, kept in its store (a\n"
@@ -124,6 +150,7 @@ typedef struct tok_opts {
     const char *db;
     const char *unix_user;
     int op, json;
+    int64_t max_queued, max_rate; /* STORE_LIMIT_KEEP: not given */
 } tok_opts;
 
 /* The options of the subcommands: --db (required), --help, and
@@ -138,14 +165,33 @@ static int parse(const char *cmd, void (*help)(void), int allow_op,
         {"operator", no_argument, NULL, 'o'},
         {"json", no_argument, NULL, 'j'},
         {"unix-user", required_argument, NULL, 'U'},
+        {"max-queued", required_argument, NULL, 'Q'},
+        {"max-submit-rate", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int o;
     opterr = 0;
     optind = 1;
+    to->max_queued = to->max_rate = STORE_LIMIT_KEEP;
+    int lims = strcmp(cmd, "token add") == 0 ||
+               strcmp(cmd, "token limits") == 0;
     while ((o = cli_getopt(cmd, argc, argv, opts, 0, NULL)) != -1) {
         switch (o) {
         case 'd': to->db = optarg; break;
+        case 'Q':
+        case 'R': {
+            const char *opt = o == 'Q' ? "--max-queued" : "--max-submit-rate";
+            int64_t v;
+            if (!lims)
+                return cli_usage_error(cmd, "%s is an option of 'token add' "
+                                       "and 'token limits' only", opt);
+            if (lim_parse(optarg, o == 'R', &v) != 0)
+                return cli_usage_error(cmd, "%s: \"%s\" (expected 1 to "
+                                       "1000000000%s, none or default)", opt,
+                                       optarg, o == 'R' ? " a minute" : "");
+            *(o == 'Q' ? &to->max_queued : &to->max_rate) = v;
+            break;
+        }
         case 'o':
             if (!allow_op)
                 return cli_usage_error(cmd, "--operator is an option of "
@@ -231,9 +277,18 @@ static int token_add(int argc, char **argv)
         return cli_fail(&e);
     char text[TOKEN_TEXT_MAX + 1];
     store_ident who;
-    if (store_token_add_as(s, name, to.op, to.unix_user, now_s(), text,
-                           sizeof text, &who, &e) != EF_OK) {
+    int lims = to.max_queued != STORE_LIMIT_KEEP ||
+              to.max_rate != STORE_LIMIT_KEEP, count = 0;
+    /* the token and its limits land together */
+    if ((lims && store_begin(s, &e) != EF_OK) ||
+        store_token_add_as(s, name, to.op, to.unix_user, now_s(), text,
+                           sizeof text, &who, &e) != EF_OK ||
+        (lims && (store_token_set_limits(s, who.id, to.max_queued,
+                                        to.max_rate, &count, &e) != EF_OK ||
+                 store_commit(s, &e) != EF_OK))) {
+        store_rollback(s);
         store_close(s);
+        token_wipe(text, sizeof text);
         return cli_fail(&e);
     }
     store_close(s);
@@ -251,6 +306,18 @@ static int token_add(int argc, char **argv)
     }
     token_wipe(text, sizeof text);
     return rc;
+}
+
+/* A limit in token list --json: the number, "none", or null (the
+ * service's). */
+static void list_limit(jw *w, const char *key, int64_t v)
+{
+    if (v == STORE_LIMIT_SERVICE)
+        jw_null(w, key);
+    else if (v < 0)
+        jw_str(w, key, "none");
+    else
+        jw_int(w, key, v);
 }
 
 static int token_list(int argc, char **argv)
@@ -289,6 +356,8 @@ static int token_list(int argc, char **argv)
             else
                 jw_null(&w, "unix_user");
             jw_str(&w, "created", iso(r[i].created, c, sizeof c));
+            list_limit(&w, "max_queued", r[i].who.max_queued);
+            list_limit(&w, "max_submit_rate", r[i].who.max_rate);
             if (r[i].revoked >= 0)
                 jw_str(&w, "revoked", iso(r[i].revoked, v, sizeof v));
             else
@@ -311,13 +380,17 @@ static int token_list(int argc, char **argv)
             if ((int)strlen(r[i].who.unix_user) > wu)
                 wu = (int)strlen(r[i].who.unix_user);
         }
-        printf("%-*s  %-*s  %-8s  %-*s  %-20s  %s\n", TOKEN_ID_LEN, "id", wn,
-               "name", "role", wu, "unix_user", "created", "state");
+        printf("%-*s  %-*s  %-8s  %-*s  %-10s  %-15s  %-20s  %s\n",
+               TOKEN_ID_LEN, "id", wn, "name", "role", wu, "unix_user",
+               "max_queued", "max_submit_rate", "created", "state");
         for (int i = 0; i < n; i++) {
-            printf("%-*s  %-*s  %-8s  %-*s  %-20s  ", TOKEN_ID_LEN,
-                   r[i].who.id, wn, r[i].who.name,
+            char lq[32], lr[32];
+            printf("%-*s  %-*s  %-8s  %-*s  %-10s  %-15s  %-20s  ",
+                   TOKEN_ID_LEN, r[i].who.id, wn, r[i].who.name,
                    r[i].who.op ? "operator" : "user", wu,
                    r[i].who.unix_user[0] ? r[i].who.unix_user : "-",
+                   lim_text(r[i].who.max_queued, 0, lq, sizeof lq),
+                   lim_text(r[i].who.max_rate, 1, lr, sizeof lr),
                    iso(r[i].created, c, sizeof c));
             if (r[i].revoked >= 0)
                 printf("revoked %s\n", iso(r[i].revoked, v, sizeof v));
@@ -368,12 +441,50 @@ static int token_revoke(int argc, char **argv)
     return 0;
 }
 
+static int token_limits(int argc, char **argv)
+{
+    const char *cmd = "token limits";
+    tok_opts to = {0};
+    int first, rc = parse(cmd, help_limits, 0, 0, argc, argv, &to, &first);
+    if (rc >= 0)
+        return rc;
+    if (argc - first != 1)
+        return cli_usage_error(cmd, argc - first == 0 ?
+                               "ID or NAME is required" :
+                               "one ID or NAME only (got %d arguments)",
+                               argc - first);
+    if (to.max_queued == STORE_LIMIT_KEEP && to.max_rate == STORE_LIMIT_KEEP)
+        return cli_usage_error(cmd, "nothing to change: give --max-queued "
+                               "or --max-submit-rate");
+    const char *key = argv[first];
+    ef_err e = {0};
+    store *s;
+    if (open_existing(to.db, &s, &e) != EF_OK)
+        return cli_fail(&e);
+    int count = 0;
+    rc = store_token_set_limits(s, key, to.max_queued, to.max_rate, &count,
+                                &e);
+    store_close(s);
+    if (rc != EF_OK)
+        return cli_fail(&e);
+    char q[160];
+    if (count == 0) {
+        ef_fail(&e, EF_E_INPUT, "%s: no live token has the id or name \"%s\""
+                " (efplan token list --db %s)", to.db,
+                ef_quote(key, q, sizeof q), to.db);
+        return cli_fail(&e);
+    }
+    printf("limits of %d token%s changed: \"%s\"\n", count,
+           count == 1 ? "" : "s", ef_quote(key, q, sizeof q));
+    return 0;
+}
+
 int cmd_token(int argc, char **argv)
 {
-    static const char *const subs[] = {"add", "list", "revoke"};
+    static const char *const subs[] = {"add", "limits", "list", "revoke"};
     if (argc < 2)
-        return cli_usage_error("token", "a command is required: add, list "
-                               "or revoke");
+        return cli_usage_error("token", "a command is required: add, "
+                               "limits, list or revoke");
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 ||
         strcmp(sub, "help") == 0) {
@@ -386,11 +497,13 @@ int cmd_token(int argc, char **argv)
         return token_list(argc - 1, argv + 1);
     if (strcmp(sub, "revoke") == 0)
         return token_revoke(argc - 1, argv + 1);
+    if (strcmp(sub, "limits") == 0)
+        return token_limits(argc - 1, argv + 1);
     char q[128];
-    const char *s = ef_suggest(sub, subs, 3);
+    const char *s = ef_suggest(sub, subs, 4);
     if (s)
         return cli_usage_error("token", "unknown command \"%s\" (did you mean "
                                "\"%s\"?)", ef_quote(sub, q, sizeof q), s);
-    return cli_usage_error("token", "unknown command \"%s\" (add, list or "
-                           "revoke)", ef_quote(sub, q, sizeof q));
+    return cli_usage_error("token", "unknown command \"%s\" (add, limits, "
+                           "list or revoke)", ef_quote(sub, q, sizeof q));
 }

@@ -47,8 +47,8 @@ static const cli_command commands[] = {
      cmd_simulate, help_simulate, NULL},
     {"submit", "submit one job to a plan file or to efplan serve",
      cmd_submit, help_submit, NULL},
-    {"token", "add, list or revoke the service's bearer tokens (--db FILE)",
-     cmd_token, help_token, "add list revoke"},
+    {"token", "add, list, limit or revoke the service's tokens (--db FILE)",
+     cmd_token, help_token, "add limits list revoke"},
     {"validate", "check input files and print what was read", cmd_validate,
      help_validate, NULL},
 };
@@ -246,7 +246,8 @@ static void help_main(FILE *out)
         "Exit codes: 0 ok, 2 usage error, 3 invalid input, 4 infeasible,\n"
         "5 internal error, 6 profile built without CUDA, 7 no GPU,\n"
         "8 the server refused the token, 9 apply: an admitted job is not\n"
-        "done by its deadline. Each command's help says what its codes\n"
+        "done by its deadline, 10 the server's per-user limit (HTTP 429).\n"
+        "Each command's help says what its codes\n"
         "mean there.\n");
     ef_data_from from;
     const char *data = ef_datadir_found(&from);

@@ -96,6 +96,8 @@ static const struct {
     {EXIT_AUTH, "the server refused the token (HTTP 401 or 403)"},
     {EXIT_MISSED, "apply, nightly: an admitted job is not done by its "
      "deadline"},
+    {EXIT_LIMIT, "the server refused for a per-user limit (HTTP 429): "
+                 "retry after the time its message gives"},
 };
 
 static const struct {

@@ -47,6 +47,8 @@ int cli_remote_call(const cl_conn *c, const char *method, const char *path,
     fprintf(stderr, "efplan: error: %s\n", e.msg);
     if (st == 401 || st == 403)
         return EXIT_AUTH;
+    if (st == 429)
+        return EXIT_LIMIT;
     if (st >= 400 && st < 500)
         return EXIT_INPUT;
     return EXIT_INTERNAL;

@@ -222,8 +222,11 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, svc_reply *r,
     if (r->status == 408 || r->status == 413 || r->status == 431 ||
         r->status == 414)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-    if (r->status == 429)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    if (r->status == 429) {
+        char ra[32];
+        snprintf(ra, sizeof ra, "%d", r->retry_after > 0 ? r->retry_after : 1);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+    }
     if (r->status == 401)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
                                 "Bearer realm=\"efplan\"");
@@ -532,12 +535,30 @@ static enum MHD_Result head_count(void *cls, enum MHD_ValueKind kind,
     return MHD_YES;
 }
 
-/* GET /v1/me: who the token is. */
-static void reply_me(const store_ident *who, svc_reply *r)
+/* A limit of /v1/me: the number, or null for none. */
+static void me_limit(jw *w, const char *key, int64_t v)
+{
+    if (v > 0)
+        jw_int(w, key, v);
+    else
+        jw_null(w, key);
+}
+
+/* GET /v1/me: who the token is, and the limits it submits under. */
+static void reply_me(svc *sv, const store_ident *who, svc_reply *r)
 {
     jw w;
     jw_init(&w, 1);
     jw_obj(&w, NULL, &jw_inline_obj);
+    int64_t mq, mr;
+    int own;
+    svc_limits_of(sv, who, &mq, &mr, &own);
+    jw_obj(&w, "limits", &jw_inline_obj);
+    me_limit(&w, "max_queued", mq);
+    jw_str(&w, "max_queued_from", own & 1 ? "token" : "service");
+    me_limit(&w, "max_submit_rate", mr);
+    jw_str(&w, "max_submit_rate_from", own & 2 ? "token" : "service");
+    jw_end(&w);
     jw_str(&w, "name", who->name);
     jw_str(&w, "role", who->op ? "operator" : "user");
     jw_str(&w, "token", who->id);
@@ -699,7 +720,7 @@ static void dispatch(srv *s, struct MHD_Connection *c, req *q,
         svc_node_drain(s->sv, who, node, q->rt == R_DRAIN, q->body.s,
                        q->body.n, now, r);
         break;
-    case R_ME: reply_me(who, r); break;
+    case R_ME: reply_me(s->sv, who, r); break;
     case R_COUNT: break;
     }
 }

@@ -108,6 +108,17 @@ static const char schema_4[] =
     "  restart_runs INTEGER NOT NULL,"
     "  PRIMARY KEY (model, owner));";
 
+/* Version 4 -> 5: retention and per-user limits (efplan serve --keep,
+ * --max-queued, --max-submit-rate): a token's own limits (NULL: the
+ * service's; -1: none), an index of the jobs by their last change (the
+ * ended ones are pruned by it) and one of a user's jobs by state (the
+ * queued-jobs limit counts them). */
+static const char schema_5[] =
+    "ALTER TABLE tokens ADD COLUMN max_queued INTEGER;"
+    "ALTER TABLE tokens ADD COLUMN max_rate INTEGER;"
+    "CREATE INDEX jobs_updated ON jobs (updated);"
+    "CREATE INDEX jobs_owner_state ON jobs (owner, state);";
+
 /* The migrations: steps[v] takes a store from schema v to v + 1 (one SQL
  * script, no data in it). */
 static const char *const steps[] = {
@@ -115,6 +126,7 @@ static const char *const steps[] = {
     schema_2,
     schema_3,
     schema_4,
+    schema_5,
 };
 _Static_assert(sizeof steps / sizeof steps[0] == STORE_SCHEMA,
                "one migration step per schema version");
@@ -644,7 +656,8 @@ int store_token_check(store *s, const char *text, store_ident *who,
     if (!text || token_parse(text, id) != 0)
         return 0;
     sqlite3_stmt *st;
-    if (prep(s, "SELECT name, op, salt, hash, coalesce(unix_user, '') "
+    if (prep(s, "SELECT name, op, salt, hash, coalesce(unix_user, ''), "
+             "coalesce(max_queued, 0), coalesce(max_rate, 0) "
              "FROM tokens WHERE id = ?1 AND revoked IS NULL", &st,
              "token check",
              e) != EF_OK)
@@ -674,6 +687,8 @@ int store_token_check(store *s, const char *text, store_ident *who,
                 const unsigned char *u = sqlite3_column_text(st, 4);
                 snprintf(who->unix_user, sizeof who->unix_user, "%s",
                          u ? (const char *)u : "");
+                who->max_queued = sqlite3_column_int64(st, 5);
+                who->max_rate = sqlite3_column_int64(st, 6);
             }
         }
     } else if (rc != SQLITE_DONE) {
@@ -689,7 +704,8 @@ int store_token_list(store *s, store_token_row **rows, int *n, ef_err *e)
     *n = 0;
     sqlite3_stmt *st;
     if (prep(s, "SELECT id, name, op, created, coalesce(revoked, -1), "
-             "coalesce(unix_user, '') FROM tokens ORDER BY created, id", &st,
+             "coalesce(unix_user, ''), coalesce(max_queued, 0), "
+             "coalesce(max_rate, 0) FROM tokens ORDER BY created, id", &st,
              "token list",
              e) != EF_OK)
         return EF_ERR;
@@ -714,6 +730,8 @@ int store_token_list(store *s, store_token_row **rows, int *n, ef_err *e)
         const unsigned char *u = sqlite3_column_text(st, 5);
         snprintf(t->who.unix_user, sizeof t->who.unix_user, "%s",
                  u ? (const char *)u : "");
+        t->who.max_queued = sqlite3_column_int64(st, 6);
+        t->who.max_rate = sqlite3_column_int64(st, 7);
     }
     if (rc != SQLITE_DONE) {
         dberr(s, "token list", e);
@@ -774,6 +792,66 @@ int store_token_revoke(store *s, const char *key, int64_t now, int *count,
             sqlite3_finalize(st);
         } else {
             rc = step_done(s, st, "token revoke", e);
+        }
+    }
+    int changed = rc == EF_OK ? sqlite3_changes(s->db) : 0;
+    if (unit_end(s, inner, rc, e) != EF_OK)
+        return EF_ERR;
+    *count = changed;
+    return EF_OK;
+}
+
+/* A limit as store_token_set_limits takes it: 0 when it may be stored. */
+static int limit_ok(int64_t v)
+{
+    return v == STORE_LIMIT_KEEP || v == STORE_LIMIT_SERVICE ||
+           v == STORE_LIMIT_NONE || (v >= 1 && v <= 1000000000);
+}
+
+int store_token_set_limits(store *s, const char *key, int64_t max_queued,
+                           int64_t max_rate, int *count, ef_err *e)
+{
+    *count = 0;
+    if (!limit_ok(max_queued) || !limit_ok(max_rate))
+        return ef_fail(e, EF_E_INPUT, "%s: a limit must be 1 to 1000000000, "
+                       "none or the service's", s->path);
+    int inner;
+    if (unit_begin(s, &inner, e) != EF_OK)
+        return EF_ERR;
+    int64_t ids = 0;
+    sqlite3_stmt *st;
+    int rc = prep(s, "SELECT count(*) FROM tokens WHERE id = ?1", &st,
+                  "token limits", e);
+    if (rc == EF_OK) {
+        if (bind_str(st, 1, key) || sqlite3_step(st) != SQLITE_ROW)
+            rc = dberr(s, "token limits", e);
+        else
+            ids = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    /* ?1, ?2: the new values; ?3, ?4: 1 to keep the old one */
+    if (rc == EF_OK)
+        rc = prep(s, ids ?
+                  "UPDATE tokens SET max_queued = CASE WHEN ?3 THEN "
+                  "max_queued ELSE nullif(?1, 0) END, max_rate = CASE WHEN "
+                  "?4 THEN max_rate ELSE nullif(?2, 0) END "
+                  "WHERE id = ?5 AND revoked IS NULL" :
+                  "UPDATE tokens SET max_queued = CASE WHEN ?3 THEN "
+                  "max_queued ELSE nullif(?1, 0) END, max_rate = CASE WHEN "
+                  "?4 THEN max_rate ELSE nullif(?2, 0) END "
+                  "WHERE name = ?5 AND revoked IS NULL", &st,
+                  "token limits", e);
+    if (rc == EF_OK) {
+        int kq = max_queued == STORE_LIMIT_KEEP;
+        int kr = max_rate == STORE_LIMIT_KEEP;
+        if (bind_i64(st, 1, kq ? 0 : max_queued) ||
+            bind_i64(st, 2, kr ? 0 : max_rate) ||
+            sqlite3_bind_int(st, 3, kq) || sqlite3_bind_int(st, 4, kr) ||
+            bind_str(st, 5, key)) {
+            rc = dberr(s, "token limits", e);
+            sqlite3_finalize(st);
+        } else {
+            rc = step_done(s, st, "token limits", e);
         }
     }
     int changed = rc == EF_OK ? sqlite3_changes(s->db) : 0;
@@ -1014,6 +1092,21 @@ int store_jobs_count(store *s, void (*f)(const char *state, int64_t n,
     return out;
 }
 
+int store_user_live(store *s, const char *owner, int64_t *n, ef_err *e)
+{
+    sqlite3_stmt *st;
+    if (prep(s, "SELECT count(*) FROM jobs WHERE owner = ?1 AND state IN "
+             "('queued', 'running')", &st, "user's jobs", e) != EF_OK)
+        return EF_ERR;
+    int out = EF_OK;
+    if (bind_str(st, 1, owner) || sqlite3_step(st) != SQLITE_ROW)
+        out = dberr(s, "user's jobs", e);
+    else
+        *n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return out;
+}
+
 /* ---- events -------------------------------------------------------------- */
 
 int store_event_add(store *s, const char *job, int64_t at, const char *kind,
@@ -1147,6 +1240,132 @@ int store_plan_get(store *s, int64_t *version, char **text, ef_err *e)
     }
     sqlite3_finalize(st);
     return out;
+}
+
+/* ---- retention ------------------------------------------------------------ */
+
+/* Run 'sql' bound with ?1 = a (text) or, when a is NULL, ?1 = i and
+ * ?2 = j; add the rows it changed to *n. */
+static int prune_exec(store *s, sqlite3_stmt *st, const char *a, int64_t i,
+                      int64_t j, int64_t *n, ef_err *e)
+{
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    int bad = a ? bind_str(st, 1, a)
+                : (bind_i64(st, 1, i) || bind_i64(st, 2, j));
+    if (bad || sqlite3_step(st) != SQLITE_DONE)
+        return dberr(s, "prune", e);
+    *n += sqlite3_changes(s->db);
+    return EF_OK;
+}
+
+/* The ids of at most 'batch' ended jobs to prune (heap array, *n). */
+static int prune_pick(store *s, int64_t before, int batch, char ***ids,
+                      int *n, ef_err *e)
+{
+    *ids = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    if (prep(s, "SELECT id FROM jobs WHERE updated < ?1 AND state IN "
+             "('done', 'failed', 'cancelled', 'rejected', 'planned-done') "
+             "AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.job = "
+             "jobs.id AND a.state != 'ended') ORDER BY updated, seq "
+             "LIMIT ?2", &st, "prune", e) != EF_OK)
+        return EF_ERR;
+    if (bind_i64(st, 1, before) || bind_i64(st, 2, batch)) {
+        int out = dberr(s, "prune", e);
+        sqlite3_finalize(st);
+        return out;
+    }
+    char **r = ef_calloc((size_t)batch + 1, sizeof *r);
+    int nr = 0, rc = SQLITE_DONE;
+    while (nr < batch && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        r[nr++] = col_str(st, 0);
+    if (nr < batch && rc != SQLITE_DONE) {
+        dberr(s, "prune", e);
+        sqlite3_finalize(st);
+        for (int k = 0; k < nr; k++)
+            free(r[k]);
+        free(r);
+        return EF_ERR;
+    }
+    sqlite3_finalize(st);
+    *ids = r;
+    *n = nr;
+    return EF_OK;
+}
+
+int store_prune_jobs(store *s, int64_t before, int batch, store_pruned *p,
+                     ef_err *e)
+{
+    if (batch < 1)
+        return 0;
+    int inner;
+    if (unit_begin(s, &inner, e) != EF_OK)
+        return EF_ERR;
+    char **ids = NULL;
+    int n = 0;
+    store_pruned d = {0};
+    int rc = prune_pick(s, before, batch, &ids, &n, e);
+    sqlite3_stmt *de = NULL, *da = NULL, *dj = NULL, *ds = NULL;
+    if (rc == EF_OK &&
+        (prep(s, "DELETE FROM events WHERE job = ?1", &de, "prune",
+              e) != EF_OK ||
+         prep(s, "DELETE FROM attempts WHERE job = ?1", &da, "prune",
+              e) != EF_OK ||
+         prep(s, "DELETE FROM jobs WHERE id = ?1", &dj, "prune", e) != EF_OK ||
+         prep(s, "DELETE FROM events WHERE seq IN (SELECT seq FROM events "
+              "WHERE job IS NULL AND at < ?1 ORDER BY seq LIMIT ?2)", &ds,
+              "prune", e) != EF_OK))
+        rc = EF_ERR;
+    for (int k = 0; rc == EF_OK && k < n; k++)
+        if (prune_exec(s, de, ids[k], 0, 0, &d.events, e) != EF_OK ||
+            prune_exec(s, da, ids[k], 0, 0, &d.attempts, e) != EF_OK ||
+            prune_exec(s, dj, ids[k], 0, 0, &d.jobs, e) != EF_OK)
+            rc = EF_ERR;
+    if (rc == EF_OK)
+        rc = prune_exec(s, ds, NULL, before, batch, &d.events, e);
+    int64_t total = 0;
+    if (rc == EF_OK && d.jobs > 0) {
+        int got = store_meta_get(s, "pruned_jobs", &total, e);
+        rc = got < 0 ? EF_ERR
+                     : store_meta_set(s, "pruned_jobs", total + d.jobs, e);
+    }
+    sqlite3_finalize(de);
+    sqlite3_finalize(da);
+    sqlite3_finalize(dj);
+    sqlite3_finalize(ds);
+    for (int k = 0; k < n; k++)
+        free(ids[k]);
+    free(ids);
+    if (unit_end(s, inner, rc, e) != EF_OK)
+        return EF_ERR;
+    p->jobs += d.jobs;
+    p->events += d.events;
+    p->attempts += d.attempts;
+    return (int)d.jobs;
+}
+
+int store_prune_plans(store *s, int keep, int batch, store_pruned *p,
+                      ef_err *e)
+{
+    if (keep < 1 || batch < 1)
+        return 0;
+    sqlite3_stmt *st;
+    /* ?1: keep, ?2: batch */
+    if (prep(s, "DELETE FROM plans WHERE version IN (SELECT version FROM "
+             "plans WHERE version < (SELECT version FROM plans ORDER BY "
+             "version DESC LIMIT 1 OFFSET ?1 - 1) AND version NOT IN "
+             "(SELECT version FROM plan_current) ORDER BY version LIMIT ?2)",
+             &st, "prune plans", e) != EF_OK)
+        return EF_ERR;
+    int64_t n = 0;
+    int rc = prune_exec(s, st, NULL, keep, batch, &n, e);
+    sqlite3_finalize(st);
+    if (rc != EF_OK)
+        return EF_ERR;
+    p->plans += n;
+    return (int)n;
 }
 
 /* ---- meta ---------------------------------------------------------------- */

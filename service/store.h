@@ -7,8 +7,9 @@
  *     (operator or not); the secret only as a salted hash;
  *   - jobs: every job ever submitted, with its owner, the job as the
  *     server planned it (efplan-jobs JSON, one object), the admission
- *     answer (JSON), state, progress and times; a job is never deleted
- *     (a cancelled one keeps its row, state "cancelled");
+ *     answer (JSON), state, progress and times; a job is deleted only
+ *     by retention (store_prune_jobs: ended longer ago than efplan serve
+ *     --keep), with its events and attempts;
  *   - events: an append-only history, per job and of the service;
  *   - the current plan (efplan-plan text) with its version, and a row per
  *     plan version (why it was made, when, how many jobs it admitted);
@@ -45,7 +46,7 @@
 
 #include "common/err.h"
 
-#define STORE_SCHEMA 4
+#define STORE_SCHEMA 5
 /* PRAGMA application_id of an efplan store ("efpl"): a SQLite file with
  * another non-zero id is another program's and is refused. */
 #define STORE_APP_ID 0x6566706c
@@ -98,7 +99,18 @@ typedef struct store_ident {
     char unix_user[40]; /* the Unix account its jobs run as
                            (token_unix_user_check); "": none, the
                            service's job user (efplan serve --job-user) */
+    /* its per-user limits (efplan token add --max-queued,
+     * --max-submit-rate): STORE_LIMIT_SERVICE (0): the service's own
+     * (efplan serve --max-queued, --max-submit-rate); STORE_LIMIT_NONE:
+     * none; else the limit (jobs queued or running; submissions per
+     * minute of the service's clock) */
+    int64_t max_queued, max_rate;
 } store_ident;
+
+#define STORE_LIMIT_SERVICE 0
+#define STORE_LIMIT_NONE (-1)
+/* store_token_set_limits: leave that limit as it is */
+#define STORE_LIMIT_KEEP INT64_MIN
 
 typedef struct store_token_row {
     store_ident who;
@@ -147,6 +159,16 @@ int store_token_list(store *s, store_token_row **rows, int *n, ef_err *e);
  * error). Revoked rows stay, with their time 'now'. */
 int store_token_revoke(store *s, const char *key, int64_t now, int *count,
                        ef_err *e);
+
+/* Set the limits (max_queued, max_rate: STORE_LIMIT_SERVICE,
+ * STORE_LIMIT_NONE, a limit >= 1, or STORE_LIMIT_KEEP to leave it) of the
+ * live token with public id 'key', or of every live token of the name
+ * 'key' when no token has that id; *count = how many changed (0: no live
+ * token matched, not an error). A value out of range is EF_E_INPUT and
+ * changes nothing. A running service reads them at the token's next
+ * request. */
+int store_token_set_limits(store *s, const char *key, int64_t max_queued,
+                           int64_t max_rate, int *count, ef_err *e);
 
 /* ---- jobs -------------------------------------------------------------- */
 
@@ -198,6 +220,9 @@ int store_job_update_live(store *s, const char *id, const char *state,
 int store_jobs_list(store *s, const char *owner, const char *state,
                     store_job **rows, int *n, ef_err *e);
 void store_jobs_free(store_job *rows, int n);
+/* How many jobs of 'owner' are queued or running (not ended), into *n:
+ * what efplan serve --max-queued limits. */
+int store_user_live(store *s, const char *owner, int64_t *n, ef_err *e);
 /* Count jobs per state: calls f(state, count, arg) once per state that
  * has jobs, in the order of the state names (strcmp order). */
 int store_jobs_count(store *s, void (*f)(const char *state, int64_t n,
@@ -321,6 +346,29 @@ int store_learn(store *s, const char *model, const char *owner, int restart,
  * where nothing was measured. */
 int store_learned(store *s, const char *model, const char *owner,
                   store_learnt *out, ef_err *e);
+
+/* ---- retention (efplan serve --keep, --keep-plans) ----------------------- */
+
+/* What one pruning step deleted (added to by each call). */
+typedef struct store_pruned {
+    int64_t jobs, events, attempts, plans;
+} store_pruned;
+
+/* store_prune_jobs: in one transaction, delete at most 'batch' jobs that
+ * ended (state done, failed, cancelled, rejected or planned-done) with
+ * their last change ('updated') before 'before' and no attempt of the
+ * loop that has not ended, oldest first, with every event and attempt of
+ * them; and at most 'batch' events of the service (no job) before
+ * 'before'. The meta value "pruned_jobs" counts the jobs deleted over
+ * the store's life. Returns how many jobs it deleted (0: none left to
+ * delete), or EF_ERR (nothing deleted). */
+int store_prune_jobs(store *s, int64_t before, int batch, store_pruned *p,
+                     ef_err *e);
+/* store_prune_plans: in one transaction, delete at most 'batch' rows of
+ * the plan history older than its newest 'keep' (>= 1), never the
+ * current plan's. Returns how many it deleted, or EF_ERR. */
+int store_prune_plans(store *s, int keep, int batch, store_pruned *p,
+                      ef_err *e);
 
 /* ---- meta ---------------------------------------------------------------- */
 

@@ -25,7 +25,9 @@
 #include "planner/explain.h"
 #include "planner/planio.h"
 #include "planner/submit.h"
+#include "service/limits.h"
 #include "service/live.h"
+#include "service/retain.h"
 
 /* Upper bounds of the submission latency histogram (seconds). */
 static const double lat_le[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
@@ -148,6 +150,10 @@ struct svc {
     int m_jobs, m_at_risk;
     double m_promised_s;  /* GPU-seconds the last full plan promises */
     svc_move_res moved;   /* what svc_open's move did (svc_moved) */
+    /* per-user limits (limits.h) and the retention period (seconds, 0:
+     * forever: what a 404 says of a job that may have been pruned) */
+    lim *lim;
+    int64_t keep;
 };
 
 /* ---- replies ------------------------------------------------------------- */
@@ -810,6 +816,8 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
     pthread_mutex_init(&s->rmu, NULL);
     s->db = ef_strdup(cfg->db);
     s->learn_off = cfg->learn_off;
+    s->lim = lim_new(cfg->max_queued, cfg->max_rate);
+    s->keep = cfg->keep > 0 ? cfg->keep : 0;
     s->cluster_arg = ef_strdup(cfg->cluster);
     s->curves_arg = ef_strdup(cfg->curves);
     if (cfg->snapshots) {
@@ -948,6 +956,7 @@ void svc_close(svc *s)
     free(s->cluster_arg);
     free(s->curves_arg);
     free(s->snapdir);
+    lim_free(s->lim);
     free(s->map);
     for (int i = 0; i < s->nobs; i++) {
         free((char *)s->obs[i].id);
@@ -974,6 +983,13 @@ int svc_token_check(svc *s, const char *text, store_ident *who, ef_err *e)
     int ok = store_token_check(s->rd, text, who, e);
     pthread_mutex_unlock(&s->rmu);
     return ok;
+}
+
+const char *svc_snapdir(const svc *s) { return s->snapdir; }
+void svc_limits_of(const svc *s, const store_ident *who, int64_t *queued,
+                   int64_t *rate, int *own)
+{
+    lim_of(s->lim, who, queued, rate, own);
 }
 void svc_lock(svc *s)
 {
@@ -1471,6 +1487,9 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
         err = 1;
         goto out;
     }
+    /* the user's limits (limits.h): 429, nothing stored */
+    if (lim_check(s->lim, s->st, who, now, s->scale, s->L.p.opts.slot, r))
+        goto out;
     /* decided at its release against the state there */
     int64_t rel = ef_align_up(s->L.p.now, now, s->L.p.opts.slot);
     if (advance(s, rel, now, &e) != EF_OK) {
@@ -1519,6 +1538,7 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
         dec = -1;
     } else {
         s->version = version;
+        lim_note(s->lim, who->name, now);
         reply_json(r, 201, json_incref(ans));
         if (accepted && s->notify)
             s->notify(s->notify_arg, "a submission");
@@ -1597,9 +1617,30 @@ void svc_list(svc *s, const store_ident *who, int all, const char *state,
     reply_json(r, 200, v);
 }
 
-/* The job 'id' for 'who' read from store db: 1 (*j filled), or 0 with
- * *r the error (404, 403, 500). */
-static int own_job(store *db, const store_ident *who, const char *id,
+/* 404 for job 'id': with retention, it may have ended and been pruned
+ * (the store cannot tell a pruned id from one never submitted). */
+static void not_found(svc *s, store *db, const char *id, svc_reply *r)
+{
+    char m[600], keep[64];
+    int64_t pruned = 0;
+    ef_err e = {0};
+    if (s->keep > 0 && store_meta_get(db, "pruned_jobs", &pruned, &e) > 0 &&
+        pruned > 0) {
+        ret_keep_text(s->keep, keep, sizeof keep);
+        snprintf(m, sizeof m, "no job \"%.300s\": unknown, or it ended more "
+                 "than %s ago and was pruned (efplan serve --keep %s)", id,
+                 keep, keep);
+    } else {
+        snprintf(m, sizeof m, "no job \"%.300s\"", id);
+    }
+    svc_reply_error(r, 404, NULL, m);
+}
+
+/* The job 'id' for 'who' read from store db (the reader's, under
+ * rmu; or the writer's, under the planning lock): 1 (*j filled), or 0
+ * with *r the error (404, 403, 500). */
+static int own_job(svc *s, store *db, const store_ident *who,
+                   const char *id,
                    store_job *j, svc_reply *r)
 {
     ef_err e = {0};
@@ -1610,8 +1651,7 @@ static int own_job(store *db, const store_ident *who, const char *id,
     }
     char m[400];
     if (!have) {
-        snprintf(m, sizeof m, "no job \"%.300s\"", id);
-        svc_reply_error(r, 404, NULL, m);
+        not_found(s, db, id, r);
         return 0;
     }
     if (!who->op && strcmp(j->owner, who->name) != 0) {
@@ -1631,7 +1671,7 @@ void svc_show(svc *s, const store_ident *who, const char *id, int64_t now,
     store_job j;
     ef_err e = {0};
     pthread_mutex_lock(&s->rmu);
-    int have = own_job(s->rd, who, id, &j, r);
+    int have = own_job(s, s->rd, who, id, &j, r);
     pthread_mutex_unlock(&s->rmu);
     if (!have)
         return;
@@ -1659,7 +1699,7 @@ void svc_explain(svc *s, const store_ident *who, const char *id,
     store_job j;
     ef_err e = {0};
     pthread_mutex_lock(&s->rmu);
-    int have = own_job(s->rd, who, id, &j, r);
+    int have = own_job(s, s->rd, who, id, &j, r);
     pthread_mutex_unlock(&s->rmu);
     if (!have)
         return;
@@ -1718,7 +1758,7 @@ void svc_cancel(svc *s, const store_ident *who, const char *id, int64_t now,
     store_job j;
     ef_err e = {0};
     svc_lock(s);
-    if (!own_job(s->st, who, id, &j, r)) {
+    if (!own_job(s, s->st, who, id, &j, r)) {
         svc_unlock(s);
         return;
     }
@@ -2157,6 +2197,54 @@ int svc_overhead(const svc *s)
     return s->ovh;
 }
 
+/* seq order */
+static int seq_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const store_job *)a)->seq, y = ((const store_job *)b)->seq;
+    return x < y ? -1 : x > y;
+}
+
+/* The rows of svc_loop_jobs, by seq: the queued and running jobs (the
+ * store's state index: the live jobs, never the history), then each of
+ * extra[] not among them. */
+static int loop_rows(svc *s, const char *const *extra, int nextra,
+                     store_job **rows, int *n, ef_err *e)
+{
+    store_job *rq = NULL, *rr = NULL;
+    int nq = 0, nr = 0;
+    if (store_jobs_list(s->st, NULL, "queued", &rq, &nq, e) != EF_OK)
+        return EF_ERR;
+    if (store_jobs_list(s->st, NULL, "running", &rr, &nr, e) != EF_OK) {
+        store_jobs_free(rq, nq);
+        return EF_ERR;
+    }
+    int m = nq + nr;
+    store_job *all = ef_calloc((size_t)(m + nextra) + 1, sizeof *all);
+    if (nq)
+        memcpy(all, rq, (size_t)nq * sizeof *all);
+    if (nr)
+        memcpy(all + nq, rr, (size_t)nr * sizeof *all);
+    free(rq);
+    free(rr);
+    for (int k = 0; k < nextra; k++) {
+        int have = 0;
+        for (int i = 0; i < m && !have; i++)
+            have = strcmp(all[i].id, extra[k]) == 0;
+        if (have)
+            continue;
+        int got = store_job_get(s->st, extra[k], &all[m], e);
+        if (got < 0) {
+            store_jobs_free(all, m);
+            return EF_ERR;
+        }
+        m += got;
+    }
+    qsort(all, (size_t)m, sizeof *all, seq_cmp);
+    *rows = all;
+    *n = m;
+    return EF_OK;
+}
+
 int svc_loop_jobs(svc *s, const char *const *extra, int nextra,
                   job_queue *q, int **adm, ef_err *e)
 {
@@ -2164,17 +2252,12 @@ int svc_loop_jobs(svc *s, const char *const *extra, int nextra,
     *adm = NULL;
     store_job *rows = NULL;
     int n = 0;
-    if (store_jobs_list(s->st, NULL, NULL, &rows, &n, e) != EF_OK)
+    if (loop_rows(s, extra, nextra, &rows, &n, e) != EF_OK)
         return EF_ERR;
     json_t *arr = json_array();
     int m = 0;
     int *a = ef_malloc(((size_t)n + 1) * sizeof *a);
     for (int i = 0; i < n; i++) {
-        int take = live_state(rows[i].state);
-        for (int k = 0; k < nextra && !take; k++)
-            take = strcmp(extra[k], rows[i].id) == 0;
-        if (!take)
-            continue;
         a[m] = strcmp(rows[i].decision, "admitted") == 0;
         /* its progress as the store has it */
         json_t *bj = json_loads(rows[i].body, 0, NULL);

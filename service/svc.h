@@ -80,6 +80,12 @@ typedef struct svc_config {
                               job at its curve and the overhead model until
                               it is measured running (a comparison
                               setting) */
+    /* per-user limits (limits.h): jobs queued or running, submissions
+     * per minute (0: none); a token's own limits come first */
+    int64_t max_queued, max_rate;
+    /* retention (retain.h): ended jobs are kept this long (seconds; 0:
+     * forever), which a 404 of a job that may have been pruned says */
+    int64_t keep;
 } svc_config;
 
 /* What moving a store to another cluster did (svc_open with
@@ -102,6 +108,7 @@ typedef struct svc_reply {
     char *body;
     size_t len;
     const char *ctype;
+    int retry_after;  /* 429: wall seconds for Retry-After (0: 1) */
 } svc_reply;
 
 void svc_reply_free(svc_reply *r);
@@ -139,6 +146,11 @@ store *svc_store(svc *s);
 /* svc_token_check: store_token_check on the service's reader connection:
  * it never waits for planning (any thread, no lock held). */
 int svc_token_check(svc *s, const char *text, store_ident *who, ef_err *e);
+/* The directory of the re-plan snapshots (retention prunes it). */
+const char *svc_snapdir(const svc *s);
+/* The per-user limits that apply to 'who' (limits.h: lim_of). */
+void svc_limits_of(const svc *s, const store_ident *who, int64_t *queued,
+                   int64_t *rate, int *own);
 void svc_lock(svc *s);
 void svc_unlock(svc *s);
 

@@ -38,14 +38,14 @@ grep -q "token for bob (operator) created: efp_${idb}_" b.err ||
 
 # list: no secrets; the store neither
 $V "$EFPLAN" token list --db s.db >l.out || fail "token list failed"
-head -1 l.out | grep -Eq '^id +name +role +unix_user +created +state$' ||
+head -1 l.out | grep -Eq '^id +name +role +unix_user +max_queued +max_submit_rate +created +state$' ||
     fail "no table header: $(head -1 l.out)"
-grep -Eq "^$ida +alice +user +- +[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z +live$" \
+grep -Eq "^$ida +alice +user +- +- +- +[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z +live$" \
     l.out || { cat l.out; fail "alice's row"; }
 grep -Eq "^$idb +bob +operator .* live$" l.out || fail "bob's row"
 $V "$EFPLAN" token list --db s.db --json >l.json || fail "token list --json"
 grep -q '^  "tokens": \[' l.json || fail "no tokens array"
-grep -q "{\"created\": \"[0-9T:Z-]*\", \"id\": \"$ida\", \"name\": \"alice\", \"revoked\": null, \"role\": \"user\", \"state\": \"live\", \"unix_user\": null}" \
+grep -q "{\"created\": \"[0-9T:Z-]*\", \"id\": \"$ida\", \"max_queued\": null, \"max_submit_rate\": null, \"name\": \"alice\", \"revoked\": null, \"role\": \"user\", \"state\": \"live\", \"unix_user\": null}" \
     l.json || { cat l.json; fail "alice's JSON (keys sorted)"; }
 for f in l.out l.json a.err b.err; do
     grep -qF -- "$secret_a" $f && fail "alice's secret in $f"

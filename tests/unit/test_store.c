@@ -16,6 +16,12 @@
 
 static char dir[256];
 
+/* What schema 5 added (retention and limits): undone to make an older
+ * store. */
+#define SCHEMA5_UNDO "DROP INDEX jobs_updated; DROP INDEX jobs_owner_state; " \
+                     "ALTER TABLE tokens DROP COLUMN max_queued; " \
+                     "ALTER TABLE tokens DROP COLUMN max_rate; "
+
 static int setup(void **state)
 {
     tu_tmpdir(dir, sizeof dir);
@@ -896,7 +902,7 @@ static void test_unix_user(void **state)
     free(rows);
     store_close(s);
     /* schema 2: no column; migrated, the tokens unmapped */
-    raw_exec(path, "ALTER TABLE tokens DROP COLUMN unix_user; "
+    raw_exec(path, SCHEMA5_UNDO "ALTER TABLE tokens DROP COLUMN unix_user; "
              "DROP TABLE learned; PRAGMA user_version = 2;");
     s = open_ok(path);
     assert_int_equal(raw_pragma(path, "PRAGMA user_version"), STORE_SCHEMA);
@@ -922,7 +928,8 @@ static void test_loop_tables(void **state)
     assert_ok(store_job_insert(s, &j1, &e), e);
     store_close(s);
     /* make it a schema-1 file again */
-    raw_exec(path, "DROP TABLE attempts; DROP TABLE nodes; ALTER TABLE jobs "
+    raw_exec(path, SCHEMA5_UNDO "DROP TABLE attempts; DROP TABLE nodes; "
+             "ALTER TABLE jobs "
              "DROP COLUMN risk; ALTER TABLE tokens DROP COLUMN unix_user; "
              "DROP TABLE learned; PRAGMA user_version = 1;");
     assert_int_equal(raw_pragma(path, "PRAGMA user_version"), 1);
@@ -1025,6 +1032,205 @@ static void test_learned(void **state)
     store_close(s);
 }
 
+/* Per-user limits on tokens: none set reads as the service's; set by id
+ * or by name (every live token of it), one at a time or both, kept when
+ * not given; nonsense refused; a schema-4 store is migrated with its
+ * tokens on the service's limits. The live jobs of a user count queued
+ * and running ones only. */
+static void test_limits(void **state)
+{
+    (void)state;
+    char path[512];
+    in_dir(path, sizeof path, "lim.db");
+    store *s = open_ok(path);
+    ef_err e = {0};
+    char text[TOKEN_TEXT_MAX + 1];
+    store_ident a1, a2, b;
+    assert_ok(store_token_add(s, "alice", 0, 1, text, sizeof text, &a1, &e),
+              e);
+    assert_ok(store_token_add(s, "alice", 0, 2, text, sizeof text, &a2, &e),
+              e);
+    assert_ok(store_token_add(s, "bob", 0, 3, text, sizeof text, &b, &e), e);
+    store_ident who;
+    assert_int_equal(store_token_check(s, text, &who, &e), 1);
+    assert_int_equal(who.max_queued, STORE_LIMIT_SERVICE);
+    assert_int_equal(who.max_rate, STORE_LIMIT_SERVICE);
+    int count = 0;
+    /* bob's token by id: both limits */
+    assert_ok(store_token_set_limits(s, b.id, 5, STORE_LIMIT_NONE, &count,
+                                     &e), e);
+    assert_int_equal(count, 1);
+    assert_int_equal(store_token_check(s, text, &who, &e), 1);
+    assert_int_equal(who.max_queued, 5);
+    assert_int_equal(who.max_rate, STORE_LIMIT_NONE);
+    /* the rate alone: the queued limit stays */
+    assert_ok(store_token_set_limits(s, "bob", STORE_LIMIT_KEEP, 12, &count,
+                                     &e), e);
+    assert_int_equal(count, 1);
+    assert_int_equal(store_token_check(s, text, &who, &e), 1);
+    assert_int_equal(who.max_queued, 5);
+    assert_int_equal(who.max_rate, 12);
+    /* by name: both of alice's; back to the service's */
+    assert_ok(store_token_set_limits(s, "alice", 3, STORE_LIMIT_KEEP, &count,
+                                     &e), e);
+    assert_int_equal(count, 2);
+    store_token_row *rows;
+    int n;
+    assert_ok(store_token_list(s, &rows, &n, &e), e);
+    assert_int_equal(n, 3);
+    assert_int_equal(rows[0].who.max_queued, 3);
+    assert_int_equal(rows[1].who.max_queued, 3);
+    assert_int_equal(rows[1].who.max_rate, STORE_LIMIT_SERVICE);
+    assert_int_equal(rows[2].who.max_rate, 12);
+    free(rows);
+    assert_ok(store_token_set_limits(s, "bob", STORE_LIMIT_SERVICE,
+                                     STORE_LIMIT_SERVICE, &count, &e), e);
+    assert_int_equal(store_token_check(s, text, &who, &e), 1);
+    assert_int_equal(who.max_queued, STORE_LIMIT_SERVICE);
+    assert_int_equal(who.max_rate, STORE_LIMIT_SERVICE);
+    /* no such token: nothing changed, not an error; nonsense refused */
+    assert_ok(store_token_set_limits(s, "carol", 1, 1, &count, &e), e);
+    assert_int_equal(count, 0);
+    assert_int_equal(store_token_set_limits(s, "bob", 0 - 7, 1, &count, &e),
+                     EF_ERR);
+    assert_int_equal(e.kind, EF_E_INPUT);
+    /* a revoked token is not changed */
+    assert_ok(store_token_revoke(s, a1.id, 9, &count, &e), e);
+    assert_ok(store_token_set_limits(s, a1.id, 8, 8, &count, &e), e);
+    assert_int_equal(count, 0);
+    /* the live jobs of a user */
+    store_job j[5] = {mkjob("q1", "alice", "queued", 1),
+                      mkjob("r1", "alice", "running", 2),
+                      mkjob("d1", "alice", "done", 3),
+                      mkjob("x1", "alice", "rejected", 4),
+                      mkjob("q2", "bob", "queued", 5)};
+    for (int k = 0; k < 5; k++)
+        assert_ok(store_job_insert(s, &j[k], &e), e);
+    int64_t live = -1;
+    assert_ok(store_user_live(s, "alice", &live, &e), e);
+    assert_int_equal(live, 2);
+    assert_ok(store_user_live(s, "carol", &live, &e), e);
+    assert_int_equal(live, 0);
+    store_close(s);
+    /* a schema-4 store: migrated, its tokens on the service's limits */
+    raw_exec(path, SCHEMA5_UNDO "PRAGMA user_version = 4;");
+    s = open_ok(path);
+    assert_int_equal(raw_pragma(path, "PRAGMA user_version"), STORE_SCHEMA);
+    assert_ok(store_token_list(s, &rows, &n, &e), e);
+    assert_int_equal(n, 3);
+    for (int k = 0; k < n; k++) {
+        assert_int_equal(rows[k].who.max_queued, STORE_LIMIT_SERVICE);
+        assert_int_equal(rows[k].who.max_rate, STORE_LIMIT_SERVICE);
+    }
+    free(rows);
+    assert_ok(store_user_live(s, "alice", &live, &e), e);
+    assert_int_equal(live, 2);
+    store_close(s);
+}
+
+/* How many rows 'sql' counts. */
+static int64_t raw_count(const char *path, const char *sql)
+{
+    return raw_pragma(path, sql);
+}
+
+/* Retention: only ended jobs older than the cutoff go, oldest first, in
+ * batches, with their events and attempts; a job with an attempt still
+ * live stays; the service's old events go; "pruned_jobs" counts them.
+ * The plan history keeps its newest N and the current plan. */
+static void test_prune(void **state)
+{
+    (void)state;
+    char path[512];
+    in_dir(path, sizeof path, "prune.db");
+    store *s = open_ok(path);
+    ef_err e = {0};
+    const char *st[] = {"done", "failed", "cancelled", "rejected",
+                        "planned-done", "queued", "running", "done"};
+    char id[16];
+    for (int k = 0; k < 8; k++) {
+        snprintf(id, sizeof id, "j%d", k);
+        store_job j = mkjob(id, "alice", st[k], 100 + k);
+        assert_ok(store_job_insert(s, &j, &e), e);
+        assert_ok(store_event_add(s, id, 100 + k, "submitted", NULL, &e), e);
+        assert_ok(store_event_add(s, id, 100 + k, "ended", NULL, &e), e);
+    }
+    /* j7 ended late (after the cutoff); j0 has a live attempt and one
+     * ended; j1 only ended ones */
+    assert_int_equal(store_job_update(s, "j7", "done", 0, 500, &e), 1);
+    store_attempt a = {"j0", 1, STORE_A_RUNNING, "[]", "h", 10, -1, NULL,
+                       "start"};
+    assert_ok(store_attempt_put(s, &a, &e), e);
+    store_attempt b = {"j1", 1, STORE_A_ENDED, "[]", "h", 10, 20, "failed",
+                       "start"};
+    assert_ok(store_attempt_put(s, &b, &e), e);
+    assert_ok(store_event_add(s, NULL, 50, "started", NULL, &e), e);
+    assert_ok(store_event_add(s, NULL, 400, "started", NULL, &e), e);
+    store_pruned p = {0};
+    /* batch 2: j1, j2 (oldest first; j0 is held by its attempt) */
+    assert_int_equal(store_prune_jobs(s, 300, 2, &p, &e), 2);
+    store_job g;
+    assert_int_equal(store_job_get(s, "j0", &g, &e), 1);
+    store_job_free(&g);
+    assert_int_equal(store_job_get(s, "j1", &g, &e), 0);
+    assert_int_equal(store_job_get(s, "j2", &g, &e), 0);
+    assert_int_equal(store_job_get(s, "j3", &g, &e), 1);
+    store_job_free(&g);
+    assert_int_equal(p.jobs, 2);
+    assert_int_equal(p.attempts, 1);
+    /* 4 events of the two jobs, the service's event at 50 */
+    assert_int_equal(p.events, 5);
+    int64_t total = 0;
+    assert_int_equal(store_meta_get(s, "pruned_jobs", &total, &e), 1);
+    assert_int_equal(total, 2);
+    /* the rest: j3, j4; then nothing */
+    assert_int_equal(store_prune_jobs(s, 300, 10, &p, &e), 2);
+    assert_int_equal(store_prune_jobs(s, 300, 10, &p, &e), 0);
+    assert_int_equal(store_meta_get(s, "pruned_jobs", &total, &e), 1);
+    assert_int_equal(total, 4);
+    store_job *rows;
+    int n;
+    assert_ok(store_jobs_list(s, NULL, NULL, &rows, &n, &e), e);
+    assert_int_equal(n, 4); /* j0 (attempt), j5, j6 (live), j7 (late) */
+    assert_string_equal(rows[0].id, "j0");
+    assert_string_equal(rows[3].id, "j7");
+    store_jobs_free(rows, n);
+    store_event *ev;
+    assert_ok(store_events(s, NULL, &ev, &n, &e), e);
+    assert_int_equal(n, 1);
+    assert_int_equal(ev[0].at, 400);
+    store_events_free(ev, n);
+    assert_ok(store_events(s, "j7", &ev, &n, &e), e);
+    assert_int_equal(n, 2);
+    store_events_free(ev, n);
+    /* the attempt ends: j0 goes too */
+    a.state = STORE_A_ENDED;
+    a.ended = 30;
+    a.result = "done";
+    assert_ok(store_attempt_put(s, &a, &e), e);
+    assert_int_equal(store_prune_jobs(s, 300, 10, &p, &e), 1);
+    assert_int_equal(raw_count(path, "SELECT count(*) FROM attempts"), 0);
+    /* plans: versions 1..6, the current one is 3 (a rewind cannot happen,
+     * but the current one is never pruned whatever its place) */
+    for (int v = 1; v <= 6; v++)
+        assert_ok(store_plan_put(s, v, v, "replan", 0, "{}", &e), e);
+    assert_int_equal(store_prune_plans(s, 2, 2, &p, &e), 2);
+    assert_int_equal(store_prune_plans(s, 2, 2, &p, &e), 2);
+    assert_int_equal(store_prune_plans(s, 2, 2, &p, &e), 0);
+    assert_int_equal(raw_count(path, "SELECT count(*) FROM plans"), 2);
+    assert_int_equal(raw_count(path, "SELECT min(version) FROM plans"), 5);
+    int64_t ver;
+    char *text;
+    assert_int_equal(store_plan_get(s, &ver, &text, &e), 1);
+    assert_int_equal(ver, 6);
+    free(text);
+    raw_exec(path, "UPDATE plan_current SET version = 5");
+    assert_int_equal(store_prune_plans(s, 1, 10, &p, &e), 0);
+    assert_int_equal(raw_count(path, "SELECT count(*) FROM plans"), 2);
+    assert_int_equal(p.plans, 4);
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1041,6 +1247,8 @@ int main(void)
         cmocka_unit_test(test_loop_tables),
         cmocka_unit_test(test_unix_user),
         cmocka_unit_test(test_learned),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_prune),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
