@@ -141,16 +141,7 @@ static void refuse(svc_reply *r, const char *limit, int64_t value,
     json_object_set_new(er, "value", json_integer(value));
     json_t *v = json_object();
     json_object_set_new(v, "error", er);
-    char *t = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(v);
-    ef_buf b = {0};
-    ef_buf_put(&b, t);
-    ef_buf_put(&b, "\n");
-    free(t);
-    r->status = 429;
-    r->body = b.s;
-    r->len = b.n;
-    r->ctype = "application/json";
+    svc_reply_json(r, 429, v);
     r->retry_after = (int)retry;
 }
 

@@ -762,6 +762,25 @@ int store_users_count(store *s, int64_t *n, ef_err *e)
                      "revoked IS NULL AND op = 0", n, "users", e);
 }
 
+/* Whether token key 'key' (an id or a name) is a token's id: *ids the
+ * count of tokens with that id (0: take it as a name). */
+static int key_is_id(store *s, const char *key, const char *what,
+                     int64_t *ids, ef_err *e)
+{
+    sqlite3_stmt *st;
+    *ids = 0;
+    int rc = prep(s, "SELECT count(*) FROM tokens WHERE id = ?1", &st, what,
+                  e);
+    if (rc == EF_OK) {
+        if (bind_str(st, 1, key) || sqlite3_step(st) != SQLITE_ROW)
+            rc = dberr(s, what, e);
+        else
+            *ids = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    return rc;
+}
+
 int store_token_revoke(store *s, const char *key, int64_t now, int *count,
                        ef_err *e)
 {
@@ -771,15 +790,7 @@ int store_token_revoke(store *s, const char *key, int64_t now, int *count,
         return EF_ERR;
     int64_t ids = 0;
     sqlite3_stmt *st;
-    int rc = prep(s, "SELECT count(*) FROM tokens WHERE id = ?1", &st,
-                  "token revoke", e);
-    if (rc == EF_OK) {
-        if (bind_str(st, 1, key) || sqlite3_step(st) != SQLITE_ROW)
-            rc = dberr(s, "token revoke", e);
-        else
-            ids = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
+    int rc = key_is_id(s, key, "token revoke", &ids, e);
     if (rc == EF_OK)
         rc = prep(s, ids ? "UPDATE tokens SET revoked = ?1 "
                   "WHERE id = ?2 AND revoked IS NULL" :
@@ -820,15 +831,7 @@ int store_token_set_limits(store *s, const char *key, int64_t max_queued,
         return EF_ERR;
     int64_t ids = 0;
     sqlite3_stmt *st;
-    int rc = prep(s, "SELECT count(*) FROM tokens WHERE id = ?1", &st,
-                  "token limits", e);
-    if (rc == EF_OK) {
-        if (bind_str(st, 1, key) || sqlite3_step(st) != SQLITE_ROW)
-            rc = dberr(s, "token limits", e);
-        else
-            ids = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
+    int rc = key_is_id(s, key, "token limits", &ids, e);
     /* ?1, ?2: the new values; ?3, ?4: 1 to keep the old one */
     if (rc == EF_OK)
         rc = prep(s, ids ?

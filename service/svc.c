@@ -173,8 +173,7 @@ static void reply_take(svc_reply *r, int status, char *body,
     r->ctype = ctype;
 }
 
-/* A JSON reply of 'v' (taken): keys sorted, one line. */
-static void reply_json(svc_reply *r, int status, json_t *v)
+void svc_reply_json(svc_reply *r, int status, json_t *v)
 {
     char *t = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(v);
@@ -222,7 +221,7 @@ void svc_reply_error(svc_reply *r, int status, const char *path,
     json_object_set_new(er, "status", json_integer(status));
     json_t *v = json_object();
     json_object_set_new(v, "error", er);
-    reply_json(r, status, v);
+    svc_reply_json(r, status, v);
 }
 
 /* 500 with the error's message (never a token: no caller puts one in). */
@@ -1539,7 +1538,7 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
     } else {
         s->version = version;
         lim_note(s->lim, who->name, now);
-        reply_json(r, 201, json_incref(ans));
+        svc_reply_json(r, 201, json_incref(ans));
         if (accepted && s->notify)
             s->notify(s->notify_arg, "a submission");
     }
@@ -1614,7 +1613,7 @@ void svc_list(svc *s, const store_ident *who, int all, const char *state,
     store_jobs_free(rows, n);
     json_t *v = json_object();
     json_object_set_new(v, "jobs", arr);
-    reply_json(r, 200, v);
+    svc_reply_json(r, 200, v);
 }
 
 /* 404 for job 'id': with retention, it may have ended and been pruned
@@ -1689,7 +1688,7 @@ void svc_show(svc *s, const store_ident *who, const char *id, int64_t now,
     if (!v)
         reply_internal(r, &e);
     else
-        reply_json(r, 200, v);
+        svc_reply_json(r, 200, v);
 }
 
 void svc_explain(svc *s, const store_ident *who, const char *id,
@@ -1807,7 +1806,7 @@ void svc_cancel(svc *s, const store_ident *who, const char *id, int64_t now,
     json_object_set_new(v, "plan_version", json_integer(s->version));
     json_object_set_new(v, "reservation_freed", json_boolean(freed));
     json_object_set_new(v, "state", json_string("cancelled"));
-    reply_json(r, 200, v);
+    svc_reply_json(r, 200, v);
 out:
     svc_unlock(s);
     store_job_free(&j);
@@ -1882,7 +1881,7 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
         json_object_set_new(v, "reason", json_null());
         json_object_set_new(v, "snapshot", jstr(snap));
         svc_unlock(s);
-        reply_json(r, 200, v);
+        svc_reply_json(r, 200, v);
         return;
     }
     /* no loop: the full deadline-order re-plan of the state, written as
@@ -1916,7 +1915,7 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
     json_object_set_new(v, "reason", json_null());
     json_object_set_new(v, "snapshot", jstr(snap));
     svc_unlock(s);
-    reply_json(r, 200, v);
+    svc_reply_json(r, 200, v);
 }
 
 /* Move the store to cluster s->c (svc.h: svc_moved): the plan of the
@@ -2065,7 +2064,7 @@ void svc_health(svc *s, int64_t now, svc_reply *r)
     json_object_set_new(v, "version", json_string(EFPLAN_VERSION));
     json_object_set_new(v, "plan_version", json_integer(version));
     json_object_set_new(v, "status", json_string("ok"));
-    reply_json(r, 200, v);
+    svc_reply_json(r, 200, v);
 }
 
 void svc_observe_submit(svc *s, double seconds)
@@ -2996,7 +2995,7 @@ void svc_nodes(svc *s, svc_reply *r)
     json_object_set_new(v, "plan_nodes", json_integer(up));
     store_nodes_free(nd, nn);
     svc_unlock(s);
-    reply_json(r, 200, v);
+    svc_reply_json(r, 200, v);
 }
 
 void svc_node_drain(svc *s, const store_ident *who, const char *node,
@@ -3098,7 +3097,7 @@ void svc_node_drain(svc *s, const store_ident *who, const char *node,
     json_object_set_new(v, "name", k < s->nnode_name
                                        ? jstr(s->node_name[k]) : json_null());
     json_object_set_new(v, "state", json_string(drain ? "drained" : "up"));
-    reply_json(r, 200, v);
+    svc_reply_json(r, 200, v);
 }
 
 int svc_node_seen(svc *s, int node, int down, const char *why, int64_t now,

@@ -47,6 +47,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "common/err.h"
 #include "service/store.h"
 
@@ -116,6 +118,9 @@ void svc_reply_free(svc_reply *r);
  * not NULL, the JSON path 'path'. */
 void svc_reply_error(svc_reply *r, int status, const char *path,
                      const char *msg);
+/* Fill *r with JSON value v (taken) as the body of 'status': keys sorted,
+ * one line. */
+void svc_reply_json(svc_reply *r, int status, json_t *v);
 
 /*
  * svc_open: open the store at cfg->db (creating it), load its current
