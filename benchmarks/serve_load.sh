@@ -211,5 +211,8 @@ hdr="| queued jobs | in the planning state | serve sub/s (8 clients) | serve p50
 } >table.md
 cat table.md
 if [ -n "$OUTMD" ]; then
-    cp table.md "$OLDPWD/$OUTMD"
+    case $OUTMD in
+    /*) cp table.md "$OUTMD" ;;
+    *) cp table.md "$OLDPWD/$OUTMD" ;;
+    esac
 fi
