@@ -145,6 +145,7 @@ struct svc {
     pthread_mutex_t smu;
     int64_t sub_by_dec[3]; /* admitted, best_effort, rejected */
     int64_t sub_retries, sub_errors;
+    int64_t sub_limited;   /* refused by a user's limit (429) */
     svc_hist h_submit, h_replan, h_point;
     int64_t m_version, m_epoch;
     int m_jobs, m_at_risk;
@@ -1450,7 +1451,7 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
         return;
     }
     char *canon = json_dumps(req, JSON_COMPACT | JSON_SORT_KEYS);
-    int err = 0, retry = 0, dec = -1;
+    int err = 0, retry = 0, limited = 0, dec = -1;
     ef_err e = {0};
     svc_lock(s);
     store_job old;
@@ -1487,8 +1488,10 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
         goto out;
     }
     /* the user's limits (limits.h): 429, nothing stored */
-    if (lim_check(s->lim, s->st, who, now, s->scale, s->L.p.opts.slot, r))
+    if (lim_check(s->lim, s->st, who, now, s->scale, s->L.p.opts.slot, r)) {
+        limited = 1;
         goto out;
+    }
     /* decided at its release against the state there */
     int64_t rel = ef_align_up(s->L.p.now, now, s->L.p.opts.slot);
     if (advance(s, rel, now, &e) != EF_OK) {
@@ -1553,6 +1556,7 @@ out:
     pthread_mutex_lock(&s->smu);
     s->sub_errors += err;
     s->sub_retries += retry;
+    s->sub_limited += limited;
     if (dec >= 0)
         s->sub_by_dec[dec]++;
     pthread_mutex_unlock(&s->smu);
@@ -2110,8 +2114,12 @@ void svc_metrics(svc *s, svc_reply *r)
                   "# HELP efplan_submission_errors_total Submissions "
                   "refused (bad input, conflicts, failures).\n"
                   "# TYPE efplan_submission_errors_total counter\n"
-                  "efplan_submission_errors_total %" PRId64 "\n",
-                  s->sub_retries, s->sub_errors);
+                  "efplan_submission_errors_total %" PRId64 "\n"
+                  "# HELP efplan_submissions_limited_total Submissions "
+                  "refused by a user's limit (429).\n"
+                  "# TYPE efplan_submissions_limited_total counter\n"
+                  "efplan_submissions_limited_total %" PRId64 "\n",
+                  s->sub_retries, s->sub_errors, s->sub_limited);
     ef_buf_put(&b, "# HELP efplan_jobs Jobs in the store, by state.\n"
                "# TYPE efplan_jobs gauge\n");
     for (int i = 0; i < NSTATES; i++)

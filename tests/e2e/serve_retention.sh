@@ -109,6 +109,10 @@ grep -q 'limits of 1 token changed: "bob"' lim.out || { cat lim.out; fail "token
 c=$(post bob.tok "$(job b7 100 null)" b7)
 [ "$c" = 429 ] || { cat b7.json; fail "b7: HTTP $c, expected 429"; }
 json_ok b7.json 'd["error"]["limit"] == "max_queued" and d["error"]["value"] == 2 and "this token" in d["error"]["message"]'
+# every 429 counted: a4, a5 and b7 at least
+curl -s "$URL/metrics" >metrics.txt
+n=$(sed -n 's/^efplan_submissions_limited_total \([0-9]*\)$/\1/p' metrics.txt)
+[ -n "$n" ] && [ "$n" -ge 3 ] || { grep limited metrics.txt; fail "metrics: limited $n, expected >= 3"; }
 rc=0
 "$EFPLAN" token limits bob --db db.sqlite >lim.out 2>&1 || rc=$?
 [ $rc -eq 2 ] || { cat lim.out; fail "token limits without a limit: exit $rc"; }
