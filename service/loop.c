@@ -1180,7 +1180,8 @@ static int tick(loop *L, int64_t now, ef_err *e)
     /* (an event in the very second of a boundary belongs to it: the
      * planner releases a job submitted then at that boundary) */
     int boundary = now >= L->next;
-    int same_second = !L->deferred && now == L->next - L->slot;
+    int same_second = !L->deferred && L->next != INT64_MIN &&
+                      now == L->next - L->slot;
     /* while nothing runs, any other event re-plans at once (a drained
      * node leaves the plan before the next submission is decided) */
     if (!running && L->other)
