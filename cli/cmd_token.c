@@ -407,6 +407,15 @@ static int token_list(int argc, char **argv)
     return 0;
 }
 
+/* The usage error of a command that takes one token ID or NAME and was
+ * given n arguments (n != 1). */
+static int key_usage(const char *cmd, int n)
+{
+    return cli_usage_error(cmd, n == 0 ? "ID or NAME is required"
+                                       : "one ID or NAME only (got %d "
+                                         "arguments)", n);
+}
+
 static int token_revoke(int argc, char **argv)
 {
     const char *cmd = "token revoke";
@@ -415,10 +424,7 @@ static int token_revoke(int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (argc - first != 1)
-        return cli_usage_error(cmd, argc - first == 0 ?
-                               "ID or NAME is required" :
-                               "one ID or NAME only (got %d arguments)",
-                               argc - first);
+        return key_usage(cmd, argc - first);
     const char *key = argv[first];
     ef_err e = {0};
     store *s;
@@ -449,10 +455,7 @@ static int token_limits(int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (argc - first != 1)
-        return cli_usage_error(cmd, argc - first == 0 ?
-                               "ID or NAME is required" :
-                               "one ID or NAME only (got %d arguments)",
-                               argc - first);
+        return key_usage(cmd, argc - first);
     if (to.max_queued == STORE_LIMIT_KEEP && to.max_rate == STORE_LIMIT_KEEP)
         return cli_usage_error(cmd, "nothing to change: give --max-queued "
                                "or --max-submit-rate");
