@@ -333,14 +333,32 @@ static const plan_doc_job *view_find(const view *v, const char *id)
     return NULL;
 }
 
-/* The plan file of plan p as the service writes it: *d (borrowing p and
- * the node map) and its text (heap; *len). */
-static char *plan_text(svc *s, const plan *p, plan_doc *d, size_t *len)
+/* The plan file of plan p as the service writes it, with curves
+ * 'curves' and the node map map[0..nmap-1] (plan node -> cluster node;
+ * nmap 0: none): *d (borrowing p and the map) and its text (heap;
+ * *len). */
+static char *plan_text(const char *curves, int nmap, long *map,
+                       const plan *p, plan_doc *d, size_t *len)
 {
-    plan_doc_from_plan(d, p, "", s->curves_arg);
-    d->nnode_map = s->nmap;
-    d->node_map = s->map;
+    plan_doc_from_plan(d, p, "", curves);
+    d->nnode_map = nmap;
+    d->node_map = map;
     return plan_doc_json(d, len);
+}
+
+/* Plan queue q on cluster c with po and check the plan (*p; freed on
+ * error): the full re-plan every service plan is made by. */
+static int plan_checked(plan *p, const job_queue *q, const cluster *c,
+                        const plan_opts *po, ef_err *e)
+{
+    if (plan_build(p, q, c, po, e) != EF_OK)
+        return EF_ERR;
+    if (plan_check(p, e) != EF_OK) {
+        ef_prefix(e, "the service's plan fails its check: ");
+        plan_free(p);
+        return EF_ERR;
+    }
+    return EF_OK;
 }
 
 /* The cluster node of plan node k. */
@@ -528,21 +546,11 @@ static view *replan_make(svc *s, replan_in *in, int *adm, ef_err *e)
 {
     plan p;
     view *v = NULL;
-    int rc = plan_build(&p, &in->q, &in->cl, &in->po, e);
-    if (rc == EF_OK && plan_check(&p, e) != EF_OK) {
-        ef_prefix(e, "the service's plan fails its check: ");
-        plan_free(&p);
-        rc = EF_ERR;
-    }
-    if (rc == EF_OK) {
+    if (plan_checked(&p, &in->q, &in->cl, &in->po, e) == EF_OK) {
         plan_doc nd, d;
         size_t len = 0;
-        plan_doc_from_plan(&nd, &p, "", s->curves_arg);
-        nd.nnode_map = in->nmap;
-        nd.node_map = in->map;
-        char *text = plan_doc_json(&nd, &len);
-        nd.nnode_map = 0;
-        nd.node_map = NULL;
+        char *text = plan_text(s->curves_arg, in->nmap, in->map, &p, &nd,
+                               &len);
         plan_doc_free(&nd);
         *adm = p.admitted;
         plan_free(&p);
@@ -908,7 +916,7 @@ int svc_open(svc **out, const svc_config *cfg, int64_t now, ef_err *e)
     size_t len = 0;
     char *pt = NULL;
     plan_doc d0;
-    pt = plan_text(s, &p, &d0, &len);
+    pt = plan_text(s->curves_arg, s->nmap, s->map, &p, &d0, &len);
     plan_doc_free(&d0);
     plan_free(&p);
     if (store_begin(s->st, e) != EF_OK ||
@@ -2749,12 +2757,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     po.now = now;
     po.deadline_margin = s->margin;
     po.restart_scale = osc;
-    rc = plan_build(&p, &q, &pc, &po, e);
-    if (rc == EF_OK && plan_check(&p, e) != EF_OK) {
-        ef_prefix(e, "the service's plan fails its check: ");
-        plan_free(&p);
-        rc = EF_ERR;
-    }
+    rc = plan_checked(&p, &q, &pc, &po, e);
     free(osc);
     if (rc != EF_OK) {
         queue_free(&q);
@@ -2773,7 +2776,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         free(map);
     plan_doc nd;
     size_t len = 0;
-    char *text = plan_text(s, &p, &nd, &len);
+    char *text = plan_text(s->curves_arg, s->nmap, s->map, &p, &nd, &len);
     int64_t version = s->version + 1;
     int newly = 0;
     /* commit: the jobs as seen, their risks, the plan */
