@@ -794,6 +794,21 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* Send answer r (freed) of request q, and log it. */
+static enum MHD_Result answered(srv *s, struct MHD_Connection *c,
+                                const char *url, const char *method, req *q,
+                                svc_reply *r, const char *allow, int64_t pv)
+{
+    q->answered = 1;
+    srv_log(s, "%s %.300s %d %s %.1f ms%s", method, url, r->status,
+            q->who.name[0] ? q->who.name : "-",
+            (ef_mono_seconds() - q->t0) * 1e3,
+            q->late ? " (slow client)" : "");
+    enum MHD_Result ok = send_reply(c, r, allow, pv);
+    svc_reply_free(r);
+    return ok;
+}
+
 /* Answer the request: its head alone ('head': the first call, a route
  * that takes no body, or an error in the head), or with its body read
  * whole. The answer closes the connection when a body is still coming. */
@@ -835,14 +850,7 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
         return MHD_YES; /* a worker answers it */
     dispatch(s, c, q, id, node, &r, &pv);
 send:
-    q->answered = 1;
-    srv_log(s, "%s %.300s %d %s %.1f ms%s", method, url, r.status,
-            q->who.name[0] ? q->who.name : "-",
-            (ef_mono_seconds() - q->t0) * 1e3,
-            q->late ? " (slow client)" : "");
-    enum MHD_Result ok = send_reply(c, &r, allow[0] ? allow : NULL, pv);
-    svc_reply_free(&r);
-    return ok;
+    return answered(s, c, url, method, q, &r, allow[0] ? allow : NULL, pv);
 }
 
 /* Take a piece of the body. Past the request deadline the rest is read
@@ -907,13 +915,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     }
     if (q->parked == 2) { /* resumed: a worker's answer */
         q->parked = 0;
-        q->answered = 1;
-        srv_log(s, "%s %.300s %d %s %.1f ms", method, url, q->done.status,
-                q->who.name[0] ? q->who.name : "-",
-                (ef_mono_seconds() - q->t0) * 1e3);
-        enum MHD_Result ok = send_reply(c, &q->done, NULL, q->done_pv);
-        svc_reply_free(&q->done);
-        return ok;
+        return answered(s, c, url, method, q, &q->done, NULL, q->done_pv);
     }
     if (q->answered || q->parked) {
         *upload_data_size = 0;
