@@ -107,6 +107,10 @@ struct svc {
      * made against it; 'version' counts its accepted changes */
     live L;
     int64_t version;
+    /* counts changes of the nodes' states (drained, down): with 'version',
+     * what a re-plan from reality planned outside the lock must still
+     * find (reality_replan) */
+    int64_t nodes_gen;
     /* the current plan (view.h-like: shared with readers, who hold
      * references; swapped under 'vmu'): the full re-plan of the state at
      * its version, made when a reader needs it */
@@ -130,6 +134,10 @@ struct svc {
      * loop) */
     void (*notify)(void *arg, const char *why);
     void *notify_arg;
+    /* tests: called while a re-plan from reality plans with the lock let
+     * go (svc_set_apart_hook) */
+    void (*apart_hook)(void *arg);
+    void *apart_arg;
     /* what the loop last reported (svc_loop_replan), for the operators'
      * re-plan; nobs < 0: no loop */
     int nobs;
@@ -1845,8 +1853,8 @@ static int write_snapshot(svc *s, const char *text, size_t len, int64_t now,
 }
 
 static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
-                          const char *why, placement *want, svc_loop_res *res,
-                          ef_err *e);
+                          const char *why, int apart, placement *want,
+                          svc_loop_res *res, ef_err *e);
 
 void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
 {
@@ -1863,8 +1871,8 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
         svc_loop_res lr;
         char snap[4096];
         int rc = reality_replan(s, s->obs, s->nobs, now,
-                                who ? "replan" : "daily replan", NULL, &lr,
-                                &e);
+                                who ? "replan" : "daily replan", 0, NULL,
+                                &lr, &e);
         if (rc == EF_OK)
             rc = write_snapshot(s, s->pv->text, s->pv->len, now,
                                 s->version, snap, sizeof snap, &e);
@@ -1954,7 +1962,7 @@ static int move_cluster(svc *s, int64_t now, ef_err *e)
     svc_obs none;
     memset(&none, 0, sizeof none);
     svc_loop_res lr;
-    if (reality_replan(s, &none, 0, now, "cluster moved", NULL, &lr, e) !=
+    if (reality_replan(s, &none, 0, now, "cluster moved", 0, NULL, &lr, e) !=
         EF_OK)
         return EF_ERR;
     m->version = lr.version;
@@ -2187,6 +2195,12 @@ void svc_set_notify(svc *s, void (*fn)(void *arg, const char *why),
     s->notify = fn;
     s->notify_arg = arg;
     s->L.reality = fn != NULL; /* completions come from the loop */
+}
+
+void svc_set_apart_hook(svc *s, void (*fn)(void *arg), void *arg)
+{
+    s->apart_hook = fn;
+    s->apart_arg = arg;
 }
 
 void svc_set_margin(svc *s, int64_t seconds)
@@ -2713,60 +2727,120 @@ static int commit_risks(svc *s, const plan *p, const svc_obs *obs, int nobs,
     return rc;
 }
 
-static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
-                          const char *why, placement *want, svc_loop_res *res,
-                          ef_err *e)
+/* How many times a re-plan from reality planned outside the planning
+ * lock is made again because the state changed meanwhile, before the
+ * last try holds the lock throughout. */
+#define REALITY_TRIES 3
+
+/* What a re-plan from reality plans (reality_gather, reality_plan). */
+typedef struct reality_in {
+    long *map;         /* the usable nodes (heap), nmap of them */
+    int nmap;
+    int *rmap;         /* cluster node -> plan node, -1 if unusable */
+    cluster pc;        /* the usable nodes as a cluster */
+    store_job *cx;     /* cancelled jobs, which leave the queue */
+    int ncx;
+    job_queue q;       /* the queue as the loop sees it */
+    char *was;         /* per job of q: at risk before */
+    double *osc;       /* per job of q: its restarts' measured scale */
+    plan_opts po;      /* restart_scale: osc */
+} reality_in;
+
+static void reality_in_free(reality_in *in)
 {
-    /* map, nmap: the usable nodes; rmap: cluster node -> plan node */
-    long *map = NULL;
-    int nmap = 0, rc = EF_OK;
+    free(in->map);
+    free(in->rmap);
+    store_jobs_free(in->cx, in->ncx);
+    queue_free(&in->q);
+    free(in->was);
+    free(in->osc);
+    memset(in, 0, sizeof *in);
+}
+
+/* Gather what a re-plan from reality plans from the state (under the
+ * planning lock). *none: no node is usable (nothing gathered then). */
+static int reality_gather(svc *s, const svc_obs *obs, int nobs, int64_t now,
+                          reality_in *in, int *none, ef_err *e)
+{
+    memset(in, 0, sizeof *in);
+    *none = 0;
     int G = s->c.gpus_per_node;
+    if (usable_nodes(s, &in->map, &in->nmap, e) != EF_OK)
+        return EF_ERR;
+    if (in->nmap == 0) {
+        free(in->map);
+        in->map = NULL;
+        *none = 1;
+        return EF_OK;
+    }
+    in->rmap = ef_malloc((size_t)s->c.nodes * sizeof *in->rmap);
+    for (int k = 0; k < s->c.nodes; k++)
+        in->rmap[k] = -1;
+    for (int k = 0; k < in->nmap; k++)
+        in->rmap[in->map[k]] = k;
+    if (cluster_init(&in->pc, 1, in->nmap, G, "the service's cluster", e) !=
+            EF_OK ||
+        store_jobs_list(s->st, NULL, "cancelled", &in->cx, &in->ncx, e) !=
+            EF_OK) {
+        reality_in_free(in);
+        return EF_ERR;
+    }
+    reality_queue(s, obs, nobs, in->cx, in->ncx, in->rmap, &in->pc, &in->q,
+                  &in->osc, &in->was);
+    in->po = s->L.p.opts;
+    in->po.now = now;
+    in->po.deadline_margin = s->margin;
+    in->po.restart_scale = in->osc;
+    return EF_OK;
+}
+
+/*
+ * The re-plan from reality: gather what it plans under the planning
+ * lock, plan it, and commit it (the jobs as seen, their risks, the plan,
+ * the planning state). With 'apart' (the loop's own re-plan, whose obs
+ * no other thread frees) the planning itself, a full deadline-order
+ * re-plan (seconds at tens of thousands of jobs in play), runs with the
+ * lock let go, so submissions and reads do not wait for it; if the state
+ * changed meanwhile (a submission or cancel: the version; a node drained
+ * or down), it is gathered and planned again, the last of REALITY_TRIES
+ * holding the lock throughout.
+ */
+static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
+                          const char *why, int apart, placement *want,
+                          svc_loop_res *res, ef_err *e)
+{
+    reality_in in;
+    plan p;
+    int rc = EF_OK, none = 0;
     for (int k = 0; want && k < nobs; k++)
         memset(&want[k], 0, sizeof want[k]);
-    if (usable_nodes(s, &map, &nmap, e) != EF_OK)
-        return EF_ERR;
-    if (nmap == 0) {
-        free(map);
-        return no_node(s, obs, nobs, now, res, e);
+    for (int tries = 1;; tries++) {
+        if (reality_gather(s, obs, nobs, now, &in, &none, e) != EF_OK)
+            return EF_ERR;
+        if (none)
+            return no_node(s, obs, nobs, now, res, e);
+        int out = apart && tries < REALITY_TRIES;
+        int64_t v0 = s->version, n0 = s->nodes_gen;
+        if (out)
+            svc_unlock(s);
+        if (out && s->apart_hook)
+            s->apart_hook(s->apart_arg);
+        rc = plan_checked(&p, &in.q, &in.pc, &in.po, e);
+        if (out)
+            svc_lock(s);
+        if (rc != EF_OK) {
+            reality_in_free(&in);
+            return EF_ERR;
+        }
+        if (!out || (s->version == v0 && s->nodes_gen == n0))
+            break;
+        plan_free(&p); /* the state moved on: again */
+        reality_in_free(&in);
     }
-    int *rmap = ef_malloc((size_t)s->c.nodes * sizeof *rmap);
-    for (int k = 0; k < s->c.nodes; k++)
-        rmap[k] = -1;
-    for (int k = 0; k < nmap; k++)
-        rmap[map[k]] = k;
-    cluster pc;
-    if (cluster_init(&pc, 1, nmap, G, "the service's cluster", e) != EF_OK) {
-        free(map);
-        free(rmap);
-        return EF_ERR;
-    }
-    /* cx: cancelled jobs, which leave the queue */
-    store_job *cx = NULL;
-    int ncx = 0;
-    if (store_jobs_list(s->st, NULL, "cancelled", &cx, &ncx, e) != EF_OK) {
-        free(map);
-        free(rmap);
-        return EF_ERR;
-    }
-    job_queue q;
-    plan p;
-    double *osc = NULL;
-    char *was = NULL;
-    reality_queue(s, obs, nobs, cx, ncx, rmap, &pc, &q, &osc, &was);
-    plan_opts po = s->L.p.opts;
-    po.now = now;
-    po.deadline_margin = s->margin;
-    po.restart_scale = osc;
-    rc = plan_checked(&p, &q, &pc, &po, e);
-    free(osc);
-    if (rc != EF_OK) {
-        queue_free(&q);
-        free(was);
-        store_jobs_free(cx, ncx);
-        free(map);
-        free(rmap);
-        return EF_ERR;
-    }
+    int G = s->c.gpus_per_node;
+    long *map = in.map; /* moved to s->map, or freed */
+    int nmap = in.nmap;
+    in.map = NULL;
     /* the new plan's text, with its node map */
     long *old_map = s->map;
     int old_nmap = s->nmap;
@@ -2782,16 +2856,13 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     /* commit: the jobs as seen, their risks, the plan */
     rc = store_begin(s->st, e);
     if (rc == EF_OK)
-        rc = commit_observed(s, obs, nobs, cx, ncx, now, e);
+        rc = commit_observed(s, obs, nobs, in.cx, in.ncx, now, e);
     if (rc == EF_OK)
-        rc = commit_risks(s, &p, obs, nobs, was, now, res, &newly, e);
-    free(was);
+        rc = commit_risks(s, &p, obs, nobs, in.was, now, res, &newly, e);
     if (rc == EF_OK)
         rc = store_plan_put(s->st, version, now, why, p.admitted, text, e);
     if (rc == EF_OK)
         rc = store_commit(s->st, e);
-    store_jobs_free(cx, ncx);
-    free(rmap);
     if (rc != EF_OK) {
         store_rollback(s->st);
         free(text);
@@ -2800,7 +2871,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         s->map = old_map;
         s->nmap = old_nmap;
         plan_free(&p);
-        queue_free(&q);
+        reality_in_free(&in);
         return EF_ERR;
     }
     /* the new plan is the current one; it borrows p and q, which are
@@ -2809,7 +2880,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     if (set_plan(s, text, len, version, e) != EF_OK) {
         free(old_map);
         plan_free(&p);
-        queue_free(&q);
+        reality_in_free(&in);
         return EF_ERR;
     }
     free(old_map);
@@ -2840,7 +2911,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         }
     }
     plan_free(&p);
-    queue_free(&q);
+    reality_in_free(&in);
     return EF_OK;
 }
 
@@ -2848,7 +2919,7 @@ int svc_loop_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                     const char *why, placement *want, svc_loop_res *res,
                     ef_err *e)
 {
-    if (reality_replan(s, obs, nobs, now, why, want, res, e) != EF_OK)
+    if (reality_replan(s, obs, nobs, now, why, 1, want, res, e) != EF_OK)
         return EF_ERR;
     /* keep what the loop saw (running and waiting jobs) for svc_replan */
     for (int i = 0; i < s->nobs; i++) {
@@ -3065,6 +3136,7 @@ void svc_node_drain(svc *s, const store_ident *who, const char *node,
         char why[512];
         snprintf(why, sizeof why, "drained by %s%s%s", who->name,
                  reason[0] ? ": " : "", reason);
+        s->nodes_gen++;
         int rc = store_begin(s->st, &e);
         if (rc == EF_OK &&
             store_node_set(s->st, (int)k, drain ? "drained" : NULL, why, now,
@@ -3131,6 +3203,7 @@ int svc_node_seen(svc *s, int node, int down, const char *why, int64_t now,
     char dt[64];
     snprintf(dt, sizeof dt, "{\"node\":%d}", node);
     int rc = store_begin(s->st, e);
+    s->nodes_gen++;
     if (rc == EF_OK &&
         store_node_set(s->st, node, down ? "down" : NULL, why, now, e) < 0)
         rc = EF_ERR;

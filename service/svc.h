@@ -227,6 +227,11 @@ void svc_learned(svc *s, const char *id, const char *model, store_learnt *lr);
 void svc_set_notify(svc *s, void (*fn)(void *arg, const char *why),
                     void *arg);
 
+/* Tests: call fn(arg) each time svc_loop_replan's planning runs with the
+ * planning lock let go (fn may take it: submit, cancel, drain). NULL:
+ * none. */
+void svc_set_apart_hook(svc *s, void (*fn)(void *arg), void *arg);
+
 /* Plan every job to finish 'seconds' before its deadline from the next
  * re-plan on (plan_opts.deadline_margin: the loop's reaction allowance;
  * a job that cannot make it is at risk before its deadline, not after).
@@ -307,7 +312,12 @@ typedef struct svc_loop_res {
  * the plan version, in one transaction. want[k] (room for nobs) is then
  * what obs[k]'s job gets in the slot at 'now', in the cluster's node
  * numbers (n == 0: nothing; heap arrays, placement_free each). Keeps a
- * copy of obs for svc_replan. Under svc_lock. Errors: the store, a plan
+ * copy of obs for svc_replan. Under svc_lock, which the planning itself
+ * lets go (a full re-plan takes seconds at tens of thousands of jobs in
+ * play: submissions and reads go on meanwhile); where the state changed
+ * meanwhile (a submission, a cancel, a node's state) it is gathered and
+ * planned again, the third try holding the lock throughout. obs must be
+ * the caller's own (no other thread frees it). Errors: the store, a plan
  * that fails its check (EF_E_INTERNAL); nothing changes then.
  */
 int svc_loop_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,

@@ -493,6 +493,57 @@ static void noted(void *arg, const char *why)
     (*(int *)arg)++;
 }
 
+/* The re-plan from reality plans with the planning lock let go: a
+ * submission that comes meanwhile is answered, and the re-plan, finding
+ * the state moved on, plans again with the new job in it (the hook
+ * submits during the first try only). */
+typedef struct apart_fx {
+    fx *f;
+    int calls, st;
+} apart_fx;
+
+static void apart_submit(void *arg)
+{
+    apart_fx *a = arg;
+    if (a->calls++ == 0)
+        json_decref(submit(a->f, &a->f->alice, jobtext("d", 2000, T0 + 9000),
+                           T0 + 600, &a->st));
+}
+
+static void test_replan_apart(void **state)
+{
+    fx *f = *state;
+    int st;
+    svc_set_notify(f->s, noted, &(int){0});
+    json_decref(submit(f, &f->alice, jobtext("a", 20000, T0 + 7200), T0, &st));
+    assert_int_equal(st, 201);
+    int n0[8] = {0, 0, 0, 0, 0, 0, 0, 0}, g0[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    svc_obs obs[1] = {
+        {"a", SVC_OBS_RUNNING, 1000, 20000, {8, n0, g0, 0}, NULL, 0, 1}};
+    apart_fx a = {f, 0, 0};
+    svc_set_apart_hook(f->s, apart_submit, &a);
+    placement want[1];
+    svc_loop_res res;
+    ef_err e = {0};
+    svc_lock(f->s);
+    int64_t v0 = svc_version(f->s);
+    assert_ok(svc_loop_replan(f->s, obs, 1, T0 + 600, "test", want, &res, &e),
+              e);
+    svc_unlock(f->s);
+    placement_free(&want[0]);
+    svc_set_apart_hook(f->s, NULL, NULL);
+    assert_int_equal(a.st, 201);   /* answered while the re-plan planned */
+    assert_int_equal(a.calls, 2);  /* planned again */
+    assert_true(res.version > v0 + 1); /* after the submission's version */
+    svc_reply r;
+    svc_plan(f->s, &r, &(int64_t){0});
+    assert_contains(r.body, "\"id\": \"d\"");
+    svc_reply_free(&r);
+    json_t *v = view(f, "d", T0 + 600);
+    assert_string_equal(sget(v, "state"), "queued");
+    json_decref(v);
+}
+
 static void test_loop_replan(void **state)
 {
     fx *f = *state;
@@ -723,6 +774,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_explain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replan_apart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loop_replan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_learned_speed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_moves_any, setup, teardown),
