@@ -19,6 +19,9 @@
 #     efplan plan (same cluster, curves, slot, --now the service plan's
 #     now), then 20 sequential `efplan submit --plan FILE --job JSON`,
 #     each timed with date +%s%N (process start included).
+# SERVE_EXTRA: more serve options, e.g. "--backend dry-run --time-scale
+# 60" (the loop re-plans from reality once a wall second, so submissions
+# meet its re-plans).
 # The 160 measured jobs stay in the queue: the next size is filled on top
 # of them. Filling stops when it has taken FILL_BUDGET_S seconds in all
 # (default 600), as every submission re-plans the whole queue; the sizes
@@ -46,8 +49,9 @@ now_ns() { date +%s%N; }
 
 "$E" token add bench --operator --db db.sqlite >tok 2>/dev/null
 TOK=$(cat tok)
+# shellcheck disable=SC2086 # SERVE_EXTRA: options, split on purpose
 "$E" serve --db db.sqlite --cluster n128g8 --curves A100 --slot 60 \
-    --max-queued none --max-submit-rate none \
+    --max-queued none --max-submit-rate none ${SERVE_EXTRA:-} \
     --listen 127.0.0.1:0 --port-file port --quiet >serve.log 2>&1 &
 SRV=$!
 i=0

@@ -2730,7 +2730,7 @@ static int commit_risks(svc *s, const plan *p, const svc_obs *obs, int nobs,
 /* How many times a re-plan from reality planned outside the planning
  * lock is made again because the state changed meanwhile, before the
  * last try holds the lock throughout. */
-#define REALITY_TRIES 3
+#define REALITY_TRIES 2
 
 /* What a re-plan from reality plans (reality_gather, reality_plan). */
 typedef struct reality_in {
@@ -2803,7 +2803,8 @@ static int reality_gather(svc *s, const svc_obs *obs, int nobs, int64_t now,
  * lock let go, so submissions and reads do not wait for it; if the state
  * changed meanwhile (a submission or cancel: the version; a node drained
  * or down), it is gathered and planned again, the last of REALITY_TRIES
- * holding the lock throughout.
+ * holding the lock throughout (so a re-plan never holds the lock longer
+ * than one planning, as before, and not at all when nothing came).
  */
 static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                           const char *why, int apart, placement *want,

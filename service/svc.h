@@ -316,7 +316,7 @@ typedef struct svc_loop_res {
  * lets go (a full re-plan takes seconds at tens of thousands of jobs in
  * play: submissions and reads go on meanwhile); where the state changed
  * meanwhile (a submission, a cancel, a node's state) it is gathered and
- * planned again, the third try holding the lock throughout. obs must be
+ * planned again, holding the lock throughout. obs must be
  * the caller's own (no other thread frees it). Errors: the store, a plan
  * that fails its check (EF_E_INTERNAL); nothing changes then.
  */

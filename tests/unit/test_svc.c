@@ -495,8 +495,9 @@ static void noted(void *arg, const char *why)
 
 /* The re-plan from reality plans with the planning lock let go: a
  * submission that comes meanwhile is answered, and the re-plan, finding
- * the state moved on, plans again with the new job in it (the hook
- * submits during the first try only). */
+ * the state moved on, plans again with the new job in it, holding the
+ * lock (the hook runs once: the second try never lets it go); a re-plan
+ * during which nothing comes plans once. */
 typedef struct apart_fx {
     fx *f;
     int calls, st;
@@ -533,7 +534,7 @@ static void test_replan_apart(void **state)
     placement_free(&want[0]);
     svc_set_apart_hook(f->s, NULL, NULL);
     assert_int_equal(a.st, 201);   /* answered while the re-plan planned */
-    assert_int_equal(a.calls, 2);  /* planned again */
+    assert_int_equal(a.calls, 1);  /* planned again, under the lock */
     assert_true(res.version > v0 + 1); /* after the submission's version */
     svc_reply r;
     svc_plan(f->s, &r, &(int64_t){0});
@@ -542,6 +543,17 @@ static void test_replan_apart(void **state)
     json_t *v = view(f, "d", T0 + 600);
     assert_string_equal(sget(v, "state"), "queued");
     json_decref(v);
+    /* nothing comes: one planning, the next version */
+    svc_set_apart_hook(f->s, apart_submit, &a);
+    svc_lock(f->s);
+    v0 = svc_version(f->s);
+    assert_ok(svc_loop_replan(f->s, obs, 1, T0 + 660, "test", want, &res, &e),
+              e);
+    svc_unlock(f->s);
+    placement_free(&want[0]);
+    svc_set_apart_hook(f->s, NULL, NULL);
+    assert_int_equal(a.calls, 2);
+    assert_int_equal(res.version, v0 + 1);
 }
 
 static void test_loop_replan(void **state)
