@@ -111,6 +111,7 @@ struct svc {
      * what a re-plan from reality planned outside the lock must still
      * find (reality_replan) */
     int64_t nodes_gen;
+    int64_t subs;     /* submissions accepted into the state */
     /* the current plan (view.h-like: shared with readers, who hold
      * references; swapped under 'vmu'): the full re-plan of the state at
      * its version, made when a reader needs it */
@@ -1556,6 +1557,7 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
         dec = -1;
     } else {
         s->version = version;
+        s->subs += accepted;
         lim_note(s->lim, who->name, now);
         svc_reply_json(r, 201, json_incref(ans));
         if (accepted && s->notify)
@@ -2485,24 +2487,59 @@ static int no_node(svc *s, const svc_obs *obs, int nobs, int64_t now,
 
 /* The state after a re-plan from reality: plan p's jobs in play (the
  * admitted ones adopted as promised), evaluated at the point 'now'. */
-static void live_reset(svc *s, const plan *p, int64_t now)
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Job pj of a planning state into state nl as it was decided there
+ * (admitted: promised), its restarts' scale kept; *rel gets it when it
+ * is to be released at nl's point (not promised). */
+static void live_carry(live *nl, const plan_job *pj, int *rel, int *nrel)
+{
+    job c;
+    job_copy(&c, pj->in);
+    int k = live_add(nl, &c, pj->decision == PLAN_ADMITTED);
+    plan_set_restart_scale(&nl->p, k, pj->oscale);
+    if (pj->decision != PLAN_ADMITTED)
+        rel[(*nrel)++] = k;
+}
+
+/* The planning state made anew from plan p at 'now' (its admitted jobs
+ * promised); with 'adopt', also every job in play in the old state that
+ * p lacks (accepted while p was planned outside the lock), as it was
+ * decided. Returns how many were adopted. */
+static int live_reset(svc *s, const plan *p, int64_t now, int adopt)
 {
     live nl;
     ef_err e = {0};
     if (live_start(&nl, &p->cl, &p->opts, now, &e) != EF_OK)
         ef_panic("live_start: %s", e.msg); /* the options p was made with */
-    int *rel = ef_malloc(((size_t)p->njobs + 1) * sizeof *rel);
-    int nrel = 0;
+    int cap = p->njobs + (adopt ? s->L.na : 0) + 1;
+    int *rel = ef_malloc((size_t)cap * sizeof *rel);
+    int nrel = 0, nadopt = 0;
     for (int i = 0; i < p->njobs; i++) {
         plan_decision d = p->jobs[i].decision;
-        if (d != PLAN_ADMITTED && d != PLAN_BEST_EFFORT)
-            continue;
-        job c;
-        job_copy(&c, p->jobs[i].in);
-        int k = live_add(&nl, &c, d == PLAN_ADMITTED);
-        plan_set_restart_scale(&nl.p, k, p->jobs[i].oscale);
-        if (d != PLAN_ADMITTED)
-            rel[nrel++] = k;
+        if (d == PLAN_ADMITTED || d == PLAN_BEST_EFFORT)
+            live_carry(&nl, &p->jobs[i], rel, &nrel);
+    }
+    if (adopt) {
+        /* ids: p's jobs, sorted, to find the ones it lacks */
+        const char **ids = ef_malloc(((size_t)p->njobs + 1) * sizeof *ids);
+        for (int i = 0; i < p->njobs; i++)
+            ids[i] = p->jobs[i].in->id;
+        qsort(ids, (size_t)p->njobs, sizeof *ids, cmp_str);
+        for (int k = 0; k < s->L.na; k++) {
+            const plan_job *pj = &s->L.p.jobs[s->L.act[k]];
+            const char *id = pj->in->id;
+            if ((pj->decision == PLAN_ADMITTED ||
+                 pj->decision == PLAN_BEST_EFFORT) &&
+                !bsearch(&id, ids, (size_t)p->njobs, sizeof *ids, cmp_str)) {
+                live_carry(&nl, pj, rel, &nrel);
+                nadopt++;
+            }
+        }
+        free(ids);
     }
     nl.reality = s->notify != NULL; /* completions come from the loop */
     live_point(&nl, rel, nrel);
@@ -2510,6 +2547,7 @@ static void live_reset(svc *s, const plan *p, int64_t now)
     live_free(&s->L);
     s->L = nl;
     stats_update(s);
+    return nadopt;
 }
 
 void svc_learned(svc *s, const char *id, const char *model, store_learnt *lr)
@@ -2801,10 +2839,14 @@ static int reality_gather(svc *s, const svc_obs *obs, int nobs, int64_t now,
  * no other thread frees) the planning itself, a full deadline-order
  * re-plan (seconds at tens of thousands of jobs in play), runs with the
  * lock let go, so submissions and reads do not wait for it; if the state
- * changed meanwhile (a submission or cancel: the version; a node drained
- * or down), it is gathered and planned again, the last of REALITY_TRIES
- * holding the lock throughout (so a re-plan never holds the lock longer
- * than one planning, as before, and not at all when nothing came).
+ * changed meanwhile only by submissions, the plan stands and the jobs
+ * they brought join the new planning state as they were decided
+ * (live_reset: admitted ones promised, re-planned at the next point, at
+ * risk if reality leaves them no room); if it changed otherwise (a
+ * cancel: the version; a node drained or down), it is gathered and
+ * planned again, the last of REALITY_TRIES holding the lock throughout
+ * (so a re-plan never holds the lock longer than one planning, as
+ * before, and only when a cancel or a node's change came).
  */
 static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                           const char *why, int apart, placement *want,
@@ -2812,7 +2854,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
 {
     reality_in in;
     plan p;
-    int rc = EF_OK, none = 0;
+    int rc = EF_OK, none = 0, adopt = 0;
     for (int k = 0; want && k < nobs; k++)
         memset(&want[k], 0, sizeof want[k]);
     for (int tries = 1;; tries++) {
@@ -2821,7 +2863,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         if (none)
             return no_node(s, obs, nobs, now, res, e);
         int out = apart && tries < REALITY_TRIES;
-        int64_t v0 = s->version, n0 = s->nodes_gen;
+        int64_t v0 = s->version, n0 = s->nodes_gen, s0 = s->subs;
         if (out)
             svc_unlock(s);
         if (out && s->apart_hook)
@@ -2835,7 +2877,11 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         }
         if (!out || (s->version == v0 && s->nodes_gen == n0))
             break;
-        plan_free(&p); /* the state moved on: again */
+        /* only submissions came: they join the new state as decided */
+        adopt = s->nodes_gen == n0 && s->version - v0 == s->subs - s0;
+        if (adopt)
+            break;
+        plan_free(&p); /* the state moved on otherwise: again */
         reality_in_free(&in);
     }
     int G = s->c.gpus_per_node;
@@ -2885,7 +2931,12 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         return EF_ERR;
     }
     free(old_map);
-    live_reset(s, &p, now);
+    if (live_reset(s, &p, now, adopt) > 0) {
+        /* the state holds more than the plan just stored: readers plan
+         * it afresh (their view is older than the state's version) */
+        s->version++;
+        stats_update(s);
+    }
     pthread_mutex_lock(&s->smu);
     s->loop_replans++;
     pthread_mutex_unlock(&s->smu);

@@ -314,8 +314,10 @@ typedef struct svc_loop_res {
  * numbers (n == 0: nothing; heap arrays, placement_free each). Keeps a
  * copy of obs for svc_replan. Under svc_lock, which the planning itself
  * lets go (a full re-plan takes seconds at tens of thousands of jobs in
- * play: submissions and reads go on meanwhile); where the state changed
- * meanwhile (a submission, a cancel, a node's state) it is gathered and
+ * play: submissions and reads go on meanwhile); the jobs accepted
+ * meanwhile join the new planning state as they were decided (the
+ * state's version is then one past res->version), and where the state
+ * changed otherwise (a cancel, a node's state) it is gathered and
  * planned again, holding the lock throughout. obs must be
  * the caller's own (no other thread frees it). Errors: the store, a plan
  * that fails its check (EF_E_INTERNAL); nothing changes then.

@@ -494,10 +494,12 @@ static void noted(void *arg, const char *why)
 }
 
 /* The re-plan from reality plans with the planning lock let go: a
- * submission that comes meanwhile is answered, and the re-plan, finding
- * the state moved on, plans again with the new job in it, holding the
- * lock (the hook runs once: the second try never lets it go); a re-plan
- * during which nothing comes plans once. */
+ * submission that comes meanwhile is answered, and the re-plan keeps its
+ * plan, the new job joining the planning state as it was decided (the
+ * state's version one past the stored plan's, so readers plan it afresh
+ * with the job in it); a drain meanwhile (another kind of change) makes
+ * it plan again holding the lock; a re-plan during which nothing comes
+ * plans once. */
 typedef struct apart_fx {
     fx *f;
     int calls, st;
@@ -509,6 +511,17 @@ static void apart_submit(void *arg)
     if (a->calls++ == 0)
         json_decref(submit(a->f, &a->f->alice, jobtext("d", 2000, T0 + 9000),
                            T0 + 600, &a->st));
+}
+
+static void apart_drain(void *arg)
+{
+    apart_fx *a = arg;
+    if (a->calls++ == 0) {
+        svc_reply r;
+        svc_node_drain(a->f->s, &a->f->op, "1", 1, NULL, 0, T0 + 720, &r);
+        a->st = r.status;
+        svc_reply_free(&r);
+    }
 }
 
 static void test_replan_apart(void **state)
@@ -534,8 +547,9 @@ static void test_replan_apart(void **state)
     placement_free(&want[0]);
     svc_set_apart_hook(f->s, NULL, NULL);
     assert_int_equal(a.st, 201);   /* answered while the re-plan planned */
-    assert_int_equal(a.calls, 1);  /* planned again, under the lock */
-    assert_true(res.version > v0 + 1); /* after the submission's version */
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(res.version, v0 + 2); /* after the submission's */
+    assert_int_equal(svc_version(f->s), v0 + 3); /* d joined the state */
     svc_reply r;
     svc_plan(f->s, &r, &(int64_t){0});
     assert_contains(r.body, "\"id\": \"d\"");
@@ -554,6 +568,23 @@ static void test_replan_apart(void **state)
     svc_set_apart_hook(f->s, NULL, NULL);
     assert_int_equal(a.calls, 2);
     assert_int_equal(res.version, v0 + 1);
+    /* a node drained meanwhile: planned again, holding the lock, on the
+     * node left (the plan's node map) */
+    apart_fx b = {f, 0, 0};
+    svc_set_apart_hook(f->s, apart_drain, &b);
+    svc_lock(f->s);
+    assert_ok(svc_loop_replan(f->s, obs, 1, T0 + 720, "test", want, &res, &e),
+              e);
+    svc_unlock(f->s);
+    placement_free(&want[0]);
+    svc_set_apart_hook(f->s, NULL, NULL);
+    assert_int_equal(b.st, 200);
+    assert_int_equal(b.calls, 1);
+    svc_plan(f->s, &r, &(int64_t){0});
+    json_t *pv = json_loads(r.body, 0, NULL);
+    svc_reply_free(&r);
+    assert_int_equal(json_array_size(json_object_get(pv, "node_map")), 1);
+    json_decref(pv);
 }
 
 static void test_loop_replan(void **state)
