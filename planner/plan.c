@@ -665,7 +665,6 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
         /* A job already under way is not dropped: it keeps running as
          * best-effort, and says so. */
         j->decision = PLAN_BEST_EFFORT;
-        p->turned_away = t;
         char when[32]; /* the finish as a person reads it */
         snprintf(j->reason, sizeof j->reason,
                  "demoted to best-effort: cannot finish by its deadline "
@@ -677,7 +676,6 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
     }
     j->decision = PLAN_REJECTED;
     p->rejected++;
-    p->turned_away = t;
     /* 'alone' as the reason shows it: ISO-8601 UTC on the wall clock,
      * else "t=N s" on the plan's clock (ef_ht_at) */
     char fin[26]; /* "t=" and 20 characters and " s" at most */
@@ -726,35 +724,6 @@ static double net_tput(const plan *p, const plan_job *j, int ng,
     return c > 0 ? j->rem / (j->rem / tp + c) : tp;
 }
 
-/* 1 if the surplus step's regrowth gate applies to job j at the open
- * point (plan.h, PLAN_REGROW): the gate is on (p->gate), no deadline job
- * was turned away for want of GPUs in the last PLAN_PRESSURE seconds, j
- * still runs as it held just before the point (GPUs and batch), and it
- * held more than its reservation gives it now: it already runs above
- * its promise. */
-static int regrows(const plan *p, const plan_job *j)
-{
-    if (!p->gate || !holds_still(p) || j->held <= 0 || j->g != j->held ||
-        j->row != j->hrow ||
-        (p->turned_away != INT64_MIN &&
-         p->pt_t - p->turned_away < PLAN_PRESSURE))
-        return 0;
-    int rv = j->decision == PLAN_ADMITTED ? resv_at(&j->r, p->pt_t) : 0;
-    return j->held > rv;
-}
-
-/* 1 if moving job j from what it holds to ng GPUs at batch row nrow
- * passes the regrowth gate: its throughput over its remaining work,
- * restart paid (net_tput), at least PLAN_REGROW times what it has. */
-static int regrow_pays(const plan *p, const plan_job *j, int ng,
-                       const curve_row *nrow)
-{
-    double cur = j->eb ? eb_tput(j->hrow, j->held, 1)
-                       : curve_tput(j->hrow, j->held);
-    double tp = j->eb ? eb_tput(nrow, ng, 1) : curve_tput(nrow, ng);
-    return net_tput(p, j, ng, nrow, tp) >= PLAN_REGROW * cur;
-}
-
 /* 1 if g is one of row's usable sizes on a cluster of N GPUs. */
 static int usable_size(const curve_row *row, int g, int N)
 {
@@ -800,7 +769,7 @@ static int eb_step(const plan *p, const plan_job *j, int N, int free_gpus,
             if (lv[k] - j->g > free_gpus)
                 break;
             double tp = net_tput(p, j, lv[k], r, eb_tput(r, lv[k], 1));
-            if (tp <= cur || (regrows(p, j) && !regrow_pays(p, j, lv[k], r)))
+            if (tp <= cur)
                 continue;
             double sc = lv[k] == j->g ? DBL_MAX
                                       : (tp - cur) / (lv[k] - j->g) / base;
@@ -940,17 +909,12 @@ static int room_to_grow(plan *p, const int *act, int na, const plan_job *j,
 }
 
 /* The surplus step of a job without elastic batch: its next usable size
- * into *nx and the step's score (surplus mode's), or 0 when it has none.
- * Under the regrowth gate (regrows) the step is the smallest usable size
- * that passes it (regrow_pays), in one move. */
+ * into *nx and the step's score (surplus mode's), or 0 when it has none. */
 static int fixed_step(const plan *p, const plan_job *j, int N, int *nx,
                       double *score)
 {
     const curve_row *row = j->in->curve;
     *nx = next_size(row, j->g, N);
-    if (regrows(p, j))
-        while (*nx > 0 && !regrow_pays(p, j, *nx, row))
-            *nx = next_size(row, *nx, N);
     if (*nx == 0)
         return 0;
     double tn = curve_tput(row, *nx);
@@ -1140,10 +1104,10 @@ static void keep_held(plan *p, const int *act, int na, int64_t t)
     }
 }
 
-/* One pass of step 3 at t: hand out the GPUs free in this slot, one step
+/* Step 3 of a point at t: hand out the GPUs free in this slot, one step
  * at a time; an admitted job takes a step only when surplus_ok says its
  * promise survives it (else it takes no more). */
-static void surplus_pass(plan *p, int *act, int na, int64_t t)
+static void surplus(plan *p, int *act, int na, int64_t t)
 {
     int N = p->cl.total_gpus, used = 0;
     char *closed = ef_calloc((size_t)(na ? na : 1), 1); /* no more steps */
@@ -1207,88 +1171,13 @@ static void surplus_pass(plan *p, int *act, int na, int64_t t)
             closed[best] = 1;
             continue;
         }
-        ef_assert(j->eb || nx > j->g);
+        ef_assert(j->eb || nx == next_size(j->in->curve, j->g, N));
         free_gpus -= nx - j->g;
         j->g = nx;
         if (j->eb)
             j->row = best_row;
     }
     free(closed);
-}
-
-/* 1 if, after a pass without the gate, every job the gate holds back
- * (gated[i]) either kept what it held or grew by a move the gate allows:
- * the gate would change nothing. */
-static int gate_idle(const plan *p, const int *act, int na,
-                     const char *gated)
-{
-    for (int i = 0; i < na; i++) {
-        const plan_job *j = &p->jobs[act[i]];
-        if (gated[i] && (j->g != j->held || j->row != j->hrow) &&
-            !regrow_pays(p, j, j->g, j->row))
-            return 0;
-    }
-    return 1;
-}
-
-/*
- * Step 3 of a point at t (surplus_pass), with the regrowth gate under the
- * stability rule (plan.h, PLAN_REGROW): a job that runs above its
- * promise is not restarted for a small gain onto GPUs that no other job
- * would take. The pass runs without the gate (the paper's greedy by
- * gain per GPU, restart counted); where a job the gate holds back grew
- * by less than the gate allows, the pass runs again with the gate on,
- * and that second pass is kept only when every other job gets exactly
- * what it got in the first: the GPUs the gate held back would have stayed
- * idle. Where other jobs would take them, the first pass stands, so a
- * contested GPU goes where the greedy sends it with or without the gate.
- */
-static void surplus(plan *p, int *act, int na, int64_t t)
-{
-    p->gate = 1;
-    char *gated = ef_malloc((size_t)(na ? na : 1));
-    int any = 0;
-    for (int i = 0; i < na; i++)
-        any |= gated[i] = (char)regrows(p, &p->jobs[act[i]]);
-    p->gate = 0;
-    int *g0 = NULL, *ga = NULL;
-    const curve_row **r0 = NULL, **ra = NULL;
-    if (any) {
-        g0 = ef_malloc((size_t)na * sizeof *g0);
-        ga = ef_malloc((size_t)na * sizeof *ga);
-        r0 = ef_malloc((size_t)na * sizeof *r0);
-        ra = ef_malloc((size_t)na * sizeof *ra);
-        for (int i = 0; i < na; i++) {
-            g0[i] = p->jobs[act[i]].g;
-            r0[i] = p->jobs[act[i]].row;
-        }
-    }
-    surplus_pass(p, act, na, t); /* without the gate */
-    if (any && !gate_idle(p, act, na, gated)) {
-        for (int i = 0; i < na; i++) {
-            plan_job *j = &p->jobs[act[i]];
-            ga[i] = j->g;
-            ra[i] = j->row;
-            j->g = g0[i];
-            j->row = r0[i];
-        }
-        p->gate = 1;
-        surplus_pass(p, act, na, t); /* with it */
-        p->gate = 0;
-        int same = 1;
-        for (int i = 0; i < na && same; i++)
-            same = gated[i] || (p->jobs[act[i]].g == ga[i] &&
-                                p->jobs[act[i]].row == ra[i]);
-        for (int i = 0; i < na && !same; i++) {
-            p->jobs[act[i]].g = ga[i];
-            p->jobs[act[i]].row = ra[i];
-        }
-    }
-    free(gated);
-    free(g0);
-    free(ga);
-    free(r0);
-    free(ra);
 }
 
 /* Take the jobs' current placements (from the queue) as the placement
@@ -1816,7 +1705,6 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
             now = 0;
     }
     p->now = now;
-    p->turned_away = INT64_MIN;
     p->njobs = n;
     p->jcap = n ? n : 1;
     p->jobs = ef_calloc((size_t)p->jcap, sizeof *p->jobs);

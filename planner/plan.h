@@ -50,15 +50,7 @@
  *      (the overhead model's cost C of the change): over its remaining
  *      work W the step's throughput is W / (W / tput + C), and a step
  *      that does not beat the throughput it has is not taken; an admitted
- *      job takes a step only if its promise survives it; and under
- *      MOVES_NET a job still running as it held that already holds more
- *      than its reservation gives it (it runs above its promise) is not
- *      restarted onto GPUs no other job would take unless the move at
- *      least multiplies its throughput over its remaining work, restart
- *      paid, by PLAN_REGROW (the regrowth gate: a contested GPU goes
- *      where the greedy sends it either way, so the gate leaves GPUs
- *      idle rather than moving a job for a small gain; lifted for
- *      PLAN_PRESSURE seconds after a deadline job is turned away);
+ *      job takes a step only if its promise survives it;
  *   4. places the slot's allocations by the buddy rule (place.h).
  * Between points the allocation stays as it is. Jobs complete at the
  * exact time their work runs out; they hold their GPUs to the end of that
@@ -102,16 +94,6 @@ typedef enum plan_moves {
                            allocation from its reservation plus surplus by
                            gross speed-up, whatever the job held */
 } plan_moves;
-
-/* The regrowth gate's factor (step 3): a job running above its promise
- * moves onto GPUs nobody else would take only when that at least
- * doubles its throughput over its remaining work, restart paid. */
-#define PLAN_REGROW 2.0
-/* ... except within this many seconds after the planner turned a
- * deadline job away (rejected, or demoted under way) for want of GPUs:
- * while jobs are being turned away, every GPU-second that ends a running
- * job sooner is capacity for the next arrival, and the gate is lifted. */
-#define PLAN_PRESSURE 3600
 
 typedef struct plan_opts {
     int slot;              /* seconds, > 0 */
@@ -315,10 +297,6 @@ typedef struct plan {
     int *ord;
     uint64_t *occ;           /* per node: GPUs taken (step 3, holds_still) */
     int occ_built;           /* occ filled for the current point */
-    int gate;                /* the surplus pass runs with the regrowth
-                                gate (surplus, plan.c) */
-    int64_t turned_away;     /* when a deadline job was last rejected or
-                                demoted for want of GPUs (INT64_MIN: never) */
     const curve_row **tmprow; /* batch of each tmp (elastic batch) */
     resv ebtmp;
     /* the point begun last (plan_point_begin): at pt_t, the profile the

@@ -2,9 +2,8 @@
 # End-to-end: efplan apply tells how the admitted jobs did against the
 # plan, and nothing rewrites a plan under a running apply. A 2-job plan on
 # one 8-GPU node: x (deadline 600) runs on 4 GPUs until 480, y (deadline
-# 3000) until the plan's end at 1860 (on its 4 GPUs: once x ends, 8
-# would not double its speed, so the regrowth gate keeps it where it is);
-# both run tests/data/dummy_train.sh told never to finish (one iteration per 0.05 s: thousands short of the
+# 3000) until the plan's end at 1680; both run tests/data/dummy_train.sh
+# told never to finish (one iteration per 0.05 s: thousands short of the
 # plan at any --time-scale used here, so no check depends on wall time).
 # Checks:
 # - applied to its end: both listed behind their plan, x's deadline passed
@@ -32,7 +31,7 @@ cleanup() {
 }
 trap cleanup EXIT
 DUMMY=$EFPLAN_ROOT/tests/data/dummy_train.sh
-# the plan's 1860 s in 3.1 s (31 s under valgrind)
+# the plan's 1680 s in 2.8 s (28 s under valgrind)
 SCALE=600
 if [ -n "$V" ]; then SCALE=60; fi
 cd "$T"
@@ -53,7 +52,7 @@ jobs 99 99 > jobs.json
 "$EFPLAN" plan --jobs jobs.json --cluster n1g8 --curves A100 \
     --out plan.json >/dev/null || fail "plan failed"
 grep -q '"admitted": 2' plan.json || fail "the plan does not admit x and y"
-grep -q '"slot_ends": \[\(.*, \)\{0,1\}480, 1860\]' plan.json || fail "the plan does not end at 1860"
+grep -q '"slot_ends": \[\(.*, \)\{0,1\}480, 1680\]' plan.json || fail "the plan does not end at 1680"
 
 # "behind: ID: DONE of N iterations done, EXP expected by t=T; ..." with
 # DONE < EXP, for the job and the tail given
@@ -74,10 +73,10 @@ set -e
 [ $rc -eq 9 ] || { cat out1 err1; fail "missed deadline: exit $rc, expected 9"; }
 behind out1 x "deadline +10m passed: missed" ||
     { cat out1; fail "x not listed as missed"; }
-grep -q '^behind: x: [0-9]* of 8000 iterations done, 8000 expected by t=+31m; ' out1 ||
-    { cat out1; fail "x: expected its 8000 iterations by 1860"; }
+grep -q '^behind: x: [0-9]* of 8000 iterations done, 8000 expected by t=+28m; ' out1 ||
+    { cat out1; fail "x: expected its 8000 iterations by 1680"; }
 behind out1 y "deadline +50m ahead" || { cat out1; fail "y not listed as behind"; }
-grep -q '^2 admitted job(s) behind their plan at t=+31m, 1 not done by their deadline$' out1 ||
+grep -q '^2 admitted job(s) behind their plan at t=+28m, 1 not done by their deadline$' out1 ||
     { cat out1; fail "the count line"; }
 grep -q 'jobs: 0 done, 0 failed, 2 not done' out1 || { cat out1; fail "outcome"; }
 # the state file: apply.behind, one entry per job, x missed and y not
@@ -85,7 +84,7 @@ tr -d ' \n' < s1/state.json > st1
 grep -q '"behind":\[{"deadline":600,"done":[0-9]*,"expected":8000,"id":"x","missed":true},{"deadline":3000,"done":[0-9]*,"expected":30000,"id":"y","missed":false}\]' st1 ||
     { cat s1/state.json; fail "state.json: apply.behind"; }
 "$EFPLAN" plan --jobs s1/state.json --cluster n1g8 --curves A100 \
-    --now 1860 >/dev/null || fail "the state file is not a valid queue"
+    --now 1680 >/dev/null || fail "the state file is not a valid queue"
 # the same answer when the plan was already applied
 set +e
 $V "$EFPLAN" apply plan.json --time-scale $SCALE --state s1 >out1b 2>&1

@@ -149,7 +149,7 @@ render sample
 has sample "0h" "2h" "14h" "time from the start" "node 3" \
     "efplan plan: 32 jobs on n4g8 (4 nodes x 8 GPUs)" \
     "others: 8 jobs, 10.5 GPU-h" "deadline (admitted job)"
-contains sample ">j22 (gpt2), 34.2 GPU-h, deadline +15h 59m</text>" \
+contains sample ">j22 (gpt2), 44.3 GPU-h, deadline +15h 59m</text>" \
     ">j09 (8 GPUs)</text>" "<title>deadline of j00: +11m 33s</title>" \
     ">j01 (inception3): deadline too tight"
 # every admitted job's deadline is marked (24 admitted)

@@ -421,64 +421,6 @@ static void test_runaway_stops(void **state)
     queue_free(&q);
 }
 
-/* The regrowth gate (plan.h, PLAN_REGROW) on n1g8. Best-effort X runs
- * beside deadline jobs that use at most 4 ("cap4": 1, 2, 4 it/s) or 2
- * ("cap2") GPUs; when they end, their GPUs are free and no other job
- * wants them. X already runs above its promise (a best-effort job has
- * none). With model "sub" (1, 1.8, 3.2, 5.6 it/s on 1, 2, 4, 8 GPUs) X
- * holds 4 GPUs and 4 -> 8 gains 1.75x, less than the 2x the gate asks:
- * under the stability rule X is not restarted (the GPUs idle), under the
- * paper's rule (--moves any) it grows. With "lin" X holds 2 GPUs beside
- * a cap4 and a cap2 job, and 2 -> 8 gains 4x: X grows under both rules,
- * in one move. And the first case with job R turned away at t=300 (its
- * deadline cannot be met): within PLAN_PRESSURE of a rejection the gate
- * is lifted, and X grows under both rules. */
-static void test_regrowth_gate(void **state)
-{
-    (void)state;
-    static const char *const name[] = {"lin", "sub", "cap4", "cap2"};
-    static const char *const csv[] = {
-        "global_batch_size,1,2,4,8\n64,1,2,4,8\n",
-        "global_batch_size,1,2,4,8\n64,1,1.8,3.2,5.6\n",
-        "global_batch_size,1,2,4\n64,1,2,4\n",
-        "global_batch_size,1,2\n64,1,2\n"};
-    static const char *const trace[] = {
-        "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
-        "X,0,200000,sub,,64\nY,0,2000,cap4,100000,64\n",
-        "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
-        "X,0,200000,lin,,64\nY,0,2000,cap4,100000,64\n"
-        "Z,0,1000,cap2,100000,64\n",
-        "job_id,submit_time,iteration,model_name,ddl,batch_size\n"
-        "X,0,200000,sub,,64\nY,0,2000,cap4,100000,64\n"
-        "R,300,1000000,cap4,400,64\n"};
-    curve_set cs;
-    curve_model m[4];
-    assert_int_equal(ts_toy(&cs, m, 4, name, csv), 0);
-    for (int k = 0; k < 3; k++) {
-        job_queue q = {0};
-        ts_load(&q, trace[k], &cs);
-        for (int any = 0; any < 2; any++) {
-            sim_opts o;
-            sim_opts_default(&o);
-            o.overhead = OVH_FIG12;
-            o.slot = 60;
-            o.moves_any = any;
-            sim s;
-            ts_run(&s, &q, "n1g8", "ef", &o);
-            const sim_job *x = ts_job(&s, "X");
-            assert_true(ts_job(&s, "Y")->met);
-            assert_int_equal(x->start, 0);
-            assert_int_equal(x->rescales, k > 0 || any ? 1 : 0);
-            if (k == 2)
-                assert_int_equal(ts_job(&s, "R")->state, SJ_REJECTED);
-            assert_int_equal(x->migrations + x->preemptions, 0);
-            sim_free(&s);
-        }
-        queue_free(&q);
-    }
-    ts_toy_free(m, 4);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -493,7 +435,6 @@ int main(void)
         cmocka_unit_test(test_agrees_with_planner),
         cmocka_unit_test(test_overhead_model),
         cmocka_unit_test(test_runaway_stops),
-        cmocka_unit_test(test_regrowth_gate),
     };
     return cmocka_run_group_tests(tests, toy_setup, toy_teardown);
 }
