@@ -112,6 +112,12 @@ struct svc {
      * find (reality_replan) */
     int64_t nodes_gen;
     int64_t subs;     /* submissions accepted into the state */
+    /* while the loop's re-plan from reality plans with the lock let go
+     * (apart): the ids of the jobs accepted meanwhile, which join its new
+     * planning state (live_reset) */
+    int apart;
+    char **win;
+    int nwin, capwin;
     /* the current plan (view.h-like: shared with readers, who hold
      * references; swapped under 'vmu'): the full re-plan of the state at
      * its version, made when a reader needs it */
@@ -967,6 +973,9 @@ void svc_close(svc *s)
         store_close(s->st);
     view_drop(s, s->pv);
     live_free(&s->L);
+    for (int i = 0; i < s->nwin; i++)
+        free(s->win[i]);
+    free(s->win);
     pthread_mutex_destroy(&s->smu);
     curve_set_free(&s->cs);
     free(s->db);
@@ -1558,6 +1567,14 @@ void svc_submit(svc *s, const store_ident *who, const char *body,
     } else {
         s->version = version;
         s->subs += accepted;
+        if (accepted && s->apart) {
+            if (s->nwin == s->capwin) {
+                s->capwin = s->capwin ? 2 * s->capwin : 16;
+                s->win = ef_realloc(s->win,
+                                    (size_t)s->capwin * sizeof *s->win);
+            }
+            s->win[s->nwin++] = ef_strdup(id);
+        }
         lim_note(s->lim, who->name, now);
         svc_reply_json(r, 201, json_incref(ans));
         if (accepted && s->notify)
@@ -2487,6 +2504,14 @@ static int no_node(svc *s, const svc_obs *obs, int nobs, int64_t now,
 
 /* The state after a re-plan from reality: plan p's jobs in play (the
  * admitted ones adopted as promised), evaluated at the point 'now'. */
+/* Forget the ids of the jobs accepted during a re-plan (s->win). */
+static void win_clear(svc *s)
+{
+    for (int i = 0; i < s->nwin; i++)
+        free(s->win[i]);
+    s->nwin = 0;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -2507,15 +2532,15 @@ static void live_carry(live *nl, const plan_job *pj, int *rel, int *nrel)
 
 /* The planning state made anew from plan p at 'now' (its admitted jobs
  * promised); with 'adopt', also every job in play in the old state that
- * p lacks (accepted while p was planned outside the lock), as it was
- * decided. Returns how many were adopted. */
+ * was accepted while p was planned outside the lock, as it was
+ * decided (their ids in s->win). Returns how many were adopted. */
 static int live_reset(svc *s, const plan *p, int64_t now, int adopt)
 {
     live nl;
     ef_err e = {0};
     if (live_start(&nl, &p->cl, &p->opts, now, &e) != EF_OK)
         ef_panic("live_start: %s", e.msg); /* the options p was made with */
-    int cap = p->njobs + (adopt ? s->L.na : 0) + 1;
+    int cap = p->njobs + (adopt ? s->nwin : 0) + 1;
     int *rel = ef_malloc((size_t)cap * sizeof *rel);
     int nrel = 0, nadopt = 0;
     for (int i = 0; i < p->njobs; i++) {
@@ -2524,22 +2549,20 @@ static int live_reset(svc *s, const plan *p, int64_t now, int adopt)
             live_carry(&nl, &p->jobs[i], rel, &nrel);
     }
     if (adopt) {
-        /* ids: p's jobs, sorted, to find the ones it lacks */
-        const char **ids = ef_malloc(((size_t)p->njobs + 1) * sizeof *ids);
-        for (int i = 0; i < p->njobs; i++)
-            ids[i] = p->jobs[i].in->id;
-        qsort(ids, (size_t)p->njobs, sizeof *ids, cmp_str);
+        /* the jobs accepted while p was planned (s->win), as the old
+         * state decided them, if still in play there */
+        qsort(s->win, (size_t)s->nwin, sizeof *s->win, cmp_str);
         for (int k = 0; k < s->L.na; k++) {
             const plan_job *pj = &s->L.p.jobs[s->L.act[k]];
             const char *id = pj->in->id;
             if ((pj->decision == PLAN_ADMITTED ||
                  pj->decision == PLAN_BEST_EFFORT) &&
-                !bsearch(&id, ids, (size_t)p->njobs, sizeof *ids, cmp_str)) {
+                bsearch(&id, s->win, (size_t)s->nwin, sizeof *s->win,
+                        cmp_str)) {
                 live_carry(&nl, pj, rel, &nrel);
                 nadopt++;
             }
         }
-        free(ids);
     }
     nl.reality = s->notify != NULL; /* completions come from the loop */
     live_point(&nl, rel, nrel);
@@ -2864,6 +2887,8 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
             return no_node(s, obs, nobs, now, res, e);
         int out = apart && tries < REALITY_TRIES;
         int64_t v0 = s->version, n0 = s->nodes_gen, s0 = s->subs;
+        win_clear(s);
+        s->apart = out;
         if (out)
             svc_unlock(s);
         if (out && s->apart_hook)
@@ -2871,7 +2896,9 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         rc = plan_checked(&p, &in.q, &in.pc, &in.po, e);
         if (out)
             svc_lock(s);
+        s->apart = 0;
         if (rc != EF_OK) {
+            win_clear(s);
             reality_in_free(&in);
             return EF_ERR;
         }
@@ -2937,6 +2964,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         s->version++;
         stats_update(s);
     }
+    win_clear(s);
     pthread_mutex_lock(&s->smu);
     s->loop_replans++;
     pthread_mutex_unlock(&s->smu);

@@ -536,20 +536,31 @@ static void test_replan_apart(void **state)
         {"a", SVC_OBS_RUNNING, 1000, 20000, {8, n0, g0, 0}, NULL, 0, 1}};
     apart_fx a = {f, 0, 0};
     svc_set_apart_hook(f->s, apart_submit, &a);
-    placement want[1];
+    placement want[2];
     svc_loop_res res;
     ef_err e = {0};
+    /* (a second job, done as the loop saw it: it leaves the state, and
+     * the jobs that join it are the ones submitted meanwhile only) */
+    json_decref(submit(f, &f->alice, jobtext("z", 100, T0 + 7200), T0, &st));
+    assert_int_equal(st, 201);
+    svc_obs obs2[2] = {
+        obs[0], {"z", SVC_OBS_DONE, 100, 100, {0, NULL, NULL, 0}, NULL, 0, 1}};
     svc_lock(f->s);
     int64_t v0 = svc_version(f->s);
-    assert_ok(svc_loop_replan(f->s, obs, 1, T0 + 600, "test", want, &res, &e),
-              e);
+    assert_ok(svc_loop_replan(f->s, obs2, 2, T0 + 600, "test", want, &res,
+                              &e), e);
     svc_unlock(f->s);
     placement_free(&want[0]);
+    placement_free(&want[1]);
     svc_set_apart_hook(f->s, NULL, NULL);
     assert_int_equal(a.st, 201);   /* answered while the re-plan planned */
     assert_int_equal(a.calls, 1);
     assert_int_equal(res.version, v0 + 2); /* after the submission's */
     assert_int_equal(svc_version(f->s), v0 + 3); /* d joined the state */
+    svc_reply hr;
+    svc_health(f->s, T0 + 600, &hr);
+    assert_contains(hr.body, "\"jobs\":2"); /* a and d; z is done */
+    svc_reply_free(&hr);
     svc_reply r;
     svc_plan(f->s, &r, &(int64_t){0});
     assert_contains(r.body, "\"id\": \"d\"");
