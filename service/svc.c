@@ -2877,6 +2877,9 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
 {
     reality_in in;
     plan p;
+    char *text = NULL;  /* p's plan file */
+    size_t len = 0;
+    plan_doc doc;       /* text read back, for the readers' view */
     int rc = EF_OK, none = 0, adopt = 0;
     for (int k = 0; want && k < nobs; k++)
         memset(&want[k], 0, sizeof want[k]);
@@ -2894,6 +2897,20 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         if (out && s->apart_hook)
             s->apart_hook(s->apart_arg);
         rc = plan_checked(&p, &in.q, &in.pc, &in.po, e);
+        if (rc == EF_OK) {
+            /* its text with its node map, and the readers' view of it
+             * (owned: read back from the text), also off the lock */
+            int part = in.nmap < s->c.nodes;
+            plan_doc nd;
+            text = plan_text(s->curves_arg, part ? in.nmap : 0,
+                             part ? in.map : NULL, &p, &nd, &len);
+            plan_doc_free(&nd);
+            rc = plan_doc_parse(&doc, "the service's plan", text, len, e);
+            if (rc != EF_OK) {
+                free(text);
+                plan_free(&p);
+            }
+        }
         if (out)
             svc_lock(s);
         s->apart = 0;
@@ -2909,22 +2926,20 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         if (adopt)
             break;
         plan_free(&p); /* the state moved on otherwise: again */
+        free(text);
+        plan_doc_free(&doc);
         reality_in_free(&in);
     }
     int G = s->c.gpus_per_node;
     long *map = in.map; /* moved to s->map, or freed */
     int nmap = in.nmap;
     in.map = NULL;
-    /* the new plan's text, with its node map */
     long *old_map = s->map;
     int old_nmap = s->nmap;
     s->map = nmap < s->c.nodes ? map : NULL;
     s->nmap = nmap < s->c.nodes ? nmap : 0;
     if (!s->map)
         free(map);
-    plan_doc nd;
-    size_t len = 0;
-    char *text = plan_text(s->curves_arg, s->nmap, s->map, &p, &nd, &len);
     int64_t version = s->version + 1;
     int newly = 0;
     /* commit: the jobs as seen, their risks, the plan */
@@ -2940,7 +2955,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     if (rc != EF_OK) {
         store_rollback(s->st);
         free(text);
-        plan_doc_free(&nd);
+        plan_doc_free(&doc);
         free(s->map);
         s->map = old_map;
         s->nmap = old_nmap;
@@ -2948,15 +2963,8 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         reality_in_free(&in);
         return EF_ERR;
     }
-    /* the new plan is the current one; it borrows p and q, which are
-     * read back from its text to own them */
-    plan_doc_free(&nd);
-    if (set_plan(s, text, len, version, e) != EF_OK) {
-        free(old_map);
-        plan_free(&p);
-        reality_in_free(&in);
-        return EF_ERR;
-    }
+    /* the new plan is the current one */
+    use_view(s, view_make(&doc, text, len, version));
     free(old_map);
     if (live_reset(s, &p, now, adopt) > 0) {
         /* the state holds more than the plan just stored: readers plan
