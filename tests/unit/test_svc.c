@@ -524,6 +524,25 @@ static void apart_drain(void *arg)
     }
 }
 
+/* svc_loop_replan of obs[0..n-1] at 'at' as the loop makes it (under the
+ * lock), with hook fn(arg) while it plans apart; its result. */
+static svc_loop_res replan_with(fx *f, void (*fn)(void *), void *arg,
+                                const svc_obs *obs, int n, int64_t at)
+{
+    placement want[4];
+    svc_loop_res res;
+    ef_err e = {0};
+    assert_true(n <= 4);
+    svc_set_apart_hook(f->s, fn, arg);
+    svc_lock(f->s);
+    assert_ok(svc_loop_replan(f->s, obs, n, at, "test", want, &res, &e), e);
+    svc_unlock(f->s);
+    svc_set_apart_hook(f->s, NULL, NULL);
+    for (int k = 0; k < n; k++)
+        placement_free(&want[k]);
+    return res;
+}
+
 static void test_replan_apart(void **state)
 {
     fx *f = *state;
@@ -535,24 +554,14 @@ static void test_replan_apart(void **state)
     svc_obs obs[1] = {
         {"a", SVC_OBS_RUNNING, 1000, 20000, {8, n0, g0, 0}, NULL, 0, 1}};
     apart_fx a = {f, 0, 0};
-    svc_set_apart_hook(f->s, apart_submit, &a);
-    placement want[2];
-    svc_loop_res res;
-    ef_err e = {0};
     /* (a second job, done as the loop saw it: it leaves the state, and
      * the jobs that join it are the ones submitted meanwhile only) */
     json_decref(submit(f, &f->alice, jobtext("z", 100, T0 + 7200), T0, &st));
     assert_int_equal(st, 201);
     svc_obs obs2[2] = {
         obs[0], {"z", SVC_OBS_DONE, 100, 100, {0, NULL, NULL, 0}, NULL, 0, 1}};
-    svc_lock(f->s);
     int64_t v0 = svc_version(f->s);
-    assert_ok(svc_loop_replan(f->s, obs2, 2, T0 + 600, "test", want, &res,
-                              &e), e);
-    svc_unlock(f->s);
-    placement_free(&want[0]);
-    placement_free(&want[1]);
-    svc_set_apart_hook(f->s, NULL, NULL);
+    svc_loop_res res = replan_with(f, apart_submit, &a, obs2, 2, T0 + 600);
     assert_int_equal(a.st, 201);   /* answered while the re-plan planned */
     assert_int_equal(a.calls, 1);
     assert_int_equal(res.version, v0 + 2); /* after the submission's */
@@ -569,26 +578,14 @@ static void test_replan_apart(void **state)
     assert_string_equal(sget(v, "state"), "queued");
     json_decref(v);
     /* nothing comes: one planning, the next version */
-    svc_set_apart_hook(f->s, apart_submit, &a);
-    svc_lock(f->s);
     v0 = svc_version(f->s);
-    assert_ok(svc_loop_replan(f->s, obs, 1, T0 + 660, "test", want, &res, &e),
-              e);
-    svc_unlock(f->s);
-    placement_free(&want[0]);
-    svc_set_apart_hook(f->s, NULL, NULL);
+    res = replan_with(f, apart_submit, &a, obs, 1, T0 + 660);
     assert_int_equal(a.calls, 2);
     assert_int_equal(res.version, v0 + 1);
     /* a node drained meanwhile: planned again, holding the lock, on the
      * node left (the plan's node map) */
     apart_fx b = {f, 0, 0};
-    svc_set_apart_hook(f->s, apart_drain, &b);
-    svc_lock(f->s);
-    assert_ok(svc_loop_replan(f->s, obs, 1, T0 + 720, "test", want, &res, &e),
-              e);
-    svc_unlock(f->s);
-    placement_free(&want[0]);
-    svc_set_apart_hook(f->s, NULL, NULL);
+    (void)replan_with(f, apart_drain, &b, obs, 1, T0 + 720);
     assert_int_equal(b.st, 200);
     assert_int_equal(b.calls, 1);
     svc_plan(f->s, &r, &(int64_t){0});
