@@ -84,6 +84,18 @@ typedef struct lj {
                               the re-plan takes its model's, learned) */
     int measured;          /* the current attempt's speed was measured
                               (learned into the store when it ends) */
+    double speed_base;     /* its speed over its earlier attempts ... */
+    double speed_w;        /* ... and the plan seconds it was measured on */
+    double speed_dt;       /* plan seconds the current attempt's speed was
+                              measured on (0: not yet) */
+    int need;              /* GPUs its promise needs now (the re-plan's
+                              reservation; -1: it must move) */
+    double pspeed;         /* the speed the re-plan planned it at (of its
+                              curve's) */
+    double rscale;         /* its restarts' measured cost over the
+                              model's (1: none measured) */
+    int64_t held_v;        /* the plan version a change of it was held
+                              for (said once) */
     double stop_s;         /* plan seconds the last stop took, from the
                               signal to the exit (0: none to count) */
     double restart_s;      /* ... counted in the current launch's restart */
@@ -117,6 +129,8 @@ struct loop {
                               the last re-plan (a drain, a cancel, ...) */
     char why[512];         /* why (events, joined) */
     int slot, ovh;         /* the plan's slot seconds, overhead model */
+    int still;             /* the plan holds running jobs still (--moves
+                              net): so does act (hold_rule) */
     loop_stats stats;
     pthread_t th;
     pthread_mutex_t mu;    /* guards 'wake' and 'quit' */
@@ -298,6 +312,10 @@ static int lj_history(loop *L, lj *j, ef_err *e)
     for (int i = 0; i < n; i++) {
         if (rows[i].attempt > j->attempt)
             j->attempt = rows[i].attempt;
+        /* an attempt that ended done (the service stopped before its
+         * re-plan told the store): the job is done, not run again */
+        if (rows[i].result && strcmp(rows[i].result, "done") == 0)
+            j->st = LJ_DONE;
         j->restarts += rows[i].result &&
                        (strcmp(rows[i].result, "failed") == 0 ||
                         strcmp(rows[i].result, "lost") == 0);
@@ -379,6 +397,11 @@ static int refresh_with(loop *L, const char *const *also, int nalso,
         }
         nj[k].in = np.jobs[k].in;
         nj[k].iterations = np.jobs[k].iterations;
+        if (old < 0 && nj[k].st == LJ_DONE) {
+            nj[k].progress = nj[k].iterations;
+            say(L, "%s: its attempt %d ended done: done", id,
+                nj[k].attempt);
+        }
         for (int m = 0; m < nq; m++)
             if (strcmp(ids[m], id) == 0)
                 nj[k].admitted = admid[m];
@@ -511,6 +534,17 @@ static void learn_speed(loop *L, lj *J)
     J->measured = 0;
 }
 
+/* Job J's attempt ended: what its speed was measured on counts from now
+ * on as its earlier attempts'. */
+static void speed_fold(lj *J)
+{
+    if (J->speed_dt <= 0)
+        return;
+    J->speed_base = J->speed;
+    J->speed_w += J->speed_dt;
+    J->speed_dt = 0;
+}
+
 /* The attempt of job j ended by itself (st) or was lost. */
 static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
                  ef_err *e)
@@ -529,6 +563,7 @@ static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
     else
         snprintf(how, sizeof how, "exit %d", st->code);
     learn_speed(L, J);
+    speed_fold(J);
     if (J->st == LJ_STOPPING) {
         /* asked to stop: it checkpointed (or was killed) */
         J->stop_s = (double)(now - J->prev_t);
@@ -758,10 +793,17 @@ static void measure(loop *L, lj *J, int64_t now)
         f = 1; /* never planned faster than its curve */
     if (f < 0.01)
         f = 0.01;
-    J->speed = f;
+    /* over all of its own attempts, each weighed by the time measured
+     * on it: one short attempt does not swing its plan */
+    J->speed_dt = (double)dt;
+    J->speed = J->speed_w > 0
+                   ? (J->speed_base * J->speed_w + f * (double)dt) /
+                         (J->speed_w + (double)dt)
+                   : f;
     J->measured = 1;
     J->speed_own = 1;
 }
+
 
 /* lag: running admitted jobs behind what their plan expects. */
 static int lag(loop *L, int64_t now, ef_err *e)
@@ -848,6 +890,7 @@ static int replan(loop *L, int64_t now, ef_err *e)
 {
     svc_obs *obs = ef_calloc((size_t)L->n + 1, sizeof *obs);
     placement *want = ef_calloc((size_t)L->n + 1, sizeof *want);
+    int *needs = ef_calloc((size_t)L->n + 1, sizeof *needs);
     for (int j = 0; j < L->n; j++) {
         lj *J = &L->jobs[j];
         svc_obs *o = &obs[j];
@@ -859,14 +902,17 @@ static int replan(loop *L, int64_t now, ef_err *e)
                                         : SVC_OBS_WAITING;
         o->iterations = J->iterations;
         o->speed = J->speed;
-        if (!J->speed_own && J->in && J->st != LJ_DONE &&
-            J->st != LJ_FAILED) {
-            /* not measured yet: its model's speed, as learned */
+        J->rscale = 1;
+        if (J->in && J->st != LJ_DONE && J->st != LJ_FAILED) {
             store_learnt lr;
             svc_learned(L->s, J->id, J->in->model, &lr);
-            if (lr.speed_runs > 0)
+            /* not measured yet: its model's speed, as learned */
+            if (!J->speed_own && lr.speed_runs > 0)
                 o->speed = lr.speed;
+            if (lr.restart_runs > 0 && lr.restart > 0)
+                J->rscale = lr.restart;
         }
+        J->pspeed = o->speed > 0 && o->speed < 1 ? o->speed : 1;
         /* the overhead it still pays: the dry run knows it; a real job,
          * until it shows progress, what its model charged at the launch */
         if (J->st == LJ_RUNNING)
@@ -881,12 +927,14 @@ static int replan(loop *L, int64_t now, ef_err *e)
     svc_loop_res res;
     char why[600];
     snprintf(why, sizeof why, "loop: %s", L->why[0] ? L->why : "slot");
-    int rc = svc_loop_replan(L->s, obs, L->n, now, why, want, &res, e);
+    int rc = svc_loop_replan(L->s, obs, L->n, now, why, want, needs, &res,
+                             e);
     free(obs);
     if (rc != EF_OK) {
         for (int j = 0; j < L->n; j++)
             placement_free(&want[j]);
         free(want);
+        free(needs);
         return EF_ERR;
     }
     L->stats.replans++;
@@ -901,6 +949,7 @@ static int replan(loop *L, int64_t now, ef_err *e)
             J->reported = 1;
         placement_free(&J->want);
         J->want = want[j];
+        J->need = needs[j];
         /* the lag anchor: from here, at the speed of what it will hold */
         J->p0 = J->progress;
         J->t0 = now;
@@ -909,6 +958,7 @@ static int replan(loop *L, int64_t now, ef_err *e)
                       ? speed_of(J, J->place.n) * J->speed : 0;
     }
     free(want);
+    free(needs);
     char nows[48];
     if (L->why[0])
         say(L, "re-planned at %s (plan v%" PRId64 "): %s%s",
@@ -923,15 +973,18 @@ static int replan(loop *L, int64_t now, ef_err *e)
 
 /* ---- act ------------------------------------------------------------------------- */
 
-static int start_stop(loop *L, int j, int64_t now, ef_err *e)
+/* start_stop: stop job j's attempt for its change (cause: why it is
+ * made, for the log and the attempt row). */
+static int start_stop(loop *L, int j, const char *cause, int64_t now,
+                      ef_err *e)
 {
     lj *J = &L->jobs[j];
     const char *kind = J->want.n == 0 ? "its allocation ended"
                        : J->want.n != J->place.n ? "resize"
                        : J->want.batch != J->place.batch ? "batch change"
                                                          : "migrate";
-    char w[160];
-    snprintf(w, sizeof w, "%s", kind);
+    char w[320];
+    snprintf(w, sizeof w, "%s: %s", kind, cause);
     if (lj_set(L, j, LJ_STOPPING, NULL, w, now, e) != EF_OK)
         return EF_ERR;
     J->stop_wall = ef_mono_seconds();
@@ -1074,10 +1127,167 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
     return world_warn(L, j, 0, now, e);
 }
 
-/* act: stop what the plan moves or ends, start what it gives where the
- * GPUs are free. */
+/* 1 if job a's wanted GPUs and job b's current ones share one. */
+static int wants_gpus_of(const lj *a, const lj *b)
+{
+    for (int x = 0; x < a->want.n; x++)
+        for (int y = 0; y < b->place.n; y++)
+            if (a->want.node[x] == b->place.node[y] &&
+                a->want.gpu[x] == b->place.gpu[y])
+                return 1;
+    return 0;
+}
+
+/* The plan time at which running job J ends on 'g' GPUs from 'now', at
+ * the speed it is planned at, after 'extra' more seconds of overhead
+ * (what its start still owes is added). */
+static double finish_on(const loop *L, const lj *J, int g, double extra,
+                        int64_t now)
+{
+    double tp = speed_of(J, g) * J->pspeed;
+    if (tp <= 0)
+        return INFINITY;
+    double owed = !J->run_seen && J->ovh_until > now
+                      ? (double)(J->ovh_until - now) : 0;
+    (void)L;
+    return (double)now + owed + extra +
+           (double)(J->iterations - J->progress) / tp;
+}
+
+/* 1 if running job J's change must be made: the plan can no longer have
+ * it where it runs (need < 0: a drained or down node, cancelled), or it
+ * grows and that ends it sooner than staying, its measured restart cost
+ * counted, where its promise needs that (its reservation is more than it
+ * holds and on what it holds it would miss its deadline less the margin)
+ * or, once it has made progress, where the plan grows it for the gain
+ * alone. Any other change (a shrink, a move, its allocation's end; a
+ * grow it does not need) is one the hold rule may keep from happening. */
+static int must_change(const loop *L, const lj *J, int64_t now)
+{
+    if (J->need < 0)
+        return 1;
+    if (J->want.n <= J->place.n)
+        return 0;
+    int promise = J->need > J->place.n;
+    if (!promise && !J->run_seen)
+        return 0;
+    double c = ovh_charge((ovh_mode)L->ovh, J->in ? J->in->model : "",
+                          J->place.n, J->want.n, 0, 0) * J->rscale;
+    double stay = finish_on(L, J, J->place.n, 0, now);
+    if (finish_on(L, J, J->want.n, c, now) >= stay)
+        return 0; /* the restart costs more than the growth gains */
+    if (!promise)
+        return 1;
+    int64_t margin = L->o.margin >= 0 ? L->o.margin : L->slot;
+    return !J->admitted || !J->in || !J->in->has_deadline ||
+           stay > (double)(J->in->deadline - margin);
+}
+
+/*
+ * The hold rule: which running jobs the plan changes keep their GPUs
+ * instead (hold[j] = 1). A stop costs a job its checkpoint, its exit, a
+ * new start-up and a rendezvous, so a change is made only where it pays:
+ *   - a change it must make (must_change: its promise needs it to grow,
+ *     or the growth gains more than the restart costs; it cannot stay);
+ *   - a change another job needs: a job whose change is made, or that
+ *     starts, takes some of its GPUs, and either that job's promise needs
+ *     GPUs now (its reservation) or this one has made progress (the
+ *     plan's choice between two jobs' gains). An attempt that has not
+ *     shown its first progress is stopped only for a promise: stopping it
+ *     wastes its whole start.
+ * Anything else (a shrink or a move whose GPUs nobody takes, a growth that
+ * does not pay) is held. Applied again until nothing changes; then a
+ * running job whose new GPUs include a held job's (it could not start
+ * there) keeps its own too, unless a promise needs them. O(jobs^2 x GPUs)
+ * per tick with a change.
+ */
+static void hold_rule(const loop *L, char *hold, int64_t now)
+{
+    int n = L->n;
+    if (!L->still)
+        return; /* --moves any: every change the plan makes is made */
+    for (int j = 0; j < n; j++) {
+        const lj *J = &L->jobs[j];
+        hold[j] = J->st == LJ_RUNNING &&
+                  !placement_equal(&J->place, &J->want) &&
+                  !must_change(L, J, now);
+    }
+    for (int again = 1; again;) {
+        again = 0;
+        for (int j = 0; j < n; j++) {
+            if (!hold[j])
+                continue;
+            const lj *J = &L->jobs[j];
+            for (int k = 0; k < n && hold[j]; k++) {
+                const lj *K = &L->jobs[k];
+                if (k == j || hold[k] || K->st == LJ_DONE ||
+                    K->st == LJ_FAILED || !wants_gpus_of(K, J))
+                    continue;
+                if (K->need > 0 || J->run_seen) {
+                    hold[j] = 0;
+                    again = 1;
+                }
+            }
+        }
+    }
+    for (int again = 1; again;) {
+        again = 0;
+        for (int k = 0; k < n; k++) {
+            const lj *K = &L->jobs[k];
+            if (hold[k] || K->st != LJ_RUNNING || K->need < 0 ||
+                placement_equal(&K->place, &K->want))
+                continue;
+            int blocked = 0, needed = 0;
+            for (int j = 0; j < n && !blocked; j++)
+                blocked = hold[j] && wants_gpus_of(K, &L->jobs[j]);
+            for (int m = 0; m < n && blocked && !needed; m++)
+                needed = m != k && !hold[m] && L->jobs[m].need > 0 &&
+                         wants_gpus_of(&L->jobs[m], K);
+            if (blocked && !needed) {
+                hold[k] = 1;
+                again = 1;
+            }
+        }
+    }
+}
+
+/* Why running job j's change is made (hold_rule kept it not): into
+ * buf. */
+static void cause_of(const loop *L, const char *hold, int j, int64_t now,
+                     char *buf, size_t len)
+{
+    const lj *J = &L->jobs[j];
+    if (J->need < 0) {
+        snprintf(buf, len, "the plan cannot keep it where it runs");
+        return;
+    }
+    if (must_change(L, J, now)) {
+        if (J->need > J->place.n)
+            snprintf(buf, len, "its promise needs %d GPUs", J->need);
+        else
+            snprintf(buf, len, "growing gains more than its restart costs");
+        return;
+    }
+    for (int k = 0; k < L->n; k++) {
+        const lj *K = &L->jobs[k];
+        if (k == j || hold[k] || K->st == LJ_DONE || K->st == LJ_FAILED ||
+            !wants_gpus_of(K, J))
+            continue;
+        if (K->need > 0)
+            snprintf(buf, len, "%s's promise needs its GPUs", K->id);
+        else
+            snprintf(buf, len, "%s gains more from its GPUs", K->id);
+        return;
+    }
+    snprintf(buf, len, "the plan's");
+}
+
+/* act: stop what the plan moves or ends (but what the hold rule keeps),
+ * start what it gives where the GPUs are free. */
 static int act(loop *L, int64_t now, ef_err *e)
 {
+    char *hold = ef_calloc((size_t)L->n + 1, 1);
+    hold_rule(L, hold, now);
     for (int j = 0; j < L->n; j++) {
         lj *J = &L->jobs[j];
         if (J->st != LJ_RUNNING || placement_equal(&J->place, &J->want))
@@ -1090,13 +1300,38 @@ static int act(loop *L, int64_t now, ef_err *e)
             placement_copy(&J->place, &J->want);
             if (put_attempt(L, J, STORE_A_RUNNING, NULL, "launched; the plan "
                             "moved it inside its nodes: the cluster's GPUs",
-                            now, e) != EF_OK)
+                            now, e) != EF_OK) {
+                free(hold);
                 return EF_ERR;
+            }
             continue;
         }
-        if (start_stop(L, j, now, e) != EF_OK)
+        if (hold[j]) {
+            if (J->held_v != L->version) {
+                /* said once per plan; the lag counts at what it holds */
+                char got[256], planned[256];
+                J->held_v = L->version;
+                L->stats.holds++;
+                J->rate = speed_of(J, J->place.n) * J->speed;
+                say(L, "%s: kept on %s, not moved to %s: %s", J->id,
+                    exec_place_str(&J->place, got, sizeof got),
+                    J->want.n ? exec_place_str(&J->want, planned,
+                                               sizeof planned)
+                              : "nothing",
+                    J->run_seen ? "no other job needs its GPUs"
+                                : "it has not made progress yet, and no "
+                                  "promise needs its GPUs");
+            }
+            continue;
+        }
+        char cause[160];
+        cause_of(L, hold, j, now, cause, sizeof cause);
+        if (start_stop(L, j, cause, now, e) != EF_OK) {
+            free(hold);
             return EF_ERR;
+        }
     }
+    free(hold);
     const cluster *c = svc_cluster(L->s);
     int N = c->nodes * c->gpus_per_node;
     char *busy = ef_calloc((size_t)N + 1, 1);
@@ -1104,8 +1339,10 @@ static int act(loop *L, int64_t now, ef_err *e)
         const lj *J = &L->jobs[j];
         if (J->st != LJ_RUNNING && J->st != LJ_STOPPING)
             continue;
+        /* 1: being freed (a stop under way), 2: kept by a running job */
         for (int k = 0; k < J->place.n; k++)
-            busy[J->place.node[k] * c->gpus_per_node + J->place.gpu[k]] = 1;
+            busy[J->place.node[k] * c->gpus_per_node + J->place.gpu[k]] =
+                J->st == LJ_STOPPING ? 1 : 2;
     }
     int rc = EF_OK;
     L->hurry = 0;
@@ -1115,13 +1352,18 @@ static int act(loop *L, int64_t now, ef_err *e)
         lj *J = &L->jobs[j];
         if (J->st != LJ_IDLE || J->want.n == 0)
             continue;
-        int free_ = 1;
-        for (int k = 0; k < J->want.n && free_; k++)
-            free_ = !busy[J->want.node[k] * c->gpus_per_node +
+        int free_ = 1, freeing = 0;
+        for (int k = 0; k < J->want.n; k++) {
+            char b = busy[J->want.node[k] * c->gpus_per_node +
                           J->want.gpu[k]];
+            free_ &= b == 0;
+            freeing |= b == 1;
+        }
         if (!free_) {
-            L->hurry = 1;
-            continue; /* its GPUs are still being freed */
+            /* its GPUs are still being freed (look again soon), or a
+             * job the hold rule keeps has them (the next re-plan) */
+            L->hurry |= freeing;
+            continue;
         }
         rc = launch(L, j, now, e);
         if (rc == EF_OK && J->st == LJ_RUNNING)
@@ -1369,6 +1611,7 @@ int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
     const cluster *c = svc_cluster(s);
     L->slot = svc_slot(s);
     L->ovh = svc_overhead(s);
+    L->still = svc_holds_still(s);
     svc_set_margin(s, o->margin >= 0 ? o->margin : L->slot);
     L->x.b = L->b;
     L->x.scale = o->scale > 0 ? o->scale : 1;

@@ -1845,8 +1845,8 @@ static int write_snapshot(svc *s, const char *text, size_t len, int64_t now,
 }
 
 static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
-                          const char *why, placement *want, svc_loop_res *res,
-                          ef_err *e);
+                          const char *why, placement *want, int *need,
+                          svc_loop_res *res, ef_err *e);
 
 void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
 {
@@ -1863,8 +1863,8 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
         svc_loop_res lr;
         char snap[4096];
         int rc = reality_replan(s, s->obs, s->nobs, now,
-                                who ? "replan" : "daily replan", NULL, &lr,
-                                &e);
+                                who ? "replan" : "daily replan", NULL, NULL,
+                                &lr, &e);
         if (rc == EF_OK)
             rc = write_snapshot(s, s->pv->text, s->pv->len, now,
                                 s->version, snap, sizeof snap, &e);
@@ -1954,7 +1954,7 @@ static int move_cluster(svc *s, int64_t now, ef_err *e)
     svc_obs none;
     memset(&none, 0, sizeof none);
     svc_loop_res lr;
-    if (reality_replan(s, &none, 0, now, "cluster moved", NULL, &lr, e) !=
+    if (reality_replan(s, &none, 0, now, "cluster moved", NULL, NULL, &lr, e) !=
         EF_OK)
         return EF_ERR;
     m->version = lr.version;
@@ -2211,6 +2211,7 @@ int svc_overhead(const svc *s)
 {
     return s->ovh;
 }
+int svc_holds_still(const svc *s) { return plan_holds_still(&s->L.p.opts); }
 
 /* seq order */
 static int seq_cmp(const void *a, const void *b)
@@ -2714,8 +2715,8 @@ static int commit_risks(svc *s, const plan *p, const svc_obs *obs, int nobs,
 }
 
 static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
-                          const char *why, placement *want, svc_loop_res *res,
-                          ef_err *e)
+                          const char *why, placement *want, int *need,
+                          svc_loop_res *res, ef_err *e)
 {
     /* map, nmap: the usable nodes; rmap: cluster node -> plan node */
     long *map = NULL;
@@ -2723,6 +2724,8 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     int G = s->c.gpus_per_node;
     for (int k = 0; want && k < nobs; k++)
         memset(&want[k], 0, sizeof want[k]);
+    for (int k = 0; need && k < nobs; k++)
+        need[k] = 0;
     if (usable_nodes(s, &map, &nmap, e) != EF_OK)
         return EF_ERR;
     if (nmap == 0) {
@@ -2830,6 +2833,8 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         if (!ob)
             continue;
         placement *w = &want[ob - obs];
+        if (need && p.jobs[al->job].decision == PLAN_ADMITTED)
+            need[ob - obs] = resv_at(&p.jobs[al->job].reserved, now);
         w->n = al->gpus;
         w->node = ef_malloc((size_t)al->gpus * sizeof(int));
         w->gpu = ef_malloc((size_t)al->gpus * sizeof(int));
@@ -2839,16 +2844,28 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
             w->gpu[k] = al->gpu[k] % G;
         }
     }
+    /* a running job the plan could not take where it runs (a drained or
+     * down node) must move, and one it no longer has (cancelled) stop */
+    char *kept = need ? ef_calloc((size_t)nobs + 1, 1) : NULL;
+    for (int i = 0; need && i < p.njobs; i++) {
+        const svc_obs *ob = obs_find(obs, nobs, p.jobs[i].in->id);
+        if (ob && p.jobs[i].in->cur.n > 0)
+            kept[ob - obs] = 1;
+    }
+    for (int k = 0; need && k < nobs; k++)
+        if (obs[k].state == SVC_OBS_RUNNING && !kept[k])
+            need[k] = -1;
+    free(kept);
     plan_free(&p);
     queue_free(&q);
     return EF_OK;
 }
 
 int svc_loop_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
-                    const char *why, placement *want, svc_loop_res *res,
-                    ef_err *e)
+                    const char *why, placement *want, int *need,
+                    svc_loop_res *res, ef_err *e)
 {
-    if (reality_replan(s, obs, nobs, now, why, want, res, e) != EF_OK)
+    if (reality_replan(s, obs, nobs, now, why, want, need, res, e) != EF_OK)
         return EF_ERR;
     /* keep what the loop saw (running and waiting jobs) for svc_replan */
     for (int i = 0; i < s->nobs; i++) {

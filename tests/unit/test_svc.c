@@ -522,8 +522,8 @@ static void test_loop_replan(void **state)
     svc_loop_res res;
     ef_err e = {0};
     svc_lock(f->s);
-    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 600, "test", want, &res, &e),
-              e);
+    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 600, "test", want, NULL,
+                              &res, &e), e);
     svc_unlock(f->s);
     assert_int_equal(res.at_risk, 0);
     assert_int_equal(res.next, T0 + 660);
@@ -582,8 +582,8 @@ static void test_loop_replan(void **state)
     obs[1].state = SVC_OBS_DONE;
     obs[1].progress = 2000;
     svc_lock(f->s);
-    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 1200, "test", want, &res,
-                              &e), e);
+    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 1200, "test", want, NULL,
+                              &res, &e), e);
     svc_unlock(f->s);
     assert_int_equal(res.at_risk, 1);
     assert_int_equal(res.newly_at_risk, 1);
@@ -622,8 +622,8 @@ static void test_loop_replan(void **state)
     obs[0].speed = 1;
     obs[0].progress = 19000;
     svc_lock(f->s);
-    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 1300, "test", want, &res,
-                              &e), e);
+    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 1300, "test", want, NULL,
+                              &res, &e), e);
     svc_unlock(f->s);
     assert_int_equal(res.at_risk, 0);
     for (int k = 0; k < 3; k++)
