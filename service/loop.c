@@ -1191,9 +1191,10 @@ static int must_change(const loop *L, const lj *J, int64_t now)
  *     or the growth gains more than the restart costs; it cannot stay);
  *   - a change another job needs: a job whose change is made, or that
  *     starts, takes some of its GPUs, and either that job's promise needs
- *     GPUs now (its reservation) or this one has made progress (the
- *     plan's choice between two jobs' gains). An attempt that has not
- *     shown its first progress is stopped only for a promise: stopping it
+ *     GPUs now (its reservation), or this one is best-effort and has made
+ *     progress (the plan's choice between two jobs' gains). An admitted
+ *     job is not stopped for another's surplus, and an attempt that has
+ *     not shown its first progress only for a promise: stopping it
  *     wastes its whole start.
  * Anything else (a shrink or a move whose GPUs nobody takes, a growth that
  * does not pay) is held. Applied again until nothing changes; then a
@@ -1223,7 +1224,7 @@ static void hold_rule(const loop *L, char *hold, int64_t now)
                 if (k == j || hold[k] || K->st == LJ_DONE ||
                     K->st == LJ_FAILED || !wants_gpus_of(K, J))
                     continue;
-                if (K->need > 0 || J->run_seen) {
+                if (K->need > 0 || (J->run_seen && !J->admitted)) {
                     hold[j] = 0;
                     again = 1;
                 }
