@@ -95,7 +95,9 @@ typedef struct lj {
     double rscale;         /* its restarts' measured cost over the
                               model's (1: none measured) */
     int64_t held_v;        /* the plan version a change of it was held
-                              for (said once) */
+                              for (counted once) */
+    int held_att;          /* ... the attempt and the plan's wish it was */
+    placement held_want;   /* last said for */
     double stop_s;         /* plan seconds the last stop took, from the
                               signal to the exit (0: none to count) */
     double restart_s;      /* ... counted in the current launch's restart */
@@ -299,6 +301,7 @@ static void lj_free(lj *j)
     placement_free(&j->real);
     placement_free(&j->want);
     placement_free(&j->prev);
+    placement_free(&j->held_want);
 }
 
 /* The attempts job j had (store): its highest number and failures. */
@@ -1183,6 +1186,22 @@ static int must_change(const loop *L, const lj *J, int64_t now)
            stay > (double)(J->in->deadline - margin);
 }
 
+/* 1 if running job J ends where it runs sooner than a restart of it
+ * would take (its model's charge for its change, times what its restarts
+ * were measured to cost): a job that needs its GPUs gets them then at
+ * once (act launches it as they are freed), and stopping J would cost it
+ * more than the time it has left. */
+static int ends_soon(const loop *L, const lj *J, int64_t now)
+{
+    if (!J->run_seen)
+        return 0;
+    double c = ovh_charge((ovh_mode)L->ovh, J->in ? J->in->model : "",
+                          J->place.n, J->want.n > 0 ? J->want.n
+                                                    : J->place.n,
+                          J->want.n == J->place.n, 0) * J->rscale;
+    return finish_on(L, J, J->place.n, 0, now) - (double)now <= c;
+}
+
 /*
  * The hold rule: which running jobs the plan changes keep their GPUs
  * instead (hold[j] = 1). A stop costs a job its checkpoint, its exit, a
@@ -1191,11 +1210,12 @@ static int must_change(const loop *L, const lj *J, int64_t now)
  *     or the growth gains more than the restart costs; it cannot stay);
  *   - a change another job needs: a job whose change is made, or that
  *     starts, takes some of its GPUs, and either that job's promise needs
- *     GPUs now (its reservation), or this one is best-effort and has made
- *     progress (the plan's choice between two jobs' gains). An admitted
- *     job is not stopped for another's surplus, and an attempt that has
- *     not shown its first progress only for a promise: stopping it
- *     wastes its whole start.
+ *     GPUs now (its reservation) and this one does not end sooner than
+ *     its restart would take (ends_soon), or this one is best-effort and
+ *     has made progress (the plan's choice between two jobs' gains). An
+ *     admitted job is not stopped for another's surplus, and an attempt
+ *     that has not shown its first progress only for a promise: stopping
+ *     it wastes its whole start.
  * Anything else (a shrink or a move whose GPUs nobody takes, a growth that
  * does not pay) is held. Applied again until nothing changes; then a
  * running job whose new GPUs include a held job's (it could not start
@@ -1224,7 +1244,8 @@ static void hold_rule(const loop *L, char *hold, int64_t now)
                 if (k == j || hold[k] || K->st == LJ_DONE ||
                     K->st == LJ_FAILED || !wants_gpus_of(K, J))
                     continue;
-                if (K->need > 0 || (J->run_seen && !J->admitted)) {
+                if ((K->need > 0 && !ends_soon(L, J, now)) ||
+                    (J->run_seen && !J->admitted)) {
                     hold[j] = 0;
                     again = 1;
                 }
@@ -1283,6 +1304,37 @@ static void cause_of(const loop *L, const char *hold, int j, int64_t now,
     snprintf(buf, len, "the plan's");
 }
 
+/* Why the hold rule keeps running job j where it runs: into buf. */
+static void hold_why(const loop *L, const char *hold, int j, int64_t now,
+                     char *buf, size_t len)
+{
+    const lj *J = &L->jobs[j];
+    for (int k = 0; k < L->n; k++) {
+        const lj *K = &L->jobs[k];
+        if (k == j || K->st == LJ_DONE || K->st == LJ_FAILED ||
+            !wants_gpus_of(K, J))
+            continue;
+        if (hold[k])
+            snprintf(buf, len, "%s, which would take its GPUs, is kept "
+                     "too", K->id);
+        else if (K->need > 0)
+            snprintf(buf, len, "it ends sooner than its restart would "
+                     "take; %s waits for its GPUs", K->id);
+        else
+            snprintf(buf, len, "%s would take its GPUs for no promise, and "
+                     "it %s", K->id, J->run_seen ? "has one" : "has not "
+                     "made progress yet");
+        return;
+    }
+    if (J->want.n > J->place.n)
+        snprintf(buf, len, "growing would not end it sooner than staying, "
+                 "its restart counted%s", J->need > J->place.n ? ", or it "
+                 "ends in time where it runs" : "");
+    else
+        snprintf(buf, len, "no other job needs its GPUs");
+    (void)now;
+}
+
 /* act: stop what the plan moves or ends (but what the hold rule keeps),
  * start what it gives where the GPUs are free. */
 static int act(loop *L, int64_t now, ef_err *e)
@@ -1309,19 +1361,27 @@ static int act(loop *L, int64_t now, ef_err *e)
         }
         if (hold[j]) {
             if (J->held_v != L->version) {
-                /* said once per plan; the lag counts at what it holds */
+                /* once per plan: the lag counts at what it holds; said
+                 * when what the plan wants of it differs from the last
+                 * time it was held (not every slot it stays so) */
                 char got[256], planned[256];
                 J->held_v = L->version;
                 L->stats.holds++;
                 J->rate = speed_of(J, J->place.n) * J->speed;
-                say(L, "%s: kept on %s, not moved to %s: %s", J->id,
-                    exec_place_str(&J->place, got, sizeof got),
-                    J->want.n ? exec_place_str(&J->want, planned,
-                                               sizeof planned)
-                              : "nothing",
-                    J->run_seen ? "no other job needs its GPUs"
-                                : "it has not made progress yet, and no "
-                                  "promise needs its GPUs");
+                int same = J->held_att == J->attempt &&
+                           placement_equal(&J->held_want, &J->want);
+                J->held_att = J->attempt;
+                placement_copy(&J->held_want, &J->want);
+                if (!same) {
+                    char why[200];
+                    hold_why(L, hold, j, now, why, sizeof why);
+                    say(L, "%s: kept on %s, not moved to %s: %s", J->id,
+                        exec_place_str(&J->place, got, sizeof got),
+                        J->want.n ? exec_place_str(&J->want, planned,
+                                                   sizeof planned)
+                                  : "nothing",
+                        why);
+                }
             }
             continue;
         }
