@@ -89,7 +89,9 @@ typedef struct lj {
     double speed_dt;       /* plan seconds the current attempt's speed was
                               measured on (0: not yet) */
     int need;              /* GPUs its promise needs now (the re-plan's
-                              reservation; -1: it must move) */
+                              reservation) */
+    int must;              /* the plan cannot keep it where it runs: it
+                              must move (or stop) */
     double pspeed;         /* the speed the re-plan planned it at (of its
                               curve's) */
     double rscale;         /* its restarts' measured cost over the
@@ -127,6 +129,8 @@ struct loop {
     int deferred;          /* 'next' was set a slot after an event that
                               came while nothing ran (tick) */
     int ran;               /* a job ran after the last tick's act */
+    int freed;             /* a job completed in this tick (its GPUs
+                              are free) */
     int other;             /* an event other than a submission came since
                               the last re-plan (a drain, a cancel, ...) */
     char why[512];         /* why (events, joined) */
@@ -580,6 +584,7 @@ static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
         if (fin) {
             L->stats.done++;
             event(L, "%s done", J->id);
+            L->freed = 1;
         }
         return EF_OK;
     }
@@ -592,6 +597,7 @@ static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
             return EF_ERR;
         L->stats.done++;
         event(L, "%s done", J->id);
+        L->freed = 1;
         return EF_OK;
     }
     if (L->b && st->state == EXEC_P_EXITED &&
@@ -952,7 +958,8 @@ static int replan(loop *L, int64_t now, ef_err *e)
             J->reported = 1;
         placement_free(&J->want);
         J->want = want[j];
-        J->need = needs[j];
+        J->need = needs[j] & ~SVC_NEED_MOVE;
+        J->must = (needs[j] & SVC_NEED_MOVE) != 0;
         /* the lag anchor: from here, at the speed of what it will hold */
         J->p0 = J->progress;
         J->t0 = now;
@@ -1158,20 +1165,31 @@ static double finish_on(const loop *L, const lj *J, int g, double extra,
 }
 
 /* 1 if running job J's change must be made: the plan can no longer have
- * it where it runs (need < 0: a drained or down node, cancelled), or it
- * grows and that ends it sooner than staying, its measured restart cost
- * counted, where its promise needs that (its reservation is more than it
- * holds and on what it holds it would miss its deadline less the margin)
- * or, once it has made progress, where the plan grows it for the gain
- * alone. Any other change (a shrink, a move, its allocation's end; a
- * grow it does not need) is one the hold rule may keep from happening. */
+ * it where it runs (must: a drained or down node, cancelled); or its
+ * promise grows it (its reservation is more than it holds) onto GPUs
+ * another job holds (the plan shares them between the two); or it grows
+ * and that ends it sooner than staying, its measured restart cost
+ * counted, where its promise needs that (on what it holds it would miss
+ * its deadline less the margin) or, once it has made progress, where the
+ * plan grows it for the gain alone. Any other change (a shrink, a move,
+ * its allocation's end; a growth onto free GPUs it does not need) is one
+ * the hold rule may keep from happening. */
 static int must_change(const loop *L, const lj *J, int64_t now)
 {
-    if (J->need < 0)
+    if (J->must)
         return 1;
     if (J->want.n <= J->place.n)
         return 0;
     int promise = J->need > J->place.n;
+    /* its promise's growth takes GPUs another job holds: the plan's
+     * sharing between them, made as planned (staying would leave the
+     * other's plan short) */
+    for (int k = 0; promise && k < L->n; k++) {
+        const lj *K = &L->jobs[k];
+        if (K != J && (K->st == LJ_RUNNING || K->st == LJ_STOPPING) &&
+            wants_gpus_of(J, K))
+            return 1;
+    }
     if (!promise && !J->run_seen)
         return 0;
     double c = ovh_charge((ovh_mode)L->ovh, J->in ? J->in->model : "",
@@ -1256,7 +1274,7 @@ static void hold_rule(const loop *L, char *hold, int64_t now)
         again = 0;
         for (int k = 0; k < n; k++) {
             const lj *K = &L->jobs[k];
-            if (hold[k] || K->st != LJ_RUNNING || K->need < 0 ||
+            if (hold[k] || K->st != LJ_RUNNING || K->must ||
                 placement_equal(&K->place, &K->want))
                 continue;
             int blocked = 0, needed = 0;
@@ -1279,7 +1297,7 @@ static void cause_of(const loop *L, const char *hold, int j, int64_t now,
                      char *buf, size_t len)
 {
     const lj *J = &L->jobs[j];
-    if (J->need < 0) {
+    if (J->must) {
         snprintf(buf, len, "the plan cannot keep it where it runs");
         return;
     }
@@ -1290,17 +1308,20 @@ static void cause_of(const loop *L, const char *hold, int j, int64_t now,
             snprintf(buf, len, "growing gains more than its restart costs");
         return;
     }
-    for (int k = 0; k < L->n; k++) {
-        const lj *K = &L->jobs[k];
-        if (k == j || hold[k] || K->st == LJ_DONE || K->st == LJ_FAILED ||
-            !wants_gpus_of(K, J))
-            continue;
-        if (K->need > 0)
-            snprintf(buf, len, "%s's promise needs its GPUs", K->id);
-        else
-            snprintf(buf, len, "%s gains more from its GPUs", K->id);
-        return;
-    }
+    /* who takes its GPUs: a promise first */
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < L->n; k++) {
+            const lj *K = &L->jobs[k];
+            if (k == j || hold[k] || K->st == LJ_DONE ||
+                K->st == LJ_FAILED || !wants_gpus_of(K, J) ||
+                (pass == 0 && K->need == 0))
+                continue;
+            if (K->need > 0)
+                snprintf(buf, len, "%s's promise needs its GPUs", K->id);
+            else
+                snprintf(buf, len, "%s gains more from its GPUs", K->id);
+            return;
+        }
     snprintf(buf, len, "the plan's");
 }
 
@@ -1480,6 +1501,17 @@ static int tick(loop *L, int64_t now, ef_err *e)
     /* the last running job ended: its GPUs go to the others at once */
     if (!running && L->ran)
         L->urgent = 1;
+    /* a job completed while others wait for GPUs (or run on fewer than
+     * the plan gave them): its GPUs are re-planned at once, so a waiting
+     * job starts on what the plan gives it now, not on its wish of
+     * before and then is moved at the next boundary */
+    for (int j = 0; j < L->n && L->freed && !L->urgent; j++) {
+        const lj *J = &L->jobs[j];
+        L->urgent = (J->st == LJ_IDLE && J->want.n > 0) ||
+                    (J->st == LJ_RUNNING &&
+                     !placement_equal(&J->place, &J->want));
+    }
+    L->freed = 0;
     /* (an event in the very second of a boundary belongs to it: the
      * planner releases a job submitted then at that boundary) */
     int boundary = now >= L->next;

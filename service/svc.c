@@ -2833,7 +2833,8 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         if (!ob)
             continue;
         placement *w = &want[ob - obs];
-        if (need && p.jobs[al->job].decision == PLAN_ADMITTED)
+        if (need && p.jobs[al->job].decision == PLAN_ADMITTED &&
+            !p.jobs[al->job].at_risk)
             need[ob - obs] = resv_at(&p.jobs[al->job].reserved, now);
         w->n = al->gpus;
         w->node = ef_malloc((size_t)al->gpus * sizeof(int));
@@ -2854,7 +2855,7 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     }
     for (int k = 0; need && k < nobs; k++)
         if (obs[k].state == SVC_OBS_RUNNING && !kept[k])
-            need[k] = -1;
+            need[k] |= SVC_NEED_MOVE;
     free(kept);
     plan_free(&p);
     queue_free(&q);

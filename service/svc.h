@@ -311,14 +311,17 @@ typedef struct svc_loop_res {
  * numbers (n == 0: nothing; heap arrays, placement_free each); need[k]
  * (room for nobs, may be NULL) how many of those GPUs its promise needs
  * there: what an admitted job's reservation holds of its allocation at
- * 'now' (the rest is surplus; 0 for a best-effort job), so the loop can
- * tell a change a promise needs from one that only gains; -1 for a
- * running job the plan could not keep where it runs (a drained or down
- * node, a placement off the buddy rule) or no longer has (cancelled): it
- * must move or stop. Keeps a
+ * 'now' (the rest is surplus; 0 for a best-effort job, and for one at
+ * risk: its plan is the earliest finish the others leave, not a promise
+ * that outranks theirs), so the loop can
+ * tell a change a promise needs from one that only gains; with
+ * SVC_NEED_MOVE added for a running job the plan could not keep where it
+ * runs (a drained or down node, a placement off the buddy rule) or no
+ * longer has (cancelled): it must move or stop. Keeps a
  * copy of obs for svc_replan. Under svc_lock. Errors: the store, a plan
  * that fails its check (EF_E_INTERNAL); nothing changes then.
  */
+#define SVC_NEED_MOVE (1 << 30)
 int svc_loop_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                     const char *why, placement *want, int *need,
                     svc_loop_res *res, ef_err *e);
