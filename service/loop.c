@@ -25,6 +25,7 @@
 #include "common/util.h"
 #include "executor/exec.h"
 #include "model/overhead.h"
+#include "service/hold.h"
 #include "service/store.h"
 #include "service/token.h"
 
@@ -1137,17 +1138,6 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
     return world_warn(L, j, 0, now, e);
 }
 
-/* 1 if job a's wanted GPUs and job b's current ones share one. */
-static int wants_gpus_of(const lj *a, const lj *b)
-{
-    for (int x = 0; x < a->want.n; x++)
-        for (int y = 0; y < b->place.n; y++)
-            if (a->want.node[x] == b->place.node[y] &&
-                a->want.gpu[x] == b->place.gpu[y])
-                return 1;
-    return 0;
-}
-
 /* The plan time at which running job J ends on 'g' GPUs from 'now', at
  * the speed it is planned at, after 'extra' more seconds of overhead
  * (what its start still owes is added). */
@@ -1170,10 +1160,10 @@ static double finish_on(const loop *L, const lj *J, int g, double extra,
  * another job holds (the plan shares them between the two); or it grows
  * and that ends it sooner than staying, its measured restart cost
  * counted, where its promise needs that (on what it holds it would miss
- * its deadline less the margin) or, once it has made progress, where the
- * plan grows it for the gain alone. Any other change (a shrink, a move,
- * its allocation's end; a growth onto free GPUs it does not need) is one
- * the hold rule may keep from happening. */
+ * its deadline less the margin and a slot) or, once it has made
+ * progress, where the plan grows it for the gain alone. Any other change
+ * (a shrink, a move, its allocation's end; a growth onto free GPUs it
+ * does not need) is one the hold rule may keep from happening. */
 static int must_change(const loop *L, const lj *J, int64_t now)
 {
     if (J->must)
@@ -1187,7 +1177,7 @@ static int must_change(const loop *L, const lj *J, int64_t now)
     for (int k = 0; promise && k < L->n; k++) {
         const lj *K = &L->jobs[k];
         if (K != J && (K->st == LJ_RUNNING || K->st == LJ_STOPPING) &&
-            wants_gpus_of(J, K))
+            hold_wants(&J->want, &K->place))
             return 1;
     }
     if (!promise && !J->run_seen)
@@ -1199,9 +1189,11 @@ static int must_change(const loop *L, const lj *J, int64_t now)
         return 0; /* the restart costs more than the growth gains */
     if (!promise)
         return 1;
+    /* (a slot to spare beyond the margin: what it holds is re-planned
+     * once a slot, and its speed measured as it goes) */
     int64_t margin = L->o.margin >= 0 ? L->o.margin : L->slot;
     return !J->admitted || !J->in || !J->in->has_deadline ||
-           stay > (double)(J->in->deadline - margin);
+           stay + (double)L->slot > (double)(J->in->deadline - margin);
 }
 
 /* 1 if running job J ends where it runs sooner than a restart of it
@@ -1220,120 +1212,58 @@ static int ends_soon(const loop *L, const lj *J, int64_t now)
     return finish_on(L, J, J->place.n, 0, now) - (double)now <= c;
 }
 
-/*
- * The hold rule: which running jobs the plan changes keep their GPUs
- * instead (hold[j] = 1). A stop costs a job its checkpoint, its exit, a
- * new start-up and a rendezvous, so a change is made only where it pays:
- *   - a change it must make (must_change: its promise needs it to grow,
- *     or the growth gains more than the restart costs; it cannot stay);
- *   - a change another job needs: a job whose change is made, or that
- *     starts, takes some of its GPUs, and either that job's promise needs
- *     GPUs now (its reservation) and this one does not end sooner than
- *     its restart would take (ends_soon), or this one is best-effort and
- *     has made progress (the plan's choice between two jobs' gains). An
- *     admitted job is not stopped for another's surplus, and an attempt
- *     that has not shown its first progress only for a promise: stopping
- *     it wastes its whole start.
- * Anything else (a shrink or a move whose GPUs nobody takes, a growth that
- * does not pay) is held. Applied again until nothing changes; then a
- * running job whose new GPUs include a held job's (it could not start
- * there) keeps its own too, unless a promise needs them. O(jobs^2 x GPUs)
- * per tick with a change.
- */
-static void hold_rule(const loop *L, char *hold, int64_t now)
+/* The loop's jobs as the hold rule (hold.h) sees them (heap, L->n + 1). */
+static hold_job *hold_jobs(const loop *L, int64_t now)
 {
-    int n = L->n;
-    if (!L->still)
-        return; /* --moves any: every change the plan makes is made */
-    for (int j = 0; j < n; j++) {
+    hold_job *h = ef_calloc((size_t)L->n + 1, sizeof *h);
+    for (int j = 0; j < L->n; j++) {
         const lj *J = &L->jobs[j];
-        hold[j] = J->st == LJ_RUNNING &&
-                  !placement_equal(&J->place, &J->want) &&
-                  !must_change(L, J, now);
+        int run = J->st == LJ_RUNNING;
+        int ch = run && !placement_equal(&J->place, &J->want);
+        h[j] = (hold_job){run, J->st != LJ_DONE && J->st != LJ_FAILED,
+                          &J->place, &J->want, J->need, J->must,
+                          ch && must_change(L, J, now),
+                          ch && ends_soon(L, J, now), J->run_seen,
+                          J->admitted};
     }
-    for (int again = 1; again;) {
-        again = 0;
-        for (int j = 0; j < n; j++) {
-            if (!hold[j])
-                continue;
-            const lj *J = &L->jobs[j];
-            for (int k = 0; k < n && hold[j]; k++) {
-                const lj *K = &L->jobs[k];
-                if (k == j || hold[k] || K->st == LJ_DONE ||
-                    K->st == LJ_FAILED || !wants_gpus_of(K, J))
-                    continue;
-                if ((K->need > 0 && !ends_soon(L, J, now)) ||
-                    (J->run_seen && !J->admitted)) {
-                    hold[j] = 0;
-                    again = 1;
-                }
-            }
-        }
-    }
-    for (int again = 1; again;) {
-        again = 0;
-        for (int k = 0; k < n; k++) {
-            const lj *K = &L->jobs[k];
-            if (hold[k] || K->st != LJ_RUNNING || K->must ||
-                placement_equal(&K->place, &K->want))
-                continue;
-            int blocked = 0, needed = 0;
-            for (int j = 0; j < n && !blocked; j++)
-                blocked = hold[j] && wants_gpus_of(K, &L->jobs[j]);
-            for (int m = 0; m < n && blocked && !needed; m++)
-                needed = m != k && !hold[m] && L->jobs[m].need > 0 &&
-                         wants_gpus_of(&L->jobs[m], K);
-            if (blocked && !needed) {
-                hold[k] = 1;
-                again = 1;
-            }
-        }
-    }
+    return h;
 }
 
 /* Why running job j's change is made (hold_rule kept it not): into
  * buf. */
-static void cause_of(const loop *L, const char *hold, int j, int64_t now,
-                     char *buf, size_t len)
+static void cause_of(const loop *L, const hold_job *hj, const char *hold,
+                     int j, char *buf, size_t len)
 {
     const lj *J = &L->jobs[j];
     if (J->must) {
         snprintf(buf, len, "the plan cannot keep it where it runs");
         return;
     }
-    if (must_change(L, J, now)) {
+    if (hj[j].must_change) {
         if (J->need > J->place.n)
             snprintf(buf, len, "its promise needs %d GPUs", J->need);
         else
             snprintf(buf, len, "growing gains more than its restart costs");
         return;
     }
-    /* who takes its GPUs: a promise first */
-    for (int pass = 0; pass < 2; pass++)
-        for (int k = 0; k < L->n; k++) {
-            const lj *K = &L->jobs[k];
-            if (k == j || hold[k] || K->st == LJ_DONE ||
-                K->st == LJ_FAILED || !wants_gpus_of(K, J) ||
-                (pass == 0 && K->need == 0))
-                continue;
-            if (K->need > 0)
-                snprintf(buf, len, "%s's promise needs its GPUs", K->id);
-            else
-                snprintf(buf, len, "%s gains more from its GPUs", K->id);
-            return;
-        }
-    snprintf(buf, len, "the plan's");
+    int k = hold_taker(hj, L->n, hold, j);
+    if (k >= 0 && L->jobs[k].need > 0)
+        snprintf(buf, len, "%s's promise needs its GPUs", L->jobs[k].id);
+    else if (k >= 0)
+        snprintf(buf, len, "%s gains more from its GPUs", L->jobs[k].id);
+    else
+        snprintf(buf, len, "the plan's"); /* --moves any */
 }
 
 /* Why the hold rule keeps running job j where it runs: into buf. */
-static void hold_why(const loop *L, const char *hold, int j, int64_t now,
-                     char *buf, size_t len)
+static void hold_why(const loop *L, const char *hold, int j, char *buf,
+                     size_t len)
 {
     const lj *J = &L->jobs[j];
     for (int k = 0; k < L->n; k++) {
         const lj *K = &L->jobs[k];
         if (k == j || K->st == LJ_DONE || K->st == LJ_FAILED ||
-            !wants_gpus_of(K, J))
+            !hold_wants(&K->want, &J->place))
             continue;
         if (hold[k])
             snprintf(buf, len, "%s, which would take its GPUs, is kept "
@@ -1353,7 +1283,6 @@ static void hold_why(const loop *L, const char *hold, int j, int64_t now,
                  "ends in time where it runs" : "");
     else
         snprintf(buf, len, "no other job needs its GPUs");
-    (void)now;
 }
 
 /* act: stop what the plan moves or ends (but what the hold rule keeps),
@@ -1361,7 +1290,9 @@ static void hold_why(const loop *L, const char *hold, int j, int64_t now,
 static int act(loop *L, int64_t now, ef_err *e)
 {
     char *hold = ef_calloc((size_t)L->n + 1, 1);
-    hold_rule(L, hold, now);
+    hold_job *hj = hold_jobs(L, now);
+    if (L->still) /* (--moves any: every change the plan makes is made) */
+        hold_rule(hj, L->n, hold);
     for (int j = 0; j < L->n; j++) {
         lj *J = &L->jobs[j];
         if (J->st != LJ_RUNNING || placement_equal(&J->place, &J->want))
@@ -1376,6 +1307,7 @@ static int act(loop *L, int64_t now, ef_err *e)
                             "moved it inside its nodes: the cluster's GPUs",
                             now, e) != EF_OK) {
                 free(hold);
+                free(hj);
                 return EF_ERR;
             }
             continue;
@@ -1395,7 +1327,7 @@ static int act(loop *L, int64_t now, ef_err *e)
                 placement_copy(&J->held_want, &J->want);
                 if (!same) {
                     char why[200];
-                    hold_why(L, hold, j, now, why, sizeof why);
+                    hold_why(L, hold, j, why, sizeof why);
                     say(L, "%s: kept on %s, not moved to %s: %s", J->id,
                         exec_place_str(&J->place, got, sizeof got),
                         J->want.n ? exec_place_str(&J->want, planned,
@@ -1407,13 +1339,15 @@ static int act(loop *L, int64_t now, ef_err *e)
             continue;
         }
         char cause[160];
-        cause_of(L, hold, j, now, cause, sizeof cause);
+        cause_of(L, hj, hold, j, cause, sizeof cause);
         if (start_stop(L, j, cause, now, e) != EF_OK) {
             free(hold);
+            free(hj);
             return EF_ERR;
         }
     }
     free(hold);
+    free(hj);
     const cluster *c = svc_cluster(L->s);
     int N = c->nodes * c->gpus_per_node;
     char *busy = ef_calloc((size_t)N + 1, 1);
@@ -1501,16 +1435,12 @@ static int tick(loop *L, int64_t now, ef_err *e)
     /* the last running job ended: its GPUs go to the others at once */
     if (!running && L->ran)
         L->urgent = 1;
-    /* a job completed while others wait for GPUs (or run on fewer than
-     * the plan gave them): its GPUs are re-planned at once, so a waiting
-     * job starts on what the plan gives it now, not on its wish of
-     * before and then is moved at the next boundary */
-    for (int j = 0; j < L->n && L->freed && !L->urgent; j++) {
-        const lj *J = &L->jobs[j];
-        L->urgent = (J->st == LJ_IDLE && J->want.n > 0) ||
-                    (J->st == LJ_RUNNING &&
-                     !placement_equal(&J->place, &J->want));
-    }
+    /* a job completed while others wait for GPUs: its GPUs are
+     * re-planned at once, so a waiting job starts on what the plan gives
+     * it now, not on its wish of before (GPUs a kept job may still hold)
+     * and then is moved at the next boundary */
+    for (int j = 0; j < L->n && L->freed && !L->urgent; j++)
+        L->urgent = L->jobs[j].st == LJ_IDLE && L->jobs[j].want.n > 0;
     L->freed = 0;
     /* (an event in the very second of a boundary belongs to it: the
      * planner releases a job submitted then at that boundary) */
