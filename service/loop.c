@@ -1138,6 +1138,18 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
     return world_warn(L, j, 0, now, e);
 }
 
+/* 1 if running job J's attempt is past its start: it showed progress,
+ * or it has run longer than a start of its model is measured to take
+ * (the model's charge times its restarts' measured cost) and reports
+ * none (a job that writes no progress file). */
+static int started(const lj *J, int64_t now)
+{
+    return J->run_seen ||
+           (double)(now - J->started) >=
+               (double)(J->ovh_until - J->started) *
+                   (J->rscale > 0 ? J->rscale : 1.0);
+}
+
 /* The plan time at which running job J ends on 'g' GPUs from 'now', at
  * the speed it is planned at, after 'extra' more seconds of overhead
  * (what its start still owes is added). */
@@ -1180,7 +1192,7 @@ static int must_change(const loop *L, const lj *J, int64_t now)
             hold_wants(&J->want, &K->place))
             return 1;
     }
-    if (!promise && !J->run_seen)
+    if (!promise && !started(J, now))
         return 0;
     double c = ovh_charge((ovh_mode)L->ovh, J->in ? J->in->model : "",
                           J->place.n, J->want.n, 0, 0) * J->rscale;
@@ -1203,7 +1215,7 @@ static int must_change(const loop *L, const lj *J, int64_t now)
  * more than the time it has left. */
 static int ends_soon(const loop *L, const lj *J, int64_t now)
 {
-    if (!J->run_seen)
+    if (!started(J, now))
         return 0;
     double c = ovh_charge((ovh_mode)L->ovh, J->in ? J->in->model : "",
                           J->place.n, J->want.n > 0 ? J->want.n
@@ -1223,7 +1235,7 @@ static hold_job *hold_jobs(const loop *L, int64_t now)
         h[j] = (hold_job){run, J->st != LJ_DONE && J->st != LJ_FAILED,
                           &J->place, &J->want, J->need, J->must,
                           ch && must_change(L, J, now),
-                          ch && ends_soon(L, J, now), J->run_seen,
+                          ch && ends_soon(L, J, now), started(J, now),
                           J->admitted};
     }
     return h;
@@ -1256,8 +1268,8 @@ static void cause_of(const loop *L, const hold_job *hj, const char *hold,
 }
 
 /* Why the hold rule keeps running job j where it runs: into buf. */
-static void hold_why(const loop *L, const char *hold, int j, char *buf,
-                     size_t len)
+static void hold_why(const loop *L, const hold_job *hj, const char *hold,
+                     int j, char *buf, size_t len)
 {
     const lj *J = &L->jobs[j];
     for (int k = 0; k < L->n; k++) {
@@ -1273,11 +1285,14 @@ static void hold_why(const loop *L, const char *hold, int j, char *buf,
                      "take; %s waits for its GPUs", K->id);
         else
             snprintf(buf, len, "%s would take its GPUs for no promise, and "
-                     "it %s", K->id, J->run_seen ? "has one" : "has not "
-                     "made progress yet");
+                     "it %s", K->id, hj[j].run_seen ? "has one" : "has "
+                     "not made progress yet");
         return;
     }
-    if (J->want.n > J->place.n)
+    if (J->want.n > J->place.n && !hj[j].run_seen)
+        snprintf(buf, len, "it has not made progress yet, and no promise "
+                 "needs it to grow");
+    else if (J->want.n > J->place.n)
         snprintf(buf, len, "growing would not end it sooner than staying, "
                  "its restart counted%s", J->need > J->place.n ? ", or it "
                  "ends in time where it runs" : "");
@@ -1327,7 +1342,7 @@ static int act(loop *L, int64_t now, ef_err *e)
                 placement_copy(&J->held_want, &J->want);
                 if (!same) {
                     char why[200];
-                    hold_why(L, hold, j, why, sizeof why);
+                    hold_why(L, hj, hold, j, why, sizeof why);
                     say(L, "%s: kept on %s, not moved to %s: %s", J->id,
                         exec_place_str(&J->place, got, sizeof got),
                         J->want.n ? exec_place_str(&J->want, planned,
