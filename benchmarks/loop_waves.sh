@@ -155,8 +155,11 @@ report() { # mode
           | @tsv' "$f" >>"$d/att.txt"
     done
     # the loop's stops and their reasons (the serve log)
+    # (each cause without the other job's id or the GPU count)
     sed -n 's/.*: \([a-z0-9]*\): running -> stopping (attempt [0-9]*): \(.*\)$/\2/p' \
-        "$d/serve.log" | sort | uniq -c | awk '{ c = $1; $1 = ""; sub(/^ /, "");
+        "$d/serve.log" | sed -e "s/: [a-z0-9_.-]*'s promise needs its GPUs/: another job's promise needs its GPUs/" \
+            -e 's/: [a-z0-9_.-]* gains more from its GPUs/: another job gains more from its GPUs/' \
+            -e 's/: its promise needs [0-9]* GPUs/: its promise needs more GPUs/' | sort | uniq -c | awk '{ c = $1; $1 = ""; sub(/^ /, "");
         printf "%s%s x%d", (NR > 1 ? ", " : ""), $0, c }' >"$d/why.txt"
     [ -s "$d/why.txt" ] || echo none >"$d/why.txt"
     grep -c '^double ' "$d/events" >"$d/double.txt" 2>/dev/null || echo 0 >"$d/double.txt"

@@ -540,11 +540,11 @@ static void serve_stop_loop(loop *lp)
         loop_stats ls;
         loop_get_stats(lp, &ls);
         char msg[600];
-        snprintf(msg, sizeof msg, "loop: %d re-plans, %d launches, %d stops, "
-                 "%d restarts, %d failed, %d done, %d lags since it started; "
-                 "what runs keeps running (a restart adopts it)", ls.replans,
-                 ls.launches, ls.stops, ls.restarts, ls.failed, ls.done,
-                 ls.lag);
+        snprintf(msg, sizeof msg, "loop: %d re-plans, %d launches, %d stops "
+                 "(%d changes kept: the hold rule), %d restarts, %d failed, "
+                 "%d done, %d lags since it started; what runs keeps running "
+                 "(a restart adopts it)", ls.replans, ls.launches, ls.stops,
+                 ls.holds, ls.restarts, ls.failed, ls.done, ls.lag);
         log_line(NULL, msg);
     }
     loop_stop(lp); /* the jobs keep running: a restart adopts them */

@@ -25,6 +25,7 @@
 #include "common/util.h"
 #include "executor/exec.h"
 #include "model/overhead.h"
+#include "service/hold.h"
 #include "service/store.h"
 #include "service/token.h"
 
@@ -84,6 +85,22 @@ typedef struct lj {
                               the re-plan takes its model's, learned) */
     int measured;          /* the current attempt's speed was measured
                               (learned into the store when it ends) */
+    double speed_base;     /* its speed over its earlier attempts ... */
+    double speed_w;        /* ... and the plan seconds it was measured on */
+    double speed_dt;       /* plan seconds the current attempt's speed was
+                              measured on (0: not yet) */
+    int need;              /* GPUs its promise needs now (the re-plan's
+                              reservation) */
+    int must;              /* the plan cannot keep it where it runs: it
+                              must move (or stop) */
+    double pspeed;         /* the speed the re-plan planned it at (of its
+                              curve's) */
+    double rscale;         /* its restarts' measured cost over the
+                              model's (1: none measured) */
+    int64_t held_v;        /* the plan version a change of it was held
+                              for (counted once) */
+    int held_att;          /* ... the attempt and the plan's wish it was */
+    placement held_want;   /* last said for */
     double stop_s;         /* plan seconds the last stop took, from the
                               signal to the exit (0: none to count) */
     double restart_s;      /* ... counted in the current launch's restart */
@@ -113,10 +130,14 @@ struct loop {
     int deferred;          /* 'next' was set a slot after an event that
                               came while nothing ran (tick) */
     int ran;               /* a job ran after the last tick's act */
+    int freed;             /* a job completed in this tick (its GPUs
+                              are free) */
     int other;             /* an event other than a submission came since
                               the last re-plan (a drain, a cancel, ...) */
     char why[512];         /* why (events, joined) */
     int slot, ovh;         /* the plan's slot seconds, overhead model */
+    int still;             /* the plan holds running jobs still (--moves
+                              net): so does act (hold_rule) */
     loop_stats stats;
     pthread_t th;
     pthread_mutex_t mu;    /* guards 'wake' and 'quit' */
@@ -285,6 +306,7 @@ static void lj_free(lj *j)
     placement_free(&j->real);
     placement_free(&j->want);
     placement_free(&j->prev);
+    placement_free(&j->held_want);
 }
 
 /* The attempts job j had (store): its highest number and failures. */
@@ -298,6 +320,10 @@ static int lj_history(loop *L, lj *j, ef_err *e)
     for (int i = 0; i < n; i++) {
         if (rows[i].attempt > j->attempt)
             j->attempt = rows[i].attempt;
+        /* an attempt that ended done (the service stopped before its
+         * re-plan told the store): the job is done, not run again */
+        if (rows[i].result && strcmp(rows[i].result, "done") == 0)
+            j->st = LJ_DONE;
         j->restarts += rows[i].result &&
                        (strcmp(rows[i].result, "failed") == 0 ||
                         strcmp(rows[i].result, "lost") == 0);
@@ -379,6 +405,11 @@ static int refresh_with(loop *L, const char *const *also, int nalso,
         }
         nj[k].in = np.jobs[k].in;
         nj[k].iterations = np.jobs[k].iterations;
+        if (old < 0 && nj[k].st == LJ_DONE) {
+            nj[k].progress = nj[k].iterations;
+            say(L, "%s: its attempt %d ended done: done", id,
+                nj[k].attempt);
+        }
         for (int m = 0; m < nq; m++)
             if (strcmp(ids[m], id) == 0)
                 nj[k].admitted = admid[m];
@@ -511,6 +542,17 @@ static void learn_speed(loop *L, lj *J)
     J->measured = 0;
 }
 
+/* Job J's attempt ended: what its speed was measured on counts from now
+ * on as its earlier attempts'. */
+static void speed_fold(lj *J)
+{
+    if (J->speed_dt <= 0)
+        return;
+    J->speed_base = J->speed;
+    J->speed_w += J->speed_dt;
+    J->speed_dt = 0;
+}
+
 /* The attempt of job j ended by itself (st) or was lost. */
 static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
                  ef_err *e)
@@ -529,6 +571,7 @@ static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
     else
         snprintf(how, sizeof how, "exit %d", st->code);
     learn_speed(L, J);
+    speed_fold(J);
     if (J->st == LJ_STOPPING) {
         /* asked to stop: it checkpointed (or was killed) */
         J->stop_s = (double)(now - J->prev_t);
@@ -542,6 +585,7 @@ static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
         if (fin) {
             L->stats.done++;
             event(L, "%s done", J->id);
+            L->freed = 1;
         }
         return EF_OK;
     }
@@ -554,6 +598,7 @@ static int ended(loop *L, int j, const exec_pstatus *st, int64_t now,
             return EF_ERR;
         L->stats.done++;
         event(L, "%s done", J->id);
+        L->freed = 1;
         return EF_OK;
     }
     if (L->b && st->state == EXEC_P_EXITED &&
@@ -758,10 +803,17 @@ static void measure(loop *L, lj *J, int64_t now)
         f = 1; /* never planned faster than its curve */
     if (f < 0.01)
         f = 0.01;
-    J->speed = f;
+    /* over all of its own attempts, each weighed by the time measured
+     * on it: one short attempt does not swing its plan */
+    J->speed_dt = (double)dt;
+    J->speed = J->speed_w > 0
+                   ? (J->speed_base * J->speed_w + f * (double)dt) /
+                         (J->speed_w + (double)dt)
+                   : f;
     J->measured = 1;
     J->speed_own = 1;
 }
+
 
 /* lag: running admitted jobs behind what their plan expects. */
 static int lag(loop *L, int64_t now, ef_err *e)
@@ -848,6 +900,7 @@ static int replan(loop *L, int64_t now, ef_err *e)
 {
     svc_obs *obs = ef_calloc((size_t)L->n + 1, sizeof *obs);
     placement *want = ef_calloc((size_t)L->n + 1, sizeof *want);
+    int *needs = ef_calloc((size_t)L->n + 1, sizeof *needs);
     for (int j = 0; j < L->n; j++) {
         lj *J = &L->jobs[j];
         svc_obs *o = &obs[j];
@@ -859,14 +912,17 @@ static int replan(loop *L, int64_t now, ef_err *e)
                                         : SVC_OBS_WAITING;
         o->iterations = J->iterations;
         o->speed = J->speed;
-        if (!J->speed_own && J->in && J->st != LJ_DONE &&
-            J->st != LJ_FAILED) {
-            /* not measured yet: its model's speed, as learned */
+        J->rscale = 1;
+        if (J->in && J->st != LJ_DONE && J->st != LJ_FAILED) {
             store_learnt lr;
             svc_learned(L->s, J->id, J->in->model, &lr);
-            if (lr.speed_runs > 0)
+            /* not measured yet: its model's speed, as learned */
+            if (!J->speed_own && lr.speed_runs > 0)
                 o->speed = lr.speed;
+            if (lr.restart_runs > 0 && lr.restart > 0)
+                J->rscale = lr.restart;
         }
+        J->pspeed = o->speed > 0 && o->speed < 1 ? o->speed : 1;
         /* the overhead it still pays: the dry run knows it; a real job,
          * until it shows progress, what its model charged at the launch */
         if (J->st == LJ_RUNNING)
@@ -881,12 +937,14 @@ static int replan(loop *L, int64_t now, ef_err *e)
     svc_loop_res res;
     char why[600];
     snprintf(why, sizeof why, "loop: %s", L->why[0] ? L->why : "slot");
-    int rc = svc_loop_replan(L->s, obs, L->n, now, why, want, &res, e);
+    int rc = svc_loop_replan(L->s, obs, L->n, now, why, want, needs, &res,
+                             e);
     free(obs);
     if (rc != EF_OK) {
         for (int j = 0; j < L->n; j++)
             placement_free(&want[j]);
         free(want);
+        free(needs);
         return EF_ERR;
     }
     L->stats.replans++;
@@ -901,6 +959,8 @@ static int replan(loop *L, int64_t now, ef_err *e)
             J->reported = 1;
         placement_free(&J->want);
         J->want = want[j];
+        J->need = needs[j] & ~SVC_NEED_MOVE;
+        J->must = (needs[j] & SVC_NEED_MOVE) != 0;
         /* the lag anchor: from here, at the speed of what it will hold */
         J->p0 = J->progress;
         J->t0 = now;
@@ -909,6 +969,7 @@ static int replan(loop *L, int64_t now, ef_err *e)
                       ? speed_of(J, J->place.n) * J->speed : 0;
     }
     free(want);
+    free(needs);
     char nows[48];
     if (L->why[0])
         say(L, "re-planned at %s (plan v%" PRId64 "): %s%s",
@@ -923,15 +984,18 @@ static int replan(loop *L, int64_t now, ef_err *e)
 
 /* ---- act ------------------------------------------------------------------------- */
 
-static int start_stop(loop *L, int j, int64_t now, ef_err *e)
+/* start_stop: stop job j's attempt for its change (cause: why it is
+ * made, for the log and the attempt row). */
+static int start_stop(loop *L, int j, const char *cause, int64_t now,
+                      ef_err *e)
 {
     lj *J = &L->jobs[j];
     const char *kind = J->want.n == 0 ? "its allocation ended"
                        : J->want.n != J->place.n ? "resize"
                        : J->want.batch != J->place.batch ? "batch change"
                                                          : "migrate";
-    char w[160];
-    snprintf(w, sizeof w, "%s", kind);
+    char w[320];
+    snprintf(w, sizeof w, "%s: %s", kind, cause);
     if (lj_set(L, j, LJ_STOPPING, NULL, w, now, e) != EF_OK)
         return EF_ERR;
     J->stop_wall = ef_mono_seconds();
@@ -1074,10 +1138,176 @@ static int launch(loop *L, int j, int64_t now, ef_err *e)
     return world_warn(L, j, 0, now, e);
 }
 
-/* act: stop what the plan moves or ends, start what it gives where the
- * GPUs are free. */
+/* 1 if running job J's attempt is past its start: it showed progress,
+ * or it has run longer than a start of its model is measured to take
+ * (the model's charge times its restarts' measured cost) and reports
+ * none (a job that writes no progress file). */
+static int started(const lj *J, int64_t now)
+{
+    return J->run_seen ||
+           (double)(now - J->started) >=
+               (double)(J->ovh_until - J->started) *
+                   (J->rscale > 0 ? J->rscale : 1.0);
+}
+
+/* The plan time at which running job J ends on 'g' GPUs from 'now', at
+ * the speed it is planned at, after 'extra' more seconds of overhead
+ * (what its start still owes is added). */
+static double finish_on(const loop *L, const lj *J, int g, double extra,
+                        int64_t now)
+{
+    double tp = speed_of(J, g) * J->pspeed;
+    if (tp <= 0)
+        return INFINITY;
+    double owed = !J->run_seen && J->ovh_until > now
+                      ? (double)(J->ovh_until - now) : 0;
+    (void)L;
+    return (double)now + owed + extra +
+           (double)(J->iterations - J->progress) / tp;
+}
+
+/* 1 if running job J's change must be made: the plan can no longer have
+ * it where it runs (must: a drained or down node, cancelled); or its
+ * promise grows it (its reservation is more than it holds) onto GPUs
+ * another job holds (the plan shares them between the two); or it grows
+ * and that ends it sooner than staying, its measured restart cost
+ * counted, where its promise needs that (on what it holds it would miss
+ * its deadline less the margin and a slot) or, once it has made
+ * progress, where the plan grows it for the gain alone. Any other change
+ * (a shrink, a move, its allocation's end; a growth onto free GPUs it
+ * does not need) is one the hold rule may keep from happening. */
+static int must_change(const loop *L, const lj *J, int64_t now)
+{
+    if (J->must)
+        return 1;
+    if (J->want.n <= J->place.n)
+        return 0;
+    int promise = J->need > J->place.n;
+    /* its promise's growth takes GPUs another job holds: the plan's
+     * sharing between them, made as planned (staying would leave the
+     * other's plan short) */
+    for (int k = 0; promise && k < L->n; k++) {
+        const lj *K = &L->jobs[k];
+        if (K != J && (K->st == LJ_RUNNING || K->st == LJ_STOPPING) &&
+            hold_wants(&J->want, &K->place))
+            return 1;
+    }
+    if (!promise && !started(J, now))
+        return 0;
+    double c = ovh_charge((ovh_mode)L->ovh, J->in ? J->in->model : "",
+                          J->place.n, J->want.n, 0, 0) * J->rscale;
+    double stay = finish_on(L, J, J->place.n, 0, now);
+    if (finish_on(L, J, J->want.n, c, now) >= stay)
+        return 0; /* the restart costs more than the growth gains */
+    if (!promise)
+        return 1;
+    /* (a slot to spare beyond the margin: what it holds is re-planned
+     * once a slot, and its speed measured as it goes) */
+    int64_t margin = L->o.margin >= 0 ? L->o.margin : L->slot;
+    return !J->admitted || !J->in || !J->in->has_deadline ||
+           stay + (double)L->slot > (double)(J->in->deadline - margin);
+}
+
+/* 1 if running job J ends where it runs sooner than a restart of it
+ * would take (its model's charge for its change, times what its restarts
+ * were measured to cost): a job that needs its GPUs gets them then at
+ * once (act launches it as they are freed), and stopping J would cost it
+ * more than the time it has left. */
+static int ends_soon(const loop *L, const lj *J, int64_t now)
+{
+    if (!started(J, now))
+        return 0;
+    double c = ovh_charge((ovh_mode)L->ovh, J->in ? J->in->model : "",
+                          J->place.n, J->want.n > 0 ? J->want.n
+                                                    : J->place.n,
+                          J->want.n == J->place.n, 0) * J->rscale;
+    return finish_on(L, J, J->place.n, 0, now) - (double)now <= c;
+}
+
+/* The loop's jobs as the hold rule (hold.h) sees them (heap, L->n + 1). */
+static hold_job *hold_jobs(const loop *L, int64_t now)
+{
+    hold_job *h = ef_calloc((size_t)L->n + 1, sizeof *h);
+    for (int j = 0; j < L->n; j++) {
+        const lj *J = &L->jobs[j];
+        int run = J->st == LJ_RUNNING;
+        int ch = run && !placement_equal(&J->place, &J->want);
+        h[j] = (hold_job){run, J->st != LJ_DONE && J->st != LJ_FAILED,
+                          &J->place, &J->want, J->need, J->must,
+                          ch && must_change(L, J, now),
+                          ch && ends_soon(L, J, now), started(J, now),
+                          J->admitted};
+    }
+    return h;
+}
+
+/* Why running job j's change is made (hold_rule kept it not): into
+ * buf. */
+static void cause_of(const loop *L, const hold_job *hj, const char *hold,
+                     int j, char *buf, size_t len)
+{
+    const lj *J = &L->jobs[j];
+    if (J->must) {
+        snprintf(buf, len, "the plan cannot keep it where it runs");
+        return;
+    }
+    if (hj[j].must_change) {
+        if (J->need > J->place.n)
+            snprintf(buf, len, "its promise needs %d GPUs", J->need);
+        else
+            snprintf(buf, len, "growing gains more than its restart costs");
+        return;
+    }
+    int k = hold_taker(hj, L->n, hold, j);
+    if (k >= 0 && L->jobs[k].need > 0)
+        snprintf(buf, len, "%s's promise needs its GPUs", L->jobs[k].id);
+    else if (k >= 0)
+        snprintf(buf, len, "%s gains more from its GPUs", L->jobs[k].id);
+    else
+        snprintf(buf, len, "the plan's"); /* --moves any */
+}
+
+/* Why the hold rule keeps running job j where it runs: into buf. */
+static void hold_why(const loop *L, const hold_job *hj, const char *hold,
+                     int j, char *buf, size_t len)
+{
+    const lj *J = &L->jobs[j];
+    for (int k = 0; k < L->n; k++) {
+        const lj *K = &L->jobs[k];
+        if (k == j || K->st == LJ_DONE || K->st == LJ_FAILED ||
+            !hold_wants(&K->want, &J->place))
+            continue;
+        if (hold[k])
+            snprintf(buf, len, "%s, which would take its GPUs, is kept "
+                     "too", K->id);
+        else if (K->need > 0)
+            snprintf(buf, len, "it ends sooner than its restart would "
+                     "take; %s waits for its GPUs", K->id);
+        else
+            snprintf(buf, len, "%s would take its GPUs for no promise, and "
+                     "it %s", K->id, hj[j].run_seen ? "has one" : "has "
+                     "not made progress yet");
+        return;
+    }
+    if (J->want.n > J->place.n && !hj[j].run_seen)
+        snprintf(buf, len, "it has not made progress yet, and no promise "
+                 "needs it to grow");
+    else if (J->want.n > J->place.n)
+        snprintf(buf, len, "growing would not end it sooner than staying, "
+                 "its restart counted%s", J->need > J->place.n ? ", or it "
+                 "ends in time where it runs" : "");
+    else
+        snprintf(buf, len, "no other job needs its GPUs");
+}
+
+/* act: stop what the plan moves or ends (but what the hold rule keeps),
+ * start what it gives where the GPUs are free. */
 static int act(loop *L, int64_t now, ef_err *e)
 {
+    char *hold = ef_calloc((size_t)L->n + 1, 1);
+    hold_job *hj = hold_jobs(L, now);
+    if (L->still) /* (--moves any: every change the plan makes is made) */
+        hold_rule(hj, L->n, hold);
     for (int j = 0; j < L->n; j++) {
         lj *J = &L->jobs[j];
         if (J->st != LJ_RUNNING || placement_equal(&J->place, &J->want))
@@ -1090,13 +1320,49 @@ static int act(loop *L, int64_t now, ef_err *e)
             placement_copy(&J->place, &J->want);
             if (put_attempt(L, J, STORE_A_RUNNING, NULL, "launched; the plan "
                             "moved it inside its nodes: the cluster's GPUs",
-                            now, e) != EF_OK)
+                            now, e) != EF_OK) {
+                free(hold);
+                free(hj);
                 return EF_ERR;
+            }
             continue;
         }
-        if (start_stop(L, j, now, e) != EF_OK)
+        if (hold[j]) {
+            if (J->held_v != L->version) {
+                /* once per plan: the lag counts at what it holds; said
+                 * when what the plan wants of it differs from the last
+                 * time it was held (not every slot it stays so) */
+                char got[256], planned[256];
+                J->held_v = L->version;
+                L->stats.holds++;
+                J->rate = speed_of(J, J->place.n) * J->speed;
+                int same = J->held_att == J->attempt &&
+                           placement_equal(&J->held_want, &J->want);
+                J->held_att = J->attempt;
+                placement_copy(&J->held_want, &J->want);
+                if (!same) {
+                    char why[200];
+                    hold_why(L, hj, hold, j, why, sizeof why);
+                    say(L, "%s: kept on %s, not moved to %s: %s", J->id,
+                        exec_place_str(&J->place, got, sizeof got),
+                        J->want.n ? exec_place_str(&J->want, planned,
+                                                   sizeof planned)
+                                  : "nothing",
+                        why);
+                }
+            }
+            continue;
+        }
+        char cause[160];
+        cause_of(L, hj, hold, j, cause, sizeof cause);
+        if (start_stop(L, j, cause, now, e) != EF_OK) {
+            free(hold);
+            free(hj);
             return EF_ERR;
+        }
     }
+    free(hold);
+    free(hj);
     const cluster *c = svc_cluster(L->s);
     int N = c->nodes * c->gpus_per_node;
     char *busy = ef_calloc((size_t)N + 1, 1);
@@ -1104,8 +1370,10 @@ static int act(loop *L, int64_t now, ef_err *e)
         const lj *J = &L->jobs[j];
         if (J->st != LJ_RUNNING && J->st != LJ_STOPPING)
             continue;
+        /* 1: being freed (a stop under way), 2: kept by a running job */
         for (int k = 0; k < J->place.n; k++)
-            busy[J->place.node[k] * c->gpus_per_node + J->place.gpu[k]] = 1;
+            busy[J->place.node[k] * c->gpus_per_node + J->place.gpu[k]] =
+                J->st == LJ_STOPPING ? 1 : 2;
     }
     int rc = EF_OK;
     L->hurry = 0;
@@ -1115,13 +1383,18 @@ static int act(loop *L, int64_t now, ef_err *e)
         lj *J = &L->jobs[j];
         if (J->st != LJ_IDLE || J->want.n == 0)
             continue;
-        int free_ = 1;
-        for (int k = 0; k < J->want.n && free_; k++)
-            free_ = !busy[J->want.node[k] * c->gpus_per_node +
+        int free_ = 1, freeing = 0;
+        for (int k = 0; k < J->want.n; k++) {
+            char b = busy[J->want.node[k] * c->gpus_per_node +
                           J->want.gpu[k]];
+            free_ &= b == 0;
+            freeing |= b == 1;
+        }
         if (!free_) {
-            L->hurry = 1;
-            continue; /* its GPUs are still being freed */
+            /* its GPUs are still being freed (look again soon), or a
+             * job the hold rule keeps has them (the next re-plan) */
+            L->hurry |= freeing;
+            continue;
         }
         rc = launch(L, j, now, e);
         if (rc == EF_OK && J->st == LJ_RUNNING)
@@ -1177,6 +1450,13 @@ static int tick(loop *L, int64_t now, ef_err *e)
     /* the last running job ended: its GPUs go to the others at once */
     if (!running && L->ran)
         L->urgent = 1;
+    /* a job completed while others wait for GPUs: its GPUs are
+     * re-planned at once, so a waiting job starts on what the plan gives
+     * it now, not on its wish of before (GPUs a kept job may still hold)
+     * and then is moved at the next boundary */
+    for (int j = 0; j < L->n && L->freed && !L->urgent; j++)
+        L->urgent = L->jobs[j].st == LJ_IDLE && L->jobs[j].want.n > 0;
+    L->freed = 0;
     /* (an event in the very second of a boundary belongs to it: the
      * planner releases a job submitted then at that boundary) */
     int boundary = now >= L->next;
@@ -1369,6 +1649,7 @@ int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
     const cluster *c = svc_cluster(s);
     L->slot = svc_slot(s);
     L->ovh = svc_overhead(s);
+    L->still = svc_holds_still(s);
     svc_set_margin(s, o->margin >= 0 ? o->margin : L->slot);
     L->x.b = L->b;
     L->x.scale = o->scale > 0 ? o->scale : 1;

@@ -132,6 +132,9 @@ void loop_stop(loop *L);
 /* Counters since loop_start (read after loop_stop or for tests). */
 typedef struct loop_stats {
     int ticks, replans, launches, stops, restarts, failed, done, lag;
+    int holds;  /* changes of a running job's GPUs the loop did not make
+                   (no promise needed them: loop.c's hold rule), one per
+                   job and plan */
 } loop_stats;
 void loop_get_stats(loop *L, loop_stats *st);
 

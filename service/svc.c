@@ -1873,7 +1873,7 @@ static int write_snapshot(svc *s, const char *text, size_t len, int64_t now,
 
 static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                           const char *why, int apart, placement *want,
-                          svc_loop_res *res, ef_err *e);
+                          int *need, svc_loop_res *res, ef_err *e);
 
 void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
 {
@@ -1891,7 +1891,7 @@ void svc_replan(svc *s, const store_ident *who, int64_t now, svc_reply *r)
         char snap[4096];
         int rc = reality_replan(s, s->obs, s->nobs, now,
                                 who ? "replan" : "daily replan", 0, NULL,
-                                &lr, &e);
+                                NULL, &lr, &e);
         if (rc == EF_OK)
             rc = write_snapshot(s, s->pv->text, s->pv->len, now,
                                 s->version, snap, sizeof snap, &e);
@@ -1981,8 +1981,8 @@ static int move_cluster(svc *s, int64_t now, ef_err *e)
     svc_obs none;
     memset(&none, 0, sizeof none);
     svc_loop_res lr;
-    if (reality_replan(s, &none, 0, now, "cluster moved", 0, NULL, &lr, e) !=
-        EF_OK)
+    if (reality_replan(s, &none, 0, now, "cluster moved", 0, NULL, NULL, &lr,
+                       e) != EF_OK)
         return EF_ERR;
     m->version = lr.version;
     ef_buf ids = {0};
@@ -2244,6 +2244,7 @@ int svc_overhead(const svc *s)
 {
     return s->ovh;
 }
+int svc_holds_still(const svc *s) { return plan_holds_still(&s->L.p.opts); }
 
 /* seq order */
 static int seq_cmp(const void *a, const void *b)
@@ -2873,7 +2874,7 @@ static int reality_gather(svc *s, const svc_obs *obs, int nobs, int64_t now,
  */
 static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
                           const char *why, int apart, placement *want,
-                          svc_loop_res *res, ef_err *e)
+                          int *need, svc_loop_res *res, ef_err *e)
 {
     reality_in in;
     plan p;
@@ -2883,6 +2884,8 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
     int rc = EF_OK, none = 0, adopt = 0;
     for (int k = 0; want && k < nobs; k++)
         memset(&want[k], 0, sizeof want[k]);
+    for (int k = 0; need && k < nobs; k++)
+        need[k] = 0;
     for (int tries = 1;; tries++) {
         if (reality_gather(s, obs, nobs, now, &in, &none, e) != EF_OK)
             return EF_ERR;
@@ -2989,6 +2992,9 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
         if (!ob)
             continue;
         placement *w = &want[ob - obs];
+        if (need && p.jobs[al->job].decision == PLAN_ADMITTED &&
+            !p.jobs[al->job].at_risk)
+            need[ob - obs] = resv_at(&p.jobs[al->job].reserved, now);
         w->n = al->gpus;
         w->node = ef_malloc((size_t)al->gpus * sizeof(int));
         w->gpu = ef_malloc((size_t)al->gpus * sizeof(int));
@@ -2998,16 +3004,29 @@ static int reality_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
             w->gpu[k] = al->gpu[k] % G;
         }
     }
+    /* a running job the plan could not take where it runs (a drained or
+     * down node) must move, and one it no longer has (cancelled) stop */
+    char *kept = need ? ef_calloc((size_t)nobs + 1, 1) : NULL;
+    for (int i = 0; need && i < p.njobs; i++) {
+        const svc_obs *ob = obs_find(obs, nobs, p.jobs[i].in->id);
+        if (ob && p.jobs[i].in->cur.n > 0)
+            kept[ob - obs] = 1;
+    }
+    for (int k = 0; need && k < nobs; k++)
+        if (obs[k].state == SVC_OBS_RUNNING && !kept[k])
+            need[k] |= SVC_NEED_MOVE;
+    free(kept);
     plan_free(&p);
     reality_in_free(&in);
     return EF_OK;
 }
 
 int svc_loop_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
-                    const char *why, placement *want, svc_loop_res *res,
-                    ef_err *e)
+                    const char *why, placement *want, int *need,
+                    svc_loop_res *res, ef_err *e)
 {
-    if (reality_replan(s, obs, nobs, now, why, 1, want, res, e) != EF_OK)
+    if (reality_replan(s, obs, nobs, now, why, 1, want, need, res, e) !=
+        EF_OK)
         return EF_ERR;
     /* keep what the loop saw (running and waiting jobs) for svc_replan */
     for (int i = 0; i < s->nobs; i++) {

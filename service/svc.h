@@ -245,11 +245,13 @@ int64_t svc_version(svc *s);
 int64_t svc_release_at(const svc *s, int64_t now);
 
 /* What the service plans with: its cluster (all nodes), its curves, the
- * plan's slot seconds and overhead model (ovh_mode). */
+ * plan's slot seconds and overhead model (ovh_mode), and whether its plan
+ * holds running jobs still (plan_holds_still: --moves net). */
 const cluster *svc_cluster(const svc *s);
 const curve_set *svc_curves(const svc *s);
 int svc_slot(const svc *s);
 int svc_overhead(const svc *s);
+int svc_holds_still(const svc *s);
 
 /* Jobs the loop runs: every job whose state is queued or running, plus
  * the jobs 'extra[0..nextra)' (jobs the loop still has attempts of, e.g.
@@ -311,7 +313,16 @@ typedef struct svc_loop_res {
  * its reason and earliest finish; "on_time" when one is no longer) and
  * the plan version, in one transaction. want[k] (room for nobs) is then
  * what obs[k]'s job gets in the slot at 'now', in the cluster's node
- * numbers (n == 0: nothing; heap arrays, placement_free each). Keeps a
+ * numbers (n == 0: nothing; heap arrays, placement_free each); need[k]
+ * (room for nobs, may be NULL) how many of those GPUs its promise needs
+ * there: what an admitted job's reservation holds of its allocation at
+ * 'now' (the rest is surplus; 0 for a best-effort job, and for one at
+ * risk: its plan is the earliest finish the others leave, not a promise
+ * that outranks theirs), so the loop can
+ * tell a change a promise needs from one that only gains; with
+ * SVC_NEED_MOVE added for a running job the plan could not keep where it
+ * runs (a drained or down node, a placement off the buddy rule) or no
+ * longer has (cancelled): it must move or stop. Keeps a
  * copy of obs for svc_replan. Under svc_lock, which the planning itself
  * lets go (a full re-plan takes seconds at tens of thousands of jobs in
  * play: submissions and reads go on meanwhile); the jobs accepted
@@ -322,9 +333,10 @@ typedef struct svc_loop_res {
  * the caller's own (no other thread frees it). Errors: the store, a plan
  * that fails its check (EF_E_INTERNAL); nothing changes then.
  */
+#define SVC_NEED_MOVE (1 << 30)
 int svc_loop_replan(svc *s, const svc_obs *obs, int nobs, int64_t now,
-                    const char *why, placement *want, svc_loop_res *res,
-                    ef_err *e);
+                    const char *why, placement *want, int *need,
+                    svc_loop_res *res, ef_err *e);
 
 /* Record event 'kind' (detail: a JSON object text, NULL "{}") of job 'id'
  * ('id' NULL: of the service) at 'now', and count restarts ("restart"),

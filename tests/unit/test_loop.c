@@ -390,6 +390,52 @@ static void test_startup_burst(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A job whose attempt ended done just before a kill -9, before the
+ * re-plan that records it: the next service finds the ended attempt, and
+ * the job is done, not launched again (it was, once: a wasted start). */
+static void test_done_before_kill(void **state)
+{
+    (void)state;
+    char dir[256], db[512];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(db, sizeof db, dir, "s.db");
+    ef_err e = {0};
+    store_ident who;
+    loop_opts lo;
+    svc *s = service(db, "n1g8", "dry-run", &who, &lo);
+    svc_reply r;
+    const char *a = "{\"id\": \"a\", \"model\": \"resnet50\", "
+                    "\"batch_size\": 64, \"iterations\": 4000}";
+    svc_submit(s, &who, a, strlen(a), T0, &r);
+    assert_int_equal(r.status, 201);
+    svc_reply_free(&r);
+    /* what the killed service left: its attempt ended done */
+    store_attempt at = {"a", 1, STORE_A_ENDED, "{\"batch\":0,\"placement\":"
+                        "[[0,[0,1,2,3,4,5,6,7]]]}", "dry:a:1", T0,
+                        T0 + 500, "done", "done (exit 0)"};
+    assert_ok(store_attempt_put(svc_store(s), &at, &e), e);
+    lo.at = T0 + 510;
+    loop *L;
+    assert_ok(loop_start(&L, s, &lo, &e), e);
+    int pend = 1;
+    for (int k = 0; k < 10 && pend; k++)
+        assert_ok(loop_tick_at(L, T0 + 510, &pend, &e), e);
+    for (int k = 0; k < 3; k++)
+        assert_ok(loop_tick_at(L, T0 + 540 + SLOT * k, &pend, &e), e);
+    loop_stats ls;
+    loop_get_stats(L, &ls);
+    assert_int_equal(ls.launches, 0);
+    store_job j;
+    assert_int_equal(store_job_get(svc_store(s), "a", &j, &e), 1);
+    assert_string_equal(j.state, "done");
+    store_job_free(&j);
+    loop_stop(L);
+    svc_close(s);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* 50 ms of wall time (waiting for a real process). */
 static void nap(void)
 {
@@ -489,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_same_as_simulate),
         cmocka_unit_test(test_replan_storm),
         cmocka_unit_test(test_startup_burst),
+        cmocka_unit_test(test_done_before_kill),
         cmocka_unit_test(test_cancelled_while_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

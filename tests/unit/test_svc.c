@@ -485,8 +485,9 @@ static json_t *view(fx *f, const char *id, int64_t now)
  * earliest finish, and is never rejected; a done job leaves the plan (its
  * state done, an event); a drained node leaves the cluster: the plan has
  * a node_map, nothing is placed there, a job running there loses its
- * placement; a job running elsewhere keeps its GPUs; the state is kept
- * across a reopen. */
+ * placement (it must move: SVC_NEED_MOVE); a job running elsewhere keeps
+ * its GPUs; each job's need is its reservation now (none for a
+ * best-effort job or one at risk); the state is kept across a reopen. */
 static void noted(void *arg, const char *why)
 {
     assert_non_null(why);
@@ -535,7 +536,8 @@ static svc_loop_res replan_with(fx *f, void (*fn)(void *), void *arg,
     assert_true(n <= 4);
     svc_set_apart_hook(f->s, fn, arg);
     svc_lock(f->s);
-    assert_ok(svc_loop_replan(f->s, obs, n, at, "test", want, &res, &e), e);
+    assert_ok(svc_loop_replan(f->s, obs, n, at, "test", want, NULL, &res,
+                              &e), e);
     svc_unlock(f->s);
     svc_set_apart_hook(f->s, NULL, NULL);
     for (int k = 0; k < n; k++)
@@ -621,16 +623,22 @@ static void test_loop_replan(void **state)
         {"c", SVC_OBS_WAITING, 0, 2000, {0, NULL, NULL, 0}, NULL, 0, 1},
     };
     placement want[3];
+    int need[3];
     svc_loop_res res;
     ef_err e = {0};
     svc_lock(f->s);
-    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 600, "test", want, &res, &e),
-              e);
+    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 600, "test", want, need,
+                              &res, &e), e);
     svc_unlock(f->s);
     assert_int_equal(res.at_risk, 0);
     assert_int_equal(res.next, T0 + 660);
-    /* a keeps node 0 where its size is kept */
+    /* a keeps node 0 where its size is kept; what a promise needs of
+     * a job is its reservation now, no more than it gets; c has none */
     assert_true(want[0].n > 0);
+    for (int k = 0; k < 3; k++) /* (a's deadline is far: none now) */
+        assert_true(need[k] >= 0 && need[k] <= want[k].n);
+    assert_int_equal(need[2], 0);
+    assert_int_equal(need[1] & SVC_NEED_MOVE, 0);
     for (int k = 0; k < 3; k++)
         placement_free(&want[k]);
     json_t *v = view(f, "a", T0 + 600);
@@ -681,14 +689,26 @@ static void test_loop_replan(void **state)
     svc_reply_free(&r);
     obs[0].progress = 1200;
     obs[0].speed = 0.05;
-    obs[1].state = SVC_OBS_DONE;
-    obs[1].progress = 2000;
+    /* b still runs on the drained node: it must move; a, at risk, has
+     * no promise that outranks another's GPUs */
     svc_lock(f->s);
-    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 1200, "test", want, &res,
-                              &e), e);
+    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 1200, "test", want, need,
+                              &res, &e), e);
     svc_unlock(f->s);
     assert_int_equal(res.at_risk, 1);
     assert_int_equal(res.newly_at_risk, 1);
+    assert_int_equal(need[0], 0);
+    assert_true(need[1] & SVC_NEED_MOVE);
+    for (int k = 0; k < 3; k++)
+        placement_free(&want[k]);
+    obs[1].state = SVC_OBS_DONE;
+    obs[1].progress = 2000;
+    svc_lock(f->s);
+    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 1200, "test", want, NULL,
+                              &res, &e), e);
+    svc_unlock(f->s);
+    assert_int_equal(res.at_risk, 1);
+    assert_int_equal(res.newly_at_risk, 0);
     for (int k = 0; k < 3; k++) {
         for (int i = 0; i < want[k].n; i++)
             assert_int_equal(want[k].node[i], 0);
@@ -724,8 +744,8 @@ static void test_loop_replan(void **state)
     obs[0].speed = 1;
     obs[0].progress = 19000;
     svc_lock(f->s);
-    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 1300, "test", want, &res,
-                              &e), e);
+    assert_ok(svc_loop_replan(f->s, obs, 3, T0 + 1300, "test", want, NULL,
+                              &res, &e), e);
     svc_unlock(f->s);
     assert_int_equal(res.at_risk, 0);
     for (int k = 0; k < 3; k++)
