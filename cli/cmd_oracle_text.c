@@ -114,6 +114,11 @@ static void print_relaxed(const ilp_relaxed *x)
                "%d windows, %d rows, %d columns, %ld iterations, %.2f s)\n",
                x->bound, x->lp_value, x->windows, x->rows, x->cols,
                x->lp_iters, x->seconds);
+        if (x->cfg_value >= 0)
+            printf("  configuration LP: %.3f (%d rounds of column generation"
+                   "%s)\n", x->cfg_value, x->cfg_rounds,
+                   x->cfg_done ? "" : ", stopped by its budget: a Lagrangian "
+                                      "bound");
         if (x->gpu_seconds_bound >= 0)
             printf("  relaxed bound: admitting %d jobs takes at least %.2f "
                    "GPU-hours\n", x->gpu_for, x->gpu_seconds_bound / 3600.0);

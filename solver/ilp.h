@@ -333,6 +333,10 @@ void ilp_offline_text(const off_stats *s, char *buf, size_t n);
  * the GPU-time bound instead. */
 #define ILP_RELAX_GPU_COLS 50000
 
+/* The configuration LP (ilp_config.h) stops after this much pricing
+ * work (jobs x sizes x (N + 1) per window priced; no clock). */
+#define ILP_RELAX_CFG_WORK 2e9
+
 typedef struct ilp_relaxed {
     ilp_status status;  /* ILP_OPTIMAL: the LP was solved, 'bound' holds;
                            ILP_NO_INCUMBENT: a limit stopped it ('bound' =
@@ -360,6 +364,12 @@ typedef struct ilp_relaxed {
     int first_bound;    /* the first pass's bound (60 windows; what this
                            bound was before its refined pass); -1 when
                            o->windows asked for one pass, or none */
+    double cfg_value;   /* the configuration LP's bound on the count
+                           (ilp_config.h), its Lagrangian bound when its
+                           budget stopped it; -1 not run (o->no_cuts, the
+                           LP unsolved, or o->warm already at the bound) */
+    int cfg_rounds;     /* its rounds of column generation */
+    int cfg_done;       /* 1: it finished (cfg_value is its LP optimum) */
     double seconds;     /* wall time (not reproducible) */
 } ilp_relaxed;
 
