@@ -1367,7 +1367,7 @@ static void relax_config(ctx *x)
     r->cfg_rounds = rounds;
     r->cfg_done = done;
     int b = (int)floor(v + ILP_EPS);
-    if (b < r->bound)
+    if (v >= 0 && b < r->bound)
         r->bound = b;
 }
 

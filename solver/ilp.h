@@ -333,9 +333,14 @@ void ilp_offline_text(const off_stats *s, char *buf, size_t n);
  * the GPU-time bound instead. */
 #define ILP_RELAX_GPU_COLS 50000
 
-/* The configuration LP (ilp_config.h) stops after this much pricing
- * work (jobs x sizes x (N + 1) per window priced; no clock). */
-#define ILP_RELAX_CFG_WORK 2e9
+/* The configuration LP (ilp_config.h) runs only where 200 rounds of
+ * column generation take at most this much pricing work (jobs x sizes x
+ * (N + 1) per window priced; no clock), so only on small models: its
+ * restricted LPs grow every round, and on a day of 63 jobs on 64 GPUs
+ * (105 windows) 100 rounds took 32 s and were far from done. Where it
+ * matters most, a few dozen jobs of which one is several percent of the
+ * count, it finishes in well under a second. */
+#define ILP_RELAX_CFG_WORK 4e7
 
 typedef struct ilp_relaxed {
     ilp_status status;  /* ILP_OPTIMAL: the LP was solved, 'bound' holds;
@@ -366,8 +371,9 @@ typedef struct ilp_relaxed {
                            o->windows asked for one pass, or none */
     double cfg_value;   /* the configuration LP's bound on the count
                            (ilp_config.h), its Lagrangian bound when its
-                           budget stopped it; -1 not run (o->no_cuts, the
-                           LP unsolved, or o->warm already at the bound) */
+                           rounds ran out; -1 not run (o->no_cuts, the LP
+                           unsolved, o->warm already at the bound, or a
+                           model over ILP_RELAX_CFG_WORK) */
     int cfg_rounds;     /* its rounds of column generation */
     int cfg_done;       /* 1: it finished (cfg_value is its LP optimum) */
     double seconds;     /* wall time (not reproducible) */

@@ -15,7 +15,7 @@
 #define CFG_ENTER 1e-9
 
 /* At most this many rounds (each prices every window once). */
-#define CFG_ROUNDS 2000
+#define CFG_ROUNDS 200
 
 void cfg_work_free(cfg_work *w)
 {
@@ -202,8 +202,8 @@ double cfg_bound(const cfg_model *m, void *prob, cfg_work *wk, int *rounds,
         cost += (double)(m->w1[j] - m->w0[j]) * m->nk[j] * (N + 1);
     *rounds = 0;
     *done = 0;
-    if (cost > m->budget)
-        return ub;
+    if (cost * CFG_ROUNDS > m->budget)
+        return -1; /* a model too large for its rounds: not run */
     build(m, P, wk, convrow, workrow);
     glp_smcp sm;
     glp_init_smcp(&sm);

@@ -62,7 +62,10 @@ typedef struct cfg_model {
                                CURVE_MAX_LEVELS + k */
     const double *lo, *hi;  /* per job the bounds of a[j] */
     double budget;          /* pricing work (jobs x sizes x (N + 1) per
-                               window priced) before it stops; > 0 */
+                               window priced): it runs only when 200
+                               rounds fit in it (its rounds' LPs grow with
+                               the model: a small model only), and at most
+                               200 rounds */
 } cfg_model;
 
 /* Scratch of one run; zero it first, free with cfg_work_free (also
@@ -80,7 +83,8 @@ typedef struct cfg_work {
 void cfg_work_free(cfg_work *w);
 
 /*
- * cfg_bound: the least Lagrangian bound (header) over the rounds of
+ * cfg_bound: -1 when 200 rounds of pricing would not fit in m->budget
+ * (not run), else the least Lagrangian bound (header) over the rounds of
  * column generation on model 'm', GLPK problem 'P' (created empty by the
  * caller, deleted by it): a valid upper bound on the admitted count of
  * every schedule of the time-indexed model. *rounds gets the rounds,
