@@ -119,7 +119,10 @@ head -n "$W" "$OUT/days.txt" | while read -r t d n; do
     run "$t" "$d" "$cl"
     i=$((i + 1))
 done
-head -n "$C" "$OUT/days.txt" | while read -r t d n; do
+# CONTENDED_RUN (default CONTENDED): how many of them to run here (0:
+# none, e.g. to rerun the overloaded windows alone; they are still skipped
+# below)
+head -n "${CONTENDED_RUN:-$C}" "$OUT/days.txt" | while read -r t d n; do
     run "$t" "$d" n8g8
 done
 
