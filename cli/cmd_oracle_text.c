@@ -207,6 +207,10 @@ static void print_verdict(const ilp_report *rp)
     if (v.upper > 0)
         printf("  best plan: %s, %d jobs, within %.1f%% of the bound\n", bn,
                v.lower, 100.0 * (v.upper - v.lower) / v.upper);
+    if (v.upper > 0 && 10 * (v.upper - v.lower) > v.upper)
+        printf("  not within 10%%: %d jobs lie between the best plan and the "
+               "bound, on either side (a better plan may exist, or the bound "
+               "is loose)\n", v.upper - v.lower);
     const job_queue *q = rp->q;
     int *f = ef_calloc((size_t)q->n + 1, sizeof *f);
     for (int j = 0; j < q->n; j++)
