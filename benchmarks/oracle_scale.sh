@@ -86,6 +86,7 @@ run() { # trace day cluster
     rl=$(sed -n 's/.*"relaxed": {\(.*\)},$/\1/p' "$OUT/r.json")
     o() { echo "$ol" | sed -n "s/.*\"$1\": \([^,]*\).*/\1/p" | tr -d '"'; }
     x() { echo "$rl" | sed -n "s/.*\"$1\": \([^,]*\).*/\1/p" | tr -d '"'; }
+    cv=$(x value | tr -d '}') # the configuration LP's, when it ran
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
         "$1" "$2" "$(($(wc -l <"$f") - 1))" "$3" \
         "$(sed -n 's/.*"cluster": {"gpus": \([0-9]*\).*/\1/p' "$OUT/r.json")" \
@@ -98,7 +99,7 @@ run() { # trace day cluster
         "$(o exact)" "${gd:--}" "$(x first_pass_bound)" "$(v lower)" \
         "$(v upper)" "$(v best)" \
         "$(awk -v a="$(cpu "$OUT/times0")" -v b="$(cpu "$OUT/times1")" \
-            'BEGIN { printf "%.2f", b - a }')" "$(x value | sed 's/^$/-/')" \
+            'BEGIN { printf "%.2f", b - a }')" "${cv:--}" \
         "$ld" >>"$R"
 }
 
