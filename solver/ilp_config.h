@@ -40,7 +40,10 @@
  * is a box times L_w times the simplex of configurations: its maximum is
  * that sum, and the pricing computes each window's maximum exactly). So
  * stopping the generation early (its budget) still leaves a bound; when
- * no configuration prices out it equals the LP's optimum.
+ * no configuration prices out it equals the LP's optimum. With a job
+ * fixed admitted (lo_j = 1, --must-admit) the first restricted LP has no
+ * column to do its work and is infeasible: the generation stops at once
+ * and the bound is the trivial one (sum of hi_j), valid but no help.
  */
 #ifndef EF_ILP_CONFIG_H
 #define EF_ILP_CONFIG_H
