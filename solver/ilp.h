@@ -394,7 +394,12 @@ typedef struct ilp_relaxed {
  * ILP_RELAX_WINDOWS windows, each LP within ILP_RELAX_WORK (iterations
  * times rows: no clock; a pass stopped by it leaves the first one's
  * bound). Any set of boundaries aggregates the exact model validly (the
- * header's proof), so both passes are bounds. 'r' is the pass with the
+ * header's proof), so both passes are bounds. In each pass whose count
+ * LP is solved, unless o->no_cuts or o->warm already admits its bound,
+ * the configuration LP over the same windows (ilp_config.h: which sizes
+ * fit in one slot together) runs too where it is small enough
+ * (ILP_RELAX_CFG_WORK); the pass's bound is the least of both (its
+ * cfg_value, cfg_rounds, cfg_done). 'r' is the pass with the
  * least bound, with the largest GPU-time bound of the passes, limit_hit
  * if any pass was stopped, first_bound, the iterations of both and the
  * total seconds; --write-lp holds the last pass's model. o->time_limit
