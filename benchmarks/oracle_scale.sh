@@ -41,7 +41,7 @@ E=${EFPLAN:-build/efplan}
 OUT=${OUT:-build/oracle-scale}
 mkdir -p "$OUT/inst"
 R=$OUT/results.tsv
-printf 'trace\tday\tjobs\tcluster\tgpus\tslots\thopeless\tgreedy\toffline\tplans\twithheld\tbound\tlp_value\twindows\tstatus\tlimit\tgpu_hours_greedy\tgpu_hours_floor\tlp_seconds\ttotal_seconds\texact\tguided\told_bound\tlower\tupper\tbest\tcpu_seconds\n' >"$R"
+printf 'trace\tday\tjobs\tcluster\tgpus\tslots\thopeless\tgreedy\toffline\tplans\twithheld\tbound\tlp_value\twindows\tstatus\tlimit\tgpu_hours_greedy\tgpu_hours_floor\tlp_seconds\ttotal_seconds\texact\tguided\told_bound\tlower\tupper\tbest\tcpu_seconds\tconfig_lp\tload\n' >"$R"
 
 # processor seconds (user + system) of the children, from the shell's
 # `times` written to file $1 (run in this shell: a subshell has none)
@@ -64,6 +64,7 @@ run() { # trace day cluster
     f=$OUT/inst/$1-day$2.csv
     awk -F, -v d="$2" 'NR == 1 { print; next } NR == 2 { lo = $2 }
         int(($2 - lo) / 86400) == d' "inputs/traces/itp/$1.csv" >"$f"
+    ld=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo -)
     t0=$(date +%s.%N)
     times >"$OUT/times0"
     rc=0
@@ -85,7 +86,8 @@ run() { # trace day cluster
     rl=$(sed -n 's/.*"relaxed": {\(.*\)},$/\1/p' "$OUT/r.json")
     o() { echo "$ol" | sed -n "s/.*\"$1\": \([^,]*\).*/\1/p" | tr -d '"'; }
     x() { echo "$rl" | sed -n "s/.*\"$1\": \([^,]*\).*/\1/p" | tr -d '"'; }
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+    cv=$(x value | tr -d '}') # the configuration LP's, when it ran
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
         "$1" "$2" "$(($(wc -l <"$f") - 1))" "$3" \
         "$(sed -n 's/.*"cluster": {"gpus": \([0-9]*\).*/\1/p' "$OUT/r.json")" \
         "$(sed -n 's/.*"slots": \([0-9]*\).*/\1/p' "$OUT/r.json")" \
@@ -97,7 +99,8 @@ run() { # trace day cluster
         "$(o exact)" "${gd:--}" "$(x first_pass_bound)" "$(v lower)" \
         "$(v upper)" "$(v best)" \
         "$(awk -v a="$(cpu "$OUT/times0")" -v b="$(cpu "$OUT/times1")" \
-            'BEGIN { printf "%.2f", b - a }')" >>"$R"
+            'BEGIN { printf "%.2f", b - a }')" "${cv:--}" \
+        "$ld" >>"$R"
 }
 
 # the days with the most requested GPU-time, at most two per trace
@@ -117,7 +120,10 @@ head -n "$W" "$OUT/days.txt" | while read -r t d n; do
     run "$t" "$d" "$cl"
     i=$((i + 1))
 done
-head -n "$C" "$OUT/days.txt" | while read -r t d n; do
+# CONTENDED_RUN (default CONTENDED): how many of them to run here (0:
+# none, e.g. to rerun the overloaded windows alone; they are still skipped
+# below)
+head -n "${CONTENDED_RUN:-$C}" "$OUT/days.txt" | while read -r t d n; do
     run "$t" "$d" n8g8
 done
 
@@ -155,7 +161,7 @@ echo "contended days (64 GPUs and the overloaded windows): greedy, offline, new 
 echo
 awk -F'\t' 'NR == 1 || $5 >= 256 { next }
     { up = $25
-      printf "%-9s day %2s  %3d jobs  %2d GPUs  greedy %3d  offline %3d  new plan %3s  first pass %3s  bound %3s  gap %3d (%4.1f%%)  %-7s  %6.1f s (cpu %6.1f s)\n",
-        $1, $2, $3, $5, $8, $9, $22, $23, $12, up - $24, (up > 0 ? 100 * (up - $24) / up : 0), $26, $20, $27
+      printf "%-9s day %2s  %3d jobs  %2d GPUs  greedy %3d  offline %3d  new plan %3s  first pass %3s  bound %3s (LP %s, configuration LP %s)  gap %3d (%4.1f%%)  %-7s  %6.1f s (cpu %6.1f s, load %s)\n",
+        $1, $2, $3, $5, $8, $9, $22, $23, $12, $13, $28, up - $24, (up > 0 ? 100 * (up - $24) / up : 0), $26, $20, $27, $29
       n++; if (up > 0 && (up - $24) <= 0.10 * up) ok++; if ($20 <= 90) fast++; if ($27 <= 90) cfast++ }
     END { printf "\n%d days: best plan within 10%% of the bound on %d, at most 90 s on %d (at most 90 s of processor time on %d)\n", n, ok, fast, cfast }' "$R"

@@ -114,6 +114,11 @@ static void print_relaxed(const ilp_relaxed *x)
                "%d windows, %d rows, %d columns, %ld iterations, %.2f s)\n",
                x->bound, x->lp_value, x->windows, x->rows, x->cols,
                x->lp_iters, x->seconds);
+        if (x->cfg_value >= 0)
+            printf("  configuration LP: %.3f (%d rounds of column generation"
+                   "%s)\n", x->cfg_value, x->cfg_rounds,
+                   x->cfg_done ? "" : ", stopped by its budget: a Lagrangian "
+                                      "bound");
         if (x->gpu_seconds_bound >= 0)
             printf("  relaxed bound: admitting %d jobs takes at least %.2f "
                    "GPU-hours\n", x->gpu_for, x->gpu_seconds_bound / 3600.0);
@@ -202,6 +207,10 @@ static void print_verdict(const ilp_report *rp)
     if (v.upper > 0)
         printf("  best plan: %s, %d jobs, within %.1f%% of the bound\n", bn,
                v.lower, 100.0 * (v.upper - v.lower) / v.upper);
+    if (v.upper > 0 && 10 * (v.upper - v.lower) > v.upper)
+        printf("  not within 10%%: %d jobs lie between the best plan and the "
+               "bound, on either side (a better plan may exist, or the bound "
+               "is loose)\n", v.upper - v.lower);
     const job_queue *q = rp->q;
     int *f = ef_calloc((size_t)q->n + 1, sizeof *f);
     for (int j = 0; j < q->n; j++)

@@ -12,6 +12,7 @@
 #include "common/util.h"
 #include "planner/engine.h"
 #include "planner/mss.h"
+#include "solver/ilp_config.h"
 
 /* Refuse to build models larger than this many binaries: memory grows
  * with it and GLPK would not get far anyway. */
@@ -92,6 +93,10 @@ typedef struct ctx {
     int *zcol;       /* per threshold and window: z[w,s]'s column, 0 none */
     struct refine *ref; /* ilp_relax's passes: the windows to refine
                            (read) and this pass's tight ones (written) */
+    cfg_work cfw;    /* the configuration LP's scratch (ilp_config.h) */
+    int *cfg_off, *cfg_len; /* its model's per-job offsets, l[j,w] */
+    double *cfg_cf, *cfg_lo, *cfg_hi; /* its C[j,k,w], a[j]'s bounds */
+    int *cfg_L;      /* its window lengths */
 } ctx;
 
 /* Between two passes of ilp_relax: the first pass's windows and which of
@@ -124,6 +129,13 @@ static void ctx_free(ctx *x)
     free(x->gfloor);
     free(x->caprow);
     free(x->zcol);
+    cfg_work_free(&x->cfw);
+    free(x->cfg_off);
+    free(x->cfg_len);
+    free(x->cfg_cf);
+    free(x->cfg_lo);
+    free(x->cfg_hi);
+    free(x->cfg_L);
 }
 
 /* A context for queue q on cluster c under o, filling r (and rx, the
@@ -979,11 +991,29 @@ static int y_col(const ctx *x, int j, int w, int k)
 
 static void relax_cuts(ctx *x);
 
+/* C[j,k,w] of the aggregated work row (ilp.h): the work of j's longest
+ * slot in window w on its k-th size over W_j, capped at 1 (only the slot
+ * holding the deadline is shorter, and it is a window's only slot of j
+ * only when it begins the window). */
+static double relax_coef(const ctx *x, int j, int w, int k)
+{
+    const job *jb = &x->q->jobs[j];
+    int S = x->S;
+    double W = x->rem[j] * (1.0 + MSS_MARGIN);
+    int last = x->t1[j] - 1; /* the slot holding the deadline */
+    int64_t llen = jb->deadline - (x->now + (int64_t)last * S);
+    if (llen > S)
+        llen = S;
+    int lo = x->t0[j] > x->wb[w] ? x->t0[j] : x->wb[w];
+    int64_t len = lo == last ? llen : S; /* longest slot of j in w */
+    double cf = x->kt[j][k] * (double)len / W;
+    return cf < 1.0 ? cf : 1.0;
+}
+
 /* Build the aggregated LP (ilp.h). Guarded: may longjmp. */
 static void relax_build(ctx *x)
 {
-    const job_queue *q = x->q;
-    int n = x->n, S = x->S;
+    int n = x->n;
     int named = x->o->write_lp != NULL; /* names only for the LP file */
     glp_prob *P = x->P;
     char name[96];
@@ -1077,22 +1107,12 @@ static void relax_build(ctx *x)
     for (int j = 0; j < n; j++) {
         if (!x->in_model[j])
             continue;
-        const job *jb = &q->jobs[j];
-        double W = x->rem[j] * (1.0 + MSS_MARGIN);
-        int last = x->t1[j] - 1; /* the slot holding the deadline */
-        int64_t llen = jb->deadline - (x->now + (int64_t)last * S);
-        if (llen > S)
-            llen = S;
         int m = 0;
-        for (int w = x->w0[j]; w < x->w1[j]; w++) {
-            int lo = x->t0[j] > x->wb[w] ? x->t0[j] : x->wb[w];
-            int64_t len = lo == last ? llen : S; /* longest slot of j in w */
+        for (int w = x->w0[j]; w < x->w1[j]; w++)
             for (int k = 0; k < x->nk[j]; k++) {
-                double cf = x->kt[j][k] * (double)len / W;
                 ind[++m] = y_col(x, j, w, k);
-                val[m] = cf < 1.0 ? cf : 1.0;
+                val[m] = relax_coef(x, j, w, k);
             }
-        }
         ind[++m] = x->acol[j];
         val[m] = -1.0;
         int row = glp_add_rows(P, 1);
@@ -1300,6 +1320,55 @@ static int relax_separate(ctx *x)
         }
     x->rx->cuts += added;
     return added;
+}
+
+/* The configuration LP's bound (ilp_config.h) over this pass's windows:
+ * the count LP's bound lowered to it when less. Guarded: may longjmp. */
+static void relax_config(ctx *x)
+{
+    ilp_relaxed *r = x->rx;
+    int n = x->n, tot = 0;
+    x->cfg_off = ef_calloc((size_t)n + 1, sizeof(int));
+    for (int j = 0; j < n; j++) {
+        x->cfg_off[j] = tot;
+        tot += x->nk[j] > 0 ? x->w1[j] - x->w0[j] : 0;
+    }
+    x->cfg_len = ef_calloc((size_t)tot + 1, sizeof(int));
+    x->cfg_cf = ef_calloc(((size_t)tot + 1) * CURVE_MAX_LEVELS,
+                          sizeof(double));
+    x->cfg_lo = ef_calloc((size_t)n + 1, sizeof(double));
+    x->cfg_hi = ef_calloc((size_t)n + 1, sizeof(double));
+    x->cfg_L = ef_calloc((size_t)x->nw + 1, sizeof(int));
+    for (int w = 0; w < x->nw; w++)
+        x->cfg_L[w] = x->wb[w + 1] - x->wb[w];
+    for (int j = 0; j < n; j++) {
+        if (x->nk[j] == 0)
+            continue;
+        int must = x->o->must && x->o->must[j];
+        x->cfg_lo[j] = must ? 1.0 : 0.0;
+        x->cfg_hi[j] = 1.0;
+        for (int w = x->w0[j]; w < x->w1[j]; w++) {
+            int i = x->cfg_off[j] + w - x->w0[j];
+            x->cfg_len[i] = relax_len(x, j, w);
+            for (int k = 0; k < x->nk[j]; k++)
+                x->cfg_cf[(size_t)i * CURVE_MAX_LEVELS + k] =
+                    relax_coef(x, j, w, k);
+        }
+    }
+    cfg_model m = {n, x->N, x->nw, x->cfg_L, x->w0, x->w1, x->nk,
+                   (const int (*)[CURVE_MAX_LEVELS])x->kg, x->cfg_off,
+                   x->cfg_len, x->cfg_cf, x->cfg_lo, x->cfg_hi,
+                   ILP_RELAX_CFG_WORK};
+    glp_prob *P = glp_create_prob();
+    int rounds, done;
+    double v = cfg_bound(&m, P, &x->cfw, &rounds, &done);
+    glp_delete_prob(P);
+    r->cfg_value = v;
+    r->cfg_rounds = rounds;
+    r->cfg_done = done;
+    int b = (int)floor(v + ILP_EPS);
+    if (v >= 0 && b < r->bound)
+        r->bound = b;
 }
 
 /* Objective of the aggregated LP: max sum a, or min sum k y. */
@@ -1569,6 +1638,9 @@ static int relax_solve(ctx *x, ef_err *e)
     }
     r->lp_value = lp;
     r->bound = (int)floor(lp + ILP_EPS);
+    r->cfg_value = -1;
+    if (!x->o->no_cuts && (!x->o->warm || r->bound > x->o->warm->admitted))
+        relax_config(x);
     if (x->o->lp_sched)
         relax_round(x, x->o->lp_sched);
     if (x->o->lp_admit)

@@ -333,6 +333,15 @@ void ilp_offline_text(const off_stats *s, char *buf, size_t n);
  * the GPU-time bound instead. */
 #define ILP_RELAX_GPU_COLS 50000
 
+/* The configuration LP (ilp_config.h) runs only where 200 rounds of
+ * column generation take at most this much pricing work (jobs x sizes x
+ * (N + 1) per window priced; no clock), so only on small models: its
+ * restricted LPs grow every round, and on a day of 63 jobs on 64 GPUs
+ * (105 windows) 100 rounds took 32 s and were far from done. Where it
+ * matters most, a few dozen jobs of which one is several percent of the
+ * count, it finishes in well under a second. */
+#define ILP_RELAX_CFG_WORK 4e7
+
 typedef struct ilp_relaxed {
     ilp_status status;  /* ILP_OPTIMAL: the LP was solved, 'bound' holds;
                            ILP_NO_INCUMBENT: a limit stopped it ('bound' =
@@ -360,6 +369,13 @@ typedef struct ilp_relaxed {
     int first_bound;    /* the first pass's bound (60 windows; what this
                            bound was before its refined pass); -1 when
                            o->windows asked for one pass, or none */
+    double cfg_value;   /* the configuration LP's bound on the count
+                           (ilp_config.h), its Lagrangian bound when its
+                           rounds ran out; -1 not run (o->no_cuts, the LP
+                           unsolved, o->warm already at the bound, or a
+                           model over ILP_RELAX_CFG_WORK) */
+    int cfg_rounds;     /* its rounds of column generation */
+    int cfg_done;       /* 1: it finished (cfg_value is its LP optimum) */
     double seconds;     /* wall time (not reproducible) */
 } ilp_relaxed;
 
@@ -378,7 +394,12 @@ typedef struct ilp_relaxed {
  * ILP_RELAX_WINDOWS windows, each LP within ILP_RELAX_WORK (iterations
  * times rows: no clock; a pass stopped by it leaves the first one's
  * bound). Any set of boundaries aggregates the exact model validly (the
- * header's proof), so both passes are bounds. 'r' is the pass with the
+ * header's proof), so both passes are bounds. In each pass whose count
+ * LP is solved, unless o->no_cuts or o->warm already admits its bound,
+ * the configuration LP over the same windows (ilp_config.h: which sizes
+ * fit in one slot together) runs too where it is small enough
+ * (ILP_RELAX_CFG_WORK); the pass's bound is the least of both (its
+ * cfg_value, cfg_rounds, cfg_done). 'r' is the pass with the
  * least bound, with the largest GPU-time bound of the passes, limit_hit
  * if any pass was stopped, first_bound, the iterations of both and the
  * total seconds; --write-lp holds the last pass's model. o->time_limit

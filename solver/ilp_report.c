@@ -48,6 +48,15 @@ static void json_relaxed(jw *w, const ilp_relaxed *x)
     jw_obj(w, "relaxed", &jw_inline_obj);
     int_or_null(w, "bound", x->status != ILP_INFEASIBLE, x->bound);
     jw_int(w, "cols", x->cols);
+    if (ok && x->cfg_value >= 0) { /* the configuration LP (ilp_config.h) */
+        jw_obj(w, "config_lp", &jw_inline_obj);
+        jw_bool(w, "finished", x->cfg_done);
+        jw_int(w, "rounds", x->cfg_rounds);
+        jw_fixed(w, "value", x->cfg_value, 6);
+        jw_end(w);
+    } else {
+        jw_null(w, "config_lp");
+    }
     jw_int(w, "deadline_jobs", x->deadline_jobs);
     jw_int(w, "exact_binaries", x->exact_binaries);
     whole_or_null(w, "gpu_seconds_bound", x->gpu_seconds_bound >= 0,

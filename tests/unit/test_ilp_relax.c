@@ -70,6 +70,8 @@ static int g_guided_better, g_guided_worse;
 /* instances where the LP's rounded schedule's plan admits as many as the
  * LP-guided search or more */
 static int g_rounded_best;
+/* the configuration LP: instances it ran on, and lowered the bound */
+static int g_cfg_ran, g_cfg_lower;
 
 /* The admitted ids of p joined, to compare two plans. */
 static void admitted_ids(const plan *p, char *out, size_t cap)
@@ -134,6 +136,11 @@ static void check_instance(uint64_t seed, int study)
             assert_true(r.gpu_seconds >= x.gpu_seconds_bound - 1e-6);
         if (windows[w] == 0 && proven && x.bound == r.admitted)
             g_tight++;
+        if (x.cfg_value >= 0) { /* the configuration LP ran: a bound too */
+            g_cfg_ran++;
+            assert_true(x.cfg_value >= r.admitted - 1e-6);
+            g_cfg_lower += floor(x.cfg_value + 1e-6) < floor(x.lp_value + 1e-6);
+        }
     }
     /* the offline admission */
     plan off, off2;
@@ -279,12 +286,16 @@ static void test_random(void **state)
     assert_true(g_offline_better > 0);
     assert_true(g_exact_used > 0);
     assert_true(g_closed_exact > g_closed_search);
+    assert_true(g_cfg_ran > 0);
     print_message("    %d instances: %d with the ILP's count proven, bound "
                   "tight on %d, offline above greedy on %d\n", g_instances,
                   g_exact_proven, g_tight, g_offline_better);
     print_message("    the LP-guided admission above the offline search "
                   "on %d, below on %d (the oracle keeps the better)\n",
                   g_guided_better, g_guided_worse);
+    print_message("    the configuration LP ran on %d relaxations, below "
+                  "the aggregated LP's bound on %d, never below the ILP's "
+                  "solution\n", g_cfg_ran, g_cfg_lower);
     print_message("    the LP's rounded schedule as reservations: as many "
                   "as the LP-guided search or more on %d\n", g_rounded_best);
     print_message("    greedy behind the proven optimum by %d jobs: the "
@@ -409,6 +420,89 @@ static void test_cuts(void **state)
     assert_true(with.cuts >= 2); /* B's tight deadline, the conflict */
     assert_true(with.lp_value < 2 - 1e-6);
     ilp_result_free(&r);
+    queue_free(&q);
+}
+
+/* The configuration LP (ilp_config.h) on a real overloaded day: the 31
+ * jobs submitted on day 27 of the bundled cluster06 trace, on 32 GPUs.
+ * The aggregated LP (every boundary kept, the valid inequalities in)
+ * admits 18.002 jobs; the configuration LP knows which sizes share a slot
+ * and admits at most 17.98: the bound is 17, where the plans admit 16. */
+static const char day27[] =
+    "job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,duration\n"
+    "ff62236c-6987-5328-550d-987d226f09a1,2356319,71184,vgg16,2362124,256,32,4348\n"
+    "e68e4345-3d74-ada8-03be-274378caf0ab,2356320,91918,resnet50,2359267,128,32,4530\n"
+    "0cea7f59-860b-5ee0-32c7-eaf4f8a2c004,2356320,49275,bert,2360050,64,32,4645\n"
+    "ee10ecad-a48c-26c3-e1a7-fc196a2050cd,2356320,66315,inception3,2360314,64,32,4845\n"
+    "1d4489f4-7398-bc20-54ed-8b694a35bd63,2356320,64295,deepspeech2,2358782,32,32,4446\n"
+    "11c08c0c-65fa-d5f2-575e-54d5674c8603,2356320,134170,vgg16,2362181,64,32,4391\n"
+    "c5ea94c7-803b-77e7-eb6f-997ddff961c2,2356322,48239,bert,2359391,128,32,4504\n"
+    "aa92f060-755d-0629-0340-52474b9a0b10,2374072,2034392,resnet50,2430963,64,8,95667\n"
+    "4506c144-57f7-de45-597a-f8bdf07e3384,2374073,1058878,bert,2430609,64,8,95738\n"
+    "6b5bf467-b850-4e23-2f51-e180f46ae51d,2374073,938914,deepspeech2,2476763,32,8,95650\n"
+    "20abd324-1b01-ac79-1b7b-9fd18f2e9b4c,2374073,2031309,resnet50,2497714,64,8,95522\n"
+    "e383f4b4-f7e4-0b14-1bed-8665d70c9f40,2374074,707984,deepspeech2,2430906,64,8,95593\n"
+    "636a6100-0f3f-c461-0450-c068e34ede51,2383295,442448,inception3,2406201,64,8,33037\n"
+    "8a41ee5b-d1ac-9fb2-f6ba-e4663a7fd06e,2383295,331418,bert,2413037,128,8,33161\n"
+    "422fbb33-1f21-fcb1-0443-cfda137dc095,2383295,442489,inception3,2421663,64,8,33040\n"
+    "bd54c13c-ac26-f2e4-6d9e-cb6f198db629,2383296,619259,gpt2,2422792,128,8,33109\n"
+    "debd7bfa-51b8-181f-66b9-4d32fee673d7,2383298,323687,deepspeech2,2417468,32,8,32975\n"
+    "9e9d3b3e-c2c2-d9fe-07f9-64942621d492,2413395,9146,deepspeech2,2415044,64,8,1235\n"
+    "51b0981f-7972-23f2-2ec3-5c27f0115b08,2413395,13758,bert,2414041,64,8,1244\n"
+    "919337ca-65b6-85bf-0eb8-d1b162ae6405,2413396,9491,vgg16,2414317,256,8,1187\n"
+    "09bf3f6d-53dd-437f-0691-1c1dfc8e92ea,2413396,16004,inception3,2415141,64,8,1195\n"
+    "d1b3b623-4991-6111-971e-f037db9fdb37,2413396,18981,resnet50,2414240,128,8,1148\n"
+    "b1098d5f-94ff-69bb-e442-e3d7d1551de6,2413396,12495,resnet50,2414725,256,8,1204\n"
+    "3eae060b-0e84-63ce-469f-006ad749cf12,2416010,545155,gpt2,2455563,128,8,29147\n"
+    "56dfdf3a-ed68-5dd3-d080-e1e4415336a1,2416225,298626,resnet50,2444671,256,8,28773\n"
+    "31db8a90-1769-74e4-6f02-9d52a331120e,2416225,471768,resnet50,2454811,128,8,28533\n"
+    "b33a3c51-4315-abae-750c-32addec00011,2416226,537861,gpt2,2440801,128,8,28757\n"
+    "feb1d806-3c08-75e8-4fa9-0af88a9c4cc4,2416227,385236,inception3,2451103,64,8,28765\n"
+    "e3bd1c68-71b4-5b12-cce8-c3339efc6fc2,2416227,230640,vgg16,2437125,256,8,28843\n"
+    "e6a5a353-bbd7-6c95-1faf-ff4cac0f0b1b,2424493,2997136,bert,2788936,128,64,317340\n"
+    "9126f62b-2a45-fea3-7b87-461754d3ca1c,2424965,4814868,deepspeech2,2907700,64,64,344561\n";
+
+static void test_config(void **state)
+{
+    (void)state;
+    ef_err e = {0};
+    job_queue q;
+    assert_int_equal(queue_parse_csv(&q, "day27.csv", day27, strlen(day27),
+                                     &e), EF_OK);
+    assert_int_equal(queue_resolve(&q, &g_curves, &e), EF_OK);
+    cluster c;
+    assert_int_equal(cluster_from_arg(&c, "n4g8", &e), EF_OK);
+    ilp_opts o;
+    ilp_opts_default(&o);
+    ilp_relaxed x, x2, nc;
+    assert_int_equal(ilp_relax(&q, &c, &o, &x, &e), EF_OK);
+    assert_int_equal(x.status, ILP_OPTIMAL);
+    assert_int_equal(x.hopeless, 12);
+    assert_true(x.lp_value >= 18.0 - 1e-6); /* the aggregated LP alone: 18 */
+    assert_true(x.cfg_value >= 17.0 && x.cfg_value < 18.0 - 1e-3);
+    assert_true(x.cfg_done);
+    assert_int_equal(x.bound, 17);
+    /* deterministic: the same rounds and value again */
+    assert_int_equal(ilp_relax(&q, &c, &o, &x2, &e), EF_OK);
+    assert_int_equal(x2.cfg_rounds, x.cfg_rounds);
+    assert_true(x2.cfg_value == x.cfg_value);
+    /* without the valid inequalities (the ablation hook) it does not run */
+    o.no_cuts = 1;
+    assert_int_equal(ilp_relax(&q, &c, &o, &nc, &e), EF_OK);
+    assert_true(nc.cfg_value < 0);
+    assert_int_equal(nc.bound, 18);
+    /* a plan admitting the bound stops it: it cannot drop below */
+    plan_opts po;
+    plan_opts_default(&po);
+    plan g;
+    assert_int_equal(plan_build(&g, &q, &c, &po, &e), EF_OK);
+    assert_true(g.admitted <= 17);
+    g.admitted = 18; /* as if a plan admitted 18 */
+    o.no_cuts = 0;
+    o.warm = &g;
+    assert_int_equal(ilp_relax(&q, &c, &o, &nc, &e), EF_OK);
+    assert_true(nc.cfg_value < 0);
+    plan_free(&g);
     queue_free(&q);
 }
 
@@ -804,6 +898,7 @@ int main(void)
         cmocka_unit_test(test_oracle10),
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_cuts),
+        cmocka_unit_test(test_config),
         cmocka_unit_test(test_hooks),
         cmocka_unit_test(test_decide_at),
         cmocka_unit_test(test_hint),
