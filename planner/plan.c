@@ -824,15 +824,6 @@ static uint64_t node_bits(int first, int n)
     return (n >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1)) << first;
 }
 
-/* 1 if placement pl has a GPU on node n. */
-static int owns_node(const place_set *pl, int n, int G)
-{
-    for (int k = 0; k < pl->g; k += G)
-        if (pl->gpu[k] / G == n)
-            return 1;
-    return 0;
-}
-
 /* Step 3's map of taken GPUs (holds_still), one mask per node: the GPUs
  * of every job in play that keeps some (its whole old set, also when it
  * shrinks) and the blocks steps took at this point. Built at its first
@@ -881,31 +872,47 @@ static int room_to_grow(plan *p, const int *act, int na, const plan_job *j,
             p->occ[fnode] |= want;
             return 1;
         }
-        for (int n = 0; n < nodes; n++)
-            for (int b = 0; b + nx <= G; b += nx) {
-                uint64_t m = node_bits(b, nx);
-                if ((p->occ[n] & m & ~(n == fnode ? own : 0)) == 0) {
-                    p->occ[n] |= m;
-                    return 1;
-                }
+        /* the lowest node, then the lowest aligned block in it, with nx
+         * GPUs not taken: per node, the free GPUs' runs of nx (bit b set
+         * iff b .. b + nx - 1 are free) at the aligned starts */
+        uint64_t starts = 0;
+        for (int b = 0; b + nx <= G; b += nx)
+            starts |= (uint64_t)1 << b;
+        for (int n = 0; n < nodes; n++) {
+            uint64_t x = ~(p->occ[n] & ~(n == fnode ? own : 0)) &
+                         node_bits(0, G);
+            for (int have = 1; have < nx && x;) {
+                int sh = have < nx - have ? have : nx - have;
+                x &= x >> sh;
+                have += sh;
             }
+            x &= starts;
+            if (x) {
+                p->occ[n] |= node_bits(__builtin_ctzll(x), nx);
+                return 1;
+            }
+        }
         return 0;
     }
+    /* whole nodes: free ones, or its own with nothing else taken; its
+     * nodes (those where it has a GPU) marked once */
     int need = nx / G, got = 0;
+    unsigned char *mine = ef_calloc((size_t)nodes, 1);
+    for (int k = 0; k < pl->g; k += G)
+        mine[pl->gpu[k] / G] = 1;
     for (int n = 0; n < nodes && got < need; n++)
-        got += p->occ[n] == 0 || (owns_node(pl, n, G) &&
-                                  (p->occ[n] & ~own) == 0);
-    if (got < need)
-        return 0;
-    got = 0;
-    for (int n = 0; n < nodes && got < need; n++) {
-        if (p->occ[n] == 0 ||
-            (owns_node(pl, n, G) && (p->occ[n] & ~own) == 0)) {
-            p->occ[n] = node_bits(0, G);
-            got++;
+        got += p->occ[n] == 0 || (mine[n] && (p->occ[n] & ~own) == 0);
+    if (got >= need) {
+        got = 0;
+        for (int n = 0; n < nodes && got < need; n++) {
+            if (p->occ[n] == 0 || (mine[n] && (p->occ[n] & ~own) == 0)) {
+                p->occ[n] = node_bits(0, G);
+                got++;
+            }
         }
     }
-    return 1;
+    free(mine);
+    return got >= need;
 }
 
 /* The surplus step of a job without elastic batch: its next usable size
