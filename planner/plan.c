@@ -113,6 +113,67 @@ static int cmp_edf(const void *a, const void *b, void *ctx)
     return edf_less(x, y) ? -1 : edf_less(y, x) ? 1 : 0;
 }
 
+/* A job's place in deadline order (edf_less's keys, copied out of the
+ * job so that sorting reads one array). */
+typedef struct edf_key {
+    int64_t dl, sub;
+    int idrank, job;
+} edf_key;
+
+static inline int key_less(const edf_key *x, const edf_key *y)
+{
+    if (x->dl != y->dl)
+        return x->dl < y->dl;
+    if (x->sub != y->sub)
+        return x->sub < y->sub;
+    return x->idrank < y->idrank;
+}
+
+/* Stable merge sort of k[0..n-1] by key_less, w: scratch of n keys. */
+static void key_sort(edf_key *k, edf_key *w, int n)
+{
+    if (n < 2)
+        return;
+    if (n <= 8) { /* insertion: stable, fewer moves on short runs */
+        for (int i = 1; i < n; i++) {
+            edf_key v = k[i];
+            int j = i;
+            for (; j > 0 && key_less(&v, &k[j - 1]); j--)
+                k[j] = k[j - 1];
+            k[j] = v;
+        }
+        return;
+    }
+    int h = n / 2;
+    key_sort(k, w, h);
+    key_sort(k + h, w, n - h);
+    if (!key_less(&k[h], &k[h - 1]))
+        return; /* already in order */
+    memcpy(w, k, (size_t)h * sizeof *w);
+    int a = 0, b = h, o = 0;
+    while (a < h && b < n)
+        k[o++] = key_less(&k[b], &w[a]) ? k[b++] : w[a++];
+    while (a < h)
+        k[o++] = w[a++];
+}
+
+/* ord[0..m-1] into deadline order (edf_less), stably: the order a stable
+ * sort by cmp_edf gives (glibc's qsort_r, a merge sort, before). */
+static void edf_sort(const plan *p, int *ord, int m)
+{
+    if (m < 2)
+        return;
+    edf_key *k = ef_malloc((size_t)m * 2 * sizeof *k);
+    for (int i = 0; i < m; i++) {
+        const plan_job *j = &p->jobs[ord[i]];
+        k[i] = (edf_key){j->deadline, j->in->submit, j->idrank, ord[i]};
+    }
+    key_sort(k, k + m, m);
+    for (int i = 0; i < m; i++)
+        ord[i] = k[i].job;
+    free(k);
+}
+
 /* ---- slot recording ------------------------------------------------------ */
 
 /* Slots share GPU lists: an allocation that a job holds unchanged from
@@ -404,7 +465,7 @@ static void plan_at_risk(plan *p, const int *act, int na, int64_t t,
     }
     if (m == 0)
         return;
-    qsort_r(p->ord, (size_t)m, sizeof *p->ord, cmp_edf, p);
+    edf_sort(p, p->ord, m);
     for (int k = 0; k < m; k++) {
         plan_job *j = &p->jobs[p->ord[k]];
         const curve_row *row = plan_mss(p, j, t, F, &j->r);
@@ -451,7 +512,7 @@ static int edf_plan(plan *p, int *ord, int m, int64_t t, avail *F,
                     resv *tmp)
 {
     int N = p->cl.total_gpus;
-    qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, p);
+    edf_sort(p, ord, m);
     avail Fn;
     avail_init(&Fn, t, N);
     int ok = 1;
@@ -513,7 +574,7 @@ static void replan(plan *p, int *act, int na, int64_t t, avail *F,
             if (!covers(p, j, NULL, &j->r, j->rrow, t, t, 1))
                 ord[behind++] = ord[k]; /* fell behind (k >= behind) */
         }
-        qsort_r(ord, (size_t)behind, sizeof *ord, cmp_edf, p);
+        edf_sort(p, ord, behind);
         for (int k = 0; k < behind; k++) {
             plan_job *j = &p->jobs[ord[k]];
             resv_apply(&j->r, F, +1);
@@ -1251,7 +1312,7 @@ static int replan_noac(plan *p, const int *act, int na, int64_t t,
     for (int i = 0; i < na; i++)
         if (p->jobs[act[i]].decision == PLAN_ADMITTED)
             p->ord[m++] = act[i];
-    qsort_r(p->ord, (size_t)m, sizeof *p->ord, cmp_edf, p);
+    edf_sort(p, p->ord, m);
     for (int k = 0; k < m; k++) {
         plan_job *j = &p->jobs[p->ord[k]];
         const curve_row *r = plan_mss(p, j, t, F, &j->r);
