@@ -105,14 +105,6 @@ static void rank_ids(plan *p, const job_queue *q)
     free(rank);
 }
 
-static int cmp_edf(const void *a, const void *b, void *ctx)
-{
-    const plan *p = ctx;
-    const plan_job *x = &p->jobs[*(const int *)a];
-    const plan_job *y = &p->jobs[*(const int *)b];
-    return edf_less(x, y) ? -1 : edf_less(y, x) ? 1 : 0;
-}
-
 /* A job's place in deadline order (edf_less's keys, copied out of the
  * job so that sorting reads one array). */
 typedef struct edf_key {
@@ -158,7 +150,7 @@ static void key_sort(edf_key *k, edf_key *w, int n)
 }
 
 /* ord[0..m-1] into deadline order (edf_less), stably: the order a stable
- * sort by cmp_edf gives (glibc's qsort_r, a merge sort, before). */
+ * sort by edf_less gives (glibc's qsort_r, a merge sort, before). */
 static void edf_sort(const plan *p, int *ord, int m)
 {
     if (m < 2)
@@ -1158,7 +1150,7 @@ static void keep_held(plan *p, const int *act, int na, int64_t t)
     }
     int free_gpus = N - used;
     ef_assert(free_gpus >= 0);
-    qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, p);
+    edf_sort(p, ord, m);
     for (int k = 0; k < m && free_gpus > 0; k++) {
         plan_job *j = &p->jobs[ord[k]];
         const curve_row *hr = j->eb && j->hrow ? j->hrow : j->in->curve;
