@@ -1553,7 +1553,7 @@ int plan_point_more(plan *p, int64_t t, int *act, int *na, const int *rel,
 void plan_point_end(plan *p, int64_t t, int *act, int na)
 {
     /* keep the active list in a fixed order: by job index */
-    qsort(act, (size_t)na, sizeof *act, cmp_int);
+    ef_sort_ints(act, na);
     for (int i = 0; i < na; i++) {
         plan_job *j = &p->jobs[act[i]];
         j->g = j->decision == PLAN_ADMITTED ? resv_at(&j->r, t) : 0;
