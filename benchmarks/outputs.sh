@@ -105,8 +105,9 @@
 #     in stdout, simulate's "N s wall", the cells of compare's "Wall
 #     seconds per run" table (the
 #     admitted / rejected counts beside them are kept) and the seconds
-#     column of oracle's ilp row and the relaxed bound's LP seconds
-#     become <time>;
+#     column of oracle's ilp row (with the spaces that pad it to its
+#     width: 10 s or more takes one more column) and the relaxed bound's
+#     LP seconds become <time>;
 #   - the temporary directory's path (local apply prints and records its
 #     state directory as an absolute path) becomes @WORK@.
 # The journal of the local apply (wall-clock timestamps) is not kept.
@@ -718,7 +719,7 @@ normalise() {
             norm_file '^  decision time per point ' '/^  decision time per point /d' "$f"
             # oracle: the seconds column of the ilp row, the relaxed
             # bound's LP time
-            norm_file '^  ilp ' '/^  ilp /s/[0-9.][0-9.]*$/<time>/' "$f"
+            norm_file '^  ilp ' '/^  ilp /s/ *[0-9.][0-9.]*$/ <time>/' "$f"
             norm_file '^  relaxed bound: ' \
                 '/^  relaxed bound: /s/[0-9.][0-9.]* s)$/<time> s)/' "$f"
             norm_file '^  relaxed bound: the LP was stopped' \

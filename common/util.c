@@ -670,6 +670,40 @@ void ef_rank(int n, int (*cmp)(const void *, const void *, void *),
     free(ord);
 }
 
+static int cmp_ints(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+void ef_sort_ints(int *a, int n)
+{
+    if (n < 2)
+        return;
+    /* a non-decreasing run kept in place (front of a), the items that
+     * break it set aside; too many set aside: not mostly sorted */
+    int lim = n / 8 + 16;
+    int *out = ef_malloc((size_t)lim * sizeof *out);
+    int nk = 1, no = 0;
+    for (int i = 1; i < n; i++) {
+        if (a[i] >= a[nk - 1]) {
+            a[nk++] = a[i];
+        } else if (no < lim) {
+            out[no++] = a[i];
+        } else { /* give back what was set aside, sort the whole */
+            memcpy(a + nk, out, (size_t)no * sizeof *a); /* nk + no = i */
+            qsort(a, (size_t)n, sizeof *a, cmp_ints);
+            free(out);
+            return;
+        }
+    }
+    qsort(out, (size_t)no, sizeof *out, cmp_ints);
+    /* merge from the back: a[0..nk-1] and out[0..no-1] into a[0..n-1] */
+    for (int i = nk - 1, j = no - 1, k = n - 1; j >= 0; k--)
+        a[k] = i >= 0 && a[i] > out[j] ? a[i--] : out[j--];
+    free(out);
+}
+
 void ef_buf_grow(ef_buf *b, size_t more)
 {
     if (b->n + more + 1 <= b->cap)

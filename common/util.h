@@ -195,4 +195,11 @@ int ef_is_pow2(int64_t x);
 void ef_rank(int n, int (*cmp)(const void *, const void *, void *),
              void *ctx, int *rank);
 
+/* ef_sort_ints: sort a[0..n-1] ascending, a list that is mostly sorted
+ * already (a sorted list with a few items added or moved) in O(n) per
+ * item out of place: the items out of order are taken out and put back
+ * by binary search; a list far from sorted is sorted by qsort. The same
+ * result as qsort with an integer comparison, for any input. */
+void ef_sort_ints(int *a, int n);
+
 #endif

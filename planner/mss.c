@@ -249,6 +249,19 @@ static inline int ladder_fit(const curve_row *row, int q, double tq, int f,
     return row->fit_g[l];
 }
 
+/* Where level q alone suffices from, found by mss_plan's backward scan in
+ * piece [ak, e) at throughput tp with 'acc' gathered after it: the
+ * latest slot boundary in the piece from which level q still makes up
+ * 'need' (ak itself when none is). */
+static inline int64_t settle(double need, double acc, double tp, int64_t ak,
+                             int64_t e, int64_t now, int slot)
+{
+    double secs = (need - acc) / tp;
+    int64_t late = e - (int64_t)ceil(secs);
+    int64_t p = late <= ak ? ak : now + (late - now) / slot * slot;
+    return p < ak ? ak : p;
+}
+
 int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
              int64_t deadline, int slot, const avail *F, resv *out)
 {
@@ -293,16 +306,45 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
         double tq = curve_tput(row, q); /* q is usable: where q GPUs are
                                          * free, fit() is q itself */
         double acc = 0;
-        for (int k = n - 1; k >= 0; k--) {
+        int stop = 0;
+        for (int k = n - 1; k >= 0 && !found && !stop; k--) {
             int64_t ak, e;
             if (k >= 1 && k < kin) {
-                ak = ts[k];
-                e = ts[k + 1];
-            } else {
-                int64_t bk = PB(k);
-                ak = PA(k);
-                e = bk < deadline ? bk : deadline;
+                /* The inner pieces k = kin - 1 .. 1, in a loop of their
+                 * own: a(k) = ts[k], b(k) = ts[k + 1] <= deadline, and
+                 * the hopeless test below on every 8th piece only (it is
+                 * a bound: where it holds at any piece the scan fails, so
+                 * testing fewer pieces changes no answer, it only scans
+                 * on a little longer before giving up). */
+                for (; k >= 1; k--) {
+                    ak = ts[k];
+                    e = ts[k + 1];
+                    if ((k & 7) == 0 &&
+                        (acc + tq * (double)(e - now)) * slack < need) {
+                        stop = 1;
+                        break;
+                    }
+                    double tp;
+                    int a = ladder_fit(row, q, tq, fr[k], &tp);
+                    if (a == 0)
+                        continue;
+                    double w = (double)(e - ak) * tp;
+                    if (acc + w >= need) {
+                        p = settle(need, acc, tp, ak, e, now, slot);
+                        kp = k;
+                        found = 1;
+                        break;
+                    }
+                    acc += w;
+                }
+                if (found || stop)
+                    break;
+                k = 1; /* piece 0 next, below */
+                continue;
             }
+            int64_t bk = PB(k);
+            ak = PA(k);
+            e = bk < deadline ? bk : deadline;
             /* Hopeless: even q in every piece left (no piece does better:
              * the usable ladder's throughputs rise with the size) cannot
              * make up what is missing, so this scan would end without
@@ -317,13 +359,7 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
                 continue;
             double w = (double)(e - ak) * tp;
             if (acc + w >= need) {
-                /* As late as possible: the latest slot boundary in this
-                 * interval from which level q alone still suffices. */
-                double secs = (need - acc) / tp;
-                int64_t late = e - (int64_t)ceil(secs);
-                p = late <= ak ? ak : now + (late - now) / slot * slot;
-                if (p < ak)
-                    p = ak;
+                p = settle(need, acc, tp, ak, e, now, slot);
                 kp = k; /* p lies in piece k: ak <= p < e */
                 found = 1;
                 break;
@@ -353,6 +389,15 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
                            : ladder_fit(row, prev, tprev, fr[k], &tp);
             if (a == 0)
                 continue;
+            /* the common case, fwd_step's without its branches: the piece
+             * continues the segment being grown at the same size and the
+             * work does not end in it */
+            double w = (double)(b0 - a0) * tp;
+            if (fw.sg == a && fw.sb == a0 && w < fw.rem) {
+                fw.rem -= w;
+                fw.sb = b0;
+                continue;
+            }
             if (fwd_step(&fw, out, a0, b0, a, tp, slot, deadline))
                 return 1;
             continue;

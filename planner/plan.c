@@ -105,12 +105,65 @@ static void rank_ids(plan *p, const job_queue *q)
     free(rank);
 }
 
-static int cmp_edf(const void *a, const void *b, void *ctx)
+/* A job's place in deadline order (edf_less's keys, copied out of the
+ * job so that sorting reads one array). */
+typedef struct edf_key {
+    int64_t dl, sub;
+    int idrank, job;
+} edf_key;
+
+static inline int key_less(const edf_key *x, const edf_key *y)
 {
-    const plan *p = ctx;
-    const plan_job *x = &p->jobs[*(const int *)a];
-    const plan_job *y = &p->jobs[*(const int *)b];
-    return edf_less(x, y) ? -1 : edf_less(y, x) ? 1 : 0;
+    if (x->dl != y->dl)
+        return x->dl < y->dl;
+    if (x->sub != y->sub)
+        return x->sub < y->sub;
+    return x->idrank < y->idrank;
+}
+
+/* Stable merge sort of k[0..n-1] by key_less, w: scratch of n keys. */
+static void key_sort(edf_key *k, edf_key *w, int n)
+{
+    if (n < 2)
+        return;
+    if (n <= 8) { /* insertion: stable, fewer moves on short runs */
+        for (int i = 1; i < n; i++) {
+            edf_key v = k[i];
+            int j = i;
+            for (; j > 0 && key_less(&v, &k[j - 1]); j--)
+                k[j] = k[j - 1];
+            k[j] = v;
+        }
+        return;
+    }
+    int h = n / 2;
+    key_sort(k, w, h);
+    key_sort(k + h, w, n - h);
+    if (!key_less(&k[h], &k[h - 1]))
+        return; /* already in order */
+    memcpy(w, k, (size_t)h * sizeof *w);
+    int a = 0, b = h, o = 0;
+    while (a < h && b < n)
+        k[o++] = key_less(&k[b], &w[a]) ? k[b++] : w[a++];
+    while (a < h)
+        k[o++] = w[a++];
+}
+
+/* ord[0..m-1] into deadline order (edf_less), stably: the order a stable
+ * sort by edf_less gives (glibc's qsort_r, a merge sort, before). */
+static void edf_sort(const plan *p, int *ord, int m)
+{
+    if (m < 2)
+        return;
+    edf_key *k = ef_malloc((size_t)m * 2 * sizeof *k);
+    for (int i = 0; i < m; i++) {
+        const plan_job *j = &p->jobs[ord[i]];
+        k[i] = (edf_key){j->deadline, j->in->submit, j->idrank, ord[i]};
+    }
+    key_sort(k, k + m, m);
+    for (int i = 0; i < m; i++)
+        ord[i] = k[i].job;
+    free(k);
 }
 
 /* ---- slot recording ------------------------------------------------------ */
@@ -404,7 +457,7 @@ static void plan_at_risk(plan *p, const int *act, int na, int64_t t,
     }
     if (m == 0)
         return;
-    qsort_r(p->ord, (size_t)m, sizeof *p->ord, cmp_edf, p);
+    edf_sort(p, p->ord, m);
     for (int k = 0; k < m; k++) {
         plan_job *j = &p->jobs[p->ord[k]];
         const curve_row *row = plan_mss(p, j, t, F, &j->r);
@@ -451,7 +504,7 @@ static int edf_plan(plan *p, int *ord, int m, int64_t t, avail *F,
                     resv *tmp)
 {
     int N = p->cl.total_gpus;
-    qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, p);
+    edf_sort(p, ord, m);
     avail Fn;
     avail_init(&Fn, t, N);
     int ok = 1;
@@ -513,7 +566,7 @@ static void replan(plan *p, int *act, int na, int64_t t, avail *F,
             if (!covers(p, j, NULL, &j->r, j->rrow, t, t, 1))
                 ord[behind++] = ord[k]; /* fell behind (k >= behind) */
         }
-        qsort_r(ord, (size_t)behind, sizeof *ord, cmp_edf, p);
+        edf_sort(p, ord, behind);
         for (int k = 0; k < behind; k++) {
             plan_job *j = &p->jobs[ord[k]];
             resv_apply(&j->r, F, +1);
@@ -824,15 +877,6 @@ static uint64_t node_bits(int first, int n)
     return (n >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1)) << first;
 }
 
-/* 1 if placement pl has a GPU on node n. */
-static int owns_node(const place_set *pl, int n, int G)
-{
-    for (int k = 0; k < pl->g; k += G)
-        if (pl->gpu[k] / G == n)
-            return 1;
-    return 0;
-}
-
 /* Step 3's map of taken GPUs (holds_still), one mask per node: the GPUs
  * of every job in play that keeps some (its whole old set, also when it
  * shrinks) and the blocks steps took at this point. Built at its first
@@ -881,31 +925,47 @@ static int room_to_grow(plan *p, const int *act, int na, const plan_job *j,
             p->occ[fnode] |= want;
             return 1;
         }
-        for (int n = 0; n < nodes; n++)
-            for (int b = 0; b + nx <= G; b += nx) {
-                uint64_t m = node_bits(b, nx);
-                if ((p->occ[n] & m & ~(n == fnode ? own : 0)) == 0) {
-                    p->occ[n] |= m;
-                    return 1;
-                }
+        /* the lowest node, then the lowest aligned block in it, with nx
+         * GPUs not taken: per node, the free GPUs' runs of nx (bit b set
+         * iff b .. b + nx - 1 are free) at the aligned starts */
+        uint64_t starts = 0;
+        for (int b = 0; b + nx <= G; b += nx)
+            starts |= (uint64_t)1 << b;
+        for (int n = 0; n < nodes; n++) {
+            uint64_t x = ~(p->occ[n] & ~(n == fnode ? own : 0)) &
+                         node_bits(0, G);
+            for (int have = 1; have < nx && x;) {
+                int sh = have < nx - have ? have : nx - have;
+                x &= x >> sh;
+                have += sh;
             }
+            x &= starts;
+            if (x) {
+                p->occ[n] |= node_bits(__builtin_ctzll(x), nx);
+                return 1;
+            }
+        }
         return 0;
     }
+    /* whole nodes: free ones, or its own with nothing else taken; its
+     * nodes (those where it has a GPU) marked once */
     int need = nx / G, got = 0;
+    unsigned char *mine = ef_calloc((size_t)nodes, 1);
+    for (int k = 0; k < pl->g; k += G)
+        mine[pl->gpu[k] / G] = 1;
     for (int n = 0; n < nodes && got < need; n++)
-        got += p->occ[n] == 0 || (owns_node(pl, n, G) &&
-                                  (p->occ[n] & ~own) == 0);
-    if (got < need)
-        return 0;
-    got = 0;
-    for (int n = 0; n < nodes && got < need; n++) {
-        if (p->occ[n] == 0 ||
-            (owns_node(pl, n, G) && (p->occ[n] & ~own) == 0)) {
-            p->occ[n] = node_bits(0, G);
-            got++;
+        got += p->occ[n] == 0 || (mine[n] && (p->occ[n] & ~own) == 0);
+    if (got >= need) {
+        got = 0;
+        for (int n = 0; n < nodes && got < need; n++) {
+            if (p->occ[n] == 0 || (mine[n] && (p->occ[n] & ~own) == 0)) {
+                p->occ[n] = node_bits(0, G);
+                got++;
+            }
         }
     }
-    return 1;
+    free(mine);
+    return got >= need;
 }
 
 /* The surplus step of a job without elastic batch: its next usable size
@@ -1090,7 +1150,7 @@ static void keep_held(plan *p, const int *act, int na, int64_t t)
     }
     int free_gpus = N - used;
     ef_assert(free_gpus >= 0);
-    qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, p);
+    edf_sort(p, ord, m);
     for (int k = 0; k < m && free_gpus > 0; k++) {
         plan_job *j = &p->jobs[ord[k]];
         const curve_row *hr = j->eb && j->hrow ? j->hrow : j->in->curve;
@@ -1244,7 +1304,7 @@ static int replan_noac(plan *p, const int *act, int na, int64_t t,
     for (int i = 0; i < na; i++)
         if (p->jobs[act[i]].decision == PLAN_ADMITTED)
             p->ord[m++] = act[i];
-    qsort_r(p->ord, (size_t)m, sizeof *p->ord, cmp_edf, p);
+    edf_sort(p, p->ord, m);
     for (int k = 0; k < m; k++) {
         plan_job *j = &p->jobs[p->ord[k]];
         const curve_row *r = plan_mss(p, j, t, F, &j->r);
@@ -1493,7 +1553,7 @@ int plan_point_more(plan *p, int64_t t, int *act, int *na, const int *rel,
 void plan_point_end(plan *p, int64_t t, int *act, int na)
 {
     /* keep the active list in a fixed order: by job index */
-    qsort(act, (size_t)na, sizeof *act, cmp_int);
+    ef_sort_ints(act, na);
     for (int i = 0; i < na; i++) {
         plan_job *j = &p->jobs[act[i]];
         j->g = j->decision == PLAN_ADMITTED ? resv_at(&j->r, t) : 0;

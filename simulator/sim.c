@@ -332,7 +332,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
                              "undecided", pol->name, s->jobs[arr[k]].in->id);
                 goto out;
             }
-        qsort(s->act, (size_t)s->nact, sizeof *s->act, cmp_int);
+        ef_sort_ints(s->act, s->nact); /* sorted but for the arrivals */
         if ((rc = apply_point(s, &x, al, e)) != EF_OK)
             goto out;
         s->points++;

@@ -384,6 +384,62 @@ static void test_is_pow2(void **state)
 
 /* ---- files -------------------------------------------------------------- */
 
+/* ---- ef_sort_ints ------------------------------------------------------- */
+
+static int cmp_plain(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* ef_sort_ints against qsort on one list (copied), element by element */
+static void sort_like_qsort(const int *in, int n)
+{
+    int *a = malloc((size_t)(n ? n : 1) * sizeof *a);
+    int *b = malloc((size_t)(n ? n : 1) * sizeof *b);
+    for (int i = 0; i < n; i++)
+        a[i] = b[i] = in[i];
+    ef_sort_ints(a, n);
+    qsort(b, (size_t)n, sizeof *b, cmp_plain);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(a[i], b[i]);
+    free(a);
+    free(b);
+}
+
+static void test_sort_ints(void **state)
+{
+    (void)state;
+    int none[1] = {0};
+    sort_like_qsort(none, 0);
+    int one[] = {7};
+    sort_like_qsort(one, 1);
+    /* sorted, with items appended (the simulator's active list after a
+     * point's arrivals), an item moved, duplicates, INT_MIN/INT_MAX */
+    int app[] = {1, 4, 9, 12, 30, 31, 2, 40, 0};
+    sort_like_qsort(app, 9);
+    int moved[] = {100, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    sort_like_qsort(moved, 11);
+    int dup[] = {3, 3, 1, 3, 2, 2, INT_MAX, INT_MIN, 0, INT_MIN};
+    sort_like_qsort(dup, 10);
+    /* long lists: nearly sorted (the in-place path), reversed and
+     * scrambled (past the set-aside limit: qsort), and the limit's edge */
+    enum { N = 5000 };
+    int *v = malloc(N * sizeof *v);
+    for (int k = 0; k < 4; k++) {
+        unsigned x = 12345u + (unsigned)k;
+        for (int i = 0; i < N; i++) {
+            x = x * 1103515245u + 12345u;
+            v[i] = k == 0   ? (i % 97 == 0 ? (int)(x >> 8) % N : i)
+                   : k == 1 ? N - i
+                   : k == 2 ? (int)(x >> 4)
+                            : (i < N - (N / 8 + 16) ? i : N - i);
+        }
+        sort_like_qsort(v, N);
+    }
+    free(v);
+}
+
 static void test_write_atomic(void **state)
 {
     char dir[256], path[512];
@@ -949,6 +1005,7 @@ int main(void)
         cmocka_unit_test(test_suggest),
         cmocka_unit_test(test_edit_distance),
         cmocka_unit_test(test_is_pow2),
+        cmocka_unit_test(test_sort_ints),
         cmocka_unit_test(test_write_atomic),
         cmocka_unit_test(test_write_atomic_missing_dir),
         cmocka_unit_test(test_write_atomic_onto_directory),
