@@ -44,6 +44,10 @@ void plan_free(plan *p)
     resv_free(&p->ebtmp);
     if (p->pt_open)
         avail_free(&p->pt_F);
+    if (p->pt_won) {
+        avail_free(&p->pt_Wb);
+        avail_free(&p->pt_W);
+    }
     memset(p, 0, sizeof *p);
 }
 
@@ -280,6 +284,155 @@ static int covers(const plan *p, const plan_job *j, const prm_piece *head,
            j->rem * (1.0 + MSS_MARGIN);
 }
 
+/* ---- whole nodes -------------------------------------------------------- */
+
+/* Reservations count GPUs, not where they are, but a job of
+ * gpus_per_node GPUs or more takes whole nodes (place.h), and a job whose
+ * promise has no room for a migration (keeps: tight, at risk) stays on
+ * the GPUs it holds (hold_keep, place.h attempt 2). While such a job
+ * holds part of a node, that node is no whole node for anyone: a
+ * reservation that counts on it would, at its growth onto whole nodes,
+ * have the placement move the held job (which then misses) or be held
+ * back itself (and miss). So at a point where some held job holds part of
+ * a node, the reservations' whole-node pieces (sizes >= gpus_per_node)
+ * are planned against a second profile, the whole-node GPUs: the GPUs of
+ * the nodes no held job holds part of, over the time its reservation's
+ * pieces below a node keep it there (pt_Wb); what the whole-node pieces
+ * leave of it is pt_W. A job's MSS and fastest plans see the GPU profile
+ * capped by it at the sizes that take whole nodes (eff_build). Without a
+ * held job on part of a node (pt_won 0) nothing of this runs: the plan is
+ * the GPU-counting one. */
+
+static const place_set *gpus_of(const plan_job *j);
+static int keeps(const plan_job *j);
+
+/* 1 if a job of g GPUs takes whole nodes. */
+static int whole(const plan *p, int g)
+{
+    return g >= p->cl.gpus_per_node;
+}
+
+/* resv_apply of r's whole-node pieces to W (NULL: nothing). */
+static void take_w(const plan *p, const resv *r, avail *W, int sign)
+{
+    if (!W)
+        return;
+    for (int k = 0; k < r->n; k++)
+        if (whole(p, r->s[k].gpus))
+            avail_add(W, r->s[k].start, r->s[k].end, sign * r->s[k].gpus);
+}
+
+/* r taken out of (sign -1) or given back to (+1) F and W. */
+static void take(const plan *p, const resv *r, avail *F, avail *W, int sign)
+{
+    resv_apply(r, F, sign);
+    take_w(p, r, W, sign);
+}
+
+/* The whole-node profile of the open point, NULL when off. */
+static avail *pt_w(plan *p)
+{
+    return p->pt_won ? &p->pt_W : NULL;
+}
+
+/* 1 if admitted job j is held on part of one node from t: placement
+ * keeps it (keeps) on fewer than gpus_per_node GPUs. */
+static int holds_part(const plan *p, const plan_job *j)
+{
+    const place_set *pl = gpus_of(j);
+    return j->decision == PLAN_ADMITTED && keeps(j) && pl->g > 0 &&
+           !whole(p, pl->g);
+}
+
+/* Build pt_Wb (and pt_W = pt_Wb) at t from the jobs among act[0..na-1]
+ * held on part of a node: each blocks its node over its reservation's
+ * pieces below a node from t (the node held as long as any such piece of
+ * a job on it lasts). Sets pt_won: 1 if any node is blocked. */
+static void wbase_build(plan *p, const int *act, int na, int64_t t)
+{
+    int G = p->cl.gpus_per_node;
+    if (p->pt_won) {
+        avail_free(&p->pt_Wb);
+        avail_free(&p->pt_W);
+    }
+    p->pt_won = 0;
+    int any = 0;
+    for (int i = 0; i < na && !any; i++)
+        any = holds_part(p, &p->jobs[act[i]]);
+    if (!any)
+        return;
+    avail_init(&p->pt_Wb, t, p->cl.nodes * G);
+    avail B; /* one node's blockers over time */
+    for (int n = 0; n < p->cl.nodes; n++) {
+        int on = 0;
+        for (int i = 0; i < na; i++) {
+            const plan_job *j = &p->jobs[act[i]];
+            if (!holds_part(p, j) || gpus_of(j)->gpu[0] / G != n)
+                continue;
+            for (int k = 0; k < j->r.n; k++) {
+                const seg *s = &j->r.s[k];
+                int64_t a = s->start > t ? s->start : t;
+                if (s->gpus <= 0 || whole(p, s->gpus) || s->end <= a)
+                    continue;
+                if (!on)
+                    avail_init(&B, t, 0);
+                on = 1;
+                avail_add(&B, a, s->end, 1);
+            }
+        }
+        if (!on)
+            continue;
+        for (int k = 0; k < B.n; k++)
+            if (B.free[k] > 0) {
+                p->pt_won = 1;
+                avail_add(&p->pt_Wb, B.t[k],
+                          k + 1 < B.n ? B.t[k + 1] : INT64_MAX, -G);
+            }
+        avail_free(&B);
+    }
+    if (!p->pt_won) {
+        avail_free(&p->pt_Wb);
+        return;
+    }
+    memset(&p->pt_W, 0, sizeof p->pt_W);
+    avail_copy(&p->pt_W, &p->pt_Wb);
+}
+
+/* What job j may plan against: F, capped by the whole-node GPUs W at the
+ * sizes that take whole nodes: min(F, max(W, gpus_per_node - 1)), into E
+ * (which the caller frees); F itself when W is NULL. */
+static const avail *eff_build(const plan *p, const avail *F, const avail *W,
+                              avail *E)
+{
+    if (!W)
+        return F;
+    int below = p->cl.gpus_per_node - 1;
+    memset(E, 0, sizeof *E);
+    avail_copy(E, F);
+    int i = 0, k = 0;
+    int64_t a = F->t[0];
+    while (k + 1 < W->n && W->t[k + 1] <= a)
+        k++;
+    for (;;) {
+        int64_t nf = i + 1 < F->n ? F->t[i + 1] : INT64_MAX;
+        int64_t nw = k + 1 < W->n ? W->t[k + 1] : INT64_MAX;
+        int64_t b = nf < nw ? nf : nw;
+        int w = a >= W->t[0] && W->free[k] > below ? W->free[k] : below;
+        if (a < W->t[0])
+            w = INT32_MAX;
+        if (w < F->free[i])
+            avail_add(E, a, b, w - F->free[i]);
+        if (b == INT64_MAX)
+            break;
+        if (b == nf)
+            i++;
+        if (b == nw)
+            k++;
+        a = b;
+    }
+    return E;
+}
+
 /* How many times plan_mss and plan_fastest raise the work they plan for
  * before giving up. */
 #define OVH_ROUNDS 12
@@ -312,10 +465,25 @@ static double raise_by(double need, double got, double last, const resv *r,
  * job) for its remaining work plus what the reservation's own changes
  * and the allowances cost, raised until the reservation covers it (at
  * most OVH_ROUNDS times). Fills 'out' and returns the batch row, or NULL
- * ('out' cleared) when no reservation covers it by the deadline.
+ * ('out' cleared) when no reservation covers it by the deadline. W: the
+ * whole-node GPUs its whole-node sizes are capped by (NULL: none).
  */
+static const curve_row *plan_mss_f(plan *p, plan_job *j, int64_t t,
+                                   const avail *F, resv *out);
+
 static const curve_row *plan_mss(plan *p, plan_job *j, int64_t t,
-                                 const avail *F, resv *out)
+                                 const avail *F, const avail *W, resv *out)
+{
+    avail E;
+    const avail *Fe = eff_build(p, F, W, &E);
+    const curve_row *row = plan_mss_f(p, j, t, Fe, out);
+    if (Fe != F)
+        avail_free(&E);
+    return row;
+}
+
+static const curve_row *plan_mss_f(plan *p, plan_job *j, int64_t t,
+                                   const avail *F, resv *out)
 {
     if (t < j->release) /* decided early (opts.decide_at): from its release */
         t = j->release;
@@ -350,10 +518,26 @@ static const curve_row *plan_mss(plan *p, plan_job *j, int64_t t,
  * job taking in every interval the largest usable size that fits, with
  * the overhead model's costs paid (the work raised as in plan_mss). Fills
  * 'out' and *row if given; returns the completion (integer seconds) or -1
- * when the job cannot run at all.
+ * when the job cannot run at all. W as plan_mss.
  */
+static int64_t plan_fastest_f(plan *p, plan_job *j, int64_t t,
+                              const avail *F, resv *out,
+                              const curve_row **row);
+
 static int64_t plan_fastest(plan *p, plan_job *j, int64_t t, const avail *F,
-                            resv *out, const curve_row **row)
+                            const avail *W, resv *out, const curve_row **row)
+{
+    avail E;
+    const avail *Fe = eff_build(p, F, W, &E);
+    int64_t fin = plan_fastest_f(p, j, t, Fe, out, row);
+    if (Fe != F)
+        avail_free(&E);
+    return fin;
+}
+
+static int64_t plan_fastest_f(plan *p, plan_job *j, int64_t t,
+                              const avail *F, resv *out,
+                              const curve_row **row)
 {
     if (t < j->release) /* decided early (opts.decide_at): from its release */
         t = j->release;
@@ -407,12 +591,12 @@ static void plan_at_risk(plan *p, const int *act, int na, int64_t t,
     qsort_r(p->ord, (size_t)m, sizeof *p->ord, cmp_edf, p);
     for (int k = 0; k < m; k++) {
         plan_job *j = &p->jobs[p->ord[k]];
-        const curve_row *row = plan_mss(p, j, t, F, &j->r);
+        const curve_row *row = plan_mss(p, j, t, F, pt_w(p), &j->r);
         if (!row)
-            (void)plan_fastest(p, j, t, F, &j->r, &row);
+            (void)plan_fastest(p, j, t, F, pt_w(p), &j->r, &row);
         if (row)
             j->rrow = row;
-        resv_apply(&j->r, F, -1);
+        take(p, &j->r, F, pt_w(p), -1);
     }
 }
 
@@ -452,15 +636,19 @@ static int edf_plan(plan *p, int *ord, int m, int64_t t, avail *F,
 {
     int N = p->cl.total_gpus;
     qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, p);
-    avail Fn;
+    avail Fn, Wn = {0}, *W = NULL;
     avail_init(&Fn, t, N);
+    if (p->pt_won) { /* the whole nodes as the point found them */
+        avail_copy(&Wn, &p->pt_Wb);
+        W = &Wn;
+    }
     int ok = 1;
     for (int k = 0; k < m && ok; k++) {
         plan_job *j = &p->jobs[ord[k]];
-        p->tmprow[k] = plan_mss(p, j, t, &Fn, &tmp[k]);
+        p->tmprow[k] = plan_mss(p, j, t, &Fn, W, &tmp[k]);
         ok = p->tmprow[k] != NULL;
         if (ok)
-            resv_apply(&tmp[k], &Fn, -1);
+            take(p, &tmp[k], &Fn, W, -1);
     }
     if (ok) {
         for (int k = 0; k < m; k++) {
@@ -469,8 +657,11 @@ static int edf_plan(plan *p, int *ord, int m, int64_t t, avail *F,
             p->jobs[ord[k]].tight = 0;
         }
         avail_copy(F, &Fn);
+        if (W)
+            avail_copy(&p->pt_W, W);
     }
     avail_free(&Fn);
+    avail_free(&Wn);
     return ok;
 }
 
@@ -487,6 +678,46 @@ static int healthy(const plan *p, const int *act, int na, int *ord)
     return m;
 }
 
+/* The fallback's whole-node check (replan): the jobs held on part of a
+ * node are known only now (some became tight), so the whole nodes are
+ * counted again, and the kept reservations' whole-node pieces taken out
+ * of them in deadline order; a reservation they do not fit (it counts on
+ * a node a held job blocks) is planned again by MSS against what is left,
+ * or, with none, its job is flagged at risk. F holds every kept
+ * reservation. Returns how many were flagged. */
+static int whole_check(plan *p, const int *act, int na, int64_t t, avail *F,
+                       int *ord)
+{
+    wbase_build(p, act, na, t);
+    if (!p->pt_won)
+        return 0;
+    int m = healthy(p, act, na, ord), redo = 0, bad = 0;
+    qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, p);
+    for (int k = 0; k < m; k++) {
+        plan_job *j = &p->jobs[ord[k]];
+        take_w(p, &j->r, &p->pt_W, -1);
+        if (avail_min(&p->pt_W, t, INT64_MAX) >= 0)
+            continue;
+        take_w(p, &j->r, &p->pt_W, +1);
+        ord[redo++] = ord[k]; /* (k >= redo) */
+    }
+    for (int k = 0; k < redo; k++) {
+        plan_job *j = &p->jobs[ord[k]];
+        resv_apply(&j->r, F, +1);
+        const curve_row *row = plan_mss(p, j, t, F, &p->pt_W, &j->r);
+        if (row) {
+            j->rrow = row;
+            j->tight = 0;
+            take(p, &j->r, F, &p->pt_W, -1);
+        } else {
+            flag_at_risk(p, j, t);
+            resv_clear(&j->r);
+            bad++;
+        }
+    }
+    return bad;
+}
+
 /* Step 1 of a point: re-plan every admitted job that is not at risk by
  * MSS in deadline order from scratch. If that fails, keep the previous
  * reservations of the jobs they still cover (from where each job stands,
@@ -500,39 +731,42 @@ static void replan(plan *p, int *act, int na, int64_t t, avail *F,
                    resv *tmp, int *ord)
 {
     int N = p->cl.total_gpus;
+    wbase_build(p, act, na, t);
     int m = healthy(p, act, na, ord);
     if (!edf_plan(p, ord, m, t, F, tmp)) {
         p->replan_fallbacks++;
         avail_free(F);
         avail_init(F, t, N);
+        if (p->pt_won)
+            avail_copy(&p->pt_W, &p->pt_Wb);
         int behind = 0, bad = 0;
         for (int k = 0; k < m; k++) {
             plan_job *j = &p->jobs[ord[k]];
             resv_trim(&j->r, t);
-            resv_apply(&j->r, F, -1);
+            take(p, &j->r, F, pt_w(p), -1);
             if (!covers(p, j, NULL, &j->r, j->rrow, t, t, 1))
                 ord[behind++] = ord[k]; /* fell behind (k >= behind) */
         }
         qsort_r(ord, (size_t)behind, sizeof *ord, cmp_edf, p);
         for (int k = 0; k < behind; k++) {
             plan_job *j = &p->jobs[ord[k]];
-            resv_apply(&j->r, F, +1);
+            take(p, &j->r, F, pt_w(p), +1);
             resv_copy(&tmp[0], &j->r);
-            const curve_row *row = plan_mss(p, j, t, F, &j->r);
+            const curve_row *row = plan_mss(p, j, t, F, pt_w(p), &j->r);
             if (row) {
                 j->rrow = row;
                 j->tight = 0;
-                resv_apply(&j->r, F, -1);
             } else if (covers(p, j, NULL, &tmp[0], j->rrow, t, t, 0)) {
                 resv_copy(&j->r, &tmp[0]); /* it holds if j is not moved */
                 j->tight = 1;
-                resv_apply(&j->r, F, -1);
             } else {
                 flag_at_risk(p, j, t);
                 resv_clear(&j->r);
                 bad++;
             }
+            take(p, &j->r, F, pt_w(p), -1);
         }
+        bad += whole_check(p, act, na, t, F, ord);
         if (bad) {
             m = healthy(p, act, na, ord);
             (void)edf_plan(p, ord, m, t, F, tmp);
@@ -571,7 +805,9 @@ static int hint_fits(const plan *p, const plan_job *j, int64_t t,
         const seg *s = &h->s[k];
         if (s->start < from || s->end <= s->start ||
             curve_tput(j->in->curve, s->gpus) <= 0 ||
-            avail_min(F, s->start, s->end) < s->gpus)
+            avail_min(F, s->start, s->end) < s->gpus ||
+            (p->pt_won && whole(p, s->gpus) &&
+             avail_min(&p->pt_W, s->start, s->end) < s->gpus))
             return 0;
     }
     prm_model m = pmodel(p);
@@ -589,7 +825,7 @@ static void admit_with(plan *p, plan_job *j, const curve_row *row,
     j->tight = 0;
     j->decision = PLAN_ADMITTED;
     resv_copy(&j->r, r);
-    resv_apply(&j->r, F, -1);
+    take(p, &j->r, F, pt_w(p), -1);
     p->admitted++;
 }
 
@@ -635,7 +871,7 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
         return;
     }
     /* ... or if its MSS plan fits what the admitted jobs left free ... */
-    const curve_row *er = plan_mss(p, j, t, F, tmp);
+    const curve_row *er = plan_mss(p, j, t, F, pt_w(p), tmp);
     if (er) {
         admit_with(p, j, er, tmp, F);
         return;
@@ -656,10 +892,11 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
     avail empty;
     avail_init(&empty, t, N);
     int64_t alone;
-    j->earliest_feasible_deadline = plan_fastest(p, j, t, F, NULL, &er);
+    j->earliest_feasible_deadline =
+        plan_fastest(p, j, t, F, pt_w(p), NULL, &er);
     if (j->earliest_feasible_deadline >= 0)
         j->earliest_feasible_deadline += p->opts.deadline_margin;
-    alone = plan_fastest(p, j, t, &empty, NULL, &er);
+    alone = plan_fastest(p, j, t, &empty, NULL, NULL, &er);
     avail_free(&empty);
     if (j->in->iterations_done > 0 || j->in->samples_done > 0) {
         /* A job already under way is not dropped: it keeps running as
@@ -1247,10 +1484,10 @@ static int replan_noac(plan *p, const int *act, int na, int64_t t,
     qsort_r(p->ord, (size_t)m, sizeof *p->ord, cmp_edf, p);
     for (int k = 0; k < m; k++) {
         plan_job *j = &p->jobs[p->ord[k]];
-        const curve_row *r = plan_mss(p, j, t, F, &j->r);
+        const curve_row *r = plan_mss(p, j, t, F, NULL, &j->r);
         if (!r) {
             late++;
-            (void)plan_fastest(p, j, t, F, &j->r, &r);
+            (void)plan_fastest(p, j, t, F, NULL, &j->r, &r);
         }
         if (r)
             j->rrow = r;
@@ -1311,7 +1548,8 @@ static void admit_reference(plan *p, int *act, int *na, const int *rel,
         if (j->decision != PLAN_PENDING)
             continue;
         const curve_row *er;
-        j->earliest_feasible_deadline = plan_fastest(p, j, t, F, NULL, &er);
+        j->earliest_feasible_deadline =
+            plan_fastest(p, j, t, F, NULL, NULL, &er);
         if (j->earliest_feasible_deadline >= 0)
             j->earliest_feasible_deadline += p->opts.deadline_margin;
         if (j->in->iterations_done > 0 || j->in->samples_done > 0) {
@@ -1468,6 +1706,11 @@ void plan_point_begin(plan *p, int64_t t, int *act, int *na, const int *rel,
     p->pt_open = 1;
     p->pt_t = t;
     p->points++;
+    if (p->pt_won) { /* replan counts the whole nodes again */
+        avail_free(&p->pt_Wb);
+        avail_free(&p->pt_W);
+        p->pt_won = 0;
+    }
     /* where every job in play stands: the GPUs and batch it holds */
     for (int i = 0; i < *na; i++) {
         plan_job *j = &p->jobs[act[i]];
@@ -2228,9 +2471,9 @@ int plan_alone(const job_queue *q, int i, const cluster *c,
     int runs = j->eb ? eb_min_config(j->in, 1, c->total_gpus, &g0) != NULL
                      : curve_usable(j->in->curve, c->total_gpus, lv, NULL) > 0;
     if (runs) {
-        *fastest = plan_fastest(&p, j, t, &empty, NULL, &row);
+        *fastest = plan_fastest(&p, j, t, &empty, NULL, NULL, &row);
         if (j->in->has_deadline)
-            row = plan_mss(&p, j, t, &empty, out);
+            row = plan_mss(&p, j, t, &empty, NULL, out);
         else
             row = NULL;
     }

@@ -305,6 +305,13 @@ typedef struct plan {
     int pt_open;
     int64_t pt_t;
     avail pt_F;
+    /* whole nodes at the open point (plan.c, "whole nodes"): when a job
+     * placement must not move (tight, at risk) holds part of a node, the
+     * GPUs of the nodes no such job holds part of, over time (pt_Wb),
+     * and what the reservations' whole-node pieces leave of them (pt_W);
+     * pt_won 0: no node is held so (both unused) */
+    int pt_won;
+    avail pt_Wb, pt_W;
 } plan;
 
 /*
