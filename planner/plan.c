@@ -631,25 +631,37 @@ static void flag_at_risk(plan *p, plan_job *j, int64_t t)
 /* Plan the jobs ord[0..m-1] by MSS in deadline order from scratch at t.
  * If every one is feasible, commit their reservations, set F to the
  * resulting profile and return 1; otherwise change nothing, return 0. */
-static int edf_plan(plan *p, int *ord, int m, int64_t t, avail *F,
-                    resv *tmp)
+/* edf_plan's planning into tmp[0..m-1] (p->tmprow), Fn and Wn (the
+ * caller frees them; Wn unused when the whole nodes are off): 1 if every
+ * job is feasible. Changes no job. */
+static int edf_fill(plan *p, int *ord, int m, int64_t t, resv *tmp,
+                    avail *Fn, avail *Wn)
 {
-    int N = p->cl.total_gpus;
     qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, p);
-    avail Fn, Wn = {0}, *W = NULL;
-    avail_init(&Fn, t, N);
+    avail_init(Fn, t, p->cl.total_gpus);
+    memset(Wn, 0, sizeof *Wn);
+    avail *W = NULL;
     if (p->pt_won) { /* the whole nodes as the point found them */
-        avail_copy(&Wn, &p->pt_Wb);
-        W = &Wn;
+        avail_copy(Wn, &p->pt_Wb);
+        W = Wn;
     }
     int ok = 1;
     for (int k = 0; k < m && ok; k++) {
         plan_job *j = &p->jobs[ord[k]];
-        p->tmprow[k] = plan_mss(p, j, t, &Fn, W, &tmp[k]);
+        p->tmprow[k] = plan_mss(p, j, t, Fn, W, &tmp[k]);
         ok = p->tmprow[k] != NULL;
         if (ok)
-            take(p, &tmp[k], &Fn, W, -1);
+            take(p, &tmp[k], Fn, W, -1);
     }
+    return ok;
+}
+
+static int edf_plan(plan *p, int *ord, int m, int64_t t, avail *F,
+                    resv *tmp)
+{
+    avail Fn, Wn;
+    int ok = edf_fill(p, ord, m, t, tmp, &Fn, &Wn);
+    avail *W = p->pt_won ? &Wn : NULL;
     if (ok) {
         for (int k = 0; k < m; k++) {
             resv_copy(&p->jobs[ord[k]].r, &tmp[k]);
@@ -829,6 +841,126 @@ static void admit_with(plan *p, plan_job *j, const curve_row *row,
     p->admitted++;
 }
 
+/* ---- the point's earliest deadline (opts.earliest_point) ---------------- */
+
+int plan_earliest_search(int64_t lo, int64_t hint, int64_t step,
+                         plan_admits_fn admits, void *ctx, int64_t *out)
+{
+    int64_t cand = hint > lo ? hint : lo + step;
+    int found = 0;
+    *out = -1;
+    while (!found && cand <= EF_MAX_I64) {
+        int ok = admits(ctx, cand, &hint);
+        if (ok < 0)
+            return -1;
+        if (ok) {
+            found = 1;
+        } else {
+            lo = cand;
+            cand = hint > cand && hint - cand > step ? hint : cand + step;
+            if (step < EF_MAX_I64 / 2)
+                step *= 2;
+        }
+    }
+    while (found && cand - lo > 1) {
+        int64_t mid = lo + (cand - lo) / 2, h;
+        int ok = admits(ctx, mid, &h);
+        if (ok < 0)
+            return -1;
+        if (ok)
+            cand = mid;
+        else
+            lo = mid;
+    }
+    if (found)
+        *out = cand;
+    return found;
+}
+
+/* A trial decision of job j at the open point t against F: decide()'s
+ * admission with j's deadline (as planned: less the margin) set to d,
+ * changing nothing (its plans go to the scratch tmp and ord). 'full':
+ * its last way too, all admitted jobs and j planned afresh (O(jobs)
+ * MSS plans); else only the ways that take j out of what the point left
+ * (its hint, its MSS plan: O(the profile) each). */
+typedef struct trial {
+    plan *p;
+    plan_job *j;
+    int64_t t;
+    const avail *F;
+    const int *act;
+    int na;
+    int *ord;
+    resv *tmp;
+    int full;
+} trial;
+
+static int trial_admits(void *ctx, int64_t deadline, int64_t *hint)
+{
+    trial *c = ctx;
+    plan *p = c->p;
+    plan_job *j = c->j;
+    int64_t saved = j->deadline;
+    j->deadline = deadline - p->opts.deadline_margin;
+    *hint = -1;
+    const resv *h = p->hint ? &p->hint[j - p->jobs] : NULL;
+    int ok = h && h->n > 0 && !j->eb && hint_fits(p, j, c->t, c->F, h);
+    if (!ok)
+        ok = plan_mss(p, j, c->t, c->F, pt_w(p), c->tmp) != NULL;
+    if (!ok && c->full) {
+        /* the deadline order puts j among jobs of the same deadline by
+         * submit time and id, which a submission again may not share: a
+         * deadline it would tie is not offered */
+        int m = healthy(p, c->act, c->na, c->ord);
+        for (int k = 0; k < m; k++)
+            if (p->jobs[c->ord[k]].deadline == j->deadline) {
+                j->deadline = saved;
+                return 0;
+            }
+        c->ord[m++] = (int)(j - p->jobs);
+        plan_decision d = j->decision;
+        j->decision = PLAN_ADMITTED;
+        avail Fn, Wn;
+        ok = edf_fill(p, c->ord, m, c->t, c->tmp, &Fn, &Wn);
+        avail_free(&Fn);
+        avail_free(&Wn);
+        j->decision = d;
+    }
+    j->deadline = saved;
+    return ok;
+}
+
+/* The earliest deadline of job j, just refused at the open point t
+ * (opts.earliest_point): the earliest at which decide() would admit it
+ * at this point against the reservations the point left, so that the
+ * same job submitted again there with that deadline is admitted. The
+ * trials take j out of what the point left (cheap: O(the profile)) and
+ * search to the second (plan_earliest_search, from 'bound', the
+ * planner's fastest finish); then one full trial (every admitted job
+ * planned afresh with it) one second earlier, and only where that admits
+ * (the re-plan takes it at an earlier deadline) a bisection with full
+ * trials between the deadline asked for and that one. So the deadline
+ * returned is admitted by decide() and one second less is refused (or is
+ * an admitted job's deadline, which a full trial never offers: there the
+ * deadline order goes by submit time and id, which a submission again
+ * does not keep).
+ * -1: no deadline admits it. */
+static int64_t point_earliest(plan *p, plan_job *j, int64_t t,
+                              const avail *F, const int *act, int na,
+                              int *ord, int64_t bound)
+{
+    int64_t asked = j->deadline + p->opts.deadline_margin, e, h;
+    trial c = {p, j, t, F, act, na, ord, p->tmp, 0};
+    if (plan_earliest_search(asked, bound, p->opts.slot, trial_admits, &c,
+                             &e) != 1)
+        return -1;
+    c.full = 1;
+    if (e - 1 > asked && trial_admits(&c, e - 1, &h) == 1 &&
+        plan_earliest_search(asked, e - 1, 1, trial_admits, &c, &e) != 1)
+        return -1; /* (cannot be: e - 1 admits) */
+    return e;
+}
+
 /* Decide one released job at t. */
 static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
                    const int *act, int na, int *ord)
@@ -896,6 +1028,10 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
         plan_fastest(p, j, t, F, pt_w(p), NULL, &er);
     if (j->earliest_feasible_deadline >= 0)
         j->earliest_feasible_deadline += p->opts.deadline_margin;
+    if (p->opts.earliest_point && j->earliest_feasible_deadline >= 0)
+        j->earliest_feasible_deadline =
+            point_earliest(p, j, t, F, act, na, ord,
+                           j->earliest_feasible_deadline);
     alone = plan_fastest(p, j, t, &empty, NULL, NULL, &er);
     avail_free(&empty);
     if (j->in->iterations_done > 0 || j->in->samples_done > 0) {

@@ -162,6 +162,13 @@ typedef struct plan_opts {
                               model's charge (measured: the service's
                               closed loop; plan_set_restart_scale); 0 or
                               NULL: the model's. Read by plan_init */
+    int earliest_point;    /* a job rejected at a point gets as its
+                              earliest_feasible_deadline the point's own
+                              earliest deadline (plan_point_earliest's
+                              rule: resubmitting it with that deadline at
+                              the same point, the state unchanged, is
+                              admitted) instead of the planner's bound
+                              (efplan serve's answer); 0: the bound */
     const resv *hint;      /* offline admission (the exact step,
                               solver/ilp.h ilp_offline): per queue index,
                               a reservation (n == 0: none) that the job
@@ -366,6 +373,24 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
  */
 void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
                 int nrel);
+
+/*
+ * plan_earliest_search: the search every earliest deadline efplan offers
+ * is found by (plan_earliest_doc's full re-plans, the point rule of
+ * opts.earliest_point), over a predicate admits(ctx, d, &hint): 1 if a
+ * deadline d is admitted, 0 if not (*hint: where the planner says to
+ * look next, -1 if nowhere), -1 on an error. 'lo' is a refused deadline
+ * (the one asked for); from 'hint' (when above lo; else lo + step) it
+ * steps forward, doubling the step, until a deadline is admitted, then
+ * bisects between the last refusal and the first admission until they
+ * are one second apart. Returns 1 with *out = the deadline found (it is
+ * admitted, *out - 1 is refused, and so was every deadline tried below
+ * it), 0 when none is found up to EF_MAX_I64 (*out = -1), -1 when the
+ * predicate failed.
+ */
+typedef int (*plan_admits_fn)(void *ctx, int64_t deadline, int64_t *hint);
+int plan_earliest_search(int64_t lo, int64_t hint, int64_t step,
+                         plan_admits_fn admits, void *ctx, int64_t *out);
 
 /*
  * plan_point in its steps, for a planning state that keeps its point
