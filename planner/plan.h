@@ -22,6 +22,12 @@
  *      keeps one that covers only if its job is not moved (marked 'tight':
  *      placement holds it), and flags the rest at risk; at-risk jobs are
  *      planned apart, after the others, with what they leave;
+ *      while a job placement must not move (tight, at risk) holds part
+ *      of a node, that node is no whole node for anyone: the pieces of
+ *      every reservation of a node's size or more (whole nodes, place.h)
+ *      are planned against the GPUs of the other nodes too (plan.c,
+ *      "whole nodes"), and a kept reservation that counts on such a node
+ *      is planned again (or its job flagged at risk);
  *      A job the queue marks "promised" (jobs.h: admitted by an
  *      earlier decision, e.g. efplan serve re-planning from reality) and
  *      released by the plan's now is in play from the first point as
@@ -33,7 +39,8 @@
  *      the admitted jobs and this one, re-planned afresh by MSS in
  *      deadline order, all keep the promise (then those new reservations
  *      are kept); otherwise it is rejected with the earliest deadline it
- *      could finish by; a job without deadline is best-effort
+ *      could finish by (the planner's bound; opts.earliest_point: the
+ *      point's exact one); a job without deadline is best-effort
  *      (opts.admission_reference: the reference implementation's rule
  *      instead, see plan_opts);
  *   3. with opts.moves == MOVES_NET (the default), lets every job in
