@@ -74,6 +74,18 @@ fi
     fail "w.csv: simulate"
 grep -q '^  deadlines  *[0-9]* met, 0 missed' out || { cat out; fail "w.csv: a miss"; }
 grep -q '^  admitted jobs flagged at risk' out && { cat out; fail "w.csv: a job at risk"; }
+# the same shape on n4g8 (seed 7400765214 of benchmarks/promise_issue34.cases):
+# the engine before whole-node reservations missed one job there
+"$EFPLAN" gen-trace --jobs 1876 --mean-interarrival 66 --deadline-factor 0.9 1.37 \
+    --seed 7400765214 --best-effort 0 --duration-scale 0.113 --elastic-batch 0.46 \
+    --out x.csv >/dev/null
+"$EFPLAN" plan --jobs x.csv --cluster n4g8 --curves A100 --overhead restart \
+    --elastic-batch --out x.json >out 2>&1 || { tail -3 out; fail "x.csv: plan"; }
+"$EFPLAN" validate --plan x.json >out 2>&1 || { cat out; fail "x.csv: validate"; }
+"$EFPLAN" simulate --trace x.csv --cluster n4g8 --curves A100 --policy ef \
+    --slot 60 --overhead restart --elastic-batch >out 2>&1 ||
+    fail "x.csv: simulate"
+grep -q '^  deadlines  *[0-9]* met, 0 missed' out || { cat out; fail "x.csv: a miss"; }
 "$EFPLAN" gen-trace --jobs 1743 --mean-interarrival 944 --deadline-factor 0.78 0.97 \
     --seed 7400057086 --best-effort 0 --duration-scale 0.809 --elastic-batch 0.45 \
     --out t.csv >/dev/null
