@@ -694,16 +694,17 @@ static int healthy(const plan *p, const int *act, int na, int *ord)
  * node are known only now (some became tight), so the whole nodes are
  * counted again, and the kept reservations' whole-node pieces taken out
  * of them in deadline order; a reservation they do not fit (it counts on
- * a node a held job blocks) is planned again by MSS against what is left,
- * or, with none, its job is flagged at risk. F holds every kept
- * reservation. Returns how many were flagged. */
-static int whole_check(plan *p, const int *act, int na, int64_t t, avail *F,
-                       int *ord)
+ * a node a held job blocks) is planned again by MSS against what is left
+ * where that finds one, and is kept as it was otherwise (the blocking may
+ * well end before its growth: a held job is held only while no fresh
+ * re-plan succeeds). F holds every kept reservation. */
+static void whole_check(plan *p, const int *act, int na, int64_t t,
+                        avail *F, int *ord)
 {
     wbase_build(p, act, na, t);
     if (!p->pt_won)
-        return 0;
-    int m = healthy(p, act, na, ord), redo = 0, bad = 0;
+        return;
+    int m = healthy(p, act, na, ord), redo = 0;
     qsort_r(ord, (size_t)m, sizeof *ord, cmp_edf, p);
     for (int k = 0; k < m; k++) {
         plan_job *j = &p->jobs[ord[k]];
@@ -713,21 +714,24 @@ static int whole_check(plan *p, const int *act, int na, int64_t t, avail *F,
         take_w(p, &j->r, &p->pt_W, +1);
         ord[redo++] = ord[k]; /* (k >= redo) */
     }
+    resv old = {0};
     for (int k = 0; k < redo; k++) {
         plan_job *j = &p->jobs[ord[k]];
         resv_apply(&j->r, F, +1);
+        resv_copy(&old, &j->r);
         const curve_row *row = plan_mss(p, j, t, F, &p->pt_W, &j->r);
         if (row) {
             j->rrow = row;
             j->tight = 0;
-            take(p, &j->r, F, &p->pt_W, -1);
         } else {
-            flag_at_risk(p, j, t);
-            resv_clear(&j->r);
-            bad++;
+            /* none: it keeps the reservation it had, which counts GPUs
+             * (as before this step), and the placement holds growth back
+             * where it cannot place it (hold_keep) */
+            resv_copy(&j->r, &old);
         }
+        take(p, &j->r, F, &p->pt_W, -1);
     }
-    return bad;
+    resv_free(&old);
 }
 
 /* Step 1 of a point: re-plan every admitted job that is not at risk by
@@ -778,7 +782,7 @@ static void replan(plan *p, int *act, int na, int64_t t, avail *F,
             }
             take(p, &j->r, F, pt_w(p), -1);
         }
-        bad += whole_check(p, act, na, t, F, ord);
+        whole_check(p, act, na, t, F, ord);
         if (bad) {
             m = healthy(p, act, na, ord);
             (void)edf_plan(p, ord, m, t, F, tmp);
