@@ -101,7 +101,7 @@ echo "$P at a time on $(nproc 2>/dev/null || echo '?') cores, wall time $((end -
 echo
 echo "| overhead | elastic batch | cases | deadline jobs | admitted | admitted missed | of them unfinished | cases with a miss | worst lateness (s) | deadline ratio (mean) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-awk '
+awk -v from="$FROM" '
 { k = $2 " " $3; c[k]++; dl[k] += $5; ad[k] += $6; mi[k] += $7; un[k] += $8
   if ($7 > 0) mc[k]++
   if ($9 > wl[k]) wl[k] = $9
@@ -132,7 +132,9 @@ END {
     if (other) printf "%d cases failed another check (at_risk flags).\n\n", other
     if (planned)
         printf "Plans (PROMISE_PLAN=1: `plan` with the same options, then `validate --plan`): %d made, %d failing a check%s.\n\n", planned, pbad + 0, pbad ? " (case(verdict): 1 plan exit 5, 2 validate exit 9, 3 other): " pids : ""
-    if (ids != "")
+    if (ids != "" && from != "")
+        print "First cases with a miss (rerun one with `EFPLAN=BIN sh tests/e2e/lib/promise_case.sh DIR LINE`, LINE its line of " from "): " ids "."
+    else if (ids != "")
         print "First cases with a miss (rerun one with `PROMISE_FIRST=ID PROMISE_CASES=1 sh tests/e2e/promise.sh`, EFPLAN and EFPLAN_DATA set): " ids "."
     else
         print "No admitted job missed its deadline."
