@@ -30,6 +30,7 @@ void plan_free(plan *p)
     for (int i = 0; i < p->njobs; i++) {
         resv_free(&p->jobs[i].r);
         resv_free(&p->jobs[i].reserved);
+        resv_free(&p->jobs[i].wown);
         place_set_free(&p->jobs[i].pl);
     }
     free_slots(p, 0);
@@ -357,9 +358,13 @@ static void wbase_build(plan *p, const int *act, int na, int64_t t)
     }
     p->pt_won = 0;
     int any = 0;
-    for (int i = 0; i < na && !any; i++)
-        any = holds_part(p, &p->jobs[act[i]]);
-    if (!any)
+    for (int i = 0; i < na; i++) {
+        resv_clear(&p->jobs[act[i]].wown);
+        any = any || holds_part(p, &p->jobs[act[i]]);
+    }
+    /* on one node a whole-node piece needs every GPU, which the GPU
+     * count already refuses while a held job holds part of it */
+    if (!any || p->cl.nodes < 2)
         return;
     avail_init(&p->pt_Wb, t, p->cl.nodes * G);
     avail B; /* one node's blockers over time */
@@ -388,6 +393,24 @@ static void wbase_build(plan *p, const int *act, int na, int64_t t)
                 avail_add(&p->pt_Wb, B.t[k],
                           k + 1 < B.n ? B.t[k + 1] : INT64_MAX, -G);
             }
+        for (int i = 0; i < na; i++) { /* where a job blocks it alone */
+            plan_job *j = &p->jobs[act[i]];
+            if (!holds_part(p, j) || gpus_of(j)->gpu[0] / G != n)
+                continue;
+            for (int s = 0; s < j->r.n; s++) {
+                const seg *g = &j->r.s[s];
+                if (g->gpus <= 0 || whole(p, g->gpus))
+                    continue;
+                for (int k = 0; k < B.n; k++) {
+                    int64_t a = B.t[k] > g->start ? B.t[k] : g->start;
+                    int64_t b = k + 1 < B.n ? B.t[k + 1] : INT64_MAX;
+                    if (b > g->end)
+                        b = g->end;
+                    if (B.free[k] == 1 && a < b)
+                        resv_push(&j->wown, a, b, G);
+                }
+            }
+        }
         avail_free(&B);
     }
     if (!p->pt_won) {
@@ -471,14 +494,32 @@ static double raise_by(double need, double got, double last, const resv *r,
 static const curve_row *plan_mss_f(plan *p, plan_job *j, int64_t t,
                                    const avail *F, resv *out);
 
+/* W as job j sees it (into Wj, which the caller frees when it differs):
+ * a node only j blocks is a whole node for j itself. */
+static const avail *w_of(const plan *p, const plan_job *j, const avail *W,
+                         avail *Wj)
+{
+    if (!W || j->wown.n == 0 || !holds_part(p, j))
+        return W;
+    memset(Wj, 0, sizeof *Wj);
+    avail_copy(Wj, W);
+    for (int k = 0; k < j->wown.n; k++)
+        avail_add(Wj, j->wown.s[k].start, j->wown.s[k].end,
+                  p->cl.gpus_per_node);
+    return Wj;
+}
+
 static const curve_row *plan_mss(plan *p, plan_job *j, int64_t t,
                                  const avail *F, const avail *W, resv *out)
 {
-    avail E;
-    const avail *Fe = eff_build(p, F, W, &E);
+    avail E, Wj;
+    const avail *Wo = w_of(p, j, W, &Wj);
+    const avail *Fe = eff_build(p, F, Wo, &E);
     const curve_row *row = plan_mss_f(p, j, t, Fe, out);
     if (Fe != F)
         avail_free(&E);
+    if (Wo != W)
+        avail_free(&Wj);
     return row;
 }
 
@@ -527,11 +568,14 @@ static int64_t plan_fastest_f(plan *p, plan_job *j, int64_t t,
 static int64_t plan_fastest(plan *p, plan_job *j, int64_t t, const avail *F,
                             const avail *W, resv *out, const curve_row **row)
 {
-    avail E;
-    const avail *Fe = eff_build(p, F, W, &E);
+    avail E, Wj;
+    const avail *Wo = w_of(p, j, W, &Wj);
+    const avail *Fe = eff_build(p, F, Wo, &E);
     int64_t fin = plan_fastest_f(p, j, t, Fe, out, row);
     if (Fe != F)
         avail_free(&E);
+    if (Wo != W)
+        avail_free(&Wj);
     return fin;
 }
 
@@ -2010,6 +2054,7 @@ void plan_keep_jobs(plan *p, const job_queue *q, const int *from)
         if (!kept[i]) {
             resv_free(&p->jobs[i].r);
             resv_free(&p->jobs[i].reserved);
+            resv_free(&p->jobs[i].wown);
             place_set_free(&p->jobs[i].pl);
         }
     free(kept);

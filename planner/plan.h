@@ -254,6 +254,10 @@ typedef struct plan_job {
      * as segments [start, end) with gpus > 0, merged where equal; the
      * rest of the allocation there was surplus */
     resv reserved;
+    /* at an open point with whole nodes counted (plan.c): where this job,
+     * held on part of a node, is the only job that blocks its node (its
+     * own growth onto that node is no conflict), as pieces of one node */
+    resv wown;
 } plan_job;
 
 /* One allocation of one slot. */
