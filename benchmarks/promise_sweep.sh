@@ -19,6 +19,9 @@
 # them from id F on. PROMISE_PLAN=1 also plans every trace with the same
 # options and checks the plan with validate --plan (promise_case.sh): the
 # section then counts plans failing their own check or the promise check.
+# PROMISE_SWEEP_FROM=FILE runs the cases FILE lists instead (lines in
+# promise_gen.awk's format; the id is the trace's gen-trace seed), e.g.
+# traces shaped like an issue's: PROMISE_SWEEP_CASES/FIRST/ONLY unused.
 # PROMISE_SWEEP_NOTE, if set, is a line written under the section's
 # heading (what the build is). The section names the commit of BIN's tree
 # (git, with "+ uncommitted changes" when tracked files differ from it)
@@ -40,6 +43,9 @@ N=${PROMISE_SWEEP_CASES:-4000}
 F=${PROMISE_SWEEP_FIRST:-1000000}
 P=${PROMISE_JOBS:-$(nproc 2>/dev/null || echo 2)}
 ONLY=${PROMISE_SWEEP_ONLY:-}
+FROM=${PROMISE_SWEEP_FROM:-}
+[ -z "$FROM" ] || [ -r "$FROM" ] ||
+    { echo "$0: PROMISE_SWEEP_FROM: $FROM: cannot read" >&2; exit 2; }
 case $ONLY in
 ''|fig12:[01]|reference:[01]|restart:[01]|none:[01]) ;;
 *) echo "$0: PROMISE_SWEEP_ONLY: OVERHEAD:0|1 (e.g. restart:1)" >&2; exit 2 ;;
@@ -57,7 +63,11 @@ fi
 
 start=$(date +%s)
 mkdir "$W/res"
-if [ -n "$ONLY" ]; then
+if [ -n "$FROM" ]; then
+    grep -v '^[[:space:]]*\(#\|$\)' "$FROM" >"$W/cases" || true
+    N=$(wc -l <"$W/cases" | tr -d ' ')
+    [ "$N" -gt 0 ] || { echo "$0: $FROM: no cases" >&2; exit 2; }
+elif [ -n "$ONLY" ]; then
     # the first N cases of one overhead model x elastic batch from id F on
     # (one id in 8 has each pair: promise_gen.awk)
     awk -v first="$F" -v count=$((8 * N)) -f "$L/promise_gen.awk" |
@@ -80,13 +90,18 @@ echo "<!-- section $LABEL -->"
 echo "## $LABEL: commit $commit"
 echo
 [ -n "${PROMISE_SWEEP_NOTE:-}" ] && echo "$PROMISE_SWEEP_NOTE" && echo
-echo "<!-- cases $F $N -->"
-echo "\`sh benchmarks/promise_sweep.sh BIN OUT $LABEL\`: $N cases (ids $F .. $((F + N - 1))),"
+if [ -n "$FROM" ]; then
+    echo "<!-- cases from $(basename "$FROM") $N -->"
+    echo "\`PROMISE_SWEEP_FROM=$FROM sh benchmarks/promise_sweep.sh BIN OUT $LABEL\`: the $N cases listed there,"
+else
+    echo "<!-- cases $F $N -->"
+    echo "\`sh benchmarks/promise_sweep.sh BIN OUT $LABEL\`: $N cases (ids $F .. $((F + N - 1))),"
+fi
 echo "$P at a time on $(nproc 2>/dev/null || echo '?') cores, wall time $((end - start)) s."
 echo
 echo "| overhead | elastic batch | cases | deadline jobs | admitted | admitted missed | of them unfinished | cases with a miss | worst lateness (s) | deadline ratio (mean) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-awk '
+awk -v from="$FROM" '
 { k = $2 " " $3; c[k]++; dl[k] += $5; ad[k] += $6; mi[k] += $7; un[k] += $8
   if ($7 > 0) mc[k]++
   if ($9 > wl[k]) wl[k] = $9
@@ -117,7 +132,9 @@ END {
     if (other) printf "%d cases failed another check (at_risk flags).\n\n", other
     if (planned)
         printf "Plans (PROMISE_PLAN=1: `plan` with the same options, then `validate --plan`): %d made, %d failing a check%s.\n\n", planned, pbad + 0, pbad ? " (case(verdict): 1 plan exit 5, 2 validate exit 9, 3 other): " pids : ""
-    if (ids != "")
+    if (ids != "" && from != "")
+        print "First cases with a miss (rerun one with `EFPLAN=BIN sh tests/e2e/lib/promise_case.sh DIR LINE`, LINE its line of " from "): " ids "."
+    else if (ids != "")
         print "First cases with a miss (rerun one with `PROMISE_FIRST=ID PROMISE_CASES=1 sh tests/e2e/promise.sh`, EFPLAN and EFPLAN_DATA set): " ids "."
     else
         print "No admitted job missed its deadline."

@@ -30,6 +30,7 @@ void plan_free(plan *p)
     for (int i = 0; i < p->njobs; i++) {
         resv_free(&p->jobs[i].r);
         resv_free(&p->jobs[i].reserved);
+        resv_free(&p->jobs[i].wown);
         place_set_free(&p->jobs[i].pl);
     }
     free_slots(p, 0);
@@ -44,6 +45,10 @@ void plan_free(plan *p)
     resv_free(&p->ebtmp);
     if (p->pt_open)
         avail_free(&p->pt_F);
+    if (p->pt_won) {
+        avail_free(&p->pt_Wb);
+        avail_free(&p->pt_W);
+    }
     memset(p, 0, sizeof *p);
 }
 
@@ -333,6 +338,177 @@ static int covers(const plan *p, const plan_job *j, const prm_piece *head,
            j->rem * (1.0 + MSS_MARGIN);
 }
 
+/* ---- whole nodes -------------------------------------------------------- */
+
+/* Reservations count GPUs, not where they are, but a job of
+ * gpus_per_node GPUs or more takes whole nodes (place.h), and a job whose
+ * promise has no room for a migration (keeps: tight, at risk) stays on
+ * the GPUs it holds (hold_keep, place.h attempt 2). While such a job
+ * holds part of a node, that node is no whole node for anyone: a
+ * reservation that counts on it would, at its growth onto whole nodes,
+ * have the placement move the held job (which then misses) or be held
+ * back itself (and miss). So at a point where some held job holds part of
+ * a node, the reservations' whole-node pieces (sizes >= gpus_per_node)
+ * are planned against a second profile, the whole-node GPUs: the GPUs of
+ * the nodes no held job holds part of, over the time its reservation's
+ * pieces below a node keep it there (pt_Wb); what the whole-node pieces
+ * leave of it is pt_W. A job's MSS and fastest plans see the GPU profile
+ * capped by it at the sizes that take whole nodes (eff_build). Without a
+ * held job on part of a node (pt_won 0) nothing of this runs: the plan is
+ * the GPU-counting one. */
+
+static const place_set *gpus_of(const plan_job *j);
+static int keeps(const plan_job *j);
+
+/* 1 if a job of g GPUs takes whole nodes. */
+static int whole(const plan *p, int g)
+{
+    return g >= p->cl.gpus_per_node;
+}
+
+/* resv_apply of r's whole-node pieces to W (NULL: nothing). */
+static void take_w(const plan *p, const resv *r, avail *W, int sign)
+{
+    if (!W)
+        return;
+    for (int k = 0; k < r->n; k++)
+        if (whole(p, r->s[k].gpus))
+            avail_add(W, r->s[k].start, r->s[k].end, sign * r->s[k].gpus);
+}
+
+/* r taken out of (sign -1) or given back to (+1) F and W. */
+static void take(const plan *p, const resv *r, avail *F, avail *W, int sign)
+{
+    resv_apply(r, F, sign);
+    take_w(p, r, W, sign);
+}
+
+/* The whole-node profile of the open point, NULL when off. */
+static avail *pt_w(plan *p)
+{
+    return p->pt_won ? &p->pt_W : NULL;
+}
+
+/* 1 if admitted job j is held on part of one node from t: placement
+ * keeps it (keeps) on fewer than gpus_per_node GPUs. */
+static int holds_part(const plan *p, const plan_job *j)
+{
+    const place_set *pl = gpus_of(j);
+    return j->decision == PLAN_ADMITTED && keeps(j) && pl->g > 0 &&
+           !whole(p, pl->g);
+}
+
+/* Build pt_Wb (and pt_W = pt_Wb) at t from the jobs among act[0..na-1]
+ * held on part of a node: each blocks its node over its reservation's
+ * pieces below a node from t (the node held as long as any such piece of
+ * a job on it lasts). Sets pt_won: 1 if any node is blocked. */
+static void wbase_build(plan *p, const int *act, int na, int64_t t)
+{
+    int G = p->cl.gpus_per_node;
+    if (p->pt_won) {
+        avail_free(&p->pt_Wb);
+        avail_free(&p->pt_W);
+    }
+    p->pt_won = 0;
+    int any = 0;
+    for (int i = 0; i < na; i++) {
+        resv_clear(&p->jobs[act[i]].wown);
+        any = any || holds_part(p, &p->jobs[act[i]]);
+    }
+    /* on one node a whole-node piece needs every GPU, which the GPU
+     * count already refuses while a held job holds part of it */
+    if (!any || p->cl.nodes < 2)
+        return;
+    avail_init(&p->pt_Wb, t, p->cl.nodes * G);
+    avail B; /* one node's blockers over time */
+    for (int n = 0; n < p->cl.nodes; n++) {
+        int on = 0;
+        for (int i = 0; i < na; i++) {
+            const plan_job *j = &p->jobs[act[i]];
+            if (!holds_part(p, j) || gpus_of(j)->gpu[0] / G != n)
+                continue;
+            for (int k = 0; k < j->r.n; k++) {
+                const seg *s = &j->r.s[k];
+                int64_t a = s->start > t ? s->start : t;
+                if (s->gpus <= 0 || whole(p, s->gpus) || s->end <= a)
+                    continue;
+                if (!on)
+                    avail_init(&B, t, 0);
+                on = 1;
+                avail_add(&B, a, s->end, 1);
+            }
+        }
+        if (!on)
+            continue;
+        for (int k = 0; k < B.n; k++)
+            if (B.free[k] > 0) {
+                p->pt_won = 1;
+                avail_add(&p->pt_Wb, B.t[k],
+                          k + 1 < B.n ? B.t[k + 1] : INT64_MAX, -G);
+            }
+        for (int i = 0; i < na; i++) { /* where a job blocks it alone */
+            plan_job *j = &p->jobs[act[i]];
+            if (!holds_part(p, j) || gpus_of(j)->gpu[0] / G != n)
+                continue;
+            for (int s = 0; s < j->r.n; s++) {
+                const seg *g = &j->r.s[s];
+                if (g->gpus <= 0 || whole(p, g->gpus))
+                    continue;
+                for (int k = 0; k < B.n; k++) {
+                    int64_t a = B.t[k] > g->start ? B.t[k] : g->start;
+                    int64_t b = k + 1 < B.n ? B.t[k + 1] : INT64_MAX;
+                    if (b > g->end)
+                        b = g->end;
+                    if (B.free[k] == 1 && a < b)
+                        resv_push(&j->wown, a, b, G);
+                }
+            }
+        }
+        avail_free(&B);
+    }
+    if (!p->pt_won) {
+        avail_free(&p->pt_Wb);
+        return;
+    }
+    memset(&p->pt_W, 0, sizeof p->pt_W);
+    avail_copy(&p->pt_W, &p->pt_Wb);
+}
+
+/* What job j may plan against: F, capped by the whole-node GPUs W at the
+ * sizes that take whole nodes: min(F, max(W, gpus_per_node - 1)), into E
+ * (which the caller frees); F itself when W is NULL. */
+static const avail *eff_build(const plan *p, const avail *F, const avail *W,
+                              avail *E)
+{
+    if (!W)
+        return F;
+    int below = p->cl.gpus_per_node - 1;
+    memset(E, 0, sizeof *E);
+    avail_copy(E, F);
+    int i = 0, k = 0;
+    int64_t a = F->t[0];
+    while (k + 1 < W->n && W->t[k + 1] <= a)
+        k++;
+    for (;;) {
+        int64_t nf = i + 1 < F->n ? F->t[i + 1] : INT64_MAX;
+        int64_t nw = k + 1 < W->n ? W->t[k + 1] : INT64_MAX;
+        int64_t b = nf < nw ? nf : nw;
+        int w = a >= W->t[0] && W->free[k] > below ? W->free[k] : below;
+        if (a < W->t[0])
+            w = INT32_MAX;
+        if (w < F->free[i])
+            avail_add(E, a, b, w - F->free[i]);
+        if (b == INT64_MAX)
+            break;
+        if (b == nf)
+            i++;
+        if (b == nw)
+            k++;
+        a = b;
+    }
+    return E;
+}
+
 /* How many times plan_mss and plan_fastest raise the work they plan for
  * before giving up. */
 #define OVH_ROUNDS 12
@@ -365,10 +541,43 @@ static double raise_by(double need, double got, double last, const resv *r,
  * job) for its remaining work plus what the reservation's own changes
  * and the allowances cost, raised until the reservation covers it (at
  * most OVH_ROUNDS times). Fills 'out' and returns the batch row, or NULL
- * ('out' cleared) when no reservation covers it by the deadline.
+ * ('out' cleared) when no reservation covers it by the deadline. W: the
+ * whole-node GPUs its whole-node sizes are capped by (NULL: none).
  */
+static const curve_row *plan_mss_f(plan *p, plan_job *j, int64_t t,
+                                   const avail *F, resv *out);
+
+/* W as job j sees it (into Wj, which the caller frees when it differs):
+ * a node only j blocks is a whole node for j itself. */
+static const avail *w_of(const plan *p, const plan_job *j, const avail *W,
+                         avail *Wj)
+{
+    if (!W || j->wown.n == 0 || !holds_part(p, j))
+        return W;
+    memset(Wj, 0, sizeof *Wj);
+    avail_copy(Wj, W);
+    for (int k = 0; k < j->wown.n; k++)
+        avail_add(Wj, j->wown.s[k].start, j->wown.s[k].end,
+                  p->cl.gpus_per_node);
+    return Wj;
+}
+
 static const curve_row *plan_mss(plan *p, plan_job *j, int64_t t,
-                                 const avail *F, resv *out)
+                                 const avail *F, const avail *W, resv *out)
+{
+    avail E, Wj;
+    const avail *Wo = w_of(p, j, W, &Wj);
+    const avail *Fe = eff_build(p, F, Wo, &E);
+    const curve_row *row = plan_mss_f(p, j, t, Fe, out);
+    if (Fe != F)
+        avail_free(&E);
+    if (Wo != W)
+        avail_free(&Wj);
+    return row;
+}
+
+static const curve_row *plan_mss_f(plan *p, plan_job *j, int64_t t,
+                                   const avail *F, resv *out)
 {
     if (t < j->release) /* decided early (opts.decide_at): from its release */
         t = j->release;
@@ -403,10 +612,29 @@ static const curve_row *plan_mss(plan *p, plan_job *j, int64_t t,
  * job taking in every interval the largest usable size that fits, with
  * the overhead model's costs paid (the work raised as in plan_mss). Fills
  * 'out' and *row if given; returns the completion (integer seconds) or -1
- * when the job cannot run at all.
+ * when the job cannot run at all. W as plan_mss.
  */
+static int64_t plan_fastest_f(plan *p, plan_job *j, int64_t t,
+                              const avail *F, resv *out,
+                              const curve_row **row);
+
 static int64_t plan_fastest(plan *p, plan_job *j, int64_t t, const avail *F,
-                            resv *out, const curve_row **row)
+                            const avail *W, resv *out, const curve_row **row)
+{
+    avail E, Wj;
+    const avail *Wo = w_of(p, j, W, &Wj);
+    const avail *Fe = eff_build(p, F, Wo, &E);
+    int64_t fin = plan_fastest_f(p, j, t, Fe, out, row);
+    if (Fe != F)
+        avail_free(&E);
+    if (Wo != W)
+        avail_free(&Wj);
+    return fin;
+}
+
+static int64_t plan_fastest_f(plan *p, plan_job *j, int64_t t,
+                              const avail *F, resv *out,
+                              const curve_row **row)
 {
     if (t < j->release) /* decided early (opts.decide_at): from its release */
         t = j->release;
@@ -460,12 +688,12 @@ static void plan_at_risk(plan *p, const int *act, int na, int64_t t,
     edf_sort(p, p->ord, m);
     for (int k = 0; k < m; k++) {
         plan_job *j = &p->jobs[p->ord[k]];
-        const curve_row *row = plan_mss(p, j, t, F, &j->r);
+        const curve_row *row = plan_mss(p, j, t, F, pt_w(p), &j->r);
         if (!row)
-            (void)plan_fastest(p, j, t, F, &j->r, &row);
+            (void)plan_fastest(p, j, t, F, pt_w(p), &j->r, &row);
         if (row)
             j->rrow = row;
-        resv_apply(&j->r, F, -1);
+        take(p, &j->r, F, pt_w(p), -1);
     }
 }
 
@@ -500,21 +728,37 @@ static void flag_at_risk(plan *p, plan_job *j, int64_t t)
 /* Plan the jobs ord[0..m-1] by MSS in deadline order from scratch at t.
  * If every one is feasible, commit their reservations, set F to the
  * resulting profile and return 1; otherwise change nothing, return 0. */
-static int edf_plan(plan *p, int *ord, int m, int64_t t, avail *F,
-                    resv *tmp)
+/* edf_plan's planning into tmp[0..m-1] (p->tmprow), Fn and Wn (the
+ * caller frees them; Wn unused when the whole nodes are off): 1 if every
+ * job is feasible. Changes no job. */
+static int edf_fill(plan *p, int *ord, int m, int64_t t, resv *tmp,
+                    avail *Fn, avail *Wn)
 {
-    int N = p->cl.total_gpus;
     edf_sort(p, ord, m);
-    avail Fn;
-    avail_init(&Fn, t, N);
+    avail_init(Fn, t, p->cl.total_gpus);
+    memset(Wn, 0, sizeof *Wn);
+    avail *W = NULL;
+    if (p->pt_won) { /* the whole nodes as the point found them */
+        avail_copy(Wn, &p->pt_Wb);
+        W = Wn;
+    }
     int ok = 1;
     for (int k = 0; k < m && ok; k++) {
         plan_job *j = &p->jobs[ord[k]];
-        p->tmprow[k] = plan_mss(p, j, t, &Fn, &tmp[k]);
+        p->tmprow[k] = plan_mss(p, j, t, Fn, W, &tmp[k]);
         ok = p->tmprow[k] != NULL;
         if (ok)
-            resv_apply(&tmp[k], &Fn, -1);
+            take(p, &tmp[k], Fn, W, -1);
     }
+    return ok;
+}
+
+static int edf_plan(plan *p, int *ord, int m, int64_t t, avail *F,
+                    resv *tmp)
+{
+    avail Fn, Wn;
+    int ok = edf_fill(p, ord, m, t, tmp, &Fn, &Wn);
+    avail *W = p->pt_won ? &Wn : NULL;
     if (ok) {
         for (int k = 0; k < m; k++) {
             resv_copy(&p->jobs[ord[k]].r, &tmp[k]);
@@ -522,8 +766,11 @@ static int edf_plan(plan *p, int *ord, int m, int64_t t, avail *F,
             p->jobs[ord[k]].tight = 0;
         }
         avail_copy(F, &Fn);
+        if (W)
+            avail_copy(&p->pt_W, W);
     }
     avail_free(&Fn);
+    avail_free(&Wn);
     return ok;
 }
 
@@ -540,6 +787,50 @@ static int healthy(const plan *p, const int *act, int na, int *ord)
     return m;
 }
 
+/* The fallback's whole-node check (replan): the jobs held on part of a
+ * node are known only now (some became tight), so the whole nodes are
+ * counted again, and the kept reservations' whole-node pieces taken out
+ * of them in deadline order; a reservation they do not fit (it counts on
+ * a node a held job blocks) is planned again by MSS against what is left
+ * where that finds one, and is kept as it was otherwise (the blocking may
+ * well end before its growth: a held job is held only while no fresh
+ * re-plan succeeds). F holds every kept reservation. */
+static void whole_check(plan *p, const int *act, int na, int64_t t,
+                        avail *F, int *ord)
+{
+    wbase_build(p, act, na, t);
+    if (!p->pt_won)
+        return;
+    int m = healthy(p, act, na, ord), redo = 0;
+    edf_sort(p, ord, m);
+    for (int k = 0; k < m; k++) {
+        plan_job *j = &p->jobs[ord[k]];
+        take_w(p, &j->r, &p->pt_W, -1);
+        if (avail_min(&p->pt_W, t, INT64_MAX) >= 0)
+            continue;
+        take_w(p, &j->r, &p->pt_W, +1);
+        ord[redo++] = ord[k]; /* (k >= redo) */
+    }
+    resv old = {0};
+    for (int k = 0; k < redo; k++) {
+        plan_job *j = &p->jobs[ord[k]];
+        resv_apply(&j->r, F, +1);
+        resv_copy(&old, &j->r);
+        const curve_row *row = plan_mss(p, j, t, F, &p->pt_W, &j->r);
+        if (row) {
+            j->rrow = row;
+            j->tight = 0;
+        } else {
+            /* none: it keeps the reservation it had, which counts GPUs
+             * (as before this step), and the placement holds growth back
+             * where it cannot place it (hold_keep) */
+            resv_copy(&j->r, &old);
+        }
+        take(p, &j->r, F, &p->pt_W, -1);
+    }
+    resv_free(&old);
+}
+
 /* Step 1 of a point: re-plan every admitted job that is not at risk by
  * MSS in deadline order from scratch. If that fails, keep the previous
  * reservations of the jobs they still cover (from where each job stands,
@@ -553,39 +844,42 @@ static void replan(plan *p, int *act, int na, int64_t t, avail *F,
                    resv *tmp, int *ord)
 {
     int N = p->cl.total_gpus;
+    wbase_build(p, act, na, t);
     int m = healthy(p, act, na, ord);
     if (!edf_plan(p, ord, m, t, F, tmp)) {
         p->replan_fallbacks++;
         avail_free(F);
         avail_init(F, t, N);
+        if (p->pt_won)
+            avail_copy(&p->pt_W, &p->pt_Wb);
         int behind = 0, bad = 0;
         for (int k = 0; k < m; k++) {
             plan_job *j = &p->jobs[ord[k]];
             resv_trim(&j->r, t);
-            resv_apply(&j->r, F, -1);
+            take(p, &j->r, F, pt_w(p), -1);
             if (!covers(p, j, NULL, &j->r, j->rrow, t, t, 1))
                 ord[behind++] = ord[k]; /* fell behind (k >= behind) */
         }
         edf_sort(p, ord, behind);
         for (int k = 0; k < behind; k++) {
             plan_job *j = &p->jobs[ord[k]];
-            resv_apply(&j->r, F, +1);
+            take(p, &j->r, F, pt_w(p), +1);
             resv_copy(&tmp[0], &j->r);
-            const curve_row *row = plan_mss(p, j, t, F, &j->r);
+            const curve_row *row = plan_mss(p, j, t, F, pt_w(p), &j->r);
             if (row) {
                 j->rrow = row;
                 j->tight = 0;
-                resv_apply(&j->r, F, -1);
             } else if (covers(p, j, NULL, &tmp[0], j->rrow, t, t, 0)) {
                 resv_copy(&j->r, &tmp[0]); /* it holds if j is not moved */
                 j->tight = 1;
-                resv_apply(&j->r, F, -1);
             } else {
                 flag_at_risk(p, j, t);
                 resv_clear(&j->r);
                 bad++;
             }
+            take(p, &j->r, F, pt_w(p), -1);
         }
+        whole_check(p, act, na, t, F, ord);
         if (bad) {
             m = healthy(p, act, na, ord);
             (void)edf_plan(p, ord, m, t, F, tmp);
@@ -624,7 +918,9 @@ static int hint_fits(const plan *p, const plan_job *j, int64_t t,
         const seg *s = &h->s[k];
         if (s->start < from || s->end <= s->start ||
             curve_tput(j->in->curve, s->gpus) <= 0 ||
-            avail_min(F, s->start, s->end) < s->gpus)
+            avail_min(F, s->start, s->end) < s->gpus ||
+            (p->pt_won && whole(p, s->gpus) &&
+             avail_min(&p->pt_W, s->start, s->end) < s->gpus))
             return 0;
     }
     prm_model m = pmodel(p);
@@ -642,8 +938,128 @@ static void admit_with(plan *p, plan_job *j, const curve_row *row,
     j->tight = 0;
     j->decision = PLAN_ADMITTED;
     resv_copy(&j->r, r);
-    resv_apply(&j->r, F, -1);
+    take(p, &j->r, F, pt_w(p), -1);
     p->admitted++;
+}
+
+/* ---- the point's earliest deadline (opts.earliest_point) ---------------- */
+
+int plan_earliest_search(int64_t lo, int64_t hint, int64_t step,
+                         plan_admits_fn admits, void *ctx, int64_t *out)
+{
+    int64_t cand = hint > lo ? hint : lo + step;
+    int found = 0;
+    *out = -1;
+    while (!found && cand <= EF_MAX_I64) {
+        int ok = admits(ctx, cand, &hint);
+        if (ok < 0)
+            return -1;
+        if (ok) {
+            found = 1;
+        } else {
+            lo = cand;
+            cand = hint > cand && hint - cand > step ? hint : cand + step;
+            if (step < EF_MAX_I64 / 2)
+                step *= 2;
+        }
+    }
+    while (found && cand - lo > 1) {
+        int64_t mid = lo + (cand - lo) / 2, h;
+        int ok = admits(ctx, mid, &h);
+        if (ok < 0)
+            return -1;
+        if (ok)
+            cand = mid;
+        else
+            lo = mid;
+    }
+    if (found)
+        *out = cand;
+    return found;
+}
+
+/* A trial decision of job j at the open point t against F: decide()'s
+ * admission with j's deadline (as planned: less the margin) set to d,
+ * changing nothing (its plans go to the scratch tmp and ord). 'full':
+ * its last way too, all admitted jobs and j planned afresh (O(jobs)
+ * MSS plans); else only the ways that take j out of what the point left
+ * (its hint, its MSS plan: O(the profile) each). */
+typedef struct trial {
+    plan *p;
+    plan_job *j;
+    int64_t t;
+    const avail *F;
+    const int *act;
+    int na;
+    int *ord;
+    resv *tmp;
+    int full;
+} trial;
+
+static int trial_admits(void *ctx, int64_t deadline, int64_t *hint)
+{
+    trial *c = ctx;
+    plan *p = c->p;
+    plan_job *j = c->j;
+    int64_t saved = j->deadline;
+    j->deadline = deadline - p->opts.deadline_margin;
+    *hint = -1;
+    const resv *h = p->hint ? &p->hint[j - p->jobs] : NULL;
+    int ok = h && h->n > 0 && !j->eb && hint_fits(p, j, c->t, c->F, h);
+    if (!ok)
+        ok = plan_mss(p, j, c->t, c->F, pt_w(p), c->tmp) != NULL;
+    if (!ok && c->full) {
+        /* the deadline order puts j among jobs of the same deadline by
+         * submit time and id, which a submission again may not share: a
+         * deadline it would tie is not offered */
+        int m = healthy(p, c->act, c->na, c->ord);
+        for (int k = 0; k < m; k++)
+            if (p->jobs[c->ord[k]].deadline == j->deadline) {
+                j->deadline = saved;
+                return 0;
+            }
+        c->ord[m++] = (int)(j - p->jobs);
+        plan_decision d = j->decision;
+        j->decision = PLAN_ADMITTED;
+        avail Fn, Wn;
+        ok = edf_fill(p, c->ord, m, c->t, c->tmp, &Fn, &Wn);
+        avail_free(&Fn);
+        avail_free(&Wn);
+        j->decision = d;
+    }
+    j->deadline = saved;
+    return ok;
+}
+
+/* The earliest deadline of job j, just refused at the open point t
+ * (opts.earliest_point): the earliest at which decide() would admit it
+ * at this point against the reservations the point left, so that the
+ * same job submitted again there with that deadline is admitted. The
+ * trials take j out of what the point left (cheap: O(the profile)) and
+ * search to the second (plan_earliest_search, from 'bound', the
+ * planner's fastest finish); then one full trial (every admitted job
+ * planned afresh with it) one second earlier, and only where that admits
+ * (the re-plan takes it at an earlier deadline) a bisection with full
+ * trials between the deadline asked for and that one. So the deadline
+ * returned is admitted by decide() and one second less is refused (or is
+ * an admitted job's deadline, which a full trial never offers: there the
+ * deadline order goes by submit time and id, which a submission again
+ * does not keep).
+ * -1: no deadline admits it. */
+static int64_t point_earliest(plan *p, plan_job *j, int64_t t,
+                              const avail *F, const int *act, int na,
+                              int *ord, int64_t bound)
+{
+    int64_t asked = j->deadline + p->opts.deadline_margin, e, h;
+    trial c = {p, j, t, F, act, na, ord, p->tmp, 0};
+    if (plan_earliest_search(asked, bound, p->opts.slot, trial_admits, &c,
+                             &e) != 1)
+        return -1;
+    c.full = 1;
+    if (e - 1 > asked && trial_admits(&c, e - 1, &h) == 1 &&
+        plan_earliest_search(asked, e - 1, 1, trial_admits, &c, &e) != 1)
+        return -1; /* (cannot be: e - 1 admits) */
+    return e;
 }
 
 /* Decide one released job at t. */
@@ -688,7 +1104,7 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
         return;
     }
     /* ... or if its MSS plan fits what the admitted jobs left free ... */
-    const curve_row *er = plan_mss(p, j, t, F, tmp);
+    const curve_row *er = plan_mss(p, j, t, F, pt_w(p), tmp);
     if (er) {
         admit_with(p, j, er, tmp, F);
         return;
@@ -709,10 +1125,15 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
     avail empty;
     avail_init(&empty, t, N);
     int64_t alone;
-    j->earliest_feasible_deadline = plan_fastest(p, j, t, F, NULL, &er);
+    j->earliest_feasible_deadline =
+        plan_fastest(p, j, t, F, pt_w(p), NULL, &er);
     if (j->earliest_feasible_deadline >= 0)
         j->earliest_feasible_deadline += p->opts.deadline_margin;
-    alone = plan_fastest(p, j, t, &empty, NULL, &er);
+    if (p->opts.earliest_point && j->earliest_feasible_deadline >= 0)
+        j->earliest_feasible_deadline =
+            point_earliest(p, j, t, F, act, na, ord,
+                           j->earliest_feasible_deadline);
+    alone = plan_fastest(p, j, t, &empty, NULL, NULL, &er);
     avail_free(&empty);
     if (j->in->iterations_done > 0 || j->in->samples_done > 0) {
         /* A job already under way is not dropped: it keeps running as
@@ -1307,10 +1728,10 @@ static int replan_noac(plan *p, const int *act, int na, int64_t t,
     edf_sort(p, p->ord, m);
     for (int k = 0; k < m; k++) {
         plan_job *j = &p->jobs[p->ord[k]];
-        const curve_row *r = plan_mss(p, j, t, F, &j->r);
+        const curve_row *r = plan_mss(p, j, t, F, NULL, &j->r);
         if (!r) {
             late++;
-            (void)plan_fastest(p, j, t, F, &j->r, &r);
+            (void)plan_fastest(p, j, t, F, NULL, &j->r, &r);
         }
         if (r)
             j->rrow = r;
@@ -1371,7 +1792,8 @@ static void admit_reference(plan *p, int *act, int *na, const int *rel,
         if (j->decision != PLAN_PENDING)
             continue;
         const curve_row *er;
-        j->earliest_feasible_deadline = plan_fastest(p, j, t, F, NULL, &er);
+        j->earliest_feasible_deadline =
+            plan_fastest(p, j, t, F, NULL, NULL, &er);
         if (j->earliest_feasible_deadline >= 0)
             j->earliest_feasible_deadline += p->opts.deadline_margin;
         if (j->in->iterations_done > 0 || j->in->samples_done > 0) {
@@ -1528,6 +1950,11 @@ void plan_point_begin(plan *p, int64_t t, int *act, int *na, const int *rel,
     p->pt_open = 1;
     p->pt_t = t;
     p->points++;
+    if (p->pt_won) { /* replan counts the whole nodes again */
+        avail_free(&p->pt_Wb);
+        avail_free(&p->pt_W);
+        p->pt_won = 0;
+    }
     /* where every job in play stands: the GPUs and batch it holds */
     for (int i = 0; i < *na; i++) {
         plan_job *j = &p->jobs[act[i]];
@@ -1687,6 +2114,7 @@ void plan_keep_jobs(plan *p, const job_queue *q, const int *from)
         if (!kept[i]) {
             resv_free(&p->jobs[i].r);
             resv_free(&p->jobs[i].reserved);
+            resv_free(&p->jobs[i].wown);
             place_set_free(&p->jobs[i].pl);
         }
     free(kept);
@@ -2288,9 +2716,9 @@ int plan_alone(const job_queue *q, int i, const cluster *c,
     int runs = j->eb ? eb_min_config(j->in, 1, c->total_gpus, &g0) != NULL
                      : curve_usable(j->in->curve, c->total_gpus, lv, NULL) > 0;
     if (runs) {
-        *fastest = plan_fastest(&p, j, t, &empty, NULL, &row);
+        *fastest = plan_fastest(&p, j, t, &empty, NULL, NULL, &row);
         if (j->in->has_deadline)
-            row = plan_mss(&p, j, t, &empty, out);
+            row = plan_mss(&p, j, t, &empty, NULL, out);
         else
             row = NULL;
     }

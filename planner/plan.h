@@ -22,6 +22,12 @@
  *      keeps one that covers only if its job is not moved (marked 'tight':
  *      placement holds it), and flags the rest at risk; at-risk jobs are
  *      planned apart, after the others, with what they leave;
+ *      while a job placement must not move (tight, at risk) holds part
+ *      of a node, that node is no whole node for anyone: the pieces of
+ *      every reservation of a node's size or more (whole nodes, place.h)
+ *      are planned against the GPUs of the other nodes too (plan.c,
+ *      "whole nodes"), and a kept reservation that counts on such a node
+ *      is planned again (or its job flagged at risk);
  *      A job the queue marks "promised" (jobs.h: admitted by an
  *      earlier decision, e.g. efplan serve re-planning from reality) and
  *      released by the plan's now is in play from the first point as
@@ -33,7 +39,8 @@
  *      the admitted jobs and this one, re-planned afresh by MSS in
  *      deadline order, all keep the promise (then those new reservations
  *      are kept); otherwise it is rejected with the earliest deadline it
- *      could finish by; a job without deadline is best-effort
+ *      could finish by (the planner's bound; opts.earliest_point: the
+ *      point's exact one); a job without deadline is best-effort
  *      (opts.admission_reference: the reference implementation's rule
  *      instead, see plan_opts);
  *   3. with opts.moves == MOVES_NET (the default), lets every job in
@@ -162,6 +169,13 @@ typedef struct plan_opts {
                               model's charge (measured: the service's
                               closed loop; plan_set_restart_scale); 0 or
                               NULL: the model's. Read by plan_init */
+    int earliest_point;    /* a job rejected at a point gets as its
+                              earliest_feasible_deadline the point's own
+                              earliest deadline (plan_point_earliest's
+                              rule: resubmitting it with that deadline at
+                              the same point, the state unchanged, is
+                              admitted) instead of the planner's bound
+                              (efplan serve's answer); 0: the bound */
     const resv *hint;      /* offline admission (the exact step,
                               solver/ilp.h ilp_offline): per queue index,
                               a reservation (n == 0: none) that the job
@@ -240,6 +254,10 @@ typedef struct plan_job {
      * as segments [start, end) with gpus > 0, merged where equal; the
      * rest of the allocation there was surplus */
     resv reserved;
+    /* at an open point with whole nodes counted (plan.c): where this job,
+     * held on part of a node, is the only job that blocks its node (its
+     * own growth onto that node is no conflict), as pieces of one node */
+    resv wown;
 } plan_job;
 
 /* One allocation of one slot. */
@@ -305,6 +323,13 @@ typedef struct plan {
     int pt_open;
     int64_t pt_t;
     avail pt_F;
+    /* whole nodes at the open point (plan.c, "whole nodes"): when a job
+     * placement must not move (tight, at risk) holds part of a node, the
+     * GPUs of the nodes no such job holds part of, over time (pt_Wb),
+     * and what the reservations' whole-node pieces leave of them (pt_W);
+     * pt_won 0: no node is held so (both unused) */
+    int pt_won;
+    avail pt_Wb, pt_W;
 } plan;
 
 /*
@@ -359,6 +384,24 @@ int plan_init(plan *p, const job_queue *q, const cluster *c,
  */
 void plan_point(plan *p, int64_t t, int *act, int *na, const int *rel,
                 int nrel);
+
+/*
+ * plan_earliest_search: the search every earliest deadline efplan offers
+ * is found by (plan_earliest_doc's full re-plans, the point rule of
+ * opts.earliest_point), over a predicate admits(ctx, d, &hint): 1 if a
+ * deadline d is admitted, 0 if not (*hint: where the planner says to
+ * look next, -1 if nowhere), -1 on an error. 'lo' is a refused deadline
+ * (the one asked for); from 'hint' (when above lo; else lo + step) it
+ * steps forward, doubling the step, until a deadline is admitted, then
+ * bisects between the last refusal and the first admission until they
+ * are one second apart. Returns 1 with *out = the deadline found (it is
+ * admitted, *out - 1 is refused, and so was every deadline tried below
+ * it), 0 when none is found up to EF_MAX_I64 (*out = -1), -1 when the
+ * predicate failed.
+ */
+typedef int (*plan_admits_fn)(void *ctx, int64_t deadline, int64_t *hint);
+int plan_earliest_search(int64_t lo, int64_t hint, int64_t step,
+                         plan_admits_fn admits, void *ctx, int64_t *out);
 
 /*
  * plan_point in its steps, for a planning state that keeps its point

@@ -165,57 +165,43 @@ static int admissible(plan_submit_res *r, int64_t deadline, int64_t *hint,
     return ok;
 }
 
-/* The earliest admissible deadline (submit.h): 'lo' starts at the
- * deadline asked for (refused); from the planner's hint (or lo + one
- * slot) step forward, doubling the step, until a deadline is admitted;
- * then bisect between the last refusal and the first admission until
- * they are one second apart. *out = -1 when none is found up to
- * EF_MAX_I64; EF_ERR on an error. */
+/* admissible() as plan_earliest_search's predicate; the last refusal's
+ * broken promise kept in r->never_broken. */
+typedef struct adm_ctx {
+    plan_submit_res *r;
+    ef_err *e;
+} adm_ctx;
+
+static int adm_pred(void *ctx, int64_t deadline, int64_t *hint)
+{
+    adm_ctx *c = ctx;
+    const char *broken = NULL;
+    int ok = admissible(c->r, deadline, hint, &broken, c->e);
+    if (ok == 0)
+        c->r->never_broken = broken;
+    return ok;
+}
+
+/* The earliest admissible deadline (submit.h): from the deadline asked
+ * for (refused) and the planner's hint, by plan_earliest_search. *out =
+ * -1 when none is found up to EF_MAX_I64; EF_ERR on an error. */
 static int earliest(plan_submit_res *r, int64_t *out, ef_err *e)
 {
     job *qj = &r->q.jobs[r->ni];
     int64_t saved_deadline = qj->deadline;
     int saved_has = qj->has_deadline;
     int64_t lo = qj->has_deadline ? qj->deadline : qj->submit;
-    int64_t step = r->po.slot, hint = r->p.jobs[r->ni]
-                                          .earliest_feasible_deadline;
-    int64_t cand = hint > lo ? hint : lo + step;
-    int found = 0, rc = EF_OK;
-    const char *broken = NULL;
     r->never_broken = NULL;
-    while (!found && cand <= EF_MAX_I64) {
-        int ok = admissible(r, cand, &hint, &broken, e);
-        if (ok < 0) {
-            rc = EF_ERR;
-            break;
-        }
-        if (ok) {
-            found = 1;
-        } else {
-            r->never_broken = broken; /* the last refusal's */
-            lo = cand;
-            cand = hint > cand && hint - cand > step ? hint : cand + step;
-            if (step < EF_MAX_I64 / 2)
-                step *= 2;
-        }
-    }
-    while (rc == EF_OK && found && cand - lo > 1) {
-        int64_t mid = lo + (cand - lo) / 2, h;
-        int ok = admissible(r, mid, &h, &broken, e);
-        if (ok < 0)
-            rc = EF_ERR;
-        else if (ok)
-            cand = mid;
-        else
-            lo = mid;
-    }
-    if (found)
+    adm_ctx c = {r, e};
+    int found = plan_earliest_search(
+        lo, r->p.jobs[r->ni].earliest_feasible_deadline, r->po.slot,
+        adm_pred, &c, out);
+    if (found == 1)
         r->never_broken = NULL;
     /* the queue's job as it was submitted (r->p points at it) */
     qj->deadline = saved_deadline;
     qj->has_deadline = saved_has;
-    *out = found ? cand : -1;
-    return rc;
+    return found < 0 ? EF_ERR : EF_OK;
 }
 
 /* Find and check the jobs file the plan names, as efplan apply finds it

@@ -19,6 +19,9 @@ int live_start(live *L, const cluster *c, const plan_opts *po, int64_t t,
     L->q.is_json = 1;
     plan_opts o = *po;
     o.now = t;
+    /* a rejection's earliest deadline: the point's own (plan.h), what a
+     * submission of the job with it is decided by here */
+    o.earliest_point = 1;
     if (plan_init(&L->p, &L->q, c, &o, e) != EF_OK) {
         queue_free(&L->q);
         return EF_ERR;

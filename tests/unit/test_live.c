@@ -5,6 +5,10 @@
  * point with all of them released gives: the same decisions,
  * reservations, GPUs, placements, owed seconds, and the same completions
  * afterwards, over seeded random queues and clusters.
+ * A rejected submission's earliest deadline (opts.earliest_point, which
+ * the state sets): the same job submitted again with it, the state
+ * unchanged, is admitted, and with one second less it is refused, for
+ * every rejection of seeded random bursts.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -160,10 +164,104 @@ static void test_arrivals_one_point(void **state)
         check_seed(seed);
 }
 
+
+/* A burst: n jobs submitted in the first slot on cluster c with options
+ * o; the state after jobs[0..upto] are submitted one at a time, then
+ * (if 'again' is not NULL) 'again' submitted too; returns the decision
+ * of the last one submitted and its earliest deadline in *earliest. */
+static plan_decision submit_burst(const cluster *c, const plan_opts *o,
+                                  const job *jobs, int upto,
+                                  const job *again, int64_t *earliest)
+{
+    live L;
+    ef_err e;
+    assert_int_equal(live_start(&L, c, o, 0, &e), EF_OK);
+    live_advance(&L, 60, NULL, NULL);
+    plan_decision d = PLAN_PENDING;
+    for (int k = 0; k <= upto + (again != NULL); k++) {
+        job jb;
+        job_copy(&jb, k <= upto ? &jobs[k] : again);
+        int i = live_add(&L, &jb, 0);
+        live_point(&L, &i, 1);
+        d = L.p.jobs[i].decision;
+        *earliest = L.p.jobs[i].earliest_feasible_deadline;
+        if (k % 3 == 1) /* a reader between two submissions */
+            live_settle(&L);
+    }
+    live_free(&L);
+    return d;
+}
+
+static int check_earliest_seed(uint64_t seed)
+{
+    tp_seed(seed * 104729 + 11);
+    int n = 6 + (int)(tp_rnd() % 20);
+    job *jobs = calloc((size_t)n, sizeof *jobs);
+    for (int k = 0; k < n; k++) {
+        rand_job(&jobs[k], k);
+        jobs[k].submit = 1 + (int64_t)(tp_rnd() % 59); /* one slot */
+        if (jobs[k].has_deadline)
+            jobs[k].deadline += 60;
+    }
+    qsort(jobs, (size_t)n, sizeof *jobs, cmp_submit);
+    cluster c;
+    int nodes = 1 + (int)(tp_rnd() % 3), gpn = 2 << (tp_rnd() % 3);
+    assert_int_equal(cluster_init(&c, 1, nodes, gpn, "t", NULL), EF_OK);
+    plan_opts o;
+    plan_opts_default(&o);
+    o.overhead = seed % 3 == 0 ? OVH_NONE
+                 : seed % 3 == 1 ? OVH_FIG12 : OVH_RESTART;
+    o.moves = seed % 2 ? MOVES_ANY : MOVES_NET;
+    o.deadline_margin = seed % 5 == 0 ? 120 : 0;
+    int rejections = 0;
+    for (int k = 0; k < n; k++) {
+        int64_t E, x;
+        if (submit_burst(&c, &o, jobs, k, NULL, &E) != PLAN_REJECTED ||
+            E < 0)
+            continue;
+        rejections++;
+        job again;
+        job_copy(&again, &jobs[k]);
+        free(again.id);
+        again.id = strdup("again");
+        again.deadline = E;
+        plan_decision d = submit_burst(&c, &o, jobs, k, &again, &x);
+        if (d != PLAN_ADMITTED)
+            fail_msg("seed %llu, job %s: earliest deadline %lld refused",
+                     (unsigned long long)seed, jobs[k].id, (long long)E);
+        again.deadline = E - 1;
+        int tie = 0; /* E - 1 an earlier job's deadline (plan.c) */
+        for (int i = 0; i < k; i++)
+            tie |= jobs[i].has_deadline && jobs[i].deadline == E - 1;
+        if (E - 1 > jobs[k].deadline && !tie &&
+            submit_burst(&c, &o, jobs, k, &again, &x) == PLAN_ADMITTED)
+            fail_msg("seed %llu, job %s: earliest deadline %lld, but %lld "
+                     "is admitted", (unsigned long long)seed, jobs[k].id,
+                     (long long)E, (long long)(E - 1));
+        job_free(&again);
+    }
+    for (int k = 0; k < n; k++)
+        job_free(&jobs[k]);
+    free(jobs);
+    return rejections;
+}
+
+static void test_earliest_resubmitted(void **state)
+{
+    (void)state;
+    int rejections = 0;
+    for (uint64_t seed = 1; seed <= 120; seed++)
+        rejections += check_earliest_seed(seed);
+    print_message("%d rejections, each admitted again at its earliest "
+                  "deadline\n", rejections);
+    assert_true(rejections >= 100);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arrivals_one_point),
+        cmocka_unit_test(test_earliest_resubmitted),
     };
     return cmocka_run_group_tests_name("live", tests, tp_setup, tp_teardown);
 }
