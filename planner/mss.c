@@ -262,6 +262,26 @@ static inline int64_t settle(double need, double acc, double tp, int64_t ak,
     return p < ak ? ak : p;
 }
 
+/* One piece [ak, e) of mss_plan's backward scan at level q (f GPUs free
+ * there): if what it adds at fit(row, q, f) makes *acc reach 'need', the
+ * point level q suffices from into *p and 1; else its work added to *acc
+ * and 0. */
+static inline int piece_fills(const curve_row *row, int q, double tq, int f,
+                              int64_t ak, int64_t e, int64_t now, int slot,
+                              double need, double *acc, int64_t *p)
+{
+    double tp;
+    if (ladder_fit(row, q, tq, f, &tp) == 0)
+        return 0;
+    double w = (double)(e - ak) * tp;
+    if (*acc + w >= need) {
+        *p = settle(need, *acc, tp, ak, e, now, slot);
+        return 1;
+    }
+    *acc += w;
+    return 0;
+}
+
 int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
              int64_t deadline, int slot, const avail *F, resv *out)
 {
@@ -324,18 +344,12 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
                         stop = 1;
                         break;
                     }
-                    double tp;
-                    int a = ladder_fit(row, q, tq, fr[k], &tp);
-                    if (a == 0)
-                        continue;
-                    double w = (double)(e - ak) * tp;
-                    if (acc + w >= need) {
-                        p = settle(need, acc, tp, ak, e, now, slot);
+                    if (piece_fills(row, q, tq, fr[k], ak, e, now, slot,
+                                    need, &acc, &p)) {
                         kp = k;
                         found = 1;
                         break;
                     }
-                    acc += w;
                 }
                 if (found || stop)
                     break;
@@ -353,18 +367,12 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
              * the scan's, exactly. */
             if ((acc + tq * (double)(e - now)) * slack < need)
                 break;
-            double tp;
-            int a = ladder_fit(row, q, tq, fr[k], &tp);
-            if (a == 0)
-                continue;
-            double w = (double)(e - ak) * tp;
-            if (acc + w >= need) {
-                p = settle(need, acc, tp, ak, e, now, slot);
+            if (piece_fills(row, q, tq, fr[k], ak, e, now, slot, need,
+                            &acc, &p)) {
                 kp = k; /* p lies in piece k: ak <= p < e */
                 found = 1;
                 break;
             }
-            acc += w;
         }
         if (!found)
             prev = q;
