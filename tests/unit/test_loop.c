@@ -78,6 +78,15 @@ static svc *service(const char *db, const char *spec, const char *backend,
     return s;
 }
 
+/* Tick loop L at 'at' until nothing is pending (10 ticks at most). */
+static void ticks(loop *L, int64_t at)
+{
+    ef_err e = {0};
+    int pend = 1;
+    for (int k = 0; k < 10 && pend; k++)
+        assert_ok(loop_tick_at(L, at, &pend, &e), e);
+}
+
 /* One trace through both; returns the number of differences. */
 static int one_trace(uint64_t seed, int njobs, int *admitted, int *ends,
                      int *same)
@@ -158,9 +167,7 @@ static int one_trace(uint64_t seed, int njobs, int *admitted, int *ends,
             char *body = json_dumps(o, JSON_COMPACT);
             json_decref(o);
             if (jb->submit == t) {
-                int pend = 1;
-                for (int k = 0; k < 10 && pend; k++)
-                    assert_ok(loop_tick_at(L, t, &pend, &e), e);
+                ticks(L, t);
             }
             svc_reply r;
             svc_submit(s, &who, body, strlen(body), jb->submit, &r);
@@ -175,9 +182,7 @@ static int one_trace(uint64_t seed, int njobs, int *admitted, int *ends,
             svc_reply_free(&r);
             next++;
         }
-        int pend = 1;
-        for (int k = 0; k < 10 && pend; k++)
-            assert_ok(loop_tick_at(L, t, &pend, &e), e);
+        ticks(L, t);
         /* how many have not ended */
         left = 0;
         for (int i = 0; i < next; i++) {
@@ -245,9 +250,7 @@ static int one_trace(uint64_t seed, int njobs, int *admitted, int *ends,
     sim_free(&sm);
     queue_free(&q);
     curve_set_free(&cs);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tu_rmtree(dir), 0);
     return diff;
 }
 
@@ -290,9 +293,7 @@ static void test_replan_storm(void **state)
     svc_submit(s, &who, a, strlen(a), T0, &r);
     assert_int_equal(r.status, 201);
     svc_reply_free(&r);
-    int pend = 1;
-    for (int k = 0; k < 10 && pend; k++)
-        assert_ok(loop_tick_at(L, T0, &pend, &e), e);
+    ticks(L, T0);
     loop_stats ls;
     loop_get_stats(L, &ls);
     assert_int_equal(ls.launches, 1);
@@ -313,15 +314,11 @@ static void test_replan_storm(void **state)
                             "admitted");
         json_decref(ans);
         svc_reply_free(&r);
-        pend = 1;
-        for (int t = 0; t < 10 && pend; t++)
-            assert_ok(loop_tick_at(L, now, &pend, &e), e);
+        ticks(L, now);
     }
     loop_get_stats(L, &ls);
     assert_int_equal(ls.stops, 0); /* nothing moved inside the slot */
-    pend = 1;
-    for (int k = 0; k < 10 && pend; k++)
-        assert_ok(loop_tick_at(L, T0 + SLOT, &pend, &e), e);
+    ticks(L, T0 + SLOT);
     loop_get_stats(L, &ls);
     print_message("storm: %d re-plans, %d launches, %d stops by the "
                   "boundary\n", ls.replans, ls.launches, ls.stops);
@@ -329,9 +326,7 @@ static void test_replan_storm(void **state)
     assert_true(ls.launches >= 2); /* the storm's jobs start there */
     loop_stop(L);
     svc_close(s);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tu_rmtree(dir), 0);
 }
 
 /* A start-up burst: jobs submitted one by one inside a slot while nothing
@@ -367,15 +362,12 @@ static void test_startup_burst(void **state)
         svc_submit(s, &who, body, strlen(body), now, &r);
         assert_int_equal(r.status, 201);
         svc_reply_free(&r);
-        int pend = 1;
-        for (int t = 0; t < 10 && pend; t++)
-            assert_ok(loop_tick_at(L, now, &pend, &e), e);
+        ticks(L, now);
         loop_get_stats(L, &ls);
         assert_int_equal(ls.launches, 0); /* released at the boundary */
     }
+    ticks(L, T0 + SLOT);
     int pend = 1;
-    for (int k = 0; k < 10 && pend; k++)
-        assert_ok(loop_tick_at(L, T0 + SLOT, &pend, &e), e);
     for (int k = 0; k < 10; k++) /* the slot runs on */
         assert_ok(loop_tick_at(L, T0 + SLOT + 1 + k, &pend, &e), e);
     loop_get_stats(L, &ls);
@@ -385,9 +377,7 @@ static void test_startup_burst(void **state)
     assert_int_equal(ls.stops, 0);
     loop_stop(L);
     svc_close(s);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tu_rmtree(dir), 0);
 }
 
 /* A job whose attempt ended done just before a kill -9, before the
@@ -417,9 +407,8 @@ static void test_done_before_kill(void **state)
     lo.at = T0 + 510;
     loop *L;
     assert_ok(loop_start(&L, s, &lo, &e), e);
+    ticks(L, T0 + 510);
     int pend = 1;
-    for (int k = 0; k < 10 && pend; k++)
-        assert_ok(loop_tick_at(L, T0 + 510, &pend, &e), e);
     for (int k = 0; k < 3; k++)
         assert_ok(loop_tick_at(L, T0 + 540 + SLOT * k, &pend, &e), e);
     loop_stats ls;
@@ -431,9 +420,7 @@ static void test_done_before_kill(void **state)
     store_job_free(&j);
     loop_stop(L);
     svc_close(s);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tu_rmtree(dir), 0);
 }
 
 /* 50 ms of wall time (waiting for a real process). */
@@ -525,8 +512,7 @@ static void test_cancelled_while_down(void **state)
     store_job_free(&j);
     loop_stop(L);
     svc_close(s);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tu_rmtree(dir), 0);
 }
 
 int main(void)

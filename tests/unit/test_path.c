@@ -26,9 +26,7 @@ static void tree(char *dir, size_t len, char *old, size_t oldlen)
 static void untree(const char *dir, const char *old)
 {
     assert_int_equal(chdir(old), 0);
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tu_rmtree(dir), 0);
 }
 
 /* ef_path_from_file(path, file) is 'want' (NULL: fails). */

@@ -58,9 +58,7 @@ static int teardown(void **state)
 {
     fx *f = *state;
     svc_close(f->s);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tu_rmtree(f->dir), 0);
     free(f);
     return 0;
 }

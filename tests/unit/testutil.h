@@ -228,24 +228,28 @@ static inline int tu_count_entries(const char *dir)
     return n;
 }
 
-/* Remove a flat scratch directory made by tu_tmpdir (files and empty
- * subdirectories only). */
-static inline void tu_rmtree(const char *dir)
+/* Remove a scratch directory made by tu_tmpdir and everything in it
+ * (subdirectories too; a symbolic link is removed, never followed).
+ * Returns 0 when it is gone, -1 when something could not be removed. */
+static inline int tu_rmtree(const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d)
-        return;
+        return -1;
     struct dirent *de;
     char path[4096];
     while ((de = readdir(d)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
         tu_join(path, sizeof path, dir, de->d_name);
-        if (unlink(path) != 0)
-            rmdir(path);
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            tu_rmtree(path);
+        else
+            unlink(path);
     }
     closedir(d);
-    rmdir(dir);
+    return rmdir(dir);
 }
 
 /* Put directory 'bin' (stand-in commands) first on PATH; returns the old
