@@ -670,6 +670,11 @@ void ef_rank(int n, int (*cmp)(const void *, const void *, void *),
     free(ord);
 }
 
+int ef_cmp_strp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static int cmp_ints(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;

@@ -188,6 +188,10 @@ size_t ef_bom_len(const char *buf, size_t len);
 /* Return 1 if 'x' is a positive power of two. */
 int ef_is_pow2(int64_t x);
 
+/* ef_cmp_strp: qsort / bsearch comparison of two elements that are
+ * strings (const char *), in strcmp order. */
+int ef_cmp_strp(const void *a, const void *b);
+
 /* ef_rank: give each item 0..n-1 its place in the order 'cmp' sets
  * (qsort_r's comparison, called on pointers to two item indices, with
  * ctx): rank[i] is 0 for the first, and items that compare equal share a

@@ -22,11 +22,6 @@ static job state_job(const job *in, int64_t done, const exec_place *pl,
     return t;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* Jobs the jobs file holds now that it did not hold when apply read it
  * (an `efplan submit` while apply ran adds them there): read the file
  * again into *later (empty when it is unreadable or names no new job) and
@@ -45,12 +40,12 @@ static int submitted_since(const exec_plan *p, job_queue *later, char **isnew)
     const char **ids = ef_malloc(((size_t)p->q.n + 1) * sizeof *ids);
     for (int k = 0; k < p->q.n; k++)
         ids[k] = p->q.jobs[k].id;
-    qsort(ids, (size_t)p->q.n, sizeof *ids, cmp_str);
+    qsort(ids, (size_t)p->q.n, sizeof *ids, ef_cmp_strp);
     *isnew = ef_calloc((size_t)later->n + 1, 1);
     int m = 0;
     for (int i = 0; i < later->n; i++) {
         const char *id = later->jobs[i].id;
-        if (!bsearch(&id, ids, (size_t)p->q.n, sizeof *ids, cmp_str)) {
+        if (!bsearch(&id, ids, (size_t)p->q.n, sizeof *ids, ef_cmp_strp)) {
             (*isnew)[i] = 1;
             m++;
         }

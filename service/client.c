@@ -497,11 +497,6 @@ const char *cl_fmt_time(int64_t t, char *dst, size_t len)
     return ef_ht_fmt(t, fmt_zone, dst, len);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* 1 when member 'k' of an event's detail is a time (Unix seconds): the
  * names the service writes for times. */
 static int time_key(const char *k)
@@ -528,7 +523,7 @@ static void put_detail(ef_buf *out, const json_t *d)
     const char *k;
     const json_t *v;
     json_object_foreach((json_t *)d, k, v) keys[n++] = k;
-    qsort(keys, n, sizeof *keys, cmp_str);
+    qsort(keys, n, sizeof *keys, ef_cmp_strp);
     for (size_t i = 0; i < n; i++) {
         v = json_object_get(d, keys[i]);
         if (json_is_null(v))

@@ -2513,11 +2513,6 @@ static void win_clear(svc *s)
     s->nwin = 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* Job pj of a planning state into state nl as it was decided there
  * (admitted: promised), its restarts' scale kept; *rel gets it when it
  * is to be released at nl's point (not promised). */
@@ -2552,14 +2547,14 @@ static int live_reset(svc *s, const plan *p, int64_t now, int adopt)
     if (adopt) {
         /* the jobs accepted while p was planned (s->win), as the old
          * state decided them, if still in play there */
-        qsort(s->win, (size_t)s->nwin, sizeof *s->win, cmp_str);
+        qsort(s->win, (size_t)s->nwin, sizeof *s->win, ef_cmp_strp);
         for (int k = 0; k < s->L.na; k++) {
             const plan_job *pj = &s->L.p.jobs[s->L.act[k]];
             const char *id = pj->in->id;
             if ((pj->decision == PLAN_ADMITTED ||
                  pj->decision == PLAN_BEST_EFFORT) &&
                 bsearch(&id, s->win, (size_t)s->nwin, sizeof *s->win,
-                        cmp_str)) {
+                        ef_cmp_strp)) {
                 live_carry(&nl, pj, rel, &nrel);
                 nadopt++;
             }
