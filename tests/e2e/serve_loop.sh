@@ -41,7 +41,11 @@
 . "$(dirname "$0")/lib/serve.sh"
 
 cd "$T"
-fail() { echo "FAIL: $*"; echo "--- serve.log (tail)"; tail -40 serve.log; exit 1; }
+# (the reason last as well: tests/run.sh shows a failure's last 40 lines)
+fail() {
+    echo "FAIL: $*"; echo "--- serve.log (tail)"; tail -30 serve.log
+    echo "FAIL: $*"; exit 1
+}
 cleanup() {
     serve_stop
     # LOOP_LOG=FILE keeps the service's log (for benchmarks and reading)
