@@ -257,279 +257,377 @@ static void deadline_rug(ef_buf *b, const plan *p, const int *col, double x0,
     free(cnt);
 }
 
-void plan_svg(const plan *p, ef_ht_zone z, ef_buf *out)
+/* One chart from start to end: what it draws and where. Filled by
+ * chart_rank, chart_axis and chart_legend in turn; the draw_* steps
+ * only read it. */
+typedef struct chart {
+    const plan *p;
+    ef_ht_zone z;
+    int N, G;         /* the cluster's GPUs, GPUs per node */
+    int64_t t0;       /* the plan's now: the axis' left end */
+    int64_t tend;     /* the plan's end (one slot when it is empty) */
+    int64_t t1;       /* the axis' right end */
+    int *ord;         /* jobs with GPU time, most GPU-seconds first */
+    int *col;         /* per job: its colour, or -1 (grey) */
+    int nrun;         /* jobs with GPU time */
+    int K;            /* coloured jobs: ord[0 .. K-1] */
+    block *blk;       /* the blocks, when drawn block by block */
+    long nblk;
+    int gantt;        /* 1: block by block; 0: stacked bands */
+    int arrows;       /* deadlines past the axis drawn as arrows */
+    double x0, x1;    /* the plot's left and right edges, pixels */
+    double top;       /* the plot's top */
+    double pw, ph;    /* the plot's width and height */
+    double xs, ys;    /* pixels per second, per GPU */
+    char (*leg)[200]; /* legend entries: coloured jobs, others, marks */
+    int nleg;
+    int legcols, legrows;
+    int nrej;         /* rejected jobs */
+    double legy, rejy; /* the legend's and the rejected list's top */
+    int H;            /* the picture's height */
+} chart;
+
+/* Jobs with GPU time, ranked; the first SVG_NCOLOURS get colours. */
+static void chart_rank(chart *c)
 {
-    ef_buf b = {0};
-    int N = p->cl.total_gpus, G = p->cl.gpus_per_node;
-    int64_t t0 = p->now;
-    /* the plan's end: an empty plan still gets a one-slot axis */
-    int64_t tend = p->nslots ? p->slots[p->nslots - 1].end
-                             : t0 + (p->opts.slot > 0 ? p->opts.slot : 1);
-    /* jobs with GPU time, ranked: the first SVG_NCOLOURS get colours */
-    int *ord = ef_malloc(((size_t)p->njobs + 1) * sizeof *ord);
-    int *col = ef_malloc(((size_t)p->njobs + 1) * sizeof *col);
+    const plan *p = c->p;
+    c->ord = ef_malloc(((size_t)p->njobs + 1) * sizeof *c->ord);
+    c->col = ef_malloc(((size_t)p->njobs + 1) * sizeof *c->col);
     ranked *rk = ef_malloc(((size_t)p->njobs + 1) * sizeof *rk);
-    int nrun = 0;
+    c->nrun = 0;
     for (int i = 0; i < p->njobs; i++) {
-        col[i] = -1;
+        c->col[i] = -1;
         if (p->jobs[i].gpu_seconds > 0)
-            rk[nrun++] = (ranked){p->jobs[i].gpu_seconds, p->jobs[i].in->id,
-                                  i};
+            rk[c->nrun++] = (ranked){p->jobs[i].gpu_seconds,
+                                     p->jobs[i].in->id, i};
     }
-    qsort(rk, (size_t)nrun, sizeof *rk, rank_cmp);
-    for (int r = 0; r < nrun; r++)
-        ord[r] = rk[r].job;
+    qsort(rk, (size_t)c->nrun, sizeof *rk, rank_cmp);
+    for (int r = 0; r < c->nrun; r++)
+        c->ord[r] = rk[r].job;
     free(rk);
-    int K = nrun < SVG_NCOLOURS ? nrun : SVG_NCOLOURS; /* coloured jobs */
-    for (int r = 0; r < K; r++)
-        col[ord[r]] = r;
-    long nblk = 0;
-    block *blk = NULL;
-    int gantt = nrun <= GANTT_MAX_JOBS;
-    if (gantt) {
-        blk = collect_blocks(p, 20L * GANTT_MAX_BLOCKS, &nblk);
-        gantt = nblk <= GANTT_MAX_BLOCKS;
+    c->K = c->nrun < SVG_NCOLOURS ? c->nrun : SVG_NCOLOURS;
+    for (int r = 0; r < c->K; r++)
+        c->col[c->ord[r]] = r;
+}
+
+/* Block by block or in bands, and the axes: the time axis runs to the
+ * last deadline when that is not far past the end, else a little past
+ * the end, later deadlines as arrows. */
+static void chart_axis(chart *c)
+{
+    const plan *p = c->p;
+    c->gantt = c->nrun <= GANTT_MAX_JOBS;
+    if (c->gantt) {
+        c->blk = collect_blocks(p, 20L * GANTT_MAX_BLOCKS, &c->nblk);
+        c->gantt = c->nblk <= GANTT_MAX_BLOCKS;
     }
-    /* the axis: to the last deadline when that is not far past the end,
-     * else a little past the end, later deadlines as arrows */
+    int64_t t0 = c->t0, tend = c->tend;
     int64_t last_dl = tend; /* latest deadline the chart marks */
     for (int i = 0; i < p->njobs; i++)
-        if (marked(p, i) && (gantt || col[i] >= 0) &&
+        if (marked(p, i) && (c->gantt || c->col[i] >= 0) &&
             p->jobs[i].in->deadline > last_dl)
             last_dl = p->jobs[i].in->deadline;
-    int64_t t1 = last_dl - t0 <= (tend - t0) * 3 / 2
-                     ? last_dl + (last_dl - t0) / 50
-                     : tend + (tend - t0) / 50;
-    if (t1 <= t0)
-        t1 = t0 + 1;
-    int arrows = last_dl > t1;
-    double mr = arrows ? MR_ARROWS : MR_PLAIN;
-    double pw = W - ML - mr;
-    double ph = gantt ? (N * 14 < 160 ? 160 : N * 14 > 480 ? 480 : N * 14)
-                      : 360;
-    double xs = pw / (double)(t1 - t0), ys = ph / N;
-    double top = TOP, x0 = ML, x1 = ML + pw;
+    c->t1 = last_dl - t0 <= (tend - t0) * 3 / 2
+                ? last_dl + (last_dl - t0) / 50
+                : tend + (tend - t0) / 50;
+    if (c->t1 <= t0)
+        c->t1 = t0 + 1;
+    c->arrows = last_dl > c->t1;
+    double mr = c->arrows ? MR_ARROWS : MR_PLAIN;
+    int N = c->N;
+    c->pw = W - ML - mr;
+    c->ph = c->gantt ? (N * 14 < 160 ? 160 : N * 14 > 480 ? 480 : N * 14)
+                     : 360;
+    c->xs = c->pw / (double)(c->t1 - t0);
+    c->ys = c->ph / N;
+    c->top = TOP;
+    c->x0 = ML;
+    c->x1 = ML + c->pw;
+}
 
-    /* the legend: coloured jobs, then others and the marks */
-    int nleg = K + (nrun > K) + 1; /* entries */
-    char (*leg)[200] = ef_malloc((size_t)nleg * sizeof *leg);
+/* The legend's entries and columns, the rejected list's lines, and the
+ * picture's height. */
+static void chart_legend(chart *c)
+{
+    const plan *p = c->p;
+    int K = c->K;
+    c->nleg = K + (c->nrun > K) + 1;
+    c->leg = ef_malloc((size_t)c->nleg * sizeof *c->leg);
     double legw = 0; /* widest entry, pixels */
     for (int r = 0; r < K; r++) {
-        const plan_job *j = &p->jobs[ord[r]];
+        const plan_job *j = &p->jobs[c->ord[r]];
         char d[48], gh[32], id[32];
         svg_short(j->in->id, 20, id, sizeof id);
         snprintf(gh, sizeof gh, "%.1f GPU-h", j->gpu_seconds / 3600.0);
         if (j->decision == PLAN_BEST_EFFORT)
-            snprintf(leg[r], sizeof leg[r], "%s (%s), %s, best-effort",
+            snprintf(c->leg[r], sizeof c->leg[r], "%s (%s), %s, best-effort",
                      id, j->in->model, gh);
         else
-            snprintf(leg[r], sizeof leg[r], "%s (%s), %s, deadline %s%s",
-                     id, j->in->model, gh,
-                     svg_time_label(j->in->deadline, t0, z, d, sizeof d),
+            snprintf(c->leg[r], sizeof c->leg[r],
+                     "%s (%s), %s, deadline %s%s", id, j->in->model, gh,
+                     svg_time_label(j->in->deadline, c->t0, c->z, d,
+                                    sizeof d),
                      j->at_risk ? ", at risk" : "");
     }
-    if (nrun > K) {
+    if (c->nrun > K) {
         double gs = 0;
-        for (int r = K; r < nrun; r++)
-            gs += p->jobs[ord[r]].gpu_seconds;
-        snprintf(leg[K], sizeof leg[K], "others: %d jobs, %.1f GPU-h",
-                 nrun - K, gs / 3600.0);
+        for (int r = K; r < c->nrun; r++)
+            gs += p->jobs[c->ord[r]].gpu_seconds;
+        snprintf(c->leg[K], sizeof c->leg[K], "others: %d jobs, %.1f GPU-h",
+                 c->nrun - K, gs / 3600.0);
     }
-    snprintf(leg[nleg - 1], sizeof leg[nleg - 1], "deadline (admitted job)");
-    for (int k = 0; k < nleg; k++) {
-        double w = svg_text_width(leg[k], 11);
+    snprintf(c->leg[c->nleg - 1], sizeof c->leg[c->nleg - 1],
+             "deadline (admitted job)");
+    for (int k = 0; k < c->nleg; k++) {
+        double w = svg_text_width(c->leg[k], 11);
         if (w > legw)
             legw = w;
     }
-    int legcols = (int)((W - 2 * 24) / (legw + 40));
-    if (legcols < 1)
-        legcols = 1;
-    if (legcols > nleg)
-        legcols = nleg;
-    int legrows = (nleg + legcols - 1) / legcols;
-    int nrej = 0; /* rejected jobs */
+    c->legcols = (int)((W - 2 * 24) / (legw + 40));
+    if (c->legcols < 1)
+        c->legcols = 1;
+    if (c->legcols > c->nleg)
+        c->legcols = c->nleg;
+    c->legrows = (c->nleg + c->legcols - 1) / c->legcols;
+    c->nrej = 0;
     for (int i = 0; i < p->njobs; i++)
-        nrej += p->jobs[i].decision == PLAN_REJECTED;
-    int rejlines = nrej ? 1 + (nrej < MAX_REJECTED ? nrej : MAX_REJECTED) +
-                              (nrej > MAX_REJECTED)
-                        : 0;
+        c->nrej += p->jobs[i].decision == PLAN_REJECTED;
+    int rejlines = c->nrej ? 1 + (c->nrej < MAX_REJECTED ? c->nrej
+                                                         : MAX_REJECTED) +
+                                 (c->nrej > MAX_REJECTED)
+                           : 0;
     double axis_h = 62; /* time axis, its labels and title */
-    double legy = top + ph + axis_h + 10;
-    double rejy = legy + legrows * 18 + 14;
-    int H = (int)(rejy + rejlines * 16 + 10);
+    c->legy = c->top + c->ph + axis_h + 10;
+    c->rejy = c->legy + c->legrows * 18 + 14;
+    c->H = (int)(c->rejy + rejlines * 16 + 10);
+}
 
-    svg_open(&b, W, H);
-    /* title and subtitle */
-    svg_text(&b, 24, 22, "font-size=\"15\" font-weight=\"bold\"",
+/* The title and the subtitle: counts, span, utilisation, how to read. */
+static void draw_title(ef_buf *b, const chart *c)
+{
+    const plan *p = c->p;
+    int64_t t0 = c->t0, tend = c->tend;
+    svg_text(b, 24, 22, "font-size=\"15\" font-weight=\"bold\"",
              "efplan plan: %d job%s on %s (%d node%s x %d GPUs)", p->njobs,
              p->njobs == 1 ? "" : "s", p->cl.name, p->cl.nodes,
-             p->cl.nodes == 1 ? "" : "s", G);
-    {
-        char a[48], dur[32];
-        double util = tend > t0 && N > 0
-                          ? p->used_gpu_seconds / ((double)N * (tend - t0))
-                          : 0;
-        int wall = ef_ht_is_wall(t0) && z != EF_HT_EPOCH;
-        char from[80] = "";
-        if (wall)
-            snprintf(from, sizeof from, " from %s%s",
-                     svg_time_label(t0, t0, z, a, sizeof a),
-                     z == EF_HT_UTC ? " UTC" : "");
-        ef_ht_dur(tend - t0, dur, sizeof dur);
-        svg_text(&b, 24, 42, "fill=\"#333\"",
-                 "%d admitted, %d rejected, %d best-effort; plan%s %s long; "
-                 "GPUs %.1f%% busy%s", p->admitted, p->rejected,
-                 p->best_effort, from, dur, 100 * util,
-                 gantt ? "" : "; large plan: GPUs in use, stacked by job");
+             p->cl.nodes == 1 ? "" : "s", c->G);
+    char a[48], dur[32];
+    double util = tend > t0 && c->N > 0
+                      ? p->used_gpu_seconds / ((double)c->N * (tend - t0))
+                      : 0;
+    int wall = ef_ht_is_wall(t0) && c->z != EF_HT_EPOCH;
+    char from[80] = "";
+    if (wall)
+        snprintf(from, sizeof from, " from %s%s",
+                 svg_time_label(t0, t0, c->z, a, sizeof a),
+                 c->z == EF_HT_UTC ? " UTC" : "");
+    ef_ht_dur(tend - t0, dur, sizeof dur);
+    svg_text(b, 24, 42, "fill=\"#333\"",
+             "%d admitted, %d rejected, %d best-effort; plan%s %s long; "
+             "GPUs %.1f%% busy%s", p->admitted, p->rejected, p->best_effort,
+             from, dur, 100 * util,
+             c->gantt ? "" : "; large plan: GPUs in use, stacked by job");
+    svg_text(b, 24, 60, "font-size=\"11\" fill=\"#555\"", "%s",
+             c->gantt ? "Each GPU is a row, grouped by node; a block is a job "
+                        "on its GPUs, labelled where it fits. Dashed lines: "
+                        "deadlines."
+                      : "Coloured: the jobs with the most GPU-hours; grey: "
+                        "all other jobs; white: idle GPUs. Dashed lines: "
+                        "deadlines of the coloured jobs.");
+}
+
+/* Block by block: node bands and labels (groups of 'every' nodes, a
+ * nice step, where a node is too thin for a label), the time axis, the
+ * blocks, lines between nodes and the axis title. */
+static void draw_gantt(ef_buf *b, const chart *c)
+{
+    const plan *p = c->p;
+    double top = c->top, x0 = c->x0, ph = c->ph;
+    double nh = c->G * c->ys; /* a node's height */
+    int every = nh >= 13 ? 1
+                         : (int)svg_nice_step(p->cl.nodes, (int)(ph / 13), 1);
+    for (int nd = 0; nd < p->cl.nodes; nd += every) {
+        double y = top + nd * nh;
+        int n = nd + every <= p->cl.nodes ? every : p->cl.nodes - nd;
+        if ((nd / every) % 2)
+            ef_buf_printf(b, "<rect x=\"%.1f\" y=\"%.2f\" width=\"%.1f\" "
+                          "height=\"%.2f\" fill=\"#f3f3f3\"/>\n", x0, y,
+                          c->pw, n * nh);
+        if (every == 1)
+            svg_text(b, x0 - 6, y + nh / 2 + 4, "text-anchor=\"end\" "
+                     "font-size=\"11\"", "node %d", nd);
+        else
+            svg_text(b, x0 - 6, y + n * nh / 2 + 4, "text-anchor=\"end\" "
+                     "font-size=\"11\"", "%d-%d", nd, nd + n - 1);
     }
-    svg_text(&b, 24, 60, "font-size=\"11\" fill=\"#555\"", "%s",
-             gantt ? "Each GPU is a row, grouped by node; a block is a job "
-                     "on its GPUs, labelled where it fits. Dashed lines: "
-                     "deadlines."
-                   : "Coloured: the jobs with the most GPU-hours; grey: "
-                     "all other jobs; white: idle GPUs. Dashed lines: "
-                     "deadlines of the coloured jobs.");
-    if (gantt) {
-        /* nodes: alternate bands, a line between nodes, labels; when a
-         * node is too thin for a label, groups of 'every' nodes (a nice
-         * step) take its place */
-        double nh = G * ys; /* a node's height */
-        int every = nh >= 13 ? 1
-                             : (int)svg_nice_step(p->cl.nodes,
-                                                  (int)(ph / 13), 1);
-        for (int nd = 0; nd < p->cl.nodes; nd += every) {
-            double y = top + nd * nh;
-            int n = nd + every <= p->cl.nodes ? every : p->cl.nodes - nd;
-            if ((nd / every) % 2)
-                ef_buf_printf(&b, "<rect x=\"%.1f\" y=\"%.2f\" width=\"%.1f\" "
-                              "height=\"%.2f\" fill=\"#f3f3f3\"/>\n", x0, y,
-                              pw, n * nh);
-            if (every == 1)
-                svg_text(&b, x0 - 6, y + nh / 2 + 4, "text-anchor=\"end\" "
-                         "font-size=\"11\"", "node %d", nd);
-            else
-                svg_text(&b, x0 - 6, y + n * nh / 2 + 4, "text-anchor=\"end\" "
-                         "font-size=\"11\"", "%d-%d", nd, nd + n - 1);
-        }
-        svg_time_axis(&b, t0, t1, x0, x1, top + ph, top, z);
-        draw_blocks(&b, p, blk, nblk, col, x0, xs, top, ys, t0);
-        for (int nd = every; nd < p->cl.nodes; nd += every)
-            ef_buf_printf(&b, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" "
-                          "y2=\"%.2f\" stroke=\"#777\" "
-                          "stroke-width=\"0.8\"/>\n", x0, top + nd * nh, x1,
-                          top + nd * nh);
-        char yl[64] = "GPUs by node"; /* the axis title */
-        if (every > 1)
-            snprintf(yl, sizeof yl, "nodes (%d GPUs each)", G);
-        svg_ylabel(&b, 16, top + ph / 2, yl);
+    svg_time_axis(b, c->t0, c->t1, x0, c->x1, top + ph, top, c->z);
+    draw_blocks(b, p, c->blk, c->nblk, c->col, x0, c->xs, top, c->ys, c->t0);
+    for (int nd = every; nd < p->cl.nodes; nd += every)
+        ef_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" "
+                      "y2=\"%.2f\" stroke=\"#777\" "
+                      "stroke-width=\"0.8\"/>\n", x0, top + nd * nh, c->x1,
+                      top + nd * nh);
+    char yl[64] = "GPUs by node"; /* the axis title */
+    if (every > 1)
+        snprintf(yl, sizeof yl, "nodes (%d GPUs each)", c->G);
+    svg_ylabel(b, 16, top + ph / 2, yl);
+}
+
+/* The plot: block by block or stacked bands with their axes, the line
+ * at the plan's end, a word when nothing is scheduled, the frame. */
+static void draw_plot(ef_buf *b, const chart *c)
+{
+    const plan *p = c->p;
+    double top = c->top, x0 = c->x0, ph = c->ph, pw = c->pw;
+    int64_t t0 = c->t0, t1 = c->t1, tend = c->tend;
+    if (c->gantt) {
+        draw_gantt(b, c);
     } else {
-        svg_time_axis(&b, t0, t1, x0, x1, top + ph, top, z);
-        draw_bands(&b, p, col, K, x0, xs, top, ph, t0, tend < t1 ? tend : t1);
-        svg_value_axis(&b, 0, N, x0, top + ph, top, -1, 8, 1, 0, 0, 0);
-        svg_value_axis(&b, 0, 1, x1, top + ph, top, 1, 5, 0, 1, 0, 0);
-        svg_ylabel(&b, 16, top + ph / 2, "GPUs in use");
-        deadline_rug(&b, p, col, x0, xs, top - 22, 16, t0, t1);
+        svg_time_axis(b, t0, t1, x0, c->x1, top + ph, top, c->z);
+        draw_bands(b, p, c->col, c->K, x0, c->xs, top, ph, t0,
+                   tend < t1 ? tend : t1);
+        svg_value_axis(b, 0, c->N, x0, top + ph, top, -1, 8, 1, 0, 0, 0);
+        svg_value_axis(b, 0, 1, c->x1, top + ph, top, 1, 5, 0, 1, 0, 0);
+        svg_ylabel(b, 16, top + ph / 2, "GPUs in use");
+        deadline_rug(b, p, c->col, x0, c->xs, top - 22, 16, t0, t1);
     }
     if (p->nslots && tend < t1)
-        ef_buf_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-                      "y2=\"%.1f\" stroke=\"#333\"/>\n", x0 + (tend - t0) * xs,
-                      top, x0 + (tend - t0) * xs, top + ph);
+        ef_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                      "y2=\"%.1f\" stroke=\"#333\"/>\n",
+                      x0 + (tend - t0) * c->xs, top,
+                      x0 + (tend - t0) * c->xs, top + ph);
     if (p->nslots == 0)
-        svg_text(&b, x0 + pw / 2, top + ph / 2, "text-anchor=\"middle\" "
+        svg_text(b, x0 + pw / 2, top + ph / 2, "text-anchor=\"middle\" "
                  "font-size=\"14\"", "%s", p->njobs ? "nothing scheduled"
-                                                     : "no jobs (empty queue)");
-    ef_buf_printf(&b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                                                    : "no jobs (empty queue)");
+    ef_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                   "height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", x0, top,
                   pw, ph);
-    /* deadlines: a dashed line and a triangle above the plot; past the
-     * axis, an arrow in the right margin with the job and time */
+}
+
+/* Deadlines: a dashed line and a triangle above the plot; past the
+ * axis, an arrow in the right margin with the job and time (as many as
+ * fit, then a note). */
+static void draw_deadlines(ef_buf *b, const chart *c)
+{
+    const plan *p = c->p;
+    double top = c->top, x1 = c->x1, ph = c->ph;
     int narrow = 0, maxarrow = (int)(ph / 13); /* arrows drawn, room */
     for (int i = 0; i < p->njobs; i++) {
-        if (!marked(p, i) || !(gantt || col[i] >= 0))
+        if (!marked(p, i) || !(c->gantt || c->col[i] >= 0))
             continue;
         const plan_job *j = &p->jobs[i];
-        const char *f = col[i] >= 0 ? svg_colour(col[i]) : "#888";
+        const char *f = c->col[i] >= 0 ? svg_colour(c->col[i]) : "#888";
         char d[48];
-        svg_time_label(j->in->deadline, t0, z, d, sizeof d);
-        if (j->in->deadline > t1) {
+        svg_time_label(j->in->deadline, c->t0, c->z, d, sizeof d);
+        if (j->in->deadline > c->t1) {
             if (narrow < maxarrow) {
                 double y = top + 8 + narrow * 13;
-                ef_buf_printf(&b, "<path d=\"M%.1f %.1f l8 -4 l-8 -4 Z\" "
+                ef_buf_printf(b, "<path d=\"M%.1f %.1f l8 -4 l-8 -4 Z\" "
                               "fill=\"%s\"/>\n", x1 + 4, y, f);
                 char attrs[64];
                 snprintf(attrs, sizeof attrs, "font-size=\"10\" fill=\"%s\"",
                          f);
                 char id[32];
-                svg_text(&b, x1 + 15, y - 0.5, attrs, "%s %s",
+                svg_text(b, x1 + 15, y - 0.5, attrs, "%s %s",
                          svg_short(j->in->id, 12, id, sizeof id), d);
             } else if (narrow == maxarrow) {
-                svg_text(&b, x1 + 4, top + 8 + narrow * 13, "font-size=\"10\"",
+                svg_text(b, x1 + 4, top + 8 + narrow * 13, "font-size=\"10\"",
                          "more deadlines later");
             }
             narrow++;
             continue;
         }
-        double x = x0 + (double)((j->in->deadline > t0 ? j->in->deadline
-                                                       : t0) - t0) * xs;
-        ef_buf_printf(&b, "<g><title>deadline of ");
-        svg_esc(&b, j->in->id);
-        ef_buf_printf(&b, ": %s</title><line x1=\"%.2f\" y1=\"%.1f\" "
+        double x = c->x0 + (double)((j->in->deadline > c->t0 ? j->in->deadline
+                                                             : c->t0) -
+                                    c->t0) * c->xs;
+        ef_buf_printf(b, "<g><title>deadline of ");
+        svg_esc(b, j->in->id);
+        ef_buf_printf(b, ": %s</title><line x1=\"%.2f\" y1=\"%.1f\" "
                       "x2=\"%.2f\" y2=\"%.1f\" stroke=\"%s\" "
                       "stroke-width=\"1.2\" stroke-dasharray=\"4,3\"/>"
                       "<path d=\"M%.2f %.1f l-4 -7 l8 0 Z\" fill=\"%s\"/>"
                       "</g>\n", d, x, top, x, top + ph, f, x, top - 1, f);
     }
+}
 
-    /* legend */
-    double colw = (W - 2 * 24) / legcols; /* a legend column's width */
-    for (int k = 0; k < nleg; k++) {
-        double x = 24 + (k % legcols) * colw, y = legy + (k / legcols) * 18;
-        if (k == nleg - 1) {
-            ef_buf_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+/* The legend: a swatch per coloured job, the others, the deadline mark. */
+static void draw_legend(ef_buf *b, const chart *c)
+{
+    double colw = (W - 2 * 24) / c->legcols; /* a legend column's width */
+    for (int k = 0; k < c->nleg; k++) {
+        double x = 24 + (k % c->legcols) * colw;
+        double y = c->legy + (k / c->legcols) * 18;
+        if (k == c->nleg - 1) {
+            ef_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
                           "y2=\"%.1f\" stroke=\"#555\" stroke-width=\"1.2\" "
                           "stroke-dasharray=\"4,3\"/>\n", x + 6, y - 12, x + 6,
                           y + 2);
         } else {
-            ef_buf_printf(&b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" "
+            ef_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" "
                           "height=\"12\" fill=\"%s\"/>\n", x, y - 10,
-                          k < K ? svg_colour(k) : SVG_GREY);
+                          k < c->K ? svg_colour(k) : SVG_GREY);
         }
-        svg_text(&b, x + 20, y, "font-size=\"11\"", "%s", leg[k]);
+        svg_text(b, x + 20, y, "font-size=\"11\"", "%s", c->leg[k]);
     }
-    /* rejected jobs */
-    if (nrej) {
-        svg_text(&b, 24, rejy, "font-weight=\"bold\" fill=\"#a00\"",
-                 "rejected (%d): not admitted, their deadlines cannot be "
-                 "promised", nrej);
-        int shown = 0;
-        for (int i = 0; i < p->njobs && shown < MAX_REJECTED; i++) {
-            const plan_job *j = &p->jobs[i];
-            if (j->decision != PLAN_REJECTED)
-                continue;
-            char d[48] = "";
-            if (j->earliest_feasible_deadline >= 0) {
-                char t[48];
-                snprintf(d, sizeof d, "; earliest deadline possible %s",
-                         svg_time_label(j->earliest_feasible_deadline, t0, z,
-                                        t, sizeof t));
-            }
-            shown++;
-            char id[48];
-            svg_text(&b, 36, rejy + shown * 16, "font-size=\"11\"",
-                     "%s (%s): %s%s", svg_short(j->in->id, 40, id, sizeof id),
-                     j->in->model,
-                     j->reason[0] ? j->reason : "rejected", d);
+}
+
+/* The rejected jobs, at most MAX_REJECTED by name, each with its reason
+ * and the earliest deadline that could be promised. */
+static void draw_rejected(ef_buf *b, const chart *c)
+{
+    const plan *p = c->p;
+    double rejy = c->rejy;
+    if (!c->nrej)
+        return;
+    svg_text(b, 24, rejy, "font-weight=\"bold\" fill=\"#a00\"",
+             "rejected (%d): not admitted, their deadlines cannot be "
+             "promised", c->nrej);
+    int shown = 0;
+    for (int i = 0; i < p->njobs && shown < MAX_REJECTED; i++) {
+        const plan_job *j = &p->jobs[i];
+        if (j->decision != PLAN_REJECTED)
+            continue;
+        char d[48] = "";
+        if (j->earliest_feasible_deadline >= 0) {
+            char t[48];
+            snprintf(d, sizeof d, "; earliest deadline possible %s",
+                     svg_time_label(j->earliest_feasible_deadline, c->t0,
+                                    c->z, t, sizeof t));
         }
-        if (nrej > shown)
-            svg_text(&b, 36, rejy + (shown + 1) * 16, "font-size=\"11\"",
-                     "... and %d more (efplan plan --all lists every job)",
-                     nrej - shown);
+        shown++;
+        char id[48];
+        svg_text(b, 36, rejy + shown * 16, "font-size=\"11\"", "%s (%s): %s%s",
+                 svg_short(j->in->id, 40, id, sizeof id), j->in->model,
+                 j->reason[0] ? j->reason : "rejected", d);
     }
+    if (c->nrej > shown)
+        svg_text(b, 36, rejy + (shown + 1) * 16, "font-size=\"11\"",
+                 "... and %d more (efplan plan --all lists every job)",
+                 c->nrej - shown);
+}
+
+void plan_svg(const plan *p, ef_ht_zone z, ef_buf *out)
+{
+    chart c = {.p = p, .z = z, .N = p->cl.total_gpus,
+               .G = p->cl.gpus_per_node, .t0 = p->now};
+    c.tend = p->nslots ? p->slots[p->nslots - 1].end
+                       : c.t0 + (p->opts.slot > 0 ? p->opts.slot : 1);
+    chart_rank(&c);
+    chart_axis(&c);
+    chart_legend(&c);
+    ef_buf b = {0};
+    svg_open(&b, W, c.H);
+    draw_title(&b, &c);
+    draw_plot(&b, &c);
+    draw_deadlines(&b, &c);
+    draw_legend(&b, &c);
+    draw_rejected(&b, &c);
     svg_close(&b);
-    free(leg);
-    free(blk);
-    free(col);
-    free(ord);
+    free(c.leg);
+    free(c.blk);
+    free(c.col);
+    free(c.ord);
     ef_buf_put(out, b.s);
     free(b.s);
 }

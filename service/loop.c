@@ -121,6 +121,7 @@ struct loop {
     int n;
     int lockfd;
     int64_t version;       /* plan version the loop last acted on */
+    int64_t seen;          /* plan version its job list was last read at */
     int64_t next;          /* plan time of the next slot boundary */
     int need;              /* a re-plan is due */
     int urgent;            /* ... now, not at the next slot boundary (the
@@ -949,6 +950,7 @@ static int replan(loop *L, int64_t now, ef_err *e)
     }
     L->stats.replans++;
     L->version = res.version;
+    L->seen = res.version;
     L->next = res.next;
     L->deferred = 0;
     L->other = 0;
@@ -1424,11 +1426,15 @@ static int tick(loop *L, int64_t now, ef_err *e)
         L->urgent = 1;
     if (woken[0] && strcmp(woken, "a submission") != 0)
         L->other = 1;
-    if (svc_version(L->s) != L->version) {
+    /* another version than the loop's own: read the jobs once per
+     * version (and say so once), re-plan at the next boundary */
+    int64_t v = svc_version(L->s);
+    if (v != L->version && v != L->seen) {
         if (L->version >= 0 && !woken[0])
-            event(L, "the plan changed (v%" PRId64 ")", svc_version(L->s));
+            event(L, "the plan changed (v%" PRId64 ")", v);
         if (refresh(L, e) != EF_OK)
             return EF_ERR;
+        L->seen = v;
         L->need = 1;
     }
     if (observe(L, now, e) != EF_OK || lag(L, now, e) != EF_OK ||
@@ -1631,6 +1637,7 @@ int loop_start(loop **out, svc *s, const loop_opts *o, ef_err *e)
     L->o = *o;
     L->lockfd = -1;
     L->version = -1;
+    L->seen = -1;
     L->next = INT64_MIN;
     pthread_mutex_init(&L->mu, NULL);
     pthread_mutex_init(&L->tmu, NULL);

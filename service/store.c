@@ -911,6 +911,18 @@ void store_job_free(store_job *j)
     memset(j, 0, sizeof *j);
 }
 
+/* Bind a job row's ten columns to ?1 .. ?10 of st, in the order of the
+ * insert (id, owner, body, request, decision, answer, state, progress,
+ * submitted, updated). Nonzero on failure. */
+static int bind_job(sqlite3_stmt *st, const store_job *j)
+{
+    return bind_str(st, 1, j->id) || bind_str(st, 2, j->owner) ||
+           bind_str(st, 3, j->body) || bind_str(st, 4, j->request) ||
+           bind_str(st, 5, j->decision) || bind_str(st, 6, j->answer) ||
+           bind_str(st, 7, j->state) || bind_i64(st, 8, j->progress) ||
+           bind_i64(st, 9, j->submitted) || bind_i64(st, 10, j->updated);
+}
+
 int store_job_insert(store *s, store_job *j, ef_err *e)
 {
     const char *missing = !j->id ? "id" : !j->owner ? "owner" :
@@ -926,11 +938,7 @@ int store_job_insert(store *s, store_job *j, ef_err *e)
              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", &st,
              "job insert", e) != EF_OK)
         return EF_ERR;
-    if (bind_str(st, 1, j->id) || bind_str(st, 2, j->owner) ||
-        bind_str(st, 3, j->body) || bind_str(st, 4, j->request) ||
-        bind_str(st, 5, j->decision) || bind_str(st, 6, j->answer) ||
-        bind_str(st, 7, j->state) || bind_i64(st, 8, j->progress) ||
-        bind_i64(st, 9, j->submitted) || bind_i64(st, 10, j->updated)) {
+    if (bind_job(st, j)) {
         int out = dberr(s, "job insert", e);
         sqlite3_finalize(st);
         return out;
@@ -959,11 +967,7 @@ int store_job_replace(store *s, const store_job *j, ef_err *e)
              "submitted = ?9, updated = ?10 WHERE id = ?1", &st,
              "job replace", e) != EF_OK)
         return EF_ERR;
-    if (bind_str(st, 1, j->id) || bind_str(st, 2, j->owner) ||
-        bind_str(st, 3, j->body) || bind_str(st, 4, j->request) ||
-        bind_str(st, 5, j->decision) || bind_str(st, 6, j->answer) ||
-        bind_str(st, 7, j->state) || bind_i64(st, 8, j->progress) ||
-        bind_i64(st, 9, j->submitted) || bind_i64(st, 10, j->updated)) {
+    if (bind_job(st, j)) {
         int out = dberr(s, "job replace", e);
         sqlite3_finalize(st);
         return out;

@@ -1279,12 +1279,11 @@ static int run_argv(char *const *argv, char *out, size_t len)
     return exec_run_cmd(argv, out, len, 1);
 }
 
-/* rm -rf path (the scratch trees here hold every byte in their names). */
+/* Remove a scratch tree (its names may hold any byte) and check it is
+ * gone. */
 static void rm_rf(const char *path)
 {
-    char out[256];
-    char *argv[] = {"rm", "-rf", "--", (char *)path, NULL};
-    assert_int_equal(run_argv(argv, out, sizeof out), 0);
+    assert_int_equal(tu_rmtree(path), 0);
 }
 
 /* The shells a generated script must run under, as argv prefixes: dash,

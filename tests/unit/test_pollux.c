@@ -19,6 +19,7 @@
 #include "simulator/pollux.h"
 #include "simulator/sim.h"
 #include "testsim.h"
+#include "testutil.h"
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
 
@@ -70,9 +71,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[4400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", toydir);
-    int rc = system(cmd) == 0 ? 0 : -1;
+    int rc = tu_rmtree(toydir);
     return tp_teardown(state) == 0 ? rc : -1;
 }
 
