@@ -199,7 +199,92 @@ static int split(const char *opt, const char *what, const char *arg,
     }
 }
 
-int cmd_compare(int argc, char **argv)
+/* What `efplan compare` was asked for. */
+typedef struct cmp_args {
+    char *tr[MAX_ITEMS];  /* --traces, split in tbuf */
+    char *po[MAX_ITEMS];  /* --policies, split in pbuf */
+    char *fk[MAX_ITEMS];  /* --cluster-for: a trace's file stem ... */
+    char *fv[MAX_ITEMS];  /* ... and its cluster */
+    char tbuf[4096], pbuf[1024];
+    int nt, np, nf;
+    const char *cluster_arg, *curves_arg;
+    const char *out_path, *md_path, *svg_path;
+    int to_stdout;        /* an output or --json is standard output */
+    const sim_policy *pols[MAX_ITEMS];
+    sim_opts so;
+} cmp_args;
+
+/* One option of `compare` into a: -1 when taken, else the exit code. */
+static int compare_option(int o, char **argv, cmp_args *a)
+{
+    switch (o) {
+    case 't':
+        a->nt = split("--traces", "trace files", optarg, a->tbuf,
+                      sizeof a->tbuf, a->tr, MAX_ITEMS);
+        return a->nt < 0 ? EXIT_USAGE : -1;
+    case 'p':
+        a->np = split("--policies", "policies", optarg, a->pbuf,
+                      sizeof a->pbuf, a->po, MAX_ITEMS);
+        return a->np < 0 ? EXIT_USAGE : -1;
+    case 'c': a->cluster_arg = optarg; return -1;
+    case 'f': {
+        char *eq = strchr(optarg, '=');
+        if (!eq || eq == optarg || !eq[1] || a->nf == MAX_ITEMS)
+            return cli_usage_error("compare", "--cluster-for: \"%s\" is "
+                                   "not TRACE=SPEC", optarg);
+        *eq = 0;
+        a->fk[a->nf] = optarg;
+        a->fv[a->nf++] = eq + 1;
+        return -1;
+    }
+    case 'u': a->curves_arg = optarg; return -1;
+    case 'o': a->out_path = optarg; return -1;
+    case 'm': a->md_path = optarg; return -1;
+    case 'g': a->svg_path = optarg; return -1;
+    case 'h': help_compare(); return 0;
+    default: {
+        int rc = cli_sim_option("compare", o, optarg, &a->so);
+        if (rc < 0)
+            return cli_option_error("compare", o, argv[optind - 1]);
+        return rc > 0 ? rc : -1;
+    }
+    }
+}
+
+/* Every --cluster-for names a trace of --traces, once; every policy is
+ * known (a->pols). -1 when so, else the exit code. */
+static int compare_check(cmp_args *a)
+{
+    for (int k = 0; k < a->nf; k++) {
+        int found = 0;
+        for (int i = 0; i < a->nt && !found; i++) {
+            char stem[CMP_STEM_LEN];
+            cmp_stem(a->tr[i], stem, sizeof stem);
+            found = strcmp(a->fk[k], stem) == 0;
+        }
+        if (!found)
+            return cli_usage_error("compare", "--cluster-for %s=%s: no trace "
+                                   "of --traces has the file stem \"%s\"",
+                                   a->fk[k], a->fv[k], a->fk[k]);
+        for (int m = 0; m < k; m++)
+            if (strcmp(a->fk[m], a->fk[k]) == 0)
+                return cli_usage_error("compare", "--cluster-for: trace "
+                                       "\"%s\" is given twice (%s and %s)",
+                                       a->fk[k], a->fv[m], a->fv[k]);
+    }
+    for (int k = 0; k < a->np; k++) {
+        a->pols[k] = sim_policy_find(a->po[k]);
+        if (!a->pols[k])
+            return cli_usage_error("compare", "--policies: unknown policy "
+                                   "\"%s\" (see efplan simulate --help)",
+                                   a->po[k]);
+    }
+    return -1;
+}
+
+/* The command line of `compare` into a: -1 to go on, else the exit
+ * code. */
+static int compare_parse(int argc, char **argv, cmp_args *a)
 {
     static const struct option opts[] = {
         {"traces", required_argument, NULL, 't'},
@@ -221,161 +306,120 @@ int cmd_compare(int argc, char **argv)
         {"svg", required_argument, NULL, 'g'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    char *tr[MAX_ITEMS], *po[MAX_ITEMS], *fk[MAX_ITEMS], *fv[MAX_ITEMS];
-    char tbuf[4096] = "", pbuf[1024] = "";
-    int nt = 0, np = 0, nf = 0, o;
-    const char *cluster_arg = "artifact", *curves_arg = "A100";
-    const char *out_path = NULL, *md_path = NULL, *svg_path = NULL;
-    sim_opts so;
-    sim_opts_default(&so);
+    a->cluster_arg = "artifact";
+    a->curves_arg = "A100";
+    sim_opts_default(&a->so);
     opterr = 0;
     optind = 1;
+    int o;
     while ((o = cli_getopt("compare", argc, argv, opts, CLI_F_JSON,
                            "cluster-for")) != -1) {
-        switch (o) {
-        case 't':
-            nt = split("--traces", "trace files", optarg, tbuf, sizeof tbuf,
-                       tr, MAX_ITEMS);
-            if (nt < 0)
-                return EXIT_USAGE;
-            break;
-        case 'p':
-            np = split("--policies", "policies", optarg, pbuf, sizeof pbuf,
-                       po, MAX_ITEMS);
-            if (np < 0)
-                return EXIT_USAGE;
-            break;
-        case 'c': cluster_arg = optarg; break;
-        case 'f': {
-            char *eq = strchr(optarg, '=');
-            if (!eq || eq == optarg || !eq[1] || nf == MAX_ITEMS)
-                return cli_usage_error("compare", "--cluster-for: \"%s\" is "
-                                       "not TRACE=SPEC", optarg);
-            *eq = 0;
-            fk[nf] = optarg;
-            fv[nf++] = eq + 1;
-            break;
-        }
-        case 'u': curves_arg = optarg; break;
-        case 'o': out_path = optarg; break;
-        case 'm': md_path = optarg; break;
-        case 'g': svg_path = optarg; break;
-        case 'h': help_compare(); return 0;
-        default: {
-            int rc = cli_sim_option("compare", o, optarg, &so);
-            if (rc < 0)
-                return cli_option_error("compare", o, argv[optind - 1]);
-            if (rc > 0)
-                return rc;
-            break;
-        }
-        }
+        int rc = compare_option(o, argv, a);
+        if (rc >= 0)
+            return rc;
     }
     if (optind < argc)
         return cli_usage_error("compare", "unexpected argument \"%s\"",
                                argv[optind]);
-    if (nt <= 0 || np <= 0)
+    if (a->nt <= 0 || a->np <= 0)
         return cli_usage_error("compare", "--traces and --policies are "
                                "required");
     static const char *const outs[] = {"--markdown", "--svg"};
-    const char *const out_paths[] = {md_path, svg_path};
-    int to_stdout; /* an output or --json is standard output */
-    if (cli_stdout_owner("compare", 2, outs, out_paths, &to_stdout) != 0)
+    const char *const out_paths[] = {a->md_path, a->svg_path};
+    if (cli_stdout_owner("compare", 2, outs, out_paths, &a->to_stdout) != 0)
         return EXIT_USAGE;
-    /* every --cluster-for names a trace of --traces, once */
-    for (int k = 0; k < nf; k++) {
-        int found = 0;
-        for (int i = 0; i < nt && !found; i++) {
-            char stem[CMP_STEM_LEN];
-            cmp_stem(tr[i], stem, sizeof stem);
-            found = strcmp(fk[k], stem) == 0;
-        }
-        if (!found)
-            return cli_usage_error("compare", "--cluster-for %s=%s: no trace "
-                                   "of --traces has the file stem \"%s\"",
-                                   fk[k], fv[k], fk[k]);
-        for (int m = 0; m < k; m++)
-            if (strcmp(fk[m], fk[k]) == 0)
-                return cli_usage_error("compare", "--cluster-for: trace "
-                                       "\"%s\" is given twice (%s and %s)",
-                                       fk[k], fv[m], fv[k]);
-    }
-    const sim_policy *pols[MAX_ITEMS];
-    for (int k = 0; k < np; k++) {
-        pols[k] = sim_policy_find(po[k]);
-        if (!pols[k])
-            return cli_usage_error("compare", "--policies: unknown policy "
-                                   "\"%s\" (see efplan simulate --help)",
-                                   po[k]);
-    }
+    return compare_check(a);
+}
+
+/* The curves, and each trace's queue and cluster (--cluster-for's, else
+ * --cluster's; "artifact": the size the trace was published with). -1
+ * when loaded, else the exit code (after saying why). */
+static int compare_load(const cmp_args *a, curve_set *cs, job_queue *q,
+                        cluster *cl)
+{
     ef_err e = {0};
+    if (curve_set_load_arg(cs, a->curves_arg, &e) != EF_OK)
+        return cli_fail(&e);
+    for (int i = 0; i < a->nt; i++) {
+        char stem[CMP_STEM_LEN];
+        cmp_stem(a->tr[i], stem, sizeof stem);
+        const char *spec = a->cluster_arg;
+        for (int k = 0; k < a->nf; k++)
+            if (strcmp(a->fk[k], stem) == 0)
+                spec = a->fv[k];
+        if (strcmp(spec, "artifact") == 0) {
+            spec = pub_cluster(stem);
+            if (!spec)
+                return cli_usage_error("compare", "no artifact cluster size "
+                                       "is known for %s: give --cluster or "
+                                       "--cluster-for %s=SPEC", a->tr[i],
+                                       stem);
+        }
+        if (cluster_from_arg(&cl[i], spec, &e) != EF_OK ||
+            queue_load(&q[i], a->tr[i], &e) != EF_OK ||
+            queue_resolve(&q[i], cs, &e) != EF_OK)
+            return cli_fail(&e);
+    }
+    return -1;
+}
+
+/* The grid's tables (to standard output, or to standard error when it
+ * carries --markdown - or --svg -; JSON with --json) and its files. */
+static int compare_out(const cmp_args *a, const cmp_result *r)
+{
+    ef_err e = {0};
+    int rc = 0;
+    ef_buf md = {0};
+    cmp_tables(r, &md);
+    if (cli_cf.json) {
+        rc = grid_json(r);
+    } else {
+        FILE *say = a->to_stdout ? stderr : stdout;
+        fputs(md.s, say);
+        same_note(r, say);
+    }
+    if (rc == 0 && a->md_path &&
+        cli_write_out(a->md_path, md.s, md.n, &e) != EF_OK)
+        rc = cli_fail(&e);
+    free(md.s);
+    if (rc == 0 && a->out_path && cmp_write_json(r, a->out_path, &e) != EF_OK)
+        rc = cli_fail(&e);
+    if (rc == 0 && a->svg_path) {
+        ef_buf svg = {0};
+        cmp_svg(r, &svg);
+        if (cli_write_out(a->svg_path, svg.s, svg.n, &e) != EF_OK)
+            rc = cli_fail(&e);
+        free(svg.s);
+    }
+    return rc;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    cmp_args a;
+    memset(&a, 0, sizeof a);
+    int rc = compare_parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
     curve_set cs = {0};
     job_queue q[MAX_ITEMS];
     cluster cl[MAX_ITEMS];
     cmp_result r = {0};
     memset(q, 0, sizeof q);
-    int rc = 0;
-    if (curve_set_load_arg(&cs, curves_arg, &e) != EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
-    }
-    for (int i = 0; i < nt; i++) {
-        char stem[CMP_STEM_LEN];
-        cmp_stem(tr[i], stem, sizeof stem);
-        const char *spec = cluster_arg;
-        for (int k = 0; k < nf; k++)
-            if (strcmp(fk[k], stem) == 0)
-                spec = fv[k];
-        if (strcmp(spec, "artifact") == 0) {
-            spec = pub_cluster(stem);
-            if (!spec) {
-                rc = cli_usage_error("compare", "no artifact cluster size is "
-                                     "known for %s: give --cluster or "
-                                     "--cluster-for %s=SPEC", tr[i], stem);
-                goto out;
-            }
-        }
-        if (cluster_from_arg(&cl[i], spec, &e) != EF_OK ||
-            queue_load(&q[i], tr[i], &e) != EF_OK ||
-            queue_resolve(&q[i], &cs, &e) != EF_OK) {
+    rc = compare_load(&a, &cs, q, cl);
+    if (rc < 0) {
+        ef_err e = {0};
+        cmp_grid g = {a.nt, a.np, (const char *const *)a.tr, q, cl, a.pols,
+                      a.so, progress, NULL};
+        progress(NULL, 0, a.nt * a.np); /* the run's start */
+        if (cmp_run(&g, &r, &e) != EF_OK) {
             rc = cli_fail(&e);
-            goto out;
+        } else {
+            cli_progress_end();
+            rc = compare_out(&a, &r);
         }
     }
-    cmp_grid g = {nt, np, (const char *const *)tr, q, cl, pols, so,
-                  progress, NULL};
-    progress(NULL, 0, nt * np); /* the run's start, for the first second */
-    if (cmp_run(&g, &r, &e) != EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
-    }
-    cli_progress_end();
-    ef_buf md = {0};
-    cmp_tables(&r, &md);
-    if (cli_cf.json) {
-        rc = grid_json(&r);
-    } else {
-        /* the table for a person: on standard error when standard output
-         * carries --markdown - or --svg - */
-        FILE *say = to_stdout ? stderr : stdout;
-        fputs(md.s, say);
-        same_note(&r, say);
-    }
-    if (rc == 0 && md_path &&
-        cli_write_out(md_path, md.s, md.n, &e) != EF_OK)
-        rc = cli_fail(&e);
-    free(md.s);
-    if (rc == 0 && out_path && cmp_write_json(&r, out_path, &e) != EF_OK)
-        rc = cli_fail(&e);
-    if (rc == 0 && svg_path) {
-        ef_buf svg = {0};
-        cmp_svg(&r, &svg);
-        if (cli_write_out(svg_path, svg.s, svg.n, &e) != EF_OK)
-            rc = cli_fail(&e);
-        free(svg.s);
-    }
-out:
-    for (int i = 0; i < nt; i++)
+    for (int i = 0; i < a.nt; i++)
         queue_free(&q[i]);
     curve_set_free(&cs);
     cmp_result_free(&r);

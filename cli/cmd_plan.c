@@ -282,7 +282,99 @@ static int summary_json(const plan *p, const char *out_path)
     return cli_json_print(&w);
 }
 
-int cmd_plan(int argc, char **argv)
+/* What `efplan plan` was asked for. */
+typedef struct plan_args {
+    const char *jobs_path, *cluster_arg, *curves_arg;
+    const char *out_path, *svg_path;
+    int all;         /* --all: list every job */
+    int version;     /* --plan-version */
+    int offline;     /* --admission offline */
+    int exact;       /* --earliest exact */
+    int to_stdout;   /* a plan output or --json is standard output */
+    cli_offline of;  /* --offline-plans, --offline-exact */
+    plan_opts po;
+} plan_args;
+
+/* One option of `plan` (o, its argument optarg) into a: -1 when taken,
+ * else the exit code to return (0 after --help). */
+static int plan_option(int o, char **argv, plan_args *a)
+{
+    int64_t v;
+    plan_opts *po = &a->po;
+    switch (o) {
+    case 'j': a->jobs_path = optarg; return -1;
+    case 'c': a->cluster_arg = optarg; return -1;
+    case 'u': a->curves_arg = optarg; return -1;
+    case 'o': a->out_path = optarg; return -1;
+    case 'g': a->svg_path = optarg; return -1;
+    case 'a': a->all = 1; return -1;
+    case 's':
+        return cli_parse_slot("plan", optarg, &po->slot) != 0 ? EXIT_USAGE
+                                                               : -1;
+    case 'n':
+        return cli_parse_now("plan", optarg, &po->now) != 0 ? EXIT_USAGE : -1;
+    case 'H':
+        if (parse_duration(optarg, &v) != 0)
+            return cli_usage_error("plan", "--horizon: \"%s\" is not a "
+                                   "duration (e.g. 24h, 90m, 3600)", optarg);
+        po->horizon = v;
+        return -1;
+    case 'S':
+        if (strcmp(optarg, "gain") == 0)
+            po->surplus = SURPLUS_GAIN;
+        else if (strcmp(optarg, "reference") == 0)
+            po->surplus = SURPLUS_REFERENCE;
+        else
+            return cli_usage_error("plan", "--surplus: \"%s\" (expected "
+                                   "gain or reference)", optarg);
+        return -1;
+    case 'W':
+        if (strcmp(optarg, "net") == 0)
+            po->moves = MOVES_NET;
+        else if (strcmp(optarg, "any") == 0)
+            po->moves = MOVES_ANY;
+        else
+            return cli_usage_error("plan", "--moves: \"%s\" (expected "
+                                   "net or any)", optarg);
+        return -1;
+    case 'E': po->elastic_batch = 1; return -1;
+    case 'e':
+        if (strcmp(optarg, "exact") != 0 && strcmp(optarg, "none") != 0)
+            return cli_usage_error("plan", "--earliest: \"%s\" (expected "
+                                   "exact or none)", optarg);
+        a->exact = optarg[0] == 'e';
+        return -1;
+    case 'A':
+        if (strcmp(optarg, "online") != 0 && strcmp(optarg, "offline") != 0)
+            return cli_usage_error("plan", "--admission: \"%s\" (expected "
+                                   "online or offline)", optarg);
+        a->offline = optarg[1] == 'f';
+        return -1;
+    case 'V':
+        return cli_parse_plan_version("plan", optarg, &a->version) != 0
+                   ? EXIT_USAGE
+                   : -1;
+    case 'O': {
+        int m = ovh_parse(optarg);
+        if (m < 0)
+            return cli_usage_error("plan", "--overhead: \"%s\" (expected "
+                                   "fig12, reference, restart or none)",
+                                   optarg);
+        po->overhead = (ovh_mode)m;
+        return -1;
+    }
+    case 'h': help_plan(); return 0;
+    default: {
+        int rc = cli_offline_option("plan", o, optarg, &a->of);
+        if (rc >= 0)
+            return rc != 0 ? rc : -1;
+        return cli_option_error("plan", o, argv[optind - 1]);
+    }
+    }
+}
+
+/* The command line of `plan` into a: -1 to go on, else the exit code. */
+static int plan_parse(int argc, char **argv, plan_args *a)
 {
     static const struct option opts[] = {
         {"jobs", required_argument, NULL, 'j'},
@@ -304,192 +396,128 @@ int cmd_plan(int argc, char **argv)
         CLI_OFFLINE_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    const char *jobs_path = NULL, *cluster_arg = NULL, *curves_arg = NULL;
-    const char *out_path = NULL, *svg_path = NULL;
-    int all = 0, o, version = PLAN_V2;
-    int offline = 0; /* --admission */
-    int exact = 0;   /* --earliest */
-    cli_offline of;  /* --offline-plans, --offline-exact */
-    cli_offline_default(&of);
-    plan_opts po;
-    plan_opts_default(&po);
-    po.overhead = OVH_FIG12;
+    memset(a, 0, sizeof *a);
+    a->version = PLAN_V2;
+    cli_offline_default(&a->of);
+    plan_opts_default(&a->po);
+    a->po.overhead = OVH_FIG12;
     opterr = 0;
     optind = 1;
+    int o;
     while ((o = cli_getopt("plan", argc, argv, opts, CLI_F_JSON, NULL)) != -1) {
-        int64_t v;
-        switch (o) {
-        case 'j': jobs_path = optarg; break;
-        case 'c': cluster_arg = optarg; break;
-        case 'u': curves_arg = optarg; break;
-        case 'o': out_path = optarg; break;
-        case 'g': svg_path = optarg; break;
-        case 'a': all = 1; break;
-        case 's':
-            if (cli_parse_slot("plan", optarg, &po.slot) != 0)
-                return EXIT_USAGE;
-            break;
-        case 'n':
-            if (cli_parse_now("plan", optarg, &po.now) != 0)
-                return EXIT_USAGE;
-            break;
-        case 'H':
-            if (parse_duration(optarg, &v) != 0)
-                return cli_usage_error("plan", "--horizon: \"%s\" is not a "
-                                       "duration (e.g. 24h, 90m, 3600)", optarg);
-            po.horizon = v;
-            break;
-        case 'S':
-            if (strcmp(optarg, "gain") == 0)
-                po.surplus = SURPLUS_GAIN;
-            else if (strcmp(optarg, "reference") == 0)
-                po.surplus = SURPLUS_REFERENCE;
-            else
-                return cli_usage_error("plan", "--surplus: \"%s\" (expected "
-                                       "gain or reference)", optarg);
-            break;
-        case 'W':
-            if (strcmp(optarg, "net") == 0)
-                po.moves = MOVES_NET;
-            else if (strcmp(optarg, "any") == 0)
-                po.moves = MOVES_ANY;
-            else
-                return cli_usage_error("plan", "--moves: \"%s\" (expected "
-                                       "net or any)", optarg);
-            break;
-        case 'E': po.elastic_batch = 1; break;
-        case 'e':
-            if (strcmp(optarg, "exact") == 0 || strcmp(optarg, "none") == 0)
-                exact = optarg[0] == 'e';
-            else
-                return cli_usage_error("plan", "--earliest: \"%s\" (expected "
-                                       "exact or none)", optarg);
-            break;
-        case 'A':
-            if (strcmp(optarg, "online") == 0 || strcmp(optarg, "offline") == 0)
-                offline = optarg[1] == 'f';
-            else
-                return cli_usage_error("plan", "--admission: \"%s\" (expected "
-                                       "online or offline)", optarg);
-            break;
-        case 'V':
-            if (cli_parse_plan_version("plan", optarg, &version) != 0)
-                return EXIT_USAGE;
-            break;
-        case 'O': {
-            int m = ovh_parse(optarg);
-            if (m < 0)
-                return cli_usage_error("plan", "--overhead: \"%s\" (expected "
-                                       "fig12, reference, restart or none)",
-                                       optarg);
-            po.overhead = (ovh_mode)m;
-            break;
-        }
-        case 'h': help_plan(); return 0;
-        default: {
-            int rc = cli_offline_option("plan", o, optarg, &of);
-            if (rc >= 0) {
-                if (rc != 0)
-                    return rc;
-                break;
-            }
-            return cli_option_error("plan", o, argv[optind - 1]);
-        }
-        }
+        int rc = plan_option(o, argv, a);
+        if (rc >= 0)
+            return rc;
     }
     if (optind < argc)
         return cli_usage_error("plan", "unexpected argument \"%s\"",
                                argv[optind]);
-    if (!jobs_path || !cluster_arg || !curves_arg)
+    if (!a->jobs_path || !a->cluster_arg || !a->curves_arg)
         return cli_usage_error("plan", "--jobs, --cluster and --curves are "
                                "required");
     static const char *const outs[] = {"--out", "--svg"};
-    const char *const out_paths[] = {out_path, svg_path};
-    int to_stdout; /* a plan output or --json is standard output */
-    if (cli_stdout_owner("plan", 2, outs, out_paths, &to_stdout) != 0)
+    const char *const out_paths[] = {a->out_path, a->svg_path};
+    if (cli_stdout_owner("plan", 2, outs, out_paths, &a->to_stdout) != 0)
         return EXIT_USAGE;
+    return -1;
+}
+
+/* The plan's files: the SVG chart, then the plan file (files first, so
+ * that a failure prints no plan). */
+static int plan_write(const plan_args *a, const plan *p, ef_err *e)
+{
+    if (a->svg_path) {
+        ef_buf svg = {0};
+        plan_svg(p, cli_zone(p->now), &svg);
+        int wr = cli_write_out(a->svg_path, svg.s, svg.n, e);
+        free(svg.s);
+        if (wr != EF_OK)
+            return EF_ERR;
+    }
+    if (a->out_path) {
+        plan_doc d;
+        size_t n;
+        /* the jobs file as the plan file records it (planio.h) */
+        char *jf = plan_jobs_file_for(a->out_path, a->jobs_path);
+        plan_doc_for_file(&d, p, jf, a->curves_arg, a->version);
+        char *text = plan_doc_json(&d, &n);
+        plan_doc_free(&d);
+        free(jf);
+        int wr = cli_write_out(a->out_path, text, n, e);
+        free(text);
+        if (wr != EF_OK)
+            return EF_ERR;
+    }
+    return EF_OK;
+}
+
+/* What `plan` says when done: the summary (or its JSON), the offline
+ * admission's line, the files written. --out -: the plan file is
+ * standard output, the summary goes to standard error. */
+static int plan_say(const plan_args *a, const plan *p, const off_stats *os)
+{
+    FILE *say = a->to_stdout ? stderr : stdout;
+    int rc = 0;
+    if (cli_cf.json)
+        rc = summary_json(p, a->out_path);
+    else
+        print_summary(say, p, a->all || cli_cf.verbose);
+    if (a->offline && !cli_cf.quiet) {
+        char ex[160]; /* what the exact step did */
+        ilp_offline_text(os, ex, sizeof ex);
+        fprintf(cli_cf.json ? stderr : say, "offline admission: %d admitted "
+                "(arrival order: %d), %d jobs left out, %d plans tried%s; %s\n",
+                p->admitted, os->online_admitted, os->withheld, os->plans,
+                os->budget_hit ? " (stopped by --offline-plans)" : "", ex);
+    }
+    if (a->out_path && strcmp(a->out_path, "-") != 0 && !cli_cf.quiet)
+        fprintf(say, "wrote %s\n", a->out_path);
+    if (a->svg_path && strcmp(a->svg_path, "-") != 0 && !cli_cf.quiet)
+        fprintf(say, "wrote %s\n", a->svg_path);
+    return rc;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    plan_args a;
+    int rc = plan_parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
     ef_err e = {0};
     cluster c;
     curve_set cs = {0};
     job_queue q = {0};
     plan p = {0};
     off_stats os = {0};
-    int rc = 0;
-    if (cli_load_inputs(cluster_arg, curves_arg, jobs_path, &c, &cs, &q, &e) !=
-        EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
-    }
-    po.progress = progress;
+    if (cli_load_inputs(a.cluster_arg, a.curves_arg, a.jobs_path, &c, &cs, &q,
+                        &e) != EF_OK)
+        goto fail;
+    a.po.progress = progress;
     /* EF_OK or EF_ERR */
-    int built = offline ? ilp_offline(&p, &q, &c, &po, of.plans, of.exact,
-                                      ILP_OFFLINE_NODES, &os, &e)
-                        : plan_build(&p, &q, &c, &po, &e);
+    int built = a.offline ? ilp_offline(&p, &q, &c, &a.po, a.of.plans,
+                                        a.of.exact, ILP_OFFLINE_NODES, &os, &e)
+                          : plan_build(&p, &q, &c, &a.po, &e);
     cli_progress_end();
-    if (built != EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
-    }
+    if (built != EF_OK)
+        goto fail;
     if (plan_check(&p, &e) != EF_OK) {
         ef_prefix(&e, "plan failed its own check: ");
-        rc = cli_fail(&e);
-        goto out;
+        goto fail;
     }
     /* the rejected jobs' earliest deadlines by the one rule (submit.h), or
      * none: never the planner's bound, which is another number */
-    for (int i = 0; !exact && i < p.njobs; i++)
+    for (int i = 0; !a.exact && i < p.njobs; i++)
         if (p.jobs[i].decision == PLAN_REJECTED)
             p.jobs[i].earliest_feasible_deadline = -1;
-    if (exact && p.rejected > 0 &&
-        plan_earliest_all(&p, &cs, curves_arg, &e) != EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
-    }
-    /* --out -: the plan file is standard output, the summary goes to
-     * standard error; files first, so that a failure prints no plan */
-    FILE *say = to_stdout ? stderr : stdout;
-    if (svg_path) {
-        ef_buf svg = {0};
-        plan_svg(&p, cli_zone(p.now), &svg);
-        int wr = cli_write_out(svg_path, svg.s, svg.n, &e);
-        free(svg.s);
-        if (wr != EF_OK) {
-            rc = cli_fail(&e);
-            goto out;
-        }
-    }
-    if (out_path) {
-        plan_doc d;
-        size_t n;
-        /* the jobs file as the plan file records it (planio.h) */
-        char *jf = plan_jobs_file_for(out_path, jobs_path);
-        plan_doc_for_file(&d, &p, jf, curves_arg, version);
-        char *text = plan_doc_json(&d, &n);
-        plan_doc_free(&d);
-        free(jf);
-        int wr = cli_write_out(out_path, text, n, &e);
-        free(text);
-        if (wr != EF_OK) {
-            rc = cli_fail(&e);
-            goto out;
-        }
-    }
-    if (cli_cf.json)
-        rc = summary_json(&p, out_path);
-    else
-        print_summary(say, &p, all || cli_cf.verbose);
-    if (offline && !cli_cf.quiet) {
-        char ex[160]; /* what the exact step did */
-        ilp_offline_text(&os, ex, sizeof ex);
-        fprintf(cli_cf.json ? stderr : say, "offline admission: %d admitted "
-                "(arrival order: %d), %d jobs left out, %d plans tried%s; %s\n",
-                p.admitted, os.online_admitted, os.withheld, os.plans,
-                os.budget_hit ? " (stopped by --offline-plans)" : "", ex);
-    }
-    if (out_path && strcmp(out_path, "-") != 0 && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", out_path);
-    if (svg_path && strcmp(svg_path, "-") != 0 && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", svg_path);
+    if (a.exact && p.rejected > 0 &&
+        plan_earliest_all(&p, &cs, a.curves_arg, &e) != EF_OK)
+        goto fail;
+    if (plan_write(&a, &p, &e) != EF_OK)
+        goto fail;
+    rc = plan_say(&a, &p, &os);
+    goto out;
+fail:
+    rc = cli_fail(&e);
 out:
     plan_free(&p);
     queue_free(&q);
