@@ -79,6 +79,10 @@ static void *init(sim *s, ef_err *e)
     st->nodes = s->cl.nodes;
     st->gpn = s->cl.gpus_per_node;
     st->strict = s->opts.baselines_reference;
+    /* the reference charges its formula to every running job at every
+     * round, without the cache (algorithms.md §4.4, §6.3) */
+    if (s->opts.baselines_reference)
+        s->ref_charge = SIM_REF_CHARGE_FULL;
     st->free_node = ef_malloc((size_t)st->nodes);
     memset(st->free_node, 1, (size_t)st->nodes);
     st->set_of = ef_malloc((size_t)n * sizeof *st->set_of);

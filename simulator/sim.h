@@ -127,6 +127,32 @@ typedef struct sim_sample {
 typedef struct sim sim;
 
 /*
+ * Which jobs --overhead reference charges at a point, and how: the
+ * reference simulator applies its formula (ovh_reference) per policy
+ * (../shared/reference/algorithms.md §4.4, "Policies that apply the
+ * model"; §8.5 lists it as a defect: efplan's one model charges every
+ * policy the first way, and a policy's init picks another only under
+ * --baselines reference):
+ *   SIM_REF_CHARGE_CACHED  every job holding GPUs at every point, cached
+ *                          when its GPU set was seen before (ef, ef-noac,
+ *                          edf-ac in the reference; the default for all)
+ *   SIM_REF_CHARGE_FULL    every job holding GPUs, never cached, at the
+ *                          points with arrivals while more arrivals are
+ *                          to come (the reference's Gandiva: its rounds
+ *                          are its arrivals, §6.3, and it sets overheads
+ *                          only while events remain; restarts count
+ *                          those rounds only)
+ *   SIM_REF_CHARGE_START   a job that starts or resumes, uncached, and
+ *                          every job holding GPUs at a restart point (the
+ *                          reference's Tiresias, dlas-gpu)
+ */
+typedef enum sim_ref_charge {
+    SIM_REF_CHARGE_CACHED = 0,
+    SIM_REF_CHARGE_FULL,
+    SIM_REF_CHARGE_START
+} sim_ref_charge;
+
+/*
  * A scheduling policy: one module (pol_*.c) behind this interface.
  *   init: build the policy's state for simulation 's' (NULL + e on error).
  *   point: at scheduling point t, rel[0..nrel-1] are the jobs released
@@ -201,6 +227,20 @@ struct sim {
     const sim_policy *pol;
     int place_least;      /* set by the policy's init: placement moves as
                              few jobs as it can (engine.h eng.least) */
+    sim_ref_charge ref_charge; /* set by the policy's init: which jobs
+                             OVH_REFERENCE charges at a point (below) */
+    int ref_rounds;       /* OVH_REFERENCE: the points its rule charged
+                             (sim_ref_charge), which a restart counts */
+    int released_now, released_left; /* arrivals at this point, and
+                             those still to come */
+    int event_points;     /* set by the policy's init: points at the
+                             events' own times instead of the slot grid:
+                             a job is released at its submit time, and a
+                             completion or the policy's wake makes a point
+                             at its time or a slot after the point before,
+                             whichever is later (the reference's Tiresias,
+                             algorithms.md §6.4, under --baselines
+                             reference) */
     const job_queue *q;
     cluster cl;
     int n;
