@@ -52,7 +52,7 @@ static void *init(sim *s, ef_err *e)
      * or a queue crossing at least a slot after the last decision
      * (algorithms.md §6.4, "Events considered") */
     if (s->opts.baselines_reference)
-        s->event_points = 1;
+        s->points_at = SIM_POINTS_EVENTS;
     size_t n = (size_t)(s->n ? s->n : 1);
     st->level = ef_calloc(n, sizeof *st->level);
     st->seq = ef_calloc(n, sizeof *st->seq);

@@ -262,14 +262,29 @@ static int apply_point(sim *s, eng *x, eng_alloc *al, ef_err *e)
 }
 
 /* The point an event at time w > s->t makes: the first slot boundary at
- * or after it, or under event_points w itself but at least a slot after
- * the current point (algorithms.md §6.4: "max(now + slot, end)"). */
+ * or after it, or off the grid w itself but at least a slot after the
+ * current point (algorithms.md §6.4: "max(now + slot, end)"). */
 static int64_t point_at(const sim *s, int64_t w)
 {
-    if (!s->event_points)
+    if (s->points_at == SIM_POINTS_GRID)
         return ef_align_up(s->now, w, s->opts.slot);
     int64_t lo = s->t + s->opts.slot;
     return w > lo ? w : lo;
+}
+
+/* The point the next arrival, arr[ai] (ai < n, arr by release), makes:
+ * its release, but under SIM_POINTS_BATCHED a slot after the current
+ * point when it comes sooner and a later release time remains
+ * (algorithms.md §4.3: "while E[0].time - cur <= slot and len(E) > 1"). */
+static int64_t next_release(const sim *s, const int *arr, int ai, int n)
+{
+    int64_t r = s->jobs[arr[ai]].release, lo = s->t + s->opts.slot;
+    if (s->points_at != SIM_POINTS_BATCHED || r > lo)
+        return r;
+    for (int k = ai + 1; k < n; k++)
+        if (s->jobs[arr[k]].release > r)
+            return lo;
+    return r;
 }
 
 int sim_run(sim *s, const job_queue *q, const cluster *c,
@@ -323,7 +338,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         free(arr);
         return EF_ERR;
     }
-    if (s->event_points) { /* released at the submit time */
+    if (s->points_at != SIM_POINTS_GRID) { /* released at submit */
         for (int i = 0; i < n; i++)
             s->jobs[i].release = s->jobs[i].in->submit;
         qsort_r(arr, (size_t)n, sizeof *arr, cmp_release, s);
@@ -358,6 +373,8 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         int a0 = ai;
         while (ai < n && s->jobs[arr[ai]].release <= t)
             ai++;
+        s->released_now = ai - a0;
+        s->released_left = n - ai;
         struct timespec p0, p1;
         clock_gettime(CLOCK_MONOTONIC, &p0);
         int64_t wake = pol->point(s, st, t, arr + a0, ai - a0);
@@ -371,8 +388,6 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
                 goto out;
             }
         ef_sort_ints(s->act, s->nact); /* sorted but for the arrivals */
-        s->released_now = ai - a0;
-        s->released_left = n - ai;
         if ((rc = apply_point(s, &x, al, e)) != EF_OK)
             goto out;
         s->points++;
@@ -380,7 +395,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         /* the next point */
         int64_t next = INT64_MAX;
         if (ai < n)
-            next = s->jobs[arr[ai]].release;
+            next = next_release(s, arr, ai, n);
         /* (on the grid, point_at(w) <= next whenever w < next) */
         if (wake > t && wake < next && point_at(s, wake) < next)
             next = point_at(s, wake);
@@ -389,7 +404,8 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
             if (tk < next)
                 next = tk;
         }
-        for (int k = 0; k < s->nact; k++) {
+        for (int k = 0; k < s->nact && s->points_at != SIM_POINTS_BATCHED;
+             k++) {
             const sim_job *j = &s->jobs[s->act[k]];
             if (j->g == 0)
                 continue;

@@ -146,6 +146,32 @@ typedef struct sim sim;
  *                          every job holding GPUs at a restart point (the
  *                          reference's Tiresias, dlas-gpu)
  */
+/*
+ * Where the points fall (sim.points_at; a policy's init may pick one
+ * other than the grid, under --baselines reference only):
+ *   SIM_POINTS_GRID     on the slot grid (sim.h's loop, the default)
+ *   SIM_POINTS_EVENTS   at the events' own times: a job is released at
+ *                       its submit time, and a completion or the
+ *                       policy's wake makes a point at its time or a slot
+ *                       after the point before, whichever is later (the
+ *                       reference's Tiresias, algorithms.md §6.4)
+ *   SIM_POINTS_BATCHED  as SIM_POINTS_EVENTS, but arrivals are batched
+ *                       as the reference's event list is (§4.3): an
+ *                       arrival less than a slot after the point is
+ *                       handled a slot after it, with every arrival up to
+ *                       then, unless no later arrival time remains (a
+ *                       lone last event keeps its time); a completion
+ *                       makes no point (the reference's Gandiva, which
+ *                       notices completions at its next round, §6.3: the
+ *                       policy's wake makes its rounds after the last
+ *                       arrival)
+ */
+typedef enum sim_points {
+    SIM_POINTS_GRID = 0,
+    SIM_POINTS_EVENTS,
+    SIM_POINTS_BATCHED
+} sim_points;
+
 typedef enum sim_ref_charge {
     SIM_REF_CHARGE_CACHED = 0,
     SIM_REF_CHARGE_FULL,
@@ -233,14 +259,8 @@ struct sim {
                              (sim_ref_charge), which a restart counts */
     int released_now, released_left; /* arrivals at this point, and
                              those still to come */
-    int event_points;     /* set by the policy's init: points at the
-                             events' own times instead of the slot grid:
-                             a job is released at its submit time, and a
-                             completion or the policy's wake makes a point
-                             at its time or a slot after the point before,
-                             whichever is later (the reference's Tiresias,
-                             algorithms.md §6.4, under --baselines
-                             reference) */
+    sim_points points_at; /* set by the policy's init: where points
+                             fall (below) */
     const job_queue *q;
     cluster cl;
     int n;
