@@ -48,6 +48,7 @@ typedef struct gref {
     int n, gpn, N;
     rset *set;
     int nset, capset;
+    int *dead, ndead;   /* closed sets' indices, for reuse */
     rlist cls[NCLS];
     int *freen, nfree;  /* free nodes, in list order */
     int *pend, npend;   /* waiting jobs, in order */
@@ -119,11 +120,19 @@ static void s_add(gref *st, int k, int i)
  * checked there are enough), holding no job. */
 static int s_open(gref *st, int g)
 {
-    if (st->nset == st->capset) {
-        st->capset = st->capset ? 2 * st->capset : 16;
-        st->set = ef_realloc(st->set, (size_t)st->capset * sizeof *st->set);
+    int k;
+    if (st->ndead > 0) {
+        k = st->dead[--st->ndead];
+    } else {
+        if (st->nset == st->capset) {
+            st->capset = st->capset ? 2 * st->capset : 16;
+            st->set = ef_realloc(st->set,
+                                 (size_t)st->capset * sizeof *st->set);
+            st->dead = ef_realloc(st->dead,
+                                  (size_t)st->capset * sizeof *st->dead);
+        }
+        k = st->nset++;
     }
-    int k = st->nset++;
     rset *x = &st->set[k];
     memset(x, 0, sizeof *x);
     x->cls = g;
@@ -150,6 +159,7 @@ static void s_close(gref *st, int k)
     free(x->job);
     x->node = x->job = NULL;
     x->nj = x->capj = 0;
+    st->dead[st->ndead++] = k;
 }
 
 /* Placement (§5.2 place(g)): the first set of the class if a job more
@@ -359,6 +369,7 @@ void bl_gandiva_ref_fini(void *v)
     for (int i = 0; i < st->n; i++)
         free(st->pin[i]);
     free(st->set);
+    free(st->dead);
     free(st->freen);
     free(st->pend);
     free(st->g);
@@ -368,9 +379,28 @@ void bl_gandiva_ref_fini(void *v)
     free(st);
 }
 
-/* The jobs that run until the next round: the first 'capacity' of every
- * set's list, on the set's GPUs (a sub-node set's k-th runs on GPUs
- * [k g, (k+1) g) of its node). */
+/* The running prefix of set x, the first 'capacity' jobs of its list,
+ * on the set's GPUs (a sub-node set's k-th runs on GPUs [k g, (k+1) g)
+ * of its node). */
+static void run_prefix(gref *st, sim *s, const rset *x)
+{
+    int conc = x->nj < x->cap ? x->nj : x->cap;
+    for (int u = 0; u < conc; u++) {
+        int i = x->job[u], g = x->cls, c = 0;
+        if (g < st->gpn)
+            for (int v = 0; v < g; v++)
+                st->pin[i][c++] = x->node[0] * st->gpn + u * g + v;
+        else
+            for (int a = 0; a < x->nn; a++)
+                for (int v = 0; v < st->gpn; v++)
+                    st->pin[i][c++] = x->node[a] * st->gpn + v;
+        ef_sort_ints(st->pin[i], g); /* the nodes in any order */
+        s->jobs[i].want = g;
+        s->jobs[i].pin = st->pin[i];
+    }
+}
+
+/* The jobs that run until the next round: every live set's prefix. */
 static void runners(gref *st, sim *s)
 {
     for (int k = 0; k < s->nact; k++) {
@@ -379,25 +409,9 @@ static void runners(gref *st, sim *s)
         j->pin = NULL;
         j->share = 1;
     }
-    for (int q = 0; q < st->nset; q++) {
-        const rset *x = &st->set[q];
-        if (!x->alive)
-            continue;
-        int conc = x->nj < x->cap ? x->nj : x->cap;
-        for (int u = 0; u < conc; u++) {
-            int i = x->job[u], g = x->cls, c = 0;
-            if (g < st->gpn)
-                for (int v = 0; v < g; v++)
-                    st->pin[i][c++] = x->node[0] * st->gpn + u * g + v;
-            else
-                for (int a = 0; a < x->nn; a++)
-                    for (int v = 0; v < st->gpn; v++)
-                        st->pin[i][c++] = x->node[a] * st->gpn + v;
-            ef_sort_ints(st->pin[i], g); /* the nodes in any order */
-            s->jobs[i].want = g;
-            s->jobs[i].pin = st->pin[i];
-        }
-    }
+    for (int l = 0; l < NCLS; l++)
+        for (int r = 0; r < st->cls[l].n; r++)
+            run_prefix(st, s, &st->set[st->cls[l].s[r]]);
 }
 
 int64_t bl_gandiva_ref_point(sim *s, void *v, int64_t t, const int *rel,
