@@ -128,7 +128,7 @@ cause() {
         *) echo "reference defect §8.1/§8.4 (not copied): its \`ef\` judges a deadline on the slot-aligned end plus overheads; recounting efplan's jobs that way comes within .02" ;;
         esac ;;
     themis) case $2 in
-        fig8a_*) echo "not explained: every rule of §6.5 is restored; the likely cause is the solver (the reference's ECOS answer and efplan's bisection rank the jobs off the bottleneck differently), not measured" ;;
+        fig8a_*) echo "not explained: every rule of §6.5 is restored (five of the six other runs equal the reference's); ruled out: lease-end completions, T_iso's unit, the order of equal priorities; not checked: the convex solver's answer (ECOS in the reference)" ;;
         esac ;;
     esac
 }
@@ -241,12 +241,13 @@ rule with its section and code: `benchmarks/results/reference_mode.md`). The row
   exception, which depends on the reference's progress clipping (§4.2, §8.1).
 - themis on fig8a: not explained. Every rule §6.5 gives is restored (priority x alone, T_iso in
   iterations while T_alloc counts seconds, completion at the lease's end, no overhead); on the six
-  other runs they give the reference's ratio exactly or within .011. The fig8a ratio moves with
-  the order in which Themis picks jobs: with T_iso in seconds (efplan's default) it is .277, with
-  the reference's iterations .246, against the reference's .313. That order is set by the x of the
-  convex program, which the reference solves with ECOS through cvxpy (an interior-point answer; x
-  is not unique for jobs off the bottleneck) and efplan by bisection (the smallest x that reaches
-  the optimum); this is the likely cause, not measured (no ECOS here).
+  other runs they give the reference's ratio exactly (five) or within .011 (fig9 n8g8). Ruled out
+  on fig8a by measurement: the lease-end completions (no change), T_iso's unit (seconds: .277,
+  the reference's iterations: .246, against the reference's .313), ties in priority broken by the
+  reference's previous list order instead of queue order (no change), and the trace itself (every
+  job's duration is its iterations at its requested size, within 3.1%). Not checked: the convex
+  program's answer where it is not unique (the reference solves it with ECOS through cvxpy,
+  efplan by bisection, taking the smallest x that reaches the optimum); no ECOS here.
 
 ## Reference mode's overhead: the constants and where they come from
 
