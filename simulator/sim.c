@@ -287,6 +287,38 @@ static int64_t next_release(const sim *s, const int *arr, int ai, int n)
     return r;
 }
 
+/* The point after the current one (s->t), given the arrivals arr[ai..]
+ * still to come and the policy's wake: the next arrival, the wake, the
+ * tick, a running job's completion, each where point_at puts it; at
+ * least a slot on; INT64_MAX when nothing is to come. */
+static int64_t next_point(const sim *s, const int *arr, int ai, int64_t wake)
+{
+    int64_t t = s->t, S = s->opts.slot, next = INT64_MAX;
+    if (ai < s->n)
+        next = next_release(s, arr, ai, s->n);
+    /* (on the grid, point_at(w) <= next whenever w < next) */
+    if (wake > t && wake < next && point_at(s, wake) < next)
+        next = point_at(s, wake);
+    if (s->opts.tick > 0 && s->nact > 0) {
+        int64_t tk = ef_align_up(s->now, t + s->opts.tick, S);
+        if (tk < next)
+            next = tk;
+    }
+    for (int k = 0; k < s->nact && s->points_at != SIM_POINTS_BATCHED; k++) {
+        const sim_job *j = &s->jobs[s->act[k]];
+        if (j->g == 0)
+            continue;
+        double fin = (double)t + j->ovh_left +
+                     j->rem / (speed(j, j->g) * share_of(j));
+        int64_t f = fin >= 9e15 ? INT64_MAX : (int64_t)ceil(fin);
+        if (f < next && point_at(s, f) < next)
+            next = point_at(s, f);
+    }
+    if (next <= t)
+        next = t + S;
+    return next;
+}
+
 int sim_run(sim *s, const job_queue *q, const cluster *c,
             const sim_policy *pol, const sim_opts *o, ef_err *e)
 {
@@ -392,31 +424,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
             goto out;
         s->points++;
         timeline_add(s, t, met);
-        /* the next point */
-        int64_t next = INT64_MAX;
-        if (ai < n)
-            next = next_release(s, arr, ai, n);
-        /* (on the grid, point_at(w) <= next whenever w < next) */
-        if (wake > t && wake < next && point_at(s, wake) < next)
-            next = point_at(s, wake);
-        if (o->tick > 0 && s->nact > 0) {
-            int64_t tk = ef_align_up(now, t + o->tick, S);
-            if (tk < next)
-                next = tk;
-        }
-        for (int k = 0; k < s->nact && s->points_at != SIM_POINTS_BATCHED;
-             k++) {
-            const sim_job *j = &s->jobs[s->act[k]];
-            if (j->g == 0)
-                continue;
-            double fin = (double)t + j->ovh_left +
-                         j->rem / (speed(j, j->g) * share_of(j));
-            int64_t f = fin >= 9e15 ? INT64_MAX : (int64_t)ceil(fin);
-            if (f < next && point_at(s, f) < next)
-                next = point_at(s, f);
-        }
-        if (next <= t)
-            next = t + S;
+        int64_t next = next_point(s, arr, ai, wake);
         if (next == INT64_MAX) {
             /* active jobs, none running, nothing to wait for: the policy
              * starves them; stop rather than spin */
