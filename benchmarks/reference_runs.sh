@@ -128,7 +128,7 @@ cause() {
         *) echo "reference defect §8.1/§8.4 (not copied): its \`ef\` judges a deadline on the slot-aligned end plus overheads; recounting efplan's jobs that way comes within .02" ;;
         esac ;;
     themis) case $2 in
-        fig8a_*) echo "not explained: every rule of §6.5 is restored (five of the six other runs equal the reference's); ruled out: lease-end completions, T_iso's unit, the order of equal priorities; not checked: the convex solver's answer (ECOS in the reference)" ;;
+        fig8a_*) echo "not explained: every rule of §6.5 is restored (five of the six other runs equal the reference's); ruled out: lease-end completions, T_iso's unit, the order of equal priorities, ages to the last event; not checked: the convex solver's answer (ECOS in the reference)" ;;
         esac ;;
     esac
 }
@@ -244,7 +244,8 @@ rule with its section and code: `benchmarks/results/reference_mode.md`). The row
   other runs they give the reference's ratio exactly (five) or within .011 (fig9 n8g8). Ruled out
   on fig8a by measurement: the lease-end completions (no change), T_iso's unit (seconds: .277,
   the reference's iterations: .246, against the reference's .313), ties in priority broken by the
-  reference's previous list order instead of queue order (no change), and the trace itself (every
+  reference's previous list order instead of queue order (no change), jobs' ages counted to the
+  reference's last event rather than to now, as its loop does (.236), and the trace itself (every
   job's duration is its iterations at its requested size, within 3.1%). Not checked: the convex
   program's answer where it is not unique (the reference solves it with ECOS through cvxpy,
   efplan by bisection, taking the smallest x that reaches the optimum); no ECOS here.
