@@ -6,7 +6,8 @@
  * The event loop (sim_run):
  *   - Time is cut into slots of 'slot' seconds from the earliest submit
  *     time; scheduling points fall on slot boundaries, at most one per
- *     slot. There is a point at the first boundary at or after each
+ *     slot (a policy may ask for the reference's event times instead:
+ *     sim_points). There is a point at the first boundary at or after each
  *     arrival, after each completion, whenever the policy asks for one
  *     (e.g. a reservation changes size), and every 'tick' seconds if set.
  *   - At a point the policy decides the released jobs (admit or reject)
