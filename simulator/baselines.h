@@ -38,6 +38,15 @@ double bl_seconds_left(const sim_job *j, int g);
 double bl_seconds_done(const sim_job *j, int g);
 
 /*
+ * The reference's Gandiva (pol_gandiva_ref.c), which pol_gandiva.c runs
+ * under --baselines reference: a sim_policy's init, point and fini.
+ */
+void *bl_gandiva_ref_init(sim *s);
+int64_t bl_gandiva_ref_point(sim *s, void *st, int64_t t, const int *rel,
+                             int nrel);
+void bl_gandiva_ref_fini(void *st);
+
+/*
  * bl_themis_solve: Themis's max-min finish-time fairness over one lease.
  * Job i (of n) needs g[i] GPUs, has waited age[i] s since submission,
  * has rt[i] s of work left at g[i] GPUs and an ideal (isolated) finish

@@ -116,7 +116,11 @@ static void *init_common(sim *s, int noac, ef_err *e)
     /* --baselines reference: the reference's admission, which plans
      * without overheads */
     po.admission_reference = s->opts.baselines_reference && !noac;
-    po.overhead = po.admission_reference ? OVH_NONE : s->opts.overhead;
+    /* the reference's planner (ef_sim_allocation, algorithms.md §2.3,
+     * §2.5) has no overhead term, in ef and ef-noac alike: under
+     * --baselines reference both plan without overheads (they are still
+     * charged, §4.1 step 10) */
+    po.overhead = s->opts.baselines_reference ? OVH_NONE : s->opts.overhead;
     if (po.elastic_batch)
         sim_use_elastic_batch(s); /* work of such jobs in samples */
     /* the stability rule's placement: move as few jobs as can be */

@@ -26,13 +26,8 @@
  * (the reference notices them only at arrivals or ticks); a size that is
  * not runnable is rejected rather than aborting; the class rebalancing by
  * demand is replaced by the packing and relief moves above.
- * --baselines reference (opts.baselines_reference) restores the
- * reference's behaviour that changes numbers: the strict test; no
- * packing (the reference never packs a class to free nodes); at every
- * point with arrivals (the reference's rounds) each class is resized to
- * its share of the demand (rebalance below), which shrinks classes into
- * oversubscribed sets; and in an oversubscribed slot only the job that
- * joined it first runs (the reference's rotation almost never happens).
+ * --baselines reference (opts.baselines_reference) runs the reference's
+ * Gandiva instead, rule by rule: pol_gandiva_ref.c.
  */
 #include <math.h>
 #include <string.h>
@@ -52,14 +47,11 @@ typedef struct gset {
 
 typedef struct gst {
     int n, nodes, gpn;
-    int strict;    /* the reference's test: a set keeps one slot free */
     char *free_node;
     gset *set;
     int nset, capset;
     int *set_of;   /* job -> set or -1 */
     int *slot_of;
-    int64_t *seq;  /* job -> when it joined its slot */
-    int64_t nseq;
     int *g;        /* job -> requested size */
     int **pin;     /* job -> its GPU ids */
     int *pend;     /* waiting jobs, FIFO */
@@ -78,12 +70,10 @@ static void *init(sim *s, ef_err *e)
     st->n = s->n;
     st->nodes = s->cl.nodes;
     st->gpn = s->cl.gpus_per_node;
-    st->strict = s->opts.baselines_reference;
     st->free_node = ef_malloc((size_t)st->nodes);
     memset(st->free_node, 1, (size_t)st->nodes);
     st->set_of = ef_malloc((size_t)n * sizeof *st->set_of);
     st->slot_of = ef_calloc((size_t)n, sizeof *st->slot_of);
-    st->seq = ef_calloc((size_t)n, sizeof *st->seq);
     st->g = ef_calloc((size_t)n, sizeof *st->g);
     st->pin = ef_calloc((size_t)n, sizeof *st->pin);
     st->pend = ef_malloc((size_t)n * sizeof *st->pend);
@@ -106,7 +96,6 @@ static void fini(void *v)
     free(st->free_node);
     free(st->set_of);
     free(st->slot_of);
-    free(st->seq);
     free(st->g);
     free(st->pin);
     free(st->pend);
@@ -183,7 +172,6 @@ static void join(gst *st, int i, int k)
     x->nj++;
     st->set_of[i] = k;
     st->slot_of[i] = best;
-    st->seq[i] = st->nseq++;
 }
 
 static void leave(gst *st, int i)
@@ -194,18 +182,16 @@ static void leave(gst *st, int i)
     st->set_of[i] = -1;
 }
 
-/* The least-used live set of class g other than 'skip'; room 1: with a
- * slot free for a newcomer (under the reference's strict test if set),
- * 2: with a free slot. */
+/* The least-used live set of class g other than 'skip'; room 1 or 2:
+ * with a free slot. */
 static int least_used(const gst *st, int g, int room, int skip)
 {
-    int strict = room == 1 && st->strict;
     int best = -1;
     for (int k = 0; k < st->nset; k++) {
         const gset *x = &st->set[k];
         if (!x->alive || x->cls != g || k == skip)
             continue;
-        if (room && x->nj + strict >= x->slots)
+        if (room && x->nj >= x->slots)
             continue;
         if (best < 0 || x->nj < st->set[best].nj)
             best = k;
@@ -244,20 +230,6 @@ static int jobs_of(const gst *st, int k, int *out)
     for (int a = 0; a < st->nact; a++)
         if (st->set_of[st->act[a]] == k)
             out[c++] = st->act[a];
-    return c;
-}
-
-/* Jobs of set k in the order they joined it (the reference's list). */
-static int jobs_in_order(const gst *st, int k, int *out)
-{
-    int c = jobs_of(st, k, out);
-    for (int a = 1; a < c; a++)
-        for (int b = a; b > 0 && st->seq[out[b]] < st->seq[out[b - 1]];
-             b--) {
-            int tmp = out[b];
-            out[b] = out[b - 1];
-            out[b - 1] = tmp;
-        }
     return c;
 }
 
@@ -315,81 +287,6 @@ static void relieve(gst *st, int *scratch)
     }
 }
 
-/* The reference's rebalancing (--baselines reference): each class gets
- * GPUs in proportion to its demand (jobs x size), capped at the demand;
- * a class over its target loses ceil(excess / size) sets (keeping one):
- * they are all closed first, then their jobs join the least-used
- * remaining sets one by one; one under it gains
- * ceil(deficit / size) sets while nodes last and its jobs are spread. */
-static void rebalance(gst *st, int N, int *scratch)
-{
-    double total = 0;
-    int *dem = ef_calloc(32, sizeof *dem);
-    for (int a = 0; a < st->nact; a++) {
-        int i = st->act[a];
-        if (st->set_of[i] >= 0) {
-            int l = 0;
-            while ((1 << l) < st->g[i])
-                l++;
-            dem[l] += st->g[i];
-            total += st->g[i];
-        }
-    }
-    for (int l = 0; l < 31 && total > 0; l++) {
-        if (dem[l] == 0)
-            continue;
-        int g = 1 << l;
-        double tg = floor(dem[l] / total * N);
-        int target = tg < dem[l] ? (int)tg : dem[l];
-        int cur = 0, nsets = 0;
-        for (int k = 0; k < st->nset; k++)
-            if (st->set[k].alive && st->set[k].cls == g) {
-                cur += st->set[k].nn * st->gpn;
-                nsets++;
-            }
-        int diff = target - cur;
-        if (diff < 0) {
-            /* all the removed sets (least used first) are taken out
-             * before their jobs, in the order they joined, go one by one
-             * to the least-used remaining set */
-            int drop = (-diff + g - 1) / g, c = 0;
-            if (drop > nsets - 1)
-                drop = nsets - 1;
-            for (; drop > 0; drop--) {
-                int k = least_used(st, g, 0, -1);
-                int c0 = c;
-                c += jobs_in_order(st, k, scratch + c);
-                for (int u = c0; u < c; u++)
-                    leave(st, scratch[u]);
-                close_set(st, k);
-            }
-            for (int u = 0; u < c; u++)
-                join(st, scratch[u], least_used(st, g, 0, -1));
-        } else if (diff > 0) {
-            int add = (diff + g - 1) / g, added = 0;
-            for (; add > 0 && open_set(st, g) >= 0; add--)
-                added++;
-            if (!added)
-                continue;
-            int c = 0;
-            for (int a = 0; a < st->nact; a++) {
-                int i = st->act[a];
-                if (st->set_of[i] >= 0 && st->g[i] == g)
-                    scratch[c++] = i;
-            }
-            for (int u = 0; u < c; u++)
-                leave(st, scratch[u]);
-            for (int u = 0; u < c; u++)
-                join(st, scratch[u], least_used(st, g, 0, -1));
-            for (int k = 0; k < st->nset; k++)
-                if (st->set[k].alive && st->set[k].cls == g &&
-                    st->set[k].nj == 0)
-                    close_set(st, k);
-        }
-    }
-    free(dem);
-}
-
 static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
 {
     (void)t;
@@ -424,31 +321,13 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
     st->nact = s->nact;
     int *scratch = ef_malloc((size_t)(st->n ? st->n : 1) * sizeof(int));
     place_pending(st);
-    if (st->npend > 0 && !st->strict) {
+    if (st->npend > 0) {
         pack(st, scratch);
         place_pending(st);
     }
-    if (st->strict) {
-        if (nrel > 0)
-            rebalance(st, s->cl.total_gpus, scratch);
-    }
-    else
-        relieve(st, scratch);
+    relieve(st, scratch);
     free(scratch);
     int G = st->gpn;
-    /* reference time slicing: the earliest job of a slot runs alone */
-    int64_t *first = NULL;
-    if (st->strict) {
-        first = ef_malloc((size_t)(st->nset ? st->nset : 1) * G *
-                          sizeof *first);
-        for (int k = 0; k < st->nset * G; k++)
-            first[k] = INT64_MAX;
-        for (int k = 0; k < s->nact; k++) {
-            int i = s->act[k], q = st->set_of[i];
-            if (q >= 0 && st->seq[i] < first[q * G + st->slot_of[i]])
-                first[q * G + st->slot_of[i]] = st->seq[i];
-        }
-    }
     for (int k = 0; k < s->nact; k++) {
         int i = s->act[k];
         sim_job *j = &s->jobs[i];
@@ -472,18 +351,42 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         j->want = g;
         j->pin = st->pin[i];
         j->share = 1.0 / x->load[sl];
-        if (first) {
-            j->share = 1;
-            if (first[q * G + sl] != st->seq[i]) {
-                j->want = 0;
-                j->pin = NULL;
-            }
-        }
     }
-    free(first);
     return INT64_MAX;
+}
+
+/* The policy: the default Gandiva above, or under --baselines reference
+ * the reference's (pol_gandiva_ref.c). */
+typedef struct gpol {
+    int ref;
+    void *st;
+} gpol;
+
+static void *pinit(sim *s, ef_err *e)
+{
+    gpol *w = ef_calloc(1, sizeof *w);
+    w->ref = s->opts.baselines_reference;
+    w->st = w->ref ? bl_gandiva_ref_init(s) : init(s, e);
+    return w;
+}
+
+static int64_t ppoint(sim *s, void *v, int64_t t, const int *rel, int nrel)
+{
+    gpol *w = v;
+    return w->ref ? bl_gandiva_ref_point(s, w->st, t, rel, nrel)
+                  : point(s, w->st, t, rel, nrel);
+}
+
+static void pfini(void *v)
+{
+    gpol *w = v;
+    if (w->ref)
+        bl_gandiva_ref_fini(w->st);
+    else
+        fini(w->st);
+    free(w);
 }
 
 const sim_policy sim_policy_gandiva = {
     "gandiva", "Gandiva: requested GPU counts, node sets per size with "
-    "packing, time slicing and migration", init, point, fini};
+    "packing, time slicing and migration", pinit, ppoint, pfini};

@@ -25,6 +25,12 @@
  * applies (the reference's is always 0); throughput is a number; jobs
  * complete at their exact time (the reference ends them at the lease end);
  * arrivals are decided at the first slot boundary, which is a lease start.
+ * --baselines reference restores the reference's rules that change
+ * numbers: priority x alone (§6.5); T_iso counted in iterations while
+ * T_alloc counts seconds (§6.5, §8.9); a job finishing inside a lease
+ * ends, for its deadline, at the lease's end (§6.5, §4.5, §8.8), and
+ * every lease is a round. Its overhead (none, §4.4) is the run's
+ * --overhead none.
  */
 #define _GNU_SOURCE 1 /* qsort_r */
 #include <math.h>
@@ -100,6 +106,37 @@ static int cmp_pick(const void *a, const void *b, void *ctx)
     return p - q;
 }
 
+/* The work job i has left in the unit its isolated time T_iso counts:
+ * seconds at its g GPUs; under --baselines reference iterations, as the
+ * reference counts it (algorithms.md §6.5: T_iso = cum_iso + iter_left /
+ * share and cum_iso += (iter_left_prev - iter_left) / share_prev, while
+ * T_alloc = age + iter_left / (tput x) is in seconds; §8.9). */
+static double work_left(const sim *s, int i, int g)
+{
+    if (s->opts.baselines_reference)
+        return s->jobs[i].rem;
+    return bl_seconds_left(&s->jobs[i], g);
+}
+
+/* --baselines reference: a job that finishes during the lease from t
+ * ends, as the reference counts it, at the lease's end (algorithms.md
+ * §6.5, §4.5; §8.8 lists it as a defect): it is met iff that end is by
+ * its deadline (sim_job.due). */
+static void lease_end_due(sim *s, const thst *st, int64_t t)
+{
+    if (!s->opts.baselines_reference)
+        return;
+    int64_t end = t + s->opts.slot;
+    for (int k = 0; k < s->nact; k++) {
+        sim_job *j = &s->jobs[s->act[k]];
+        if (j->want == 0 || j->best_effort)
+            continue;
+        double need = j->ovh_left + bl_seconds_left(j, st->g[s->act[k]]);
+        if (need <= (double)s->opts.slot)
+            j->due = end <= j->in->deadline ? INT64_MAX : -1;
+    }
+}
+
 static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
 {
     thst *st = v;
@@ -110,7 +147,7 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         int i = s->act[k];
         if (s->jobs[i].g > 0)
             st->rounds[i] += (t - st->last) / s->opts.slot;
-        double left = bl_seconds_left(&s->jobs[i], st->g[i]);
+        double left = work_left(s, i, st->g[i]);
         if (st->share[i] > 0)
             st->cum_iso[i] += (st->left[i] - left) / st->share[i];
         st->left[i] = left;
@@ -121,7 +158,7 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         if (!g)
             continue;
         st->g[i] = g;
-        st->left[i] = bl_seconds_left(&s->jobs[i], g);
+        st->left[i] = work_left(s, i, g);
     }
     st->last = t;
     int n = s->nact, demand = 0;
@@ -138,7 +175,10 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
             int i = s->act[k];
             s->jobs[i].want = st->g[i];
         }
-        return INT64_MAX;
+        if (!s->opts.baselines_reference)
+            return INT64_MAX;
+        lease_end_due(s, st, t); /* every lease is a round there */
+        return t + s->opts.slot;
     }
     for (int k = 0; k < n; k++) {
         int i = s->act[k];
@@ -146,7 +186,7 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         st->age[k] = (double)(t - s->jobs[i].in->submit);
         if (st->age[k] < 0)
             st->age[k] = 0;
-        st->rt[k] = st->left[i];
+        st->rt[k] = bl_seconds_left(&s->jobs[i], st->g[i]);
         st->tiso[k] = st->cum_iso[i] + st->left[i] / st->share[i];
     }
     double rho;
@@ -169,6 +209,7 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
             free_gpus -= j->want;
         }
     }
+    lease_end_due(s, st, t);
     return t + s->opts.slot;
 }
 

@@ -44,6 +44,15 @@ static void *init(sim *s, ef_err *e)
 {
     (void)e;
     tst *st = ef_calloc(1, sizeof *st);
+    /* the reference charges its formula when a job (re)starts and to
+     * every running job on restart rounds (algorithms.md §4.4, §6.4) */
+    if (s->opts.baselines_reference)
+        s->ref_charge = SIM_REF_CHARGE_START;
+    /* and decides at its events' own times: an arrival at once, an end
+     * or a queue crossing at least a slot after the last decision
+     * (algorithms.md §6.4, "Events considered") */
+    if (s->opts.baselines_reference)
+        s->points_at = SIM_POINTS_EVENTS;
     size_t n = (size_t)(s->n ? s->n : 1);
     st->level = ef_calloc(n, sizeof *st->level);
     st->seq = ef_calloc(n, sizeof *st->seq);

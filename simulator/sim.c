@@ -165,11 +165,28 @@ static void timeline_add(sim *s, int64_t t, int met)
     p->efficiency = eff / s->cl.total_gpus;
 }
 
+/* What OVH_REFERENCE charges job j, going from g0 to g1 > 0 GPUs at a
+ * point ('restart': a restart point), under the policy's rule
+ * (sim_ref_charge; algorithms.md §4.4). */
+static double ref_charge(sim *s, sim_job *j, int g0, int g1, int restart)
+{
+    int N = s->cl.total_gpus;
+    switch (s->ref_charge) {
+    case SIM_REF_CHARGE_FULL: /* §4.4: "without the cache" */
+        return ovh_reference(g1, 0, restart, N);
+    case SIM_REF_CHARGE_START: /* §4.4, §6.4 step 3 */
+        return g0 == 0 || restart ? ovh_reference(g1, 0, restart, N) : 0;
+    case SIM_REF_CHARGE_CACHED:
+    default:
+        return ovh_reference(g1, ovh_cache_seen(&s->cache, j->pl.gpu, g1),
+                             restart, N);
+    }
+}
+
 /* Check the policy's answers, place them through the slot engine,
  * charge overheads. */
 static int apply_point(sim *s, eng *x, eng_alloc *al, ef_err *e)
 {
-    int N = s->cl.total_gpus;
     for (int k = 0; k < s->nact; k++) {
         sim_job *j = &s->jobs[s->act[k]];
         int w = j->want;
@@ -199,9 +216,15 @@ static int apply_point(sim *s, eng *x, eng_alloc *al, ef_err *e)
      * (the slot reused as a count, §8.5); every job holding GPUs pays at
      * every round, cached when its GPU set was seen before (a cache of
      * GPU sets shared by all jobs, emptied after this round's look-ups,
-     * so every job pays the uncached cost at the round after a restart) */
-    int restart = s->opts.overhead == OVH_REFERENCE && s->points > 0 &&
-                  s->points % s->opts.slot == 0;
+     * so every job pays the uncached cost at the round after a restart);
+     * which points are rounds and which jobs pay follow the policy's rule
+     * (sim_ref_charge: the reference's Gandiva and Tiresias differ) */
+    int round = s->opts.overhead == OVH_REFERENCE &&
+                (s->ref_charge != SIM_REF_CHARGE_FULL ||
+                 (s->released_now > 0 && s->released_left > 0));
+    int restart = round && s->ref_rounds > 0 &&
+                  s->ref_rounds % s->opts.slot == 0;
+    s->ref_rounds += round;
     for (int k = 0; k < s->nact; k++) {
         sim_job *j = &s->jobs[s->act[k]];
         int g0 = j->g, g1 = j->pl.g;
@@ -218,9 +241,8 @@ static int apply_point(sim *s, eng *x, eng_alloc *al, ef_err *e)
         if (s->opts.overhead == OVH_FIG12 || s->opts.overhead == OVH_RESTART)
             c = ovh_charge_id(s->opts.overhead, j->ovh, g0, g1, moved,
                               rebatch);
-        else if (s->opts.overhead == OVH_REFERENCE && g1 > 0)
-            c = ovh_reference(g1, ovh_cache_seen(&s->cache, j->pl.gpu, g1),
-                              restart, N);
+        else if (round && g1 > 0)
+            c = ref_charge(s, j, g0, g1, restart);
         if (g1 == 0) {
             j->ovh_left = 0;
         } else if (c > 0) {
@@ -237,6 +259,64 @@ static int apply_point(sim *s, eng *x, eng_alloc *al, ef_err *e)
     if (restart)
         ovh_cache_clear(&s->cache);
     return EF_OK;
+}
+
+/* The point an event at time w > s->t makes: the first slot boundary at
+ * or after it, or off the grid w itself but at least a slot after the
+ * current point (algorithms.md §6.4: "max(now + slot, end)"). */
+static int64_t point_at(const sim *s, int64_t w)
+{
+    if (s->points_at == SIM_POINTS_GRID)
+        return ef_align_up(s->now, w, s->opts.slot);
+    int64_t lo = s->t + s->opts.slot;
+    return w > lo ? w : lo;
+}
+
+/* The point the next arrival, arr[ai] (ai < n, arr by release), makes:
+ * its release, but under SIM_POINTS_BATCHED a slot after the current
+ * point when it comes sooner and a later release time remains
+ * (algorithms.md §4.3: "while E[0].time - cur <= slot and len(E) > 1"). */
+static int64_t next_release(const sim *s, const int *arr, int ai, int n)
+{
+    int64_t r = s->jobs[arr[ai]].release, lo = s->t + s->opts.slot;
+    if (s->points_at != SIM_POINTS_BATCHED || r > lo)
+        return r;
+    for (int k = ai + 1; k < n; k++)
+        if (s->jobs[arr[k]].release > r)
+            return lo;
+    return r;
+}
+
+/* The point after the current one (s->t), given the arrivals arr[ai..]
+ * still to come and the policy's wake: the next arrival, the wake, the
+ * tick, a running job's completion, each where point_at puts it; at
+ * least a slot on; INT64_MAX when nothing is to come. */
+static int64_t next_point(const sim *s, const int *arr, int ai, int64_t wake)
+{
+    int64_t t = s->t, S = s->opts.slot, next = INT64_MAX;
+    if (ai < s->n)
+        next = next_release(s, arr, ai, s->n);
+    /* (on the grid, point_at(w) <= next whenever w < next) */
+    if (wake > t && wake < next && point_at(s, wake) < next)
+        next = point_at(s, wake);
+    if (s->opts.tick > 0 && s->nact > 0) {
+        int64_t tk = ef_align_up(s->now, t + s->opts.tick, S);
+        if (tk < next)
+            next = tk;
+    }
+    for (int k = 0; k < s->nact && s->points_at != SIM_POINTS_BATCHED; k++) {
+        const sim_job *j = &s->jobs[s->act[k]];
+        if (j->g == 0)
+            continue;
+        double fin = (double)t + j->ovh_left +
+                     j->rem / (speed(j, j->g) * share_of(j));
+        int64_t f = fin >= 9e15 ? INT64_MAX : (int64_t)ceil(fin);
+        if (f < next && point_at(s, f) < next)
+            next = point_at(s, f);
+    }
+    if (next <= t)
+        next = t + S;
+    return next;
 }
 
 int sim_run(sim *s, const job_queue *q, const cluster *c,
@@ -290,6 +370,11 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         free(arr);
         return EF_ERR;
     }
+    if (s->points_at != SIM_POINTS_GRID) { /* released at submit */
+        for (int i = 0; i < n; i++)
+            s->jobs[i].release = s->jobs[i].in->submit;
+        qsort_r(arr, (size_t)n, sizeof *arr, cmp_release, s);
+    }
     eng x;
     eng_init(&x, c, n);
     x.least = s->place_least;
@@ -320,6 +405,8 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
         int a0 = ai;
         while (ai < n && s->jobs[arr[ai]].release <= t)
             ai++;
+        s->released_now = ai - a0;
+        s->released_left = n - ai;
         struct timespec p0, p1;
         clock_gettime(CLOCK_MONOTONIC, &p0);
         int64_t wake = pol->point(s, st, t, arr + a0, ai - a0);
@@ -337,29 +424,7 @@ int sim_run(sim *s, const job_queue *q, const cluster *c,
             goto out;
         s->points++;
         timeline_add(s, t, met);
-        /* the next point */
-        int64_t next = INT64_MAX;
-        if (ai < n)
-            next = s->jobs[arr[ai]].release;
-        if (wake > t && wake < next)
-            next = ef_align_up(now, wake, S);
-        if (o->tick > 0 && s->nact > 0) {
-            int64_t tk = ef_align_up(now, t + o->tick, S);
-            if (tk < next)
-                next = tk;
-        }
-        for (int k = 0; k < s->nact; k++) {
-            const sim_job *j = &s->jobs[s->act[k]];
-            if (j->g == 0)
-                continue;
-            double fin = (double)t + j->ovh_left +
-                         j->rem / (speed(j, j->g) * share_of(j));
-            int64_t f = fin >= 9e15 ? INT64_MAX : (int64_t)ceil(fin);
-            if (f < next)
-                next = ef_align_up(now, f, S);
-        }
-        if (next <= t)
-            next = t + S;
+        int64_t next = next_point(s, arr, ai, wake);
         if (next == INT64_MAX) {
             /* active jobs, none running, nothing to wait for: the policy
              * starves them; stop rather than spin */

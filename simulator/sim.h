@@ -6,7 +6,8 @@
  * The event loop (sim_run):
  *   - Time is cut into slots of 'slot' seconds from the earliest submit
  *     time; scheduling points fall on slot boundaries, at most one per
- *     slot. There is a point at the first boundary at or after each
+ *     slot (a policy may ask for the reference's event times instead:
+ *     sim_points). There is a point at the first boundary at or after each
  *     arrival, after each completion, whenever the policy asks for one
  *     (e.g. a reservation changes size), and every 'tick' seconds if set.
  *   - At a point the policy decides the released jobs (admit or reject)
@@ -127,6 +128,58 @@ typedef struct sim_sample {
 typedef struct sim sim;
 
 /*
+ * Which jobs --overhead reference charges at a point, and how: the
+ * reference simulator applies its formula (ovh_reference) per policy
+ * (../shared/reference/algorithms.md §4.4, "Policies that apply the
+ * model"; §8.5 lists it as a defect: efplan's one model charges every
+ * policy the first way, and a policy's init picks another only under
+ * --baselines reference):
+ *   SIM_REF_CHARGE_CACHED  every job holding GPUs at every point, cached
+ *                          when its GPU set was seen before (ef, ef-noac,
+ *                          edf-ac in the reference; the default for all)
+ *   SIM_REF_CHARGE_FULL    every job holding GPUs, never cached, at the
+ *                          points with arrivals while more arrivals are
+ *                          to come (the reference's Gandiva: its rounds
+ *                          are its arrivals, §6.3, and it sets overheads
+ *                          only while events remain; restarts count
+ *                          those rounds only)
+ *   SIM_REF_CHARGE_START   a job that starts or resumes, uncached, and
+ *                          every job holding GPUs at a restart point (the
+ *                          reference's Tiresias, dlas-gpu)
+ */
+/*
+ * Where the points fall (sim.points_at; a policy's init may pick one
+ * other than the grid, under --baselines reference only):
+ *   SIM_POINTS_GRID     on the slot grid (sim.h's loop, the default)
+ *   SIM_POINTS_EVENTS   at the events' own times: a job is released at
+ *                       its submit time, and a completion or the
+ *                       policy's wake makes a point at its time or a slot
+ *                       after the point before, whichever is later (the
+ *                       reference's Tiresias, algorithms.md §6.4)
+ *   SIM_POINTS_BATCHED  as SIM_POINTS_EVENTS, but arrivals are batched
+ *                       as the reference's event list is (§4.3): an
+ *                       arrival less than a slot after the point is
+ *                       handled a slot after it, with every arrival up to
+ *                       then, unless no later arrival time remains (a
+ *                       lone last event keeps its time); a completion
+ *                       makes no point (the reference's Gandiva, which
+ *                       notices completions at its next round, §6.3: the
+ *                       policy's wake makes its rounds after the last
+ *                       arrival)
+ */
+typedef enum sim_points {
+    SIM_POINTS_GRID = 0,
+    SIM_POINTS_EVENTS,
+    SIM_POINTS_BATCHED
+} sim_points;
+
+typedef enum sim_ref_charge {
+    SIM_REF_CHARGE_CACHED = 0,
+    SIM_REF_CHARGE_FULL,
+    SIM_REF_CHARGE_START
+} sim_ref_charge;
+
+/*
  * A scheduling policy: one module (pol_*.c) behind this interface.
  *   init: build the policy's state for simulation 's' (NULL + e on error).
  *   point: at scheduling point t, rel[0..nrel-1] are the jobs released
@@ -201,6 +254,14 @@ struct sim {
     const sim_policy *pol;
     int place_least;      /* set by the policy's init: placement moves as
                              few jobs as it can (engine.h eng.least) */
+    sim_ref_charge ref_charge; /* set by the policy's init: which jobs
+                             OVH_REFERENCE charges at a point (below) */
+    int ref_rounds;       /* OVH_REFERENCE: the points its rule charged
+                             (sim_ref_charge), which a restart counts */
+    int released_now, released_left; /* arrivals at this point, and
+                             those still to come */
+    sim_points points_at; /* set by the policy's init: where points
+                             fall (below) */
     const job_queue *q;
     cluster cl;
     int n;

@@ -102,15 +102,20 @@ static void test_gandiva_packing(void **state)
     queue_free(&q);
 }
 
-/* Gandiva's reference shrink, on 3 nodes of 2 GPUs (slot 10): A, B, C
- * (1 GPU; 10, 20, 30 iterations) arrive at 0. Under the strict test each
- * opens its own set (nodes 0, 1, 2). The rebalance at 0 gives class 1 a
- * target of 3 GPUs against 6 held: it loses two sets (keeping one). Both
- * removed sets (the least used, ties by index: nodes 0 and 1) close
- * before A and B move, so they join node 2's set behind C: C runs 0-30,
- * A takes the free slot 0-10, B waits behind C in its slot: 30-50.
- * (Closing one set at a time would move A into node 1's set, then close
- * node 2's and move C behind B: B 0-20, C 20-50.) */
+/* Gandiva's reference rules (pol_gandiva_ref.c), on 3 nodes of 2 GPUs
+ * (slot 10): A, B, C (1 GPU; 10, 20, 30 iterations) arrive at 0. Under
+ * the strict test (a set never fills its last slot) each opens its own
+ * set: A on node 0, B on node 1, C on node 2 (list order by util, stable:
+ * node 1's, node 0's, node 2's, as C's test popped node 0's to the back).
+ * The rebalance for the next round gives class 1 a target of 3 GPUs
+ * against 6 held: it loses two sets (keeping one), the first two of its
+ * list, both closed before their jobs move: B, then A join node 2's set
+ * behind C. Its capacity is 2: C and B run, A waits. At 10 the rebalance
+ * grows the class by one set (3 jobs against 2 GPUs), but its last (and
+ * only) new set has one node, so the reference skips the re-spread: A
+ * stays behind, and the empty set is closed at 20. At 20 B has ended
+ * (20 iterations from 0) and A runs: 20-30; C runs 0-30. (Closing one
+ * set at a time, or re-spreading at 10, would let A start at 10.) */
 static void test_gandiva_reference_shrink(void **state)
 {
     (void)state;
@@ -119,9 +124,33 @@ static void test_gandiva_reference_shrink(void **state)
                  "C,0,30,lin,1000,64,1\n", &toy);
     sim s;
     run(&s, &q, "n3g2", "gandiva", 10, 1);
-    NEAR(END(&s, "A"), 10);
+    NEAR(END(&s, "A"), 30);
+    NEAR(END(&s, "B"), 20);
     NEAR(END(&s, "C"), 30);
-    NEAR(END(&s, "B"), 50);
+    sim_free(&s);
+    queue_free(&q);
+}
+
+/* Gandiva's reference rounds (algorithms.md §4.3, §6.3) on 2 nodes of 1
+ * GPU, slot 10: A (100 iterations) arrives at 0, B (10) at 13, D (1) at
+ * 14, C (10) at 55. A round comes at an arrival more than a slot after
+ * the last round (B: 13), else a slot after it with every arrival up to
+ * then (D: 23), and completions make none: B, on node 1 from 13, ends at
+ * 23, where its set is freed and D opens one on node 1 (23-24); C, the
+ * last arrival, comes at its own time (55-65). On the slot grid B would
+ * start at 20. */
+static void test_gandiva_reference_rounds(void **state)
+{
+    (void)state;
+    job_queue q = {0};
+    ts_load(&q, HDR "A,0,100,lin,1000,64,1\nB,13,10,lin,1000,64,1\n"
+                 "D,14,1,lin,1000,64,1\nC,55,10,lin,1000,64,1\n", &toy);
+    sim s;
+    run(&s, &q, "n2g1", "gandiva", 10, 1);
+    NEAR(END(&s, "A"), 100);
+    NEAR(END(&s, "B"), 23);
+    NEAR(END(&s, "D"), 24);
+    NEAR(END(&s, "C"), 65);
     sim_free(&s);
     queue_free(&q);
 }
@@ -141,6 +170,31 @@ static void test_tiresias_exact(void **state)
     NEAR(END(&s, "B"), 4300);
     NEAR(END(&s, "A"), 6000);
     assert_int_equal(ts_job(&s, "A")->preemptions, 1);
+    sim_free(&s);
+    queue_free(&q);
+}
+
+/* Tiresias's points under --baselines reference (algorithms.md §6.4):
+ * on 1 GPU, slot 100, A (50 s) runs from 0 and B (20 s) arrives at 30.
+ * On the slot grid B is decided at 100 and A's end (50) makes that same
+ * point: B runs 100-120. The reference decides an arrival at its own
+ * time and an end at least a slot after the point before: B is queued at
+ * 30 behind A, A's end makes the point max(30 + 100, 50) = 130, and B
+ * runs 130-150. */
+static void test_tiresias_reference_points(void **state)
+{
+    (void)state;
+    job_queue q = {0};
+    ts_load(&q, HDR "A,0,50,lin,99999,64,1\nB,30,20,lin,99999,64,1\n",
+            &toy);
+    sim s;
+    run(&s, &q, "n1g1", "tiresias", 100, 0);
+    NEAR(END(&s, "A"), 50);
+    NEAR(END(&s, "B"), 120);
+    sim_free(&s);
+    run(&s, &q, "n1g1", "tiresias", 100, 1);
+    NEAR(END(&s, "A"), 50);
+    NEAR(END(&s, "B"), 150);
     sim_free(&s);
     queue_free(&q);
 }
@@ -184,6 +238,28 @@ static void test_themis_bisection(void **state)
     assert_int_equal(bl_themis_solve(2, g, age, rt, tiso, 2, x, &rho), 0);
     assert_true(fabs(rho - 2) < 1e-12); /* job 0: (10 + 10) / 10 */
     assert_true(x[0] == 1 && fabs(x[1] - 0.5) < 1e-12);
+}
+
+/* Themis's reference lease ends (algorithms.md §6.5, §4.5): on 2 GPUs,
+ * leases of 100 s, A (150 s, deadline 190) and B (50 s, deadline 100)
+ * run uncontended from 0. A ends at 150 and B at 50, both by their
+ * deadlines; the reference ends a job, for its deadline, at the end of
+ * the lease it finishes in: A at 200 (missed), B at 100 (met). */
+static void test_themis_reference_lease_end(void **state)
+{
+    (void)state;
+    job_queue q = {0};
+    ts_load(&q, HDR "A,0,150,lin,190,64,1\nB,0,50,lin,100,64,1\n", &toy);
+    sim s;
+    run(&s, &q, "n1g2", "themis", 100, 0);
+    assert_true(ts_job(&s, "A")->met && ts_job(&s, "B")->met);
+    sim_free(&s);
+    run(&s, &q, "n1g2", "themis", 100, 1);
+    NEAR(END(&s, "A"), 150);
+    assert_false(ts_job(&s, "A")->met);
+    assert_true(ts_job(&s, "B")->met);
+    sim_free(&s);
+    queue_free(&q);
 }
 
 /* Themis on 1 GPU, leases of 60 s: A (100 s) runs alone from 0; B (200
@@ -424,10 +500,13 @@ int main(void)
         cmocka_unit_test(test_gandiva_exact),
         cmocka_unit_test(test_gandiva_packing),
         cmocka_unit_test(test_gandiva_reference_shrink),
+        cmocka_unit_test(test_gandiva_reference_rounds),
         cmocka_unit_test(test_tiresias_exact),
+        cmocka_unit_test(test_tiresias_reference_points),
         cmocka_unit_test(test_tiresias_two_gpus),
         cmocka_unit_test(test_themis_bisection),
         cmocka_unit_test(test_themis_exact),
+        cmocka_unit_test(test_themis_reference_lease_end),
         cmocka_unit_test(test_chronus_exact),
         cmocka_unit_test(test_chronus_reference),
         cmocka_unit_test(test_lease_mip),
