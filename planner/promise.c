@@ -156,10 +156,110 @@ static double walk(const prm_model *m, const prm_start *s, const prm_piece *p,
     return work > 0 ? work : 0;
 }
 
+/* Piece k of a path given as an array p[0..n-1], or as 'head' (if not
+ * NULL and not empty) then reservation r at 'row' cut at 'from' (the
+ * pieces prm_resv_work walks, as pieces() below lists them): 0 when the
+ * path has no such piece (a segment wholly before 'from'). */
+static inline int piece_at(const prm_piece *p, const prm_piece *head,
+                           const resv *r, const curve_row *row,
+                           int64_t from, int k, prm_piece *out)
+{
+    if (p) {
+        *out = p[k];
+        return 1;
+    }
+    if (head) {
+        if (k == 0) {
+            *out = *head;
+            return 1;
+        }
+        k--;
+    }
+    const seg *g = &r->s[k];
+    if (g->end <= from)
+        return 0;
+    *out = (prm_piece){g->start > from ? g->start : from, g->end, g->gpus,
+                       row};
+    return 1;
+}
+
+/* walk() without a target, in one pass over the path (the array p[0..n-1]
+ * or head and reservation r, as piece_at): the work sums the same terms
+ * in the same order, and the allowance, which only the first pass of
+ * walk() needs before the second when it looks for a finish, is taken
+ * off at the end from the same largest size, throughput and last
+ * second. The promise checks' hot path: no copy of the pieces, one
+ * throughput per piece. */
+static inline double work_pass(const prm_model *m, const prm_start *s,
+                               const prm_piece *p, const prm_piece *head,
+                               const resv *r, const curve_row *row,
+                               int64_t from, int n, int64_t deadline)
+{
+    int S = m->slot > 0 ? m->slot : 1;
+    double tpmax = 0;
+    int gmax = 0;
+    int64_t last = s->t;
+    double work = 0, owed = s->owed;
+    int held = s->gpus;
+    const curve_row *hrow = s->row;
+    int64_t cur = s->t;
+    double scale = prm_scale(s);
+    for (int k = 0; k < n; k++) {
+        prm_piece pc;
+        if (!piece_at(p, head, r, row, from, k, &pc))
+            continue;
+        int g = pc.gpus;
+        int64_t b = pc.b < deadline ? pc.b : deadline;
+        double tp = 0;
+        /* walk()'s first pass: the pieces that count from s->t */
+        if (g > 0 && b > (pc.a > s->t ? pc.a : s->t)) {
+            tp = tput(s, pc.row, g);
+            if (tp > tpmax)
+                tpmax = tp;
+            if (g > gmax)
+                gmax = g;
+            last = b;
+        }
+        /* its second pass */
+        int64_t a = pc.a > cur ? pc.a : cur;
+        if (a > cur && held > 0) { /* a gap: the job is stopped */
+            held = 0;
+            owed = 0;
+        }
+        if (b <= a || g <= 0) {
+            if (pc.b > cur)
+                cur = pc.b;
+            continue;
+        }
+        int rebatch = held > 0 && pc.row != hrow;
+        int change = g != held || rebatch;
+        double len = (double)(b - a), prod;
+        if (m->mode == OVH_REFERENCE) {
+            double base = ovh_reference(g, 1, 0, m->total_gpus);
+            double c1 = ovh_reference(g, !change, 0, m->total_gpus);
+            prod = ref_prod(len, c1, base, S);
+        } else {
+            if (change)
+                owed = scale * ovh_charge_id(m->mode, s->model, held, g, 0,
+                                             rebatch);
+            double c1 = owed < len ? owed : len;
+            prod = len - c1;
+            owed -= c1;
+        }
+        work += prod * tp;
+        held = g;
+        hrow = pc.row;
+        cur = b;
+    }
+    int64_t slots = (last - s->t + S - 1) / S;
+    work -= allowance(m, s, gmax, tpmax, slots);
+    return work > 0 ? work : 0;
+}
+
 double prm_work(const prm_model *m, const prm_start *s, const prm_piece *p,
                 int n, int64_t deadline)
 {
-    return walk(m, s, p, n, deadline, 0, NULL);
+    return work_pass(m, s, p, NULL, NULL, NULL, 0, n, deadline);
 }
 
 /* Pieces of 'head' (if any) and of r from 'from' on, at 'row'. */
@@ -190,15 +290,12 @@ double prm_resv_work(const prm_model *m, const prm_start *s,
                      const prm_piece *head, const resv *r,
                      const curve_row *row, int64_t from, int64_t deadline)
 {
-    prm_piece buf[16];
-    int n;
     if (from < s->t)
         from = s->t;
-    prm_piece *p = pieces(head, r, row, from, &n, buf, 16);
-    double w = walk(m, s, p, n, deadline, 0, NULL);
-    if (p != buf)
-        free(p);
-    return w;
+    if (head && head->b <= head->a)
+        head = NULL;
+    return work_pass(m, s, NULL, head, r, row, from, r->n + (head != NULL),
+                     deadline);
 }
 
 int64_t prm_finish(const prm_model *m, const prm_start *s, const resv *r,
