@@ -130,8 +130,10 @@ static void ivals_make(ivals *iv, const avail *F, int64_t now, int64_t until)
     iv->n = 0;
     if (F->n == 0)
         return;
-    /* lo: the first piece that ends after now (the last one never ends) */
-    int lo = 0, hi = F->n - 1;
+    /* lo: the first piece that ends after now (the last one never ends);
+     * the first piece itself where the profile starts at or after now, as
+     * a planner's profile at its point does */
+    int lo = 0, hi = F->n == 1 || F->t[1] > now ? 0 : F->n - 1;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (F->t[mid + 1] > now)
