@@ -7,13 +7,13 @@
 #include "common/util.h"
 #include "planner/ebatch.h"
 
-static double tput(const prm_start *s, const curve_row *row, int g)
+static inline double tput(const prm_start *s, const curve_row *row, int g)
 {
     return row && g > 0 ? eb_tput(row, g, s->samples) : 0;
 }
 
 /* The factor on the model's charges for this job (prm_start.scale). */
-static double prm_scale(const prm_start *s)
+static inline double prm_scale(const prm_start *s)
 {
     return s->scale > 0 ? s->scale : 1.0;
 }
@@ -22,8 +22,8 @@ static double prm_scale(const prm_start *s)
  * migrations (FIG12, RESTART) or restarts (REFERENCE) at the path's
  * largest size and highest throughput, the path spanning 'slots' slots
  * from its point. */
-static double allowance(const prm_model *m, const prm_start *s, int gmax,
-                        double tpmax, int64_t slots)
+static inline double allowance(const prm_model *m, const prm_start *s,
+                               int gmax, double tpmax, int64_t slots)
 {
     if (gmax <= 0)
         return 0;
@@ -156,110 +156,92 @@ static double walk(const prm_model *m, const prm_start *s, const prm_piece *p,
     return work > 0 ? work : 0;
 }
 
-/* Piece k of a path given as an array p[0..n-1], or as 'head' (if not
- * NULL and not empty) then reservation r at 'row' cut at 'from' (the
- * pieces prm_resv_work walks, as pieces() below lists them): 0 when the
- * path has no such piece (a segment wholly before 'from'). */
-static inline int piece_at(const prm_piece *p, const prm_piece *head,
-                           const resv *r, const curve_row *row,
-                           int64_t from, int k, prm_piece *out)
+/* walk() without a target, in one pass (the promise checks' hot path):
+ * each piece in order through wstep(), which does both of walk()'s
+ * passes for it: the first's largest size, throughput and last second
+ * (the allowance, which only a walk looking for a finish needs before
+ * the second pass, is taken off at the end by wdone()) and the second's
+ * work. The same terms summed in the same order; one throughput per
+ * piece; a reservation's pieces read in place, not copied. */
+typedef struct wstate {
+    double tpmax;
+    int gmax;
+    int64_t last;
+    double work, owed;
+    int held;
+    const curve_row *hrow;
+    int64_t cur;
+} wstate;
+
+static inline void wbegin(wstate *w, const prm_start *s)
 {
-    if (p) {
-        *out = p[k];
-        return 1;
-    }
-    if (head) {
-        if (k == 0) {
-            *out = *head;
-            return 1;
-        }
-        k--;
-    }
-    const seg *g = &r->s[k];
-    if (g->end <= from)
-        return 0;
-    *out = (prm_piece){g->start > from ? g->start : from, g->end, g->gpus,
-                       row};
-    return 1;
+    *w = (wstate){0, 0, s->t, 0, s->owed, s->gpus, s->row, s->t};
 }
 
-/* walk() without a target, in one pass over the path (the array p[0..n-1]
- * or head and reservation r, as piece_at): the work sums the same terms
- * in the same order, and the allowance, which only the first pass of
- * walk() needs before the second when it looks for a finish, is taken
- * off at the end from the same largest size, throughput and last
- * second. The promise checks' hot path: no copy of the pieces, one
- * throughput per piece. */
-static inline double work_pass(const prm_model *m, const prm_start *s,
-                               const prm_piece *p, const prm_piece *head,
-                               const resv *r, const curve_row *row,
-                               int64_t from, int n, int64_t deadline)
+static inline void wstep(wstate *w, const prm_model *m, const prm_start *s,
+                         int64_t pa, int64_t pb, int g, const curve_row *row,
+                         int64_t deadline)
+{
+    int64_t b = pb < deadline ? pb : deadline;
+    double tp = 0;
+    /* walk()'s first pass: the pieces that count from s->t */
+    if (g > 0 && b > (pa > s->t ? pa : s->t)) {
+        tp = tput(s, row, g);
+        if (tp > w->tpmax)
+            w->tpmax = tp;
+        if (g > w->gmax)
+            w->gmax = g;
+        w->last = b;
+    }
+    /* its second pass (tp is set wherever it counts work: a >= s->t) */
+    int64_t a = pa > w->cur ? pa : w->cur;
+    if (a > w->cur && w->held > 0) { /* a gap: the job is stopped */
+        w->held = 0;
+        w->owed = 0;
+    }
+    if (b <= a || g <= 0) {
+        if (pb > w->cur)
+            w->cur = pb;
+        return;
+    }
+    int rebatch = w->held > 0 && row != w->hrow;
+    int change = g != w->held || rebatch;
+    double len = (double)(b - a), prod;
+    if (m->mode == OVH_REFERENCE) {
+        double base = ovh_reference(g, 1, 0, m->total_gpus);
+        double c1 = ovh_reference(g, !change, 0, m->total_gpus);
+        prod = ref_prod(len, c1, base, m->slot > 0 ? m->slot : 1);
+    } else {
+        if (change)
+            w->owed = prm_scale(s) * ovh_charge_id(m->mode, s->model, w->held,
+                                                   g, 0, rebatch);
+        double c1 = w->owed < len ? w->owed : len;
+        prod = len - c1;
+        w->owed -= c1;
+    }
+    w->work += prod * tp;
+    w->held = g;
+    w->hrow = row;
+    w->cur = b;
+}
+
+static inline double wdone(const wstate *w, const prm_model *m,
+                           const prm_start *s)
 {
     int S = m->slot > 0 ? m->slot : 1;
-    double tpmax = 0;
-    int gmax = 0;
-    int64_t last = s->t;
-    double work = 0, owed = s->owed;
-    int held = s->gpus;
-    const curve_row *hrow = s->row;
-    int64_t cur = s->t;
-    double scale = prm_scale(s);
-    for (int k = 0; k < n; k++) {
-        prm_piece pc;
-        if (!piece_at(p, head, r, row, from, k, &pc))
-            continue;
-        int g = pc.gpus;
-        int64_t b = pc.b < deadline ? pc.b : deadline;
-        double tp = 0;
-        /* walk()'s first pass: the pieces that count from s->t */
-        if (g > 0 && b > (pc.a > s->t ? pc.a : s->t)) {
-            tp = tput(s, pc.row, g);
-            if (tp > tpmax)
-                tpmax = tp;
-            if (g > gmax)
-                gmax = g;
-            last = b;
-        }
-        /* its second pass */
-        int64_t a = pc.a > cur ? pc.a : cur;
-        if (a > cur && held > 0) { /* a gap: the job is stopped */
-            held = 0;
-            owed = 0;
-        }
-        if (b <= a || g <= 0) {
-            if (pc.b > cur)
-                cur = pc.b;
-            continue;
-        }
-        int rebatch = held > 0 && pc.row != hrow;
-        int change = g != held || rebatch;
-        double len = (double)(b - a), prod;
-        if (m->mode == OVH_REFERENCE) {
-            double base = ovh_reference(g, 1, 0, m->total_gpus);
-            double c1 = ovh_reference(g, !change, 0, m->total_gpus);
-            prod = ref_prod(len, c1, base, S);
-        } else {
-            if (change)
-                owed = scale * ovh_charge_id(m->mode, s->model, held, g, 0,
-                                             rebatch);
-            double c1 = owed < len ? owed : len;
-            prod = len - c1;
-            owed -= c1;
-        }
-        work += prod * tp;
-        held = g;
-        hrow = pc.row;
-        cur = b;
-    }
-    int64_t slots = (last - s->t + S - 1) / S;
-    work -= allowance(m, s, gmax, tpmax, slots);
+    int64_t slots = (w->last - s->t + S - 1) / S;
+    double work = w->work - allowance(m, s, w->gmax, w->tpmax, slots);
     return work > 0 ? work : 0;
 }
 
 double prm_work(const prm_model *m, const prm_start *s, const prm_piece *p,
                 int n, int64_t deadline)
 {
-    return work_pass(m, s, p, NULL, NULL, NULL, 0, n, deadline);
+    wstate w;
+    wbegin(&w, s);
+    for (int k = 0; k < n; k++)
+        wstep(&w, m, s, p[k].a, p[k].b, p[k].gpus, p[k].row, deadline);
+    return wdone(&w, m, s);
 }
 
 /* Pieces of 'head' (if any) and of r from 'from' on, at 'row'. */
@@ -286,16 +268,24 @@ static prm_piece *pieces(const prm_piece *head, const resv *r,
     return p;
 }
 
+/* prm_work along the pieces pieces() lists, read in place */
 double prm_resv_work(const prm_model *m, const prm_start *s,
                      const prm_piece *head, const resv *r,
                      const curve_row *row, int64_t from, int64_t deadline)
 {
     if (from < s->t)
         from = s->t;
-    if (head && head->b <= head->a)
-        head = NULL;
-    return work_pass(m, s, NULL, head, r, row, from, r->n + (head != NULL),
-                     deadline);
+    wstate w;
+    wbegin(&w, s);
+    if (head && head->b > head->a)
+        wstep(&w, m, s, head->a, head->b, head->gpus, head->row, deadline);
+    for (int i = 0; i < r->n; i++) {
+        const seg *g = &r->s[i];
+        if (g->end > from)
+            wstep(&w, m, s, g->start > from ? g->start : from, g->end,
+                  g->gpus, row, deadline);
+    }
+    return wdone(&w, m, s);
 }
 
 int64_t prm_finish(const prm_model *m, const prm_start *s, const resv *r,
