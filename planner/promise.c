@@ -12,6 +12,32 @@ static inline double tput(const prm_start *s, const curve_row *row, int g)
     return row && g > 0 ? eb_tput(row, g, s->samples) : 0;
 }
 
+/* ovh_charge_id, remembering its last answer per thread: the promise
+ * checks ask the same job's charges over and over (a job's walks follow
+ * one another: its MSS rounds, the surplus step's tries), and the charge
+ * is a pure function of its arguments, so the memo returns exactly what
+ * the call would. */
+typedef struct charge_memo {
+    int valid;
+    ovh_mode mode;
+    ovh_id model;
+    int g0, g1, moved, rebatch;
+    double v;
+} charge_memo;
+
+static inline double charge(charge_memo *c, ovh_mode mode, ovh_id model,
+                            int g0, int g1, int moved, int rebatch)
+{
+    if (!c->valid || c->mode != mode || c->model != model || c->g0 != g0 ||
+        c->g1 != g1 || c->moved != moved || c->rebatch != rebatch)
+        *c = (charge_memo){1, mode, model, g0, g1, moved, rebatch,
+                           ovh_charge_id(mode, model, g0, g1, moved, rebatch)};
+    return c->v;
+}
+
+/* one memo for the allowance's charge, one for the path's changes */
+static _Thread_local charge_memo memo_allow, memo_change;
+
 /* The factor on the model's charges for this job (prm_start.scale). */
 static inline double prm_scale(const prm_start *s)
 {
@@ -29,7 +55,8 @@ static inline double allowance(const prm_model *m, const prm_start *s,
         return 0;
     if (m->mode == OVH_FIG12 || m->mode == OVH_RESTART)
         return m->migrations * prm_scale(s) *
-               ovh_charge_id(m->mode, s->model, gmax, gmax, 1, 0) * tpmax;
+               charge(&memo_allow, m->mode, s->model, gmax, gmax, 1, 0) *
+               tpmax;
     if (m->mode != OVH_REFERENCE)
         return 0;
     int64_t every = m->restart_every > 0 ? m->restart_every : 1;
@@ -178,7 +205,7 @@ static inline void wbegin(wstate *w, const prm_start *s)
     *w = (wstate){0, 0, s->t, 0, s->owed, s->gpus, s->row, s->t};
 }
 
-static inline void wstep(wstate *w, const prm_model *m, const prm_start *s,
+static inline __attribute__((always_inline)) void wstep(wstate *w, const prm_model *m, const prm_start *s,
                          int64_t pa, int64_t pb, int g, const curve_row *row,
                          int64_t deadline)
 {
@@ -213,8 +240,8 @@ static inline void wstep(wstate *w, const prm_model *m, const prm_start *s,
         prod = ref_prod(len, c1, base, m->slot > 0 ? m->slot : 1);
     } else {
         if (change)
-            w->owed = prm_scale(s) * ovh_charge_id(m->mode, s->model, w->held,
-                                                   g, 0, rebatch);
+            w->owed = prm_scale(s) * charge(&memo_change, m->mode, s->model,
+                                            w->held, g, 0, rebatch);
         double c1 = w->owed < len ? w->owed : len;
         prod = len - c1;
         w->owed -= c1;
