@@ -12,31 +12,50 @@ static inline double tput(const prm_start *s, const curve_row *row, int g)
     return row && g > 0 ? eb_tput(row, g, s->samples) : 0;
 }
 
-/* ovh_charge_id, remembering its last answer per thread: the promise
- * checks ask the same job's charges over and over (a job's walks follow
- * one another: its MSS rounds, the surplus step's tries), and the charge
- * is a pure function of its arguments, so the memo returns exactly what
- * the call would. */
+/* ovh_charge_id through a memo per thread: the promise checks ask the
+ * same few hundred charges (a handful of models, the usable sizes, a
+ * change or not) millions of times, and the charge is a pure function of
+ * its arguments, so an entry whose key holds all of them holds exactly
+ * what the call returns. Direct-mapped (an entry is replaced by the next
+ * charge that maps to it); arguments the key cannot hold (sizes of 2^20
+ * GPUs or more, a model id past 255, flags other than 0 and 1) go
+ * straight to the call. */
 typedef struct charge_memo {
-    int valid;
-    ovh_mode mode;
-    ovh_id model;
-    int g0, g1, moved, rebatch;
+    uint64_t key; /* charge_key()'s, 0: empty */
     double v;
 } charge_memo;
 
-static inline double charge(charge_memo *c, ovh_mode mode, ovh_id model,
-                            int g0, int g1, int moved, int rebatch)
+#define CHARGE_MEMO 1024 /* entries, a power of two */
+
+static _Thread_local charge_memo charge_memo_tab[CHARGE_MEMO];
+
+/* mode, model, g0, g1, moved, rebatch in 63 bits with the top one set;
+ * 0 when they do not fit */
+static inline uint64_t charge_key(ovh_mode mode, ovh_id model, int g0,
+                                  int g1, int moved, int rebatch)
 {
-    if (!c->valid || c->mode != mode || c->model != model || c->g0 != g0 ||
-        c->g1 != g1 || c->moved != moved || c->rebatch != rebatch)
-        *c = (charge_memo){1, mode, model, g0, g1, moved, rebatch,
-                           ovh_charge_id(mode, model, g0, g1, moved, rebatch)};
-    return c->v;
+    if ((unsigned)mode > 7 || (unsigned)model > 255 ||
+        (unsigned)g0 >= 1u << 20 || (unsigned)g1 >= 1u << 20 ||
+        (unsigned)moved > 1 || (unsigned)rebatch > 1)
+        return 0;
+    return 1ull << 63 | (uint64_t)mode << 50 | (uint64_t)model << 42 |
+           (uint64_t)g0 << 22 | (uint64_t)g1 << 2 | (uint64_t)moved << 1 |
+           (uint64_t)rebatch;
 }
 
-/* one memo for the allowance's charge, one for the path's changes */
-static _Thread_local charge_memo memo_allow, memo_change;
+static inline double charge(ovh_mode mode, ovh_id model, int g0, int g1,
+                            int moved, int rebatch)
+{
+    uint64_t k = charge_key(mode, model, g0, g1, moved, rebatch);
+    if (k == 0)
+        return ovh_charge_id(mode, model, g0, g1, moved, rebatch);
+    uint64_t h = k * 0x9E3779B97F4A7C15ull;
+    charge_memo *c = &charge_memo_tab[h >> 54]; /* the top 10 bits */
+    if (c->key != k)
+        *c = (charge_memo){k, ovh_charge_id(mode, model, g0, g1, moved,
+                                            rebatch)};
+    return c->v;
+}
 
 /* The factor on the model's charges for this job (prm_start.scale). */
 static inline double prm_scale(const prm_start *s)
@@ -55,8 +74,7 @@ static inline double allowance(const prm_model *m, const prm_start *s,
         return 0;
     if (m->mode == OVH_FIG12 || m->mode == OVH_RESTART)
         return m->migrations * prm_scale(s) *
-               charge(&memo_allow, m->mode, s->model, gmax, gmax, 1, 0) *
-               tpmax;
+               charge(m->mode, s->model, gmax, gmax, 1, 0) * tpmax;
     if (m->mode != OVH_REFERENCE)
         return 0;
     int64_t every = m->restart_every > 0 ? m->restart_every : 1;
@@ -240,8 +258,8 @@ static inline __attribute__((always_inline)) void wstep(wstate *w, const prm_mod
         prod = ref_prod(len, c1, base, m->slot > 0 ? m->slot : 1);
     } else {
         if (change)
-            w->owed = prm_scale(s) * charge(&memo_change, m->mode, s->model,
-                                            w->held, g, 0, rebatch);
+            w->owed = prm_scale(s) * charge(m->mode, s->model, w->held, g,
+                                            0, rebatch);
         double c1 = w->owed < len ? w->owed : len;
         prod = len - c1;
         w->owed -= c1;
