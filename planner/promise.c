@@ -223,9 +223,10 @@ static inline void wbegin(wstate *w, const prm_start *s)
     *w = (wstate){0, 0, s->t, 0, s->owed, s->gpus, s->row, s->t};
 }
 
-static inline __attribute__((always_inline)) void wstep(wstate *w, const prm_model *m, const prm_start *s,
-                         int64_t pa, int64_t pb, int g, const curve_row *row,
-                         int64_t deadline)
+/* always inline: a call per piece cost as much as the step itself */
+static inline __attribute__((always_inline)) void
+wstep(wstate *w, const prm_model *m, const prm_start *s, int64_t pa,
+      int64_t pb, int g, const curve_row *row, int64_t deadline)
 {
     int64_t b = pb < deadline ? pb : deadline;
     double tp = 0;
