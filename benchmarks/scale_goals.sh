@@ -39,11 +39,17 @@ queue() {
 }
 
 # timed OUT CMD...: run CMD with stdout to /dev/null; OUT gets
-# "user wall rss_kb"
+# "user wall rss_kb sys load", load the 1-minute load average before and
+# after the run ("1.2-1.9": on this shared 2-core machine a wall time says
+# as much about the others as about efplan; user + sys close to wall means
+# the run had a core to itself)
 timed() {
     out=$1
     shift
-    /usr/bin/time -f "%U %e %M" -o "$out" "$@" >/dev/null
+    l0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
+    /usr/bin/time -f "%U %e %M %S" -o "$out" "$@" >/dev/null
+    l1=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
+    printf '%s %s-%s\n' "$(cat "$out")" "$l0" "$l1" >"$out"
 }
 
 # lat FILE: "p50 / p99 / max" of a result's point_us (ms)
@@ -70,15 +76,16 @@ for part in $PARTS; do
         rm -f "$T/p.json"
         timed "$T/ts" "$E" simulate --trace "$T/q.csv" --cluster n2048g8 \
             --curves A100 --policy ef --out "$T/s.json"
-        read -r pu pw pm <"$T/tp"
-        read -r su sw sm <"$T/ts"
+        read -r pu pw pm ps pl <"$T/tp"
+        read -r su sw sm ss sl <"$T/ts"
         awk -v pu="$pu" -v pw="$pw" -v pm="$pm" -v sz="$size" -v su="$su" \
-            -v sw="$sw" -v sm="$sm" 'BEGIN {
+            -v sw="$sw" -v sm="$sm" -v ps="$ps" -v ss="$ss" -v pl="$pl" \
+            -v sl="$sl" 'BEGIN {
             r = "100,000 jobs, 16,384 GPUs"
-            printf "| plan <= 60 s wall | %s | %.1f s wall (%.1f s user) | %s |\n", r, pw, pu, (pw <= 60 ? "yes" : "no")
+            printf "| plan <= 60 s wall | %s | %.1f s wall (%.1f s user, %.1f s sys; load %s) | %s |\n", r, pw, pu, ps, pl, (pw <= 60 ? "yes" : "no")
             printf "| plan <= 2 GB peak RSS | %s | %.0f MB | %s |\n", r, pm / 1024, (pm <= 2 * 1024 * 1024 ? "yes" : "no")
             printf "| plan file <= 200 MB | %s | %.1f MB | %s |\n", r, sz / 1e6, (sz <= 200e6 ? "yes" : "no")
-            printf "| simulate --policy ef <= 60 s | %s | %.1f s wall (%.1f s user), %.0f MB | %s |\n", r, sw, su, sm / 1024, (sw <= 60 ? "yes" : "no")
+            printf "| simulate --policy ef <= 60 s | %s | %.1f s wall (%.1f s user, %.1f s sys; load %s), %.0f MB | %s |\n", r, sw, su, ss, sl, sm / 1024, (sw <= 60 ? "yes" : "no")
         }'
         rm -f "$T/s.json" "$T/q.csv"
         ;;
@@ -86,9 +93,9 @@ for part in $PARTS; do
         queue 1000000 512 "$T/q.csv"
         timed "$T/ts" "$E" simulate --trace "$T/q.csv" --cluster n64g8 \
             --curves A100 --policy ef --out "$T/s.json"
-        read -r su sw sm <"$T/ts"
-        awk -v su="$su" -v sw="$sw" -v sm="$sm" 'BEGIN {
-            printf "| 1,000,000 jobs simulated <= 60 s | 512 GPUs, ef | %.1f s wall (%.1f s user), %.0f MB | %s |\n", sw, su, sm / 1024, (sw <= 60 ? "yes" : "no")
+        read -r su sw sm ss sl <"$T/ts"
+        awk -v su="$su" -v sw="$sw" -v sm="$sm" -v ss="$ss" -v sl="$sl" 'BEGIN {
+            printf "| 1,000,000 jobs simulated <= 60 s | 512 GPUs, ef | %.1f s wall (%.1f s user, %.1f s sys; load %s), %.0f MB | %s |\n", sw, su, ss, sl, sm / 1024, (sw <= 60 ? "yes" : "no")
         }'
         rm -f "$T/s.json" "$T/q.csv"
         ;;
@@ -106,7 +113,7 @@ for part in $PARTS; do
         for pol in ef ef-noac edf edf-ac gandiva tiresias themis chronus; do
             timed "$T/t" "$E" simulate --trace "$T/q.csv" --cluster n128g8 \
                 --curves A100 --policy "$pol" --out "$T/s.json"
-            read -r u w m <"$T/t"
+            read -r u w m rest <"$T/t"
             [ -n "$ef" ] || ef=$u
             if [ "$pol" = ef ]; then
                 echo "| (reference) | 15,802 jobs, 1,024 GPUs, ef | $u s user, $(awk -v m="$m" 'BEGIN { printf "%.0f", m / 1024 }') MB | |"

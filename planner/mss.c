@@ -130,8 +130,10 @@ static void ivals_make(ivals *iv, const avail *F, int64_t now, int64_t until)
     iv->n = 0;
     if (F->n == 0)
         return;
-    /* lo: the first piece that ends after now (the last one never ends) */
-    int lo = 0, hi = F->n - 1;
+    /* lo: the first piece that ends after now (the last one never ends);
+     * the first piece itself where the profile starts at or after now, as
+     * a planner's profile at its point does */
+    int lo = 0, hi = F->n == 1 || F->t[1] > now ? 0 : F->n - 1;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (F->t[mid + 1] > now)
@@ -386,28 +388,34 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
     double tprev = prev ? curve_tput(row, prev) : 0;
     double tq = curve_tput(row, q);
     fwd fw = {need, 0, 0, 0};
-    for (int k = prev ? 0 : kp; k < n; k++) {
+    int k = prev ? 0 : kp;
+    while (k < n) {
         if (k != kp && k >= 1 && k + 1 < n) {
-            /* not the view's first or last piece, nor the one that holds
-             * p: [ts[k], ts[k + 1]), wholly after p (level q) or wholly
-             * before it (level prev: it ends by ts[kp] <= p), as below */
-            int64_t a0 = ts[k], b0 = ts[k + 1];
-            double tp;
-            int a = k > kp ? ladder_fit(row, q, tq, fr[k], &tp)
-                           : ladder_fit(row, prev, tprev, fr[k], &tp);
-            if (a == 0)
-                continue;
-            /* the common case, fwd_step's without its branches: the piece
-             * continues the segment being grown at the same size and the
-             * work does not end in it */
-            double w = (double)(b0 - a0) * tp;
-            if (fw.sg == a && fw.sb == a0 && w < fw.rem) {
-                fw.rem -= w;
-                fw.sb = b0;
-                continue;
+            /* a run of pieces that are not the view's first or last nor
+             * the one that holds p: [ts[k], ts[k + 1]) each, wholly
+             * before p up to piece kp (level prev: they end by ts[kp] <=
+             * p), wholly after it up to the last piece (level q), as
+             * below */
+            int end = k < kp ? kp : n - 1, lv_run = k < kp ? prev : q;
+            double t_run = k < kp ? tprev : tq;
+            for (; k < end; k++) {
+                int64_t a0 = ts[k], b0 = ts[k + 1];
+                double tp;
+                int a = ladder_fit(row, lv_run, t_run, fr[k], &tp);
+                if (a == 0)
+                    continue;
+                /* the common case, fwd_step's without its branches: the
+                 * piece continues the segment being grown at the same
+                 * size and the work does not end in it */
+                double w = (double)(b0 - a0) * tp;
+                if (fw.sg == a && fw.sb == a0 && w < fw.rem) {
+                    fw.rem -= w;
+                    fw.sb = b0;
+                    continue;
+                }
+                if (fwd_step(&fw, out, a0, b0, a, tp, slot, deadline))
+                    return 1;
             }
-            if (fwd_step(&fw, out, a0, b0, a, tp, slot, deadline))
-                return 1;
             continue;
         }
         /* an interval that holds p is run as two pieces */
@@ -429,6 +437,7 @@ int mss_plan(const curve_row *row, int max_gpus, double work, int64_t now,
             if (fwd_step(&fw, out, a0, b0, a, tp, slot, deadline))
                 return 1;
         }
+        k++;
     }
 #undef PA
 #undef PB

@@ -7,13 +7,58 @@
 #include "common/util.h"
 #include "planner/ebatch.h"
 
-static double tput(const prm_start *s, const curve_row *row, int g)
+static inline double tput(const prm_start *s, const curve_row *row, int g)
 {
     return row && g > 0 ? eb_tput(row, g, s->samples) : 0;
 }
 
+/* ovh_charge_id through a memo per thread: the promise checks ask the
+ * same few hundred charges (a handful of models, the usable sizes, a
+ * change or not) millions of times, and the charge is a pure function of
+ * its arguments, so an entry whose key holds all of them holds exactly
+ * what the call returns. Direct-mapped (an entry is replaced by the next
+ * charge that maps to it); arguments the key cannot hold (sizes of 2^20
+ * GPUs or more, a model id past 255, flags other than 0 and 1) go
+ * straight to the call. */
+typedef struct charge_memo {
+    uint64_t key; /* charge_key()'s, 0: empty */
+    double v;
+} charge_memo;
+
+#define CHARGE_MEMO 1024 /* entries, a power of two */
+
+static _Thread_local charge_memo charge_memo_tab[CHARGE_MEMO];
+
+/* mode, model, g0, g1, moved, rebatch in 63 bits with the top one set;
+ * 0 when they do not fit */
+static inline uint64_t charge_key(ovh_mode mode, ovh_id model, int g0,
+                                  int g1, int moved, int rebatch)
+{
+    if ((unsigned)mode > 7 || (unsigned)model > 255 ||
+        (unsigned)g0 >= 1u << 20 || (unsigned)g1 >= 1u << 20 ||
+        (unsigned)moved > 1 || (unsigned)rebatch > 1)
+        return 0;
+    return 1ull << 63 | (uint64_t)mode << 50 | (uint64_t)model << 42 |
+           (uint64_t)g0 << 22 | (uint64_t)g1 << 2 | (uint64_t)moved << 1 |
+           (uint64_t)rebatch;
+}
+
+static inline double charge(ovh_mode mode, ovh_id model, int g0, int g1,
+                            int moved, int rebatch)
+{
+    uint64_t k = charge_key(mode, model, g0, g1, moved, rebatch);
+    if (k == 0)
+        return ovh_charge_id(mode, model, g0, g1, moved, rebatch);
+    uint64_t h = k * 0x9E3779B97F4A7C15ull;
+    charge_memo *c = &charge_memo_tab[h >> 54]; /* the top 10 bits */
+    if (c->key != k)
+        *c = (charge_memo){k, ovh_charge_id(mode, model, g0, g1, moved,
+                                            rebatch)};
+    return c->v;
+}
+
 /* The factor on the model's charges for this job (prm_start.scale). */
-static double prm_scale(const prm_start *s)
+static inline double prm_scale(const prm_start *s)
 {
     return s->scale > 0 ? s->scale : 1.0;
 }
@@ -22,14 +67,14 @@ static double prm_scale(const prm_start *s)
  * migrations (FIG12, RESTART) or restarts (REFERENCE) at the path's
  * largest size and highest throughput, the path spanning 'slots' slots
  * from its point. */
-static double allowance(const prm_model *m, const prm_start *s, int gmax,
-                        double tpmax, int64_t slots)
+static inline double allowance(const prm_model *m, const prm_start *s,
+                               int gmax, double tpmax, int64_t slots)
 {
     if (gmax <= 0)
         return 0;
     if (m->mode == OVH_FIG12 || m->mode == OVH_RESTART)
         return m->migrations * prm_scale(s) *
-               ovh_charge_id(m->mode, s->model, gmax, gmax, 1, 0) * tpmax;
+               charge(m->mode, s->model, gmax, gmax, 1, 0) * tpmax;
     if (m->mode != OVH_REFERENCE)
         return 0;
     int64_t every = m->restart_every > 0 ? m->restart_every : 1;
@@ -156,10 +201,93 @@ static double walk(const prm_model *m, const prm_start *s, const prm_piece *p,
     return work > 0 ? work : 0;
 }
 
+/* walk() without a target, in one pass (the promise checks' hot path):
+ * each piece in order through wstep(), which does both of walk()'s
+ * passes for it: the first's largest size, throughput and last second
+ * (the allowance, which only a walk looking for a finish needs before
+ * the second pass, is taken off at the end by wdone()) and the second's
+ * work. The same terms summed in the same order; one throughput per
+ * piece; a reservation's pieces read in place, not copied. */
+typedef struct wstate {
+    double tpmax;
+    int gmax;
+    int64_t last;
+    double work, owed;
+    int held;
+    const curve_row *hrow;
+    int64_t cur;
+} wstate;
+
+static inline void wbegin(wstate *w, const prm_start *s)
+{
+    *w = (wstate){0, 0, s->t, 0, s->owed, s->gpus, s->row, s->t};
+}
+
+/* always inline: a call per piece cost as much as the step itself */
+static inline __attribute__((always_inline)) void
+wstep(wstate *w, const prm_model *m, const prm_start *s, int64_t pa,
+      int64_t pb, int g, const curve_row *row, int64_t deadline)
+{
+    int64_t b = pb < deadline ? pb : deadline;
+    double tp = 0;
+    /* walk()'s first pass: the pieces that count from s->t */
+    if (g > 0 && b > (pa > s->t ? pa : s->t)) {
+        tp = tput(s, row, g);
+        if (tp > w->tpmax)
+            w->tpmax = tp;
+        if (g > w->gmax)
+            w->gmax = g;
+        w->last = b;
+    }
+    /* its second pass (tp is set wherever it counts work: a >= s->t) */
+    int64_t a = pa > w->cur ? pa : w->cur;
+    if (a > w->cur && w->held > 0) { /* a gap: the job is stopped */
+        w->held = 0;
+        w->owed = 0;
+    }
+    if (b <= a || g <= 0) {
+        if (pb > w->cur)
+            w->cur = pb;
+        return;
+    }
+    int rebatch = w->held > 0 && row != w->hrow;
+    int change = g != w->held || rebatch;
+    double len = (double)(b - a), prod;
+    if (m->mode == OVH_REFERENCE) {
+        double base = ovh_reference(g, 1, 0, m->total_gpus);
+        double c1 = ovh_reference(g, !change, 0, m->total_gpus);
+        prod = ref_prod(len, c1, base, m->slot > 0 ? m->slot : 1);
+    } else {
+        if (change)
+            w->owed = prm_scale(s) * charge(m->mode, s->model, w->held, g,
+                                            0, rebatch);
+        double c1 = w->owed < len ? w->owed : len;
+        prod = len - c1;
+        w->owed -= c1;
+    }
+    w->work += prod * tp;
+    w->held = g;
+    w->hrow = row;
+    w->cur = b;
+}
+
+static inline double wdone(const wstate *w, const prm_model *m,
+                           const prm_start *s)
+{
+    int S = m->slot > 0 ? m->slot : 1;
+    int64_t slots = (w->last - s->t + S - 1) / S;
+    double work = w->work - allowance(m, s, w->gmax, w->tpmax, slots);
+    return work > 0 ? work : 0;
+}
+
 double prm_work(const prm_model *m, const prm_start *s, const prm_piece *p,
                 int n, int64_t deadline)
 {
-    return walk(m, s, p, n, deadline, 0, NULL);
+    wstate w;
+    wbegin(&w, s);
+    for (int k = 0; k < n; k++)
+        wstep(&w, m, s, p[k].a, p[k].b, p[k].gpus, p[k].row, deadline);
+    return wdone(&w, m, s);
 }
 
 /* Pieces of 'head' (if any) and of r from 'from' on, at 'row'. */
@@ -186,19 +314,24 @@ static prm_piece *pieces(const prm_piece *head, const resv *r,
     return p;
 }
 
+/* prm_work along the pieces pieces() lists, read in place */
 double prm_resv_work(const prm_model *m, const prm_start *s,
                      const prm_piece *head, const resv *r,
                      const curve_row *row, int64_t from, int64_t deadline)
 {
-    prm_piece buf[16];
-    int n;
     if (from < s->t)
         from = s->t;
-    prm_piece *p = pieces(head, r, row, from, &n, buf, 16);
-    double w = walk(m, s, p, n, deadline, 0, NULL);
-    if (p != buf)
-        free(p);
-    return w;
+    wstate w;
+    wbegin(&w, s);
+    if (head && head->b > head->a)
+        wstep(&w, m, s, head->a, head->b, head->gpus, head->row, deadline);
+    for (int i = 0; i < r->n; i++) {
+        const seg *g = &r->s[i];
+        if (g->end > from)
+            wstep(&w, m, s, g->start > from ? g->start : from, g->end,
+                  g->gpus, row, deadline);
+    }
+    return wdone(&w, m, s);
 }
 
 int64_t prm_finish(const prm_model *m, const prm_start *s, const resv *r,

@@ -22,8 +22,11 @@ void sim_opts_default(sim_opts *o)
 
 void sim_free(sim *s)
 {
-    for (int i = 0; i < s->n; i++)
+    for (int i = 0; i < s->n; i++) {
         place_set_free(&s->jobs[i].pl);
+        free(s->jobs[i].reason);
+        free(s->jobs[i].risk);
+    }
     free(s->jobs);
     free(s->act);
     free(s->tl);
@@ -40,22 +43,29 @@ void sim_admit(sim *s, int i)
     s->act[s->nact++] = i;
 }
 
+/* A copy of the first 'max' bytes of 'text' at most (what snprintf into
+ * a buffer of max + 1 bytes kept). */
+static char *text_upto(const char *text, size_t max)
+{
+    return ef_strndup(text, strnlen(text, max));
+}
+
 void sim_reject(sim *s, int i, int64_t earliest, const char *why)
 {
     sim_job *j = &s->jobs[i];
     ef_assert(j->state == SJ_WAITING);
     j->state = SJ_REJECTED;
     j->earliest_deadline = earliest;
-    snprintf(j->reason, sizeof j->reason, "%s", why ? why : "");
+    free(j->reason);
+    j->reason = text_upto(why ? why : "", SIM_REASON_MAX);
 }
 
 void sim_flag_at_risk(sim *s, int i, const char *why)
 {
     sim_job *j = &s->jobs[i];
     ef_assert(j->state == SJ_ACTIVE);
-    if (!j->risk[0])
-        snprintf(j->risk, sizeof j->risk, "%s", why && why[0] ? why :
-                 "at risk");
+    if (!j->risk)
+        j->risk = text_upto(why && why[0] ? why : "at risk", SIM_RISK_MAX);
 }
 
 void sim_use_elastic_batch(sim *s)
@@ -73,10 +83,12 @@ void sim_use_elastic_batch(sim *s)
 /* Throughput of job j at row r and g GPUs, in the job's work unit. */
 static double tput_at(const sim_job *j, const curve_row *r, int g)
 {
-    for (int l = 0; l < CURVE_MAX_LEVELS; l++)
-        if ((1 << l) == g)
-            return j->eb ? r->cell[l] * (double)r->batch : r->cell[l];
-    return 0;
+    if (g <= 0 || (g & (g - 1)) != 0)
+        return 0;
+    int l = __builtin_ctz((unsigned)g); /* g == 1 << l */
+    if (l >= CURVE_MAX_LEVELS)
+        return 0;
+    return j->eb ? r->cell[l] * (double)r->batch : r->cell[l];
 }
 
 double sim_tput(const sim_job *j, int g)
@@ -527,7 +539,7 @@ void sim_metrics_compute(const sim *s, sim_metrics *m)
             if (!j->best_effort)
                 m->missed++;
         }
-        m->at_risk += j->risk[0] != 0;
+        m->at_risk += j->risk != NULL;
         gs += j->gpu_seconds;
         m->rescales += j->rescales;
         m->batch_changes += j->batch_changes;

@@ -68,6 +68,10 @@ typedef enum sim_state {
     SJ_REJECTED
 } sim_state;
 
+/* The longest reason and risk a job keeps (bytes; longer ones are cut). */
+#define SIM_REASON_MAX 119
+#define SIM_RISK_MAX 199
+
 typedef struct sim_job {
     const job *in;
     sim_state state;
@@ -95,8 +99,12 @@ typedef struct sim_job {
                              (--baselines reference: chronus judges
                              accepted jobs by their lease-floored deadline;
                              ef by its last plan's end: INT64_MAX or -1) */
-    char reason[120];
-    char risk[200];       /* flagged at risk by its policy: why ("" not) */
+    /* why it was rejected (sim_reject: at most SIM_REASON_MAX bytes; NULL
+     * while not rejected) and why its policy flagged it at risk
+     * (sim_flag_at_risk: at most SIM_RISK_MAX bytes; NULL: not flagged);
+     * on the heap, since few jobs have either (sim_free frees them) */
+    char *reason;
+    char *risk;
     /* elastic batch (see sim_use_elastic_batch): 'eb' = this job's work
      * is counted in samples ('rem') and it may change batch; 'row' is the
      * batch it runs at (its own row otherwise); 'want_row' the policy's

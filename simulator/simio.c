@@ -275,7 +275,7 @@ int sim_write_jobs_csv(const sim *s, const char *path, ef_err *e)
         if (j->earliest_deadline >= 0)
             ef_buf_printf(&b, "%lld", (long long)j->earliest_deadline);
         ef_buf_put(&b, ",");
-        if (j->risk[0])
+        if (j->risk)
             csv_field(&b, j->risk);
         ef_buf_put(&b, "\n");
     }

@@ -107,6 +107,43 @@ static void test_reference_path(void **state)
 }
 
 /* prm_finish: a start (30 s) then 100 it at 2 it/s: second 80. */
+/* The walk's charges come through a memo (promise.c): every model, size
+ * and change, asked in three orders (cold, then reversed, then strided,
+ * so entries are reused and replaced), gives exactly the charge
+ * ovh_charge_id gives, as the one-piece path's work shows: (600 s less
+ * the change's cost) x g it/s, less the allowance of 'mig' migrations. */
+static void test_charge_memo(void **state)
+{
+    (void)state;
+    static const char *const models[] = {"bert", "deepspeech2", "gpt2",
+                                         "inception3", "resnet50", "vgg16",
+                                         "lin"};
+    static const ovh_mode modes[] = {OVH_FIG12, OVH_RESTART};
+    static const int held[] = {0, 1, 2, 4, 8};
+    enum { NM = 7, NO = 2, NH = 5, NG = 5, NMIG = 3 };
+    const int ncase = NM * NO * NH * NG * NMIG;
+    for (int round = 0; round < 3; round++) {
+        for (int c = 0; c < ncase; c++) {
+            int x = round == 0 ? c : round == 1 ? ncase - 1 - c
+                                                : (c * 7) % ncase;
+            int mig = x % NMIG, gi = x / NMIG % NG, hi = x / NMIG / NG % NH;
+            int oi = x / NMIG / NG / NH % NO, mi = x / NMIG / NG / NH / NO;
+            /* sizes 1..8 run at g it/s; 1 << 20 is past the memo's key
+             * (and runs at 0) */
+            int g = gi < 4 ? 1 << gi : 1 << 20, h = held[hi];
+            ovh_id id = ovh_lookup(models[mi]);
+            prm_model m = {modes[oi], 8, 60, 60, 0, mig};
+            prm_start st = {0, h, h ? lin : NULL, 0, id, 0, 1};
+            prm_piece p = {0, 600, g, lin};
+            double tp = g <= 8 ? (double)g : 0;
+            double c1 = g != h ? ovh_charge_id(modes[oi], id, h, g, 0, 0) : 0;
+            double w = (600.0 - c1) * tp;
+            w -= mig * 1.0 * ovh_charge_id(modes[oi], id, g, g, 1, 0) * tp;
+            assert_true(prm_work(&m, &st, &p, 1, 600) == (w > 0 ? w : 0));
+        }
+    }
+}
+
 static void test_finish(void **state)
 {
     (void)state;
@@ -322,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_restart_paths),
         cmocka_unit_test(test_fig12_path),
         cmocka_unit_test(test_reference_path),
+        cmocka_unit_test(test_charge_memo),
         cmocka_unit_test(test_finish),
         cmocka_unit_test(test_plan_counts_overheads),
         cmocka_unit_test(test_running_job_keeps_its_gpus),

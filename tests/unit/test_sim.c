@@ -398,6 +398,48 @@ static void test_overhead_model(void **state)
  * at 1 it/s: a point every slot for 10^9 s) passes the point bound (here
  * 2,000; SIM_MAX_POINTS by default) and sim_run fails at once instead of
  * running ~1.7e7 points. */
+/* A job's reject reason and at-risk note (sim_reject, sim_flag_at_risk):
+ * none until set, cut at SIM_REASON_MAX and SIM_RISK_MAX bytes, the first
+ * flag kept, an empty one read as "at risk"; sim_free frees them. */
+static void test_reason_and_risk(void **state)
+{
+    (void)state;
+    char long_text[400];
+    for (int i = 0; i < 399; i++)
+        long_text[i] = (char)('a' + i % 26);
+    long_text[399] = '\0';
+    sim s;
+    memset(&s, 0, sizeof s);
+    s.n = 3;
+    s.jobs = ef_calloc(3, sizeof *s.jobs);
+    s.act = ef_malloc(3 * sizeof *s.act);
+    for (int i = 0; i < 3; i++)
+        assert_true(s.jobs[i].reason == NULL && s.jobs[i].risk == NULL);
+    sim_reject(&s, 0, -1, long_text);
+    assert_int_equal(strlen(s.jobs[0].reason), SIM_REASON_MAX);
+    assert_memory_equal(s.jobs[0].reason, long_text, SIM_REASON_MAX);
+    sim_reject(&s, 1, 120, NULL);
+    assert_string_equal(s.jobs[1].reason, "");
+    sim_admit(&s, 2);
+    sim_flag_at_risk(&s, 2, long_text);
+    sim_flag_at_risk(&s, 2, "later");
+    assert_int_equal(strlen(s.jobs[2].risk), SIM_RISK_MAX);
+    assert_memory_equal(s.jobs[2].risk, long_text, SIM_RISK_MAX);
+    assert_null(s.jobs[0].risk);
+    sim_metrics m;
+    sim_metrics_compute(&s, &m);
+    assert_int_equal(m.at_risk, 1);
+    sim_free(&s);
+    memset(&s, 0, sizeof s);
+    s.n = 1;
+    s.jobs = ef_calloc(1, sizeof *s.jobs);
+    s.act = ef_malloc(sizeof *s.act);
+    sim_admit(&s, 0);
+    sim_flag_at_risk(&s, 0, "");
+    assert_string_equal(s.jobs[0].risk, "at risk");
+    sim_free(&s);
+}
+
 static void test_runaway_stops(void **state)
 {
     (void)state;
@@ -425,6 +467,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_edf_exact),
+        cmocka_unit_test(test_reason_and_risk),
         cmocka_unit_test(test_ef_single_overhead),
         cmocka_unit_test(test_admission_all_policies),
         cmocka_unit_test(test_edf_preemption),
