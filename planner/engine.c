@@ -91,7 +91,7 @@ static eng_change classify(const place_set *p, const place_set *o)
 int eng_place(eng *x, eng_alloc *a, int n, ef_err *e)
 {
     ef_assert(n <= x->cap);
-    int N = x->cl.total_gpus, pinned = 0;
+    int N = x->cl.total_gpus, pinned = 0, same = 1;
     long total = 0;
     for (int k = 0; k < n; k++) {
         if (a[k].want < 0)
@@ -103,6 +103,15 @@ int eng_place(eng *x, eng_alloc *a, int n, ef_err *e)
         x->keep[k] = (char)(a[k].keep != 0);
         total += a[k].want;
         pinned |= a[k].pin && a[k].want > 0;
+        same &= a[k].want == a[k].pl->g;
+    }
+    /* no size changes: placement's first attempt holds every job on
+     * exactly its GPUs (a placement never gives two jobs one GPU), so
+     * nothing moves */
+    if (same && !pinned && total <= N) {
+        for (int k = 0; k < n; k++)
+            a[k].change = ENG_KEEP;
+        return EF_OK;
     }
     if (pinned) {
         if (place_pinned(x, a, n, e) != EF_OK)

@@ -130,7 +130,17 @@ static int place_try(const cluster *c, int n, const int *want,
         free(o);
         return EF_ERR;
     }
-    qsort_r(o, (size_t)m, sizeof *o, cmp_ord, (void *)ids);
+    /* the jobs that take their old GPUs are placed in any order (each
+     * takes exactly its own, failing on a clash whatever the order): only
+     * the others, moved to the front, need the placement order */
+    int mo = 0;
+    for (int r = 0; r < m; r++)
+        if (!o[r].fixed) {
+            ord t = o[mo];
+            o[mo++] = o[r];
+            o[r] = t;
+        }
+    qsort_r(o, (size_t)mo, sizeof *o, cmp_ord, (void *)ids);
     for (int k = 0; k < N; k++)
         owner[k] = -1;
     int *nodefree = ef_malloc((size_t)c->nodes * sizeof *nodefree);
