@@ -97,6 +97,11 @@ typedef struct ctx {
     int *cfg_off, *cfg_len; /* its model's per-job offsets, l[j,w] */
     double *cfg_cf, *cfg_lo, *cfg_hi; /* its C[j,k,w], a[j]'s bounds */
     int *cfg_L;      /* its window lengths */
+    int ipt;         /* 1: this pass's LPs are solved by the interior-point
+                        method (relax_use_ipt), their values bounded by
+                        relax_dual_bound */
+    double *dd, *dval; /* relax_dual_bound's scratch: d, a row */
+    int *dind;
 } ctx;
 
 /* Between two passes of ilp_relax: the first pass's windows and which of
@@ -136,6 +141,9 @@ static void ctx_free(ctx *x)
     free(x->cfg_lo);
     free(x->cfg_hi);
     free(x->cfg_L);
+    free(x->dd);
+    free(x->dval);
+    free(x->dind);
 }
 
 /* A context for queue q on cluster c under o, filling r (and rx, the
@@ -1281,6 +1289,13 @@ static void relax_cuts(ctx *x)
         }
 }
 
+/* Column c's value in this pass's LP solution (simplex or interior
+ * point, x->ipt). Guarded. */
+static double relax_prim(const ctx *x, int c)
+{
+    return x->ipt ? glp_ipt_col_prim(x->P, c) : glp_get_col_prim(x->P, c);
+}
+
 /* The conflict rows (relax_cuts) the current LP optimum violates, added
  * to the model; returns how many. Only violated rows are added (rounds
  * of relax_solve): every row is valid, so any subset keeps the bound. */
@@ -1295,7 +1310,7 @@ static int relax_separate(ctx *x)
             int z = x->zcol[ti * x->nw + w], s = x->thr[ti];
             if (z == 0)
                 continue;
-            double zv = glp_get_col_prim(P, z);
+            double zv = relax_prim(x, z);
             double L = (double)(x->wb[w + 1] - x->wb[w]);
             for (int j = 0; j < x->n; j++) {
                 if (x->nk[j] == 0 || w < x->w0[j] || w >= x->w1[j])
@@ -1306,7 +1321,7 @@ static int relax_separate(ctx *x)
                     if (x->kg[j][k] >= s && x->kg[j][k] <= N - s) {
                         ind[++nm] = y_col(x, j, w, k);
                         val[nm] = 1.0;
-                        lhs += glp_get_col_prim(P, ind[nm]);
+                        lhs += relax_prim(x, ind[nm]);
                     }
                 if (nm == 0 || lhs <= L + 1e-6 * (1.0 + L))
                     continue;
@@ -1479,7 +1494,7 @@ static void relax_round(ctx *x, ilp_result *out)
         fr[t] = x->N;
     for (int j = 0; j < n; j++)
         if (x->in_model[j] && x->nk[j] > 0 &&
-            glp_get_col_prim(x->P, x->acol[j]) >= 0.5) {
+            relax_prim(x, x->acol[j]) >= 0.5) {
             out->admit[j] = 1;
             out->admitted++;
         }
@@ -1491,7 +1506,7 @@ static void relax_round(ctx *x, ilp_result *out)
             if (!out->admit[j] || w < x->w0[j] || w >= x->w1[j])
                 continue;
             for (int k = 0; k < x->nk[j]; k++) {
-                double y = glp_get_col_prim(x->P, y_col(x, j, w, k));
+                double y = relax_prim(x, y_col(x, j, w, k));
                 long c = (long)ceil(y - 1e-6);
                 if (c > 0)
                     rr[m++] = (rrun){j, x->kg[j][k], c};
@@ -1568,6 +1583,121 @@ static void relax_round(ctx *x, ilp_result *out)
     free(fr);
 }
 
+/* A bound on the LP's optimum (above it for the count LP, a maximum;
+ * below it for the GPU-time LP, a minimum) from the row prices of the
+ * solution just found, however accurate they are (the interior-point
+ * method stops at a small gap, relax_use_ipt). For any prices y and
+ * d = c - A^T y, every point x of the LP, with rows r = A x, has
+ *     c x = c0 + sum_c d_c x_c + sum_i y_i r_i,
+ * and each term lies between its least and its most over a box that
+ * holds every point of the LP: each row between its bounds, each column
+ * between its own (a y[j,w,k], which has none above, at most l[j,w]:
+ * one[j,w] with a[j] <= 1 implies it). A price whose row has no bound on
+ * the side it would need is taken as 0 (any prices give a bound), so the
+ * sum is finite; at optimal prices it is the LP's optimum, otherwise
+ * beyond it. So the bound is valid whatever the solver's accuracy
+ * (floating-point rounding of the sums aside). Returns HUGE_VAL (a
+ * maximum) or -HUGE_VAL (a minimum) when a column has no bound on the
+ * side its d needs. Guarded. */
+static double relax_dual_bound(ctx *x)
+{
+    glp_prob *P = x->P;
+    int m = glp_get_num_rows(P), nc = glp_get_num_cols(P);
+    double sg = glp_get_obj_dir(P) == GLP_MAX ? 1.0 : -1.0; /* max sg c x */
+    free(x->dd);
+    free(x->dval);
+    free(x->dind);
+    x->dd = ef_malloc(((size_t)nc + 1) * 2 * sizeof(double));
+    x->dval = ef_malloc(((size_t)nc + 1) * sizeof(double));
+    x->dind = ef_malloc(((size_t)nc + 1) * sizeof(int));
+    double *d = x->dd, *u = x->dd + nc + 1; /* sg d, each column's most */
+    double sum = sg * glp_get_obj_coef(P, 0);
+    for (int c = 1; c <= nc; c++) {
+        int t = glp_get_col_type(P, c);
+        d[c] = sg * glp_get_obj_coef(P, c);
+        u[c] = t == GLP_DB || t == GLP_UP || t == GLP_FX
+                   ? glp_get_col_ub(P, c) : HUGE_VAL;
+    }
+    for (int j = 0; j < x->n; j++)
+        for (int w = x->w0[j]; x->in_model[j] && w < x->w1[j]; w++)
+            for (int k = 0; k < x->nk[j]; k++) {
+                int c = y_col(x, j, w, k);
+                if (u[c] > relax_len(x, j, w))
+                    u[c] = relax_len(x, j, w);
+            }
+    for (int i = 1; i <= m; i++) {
+        double y = sg * (x->ipt ? glp_ipt_row_dual(P, i)
+                                : glp_get_row_dual(P, i));
+        int t = glp_get_row_type(P, i);
+        int up = t == GLP_UP || t == GLP_DB || t == GLP_FX;
+        int lo = t == GLP_LO || t == GLP_DB || t == GLP_FX;
+        if (y == 0 || (y > 0 && !up) || (y < 0 && !lo))
+            continue;
+        sum += y * (y > 0 ? glp_get_row_ub(P, i) : glp_get_row_lb(P, i));
+        int len = glp_get_mat_row(P, i, x->dind, x->dval);
+        for (int k = 1; k <= len; k++)
+            d[x->dind[k]] -= y * x->dval[k];
+    }
+    for (int c = 1; c <= nc; c++) {
+        int t = glp_get_col_type(P, c);
+        if (d[c] > 0) {
+            if (u[c] == HUGE_VAL)
+                return sg * HUGE_VAL;
+            sum += d[c] * u[c];
+        } else if (d[c] < 0) {
+            if (t == GLP_FR || t == GLP_UP)
+                return sg * HUGE_VAL;
+            sum += d[c] * glp_get_col_lb(P, c);
+        }
+    }
+    return sg * sum;
+}
+
+/* The LP by the interior-point method (relax_use_ipt): *obj is
+ * relax_dual_bound's bound on its optimum. GLPK's method has no time
+ * or iteration limit of its own to set; when it does not converge (its
+ * fixed iteration count, or numerical trouble) the pass stops as if by
+ * the iteration budget. Returns RUN_* or EF_ERR. Guarded. */
+static int run_ipt(ctx *x, double *obj, ef_err *e)
+{
+    (void)e;
+    if (ms_left(x) == 0) {
+        x->r->limit_hit = 1;
+        return RUN_LIMIT;
+    }
+    glp_iptcp ip;
+    glp_init_iptcp(&ip);
+    ip.msg_lev = GLP_MSG_OFF;
+    int rc = glp_interior(x->P, &ip);
+    if (rc != 0 || glp_ipt_status(x->P) != GLP_OPT) {
+        x->r->limit_hit = 3;
+        return RUN_LIMIT;
+    }
+    x->rx->ipt = 1;
+    *obj = relax_dual_bound(x);
+    if (*obj == HUGE_VAL || *obj == -HUGE_VAL) {
+        x->r->limit_hit = 3;
+        return RUN_LIMIT;
+    }
+    return RUN_DONE;
+}
+
+/* Whether this pass's LPs are solved by the interior-point method: a
+ * model of more than ILP_RELAX_IPT_ROWS rows (o->ipt_rows). There the
+ * simplex method, started from GLPK's advanced basis, takes thousands
+ * of iterations each a pass over every row: on cluster08 day 20 (687
+ * jobs, 64 GPUs) the first pass's LP (7,362 rows) took 14,908 of them,
+ * 10 s, where the interior-point method takes 1.1 s to the same optimum;
+ * the refined pass's (19,623 rows) was stopped by the budget after
+ * 20,384 (45 s, so its bound was lost), where the interior-point method
+ * solves it in 9.5 s. Deciding by size keeps the choice free of any
+ * clock; GLPK's interior-point method is deterministic. */
+static int relax_use_ipt(const ctx *x)
+{
+    long m = x->o->ipt_rows > 0 ? x->o->ipt_rows : ILP_RELAX_IPT_ROWS;
+    return x->rx->rows > m;
+}
+
 /* Solve the aggregated LP: the count bound, then the GPU-time bound.
  * Guarded: may longjmp. */
 static int relax_solve(ctx *x, ef_err *e)
@@ -1591,13 +1721,21 @@ static int relax_solve(ctx *x, ef_err *e)
         return EF_OK;
     }
     glp_scale_prob(x->P, GLP_SF_AUTO);
-    glp_adv_basis(x->P, 0);
+    x->ipt = relax_use_ipt(x);
+    if (!x->ipt)
+        glp_adv_basis(x->P, 0);
     if (x->work > 0) { /* the iterations that budget buys at this size */
         double it = x->work / (r->rows > 0 ? r->rows : 1);
         x->it_lim = it > 2e9 ? 2000000000 : it < 1000 ? 1000 : (int)it;
     }
     double lp;
-    int k = run_lp(x, &lp, e);
+    int k = x->ipt ? run_ipt(x, &lp, e) : run_lp(x, &lp, e);
+    if (k == RUN_LIMIT && x->ipt) { /* no convergence: the simplex method */
+        x->ipt = 0;
+        x->r->limit_hit = 0;
+        glp_adv_basis(x->P, 0);
+        k = run_lp(x, &lp, e);
+    }
     if (k == EF_ERR)
         return EF_ERR;
     if (k == RUN_NOFEAS) {
@@ -1610,8 +1748,12 @@ static int relax_solve(ctx *x, ef_err *e)
         r->limit_hit = x->r->limit_hit == 3 ? 2 : 1;
         return EF_OK;
     }
-    /* rounds of the conflict rows the optimum violates (relax_cuts) */
-    for (int round = 0; round < RELAX_CUT_ROUNDS && relax_separate(x) > 0;
+    /* rounds of the conflict rows the optimum violates (relax_cuts), not
+     * where each would be a whole interior-point solve: on the refined
+     * passes measured they moved the LP by under 1e-5 and took longer
+     * than the solve itself */
+    for (int round = 0; !x->ipt && round < RELAX_CUT_ROUNDS &&
+                        relax_separate(x) > 0;
          round++) {
         k = run_lp(x, &lp, e);
         if (k == EF_ERR)
@@ -1632,9 +1774,14 @@ static int relax_solve(ctx *x, ef_err *e)
         rf->wb = ef_malloc(((size_t)x->nw + 1) * sizeof(int));
         memcpy(rf->wb, x->wb, ((size_t)x->nw + 1) * sizeof(int));
         rf->tight = ef_calloc((size_t)x->nw + 1, 1);
-        for (int w = 0; w < x->nw; w++)
-            rf->tight[w] = x->caprow[w] &&
-                           fabs(glp_get_row_dual(x->P, x->caprow[w])) > 1e-9;
+        for (int w = 0; w < x->nw; w++) {
+            /* an interior point's prices are nowhere exactly 0: those
+             * of rows that do not bind are of the order of its gap */
+            double dv = !x->caprow[w] ? 0
+                        : x->ipt ? glp_ipt_row_dual(x->P, x->caprow[w])
+                                 : glp_get_row_dual(x->P, x->caprow[w]);
+            rf->tight[w] = fabs(dv) > (x->ipt ? 1e-6 : 1e-9);
+        }
     }
     r->lp_value = lp;
     r->bound = (int)floor(lp + ILP_EPS);
@@ -1646,7 +1793,7 @@ static int relax_solve(ctx *x, ef_err *e)
     if (x->o->lp_admit)
         for (int j = 0; j < x->n; j++)
             x->o->lp_admit[j] =
-                x->in_model[j] ? glp_get_col_prim(x->P, x->acol[j]) : 0.0;
+                x->in_model[j] ? relax_prim(x, x->acol[j]) : 0.0;
     /* the least GPU-slots with sum a >= m */
     int m = x->o->warm ? x->o->warm->admitted : r->bound;
     if (m > r->bound)
@@ -1684,7 +1831,15 @@ static int relax_solve(ctx *x, ef_err *e)
     glp_set_row_bnds(x->P, row, GLP_LO, (double)m, 0.0);
     glp_set_mat_row(x->P, row, nm, x->ind, x->val);
     relax_objective(x, 1);
-    k = run_lp(x, &lp, e);
+    if (x->ipt) { /* its own solve; when it does not converge, the floors */
+        int lh = x->r->limit_hit;
+        k = run_ipt(x, &lp, e);
+        x->r->limit_hit = lh;
+        if (k == RUN_LIMIT)
+            return EF_OK;
+    } else {
+        k = run_lp(x, &lp, e);
+    }
     if (k == EF_ERR)
         return EF_ERR;
     if (k == RUN_DONE) {

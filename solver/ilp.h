@@ -192,6 +192,10 @@ typedef struct ilp_opts {
                             nslots; status and bounds not set. A rounding,
                             not a schedule: ilp_hint_plan makes a plan of
                             it. Untouched when no LP was solved */
+    long ipt_rows;       /* ilp_relax: its LPs of more rows than this are
+                            solved by the interior-point method; 0 =
+                            ILP_RELAX_IPT_ROWS (a test hook: 1 = every
+                            one, LONG_MAX = none) */
     ilp_fault fault;     /* test hook; ILP_FAULT_NONE in production */
 } ilp_opts;
 
@@ -333,6 +337,18 @@ void ilp_offline_text(const off_stats *s, char *buf, size_t n);
  * the GPU-time bound instead. */
 #define ILP_RELAX_GPU_COLS 50000
 
+/* ilp_relax solves the LPs of a pass whose model has more rows than
+ * this by GLPK's interior-point method instead of the simplex method
+ * (5-10 times faster at that size: cluster08 day 20's refined model,
+ * 19,623 rows, in 10 s where the simplex method ran out of its budget
+ * after 45 s). Its value is bounded from its prices (valid whatever
+ * their accuracy: ilp.c relax_dual_bound), that pass adds no rounds of
+ * conflict rows (each would be a whole solve; on the days measured they
+ * moved the LP by under 1e-5) and the GPU-time LP is solved the same
+ * way. Where it does not converge the pass falls back to the simplex
+ * method. Below this size the simplex method is fast already. */
+#define ILP_RELAX_IPT_ROWS 4000
+
 /* The configuration LP (ilp_config.h) runs only where 200 rounds of
  * column generation take at most this much pricing work (jobs x sizes x
  * (N + 1) per window priced; no clock), so only on small models: its
@@ -376,6 +392,8 @@ typedef struct ilp_relaxed {
                            model over ILP_RELAX_CFG_WORK) */
     int cfg_rounds;     /* its rounds of column generation */
     int cfg_done;       /* 1: it finished (cfg_value is its LP optimum) */
+    int ipt;            /* 1: the reported pass's LP was solved by the
+                           interior-point method (ILP_RELAX_IPT_ROWS) */
     double seconds;     /* wall time (not reproducible) */
 } ilp_relaxed;
 
@@ -393,7 +411,10 @@ typedef struct ilp_relaxed {
  * capacity row binds in its optimum (nonzero dual), up to
  * ILP_RELAX_WINDOWS windows, each LP within ILP_RELAX_WORK (iterations
  * times rows: no clock; a pass stopped by it leaves the first one's
- * bound). Any set of boundaries aggregates the exact model validly (the
+ * bound); a pass whose model has more than o->ipt_rows rows (default
+ * ILP_RELAX_IPT_ROWS) is solved by the interior-point method instead,
+ * without rounds of conflict rows, its LP value the bound its prices
+ * prove (r->ipt). Any set of boundaries aggregates the exact model validly (the
  * header's proof), so both passes are bounds. In each pass whose count
  * LP is solved, unless o->no_cuts or o->warm already admits its bound,
  * the configuration LP over the same windows (ilp_config.h: which sizes
