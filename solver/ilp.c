@@ -1682,20 +1682,15 @@ static int run_ipt(ctx *x, double *obj, ef_err *e)
     return RUN_DONE;
 }
 
-/* Whether this pass's LPs are solved by the interior-point method: a
- * model of more than ILP_RELAX_IPT_ROWS rows (o->ipt_rows). There the
- * simplex method, started from GLPK's advanced basis, takes thousands
- * of iterations each a pass over every row: on cluster08 day 20 (687
- * jobs, 64 GPUs) the first pass's LP (7,362 rows) took 14,908 of them,
- * 10 s, where the interior-point method takes 1.1 s to the same optimum;
- * the refined pass's (19,623 rows) was stopped by the budget after
- * 20,384 (45 s, so its bound was lost), where the interior-point method
- * solves it in 9.5 s. Deciding by size keeps the choice free of any
- * clock; GLPK's interior-point method is deterministic. */
+/* Whether this pass's LPs are solved by the interior-point method
+ * (ILP_LP_AUTO, ilp.h): a refined pass (a budget, x->work) of more than
+ * ILP_RELAX_IPT_ROWS rows. GLPK's interior-point method is
+ * deterministic, like the simplex method: no clock decides. */
 static int relax_use_ipt(const ctx *x)
 {
-    long m = x->o->ipt_rows > 0 ? x->o->ipt_rows : ILP_RELAX_IPT_ROWS;
-    return x->rx->rows > m;
+    if (x->o->lp_method != ILP_LP_AUTO)
+        return x->o->lp_method == ILP_LP_INTERIOR;
+    return x->work > 0 && x->rx->rows > ILP_RELAX_IPT_ROWS;
 }
 
 /* Solve the aggregated LP: the count bound, then the GPU-time bound.
@@ -1721,13 +1716,13 @@ static int relax_solve(ctx *x, ef_err *e)
         return EF_OK;
     }
     glp_scale_prob(x->P, GLP_SF_AUTO);
-    x->ipt = relax_use_ipt(x);
-    if (!x->ipt)
-        glp_adv_basis(x->P, 0);
     if (x->work > 0) { /* the iterations that budget buys at this size */
         double it = x->work / (r->rows > 0 ? r->rows : 1);
         x->it_lim = it > 2e9 ? 2000000000 : it < 1000 ? 1000 : (int)it;
     }
+    x->ipt = relax_use_ipt(x);
+    if (!x->ipt)
+        glp_adv_basis(x->P, 0);
     double lp;
     int k = x->ipt ? run_ipt(x, &lp, e) : run_lp(x, &lp, e);
     if (k == RUN_LIMIT && x->ipt) { /* no convergence: the simplex method */
@@ -1910,6 +1905,7 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
     int first = -1; /* the first pass's bound */
     ilp_relaxed best; /* the pass with the least bound so far */
     int have = 0;
+    int vertex = 0; /* lp_admit is a simplex pass's */
     double *pa = o->lp_admit /* this pass's a[j] */
                      ? ef_calloc((size_t)q->n + 1, sizeof *pa) : NULL;
     ilp_result ps; /* this pass's rounded schedule (o->lp_sched) */
@@ -1942,9 +1938,13 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
         if (!have || (pr.status == ILP_OPTIMAL &&
                       (best.status != ILP_OPTIMAL || pr.bound <= best.bound))) {
             best = pr;
-            if (pa && pr.status == ILP_OPTIMAL)
+            /* the guidance (lp_admit, lp_sched): a vertex's over an
+             * interior point's (ILP_LP_AUTO, ilp.h) */
+            int guide = pr.status == ILP_OPTIMAL && (!pr.ipt || !vertex);
+            vertex |= guide && !pr.ipt;
+            if (pa && guide)
                 memcpy(o->lp_admit, pa, (size_t)q->n * sizeof *pa);
-            if (o->lp_sched && pr.status == ILP_OPTIMAL && ps.admit) {
+            if (o->lp_sched && guide && ps.admit) {
                 ilp_result_free(o->lp_sched);
                 *o->lp_sched = ps;
                 memset(&ps, 0, sizeof ps);

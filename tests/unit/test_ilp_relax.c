@@ -78,7 +78,7 @@ static int g_ipt_ran, g_ipt_same;
 
 
 /* The same relaxation with every LP solved by the interior-point method
- * (ilp_opts.ipt_rows 1): its value is the bound its prices prove, so it
+ * (ilp_opts.lp_method ILP_LP_INTERIOR): its value is the bound its prices prove, so it
  * is never below the simplex method's LP (which also has the rounds of
  * conflict rows), never below the ILP's solution, the GPU-time bound
  * never above any schedule's, and the same twice. */
@@ -87,7 +87,7 @@ static void check_ipt(const job_queue *q, const cluster *c,
                       const ilp_result *r, const plan *g, uint64_t seed)
 {
     ilp_opts io = *ro;
-    io.ipt_rows = 1;
+    io.lp_method = ILP_LP_INTERIOR;
     ilp_relaxed x, x2;
     ef_err e = {0};
     if (ilp_relax(q, c, &io, &x, &e) != EF_OK)
