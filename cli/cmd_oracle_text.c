@@ -119,6 +119,9 @@ static void print_relaxed(const ilp_relaxed *x)
             printf("interior point, %ld simplex iterations, ", x->lp_iters);
         else
             printf("interior point, ");
+        if (x->ipt && (x->limit_hit & 2)) /* run_ipt: a point's prices */
+            printf("stopped short of the optimum, the bound its prices "
+                   "prove, ");
         printf("%.2f s)\n", x->seconds);
         if (x->cfg_value >= 0)
             printf("  configuration LP: %.3f (%d rounds of column generation"

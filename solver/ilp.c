@@ -100,6 +100,7 @@ typedef struct ctx {
     int ipt;         /* 1: this pass's LPs are solved by the interior-point
                         method (relax_use_ipt), their values bounded by
                         relax_dual_bound */
+    int ipt_rough;   /* 1: it stopped short of the optimum (run_ipt) */
     double *dd, *dval; /* relax_dual_bound's scratch: d, a row */
     int *dind;
 } ctx;
@@ -1654,10 +1655,13 @@ static double relax_dual_bound(ctx *x)
 }
 
 /* The LP by the interior-point method (relax_use_ipt): *obj is
- * relax_dual_bound's bound on its optimum. GLPK's method has no time
- * or iteration limit of its own to set; when it does not converge (its
- * fixed iteration count, or numerical trouble) the pass stops as if by
- * the iteration budget. Returns RUN_* or EF_ERR. Guarded. */
+ * relax_dual_bound's bound on its optimum. GLPK's method has no time or
+ * iteration limit to set; where it stops short of an optimum (its own
+ * iteration limit, numerical trouble) with a point, that point's prices
+ * still prove a bound (relax_dual_bound holds for any prices): it is
+ * taken, x->ipt_rough set (the point is no optimum: it neither guides
+ * nor refines) and limit_hit says "iterations". With no point at all the
+ * pass stops (RUN_LIMIT). Returns RUN_* or EF_ERR. Guarded. */
 static int run_ipt(ctx *x, double *obj, ef_err *e)
 {
     (void)e;
@@ -1669,16 +1673,19 @@ static int run_ipt(ctx *x, double *obj, ef_err *e)
     glp_init_iptcp(&ip);
     ip.msg_lev = GLP_MSG_OFF;
     int rc = glp_interior(x->P, &ip);
-    if (rc != 0 || glp_ipt_status(x->P) != GLP_OPT) {
+    int st = glp_ipt_status(x->P);
+    if ((rc != 0 && rc != GLP_ENOCVG && rc != GLP_EITLIM &&
+         rc != GLP_EINSTAB) || st == GLP_UNDEF) {
         x->r->limit_hit = 3;
         return RUN_LIMIT;
     }
-    x->rx->ipt = 1;
     *obj = relax_dual_bound(x);
     if (*obj == HUGE_VAL || *obj == -HUGE_VAL) {
         x->r->limit_hit = 3;
         return RUN_LIMIT;
     }
+    x->rx->ipt = 1;
+    x->ipt_rough = rc != 0 || st != GLP_OPT;
     return RUN_DONE;
 }
 
@@ -1725,7 +1732,8 @@ static int relax_solve(ctx *x, ef_err *e)
         glp_adv_basis(x->P, 0);
     double lp;
     int k = x->ipt ? run_ipt(x, &lp, e) : run_lp(x, &lp, e);
-    if (k == RUN_LIMIT && x->ipt) { /* no convergence: the simplex method */
+    if (k == RUN_LIMIT && x->ipt && x->work <= 0) { /* no point at all:
+        the simplex method (with a budget it would not finish either) */
         x->ipt = 0;
         x->r->limit_hit = 0;
         glp_adv_basis(x->P, 0);
@@ -1761,7 +1769,10 @@ static int relax_solve(ctx *x, ef_err *e)
     }
     r->rows = glp_get_num_rows(x->P);
     r->status = ILP_OPTIMAL;
-    if (x->ref) { /* the windows whose capacity binds, for the next pass */
+    if (x->ipt_rough) /* a bound, from a point short of the optimum */
+        r->limit_hit |= 2;
+    if (x->ref && !x->ipt_rough) { /* the windows whose capacity binds,
+                                      for the next pass */
         refine *rf = x->ref;
         free(rf->wb);
         free(rf->tight);
@@ -1814,7 +1825,7 @@ static int relax_solve(ctx *x, ef_err *e)
     free(fl);
     r->gpu_seconds_bound = sum * x->S;
     r->gpu_lp = 0;
-    if (r->cols > ILP_RELAX_GPU_COLS)
+    if (r->cols > ILP_RELAX_GPU_COLS || x->ipt_rough)
         return EF_OK;
     int nm = 0;
     for (int j = 0; j < x->n; j++)
