@@ -356,8 +356,9 @@ void ilp_offline_text(const off_stats *s, char *buf, size_t n);
  * prices prove (valid whatever their accuracy: ilp.c relax_dual_bound);
  * such a pass adds no rounds of conflict rows (each would be a whole
  * solve; on the days measured they moved the LP by under 1e-5); where
- * the method does not converge the pass falls back to the simplex
- * method. Its optimum, an interior point of the optimal face, does not
+ * the method stops short of the optimum, the prices of the point it
+ * reached still prove a bound, kept with limit_hit 2 (cluster05 day 21:
+ * 298.815 where the first pass gave 299.182). Its optimum, an interior point of the optimal face, does not
  * guide the LP-guided admission (ilp_opts.lp_admit): a vertex guides
  * better (cluster08 day 18: the LP-guided plan admitted 167 from the
  * interior point, 177 from the first pass's vertex; cluster01 day 15:
