@@ -1700,6 +1700,73 @@ static int relax_use_ipt(const ctx *x)
     return x->work > 0 && x->rx->rows > ILP_RELAX_IPT_ROWS;
 }
 
+/* The GPU-time bound of a solved count LP (relax_solve): the least
+ * GPU-slots with sum a >= m, m the warm plan's count (at most the
+ * bound): the jobs' own floors, then the second LP where the model is
+ * small enough. Returns EF_OK or EF_ERR. Guarded: may longjmp. */
+static int relax_gpu(ctx *x, ef_err *e)
+{
+    ilp_relaxed *r = x->rx;
+    double lp;
+    int k;
+    int m = x->o->warm ? x->o->warm->admitted : r->bound;
+    if (m > r->bound)
+        m = r->bound;
+    r->gpu_for = m;
+    /* the jobs' own floors: the must jobs', then the m - (must) least */
+    double *fl = ef_malloc(((size_t)x->n + 1) * sizeof(double));
+    int nf = 0, nmust = 0;
+    double sum = 0; /* GPU-slots */
+    for (int j = 0; j < x->n; j++) {
+        if (!x->in_model[j])
+            continue;
+        if (x->o->must && x->o->must[j]) {
+            sum += x->gfloor[j];
+            nmust++;
+        } else if (!x->hopeless[j]) {
+            fl[nf++] = x->gfloor[j];
+        }
+    }
+    qsort(fl, (size_t)nf, sizeof *fl, cmp_dbl_asc);
+    for (int i = 0; i < m - nmust && i < nf; i++)
+        sum += fl[i];
+    free(fl);
+    r->gpu_seconds_bound = sum * x->S;
+    r->gpu_lp = 0;
+    if (r->cols > ILP_RELAX_GPU_COLS || x->ipt_rough)
+        return EF_OK;
+    int nm = 0;
+    for (int j = 0; j < x->n; j++)
+        if (x->in_model[j]) {
+            x->ind[++nm] = x->acol[j];
+            x->val[nm] = 1.0;
+        }
+    int row = glp_add_rows(x->P, 1);
+    glp_set_row_bnds(x->P, row, GLP_LO, (double)m, 0.0);
+    glp_set_mat_row(x->P, row, nm, x->ind, x->val);
+    relax_objective(x, 1);
+    if (x->ipt) { /* its own solve; when it does not converge, the floors */
+        int lh = x->r->limit_hit;
+        k = run_ipt(x, &lp, e);
+        x->r->limit_hit = lh;
+        if (k == RUN_LIMIT)
+            return EF_OK;
+    } else {
+        k = run_lp(x, &lp, e);
+    }
+    if (k == EF_ERR)
+        return EF_ERR;
+    if (k == RUN_DONE) {
+        double v = ceil(lp - ILP_EPS) * x->S;
+        r->gpu_lp = 1;
+        if (v > r->gpu_seconds_bound)
+            r->gpu_seconds_bound = v;
+    } else if (k == RUN_LIMIT) {
+        r->limit_hit = x->r->limit_hit == 3 ? 2 : 1;
+    }
+    return EF_OK;
+}
+
 /* Solve the aggregated LP: the count bound, then the GPU-time bound.
  * Guarded: may longjmp. */
 static int relax_solve(ctx *x, ef_err *e)
@@ -1800,63 +1867,7 @@ static int relax_solve(ctx *x, ef_err *e)
         for (int j = 0; j < x->n; j++)
             x->o->lp_admit[j] =
                 x->in_model[j] ? relax_prim(x, x->acol[j]) : 0.0;
-    /* the least GPU-slots with sum a >= m */
-    int m = x->o->warm ? x->o->warm->admitted : r->bound;
-    if (m > r->bound)
-        m = r->bound;
-    r->gpu_for = m;
-    /* the jobs' own floors: the must jobs', then the m - (must) least */
-    double *fl = ef_malloc(((size_t)x->n + 1) * sizeof(double));
-    int nf = 0, nmust = 0;
-    double sum = 0; /* GPU-slots */
-    for (int j = 0; j < x->n; j++) {
-        if (!x->in_model[j])
-            continue;
-        if (x->o->must && x->o->must[j]) {
-            sum += x->gfloor[j];
-            nmust++;
-        } else if (!x->hopeless[j]) {
-            fl[nf++] = x->gfloor[j];
-        }
-    }
-    qsort(fl, (size_t)nf, sizeof *fl, cmp_dbl_asc);
-    for (int i = 0; i < m - nmust && i < nf; i++)
-        sum += fl[i];
-    free(fl);
-    r->gpu_seconds_bound = sum * x->S;
-    r->gpu_lp = 0;
-    if (r->cols > ILP_RELAX_GPU_COLS || x->ipt_rough)
-        return EF_OK;
-    int nm = 0;
-    for (int j = 0; j < x->n; j++)
-        if (x->in_model[j]) {
-            x->ind[++nm] = x->acol[j];
-            x->val[nm] = 1.0;
-        }
-    int row = glp_add_rows(x->P, 1);
-    glp_set_row_bnds(x->P, row, GLP_LO, (double)m, 0.0);
-    glp_set_mat_row(x->P, row, nm, x->ind, x->val);
-    relax_objective(x, 1);
-    if (x->ipt) { /* its own solve; when it does not converge, the floors */
-        int lh = x->r->limit_hit;
-        k = run_ipt(x, &lp, e);
-        x->r->limit_hit = lh;
-        if (k == RUN_LIMIT)
-            return EF_OK;
-    } else {
-        k = run_lp(x, &lp, e);
-    }
-    if (k == EF_ERR)
-        return EF_ERR;
-    if (k == RUN_DONE) {
-        double v = ceil(lp - ILP_EPS) * x->S;
-        r->gpu_lp = 1;
-        if (v > r->gpu_seconds_bound)
-            r->gpu_seconds_bound = v;
-    } else if (k == RUN_LIMIT) {
-        r->limit_hit = x->r->limit_hit == 3 ? 2 : 1;
-    }
-    return EF_OK;
+    return relax_gpu(x, e);
 }
 
 /* One pass of ilp_relax with o->windows windows, each LP within 'work'
