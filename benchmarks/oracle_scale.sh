@@ -18,7 +18,9 @@
 # Every run is `efplan oracle --method relaxed` with its defaults: the
 # greedy plan, the offline admission, the LP-guided admission (new plan),
 # the relaxed bound's first pass (60 windows: the old bound) and its
-# refined pass (the new bound), no clock in any answer.
+# refined pass (the new bound), no clock in any answer; lp_method says
+# how the reported pass was solved (simplex, or interior_point: a large
+# refined pass, solver/ilp.h ILP_RELAX_IPT_ROWS).
 # Run from the repository root after `make`. Rows stay in
 # $OUT/results.tsv (default build/oracle-scale).
 #
@@ -41,7 +43,7 @@ E=${EFPLAN:-build/efplan}
 OUT=${OUT:-build/oracle-scale}
 mkdir -p "$OUT/inst"
 R=$OUT/results.tsv
-printf 'trace\tday\tjobs\tcluster\tgpus\tslots\thopeless\tgreedy\toffline\tplans\twithheld\tbound\tlp_value\twindows\tstatus\tlimit\tgpu_hours_greedy\tgpu_hours_floor\tlp_seconds\ttotal_seconds\texact\tguided\told_bound\tlower\tupper\tbest\tcpu_seconds\tconfig_lp\tload\n' >"$R"
+printf 'trace\tday\tjobs\tcluster\tgpus\tslots\thopeless\tgreedy\toffline\tplans\twithheld\tbound\tlp_value\twindows\tstatus\tlimit\tgpu_hours_greedy\tgpu_hours_floor\tlp_seconds\ttotal_seconds\texact\tguided\told_bound\tlower\tupper\tbest\tcpu_seconds\tconfig_lp\tload\tlp_method\n' >"$R"
 
 # processor seconds (user + system) of the children, from the shell's
 # `times` written to file $1 (run in this shell: a subshell has none)
@@ -87,7 +89,7 @@ run() { # trace day cluster
     o() { echo "$ol" | sed -n "s/.*\"$1\": \([^,]*\).*/\1/p" | tr -d '"'; }
     x() { echo "$rl" | sed -n "s/.*\"$1\": \([^,]*\).*/\1/p" | tr -d '"'; }
     cv=$(x value | tr -d '}') # the configuration LP's, when it ran
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
         "$1" "$2" "$(($(wc -l <"$f") - 1))" "$3" \
         "$(sed -n 's/.*"cluster": {"gpus": \([0-9]*\).*/\1/p' "$OUT/r.json")" \
         "$(sed -n 's/.*"slots": \([0-9]*\).*/\1/p' "$OUT/r.json")" \
@@ -100,7 +102,7 @@ run() { # trace day cluster
         "$(v upper)" "$(v best)" \
         "$(awk -v a="$(cpu "$OUT/times0")" -v b="$(cpu "$OUT/times1")" \
             'BEGIN { printf "%.2f", b - a }')" "${cv:--}" \
-        "$ld" >>"$R"
+        "$ld" "$(x lp_method)" >>"$R"
 }
 
 # the days with the most requested GPU-time, at most two per trace
@@ -161,7 +163,7 @@ echo "contended days (64 GPUs and the overloaded windows): greedy, offline, new 
 echo
 awk -F'\t' 'NR == 1 || $5 >= 256 { next }
     { up = $25
-      printf "%-9s day %2s  %3d jobs  %2d GPUs  greedy %3d  offline %3d  new plan %3s  first pass %3s  bound %3s (LP %s, configuration LP %s)  gap %3d (%4.1f%%)  %-7s  %6.1f s (cpu %6.1f s, load %s)\n",
-        $1, $2, $3, $5, $8, $9, $22, $23, $12, $13, $28, up - $24, (up > 0 ? 100 * (up - $24) / up : 0), $26, $20, $27, $29
+      printf "%-9s day %2s  %3d jobs  %2d GPUs  greedy %3d  offline %3d  new plan %3s  first pass %3s  bound %3s (LP %s, %s, configuration LP %s)  gap %3d (%4.1f%%)  %-7s  %6.1f s (cpu %6.1f s, load %s)\n",
+        $1, $2, $3, $5, $8, $9, $22, $23, $12, $13, $30, $28, up - $24, (up > 0 ? 100 * (up - $24) / up : 0), $26, $20, $27, $29
       n++; if (up > 0 && (up - $24) <= 0.10 * up) ok++; if ($20 <= 90) fast++; if ($27 <= 90) cfast++ }
     END { printf "\n%d days: best plan within 10%% of the bound on %d, at most 90 s on %d (at most 90 s of processor time on %d)\n", n, ok, fast, cfast }' "$R"

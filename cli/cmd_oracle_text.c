@@ -111,9 +111,18 @@ static void print_relaxed(const ilp_relaxed *x)
     switch (x->status) {
     case ILP_OPTIMAL:
         printf("  relaxed bound: at most %d jobs admissible (LP %.3f over "
-               "%d windows, %d rows, %d columns, %ld iterations, %.2f s)\n",
-               x->bound, x->lp_value, x->windows, x->rows, x->cols,
-               x->lp_iters, x->seconds);
+               "%d windows, %d rows, %d columns, ", x->bound, x->lp_value,
+               x->windows, x->rows, x->cols);
+        if (!x->ipt)
+            printf("%ld iterations, ", x->lp_iters);
+        else if (x->lp_iters > 0) /* the simplex method ran in a pass too */
+            printf("interior point, %ld simplex iterations, ", x->lp_iters);
+        else
+            printf("interior point, ");
+        if (x->ipt && (x->limit_hit & 2)) /* run_ipt: a point's prices */
+            printf("stopped short of the optimum, the bound its prices "
+                   "prove, ");
+        printf("%.2f s)\n", x->seconds);
         if (x->cfg_value >= 0)
             printf("  configuration LP: %.3f (%d rounds of column generation"
                    "%s)\n", x->cfg_value, x->cfg_rounds,

@@ -97,6 +97,12 @@ typedef struct ctx {
     int *cfg_off, *cfg_len; /* its model's per-job offsets, l[j,w] */
     double *cfg_cf, *cfg_lo, *cfg_hi; /* its C[j,k,w], a[j]'s bounds */
     int *cfg_L;      /* its window lengths */
+    int ipt;         /* 1: this pass's LPs are solved by the interior-point
+                        method (relax_use_ipt), their values bounded by
+                        relax_dual_bound */
+    int ipt_rough;   /* 1: it stopped short of the optimum (run_ipt) */
+    double *dd, *dval; /* relax_dual_bound's scratch: d, a row */
+    int *dind;
 } ctx;
 
 /* Between two passes of ilp_relax: the first pass's windows and which of
@@ -136,6 +142,9 @@ static void ctx_free(ctx *x)
     free(x->cfg_lo);
     free(x->cfg_hi);
     free(x->cfg_L);
+    free(x->dd);
+    free(x->dval);
+    free(x->dind);
 }
 
 /* A context for queue q on cluster c under o, filling r (and rx, the
@@ -1281,6 +1290,13 @@ static void relax_cuts(ctx *x)
         }
 }
 
+/* Column c's value in this pass's LP solution (simplex or interior
+ * point, x->ipt). Guarded. */
+static double relax_prim(const ctx *x, int c)
+{
+    return x->ipt ? glp_ipt_col_prim(x->P, c) : glp_get_col_prim(x->P, c);
+}
+
 /* The conflict rows (relax_cuts) the current LP optimum violates, added
  * to the model; returns how many. Only violated rows are added (rounds
  * of relax_solve): every row is valid, so any subset keeps the bound. */
@@ -1295,7 +1311,7 @@ static int relax_separate(ctx *x)
             int z = x->zcol[ti * x->nw + w], s = x->thr[ti];
             if (z == 0)
                 continue;
-            double zv = glp_get_col_prim(P, z);
+            double zv = relax_prim(x, z);
             double L = (double)(x->wb[w + 1] - x->wb[w]);
             for (int j = 0; j < x->n; j++) {
                 if (x->nk[j] == 0 || w < x->w0[j] || w >= x->w1[j])
@@ -1306,7 +1322,7 @@ static int relax_separate(ctx *x)
                     if (x->kg[j][k] >= s && x->kg[j][k] <= N - s) {
                         ind[++nm] = y_col(x, j, w, k);
                         val[nm] = 1.0;
-                        lhs += glp_get_col_prim(P, ind[nm]);
+                        lhs += relax_prim(x, ind[nm]);
                     }
                 if (nm == 0 || lhs <= L + 1e-6 * (1.0 + L))
                     continue;
@@ -1479,7 +1495,7 @@ static void relax_round(ctx *x, ilp_result *out)
         fr[t] = x->N;
     for (int j = 0; j < n; j++)
         if (x->in_model[j] && x->nk[j] > 0 &&
-            glp_get_col_prim(x->P, x->acol[j]) >= 0.5) {
+            relax_prim(x, x->acol[j]) >= 0.5) {
             out->admit[j] = 1;
             out->admitted++;
         }
@@ -1491,7 +1507,7 @@ static void relax_round(ctx *x, ilp_result *out)
             if (!out->admit[j] || w < x->w0[j] || w >= x->w1[j])
                 continue;
             for (int k = 0; k < x->nk[j]; k++) {
-                double y = glp_get_col_prim(x->P, y_col(x, j, w, k));
+                double y = relax_prim(x, y_col(x, j, w, k));
                 long c = (long)ceil(y - 1e-6);
                 if (c > 0)
                     rr[m++] = (rrun){j, x->kg[j][k], c};
@@ -1568,86 +1584,131 @@ static void relax_round(ctx *x, ilp_result *out)
     free(fr);
 }
 
-/* Solve the aggregated LP: the count bound, then the GPU-time bound.
- * Guarded: may longjmp. */
-static int relax_solve(ctx *x, ef_err *e)
+/* A bound on the LP's optimum (above it for the count LP, a maximum;
+ * below it for the GPU-time LP, a minimum) from the row prices of the
+ * solution just found, however accurate they are (the interior-point
+ * method stops at a small gap, relax_use_ipt). For any prices y and
+ * d = c - A^T y, every point x of the LP, with rows r = A x, has
+ *     c x = c0 + sum_c d_c x_c + sum_i y_i r_i,
+ * and each term lies between its least and its most over a box that
+ * holds every point of the LP: each row between its bounds, each column
+ * between its own (a y[j,w,k], which has none above, at most l[j,w]:
+ * one[j,w] with a[j] <= 1 implies it). A price whose row has no bound on
+ * the side it would need is taken as 0 (any prices give a bound), so the
+ * sum is finite; at optimal prices it is the LP's optimum, otherwise
+ * beyond it. So the bound is valid whatever the solver's accuracy
+ * (floating-point rounding of the sums aside). Returns HUGE_VAL (a
+ * maximum) or -HUGE_VAL (a minimum) when a column has no bound on the
+ * side its d needs. Guarded. */
+static double relax_dual_bound(ctx *x)
 {
-    ilp_relaxed *r = x->rx;
-    int cand = 0; /* the trivial bound */
+    glp_prob *P = x->P;
+    int m = glp_get_num_rows(P), nc = glp_get_num_cols(P);
+    double sg = glp_get_obj_dir(P) == GLP_MAX ? 1.0 : -1.0; /* max sg c x */
+    free(x->dd);
+    free(x->dval);
+    free(x->dind);
+    x->dd = ef_malloc(((size_t)nc + 1) * 2 * sizeof(double));
+    x->dval = ef_malloc(((size_t)nc + 1) * sizeof(double));
+    x->dind = ef_malloc(((size_t)nc + 1) * sizeof(int));
+    double *d = x->dd, *u = x->dd + nc + 1; /* sg d, each column's most */
+    double sum = sg * glp_get_obj_coef(P, 0);
+    for (int c = 1; c <= nc; c++) {
+        int t = glp_get_col_type(P, c);
+        d[c] = sg * glp_get_obj_coef(P, c);
+        u[c] = t == GLP_DB || t == GLP_UP || t == GLP_FX
+                   ? glp_get_col_ub(P, c) : HUGE_VAL;
+    }
     for (int j = 0; j < x->n; j++)
-        cand += x->in_model[j] &&
-                (!x->hopeless[j] || (x->o->must && x->o->must[j]));
-    r->bound = cand;
-    r->lp_value = -1;
-    r->gpu_seconds_bound = -1;
-    relax_objective(x, 0);
-    if (x->o->write_lp && write_lp(x, e) != EF_OK)
-        return EF_ERR;
-    if (r->cols == 0) {
-        r->status = ILP_OPTIMAL;
-        r->lp_value = 0;
-        r->bound = 0;
-        r->gpu_seconds_bound = 0;
-        return EF_OK;
+        for (int w = x->w0[j]; x->in_model[j] && w < x->w1[j]; w++)
+            for (int k = 0; k < x->nk[j]; k++) {
+                int c = y_col(x, j, w, k);
+                if (u[c] > relax_len(x, j, w))
+                    u[c] = relax_len(x, j, w);
+            }
+    for (int i = 1; i <= m; i++) {
+        double y = sg * (x->ipt ? glp_ipt_row_dual(P, i)
+                                : glp_get_row_dual(P, i));
+        int t = glp_get_row_type(P, i);
+        int up = t == GLP_UP || t == GLP_DB || t == GLP_FX;
+        int lo = t == GLP_LO || t == GLP_DB || t == GLP_FX;
+        if (y == 0 || (y > 0 && !up) || (y < 0 && !lo))
+            continue;
+        sum += y * (y > 0 ? glp_get_row_ub(P, i) : glp_get_row_lb(P, i));
+        int len = glp_get_mat_row(P, i, x->dind, x->dval);
+        for (int k = 1; k <= len; k++)
+            d[x->dind[k]] -= y * x->dval[k];
     }
-    glp_scale_prob(x->P, GLP_SF_AUTO);
-    glp_adv_basis(x->P, 0);
-    if (x->work > 0) { /* the iterations that budget buys at this size */
-        double it = x->work / (r->rows > 0 ? r->rows : 1);
-        x->it_lim = it > 2e9 ? 2000000000 : it < 1000 ? 1000 : (int)it;
-    }
-    double lp;
-    int k = run_lp(x, &lp, e);
-    if (k == EF_ERR)
-        return EF_ERR;
-    if (k == RUN_NOFEAS) {
-        r->status = ILP_INFEASIBLE;
-        r->bound = -1;
-        return EF_OK;
-    }
-    if (k == RUN_LIMIT) {
-        r->status = ILP_NO_INCUMBENT;
-        r->limit_hit = x->r->limit_hit == 3 ? 2 : 1;
-        return EF_OK;
-    }
-    /* rounds of the conflict rows the optimum violates (relax_cuts) */
-    for (int round = 0; round < RELAX_CUT_ROUNDS && relax_separate(x) > 0;
-         round++) {
-        k = run_lp(x, &lp, e);
-        if (k == EF_ERR)
-            return EF_ERR;
-        if (k != RUN_DONE) { /* stopped with rows added: no optimum */
-            r->status = ILP_NO_INCUMBENT;
-            r->limit_hit = x->r->limit_hit == 3 ? 2 : 1;
-            return EF_OK;
+    for (int c = 1; c <= nc; c++) {
+        int t = glp_get_col_type(P, c);
+        if (d[c] > 0) {
+            if (u[c] == HUGE_VAL)
+                return sg * HUGE_VAL;
+            sum += d[c] * u[c];
+        } else if (d[c] < 0) {
+            if (t == GLP_FR || t == GLP_UP)
+                return sg * HUGE_VAL;
+            sum += d[c] * glp_get_col_lb(P, c);
         }
     }
-    r->rows = glp_get_num_rows(x->P);
-    r->status = ILP_OPTIMAL;
-    if (x->ref) { /* the windows whose capacity binds, for the next pass */
-        refine *rf = x->ref;
-        free(rf->wb);
-        free(rf->tight);
-        rf->nw = x->nw;
-        rf->wb = ef_malloc(((size_t)x->nw + 1) * sizeof(int));
-        memcpy(rf->wb, x->wb, ((size_t)x->nw + 1) * sizeof(int));
-        rf->tight = ef_calloc((size_t)x->nw + 1, 1);
-        for (int w = 0; w < x->nw; w++)
-            rf->tight[w] = x->caprow[w] &&
-                           fabs(glp_get_row_dual(x->P, x->caprow[w])) > 1e-9;
+    return sg * sum;
+}
+
+/* The LP by the interior-point method (relax_use_ipt): *obj is
+ * relax_dual_bound's bound on its optimum. GLPK's method has no time or
+ * iteration limit to set; where it stops short of an optimum (its own
+ * iteration limit, numerical trouble) with a point, that point's prices
+ * still prove a bound (relax_dual_bound holds for any prices): it is
+ * taken, x->ipt_rough set (the point is no optimum: it neither guides
+ * nor refines) and limit_hit says "iterations". With no point at all the
+ * pass stops (RUN_LIMIT). Returns RUN_* or EF_ERR. Guarded. */
+static int run_ipt(ctx *x, double *obj, ef_err *e)
+{
+    (void)e;
+    if (ms_left(x) == 0) {
+        x->r->limit_hit = 1;
+        return RUN_LIMIT;
     }
-    r->lp_value = lp;
-    r->bound = (int)floor(lp + ILP_EPS);
-    r->cfg_value = -1;
-    if (!x->o->no_cuts && (!x->o->warm || r->bound > x->o->warm->admitted))
-        relax_config(x);
-    if (x->o->lp_sched)
-        relax_round(x, x->o->lp_sched);
-    if (x->o->lp_admit)
-        for (int j = 0; j < x->n; j++)
-            x->o->lp_admit[j] =
-                x->in_model[j] ? glp_get_col_prim(x->P, x->acol[j]) : 0.0;
-    /* the least GPU-slots with sum a >= m */
+    glp_iptcp ip;
+    glp_init_iptcp(&ip);
+    ip.msg_lev = GLP_MSG_OFF;
+    int rc = glp_interior(x->P, &ip);
+    int st = glp_ipt_status(x->P);
+    if ((rc != 0 && rc != GLP_ENOCVG && rc != GLP_EITLIM &&
+         rc != GLP_EINSTAB) || st == GLP_UNDEF) {
+        x->r->limit_hit = 3;
+        return RUN_LIMIT;
+    }
+    *obj = relax_dual_bound(x);
+    if (*obj == HUGE_VAL || *obj == -HUGE_VAL) {
+        x->r->limit_hit = 3;
+        return RUN_LIMIT;
+    }
+    x->rx->ipt = 1;
+    x->ipt_rough = rc != 0 || st != GLP_OPT;
+    return RUN_DONE;
+}
+
+/* Whether this pass's LPs are solved by the interior-point method
+ * (ILP_LP_AUTO, ilp.h): a refined pass (a budget, x->work) of more than
+ * ILP_RELAX_IPT_ROWS rows. GLPK's interior-point method is
+ * deterministic, like the simplex method: no clock decides. */
+static int relax_use_ipt(const ctx *x)
+{
+    if (x->o->lp_method != ILP_LP_AUTO)
+        return x->o->lp_method == ILP_LP_INTERIOR;
+    return x->work > 0 && x->rx->rows > ILP_RELAX_IPT_ROWS;
+}
+
+/* The GPU-time bound of a solved count LP (relax_solve): the least
+ * GPU-slots with sum a >= m, m the warm plan's count (at most the
+ * bound): the jobs' own floors, then the second LP where the model is
+ * small enough. Returns EF_OK or EF_ERR. Guarded: may longjmp. */
+static int relax_gpu(ctx *x, ef_err *e)
+{
+    ilp_relaxed *r = x->rx;
+    double lp;
+    int k;
     int m = x->o->warm ? x->o->warm->admitted : r->bound;
     if (m > r->bound)
         m = r->bound;
@@ -1672,7 +1733,7 @@ static int relax_solve(ctx *x, ef_err *e)
     free(fl);
     r->gpu_seconds_bound = sum * x->S;
     r->gpu_lp = 0;
-    if (r->cols > ILP_RELAX_GPU_COLS)
+    if (r->cols > ILP_RELAX_GPU_COLS || x->ipt_rough)
         return EF_OK;
     int nm = 0;
     for (int j = 0; j < x->n; j++)
@@ -1684,7 +1745,15 @@ static int relax_solve(ctx *x, ef_err *e)
     glp_set_row_bnds(x->P, row, GLP_LO, (double)m, 0.0);
     glp_set_mat_row(x->P, row, nm, x->ind, x->val);
     relax_objective(x, 1);
-    k = run_lp(x, &lp, e);
+    if (x->ipt) { /* its own solve; when it does not converge, the floors */
+        int lh = x->r->limit_hit;
+        k = run_ipt(x, &lp, e);
+        x->r->limit_hit = lh;
+        if (k == RUN_LIMIT)
+            return EF_OK;
+    } else {
+        k = run_lp(x, &lp, e);
+    }
     if (k == EF_ERR)
         return EF_ERR;
     if (k == RUN_DONE) {
@@ -1696,6 +1765,109 @@ static int relax_solve(ctx *x, ef_err *e)
         r->limit_hit = x->r->limit_hit == 3 ? 2 : 1;
     }
     return EF_OK;
+}
+
+/* Solve the aggregated LP: the count bound, then the GPU-time bound.
+ * Guarded: may longjmp. */
+static int relax_solve(ctx *x, ef_err *e)
+{
+    ilp_relaxed *r = x->rx;
+    int cand = 0; /* the trivial bound */
+    for (int j = 0; j < x->n; j++)
+        cand += x->in_model[j] &&
+                (!x->hopeless[j] || (x->o->must && x->o->must[j]));
+    r->bound = cand;
+    r->lp_value = -1;
+    r->gpu_seconds_bound = -1;
+    relax_objective(x, 0);
+    if (x->o->write_lp && write_lp(x, e) != EF_OK)
+        return EF_ERR;
+    if (r->cols == 0) {
+        r->status = ILP_OPTIMAL;
+        r->lp_value = 0;
+        r->bound = 0;
+        r->gpu_seconds_bound = 0;
+        return EF_OK;
+    }
+    glp_scale_prob(x->P, GLP_SF_AUTO);
+    if (x->work > 0) { /* the iterations that budget buys at this size */
+        double it = x->work / (r->rows > 0 ? r->rows : 1);
+        x->it_lim = it > 2e9 ? 2000000000 : it < 1000 ? 1000 : (int)it;
+    }
+    x->ipt = relax_use_ipt(x);
+    if (!x->ipt)
+        glp_adv_basis(x->P, 0);
+    double lp;
+    int k = x->ipt ? run_ipt(x, &lp, e) : run_lp(x, &lp, e);
+    if (k == RUN_LIMIT && x->ipt && x->work <= 0) { /* no point at all:
+        the simplex method (with a budget it would not finish either) */
+        x->ipt = 0;
+        x->r->limit_hit = 0;
+        glp_adv_basis(x->P, 0);
+        k = run_lp(x, &lp, e);
+    }
+    if (k == EF_ERR)
+        return EF_ERR;
+    if (k == RUN_NOFEAS) {
+        r->status = ILP_INFEASIBLE;
+        r->bound = -1;
+        return EF_OK;
+    }
+    if (k == RUN_LIMIT) {
+        r->status = ILP_NO_INCUMBENT;
+        r->limit_hit = x->r->limit_hit == 3 ? 2 : 1;
+        return EF_OK;
+    }
+    /* rounds of the conflict rows the optimum violates (relax_cuts), not
+     * where each would be a whole interior-point solve: on the refined
+     * passes measured they moved the LP by under 1e-5 and took longer
+     * than the solve itself */
+    for (int round = 0; !x->ipt && round < RELAX_CUT_ROUNDS &&
+                        relax_separate(x) > 0;
+         round++) {
+        k = run_lp(x, &lp, e);
+        if (k == EF_ERR)
+            return EF_ERR;
+        if (k != RUN_DONE) { /* stopped with rows added: no optimum */
+            r->status = ILP_NO_INCUMBENT;
+            r->limit_hit = x->r->limit_hit == 3 ? 2 : 1;
+            return EF_OK;
+        }
+    }
+    r->rows = glp_get_num_rows(x->P);
+    r->status = ILP_OPTIMAL;
+    if (x->ipt_rough) /* a bound, from a point short of the optimum */
+        r->limit_hit |= 2;
+    if (x->ref && !x->ipt_rough) { /* the windows whose capacity binds,
+                                      for the next pass */
+        refine *rf = x->ref;
+        free(rf->wb);
+        free(rf->tight);
+        rf->nw = x->nw;
+        rf->wb = ef_malloc(((size_t)x->nw + 1) * sizeof(int));
+        memcpy(rf->wb, x->wb, ((size_t)x->nw + 1) * sizeof(int));
+        rf->tight = ef_calloc((size_t)x->nw + 1, 1);
+        for (int w = 0; w < x->nw; w++) {
+            /* an interior point's prices are nowhere exactly 0: those
+             * of rows that do not bind are of the order of its gap */
+            double dv = !x->caprow[w] ? 0
+                        : x->ipt ? glp_ipt_row_dual(x->P, x->caprow[w])
+                                 : glp_get_row_dual(x->P, x->caprow[w]);
+            rf->tight[w] = fabs(dv) > (x->ipt ? 1e-6 : 1e-9);
+        }
+    }
+    r->lp_value = lp;
+    r->bound = (int)floor(lp + ILP_EPS);
+    r->cfg_value = -1;
+    if (!x->o->no_cuts && (!x->o->warm || r->bound > x->o->warm->admitted))
+        relax_config(x);
+    if (x->o->lp_sched)
+        relax_round(x, x->o->lp_sched);
+    if (x->o->lp_admit)
+        for (int j = 0; j < x->n; j++)
+            x->o->lp_admit[j] =
+                x->in_model[j] ? relax_prim(x, x->acol[j]) : 0.0;
+    return relax_gpu(x, e);
 }
 
 /* One pass of ilp_relax with o->windows windows, each LP within 'work'
@@ -1755,6 +1927,7 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
     int first = -1; /* the first pass's bound */
     ilp_relaxed best; /* the pass with the least bound so far */
     int have = 0;
+    int vertex = 0; /* lp_admit is a simplex pass's */
     double *pa = o->lp_admit /* this pass's a[j] */
                      ? ef_calloc((size_t)q->n + 1, sizeof *pa) : NULL;
     ilp_result ps; /* this pass's rounded schedule (o->lp_sched) */
@@ -1787,9 +1960,13 @@ int ilp_relax(const job_queue *q, const cluster *c, const ilp_opts *o,
         if (!have || (pr.status == ILP_OPTIMAL &&
                       (best.status != ILP_OPTIMAL || pr.bound <= best.bound))) {
             best = pr;
-            if (pa && pr.status == ILP_OPTIMAL)
+            /* the guidance (lp_admit, lp_sched): a vertex's over an
+             * interior point's (ILP_LP_AUTO, ilp.h) */
+            int guide = pr.status == ILP_OPTIMAL && (!pr.ipt || !vertex);
+            vertex |= guide && !pr.ipt;
+            if (pa && guide)
                 memcpy(o->lp_admit, pa, (size_t)q->n * sizeof *pa);
-            if (o->lp_sched && pr.status == ILP_OPTIMAL && ps.admit) {
+            if (o->lp_sched && guide && ps.admit) {
                 ilp_result_free(o->lp_sched);
                 *o->lp_sched = ps;
                 memset(&ps, 0, sizeof ps);

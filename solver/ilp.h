@@ -178,7 +178,9 @@ typedef struct ilp_opts {
     int windows;         /* ilp_relax: most windows; 0 = ILP_RELAX_WINDOWS */
     double *lp_admit;    /* ilp_relax: NULL, or q->n entries that get each
                             job's a[j] in the count LP's optimum of the
-                            pass reported (0 outside the model; all 0
+                            pass reported, or where that one was solved by
+                            the interior-point method of the last pass
+                            the simplex method solved (0 outside the model; all 0
                             when no LP was solved): the LP-guided
                             admission's priorities (offline.h off_guided) */
     int no_cuts;         /* ilp_relax: 1 = without the valid inequalities
@@ -186,12 +188,17 @@ typedef struct ilp_opts {
                             before issue 37: a test and ablation hook) */
     struct ilp_result *lp_sched; /* ilp_relax: NULL, or (free with
                             ilp_result_free; zeroed or a previous result)
-                            the count LP's optimum of the pass reported
-                            as whole slots: admit (a[j] >= 1/2), size
+                            the count LP's optimum of the pass lp_admit
+                            is from as whole slots: admit (a[j] >= 1/2), size
                             (njobs x nslots GPUs), admitted, now, slot,
                             nslots; status and bounds not set. A rounding,
                             not a schedule: ilp_hint_plan makes a plan of
                             it. Untouched when no LP was solved */
+    int lp_method;       /* ilp_relax: ILP_LP_AUTO (0: the simplex
+                            method, the interior-point method for a large
+                            refined pass, ILP_RELAX_IPT_ROWS), or a test
+                            hook: ILP_LP_SIMPLEX, ILP_LP_INTERIOR (every
+                            LP) */
     ilp_fault fault;     /* test hook; ILP_FAULT_NONE in production */
 } ilp_opts;
 
@@ -333,6 +340,32 @@ void ilp_offline_text(const off_stats *s, char *buf, size_t n);
  * the GPU-time bound instead. */
 #define ILP_RELAX_GPU_COLS 50000
 
+/* ilp_opts.lp_method. The refined pass of ilp_relax (ILP_RELAX_WORK) is
+ * solved by GLPK's interior-point method instead of the simplex method
+ * where its model has more than ILP_RELAX_IPT_ROWS rows: there the
+ * simplex method, without a basis to start from, needs tens of thousands
+ * of iterations each a pass over every row, and was stopped by the
+ * budget on every overloaded day of 265 jobs or more measured but one
+ * (cluster08 day 20, 687 jobs on 64 GPUs: 19,623 rows, 20,384
+ * iterations, 45 s, the refined bound lost), where the interior-point
+ * method solves it in about 10 s. The one it finished (cluster08 day 23,
+ * 13,023 rows) took 24 s, the interior-point method 4.4 s to the same
+ * optimum, but there the refined pass's vertex guides the LP-guided
+ * admission to 406 where the first pass's guides it to 405: so 14,000
+ * rows, which keeps the simplex method there. Its value is the bound its
+ * prices prove (valid whatever their accuracy: ilp.c relax_dual_bound);
+ * such a pass adds no rounds of conflict rows (each would be a whole
+ * solve; on the days measured they moved the LP by under 1e-5); where
+ * the method stops short of the optimum, the prices of the point it
+ * reached still prove a bound, kept with limit_hit 2 (cluster05 day 21:
+ * 298.815 where the first pass gave 299.182). Its optimum, an interior point of the optimal face, does not
+ * guide the LP-guided admission (ilp_opts.lp_admit): a vertex guides
+ * better (cluster08 day 18: the LP-guided plan admitted 167 from the
+ * interior point, 177 from the first pass's vertex; cluster01 day 15:
+ * 227 against 235). */
+#define ILP_RELAX_IPT_ROWS 14000
+enum { ILP_LP_AUTO = 0, ILP_LP_SIMPLEX, ILP_LP_INTERIOR };
+
 /* The configuration LP (ilp_config.h) runs only where 200 rounds of
  * column generation take at most this much pricing work (jobs x sizes x
  * (N + 1) per window priced; no clock), so only on small models: its
@@ -376,6 +409,8 @@ typedef struct ilp_relaxed {
                            model over ILP_RELAX_CFG_WORK) */
     int cfg_rounds;     /* its rounds of column generation */
     int cfg_done;       /* 1: it finished (cfg_value is its LP optimum) */
+    int ipt;            /* 1: the reported pass's LP was solved by the
+                           interior-point method (ILP_LP_AUTO) */
     double seconds;     /* wall time (not reproducible) */
 } ilp_relaxed;
 
@@ -393,7 +428,11 @@ typedef struct ilp_relaxed {
  * capacity row binds in its optimum (nonzero dual), up to
  * ILP_RELAX_WINDOWS windows, each LP within ILP_RELAX_WORK (iterations
  * times rows: no clock; a pass stopped by it leaves the first one's
- * bound). Any set of boundaries aggregates the exact model validly (the
+ * bound); a refined pass of more than ILP_RELAX_IPT_ROWS rows is
+ * solved by the interior-point method instead (ILP_LP_AUTO),
+ * without rounds of conflict rows, its LP value the bound its prices
+ * prove (r->ipt), and lp_admit and lp_sched then come from the last
+ * pass solved by the simplex method (a vertex). Any set of boundaries aggregates the exact model validly (the
  * header's proof), so both passes are bounds. In each pass whose count
  * LP is solved, unless o->no_cuts or o->warm already admits its bound,
  * the configuration LP over the same windows (ilp_config.h: which sizes

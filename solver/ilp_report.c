@@ -71,6 +71,7 @@ static void json_relaxed(jw *w, const ilp_relaxed *x)
     jw_str(w, "limit", x->limit_hit & 1 ? "time"
                        : x->limit_hit & 2 ? "iterations" : "none");
     jw_int(w, "lp_iterations", x->lp_iters);
+    jw_str(w, "lp_method", x->ipt ? "interior_point" : "simplex");
     if (ok)
         jw_fixed(w, "lp_value", x->lp_value, 6);
     else

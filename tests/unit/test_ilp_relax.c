@@ -72,6 +72,43 @@ static int g_guided_better, g_guided_worse;
 static int g_rounded_best;
 /* the configuration LP: instances it ran on, and lowered the bound */
 static int g_cfg_ran, g_cfg_lower;
+/* the interior-point method forced on every LP: solved so, its bound the
+ * simplex method's */
+static int g_ipt_ran, g_ipt_same;
+
+
+/* The same relaxation with every LP solved by the interior-point method
+ * (ilp_opts.lp_method ILP_LP_INTERIOR): its value is the bound its prices prove, so it
+ * is never below the simplex method's LP (which also has the rounds of
+ * conflict rows), never below the ILP's solution, the GPU-time bound
+ * never above any schedule's, and the same twice. */
+static void check_ipt(const job_queue *q, const cluster *c,
+                      const ilp_opts *ro, const ilp_relaxed *sx,
+                      const ilp_result *r, const plan *g, uint64_t seed)
+{
+    ilp_opts io = *ro;
+    io.lp_method = ILP_LP_INTERIOR;
+    ilp_relaxed x, x2;
+    ef_err e = {0};
+    if (ilp_relax(q, c, &io, &x, &e) != EF_OK)
+        fail_msg("seed %llu: relax (interior point): %s",
+                 (unsigned long long)seed, e.msg);
+    assert_int_equal(ilp_relax(q, c, &io, &x2, &e), EF_OK);
+    assert_int_equal(x.status, ILP_OPTIMAL);
+    if (x.bound < r->admitted || x.bound < g->admitted)
+        fail_msg("seed %llu, %d windows, interior point: bound %d below the "
+                 "ILP's %d (greedy %d)", (unsigned long long)seed,
+                 ro->windows, x.bound, r->admitted, g->admitted);
+    assert_true(x.lp_value >= sx->lp_value - 1e-6 ||
+                (ro->windows == 0 && x.windows != sx->windows));
+    assert_true(x.lp_value == x2.lp_value);
+    assert_int_equal(x.bound, x2.bound);
+    assert_true(g->promised_gpu_seconds >= x.gpu_seconds_bound - 1e-6);
+    if (r->admitted >= x.gpu_for)
+        assert_true(r->gpu_seconds >= x.gpu_seconds_bound - 1e-6);
+    g_ipt_ran += x.ipt;
+    g_ipt_same += x.ipt && x.bound == sx->bound;
+}
 
 /* The admitted ids of p joined, to compare two plans. */
 static void admitted_ids(const plan *p, char *out, size_t cap)
@@ -141,6 +178,7 @@ static void check_instance(uint64_t seed, int study)
             assert_true(x.cfg_value >= r.admitted - 1e-6);
             g_cfg_lower += floor(x.cfg_value + 1e-6) < floor(x.lp_value + 1e-6);
         }
+        check_ipt(&q, &c, &ro, &x, &r, &g, seed);
     }
     /* the offline admission */
     plan off, off2;
@@ -287,6 +325,10 @@ static void test_random(void **state)
     assert_true(g_exact_used > 0);
     assert_true(g_closed_exact > g_closed_search);
     assert_true(g_cfg_ran > 0);
+    assert_true(g_ipt_ran > g_instances);
+    print_message("    the interior-point method on %d relaxations, the "
+                  "simplex method's bound on %d, never below the ILP's "
+                  "solution\n", g_ipt_ran, g_ipt_same);
     print_message("    %d instances: %d with the ILP's count proven, bound "
                   "tight on %d, offline above greedy on %d\n", g_instances,
                   g_exact_proven, g_tight, g_offline_better);
