@@ -122,92 +122,14 @@ static double ref_time(double x, double c1, double base, int S)
     return S + k * S + base + (x - k * pf);
 }
 
-/* The walk behind prm_work and prm_finish: work by 'deadline' (less the
- * allowance); with 'fin', also the first second at which 'target' work is
- * done (-1 if never). */
-static double walk(const prm_model *m, const prm_start *s, const prm_piece *p,
-                   int n, int64_t deadline, double target, int64_t *fin)
-{
-    int S = m->slot > 0 ? m->slot : 1;
-    double tpmax = 0;
-    int gmax = 0;
-    int64_t last = s->t;      /* end of the last piece that counts */
-    for (int k = 0; k < n; k++) {
-        int64_t a = p[k].a > s->t ? p[k].a : s->t;
-        int64_t b = p[k].b < deadline ? p[k].b : deadline;
-        if (b <= a || p[k].gpus <= 0)
-            continue;
-        double tp = tput(s, p[k].row, p[k].gpus);
-        if (tp > tpmax)
-            tpmax = tp;
-        if (p[k].gpus > gmax)
-            gmax = p[k].gpus;
-        last = b;
-    }
-    int64_t slots = (last - s->t + S - 1) / S; /* slots the path spans */
-    double allow = allowance(m, s, gmax, tpmax, slots);
-    double goal = target + allow;
-    double work = 0;        /* work done so far along the path */
-    double owed = s->owed;  /* overhead seconds not yet paid */
-    int held = s->gpus;     /* GPUs held before the current piece */
-    const curve_row *hrow = s->row;
-    int64_t cur = s->t;     /* end of what has been walked */
-    if (fin)
-        *fin = -1;
-    for (int k = 0; k < n; k++) {
-        int64_t a = p[k].a > cur ? p[k].a : cur;
-        int64_t b = p[k].b < deadline ? p[k].b : deadline;
-        if (a > cur && held > 0) { /* a gap: the job is stopped */
-            held = 0;
-            owed = 0;
-        }
-        if (b <= a || p[k].gpus <= 0) {
-            if (p[k].b > cur)
-                cur = p[k].b;
-            continue;
-        }
-        int g = p[k].gpus;
-        const curve_row *row = p[k].row;
-        int rebatch = held > 0 && row != hrow;
-        int change = g != held || rebatch;
-        double tp = tput(s, row, g), len = (double)(b - a), prod, c1 = 0,
-               base = 0;
-        if (m->mode == OVH_REFERENCE) {
-            base = ovh_reference(g, 1, 0, m->total_gpus);
-            c1 = ovh_reference(g, !change, 0, m->total_gpus);
-            prod = ref_prod(len, c1, base, S);
-        } else {
-            if (change)
-                owed = prm_scale(s) *
-                       ovh_charge_id(m->mode, s->model, held, g, 0, rebatch);
-            c1 = owed < len ? owed : len;
-            prod = len - c1;
-            owed -= c1;
-        }
-        if (fin && *fin < 0 && tp > 0 && work + prod * tp >= goal) {
-            double x = (goal - work) / tp;
-            if (x < 0)
-                x = 0;
-            double off = m->mode == OVH_REFERENCE ? ref_time(x, c1, base, S)
-                                                  : c1 + x;
-            *fin = a + (int64_t)ceil(off - 1e-9);
-        }
-        work += prod * tp;
-        held = g;
-        hrow = row;
-        cur = b;
-    }
-    work -= allow;
-    return work > 0 ? work : 0;
-}
-
-/* walk() without a target, in one pass (the promise checks' hot path):
- * each piece in order through wstep(), which does both of walk()'s
- * passes for it: the first's largest size, throughput and last second
- * (the allowance, which only a walk looking for a finish needs before
- * the second pass, is taken off at the end by wdone()) and the second's
- * work. The same terms summed in the same order; one throughput per
- * piece; a reservation's pieces read in place, not copied. */
+/* The walk along a path's pieces, one piece at a time through wstep():
+ * for each piece, what counts towards the allowance (the path's largest
+ * size, highest throughput and last second from s->t: the allowance is
+ * taken off at the end by wdone()) and the work it does, its overheads
+ * paid. prm_work's and prm_resv_work's walks are one pass (the promise
+ * checks' hot path; a reservation's pieces read in place, not copied);
+ * prm_finish's walk runs it twice, the first pass for the allowance its
+ * target includes. */
 typedef struct wstate {
     double tpmax;
     int gmax;
@@ -223,14 +145,27 @@ static inline void wbegin(wstate *w, const prm_start *s)
     *w = (wstate){0, 0, s->t, 0, s->owed, s->gpus, s->row, s->t};
 }
 
-/* always inline: a call per piece cost as much as the step itself */
+/* What wstep() did with one piece, for a walk looking for the second its
+ * target is reached: the piece counted from 'a', at throughput 'tp', its
+ * productive seconds 'prod', the first point's overhead 'c1' and (for
+ * OVH_REFERENCE) every later point's 'base'. */
+typedef struct wpiece {
+    int counted;
+    int64_t a;
+    double tp, prod, c1, base;
+} wpiece;
+
+/* One piece [pa, pb) at g GPUs and batch row (out, when given, says what
+ * it did). Always inline: a call per piece cost as much as the step
+ * itself, and the hot path's out is NULL. */
 static inline __attribute__((always_inline)) void
 wstep(wstate *w, const prm_model *m, const prm_start *s, int64_t pa,
-      int64_t pb, int g, const curve_row *row, int64_t deadline)
+      int64_t pb, int g, const curve_row *row, int64_t deadline,
+      wpiece *out)
 {
     int64_t b = pb < deadline ? pb : deadline;
     double tp = 0;
-    /* walk()'s first pass: the pieces that count from s->t */
+    /* towards the allowance: the pieces that count from s->t */
     if (g > 0 && b > (pa > s->t ? pa : s->t)) {
         tp = tput(s, row, g);
         if (tp > w->tpmax)
@@ -239,7 +174,7 @@ wstep(wstate *w, const prm_model *m, const prm_start *s, int64_t pa,
             w->gmax = g;
         w->last = b;
     }
-    /* its second pass (tp is set wherever it counts work: a >= s->t) */
+    /* the work (tp is set wherever it counts work: a >= s->t) */
     int64_t a = pa > w->cur ? pa : w->cur;
     if (a > w->cur && w->held > 0) { /* a gap: the job is stopped */
         w->held = 0;
@@ -248,23 +183,27 @@ wstep(wstate *w, const prm_model *m, const prm_start *s, int64_t pa,
     if (b <= a || g <= 0) {
         if (pb > w->cur)
             w->cur = pb;
+        if (out)
+            out->counted = 0;
         return;
     }
     int rebatch = w->held > 0 && row != w->hrow;
     int change = g != w->held || rebatch;
-    double len = (double)(b - a), prod;
+    double len = (double)(b - a), prod, c1, base = 0;
     if (m->mode == OVH_REFERENCE) {
-        double base = ovh_reference(g, 1, 0, m->total_gpus);
-        double c1 = ovh_reference(g, !change, 0, m->total_gpus);
+        base = ovh_reference(g, 1, 0, m->total_gpus);
+        c1 = ovh_reference(g, !change, 0, m->total_gpus);
         prod = ref_prod(len, c1, base, m->slot > 0 ? m->slot : 1);
     } else {
         if (change)
             w->owed = prm_scale(s) * charge(m->mode, s->model, w->held, g,
                                             0, rebatch);
-        double c1 = w->owed < len ? w->owed : len;
+        c1 = w->owed < len ? w->owed : len;
         prod = len - c1;
         w->owed -= c1;
     }
+    if (out)
+        *out = (wpiece){1, a, tp, prod, c1, base};
     w->work += prod * tp;
     w->held = g;
     w->hrow = row;
@@ -286,7 +225,8 @@ double prm_work(const prm_model *m, const prm_start *s, const prm_piece *p,
     wstate w;
     wbegin(&w, s);
     for (int k = 0; k < n; k++)
-        wstep(&w, m, s, p[k].a, p[k].b, p[k].gpus, p[k].row, deadline);
+        wstep(&w, m, s, p[k].a, p[k].b, p[k].gpus, p[k].row, deadline,
+              NULL);
     return wdone(&w, m, s);
 }
 
@@ -324,14 +264,45 @@ double prm_resv_work(const prm_model *m, const prm_start *s,
     wstate w;
     wbegin(&w, s);
     if (head && head->b > head->a)
-        wstep(&w, m, s, head->a, head->b, head->gpus, head->row, deadline);
+        wstep(&w, m, s, head->a, head->b, head->gpus, head->row, deadline,
+              NULL);
     for (int i = 0; i < r->n; i++) {
         const seg *g = &r->s[i];
         if (g->end > from)
             wstep(&w, m, s, g->start > from ? g->start : from, g->end,
-                  g->gpus, row, deadline);
+                  g->gpus, row, deadline, NULL);
     }
     return wdone(&w, m, s);
+}
+
+/* prm_finish's walk: the first second at which 'target' work (plus the
+ * allowance of the whole path) is done along p[0..n-1], or -1 if never. */
+static int64_t walk_finish(const prm_model *m, const prm_start *s,
+                           const prm_piece *p, int n, double target)
+{
+    int S = m->slot > 0 ? m->slot : 1;
+    wstate w;
+    wbegin(&w, s); /* the first pass: the allowance */
+    for (int k = 0; k < n; k++)
+        wstep(&w, m, s, p[k].a, p[k].b, p[k].gpus, p[k].row, INT64_MAX,
+              NULL);
+    int64_t slots = (w.last - s->t + S - 1) / S; /* slots the path spans */
+    double goal = target + allowance(m, s, w.gmax, w.tpmax, slots);
+    wbegin(&w, s);
+    for (int k = 0; k < n; k++) {
+        wpiece r;
+        double before = w.work; /* work done before this piece */
+        wstep(&w, m, s, p[k].a, p[k].b, p[k].gpus, p[k].row, INT64_MAX, &r);
+        if (!r.counted || r.tp <= 0 || before + r.prod * r.tp < goal)
+            continue;
+        double x = (goal - before) / r.tp;
+        if (x < 0)
+            x = 0;
+        double off = m->mode == OVH_REFERENCE ? ref_time(x, r.c1, r.base, S)
+                                              : r.c1 + x;
+        return r.a + (int64_t)ceil(off - 1e-9);
+    }
+    return -1;
 }
 
 int64_t prm_finish(const prm_model *m, const prm_start *s, const resv *r,
@@ -340,8 +311,7 @@ int64_t prm_finish(const prm_model *m, const prm_start *s, const resv *r,
     prm_piece buf[16];
     int n;
     prm_piece *p = pieces(NULL, r, row, s->t, &n, buf, 16);
-    int64_t fin;
-    (void)walk(m, s, p, n, INT64_MAX, work, &fin);
+    int64_t fin = walk_finish(m, s, p, n, work);
     if (p != buf)
         free(p);
     return fin;
