@@ -149,9 +149,16 @@ MASKS = [
 ]
 
 
-def mask(text, scratch):
+def mask(text, scratch, roots=()):
+    """The text with what changes from run to run masked: the scratch
+    copy's paths read /tmp/docs (then <TMP>, as every temporary path), the
+    repository's own paths <ROOT> (so that a checkout under /tmp, say one
+    made by mktemp -d, is not read as a temporary path: a document shows
+    those paths as `.../inputs/...`), then MASKS."""
     for d in scratch:
         text = text.replace(d, '/tmp/docs')
+    for d in roots:
+        text = text.replace(d, '<ROOT>')
     for rx, repl in MASKS:
         text = rx.sub(repl, text)
     return text
@@ -286,6 +293,7 @@ def run_doc(path, examples, root, efplan, timeout, keep, show=False,
         fails.append('%s: its examples ran past %d s (stopped)'
                      % (path, timeout))
     names = [scratch, os.path.realpath(scratch)]
+    roots = sorted({root, os.path.realpath(root)}, key=len, reverse=True)
     for k, ex in enumerate(examples):
         fn = os.path.join(outdir, '%d.out' % k)
         if not os.path.exists(fn):
@@ -298,8 +306,9 @@ def run_doc(path, examples, root, efplan, timeout, keep, show=False,
             print('%s:%d: $ %s' % (path, ex.line, ex.command))
             sys.stdout.write(got if got.endswith('\n') or not got
                              else got + '\n')
-        exp = normalise(mask('\n'.join(ex.expected), names).split('\n'))
-        act = normalise(mask(got, names).split('\n'))
+        exp = normalise(mask('\n'.join(ex.expected), names, roots)
+                        .split('\n'))
+        act = normalise(mask(got, names, roots).split('\n'))
         if not matches(exp, act) and update is not None:
             raw = normalise(got.replace(scratch, '/tmp/docs').split('\n'))
             update[ex] = updated(normalise(ex.expected), exp, act, raw)
