@@ -73,13 +73,18 @@ useradd -M -N -s /bin/sh "$A" || fail "useradd $A"
 useradd -M -N -s /bin/sh "$B" || fail "useradd $B"
 UA=$(id -u "$A"); UB=$(id -u "$B"); UN=$(id -u nobody)
 
-# the unprivileged part, as A (its own directory)
-mkdir u && chown "$A" u && chmod 700 u
+# the unprivileged part, as A (its own directory), with its own copy of
+# the binary and the curves: A may not reach the checkout (one made by
+# mktemp -d is 0700 root's)
+mkdir u u/bin u/data
+cp "$EFPLAN" u/bin/efplan
+cp -R "$EFPLAN_DATA/curves" u/data/
+chown -R "$A" u && chmod 700 u
 { echo 'fail() { echo "FAIL: $*"; exit 1; }'
   sed -n '/^refusal() {/,/^}/p' "$0"
   echo 'refusal "$1"'; } >refusal.sh
 setpriv --reuid="$A" --regid="$(id -g "$A")" --clear-groups \
-    env HOME="$T/u" EFPLAN="$EFPLAN" EFPLAN_DATA="$EFPLAN_DATA" \
+    env HOME="$T/u" EFPLAN="$T/u/bin/efplan" EFPLAN_DATA="$T/u/data" \
     sh refusal.sh "$T/u" || fail "the unprivileged part failed"
 
 # ---- as root: jobs run as their owners --------------------------------------
