@@ -89,6 +89,8 @@ typedef struct lj {
     double speed_w;        /* ... and the plan seconds it was measured on */
     double speed_dt;       /* plan seconds the current attempt's speed was
                               measured on (0: not yet) */
+    double noted;          /* the speed last told to the service as
+                              running (svc_note_speed; 0: none) */
     int need;              /* GPUs its promise needs now (the re-plan's
                               reservation) */
     int must;              /* the plan cannot keep it where it runs: it
@@ -541,6 +543,8 @@ static void learn_speed(loop *L, lj *J)
                     &e) != EF_OK)
         say(L, "error: learning %s's speed: %s", J->id, e.msg);
     J->measured = 0;
+    svc_note_speed(L->s, J->id, J->in->model, owner, 0); /* now a run */
+    J->noted = 0;
 }
 
 /* Job J's attempt ended: what its speed was measured on counts from now
@@ -813,6 +817,14 @@ static void measure(loop *L, lj *J, int64_t now)
                    : f;
     J->measured = 1;
     J->speed_own = 1;
+    /* what a submission of its model learns now (told again when it
+     * moved by a percent) */
+    if (L->b && J->in && fabs(J->speed - J->noted) >= 0.01) {
+        J->noted = J->speed;
+        char owner[128];
+        owner_of(L, J, owner, sizeof owner);
+        svc_note_speed(L->s, J->id, J->in->model, owner, J->speed);
+    }
 }
 
 

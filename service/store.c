@@ -1420,26 +1420,68 @@ int store_meta_set(store *s, const char *key, int64_t v, ef_err *e)
 
 /* One row's measure 'what' (speed or restart) updated with x: the first
  * run sets it, each later one moves it STORE_LEARN_ALPHA of the way. */
+double store_smooth(double est, int runs, double x)
+{
+    return runs <= 0 ? x : est + STORE_LEARN_ALPHA * (x - est);
+}
+
+/* The learned row of (model, owner) as stored ("": the model's); speed
+ * and restart 1.0 with no runs where there is none. */
+static int learned_row(store *s, const char *model, const char *owner,
+                       store_learnt *out, ef_err *e)
+{
+    *out = (store_learnt){.speed = 1.0, .restart = 1.0};
+    sqlite3_stmt *st;
+    if (prep(s, "SELECT speed, speed_runs, restart, restart_runs "
+             "FROM learned WHERE model = ?1 AND owner = ?2", &st, "learned",
+             e) != EF_OK)
+        return EF_ERR;
+    if (bind_str(st, 1, model) || bind_str(st, 2, owner)) {
+        int bad = dberr(s, "learned", e);
+        sqlite3_finalize(st);
+        return bad;
+    }
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        out->speed = sqlite3_column_double(st, 0);
+        out->speed_runs = sqlite3_column_int(st, 1);
+        out->restart = sqlite3_column_double(st, 2);
+        out->restart_runs = sqlite3_column_int(st, 3);
+        out->speed_own = owner[0] != '\0';
+        rc = sqlite3_step(st);
+    }
+    int bad = rc != SQLITE_DONE;
+    if (bad)
+        dberr(s, "learned", e);
+    sqlite3_finalize(st);
+    return bad ? EF_ERR : EF_OK;
+}
+
+/* One run measured x, smoothed into the row of (model, owner). */
 static int learn_row(store *s, const char *model, const char *owner,
                      int restart, double x, ef_err *e)
 {
+    store_learnt r;
+    if (learned_row(s, model, owner, &r, e) != EF_OK)
+        return EF_ERR;
+    if (restart) {
+        r.restart = store_smooth(r.restart, r.restart_runs, x);
+        r.restart_runs++;
+    } else {
+        r.speed = store_smooth(r.speed, r.speed_runs, x);
+        r.speed_runs++;
+    }
     sqlite3_stmt *st;
-    const char *sql = restart
-        ? "INSERT INTO learned VALUES (?1, ?2, 1.0, 0, ?3, 1) "
-          "ON CONFLICT (model, owner) DO UPDATE SET "
-          "restart = CASE WHEN restart_runs = 0 THEN ?3 "
-          "ELSE restart + ?4 * (?3 - restart) END, "
-          "restart_runs = restart_runs + 1"
-        : "INSERT INTO learned VALUES (?1, ?2, ?3, 1, 1.0, 0) "
-          "ON CONFLICT (model, owner) DO UPDATE SET "
-          "speed = CASE WHEN speed_runs = 0 THEN ?3 "
-          "ELSE speed + ?4 * (?3 - speed) END, "
-          "speed_runs = speed_runs + 1";
-    if (prep(s, sql, &st, "learned", e) != EF_OK)
+    if (prep(s, "INSERT INTO learned VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+             "ON CONFLICT (model, owner) DO UPDATE SET speed = ?3, "
+             "speed_runs = ?4, restart = ?5, restart_runs = ?6", &st,
+             "learned", e) != EF_OK)
         return EF_ERR;
     if (bind_str(st, 1, model) || bind_str(st, 2, owner) ||
-        sqlite3_bind_double(st, 3, x) != SQLITE_OK ||
-        sqlite3_bind_double(st, 4, STORE_LEARN_ALPHA) != SQLITE_OK) {
+        sqlite3_bind_double(st, 3, r.speed) != SQLITE_OK ||
+        sqlite3_bind_int(st, 4, r.speed_runs) != SQLITE_OK ||
+        sqlite3_bind_double(st, 5, r.restart) != SQLITE_OK ||
+        sqlite3_bind_int(st, 6, r.restart_runs) != SQLITE_OK) {
         int out = dberr(s, "learned", e);
         sqlite3_finalize(st);
         return out;
@@ -1458,41 +1500,45 @@ int store_learn(store *s, const char *model, const char *owner, int restart,
                              : EF_OK;
 }
 
+int store_learned_rows(store *s, const char *model, const char *owner,
+                       store_learnt *all, store_learnt *own, ef_err *e)
+{
+    if (learned_row(s, model, "", all, e) != EF_OK)
+        return EF_ERR;
+    if (!owner || !owner[0]) {
+        *own = (store_learnt){.speed = 1.0, .restart = 1.0};
+        return EF_OK;
+    }
+    return learned_row(s, model, owner, own, e);
+}
+
+void store_learnt_pick(const store_learnt *all, const store_learnt *own,
+                       store_learnt *out)
+{
+    *out = *all;
+    out->speed_own = 0;
+    if (own->speed_runs >= STORE_LEARN_OWN) {
+        out->speed = own->speed;
+        out->speed_runs = own->speed_runs;
+        out->speed_live = own->speed_live;
+        out->speed_own = own->speed_runs > 0;
+    }
+    if (own->restart_runs >= STORE_LEARN_OWN) {
+        out->restart = own->restart;
+        out->restart_runs = own->restart_runs;
+    }
+}
+
 int store_learned(store *s, const char *model, const char *owner,
                   store_learnt *out, ef_err *e)
 {
-    memset(out, 0, sizeof *out);
-    out->speed = out->restart = 1.0;
-    sqlite3_stmt *st;
-    if (prep(s, "SELECT owner, speed, speed_runs, restart, restart_runs "
-             "FROM learned WHERE model = ?1 AND owner IN ('', ?2) "
-             "ORDER BY owner", &st, "learned", e) != EF_OK)
+    store_learnt all, own;
+    if (store_learned_rows(s, model, owner, &all, &own, e) != EF_OK) {
+        *out = (store_learnt){.speed = 1.0, .restart = 1.0};
         return EF_ERR;
-    if (bind_str(st, 1, model) || bind_str(st, 2, owner ? owner : "")) {
-        int out_ = dberr(s, "learned", e);
-        sqlite3_finalize(st);
-        return out_;
     }
-    int rc;
-    /* the model's row, then the user's, which wins where it has runs */
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int mine = sqlite3_column_bytes(st, 0) > 0;
-        int sr = sqlite3_column_int(st, 2), rr = sqlite3_column_int(st, 4);
-        if (sr > 0 && (!mine || sr >= STORE_LEARN_OWN)) {
-            out->speed = sqlite3_column_double(st, 1);
-            out->speed_runs = sr;
-            out->speed_own = mine;
-        }
-        if (rr > 0 && (!mine || rr >= STORE_LEARN_OWN)) {
-            out->restart = sqlite3_column_double(st, 3);
-            out->restart_runs = rr;
-        }
-    }
-    int bad = rc != SQLITE_DONE;
-    if (bad)
-        dberr(s, "learned", e);
-    sqlite3_finalize(st);
-    return bad ? EF_ERR : EF_OK;
+    store_learnt_pick(&all, &own, out);
+    return EF_OK;
 }
 
 /* ---- the loop: risk, attempts, nodes -------------------------------------- */

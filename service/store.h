@@ -329,6 +329,9 @@ void store_nodes_free(store_node *rows, int n);
 typedef struct store_learnt {
     double speed;      /* real speed over the curve's (1: none measured) */
     int speed_runs;    /* runs it is smoothed over (0: none) */
+    int speed_live;    /* of them, attempts still running, counted as
+                          measured so far (the service's, svc.h; the
+                          store keeps ended runs only: 0) */
     int speed_own;     /* 1: the user's own jobs of the model, else all */
     double restart;    /* a restart's real cost over the overhead model's
                           charge (1: none measured) */
@@ -346,6 +349,20 @@ int store_learn(store *s, const char *model, const char *owner, int restart,
  * where nothing was measured. */
 int store_learned(store *s, const char *model, const char *owner,
                   store_learnt *out, ef_err *e);
+/* store_learned_rows: the model's row (*all) and the owner's (*own;
+ * none when owner is NULL or ""), each as stored: speed and restart 1.0
+ * and 0 runs where there is none. */
+int store_learned_rows(store *s, const char *model, const char *owner,
+                       store_learnt *all, store_learnt *own, ef_err *e);
+/* store_learnt_pick: what store_learned answers from the two rows: the
+ * owner's measure (speed, restart each) where it has STORE_LEARN_OWN
+ * runs, else the model's. */
+void store_learnt_pick(const store_learnt *all, const store_learnt *own,
+                       store_learnt *out);
+/* store_smooth: a smoothed measure over 'runs' runs, est, after one more
+ * run measured x (the first run's x itself; then STORE_LEARN_ALPHA of the
+ * way to x). The one rule of store_learn, for callers that preview it. */
+double store_smooth(double est, int runs, double x);
 
 /* ---- retention (efplan serve --keep, --keep-plans) ----------------------- */
 

@@ -153,6 +153,14 @@ struct svc {
     int64_t loop_replans, loop_restarts, loop_failed, loop_lag;
     int64_t margin;   /* the loop's deadline margin (svc_set_margin) */
     int learn_off;    /* svc_config.learn_off */
+    /* the loop's attempts still running whose speed it has measured
+     * (svc_note_speed), sorted by job id: the learned speed counts each
+     * as a run measured so far (learned_of) until it ends */
+    struct run_speed {
+        char *id, *model, *owner;
+        double speed;
+    } *rsp;
+    int nrsp;
     /* metrics since start */
     /* what /healthz and /metrics read, under 'smu' only (never the
      * planning lock): counters and the state's figures as of the last
@@ -976,6 +984,12 @@ void svc_close(svc *s)
     for (int i = 0; i < s->nwin; i++)
         free(s->win[i]);
     free(s->win);
+    for (int i = 0; i < s->nrsp; i++) {
+        free(s->rsp[i].id);
+        free(s->rsp[i].model);
+        free(s->rsp[i].owner);
+    }
+    free(s->rsp);
     pthread_mutex_destroy(&s->smu);
     curve_set_free(&s->cs);
     free(s->db);
@@ -1423,16 +1437,69 @@ static int request_job(svc *s, json_t *req, int64_t now, job *jb,
 }
 
 
-/* What the loop measured of 'model' (store_learned): none under
- * svc_config.learn_off. */
+/* One more run measured x in l's speed, one still running. */
+static void fold_running(store_learnt *l, double x)
+{
+    l->speed = store_smooth(l->speed, l->speed_runs, x);
+    l->speed_runs++;
+    l->speed_live++;
+}
+
+/* What the loop measured of 'model' for 'owner' (may be NULL): the
+ * store's ended runs (store_learned's rows) with the attempts still
+ * running folded in as runs measured so far, in job id order (what the
+ * store will say once they end as measured now), the owner's own where
+ * it has enough (store_learnt_pick); none under svc_config.learn_off. */
 static int learned_of(svc *s, const char *model, const char *owner,
                       store_learnt *lr, ef_err *e)
 {
     if (s->learn_off) {
-        *lr = (store_learnt){1.0, 0, 0, 1.0, 0};
+        *lr = (store_learnt){.speed = 1.0, .restart = 1.0};
         return EF_OK;
     }
-    return store_learned(s->st, model, owner, lr, e);
+    store_learnt all, own;
+    if (store_learned_rows(s->st, model, owner, &all, &own, e) != EF_OK)
+        return EF_ERR;
+    for (int k = 0; k < s->nrsp; k++) {
+        const struct run_speed *r = &s->rsp[k];
+        if (strcmp(r->model, model) != 0)
+            continue;
+        fold_running(&all, r->speed);
+        if (owner && owner[0] && strcmp(r->owner, owner) == 0)
+            fold_running(&own, r->speed);
+    }
+    store_learnt_pick(&all, &own, lr);
+    return EF_OK;
+}
+
+void svc_note_speed(svc *s, const char *id, const char *model,
+                    const char *owner, double speed)
+{
+    int k = 0;
+    while (k < s->nrsp && strcmp(s->rsp[k].id, id) < 0)
+        k++;
+    int have = k < s->nrsp && strcmp(s->rsp[k].id, id) == 0;
+    int keep = model && speed > 0 && speed <= 1e6;
+    if (have) {
+        free(s->rsp[k].id);
+        free(s->rsp[k].model);
+        free(s->rsp[k].owner);
+        if (!keep) {
+            memmove(&s->rsp[k], &s->rsp[k + 1],
+                    (size_t)(s->nrsp - k - 1) * sizeof *s->rsp);
+            s->nrsp--;
+            return;
+        }
+    } else {
+        if (!keep)
+            return;
+        s->rsp = ef_realloc(s->rsp, (size_t)(s->nrsp + 1) * sizeof *s->rsp);
+        memmove(&s->rsp[k + 1], &s->rsp[k],
+                (size_t)(s->nrsp - k) * sizeof *s->rsp);
+        s->nrsp++;
+    }
+    s->rsp[k] = (struct run_speed){ef_strdup(id), ef_strdup(model),
+                                   ef_strdup(owner ? owner : ""), speed};
 }
 
 /* A new job jb planned at what the loop measured of its model (lr):
@@ -1452,10 +1519,14 @@ static void learned_job(job *jb, const store_learnt *lr, char *note,
         jb->samples = jb->samples_done +
                       (int64_t)ceil((double)(jb->samples - jb->samples_done) /
                                     lr->speed);
+    char running[48] = "";
+    if (lr->speed_live > 0)
+        snprintf(running, sizeof running, " (%d of them still running)",
+                 lr->speed_live);
     snprintf(note, len, "planned at %.0f%% of the curve: measured on %d "
-             "earlier run%s of %s%s", lr->speed * 100, lr->speed_runs,
+             "earlier run%s of %s%s%s", lr->speed * 100, lr->speed_runs,
              lr->speed_runs == 1 ? "" : "s", jb->model,
-             lr->speed_own ? " by this user" : "");
+             lr->speed_own ? " by this user" : "", running);
 }
 
 void svc_submit(svc *s, const store_ident *who, const char *body,
@@ -2578,7 +2649,7 @@ void svc_learned(svc *s, const char *id, const char *model, store_learnt *lr)
     if (have == 1)
         owner = row.owner;
     if (learned_of(s, model, owner, lr, &e) != EF_OK)
-        *lr = (store_learnt){1.0, 0, 0, 1.0, 0}; /* as if none */
+        *lr = (store_learnt){.speed = 1.0, .restart = 1.0}; /* as if none */
     if (have == 1)
         store_job_free(&row);
 }

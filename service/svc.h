@@ -216,6 +216,14 @@ int64_t svc_now(svc *s);
  * nothing or fails. Call under the svc lock. */
 void svc_learned(svc *s, const char *id, const char *model, store_learnt *lr);
 
+/* svc_note_speed: the loop measured job 'id' (of 'model', by 'owner')
+ * running at 'speed' of its curve in an attempt still running; until it
+ * ends (speed 0: forget it), what the service has learned of the model
+ * (a submission's planned speed, svc_learned) counts it as one more run,
+ * measured so far. Call under the svc lock. */
+void svc_note_speed(svc *s, const char *id, const char *model,
+                    const char *owner, double speed);
+
 /* The 'why' of an operator's re-plan: the loop acts on it at once, not at
  * the next slot boundary. */
 #define SVC_WHY_OPERATOR "an operator's re-plan"

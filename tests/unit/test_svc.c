@@ -1,6 +1,7 @@
 /* test_svc.c: the queue service without HTTP (service/svc.h): admission
  * answers, idempotent retries, ownership, cancel, re-plan, durability
  * across a reopen, and the promise through many submissions. */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -804,6 +805,62 @@ static void test_learned_speed(void **state)
     assert_int_equal(lr.speed_runs, 3);
 }
 
+/* Attempts the loop still runs count for a new job of their model as
+ * runs measured so far (svc_note_speed): one measured at half its curve's
+ * speed plans the next submission at half, the answer saying how many
+ * are still running; with the store's ended runs folded in by the same
+ * smoothing; forgotten when it ends; the user's own runs first once they
+ * are enough. */
+static void test_running_speed(void **state)
+{
+    fx *f = *state;
+    int st;
+    svc_lock(f->s);
+    svc_note_speed(f->s, "r1", "resnet50", "bob", 0.5);
+    svc_unlock(f->s);
+    json_t *a = submit(f, &f->alice, jobtext("x1", 200000, T0 + 60), T0, &st);
+    assert_int_equal(st, 201);
+    assert_string_equal(sget(a, "speed_note"), "planned at 50% of the "
+                        "curve: measured on 1 earlier run of resnet50 (1 of "
+                        "them still running)");
+    json_decref(a);
+    /* an ended run at 0.9 first, then the running one: 0.9 + 0.3 x -0.4 */
+    ef_err e = {0};
+    svc_lock(f->s);
+    assert_ok(store_learn(svc_store(f->s), "resnet50", "carol", 0, 0.9, &e),
+              e);
+    svc_unlock(f->s);
+    a = submit(f, &f->alice, jobtext("x2", 200000, T0 + 60), T0, &st);
+    assert_true(fabs(json_real_value(json_object_get(a, "planned_speed")) -
+                     0.78) < 1e-9);
+    assert_non_null(strstr(sget(a, "speed_note"), "on 2 earlier runs"));
+    json_decref(a);
+    /* alice's own two running attempts at 0.6 and 0.8 win over the model's
+     * three runs (ids in order: 0.6, then 0.6 + 0.3 x 0.2) */
+    svc_lock(f->s);
+    svc_note_speed(f->s, "a2", "resnet50", "alice", 0.8);
+    svc_note_speed(f->s, "a1", "resnet50", "alice", 0.7);
+    svc_note_speed(f->s, "a1", "resnet50", "alice", 0.6); /* updated */
+    svc_unlock(f->s);
+    a = submit(f, &f->alice, jobtext("x3", 200000, T0 + 60), T0, &st);
+    assert_true(fabs(json_real_value(json_object_get(a, "planned_speed")) -
+                     0.66) < 1e-9);
+    assert_non_null(strstr(sget(a, "speed_note"), "by this user (2 of them "
+                                                  "still running)"));
+    json_decref(a);
+    /* ended: forgotten (the loop learns them into the store then) */
+    svc_lock(f->s);
+    svc_note_speed(f->s, "a1", "resnet50", "alice", 0);
+    svc_note_speed(f->s, "a2", "resnet50", "alice", 0);
+    svc_note_speed(f->s, "r1", "resnet50", "bob", 0);
+    svc_note_speed(f->s, "r1", "resnet50", "bob", 0); /* twice: no-op */
+    svc_unlock(f->s);
+    a = submit(f, &f->alice, jobtext("x4", 200000, T0 + 60), T0, &st);
+    assert_string_equal(sget(a, "speed_note"), "planned at 90% of the "
+                        "curve: measured on 1 earlier run of resnet50");
+    json_decref(a);
+}
+
 /* serve --moves any: a new store's plan keeps the paper's rule, and so
  * does the store once reopened without it. */
 static void test_moves_any(void **state)
@@ -846,6 +903,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_replan_apart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loop_replan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_learned_speed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_running_speed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_moves_any, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
