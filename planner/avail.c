@@ -111,3 +111,13 @@ int avail_min(const avail *p, int64_t a, int64_t b)
             m = p->free[i];
     return m;
 }
+
+int64_t avail_next_rise(const avail *p, int64_t x)
+{
+    int i = find(p, x);
+    int f = p->free[i];
+    for (i++; i < p->n; i++)
+        if (p->free[i] > f)
+            return p->t[i];
+    return INT64_MAX;
+}

@@ -32,4 +32,8 @@ void avail_add(avail *p, int64_t a, int64_t b, int delta);
 /* Smallest free value over [a, b). */
 int avail_min(const avail *p, int64_t a, int64_t b);
 
+/* The first breakpoint after x where more GPUs are free than at x
+ * (x >= t[0]); INT64_MAX when none comes. */
+int64_t avail_next_rise(const avail *p, int64_t x);
+
 #endif

@@ -1179,6 +1179,21 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
                  "GPUs before the deadline are promised to admitted jobs");
 }
 
+/* Seconds job j, running as it held before the point, loses to a change
+ * to ng GPUs at batch row nrow (the overhead model's charge, scaled by
+ * its measured restarts); 0 where the stability rule does not count it
+ * (not holds_still, not running as it was, nothing left). */
+static double restart_cost(const plan *p, const plan_job *j, int ng,
+                           const curve_row *nrow)
+{
+    if (!holds_still(p) || j->held <= 0 || j->g != j->held ||
+        j->row != j->hrow || j->rem <= 0)
+        return 0;
+    return ovh_charge_id(p->opts.overhead, j->ovh, j->held, ng, 0,
+                         nrow != j->hrow) *
+           (j->oscale > 0 ? j->oscale : 1.0);
+}
+
 /* The throughput over its remaining work that job j gets from tp (its
  * throughput at ng GPUs, batch row nrow) once it has paid for the change:
  * under the stability rule, a job still running as it held before the
@@ -1189,13 +1204,28 @@ static void decide(plan *p, plan_job *j, int64_t t, avail *F, resv *tmp,
 static double net_tput(const plan *p, const plan_job *j, int ng,
                        const curve_row *nrow, double tp)
 {
-    if (!holds_still(p) || j->held <= 0 || j->g != j->held ||
-        j->row != j->hrow || j->rem <= 0 || tp <= 0)
+    if (tp <= 0)
         return tp;
-    double c = ovh_charge_id(p->opts.overhead, j->ovh, j->held, ng, 0,
-                             nrow != j->hrow) *
-               (j->oscale > 0 ? j->oscale : 1.0);
+    double c = restart_cost(p, j, ng, nrow);
     return c > 0 ? j->rem / (j->rem / tp + c) : tp;
+}
+
+/* 1 if a step of running job j from throughput tc to ng GPUs at nrow
+ * (throughput tp there, its curve's) pays for its restart before the
+ * reservations next free GPUs (pt_rise, where a larger step may be open
+ * to it: one restart instead of two): the work done by then at the new
+ * size, the restart paid, beats staying; or the job ends before then. A
+ * step that costs nothing always pays. */
+static int pays_by_rise(const plan *p, const plan_job *j, int64_t t,
+                        int ng, const curve_row *nrow, double tp, double tc)
+{
+    double c = restart_cost(p, j, ng, nrow);
+    if (c <= 0 || tp <= 0 || p->pt_rise == INT64_MAX)
+        return 1;
+    double h = (double)(p->pt_rise - t);
+    if (h >= j->rem / tp + c)
+        return 1; /* it would end first: net_tput's rule */
+    return (h - c) * tp > h * tc;
 }
 
 /* 1 if g is one of row's usable sizes on a cluster of N GPUs. */
@@ -1242,8 +1272,9 @@ static int eb_step(const plan *p, const plan_job *j, int N, int free_gpus,
                 continue;
             if (lv[k] - j->g > free_gpus)
                 break;
-            double tp = net_tput(p, j, lv[k], r, eb_tput(r, lv[k], 1));
-            if (tp <= cur)
+            double raw = eb_tput(r, lv[k], 1);
+            double tp = net_tput(p, j, lv[k], r, raw);
+            if (tp <= cur || !pays_by_rise(p, j, p->pt_t, lv[k], r, raw, cur))
                 continue;
             double sc = lv[k] == j->g ? DBL_MAX
                                       : (tp - cur) / (lv[k] - j->g) / base;
@@ -1402,6 +1433,8 @@ static int fixed_step(const plan *p, const plan_job *j, int N, int *nx,
     double tc = j->g ? curve_tput(row, j->g) : 0;
     if (p->opts.surplus == SURPLUS_GAIN) {
         double base = row->usable_tput[0] / row->usable_gpus[0];
+        if (!pays_by_rise(p, j, p->pt_t, *nx, row, tn, tc))
+            return 0; /* better one larger step later than two */
         tn = net_tput(p, j, *nx, row, tn);
         if (tn <= tc) /* the restart costs more than the step gains */
             return 0;
@@ -1597,6 +1630,9 @@ static void surplus(plan *p, int *act, int na, int64_t t)
     int free_gpus = N - used;
     ef_assert(free_gpus >= 0);
     p->occ_built = 0;
+    p->pt_rise = holds_still(p) && p->pt_open && p->pt_t == t
+                     ? avail_next_rise(&p->pt_F, t)
+                     : INT64_MAX;
     if (!p->opts.elastic_batch) {
         free(closed);
         surplus_fixed(p, act, na, free_gpus, t);

@@ -56,8 +56,10 @@
  *      that would change a job still running as it was counts its restart
  *      (the overhead model's cost C of the change): over its remaining
  *      work W the step's throughput is W / (W / tput + C), and a step
- *      that does not beat the throughput it has is not taken; an admitted
- *      job takes a step only if its promise survives it;
+ *      that does not beat the throughput it has is not taken, nor one
+ *      that does not pay for C before the reservations next free GPUs
+ *      (pt_rise: it grows once then instead of twice); an admitted job
+ *      takes a step only if its promise survives it;
  *   4. places the slot's allocations by the buddy rule (place.h).
  * Between points the allocation stays as it is. Jobs complete at the
  * exact time their work runs out; they hold their GPUs to the end of that
@@ -323,6 +325,10 @@ typedef struct plan {
     int pt_open;
     int64_t pt_t;
     avail pt_F;
+    int64_t pt_rise;         /* step 3: the next time after pt_t that the
+                                reservations free GPUs (pt_F rises), where
+                                a running job may grow again; INT64_MAX:
+                                none seen */
     /* whole nodes at the open point (plan.c, "whole nodes"): when a job
      * placement must not move (tight, at risk) holds part of a node, the
      * GPUs of the nodes no such job holds part of, over time (pt_Wb),

@@ -563,6 +563,82 @@ static void test_promised_at_risk(void **state)
     }
 }
 
+/* GPUs job i holds in the plan at time t (0: none). */
+static int gpus_at(const plan *p, int i, int64_t t)
+{
+    for (int k = 0; k < p->nslots; k++) {
+        const plan_slot *sl = &p->slots[k];
+        if (t < sl->start || t >= sl->end)
+            continue;
+        for (int a = 0; a < sl->nalloc; a++)
+            if (sl->a[a].job == i)
+                return sl->a[a].gpus;
+    }
+    return 0;
+}
+
+/* The stability rule's look ahead: a running best-effort job a (1 GPU)
+ * with one GPU free now and three more once admitted job b ends (its
+ * reservation, about 300 s from now) grows at once while its restart
+ * costs little (the overhead model's charge), but when its restarts cost
+ * 100 times that (what the loop measured) growing to 2 GPUs now would not
+ * pay before b frees its GPUs: it waits and grows once, 1 -> 4, when they
+ * free. The plans pass plan_check either way. */
+static void test_grow_once(void **state)
+{
+    (void)state;
+    const curve_row *r = row_of("resnet50", 128);
+    for (int slow = 0; slow < 2; slow++) {
+        job_queue q;
+        make_queue(&q, 7, 2);
+        for (int i = 0; i < 2; i++) {
+            q.jobs[i].curve = r;
+            free(q.jobs[i].model);
+            q.jobs[i].model = strdup("resnet50");
+            q.jobs[i].batch = 128;
+            q.jobs[i].submit = 0;
+            q.jobs[i].promised = 1;
+            q.jobs[i].cur.node = calloc(2, sizeof(int));
+            q.jobs[i].cur.gpu = calloc(2, sizeof(int));
+        }
+        q.jobs[0].has_deadline = 0; /* a: best-effort, on GPU 0 */
+        q.jobs[0].promised = 0;
+        q.jobs[0].iterations = 2000000;
+        q.jobs[0].cur.n = 1;
+        q.jobs[0].cur.gpu[0] = 0;
+        /* b: on GPUs 2-3, needs both to end by its deadline */
+        q.jobs[1].iterations = (int64_t)(curve_tput(r, 2) * 290);
+        q.jobs[1].has_deadline = 1;
+        q.jobs[1].deadline = 400;
+        q.jobs[1].cur.n = 2;
+        q.jobs[1].cur.gpu[0] = 2;
+        q.jobs[1].cur.gpu[1] = 3;
+        cluster c;
+        cluster_init(&c, 1, 1, 4, "t", NULL);
+        plan_opts o;
+        plan_opts_default(&o);
+        o.now = 0;
+        o.overhead = OVH_FIG12;
+        double sc[2] = {slow ? 100 : 1, 1};
+        o.restart_scale = sc;
+        plan p;
+        ef_err e;
+        int rc = plan_build(&p, &q, &c, &o, &e);
+        if (rc != EF_OK)
+            fprintf(stderr, "plan_build: %s\n", e.msg);
+        assert_int_equal(rc, EF_OK);
+        assert_int_equal(plan_check(&p, &e), EF_OK);
+        assert_int_equal(p.jobs[1].decision, PLAN_ADMITTED);
+        assert_true(p.jobs[1].planned_end <= 400);
+        int64_t after = p.jobs[1].planned_end + 60;
+        assert_int_equal(gpus_at(&p, 1, 0), 2);
+        assert_int_equal(gpus_at(&p, 0, 0), slow ? 1 : 2);
+        assert_int_equal(gpus_at(&p, 0, after), 4);
+        plan_free(&p);
+        free_queue(&q);
+    }
+}
+
 /* An empty queue plans to an empty plan: no jobs, no slots, zero counts,
  * and the plan passes its own checker. */
 static void test_empty_queue(void **state)
@@ -591,6 +667,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_profile),
         cmocka_unit_test(test_profile_random),
+        cmocka_unit_test(test_grow_once),
         cmocka_unit_test(test_empty_queue),
         cmocka_unit_test(test_mss_examples),
         cmocka_unit_test(test_place_no_fragmentation),
