@@ -127,9 +127,6 @@ cause() {
         fig8a_*) echo "reference defect §8.1/§8.4 (not copied): its \`ef\` judges a deadline on the slot-aligned end plus overheads, with progress clipped at the planned end; the recount with aligned ends falls short here (.405; the exact-end exception of §4.2 depends on that clipping): partly explained" ;;
         *) echo "reference defect §8.1/§8.4 (not copied): its \`ef\` judges a deadline on the slot-aligned end plus overheads; recounting efplan's jobs that way comes within .02" ;;
         esac ;;
-    themis) case $2 in
-        fig8a_*) echo "not explained: every rule of §6.5 is restored (five of the six other runs equal the reference's); ruled out: lease-end completions, T_iso's unit, the order of equal priorities, ages to the last event; not checked: the convex solver's answer (ECOS in the reference)" ;;
-        esac ;;
     esac
 }
 
@@ -239,16 +236,10 @@ rule with its section and code: `benchmarks/results/reference_mode.md`). The row
   slot-aligned ends gives .239 / .702 / .878 on fig9 n8g8 / n16g8 / n32g8 (the reference: .258 /
   .697 / .891); on fig8a the same recount falls short (.405 against .667) because of the exact-end
   exception, which depends on the reference's progress clipping (§4.2, §8.1).
-- themis on fig8a: not explained. Every rule §6.5 gives is restored (priority x alone, T_iso in
-  iterations while T_alloc counts seconds, completion at the lease's end, no overhead); on the six
-  other runs they give the reference's ratio exactly (five) or within .011 (fig9 n8g8). Ruled out
-  on fig8a by measurement: the lease-end completions (no change), T_iso's unit (seconds: .277,
-  the reference's iterations: .246, against the reference's .313), ties in priority broken by the
-  reference's previous list order instead of queue order (no change), jobs' ages counted to the
-  reference's last event rather than to now, as its loop does (.236), and the trace itself (every
-  job's duration is its iterations at its requested size, within 3.1%). Not checked: the convex
-  program's answer where it is not unique (the reference solves it with ECOS through cvxpy,
-  efplan by bisection, taking the smallest x that reaches the optimum); no ECOS here.
+
+Themis on fig8a, outside .03 before (.2462 against .3128), is within it since its reference mode takes
+the x an interior-point solver gives where the program's optimum is not unique (the reference's ECOS;
+bl_themis_centre) instead of the smallest: `benchmarks/results/reference_mode.md`, "Themis's solver".
 
 ## Reference mode's overhead: the constants and where they come from
 

@@ -104,6 +104,66 @@ int bl_themis_solve(int n, const int *g, const double *age,
     return steps;
 }
 
+/* The centre's x_i for a budget multiplier lam: the root in (l, 1) of
+ * w / (x - l) - 1 / (1 - x) = lam g, written u = x - l; the smaller root
+ * of lam g u^2 - (lam g d + w + 1) u + w d = 0, d = 1 - l, in the form
+ * without cancellation. */
+static double centre_x(double l, double w, double lamg)
+{
+    double d = 1 - l, b = lamg * d + w + 1;
+    double u = 2 * w * d / (b + sqrt(b * b - 4 * lamg * w * d));
+    return l + u;
+}
+
+/* N - sum g_i x_i at multiplier lam, the jobs with lo[i] >= 1 at 1. */
+static double centre_room(int n, const int *g, const double *lo, double w,
+                          int N, double lam, double *x)
+{
+    double used = 0;
+    for (int i = 0; i < n; i++) {
+        x[i] = lo[i] >= 1 ? 1 : centre_x(lo[i], w, lam * g[i]);
+        used += x[i] * g[i];
+    }
+    return N - used;
+}
+
+/* The weight of ln(x_i - x_i(rho)) in the centre (1 for ln(1 - x_i) and
+ * ln(N - sum g x)): the barrier terms ECOS's central path has on the
+ * optimal face of the cvxpy program (baselines.h). */
+#define THEMIS_CENTRE_W 1.5
+
+int bl_themis_centre(int n, const int *g, const double *age,
+                     const double *rt, const double *tiso, int N, double *x,
+                     double *rho)
+{
+    int steps = bl_themis_solve(n, g, age, rt, tiso, N, x, rho);
+    if (steps > 0)
+        return 0; /* the budget binds: x is the unique optimum */
+    double room = N, w = THEMIS_CENTRE_W;
+    int nfree = 0;
+    for (int i = 0; i < n; i++) {
+        room -= x[i] * g[i];
+        nfree += x[i] < 1;
+    }
+    if (!(room > 0) || nfree == 0)
+        return 0; /* the optimal face is one point */
+    /* lam (N - sum g x(lam)) = 1 has its root in [1/room, (n w + 1)/room]
+     * and its left side grows with lam: bisection */
+    double *lo = ef_malloc((size_t)n * sizeof *lo);
+    memcpy(lo, x, (size_t)n * sizeof *lo);
+    double a = 1 / room, b = (nfree * w + 1) / room;
+    for (int k = 0; k < 200 && b - a > 1e-15 * b; k++) {
+        double mid = a + (b - a) / 2;
+        if (mid * centre_room(n, g, lo, w, N, mid, x) < 1)
+            a = mid;
+        else
+            b = mid;
+    }
+    centre_room(n, g, lo, w, N, b, x);
+    free(lo);
+    return 1;
+}
+
 /* ---- Chronus ---------------------------------------------------------- */
 
 typedef struct lease_ctx {

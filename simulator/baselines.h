@@ -58,11 +58,41 @@ void bl_gandiva_ref_fini(void *st);
  * iff those x_i fit in N. Writes the x of the answer (the smallest that
  * reach it) to x[] and the answer to *rho. Deterministic: a fixed number
  * of bisection steps, sums in index order. Returns the number of
- * bisection steps taken (0 when every job can have x = 1).
+ * bisection steps taken: 0 when the answer is the lowest rho any x can
+ * reach, max_i (age[i] + rt[i]) / tiso[i] (every job at x = 1), which
+ * then leaves room in N or fits it exactly.
  */
 int bl_themis_solve(int n, const int *g, const double *age,
                     const double *rt, const double *tiso, int N, double *x,
                     double *rho);
+
+/*
+ * bl_themis_centre: the same program, answered the way the reference's
+ * interior-point solver (ECOS through cvxpy, algorithms.md 6.5) answers
+ * it. Same inputs, outputs and *rho as bl_themis_solve. Where the budget
+ * binds at the optimum (bisection steps > 0) the optimal x is unique:
+ * bl_themis_solve's. Otherwise rho is max_i (age[i] + rt[i]) / tiso[i]
+ * (the worst job at x = 1) and every x with l_i <= x_i <= 1 and
+ * sum x_i g_i <= N is optimal, l_i the smallest x_i reaching rho; what
+ * is written then is the analytic centre of that face, where the
+ * solver's central path ends: jobs with l_i = 1 at 1, the others
+ * maximising
+ *     sum_i [1.5 ln(x_i - l_i) + ln(1 - x_i)] + ln(N - sum_i g_i x_i).
+ * The weights are the barrier terms the cvxpy program has on that face,
+ * as ECOS weighs its cones (a second-order cone half a linear one): per
+ * job the epigraph row t >= rho_i, the cone x_i s_i >= 1/tput_i of 1/x's
+ * epigraph s_i, x_i >= 0 and x_i <= 1; maximised over s_i, the first two
+ * give 1.5 ln(x_i - l_i) - ln x_i, which x_i >= 0 cancels. A solver's
+ * last iterate lies inside the face but not at its centre (no closed
+ * form); both favour jobs of few GPUs, which the corner does not
+ * (benchmarks/results/reference_mode.md). Found by bisection on the
+ * budget's multiplier, each x_i then in closed form; deterministic, sums
+ * in index order. Returns 1 when it wrote the centre, 0 when it wrote
+ * bl_themis_solve's x.
+ */
+int bl_themis_centre(int n, const int *g, const double *age,
+                     const double *rt, const double *tiso, int N, double *x,
+                     double *rho);
 
 /*
  * bl_lease_mip: Chronus's lease-block selection problem, solved with

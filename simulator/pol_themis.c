@@ -29,7 +29,9 @@
  * numbers: priority x alone (§6.5); T_iso counted in iterations while
  * T_alloc counts seconds (§6.5, §8.9); a job finishing inside a lease
  * ends, for its deadline, at the lease's end (§6.5, §4.5, §8.8), and
- * every lease is a round. Its overhead (none, §4.4) is the run's
+ * every lease is a round; where the program's optimum is not unique, the
+ * x an interior-point solver gives (the reference's ECOS, §6.5), not the
+ * smallest (bl_themis_centre). Its overhead (none, §4.4) is the run's
  * --overhead none.
  */
 #define _GNU_SOURCE 1 /* qsort_r */
@@ -190,7 +192,12 @@ static int64_t point(sim *s, void *v, int64_t t, const int *rel, int nrel)
         st->tiso[k] = st->cum_iso[i] + st->left[i] / st->share[i];
     }
     double rho;
-    bl_themis_solve(n, st->gg, st->age, st->rt, st->tiso, N, st->x, &rho);
+    if (s->opts.baselines_reference) /* the reference's solver's point */
+        bl_themis_centre(n, st->gg, st->age, st->rt, st->tiso, N, st->x,
+                         &rho);
+    else
+        bl_themis_solve(n, st->gg, st->age, st->rt, st->tiso, N, st->x,
+                        &rho);
     for (int k = 0; k < n; k++) {
         st->prio[k] = s->opts.baselines_reference
                           ? st->x[k]

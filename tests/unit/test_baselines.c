@@ -240,6 +240,44 @@ static void test_themis_bisection(void **state)
     assert_true(x[0] == 1 && fabs(x[1] - 0.5) < 1e-12);
 }
 
+/* Themis's interior point. Degenerate: on 4 GPUs, job 0 (1 GPU, waited
+ * 10 s, 10 s left, T_iso 10) sets rho = 2 at x = 1; jobs 1 and 2 (2 GPUs
+ * each) reach it at l = 10 / 40 and 10 / 80, leaving room in 4 GPUs while
+ * 5 are wanted: the centre keeps rho and job 0 at 1, puts the others
+ * strictly inside (l, 1) within the budget, where 1.5 / (x - l) - 1 /
+ * (1 - x) = 2 / (4 - sum g x) (its optimality condition). Where the
+ * budget binds, the bisection's x, bit for bit. */
+static void test_themis_centre(void **state)
+{
+    (void)state;
+    int g[3] = {1, 2, 2};
+    double age[3] = {10, 0, 0}, rt[3] = {10, 10, 10};
+    double tiso[3] = {10, 20, 40}, l[3] = {1, 0.25, 0.125}, x[3], y[3];
+    double rho, rho0;
+    assert_int_equal(bl_themis_solve(3, g, age, rt, tiso, 4, y, &rho0), 0);
+    assert_int_equal(bl_themis_centre(3, g, age, rt, tiso, 4, x, &rho), 1);
+    assert_true(rho == rho0 && fabs(rho - 2) < 1e-12);
+    assert_true(x[0] == 1);
+    double used = 0;
+    for (int i = 0; i < 3; i++)
+        used += g[i] * x[i];
+    assert_true(used < 4);
+    for (int i = 1; i < 3; i++) {
+        assert_true(fabs(y[i] - l[i]) < 1e-12);
+        assert_true(x[i] > l[i] + 0.01 && x[i] < 0.99);
+        double kkt = 1.5 / (x[i] - l[i]) - 1 / (1 - x[i]);
+        assert_true(fabs(kkt - g[i] / (4 - used)) < 1e-9);
+    }
+    /* the budget binds: two 1-GPU jobs on one GPU */
+    int g2[2] = {1, 1};
+    double age2[2] = {10, 0}, rt2[2] = {10, 10}, tiso2[2] = {10, 10};
+    assert_int_equal(bl_themis_centre(2, g2, age2, rt2, tiso2, 1, x, &rho),
+                     0);
+    assert_true(bl_themis_solve(2, g2, age2, rt2, tiso2, 1, y, &rho0) > 0);
+    assert_memory_equal(x, y, 2 * sizeof *x);
+    assert_true(rho == rho0);
+}
+
 /* Themis's reference lease ends (algorithms.md §6.5, §4.5): on 2 GPUs,
  * leases of 100 s, A (150 s, deadline 190) and B (50 s, deadline 100)
  * run uncontended from 0. A ends at 150 and B at 50, both by their
@@ -505,6 +543,7 @@ int main(void)
         cmocka_unit_test(test_tiresias_reference_points),
         cmocka_unit_test(test_tiresias_two_gpus),
         cmocka_unit_test(test_themis_bisection),
+        cmocka_unit_test(test_themis_centre),
         cmocka_unit_test(test_themis_exact),
         cmocka_unit_test(test_themis_reference_lease_end),
         cmocka_unit_test(test_chronus_exact),
