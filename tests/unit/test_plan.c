@@ -219,6 +219,38 @@ static void free_queue(job_queue *q)
     queue_free(q);
 }
 
+/* n jobs of make_queue(seed) made resnet50 at batch 128, each submitted
+ * at 0 with a deadline (has_deadline 1; the caller sets the rest). */
+static void resnet_queue(job_queue *q, uint64_t seed, int n)
+{
+    const curve_row *r = row_of("resnet50", 128);
+    make_queue(q, seed, n);
+    for (int i = 0; i < n; i++) {
+        q->jobs[i].curve = r;
+        free(q->jobs[i].model);
+        q->jobs[i].model = strdup("resnet50");
+        q->jobs[i].batch = 128;
+        q->jobs[i].submit = 0;
+        q->jobs[i].has_deadline = 1;
+    }
+}
+
+/* Build the plan of q on c under o into p, asserting that it builds and
+ * passes plan_check (printing why where not). */
+static void build_checked(plan *p, const job_queue *q, const cluster *c,
+                          const plan_opts *o)
+{
+    ef_err e;
+    int rc = plan_build(p, q, c, o, &e);
+    if (rc != EF_OK)
+        fprintf(stderr, "plan_build: %s\n", e.msg);
+    assert_int_equal(rc, EF_OK);
+    rc = plan_check(p, &e);
+    if (rc != EF_OK)
+        fprintf(stderr, "plan_check: %s\n", e.msg);
+    assert_int_equal(rc, EF_OK);
+}
+
 static void check_random(uint64_t seed, plan_surplus mode)
 {
     job_queue q;
@@ -468,16 +500,7 @@ static void test_late_job_demoted(void **state)
 {
     (void)state;
     job_queue q;
-    make_queue(&q, 5, 2);
-    const curve_row *r = row_of("resnet50", 128);
-    for (int i = 0; i < 2; i++) {
-        q.jobs[i].curve = r;
-        free(q.jobs[i].model);
-        q.jobs[i].model = strdup("resnet50");
-        q.jobs[i].batch = 128;
-        q.jobs[i].submit = 0;
-        q.jobs[i].has_deadline = 1;
-    }
+    resnet_queue(&q, 5, 2);
     q.jobs[0].iterations = 1000000;
     q.jobs[0].iterations_done = 10;
     q.jobs[0].deadline = 100;  /* hopeless */
@@ -510,17 +533,9 @@ static void test_promised_at_risk(void **state)
     (void)state;
     for (int promised = 0; promised < 2; promised++) {
         job_queue q;
-        make_queue(&q, 5, 3);
-        const curve_row *r = row_of("resnet50", 128);
-        for (int i = 0; i < 3; i++) {
-            q.jobs[i].curve = r;
-            free(q.jobs[i].model);
-            q.jobs[i].model = strdup("resnet50");
-            q.jobs[i].batch = 128;
-            q.jobs[i].submit = 0;
-            q.jobs[i].has_deadline = 1;
+        resnet_queue(&q, 5, 3);
+        for (int i = 0; i < 3; i++)
             q.jobs[i].promised = promised && i < 2;
-        }
         q.jobs[0].iterations = 1000000;
         q.jobs[0].iterations_done = 10;
         q.jobs[0].deadline = 100;  /* hopeless now */
@@ -535,15 +550,7 @@ static void test_promised_at_risk(void **state)
         plan_opts_default(&o);
         o.now = 0;
         plan p;
-        ef_err e;
-        int rc = plan_build(&p, &q, &c, &o, &e);
-        if (rc != EF_OK)
-            fprintf(stderr, "plan_build: %s\n", e.msg);
-        assert_int_equal(rc, EF_OK);
-        rc = plan_check(&p, &e);
-        if (rc != EF_OK)
-            fprintf(stderr, "plan_check: %s\n", e.msg);
-        assert_int_equal(rc, EF_OK);
+        build_checked(&p, &q, &c, &o);
         if (promised) {
             assert_int_equal(p.jobs[0].decision, PLAN_ADMITTED);
             assert_true(p.jobs[0].at_risk);
@@ -590,13 +597,8 @@ static void test_grow_once(void **state)
     const curve_row *r = row_of("resnet50", 128);
     for (int slow = 0; slow < 2; slow++) {
         job_queue q;
-        make_queue(&q, 7, 2);
+        resnet_queue(&q, 7, 2);
         for (int i = 0; i < 2; i++) {
-            q.jobs[i].curve = r;
-            free(q.jobs[i].model);
-            q.jobs[i].model = strdup("resnet50");
-            q.jobs[i].batch = 128;
-            q.jobs[i].submit = 0;
             q.jobs[i].promised = 1;
             q.jobs[i].cur.node = calloc(2, sizeof(int));
             q.jobs[i].cur.gpu = calloc(2, sizeof(int));
@@ -608,7 +610,6 @@ static void test_grow_once(void **state)
         q.jobs[0].cur.gpu[0] = 0;
         /* b: on GPUs 2-3, needs both to end by its deadline */
         q.jobs[1].iterations = (int64_t)(curve_tput(r, 2) * 290);
-        q.jobs[1].has_deadline = 1;
         q.jobs[1].deadline = 400;
         q.jobs[1].cur.n = 2;
         q.jobs[1].cur.gpu[0] = 2;
@@ -622,12 +623,7 @@ static void test_grow_once(void **state)
         double sc[2] = {slow ? 100 : 1, 1};
         o.restart_scale = sc;
         plan p;
-        ef_err e;
-        int rc = plan_build(&p, &q, &c, &o, &e);
-        if (rc != EF_OK)
-            fprintf(stderr, "plan_build: %s\n", e.msg);
-        assert_int_equal(rc, EF_OK);
-        assert_int_equal(plan_check(&p, &e), EF_OK);
+        build_checked(&p, &q, &c, &o);
         assert_int_equal(p.jobs[1].decision, PLAN_ADMITTED);
         assert_true(p.jobs[1].planned_end <= 400);
         int64_t after = p.jobs[1].planned_end + 60;
