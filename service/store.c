@@ -1418,8 +1418,9 @@ int store_meta_set(store *s, const char *key, int64_t v, ef_err *e)
 
 /* ---- learned: measured speeds and restart costs ----------------------------- */
 
-/* One row's measure 'what' (speed or restart) updated with x: the first
- * run sets it, each later one moves it STORE_LEARN_ALPHA of the way. */
+/* A row's measure (speed or restart) after one more run measured x: the
+ * first run sets it, each later one moves it STORE_LEARN_ALPHA of the
+ * way. */
 double store_smooth(double est, int runs, double x)
 {
     return runs <= 0 ? x : est + STORE_LEARN_ALPHA * (x - est);
