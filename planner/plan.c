@@ -1195,34 +1195,26 @@ static double restart_cost(const plan *p, const plan_job *j, int ng,
 }
 
 /* The throughput over its remaining work that job j gets from tp (its
- * throughput at ng GPUs, batch row nrow) once it has paid for the change:
- * under the stability rule, a job still running as it held before the
- * point (its GPUs and batch unchanged so far) pays the overhead model's
- * cost C of going to ng/nrow, so W / (W / tp + C) for remaining work W;
- * tp itself otherwise (a job already changing, not running, or no
- * cost). */
-static double net_tput(const plan *p, const plan_job *j, int ng,
-                       const curve_row *nrow, double tp)
+ * throughput after a change) once it has paid the change's restart of c
+ * seconds (restart_cost: 0 for a job already changing, not running, or
+ * no cost): W / (W / tp + c) for remaining work W, tp itself at c = 0. */
+static double net_tput(const plan_job *j, double tp, double c)
 {
-    if (tp <= 0)
-        return tp;
-    double c = restart_cost(p, j, ng, nrow);
-    return c > 0 ? j->rem / (j->rem / tp + c) : tp;
+    return c > 0 && tp > 0 ? j->rem / (j->rem / tp + c) : tp;
 }
 
-/* 1 if a step of running job j from throughput tc to ng GPUs at nrow
- * (throughput tp there, its curve's) pays for its restart before the
- * reservations next free GPUs (pt_rise, where a larger step may be open
- * to it: one restart instead of two): the work done by then at the new
- * size, the restart paid, beats staying; or the job ends before then. A
- * step that costs nothing always pays. */
-static int pays_by_rise(const plan *p, const plan_job *j, int64_t t,
-                        int ng, const curve_row *nrow, double tp, double tc)
+/* 1 if a step of running job j from throughput tc to throughput tp (its
+ * curve's), with a restart of c seconds (restart_cost), pays for that
+ * restart before the reservations next free GPUs (pt_rise, where a larger
+ * step may be open to it: one restart instead of two): the work done by
+ * then at the new size, the restart paid, beats staying; or the job ends
+ * before then. A step that costs nothing always pays. */
+static int pays_by_rise(const plan *p, const plan_job *j, double c,
+                        double tp, double tc)
 {
-    double c = restart_cost(p, j, ng, nrow);
     if (c <= 0 || tp <= 0 || p->pt_rise == INT64_MAX)
         return 1;
-    double h = (double)(p->pt_rise - t);
+    double h = (double)(p->pt_rise - p->pt_t);
     if (h >= j->rem / tp + c)
         return 1; /* it would end first: net_tput's rule */
     return (h - c) * tp > h * tc;
@@ -1273,8 +1265,9 @@ static int eb_step(const plan *p, const plan_job *j, int N, int free_gpus,
             if (lv[k] - j->g > free_gpus)
                 break;
             double raw = eb_tput(r, lv[k], 1);
-            double tp = net_tput(p, j, lv[k], r, raw);
-            if (tp <= cur || !pays_by_rise(p, j, p->pt_t, lv[k], r, raw, cur))
+            double c = restart_cost(p, j, lv[k], r);
+            double tp = net_tput(j, raw, c);
+            if (tp <= cur || !pays_by_rise(p, j, c, raw, cur))
                 continue;
             double sc = lv[k] == j->g ? DBL_MAX
                                       : (tp - cur) / (lv[k] - j->g) / base;
@@ -1433,9 +1426,10 @@ static int fixed_step(const plan *p, const plan_job *j, int N, int *nx,
     double tc = j->g ? curve_tput(row, j->g) : 0;
     if (p->opts.surplus == SURPLUS_GAIN) {
         double base = row->usable_tput[0] / row->usable_gpus[0];
-        if (!pays_by_rise(p, j, p->pt_t, *nx, row, tn, tc))
+        double c = restart_cost(p, j, *nx, row);
+        if (!pays_by_rise(p, j, c, tn, tc))
             return 0; /* better one larger step later than two */
-        tn = net_tput(p, j, *nx, row, tn);
+        tn = net_tput(j, tn, c);
         if (tn <= tc) /* the restart costs more than the step gains */
             return 0;
         *score = (tn - tc) / (*nx - j->g) / base;
