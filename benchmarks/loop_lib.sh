@@ -110,3 +110,20 @@ md_section() {
         END { if (!done) { if (NR) print ""; put() } }' "$1" >"$1.tmp.$$"
     mv "$1.tmp.$$" "$1"
 }
+# stop_reasons SERVE-LOG: the loop's stops ("running -> stopping" lines)
+# counted by reason, each cause without the other job's id or the GPU
+# count ("resize: its promise needs more GPUs x2, ..."), or "none"
+stop_reasons() {
+    sed -n 's/.*: \([a-z0-9]*\): running -> stopping (attempt [0-9]*): \(.*\)$/\2/p' \
+        "$1" | sed -e "s/: [a-z0-9_.-]*'s promise needs its GPUs/: another job's promise needs its GPUs/" \
+            -e 's/: [a-z0-9_.-]* gains more from its GPUs/: another job gains more from its GPUs/' \
+            -e 's/: its promise needs [0-9]* GPUs/: its promise needs more GPUs/' | sort | uniq -c |
+        awk '{ c = $1; $1 = ""; sub(/^ /, ""); printf "%s%s x%d", (NR > 1 ? ", " : ""), $0, c }
+             END { if (NR == 0) printf "none" }'
+}
+# median_max: the median and the largest of the numbers on standard input
+# (one per line; "- 0" when there are none)
+median_max() {
+    sort -n | awk '{ a[++n] = $1 } END { if (n == 0) { print "- 0"; exit }
+        printf "%g %g\n", n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2, a[n] }'
+}

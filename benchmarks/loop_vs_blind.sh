@@ -329,6 +329,10 @@ APPLY_FAIL=$(grep 'FAILED' blind/apply.err | sed "s|$T/||g; s/^/    /")
 PLANNED=$(jq -r --argjson t "$T0" '[.jobs[] | "\(.id) \(.decision) \(if .planned_end then "end start+\(.planned_end - $t)" else "-" end)"] | join("; ")' blind/plan.json)
 NODE1=$(jq -s --argjson t "$DRAIN_AT" '[.[].attempts[]? | select(.started > $t) |
     select(any(.placement[]?; .node % 2 == 1))] | length' loop/*.json)
+# attempts per job that ran (the loop), median and max; the loop's stops
+LMM=$(for j in $IDS; do jq '.attempts | length' "loop/$j.json"; done |
+    awk '$1 > 0' | median_max)
+WHY=$(stop_reasons loop/serve.log)
 EARLY=$(jq -s '[.[].attempts[]? | select(.result == "stopped") |
     select(.why | test("signal"))] | length' loop/*.json)
 
@@ -391,6 +395,10 @@ $(printf '%s' "$rows")
 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
 $(tot loop "$lt" yes "every job ended: $LOOP_ENDED, at start+$((LOOP_END - START))")
 $(tot blind "$bt" no "apply exit $APPLY_RC at the plan's end, start+$((PLAN_END - T0))")
+
+Attempts per job that ran, loop: median ${LMM% *}, max ${LMM#* } (issue 31's
+target: median <= 2, max <= 4). The loop's stops, by its reason (the
+serve log's "running -> stopping" lines): $WHY.
 
 For scale: all of the work at the jobs' real speeds (iterations / speed,
 1 iteration per second per GPU on the curve) is $(scenario | awk '{ s += $2 / $4 } END { printf "%.3f", s / 3600 }') GPU-hours.

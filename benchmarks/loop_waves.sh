@@ -155,13 +155,7 @@ report() { # mode
           | @tsv' "$f" >>"$d/att.txt"
     done
     # the loop's stops and their reasons (the serve log)
-    # (each cause without the other job's id or the GPU count)
-    sed -n 's/.*: \([a-z0-9]*\): running -> stopping (attempt [0-9]*): \(.*\)$/\2/p' \
-        "$d/serve.log" | sed -e "s/: [a-z0-9_.-]*'s promise needs its GPUs/: another job's promise needs its GPUs/" \
-            -e 's/: [a-z0-9_.-]* gains more from its GPUs/: another job gains more from its GPUs/' \
-            -e 's/: its promise needs [0-9]* GPUs/: its promise needs more GPUs/' | sort | uniq -c | awk '{ c = $1; $1 = ""; sub(/^ /, "");
-        printf "%s%s x%d", (NR > 1 ? ", " : ""), $0, c }' >"$d/why.txt"
-    [ -s "$d/why.txt" ] || echo none >"$d/why.txt"
+    stop_reasons "$d/serve.log" >"$d/why.txt"
     grep -c '^double ' "$d/events" >"$d/double.txt" 2>/dev/null || echo 0 >"$d/double.txt"
 }
 
@@ -174,16 +168,15 @@ done
 
 summary() { # mode
     d=$T/$1
-    awk -F'\t' -v m="$1" -v dbl="$(cat "$d/double.txt")" -v why="$(cat "$d/why.txt")" '
-        $8 > 0 { n++; a[n] = $8; if ($8 > mx) mx = $8 }
+    # attempts per job that ran: median and max
+    mm=$(awk -F'\t' '$8 > 0 { print $8 }' "$d/att.txt" | median_max)
+    awk -F'\t' -v m="$1" -v dbl="$(cat "$d/double.txt")" -v why="$(cat "$d/why.txt")" \
+        -v med="${mm% *}" -v mx="${mm#* }" '
         { st += $9
           if ($3 == "admitted" && $6 != "-") { adm++; if ($6 == "met") met++
               else { miss++; if ($12 == 1) ahead++; if ($2 > 1) late++ } }
           if ($3 == "rejected") rej++; ovl += $11 }
-        END { for (i = 1; i <= n; i++) for (k = i + 1; k <= n; k++)
-                  if (a[k] < a[i]) { t = a[i]; a[i] = a[k]; a[k] = t }
-              med = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-              printf "| %s | %g | %d | %d (%s) | %d of %d | %d | %d | %d of %d | %d | %d overlapping attempts, %d double |\n",
+        END { printf "| %s | %s | %d | %d (%s) | %d of %d | %d | %d | %d of %d | %d | %d overlapping attempts, %d double |\n",
                   m, med, mx, st, why, met, adm, rej, miss, ahead, miss, late, ovl, dbl }' "$d/att.txt"
 }
 rows() { # mode
