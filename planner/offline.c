@@ -191,252 +191,398 @@ static int movable(const plan *p, int x, const unsigned char *wh,
         hl[x] = (signed char)hopeless(p, x);
     return !hl[x];
 }
+
+/* The statistics of a search that has tried nothing: the exact step not
+ * run (ilp_offline says otherwise). */
+static void stats_init(off_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    s->exact = s->exact_status = s->exact_admitted = -1;
+    s->exact_skip = OFF_SKIP_OFF;
+    s->exact_binaries = -1;
+    s->exact_bound = -1;
+}
+
+/* An incumbent: the best plan found so far and its cost. */
+typedef struct off_inc {
+    plan p;      /* the plan, owned while 'have' */
+    double cost; /* plan_cost of p */
+    int have;    /* 1: p holds a plan (to free) */
+} off_inc;
+
+/* Plan 't' (owned; cost 'tc') replaces incumbent 'inc', whose plan is
+ * freed, when inc holds none or t is better (more admitted, or as many
+ * for less); otherwise t is freed. Returns 1 if t replaced inc. */
+static int keep(off_inc *inc, plan *t, double tc)
+{
+    if (inc->have && !better(t, tc, inc->p.admitted, inc->cost)) {
+        plan_free(t);
+        return 0;
+    }
+    if (inc->have)
+        plan_free(&inc->p);
+    inc->p = *t;
+    inc->cost = tc;
+    inc->have = 1;
+    return 1;
+}
+
+/* off_plan's search. Every array holds n + 1 entries (one past the last
+ * job: n may be 0). */
+typedef struct off_search {
+    const job_queue *q;  /* the queue (resolved) */
+    const cluster *c;    /* the cluster */
+    const plan_opts *o;  /* the planner options (nothing withheld, no
+                            order) */
+    int n;               /* q->n */
+    int max_plans;       /* the budget of plan_build calls */
+    ef_err *e;           /* where a failure is said */
+    off_stats s;         /* what the search did */
+    off_inc best;        /* the incumbent */
+    off_inc cur;         /* phase 2's incumbent */
+    const double *ord;   /* the incumbent's order within a point: okey,
+                            or NULL (submit order) */
+    unsigned char *wh;   /* the incumbent's withheld jobs */
+    unsigned char *tw;   /* a move's withheld jobs (phase 2: none) */
+    cand *cd;            /* a round's moves: give back, then withhold */
+    int ncd;             /* moves in cd */
+    int giveback;        /* cd[0 .. giveback) give a job back, the rest
+                            withhold one */
+    double *cost;        /* job_cost per job (cost[n] = 0) */
+    signed char *hl;     /* hopeless() per job, cached (-1 unknown) */
+    int64_t *dec;        /* the incumbent's decide_at (INT64_MAX: at
+                            release) */
+    int64_t *tdec;       /* phase 2's decide_at: the plan's start */
+    double *okey;        /* the incumbent's order keys (ord) */
+    double *tkey;        /* a phase 2 trial's order keys */
+    int *seq;            /* phase 2's incumbent order: jobs, the first
+                            decided first */
+    int *tseq;           /* a phase 2 trial's order */
+} off_search;
+
+/* The search 'x' of queue q on cluster c with options o and a budget of
+ * max_plans builds, before its first plan: nothing withheld, every job
+ * decided at its release, no incumbent. Free with search_free. */
+static void search_init(off_search *x, const job_queue *q, const cluster *c,
+                        const plan_opts *o, int max_plans, ef_err *e)
+{
+    memset(x, 0, sizeof *x);
+    x->q = q;
+    x->c = c;
+    x->o = o;
+    x->n = q->n;
+    x->max_plans = max_plans;
+    x->e = e;
+    stats_init(&x->s);
+    size_t m = (size_t)x->n + 1; /* entries of an array */
+    x->wh = ef_calloc(m, 1);
+    x->tw = ef_calloc(m, 1);
+    x->cd = ef_malloc(m * sizeof *x->cd);
+    x->cost = ef_malloc(m * sizeof *x->cost);
+    x->hl = ef_malloc(m);
+    x->dec = ef_malloc(m * sizeof *x->dec);
+    x->tdec = ef_malloc(m * sizeof *x->tdec);
+    x->okey = ef_calloc(m, sizeof *x->okey);
+    x->tkey = ef_malloc(m * sizeof *x->tkey);
+    x->seq = ef_malloc(m * sizeof *x->seq);
+    x->tseq = ef_malloc(m * sizeof *x->tseq);
+    for (int i = 0; i <= x->n; i++)
+        x->dec[i] = INT64_MAX; /* at its release */
+    memset(x->hl, -1, m);
+    for (int i = 0; i < x->n; i++)
+        x->cost[i] = job_cost(&q->jobs[i], c->total_gpus);
+    x->cost[x->n] = 0;
+}
+
+/* Free what search 'x' holds: its arrays and the plans it still owns. */
+static void search_free(off_search *x)
+{
+    if (x->best.have)
+        plan_free(&x->best.p);
+    if (x->cur.have)
+        plan_free(&x->cur.p);
+    free(x->wh);
+    free(x->tw);
+    free(x->cd);
+    free(x->cost);
+    free(x->hl);
+    free(x->dec);
+    free(x->tdec);
+    free(x->okey);
+    free(x->tkey);
+    free(x->seq);
+    free(x->tseq);
+}
+
+/* One trial: the plan with 'wh' withheld, jobs of one point decided in
+ * 'ord' order (NULL: submit order) and decided at 'dec' (NULL: at
+ * release), counted in s.plans; it replaces incumbent 'inc' as keep()
+ * says, and *won says whether it did. EF_OK, or EF_ERR on a build error
+ * (x->e set, inc untouched). */
+static int try_plan(off_search *x, off_inc *inc, const unsigned char *wh,
+                    const double *ord, const int64_t *dec, int *won)
+{
+    plan t; /* the trial */
+    if (build(&t, x->q, x->c, x->o, wh, ord, dec, x->e) != EF_OK)
+        return EF_ERR;
+    x->s.plans++;
+    *won = keep(inc, &t, plan_cost(&t, x->cost));
+    return EF_OK;
+}
+
+/* The start: the online plan (nothing withheld, submit order) is the
+ * first incumbent; then, budget allowing, the plan that decides the jobs
+ * of a point (a burst) cheapest first replaces it when better, and that
+ * order (okey) is kept. EF_OK or EF_ERR (a build error). */
+static int start(off_search *x)
+{
+    int won; /* the trial became the incumbent */
+    if (try_plan(x, &x->best, x->wh, NULL, NULL, &won) != EF_OK)
+        return EF_ERR;
+    x->s.online_admitted = x->best.p.admitted;
+    if (x->max_plans <= 1)
+        return EF_OK;
+    if (try_plan(x, &x->best, x->wh, x->cost, NULL, &won) != EF_OK)
+        return EF_ERR;
+    if (won) {
+        memcpy(x->okey, x->cost, ((size_t)x->n + 1) * sizeof *x->okey);
+        x->ord = x->okey;
+        x->s.moves++;
+    }
+    return EF_OK;
+}
+
+/* A round's moves into x->cd: every withheld job (give back, by queue
+ * index), then every job the incumbent may withhold (blocks()), the
+ * costliest first (ties by queue index). */
+static void round_moves(off_search *x)
+{
+    int m = 0; /* moves so far */
+    for (int i = 0; i < x->n; i++)
+        if (x->wh[i]) {
+            x->cd[m].job = i;
+            x->cd[m++].gpu_seconds = 0;
+        }
+    x->giveback = m;
+    for (int i = 0; i < x->n; i++)
+        if (blocks(&x->best.p, i, x->hl)) {
+            x->cd[m].job = i;
+            x->cd[m++].gpu_seconds = x->cost[i];
+        }
+    x->ncd = m;
+    qsort(x->cd + x->giveback, (size_t)(m - x->giveback), sizeof *x->cd,
+          cmp_cand);
+}
+
+/* Phase 1's trial of the withheld set x->tw: when better it becomes the
+ * incumbent's set (a move taken). *won as try_plan's. */
+static int try_withheld(off_search *x, int *won)
+{
+    if (try_plan(x, &x->best, x->tw, x->ord, x->dec, won) != EF_OK)
+        return EF_ERR;
+    if (*won) {
+        memcpy(x->wh, x->tw, (size_t)x->n);
+        x->s.moves++;
+    }
+    return EF_OK;
+}
+
+/* The round's single moves, in order, until one is better (*improved 1)
+ * or the budget is spent. EF_OK or EF_ERR. */
+static int withhold_round(off_search *x, int *improved)
+{
+    *improved = 0;
+    for (int k = 0; k < x->ncd && x->s.plans < x->max_plans; k++) {
+        memcpy(x->tw, x->wh, (size_t)x->n);
+        x->tw[x->cd[k].job] = k >= x->giveback;
+        if (try_withheld(x, improved) != EF_OK)
+            return EF_ERR;
+        if (*improved)
+            break;
+    }
+    return EF_OK;
+}
+
+/* When no single move helped: pairs of the first OFF_PAIR_CANDS withhold
+ * moves (a burst decided in submit order may need two jobs out before
+ * the right pair fits), until one is better (*improved 1) or the budget
+ * is spent. EF_OK or EF_ERR. */
+static int withhold_pairs(off_search *x, int *improved)
+{
+    const cand *w = x->cd + x->giveback; /* the withhold moves */
+    int top = x->ncd - x->giveback < OFF_PAIR_CANDS ? x->ncd - x->giveback
+                                                     : OFF_PAIR_CANDS;
+    *improved = 0;
+    for (int a = 0; !*improved && a < top; a++)
+        for (int b = a + 1;
+             !*improved && b < top && x->s.plans < x->max_plans; b++) {
+            memcpy(x->tw, x->wh, (size_t)x->n);
+            x->tw[w[a].job] = 1;
+            x->tw[w[b].job] = 1;
+            if (try_withheld(x, improved) != EF_OK)
+                return EF_ERR;
+        }
+    return EF_OK;
+}
+
+/* Phase 1: rounds of moves over the withheld set, until a round finds
+ * none better or the budget is spent. EF_OK or EF_ERR. */
+static int withhold_search(off_search *x)
+{
+    int improved = 1; /* the last round took a move */
+    while (improved && x->s.plans < x->max_plans) {
+        round_moves(x);
+        if (withhold_round(x, &improved) != EF_OK)
+            return EF_ERR;
+        if (!improved && withhold_pairs(x, &improved) != EF_OK)
+            return EF_ERR;
+    }
+    return EF_OK;
+}
+
+/* Phase 2's trial of the order x->tseq (every job decided at the start,
+ * nothing withheld): when better than phase 2's incumbent it becomes
+ * x->seq. *won as try_plan's. */
+static int try_order(off_search *x, int *won)
+{
+    seq_keys(x->tseq, x->n, x->tkey);
+    if (try_plan(x, &x->cur, x->tw, x->tkey, x->tdec, won) != EF_OK)
+        return EF_ERR;
+    if (*won)
+        memcpy(x->seq, x->tseq, (size_t)x->n * sizeof *x->seq);
+    return EF_OK;
+}
+
+/* Phase 2's first incumbent: the best of the OFF_SEEDS seed orders (the
+ * first always tried, the others as the budget allows), each sorted
+ * with the incumbent plan's jobs. EF_OK or EF_ERR. */
+static int order_seeds(off_search *x)
+{
+    for (int sd = 0;
+         sd < OFF_SEEDS && (sd == 0 || x->s.plans < x->max_plans); sd++) {
+        for (int i = 0; i < x->n; i++)
+            x->tseq[i] = i;
+        qsort_r(x->tseq, (size_t)x->n, sizeof *x->tseq, off_seed[sd],
+                &x->best.p);
+        int won; /* it became phase 2's incumbent (the first always) */
+        if (try_order(x, &won) != EF_OK)
+            return EF_ERR;
+    }
+    return EF_OK;
+}
+
+/* 1 if the job at some place of phase 2's order may move in pass 'pass':
+ * 0, a rejected job the search may admit (movable()); 1, an admitted
+ * deadline job not promised. */
+static int may_move(off_search *x, int pass, int j)
+{
+    const plan_job *cj = &x->cur.p.jobs[j];
+    if (pass == 0)
+        return movable(&x->cur.p, j, x->tw, x->hl);
+    return cj->decision == PLAN_ADMITTED && cj->in->has_deadline &&
+           !cj->in->promised;
+}
+
+/* One pass of phase 2's moves: pass 0, a rejected job to an earlier
+ * place (the first first); pass 1, an admitted one to a later place (the
+ * last first); until one is better (*more 1) or the budget is spent.
+ * EF_OK or EF_ERR. */
+static int order_pass(off_search *x, int pass, int *more)
+{
+    int n = x->n;
+    for (int k = 0; k < n && !*more && x->s.plans < x->max_plans; k++) {
+        if (!may_move(x, pass, x->seq[k]))
+            continue;
+        int lo = pass == 0 ? 0 : k + 1, hi = pass == 0 ? k : n; /* places */
+        for (int u = lo; u < hi && !*more && x->s.plans < x->max_plans;
+             u++) {
+            int to = pass == 0 ? u : n - 1 - (u - lo); /* the new place */
+            seq_move(x->seq, n, k, to, x->tseq);
+            if (try_order(x, more) != EF_OK)
+                return EF_ERR;
+        }
+    }
+    return EF_OK;
+}
+
+/* Phase 2's moves: passes until none is better or the budget is spent.
+ * EF_OK or EF_ERR. */
+static int order_moves(off_search *x)
+{
+    int more = 1; /* the last pass took a move */
+    while (more && x->s.plans < x->max_plans) {
+        more = 0;
+        for (int pass = 0; pass < 2 && !more; pass++)
+            if (order_pass(x, pass, &more) != EF_OK)
+                return EF_ERR;
+    }
+    return EF_OK;
+}
+
+/* Phase 2, when the budget allows and the incumbent rejects a job that
+ * could be admitted: every job decided at the plan's start (each
+ * reservation still from its release), nothing withheld, in an order
+ * searched from the seeds; its result replaces the incumbent when
+ * better. EF_OK or EF_ERR. */
+static int order_search(off_search *x)
+{
+    int n = x->n;
+    memset(x->tw, 0, (size_t)n + 1); /* nothing withheld: the order decides */
+    int gain = 0; /* a rejected job that could be admitted */
+    for (int i = 0; i < n && !gain; i++)
+        gain = x->best.p.jobs[i].decision == PLAN_REJECTED &&
+               movable(&x->best.p, i, x->tw, x->hl);
+    if (x->s.plans >= x->max_plans || n <= 1 || !gain)
+        return EF_OK;
+    for (int i = 0; i < n; i++) {
+        x->seq[i] = i;
+        x->tdec[i] = x->best.p.now;
+    }
+    x->tdec[n] = x->best.p.now;
+    memset(x->tkey, 0, ((size_t)n + 1) * sizeof *x->tkey);
+    if (order_seeds(x) != EF_OK || order_moves(x) != EF_OK)
+        return EF_ERR;
+    int won = keep(&x->best, &x->cur.p, x->cur.cost); /* phase 2 better */
+    x->cur.have = 0; /* its plan is the incumbent's now, or freed */
+    if (won) {
+        memcpy(x->dec, x->tdec, ((size_t)n + 1) * sizeof *x->dec);
+        memcpy(x->wh, x->tw, (size_t)n + 1);
+        seq_keys(x->seq, n, x->okey);
+        x->ord = x->okey;
+        x->s.moves++;
+        x->s.early = 1;
+    }
+    return EF_OK;
+}
+
+/* The end: the last statistics, the incumbent checked (plan_check) and
+ * handed over into 'p'. EF_OK, or EF_ERR with the incumbent still held. */
+static int finish(off_search *x, plan *p)
+{
+    x->s.budget_hit = x->s.plans >= x->max_plans;
+    for (int i = 0; i < x->n; i++)
+        x->s.withheld += x->wh[i];
+    if (plan_check(&x->best.p, x->e) != EF_OK)
+        return ef_prefix(x->e,
+                         "the offline admission's plan failed its check: ");
+    *p = x->best.p;
+    x->best.have = 0;
+    return EF_OK;
+}
+
 int off_plan(plan *p, const job_queue *q, const cluster *c,
              const plan_opts *o, int max_plans, off_stats *st, ef_err *e)
 {
-    off_stats s;
-    memset(&s, 0, sizeof s);
-    s.exact = s.exact_status = s.exact_admitted = -1;
-    s.exact_skip = OFF_SKIP_OFF; /* ilp_offline says otherwise */
-    s.exact_binaries = -1;
-    s.exact_bound = -1;
     memset(p, 0, sizeof *p);
     ef_assert(o->withhold == NULL && o->order == NULL && max_plans >= 1);
-    int n = q->n;
-    unsigned char *wh = ef_calloc((size_t)n + 1, 1);  /* incumbent's set */
-    unsigned char *tw = ef_calloc((size_t)n + 1, 1);  /* a move's set */
-    cand *cd = ef_malloc(((size_t)n + 1) * sizeof *cd); /* moves to try */
-    double *cost = ef_malloc(((size_t)n + 1) * sizeof *cost); /* job_cost */
-    signed char *hl = ef_malloc((size_t)n + 1); /* hopeless(), cached */
-    int64_t *dec = ef_malloc(((size_t)n + 1) * sizeof *dec); /* decide_at */
-    int64_t *tdec = ef_malloc(((size_t)n + 1) * sizeof *tdec);
-    double *okey = ef_calloc((size_t)n + 1, sizeof *okey); /* order keys */
-    double *tkey = ef_malloc(((size_t)n + 1) * sizeof *tkey);
-    int *seq = ef_malloc(((size_t)n + 1) * sizeof *seq); /* phase 2 */
-    int *tseq = ef_malloc(((size_t)n + 1) * sizeof *tseq);
-    for (int i = 0; i <= n; i++)
-        dec[i] = INT64_MAX; /* at its release */
-    memset(hl, -1, (size_t)n + 1);
-    for (int i = 0; i < n; i++)
-        cost[i] = job_cost(&q->jobs[i], c->total_gpus);
-    cost[n] = 0;
-    plan best, trial;                                  /* incumbent, move */
-    int rc = EF_ERR;
-    const double *ord = NULL; /* the incumbent's order within a point */
-    if (build(&best, q, c, o, wh, NULL, NULL, e) != EF_OK)
-        goto out;
-    s.plans = 1;
-    s.online_admitted = best.admitted;
-    double bcost = plan_cost(&best, cost); /* the incumbent's */
-    /* the cheapest first within a point (a burst), if that is better */
-    if (max_plans > 1) {
-        if (build(&trial, q, c, o, wh, cost, NULL, e) != EF_OK) {
-            plan_free(&best);
-            goto out;
-        }
-        s.plans++;
-        double tcost = plan_cost(&trial, cost);
-        if (better(&trial, tcost, best.admitted, bcost)) {
-            plan_free(&best);
-            best = trial;
-            bcost = tcost;
-            memcpy(okey, cost, ((size_t)n + 1) * sizeof *okey);
-            ord = okey;
-            s.moves++;
-        } else {
-            plan_free(&trial);
-        }
-    }
-    int improved = 1;
-    while (improved && s.plans < max_plans) {
-        improved = 0;
-        int m = 0; /* moves of this round: give back first, then withhold */
-        for (int i = 0; i < n; i++)
-            if (wh[i]) {
-                cd[m].job = i;
-                cd[m++].gpu_seconds = 0;
-            }
-        int giveback = m;
-        for (int i = 0; i < n; i++)
-            if (blocks(&best, i, hl)) {
-                cd[m].job = i;
-                cd[m++].gpu_seconds = best.jobs[i].gpu_seconds;
-            }
-        for (int k = giveback; k < m; k++)
-            cd[k].gpu_seconds = cost[cd[k].job];
-        qsort(cd + giveback, (size_t)(m - giveback), sizeof *cd, cmp_cand);
-        for (int k = 0; k < m && s.plans < max_plans; k++) {
-            memcpy(tw, wh, (size_t)n);
-            tw[cd[k].job] = k >= giveback;
-            if (build(&trial, q, c, o, tw, ord, dec, e) != EF_OK) {
-                plan_free(&best);
-                goto out;
-            }
-            s.plans++;
-            double tcost = plan_cost(&trial, cost);
-            if (better(&trial, tcost, best.admitted, bcost)) {
-                plan_free(&best);
-                best = trial;
-                bcost = tcost;
-                memcpy(wh, tw, (size_t)n);
-                s.moves++;
-                improved = 1;
-                break;
-            }
-            plan_free(&trial);
-        }
-        /* no single move helped: pairs of the first OFF_PAIR_CANDS
-         * withhold moves (a burst decided in submit order may need two
-         * jobs out before the right pair fits) */
-        int top = m - giveback < OFF_PAIR_CANDS ? m - giveback
-                                                : OFF_PAIR_CANDS;
-        for (int a = 0; !improved && a < top; a++)
-            for (int b = a + 1; !improved && b < top &&
-                                s.plans < max_plans; b++) {
-                memcpy(tw, wh, (size_t)n);
-                tw[cd[giveback + a].job] = 1;
-                tw[cd[giveback + b].job] = 1;
-                if (build(&trial, q, c, o, tw, ord, dec, e) != EF_OK) {
-                    plan_free(&best);
-                    goto out;
-                }
-                s.plans++;
-                double tcost = plan_cost(&trial, cost);
-                if (better(&trial, tcost, best.admitted, bcost)) {
-                    plan_free(&best);
-                    best = trial;
-                    bcost = tcost;
-                    memcpy(wh, tw, (size_t)n);
-                    s.moves++;
-                    improved = 1;
-                } else {
-                    plan_free(&trial);
-                }
-            }
-    }
-    /* phase 2: every job decided at the plan's start (each reservation
-     * still from its release), in an order searched from deadline order:
-     * a rejected job moved earlier in the order, to each place from the
-     * first on; a move is kept when it beats this phase's incumbent; the
-     * phase's result replaces the incumbent if better */
-    memset(tw, 0, (size_t)n + 1);
-    int gain = 0; /* a rejected job that could be admitted */
-    for (int i = 0; i < n && !gain; i++)
-        gain = best.jobs[i].decision == PLAN_REJECTED &&
-               movable(&best, i, tw, hl);
-    if (s.plans < max_plans && n > 1 && gain) {
-        for (int i = 0; i < n; i++) {
-            seq[i] = i;
-            tdec[i] = best.now;
-        }
-        tdec[n] = best.now;
-        memset(tkey, 0, ((size_t)n + 1) * sizeof *tkey);
-        memset(tw, 0, (size_t)n + 1); /* nothing withheld: the order decides */
-        plan cur;
-        double ccost = 0;
-        for (int sd = 0; sd < OFF_SEEDS && (sd == 0 || s.plans < max_plans);
-             sd++) {
-            for (int i = 0; i < n; i++)
-                tseq[i] = i;
-            qsort_r(tseq, (size_t)n, sizeof *tseq, off_seed[sd], &best);
-            seq_keys(tseq, n, tkey);
-            if (build(&trial, q, c, o, tw, tkey, tdec, e) != EF_OK) {
-                if (sd > 0)
-                    plan_free(&cur);
-                plan_free(&best);
-                goto out;
-            }
-            s.plans++;
-            double tcost = plan_cost(&trial, cost);
-            if (sd == 0 || better(&trial, tcost, cur.admitted, ccost)) {
-                if (sd > 0)
-                    plan_free(&cur);
-                cur = trial;
-                ccost = tcost;
-                memcpy(seq, tseq, (size_t)n * sizeof *seq);
-            } else {
-                plan_free(&trial);
-            }
-        }
-        /* moves: a rejected job to an earlier place (the first first),
-         * then an admitted one to a later place (the last first) */
-        int more = 1;
-        while (more && s.plans < max_plans) {
-            more = 0;
-            for (int pass = 0; pass < 2 && !more; pass++)
-                for (int k = 0; k < n && !more && s.plans < max_plans; k++) {
-                    int x = seq[k];
-                    const plan_job *cj = &cur.jobs[x];
-                    if (pass == 0 ? !movable(&cur, x, tw, hl)
-                                  : cj->decision != PLAN_ADMITTED ||
-                                        !cj->in->has_deadline ||
-                                        cj->in->promised)
-                        continue;
-                    int lo = pass == 0 ? 0 : k + 1, hi = pass == 0 ? k : n;
-                    for (int u = lo; u < hi && !more && s.plans < max_plans;
-                         u++) {
-                        int to = pass == 0 ? u : n - 1 - (u - lo);
-                        seq_move(seq, n, k, to, tseq);
-                        seq_keys(tseq, n, tkey);
-                        if (build(&trial, q, c, o, tw, tkey, tdec, e) !=
-                            EF_OK) {
-                            plan_free(&cur);
-                            plan_free(&best);
-                            goto out;
-                        }
-                        s.plans++;
-                        double tcost = plan_cost(&trial, cost);
-                        if (better(&trial, tcost, cur.admitted, ccost)) {
-                            plan_free(&cur);
-                            cur = trial;
-                            ccost = tcost;
-                            memcpy(seq, tseq, (size_t)n * sizeof *seq);
-                            more = 1;
-                        } else {
-                            plan_free(&trial);
-                        }
-                    }
-                }
-        }
-        if (better(&cur, ccost, best.admitted, bcost)) {
-            plan_free(&best);
-            best = cur;
-            bcost = ccost;
-            memcpy(dec, tdec, ((size_t)n + 1) * sizeof *dec);
-            memcpy(wh, tw, (size_t)n + 1);
-            seq_keys(seq, n, okey);
-            ord = okey;
-            s.moves++;
-            s.early = 1;
-        } else {
-            plan_free(&cur);
-        }
-    }
-    s.budget_hit = s.plans >= max_plans;
-    for (int i = 0; i < n; i++)
-        s.withheld += wh[i];
-    if (plan_check(&best, e) != EF_OK) {
-        ef_prefix(e, "the offline admission's plan failed its check: ");
-        plan_free(&best);
-        goto out;
-    }
-    *p = best;
-    rc = EF_OK;
-out:
+    off_search x; /* the search's state */
+    search_init(&x, q, c, o, max_plans, e);
+    int ok = start(&x) == EF_OK && withhold_search(&x) == EF_OK &&
+             order_search(&x) == EF_OK && finish(&x, p) == EF_OK;
     if (st)
-        *st = s;
-    free(wh);
-    free(tw);
-    free(cd);
-    free(cost);
-    free(hl);
-    free(dec);
-    free(tdec);
-    free(okey);
-    free(tkey);
-    free(seq);
-    free(tseq);
-    return rc;
+        *st = x.s;
+    search_free(&x);
+    return ok ? EF_OK : EF_ERR;
 }
 
 int off_better(const plan *t, const plan *inc)
@@ -496,9 +642,7 @@ static int guide_free(const job *j)
 
 /* The guided search's incumbent: its plan, cost and how it was built. */
 typedef struct guide_inc {
-    plan p;
-    double cost;
-    int have;
+    off_inc inc;          /* the plan and its cost */
     int early;            /* decided at the start, in 'key' order */
     unsigned char *wh;    /* withheld */
 } guide_inc;
@@ -515,16 +659,8 @@ static int guide_try(guide_inc *b, const job_queue *q, const cluster *c,
     if (build(&t, q, c, o, tw, key, early ? dec : NULL, e) != EF_OK)
         return EF_ERR;
     s->plans++;
-    double tc = plan_cost(&t, cost);
-    if (b->have && !better(&t, tc, b->p.admitted, b->cost)) {
-        plan_free(&t);
+    if (!keep(&b->inc, &t, plan_cost(&t, cost)))
         return EF_OK;
-    }
-    if (b->have)
-        plan_free(&b->p);
-    b->p = t;
-    b->cost = tc;
-    b->have = 1;
     b->early = early;
     memcpy(b->wh, tw, (size_t)q->n + 1);
     s->moves++;
@@ -535,12 +671,8 @@ int off_guided(plan *p, const job_queue *q, const cluster *c,
                const plan_opts *o, const double *prio, int max_plans,
                off_stats *st, ef_err *e)
 {
-    off_stats s;
-    memset(&s, 0, sizeof s);
-    s.exact = s.exact_status = s.exact_admitted = -1;
-    s.exact_skip = OFF_SKIP_OFF;
-    s.exact_binaries = -1;
-    s.exact_bound = -1;
+    off_stats s; /* what the search did */
+    stats_init(&s);
     memset(p, 0, sizeof *p);
     ef_assert(o->withhold == NULL && o->order == NULL && max_plans >= 1);
     int n = q->n, rc = EF_ERR;
@@ -598,16 +730,16 @@ int off_guided(plan *p, const job_queue *q, const cluster *c,
     s.online_admitted = -1;
     for (int i = 0; i < n; i++)
         s.withheld += b.wh[i];
-    if (plan_check(&b.p, e) != EF_OK) {
+    if (plan_check(&b.inc.p, e) != EF_OK) {
         ef_prefix(e, "the LP-guided admission's plan failed its check: ");
         goto out;
     }
-    *p = b.p;
-    b.have = 0;
+    *p = b.inc.p;
+    b.inc.have = 0;
     rc = EF_OK;
 out:
-    if (b.have)
-        plan_free(&b.p);
+    if (b.inc.have)
+        plan_free(&b.inc.p);
     if (st)
         *st = s;
     free(b.wh);
