@@ -29,7 +29,10 @@ static int cmp_cand(const void *pa, const void *pb)
 
 /* 1 if rejected job r of plan p could not finish by its deadline even
  * alone on the cluster, overheads aside (then no choice of other jobs
- * admits it). Elastic-batch jobs are never called hopeless here. */
+ * admits it). Elastic-batch jobs are never called hopeless here. It reads
+ * only what every trial plan of one search gives job r alike (release,
+ * work left, deadline, curve, cluster, slot), so off_plan caches it per
+ * job across its trials. */
 static int hopeless(const plan *p, int r)
 {
     const plan_job *b = &p->jobs[r];
