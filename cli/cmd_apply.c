@@ -163,7 +163,96 @@ static int report_json(const char *plan_path, const exec_plan *p,
     return cli_json_print(&w);
 }
 
-int cmd_apply(int argc, char **argv)
+/* What the command line asks for. */
+typedef struct apply_args {
+    exec_opts eo;       /* the executor's options */
+    const char *plan;   /* the plan file */
+    const char *jobs;   /* --jobs: instead of the plan's jobs file */
+    int has_until;      /* --until was given */
+    char state[4096];   /* the default state directory: PLAN without
+                           .json, plus .state */
+} apply_args;
+
+/* One option of the table (not a Slurm one) into *a; 0, or an exit code
+ * (printed); 1 for --help (printed). */
+static int apply_option(apply_args *a, int o, char **argv)
+{
+    int64_t v;
+    double d;
+    switch (o) {
+    case 'b':
+        if (strcmp(optarg, "local") && strcmp(optarg, "slurm") &&
+            strcmp(optarg, "dry-run"))
+            return cli_usage_error("apply", "--backend: \"%s\" (expected "
+                                   "local, slurm or dry-run)", optarg);
+        a->eo.backend = optarg;
+        break;
+    case 'u':
+        if (ef_parse_i64(optarg, 0, EF_MAX_I64, &v) != EF_NUM_OK &&
+            ef_parse_iso8601(optarg, &v, NULL) != EF_OK)
+            return cli_usage_error("apply", "--until: \"%s\" is not a time "
+                                   "(seconds or ISO-8601)", optarg);
+        a->eo.until = v;
+        a->has_until = 1;
+        break;
+    case 'k':
+        if (ef_parse_i64(optarg, 1, 1 << 30, &v) != EF_NUM_OK)
+            return cli_usage_error("apply", "--slots: \"%s\" is not a "
+                                   "positive number of slots", optarg);
+        a->eo.slots = (int)v;
+        break;
+    case 'f':
+        if (ef_parse_double(optarg, &d) != EF_NUM_OK || d <= 0 || d > 1e6)
+            return cli_usage_error("apply", "--time-scale: \"%s\" "
+                                   "(expected a number > 0 and <= "
+                                   "1000000)", optarg);
+        a->eo.scale = d;
+        break;
+    case 'F': a->eo.follow = 1; break;
+    case 's': a->eo.state = optarg; break;
+    case 'j': a->jobs = optarg; break;
+    case 'n': a->eo.nodes_file = optarg; break;
+    case 'h': help_apply(); return 1;
+    default:
+        return cli_option_error("apply", o, argv[optind - 1]);
+    }
+    return 0;
+}
+
+/* After the options: the operands and the options together. -1 when it
+ * may go on, else EXIT_USAGE (printed). With --json the progress lines
+ * go to standard error. */
+static int apply_usage(apply_args *a, int argc, char **argv)
+{
+    exec_opts *eo = &a->eo;
+    if (optind >= argc)
+        return cli_usage_error("apply", "a plan file is required");
+    if (optind + 1 < argc)
+        return cli_usage_error("apply", "unexpected argument \"%s\"",
+                               argv[optind + 1]);
+    if (a->has_until && eo->slots)
+        return cli_usage_error("apply", "--until and --slots exclude each "
+                               "other");
+    if (cli_cf.json && strcmp(eo->backend, "dry-run") == 0)
+        return cli_usage_error("apply", "--json: a dry run prints its "
+                               "actions, not a summary");
+    if (cli_cf.json) /* standard output carries the summary only */
+        eo->out = cli_say_err;
+    if (eo->follow && strcmp(eo->backend, "slurm") == 0)
+        return cli_usage_error("apply", "--follow-jobs: not with --backend "
+                               "slurm (the cluster's clock is real: its "
+                               "jobs' --time limits and deadlines run on "
+                               "the wall clock); use it with the local "
+                               "backend");
+    if (cli_slurm_only("apply", &eo->slurm, eo->backend, 1) != 0)
+        return EXIT_USAGE;
+    return -1;
+}
+
+/* Parse the command line into *a: -1 when it may go on, else the exit
+ * code (printed; 0 for --help). The state directory defaults to PLAN
+ * without .json, plus .state (in a->state). */
+static int apply_parse(int argc, char **argv, apply_args *a)
 {
     static const struct option opts[] = {
         CLI_SLURM_OPTIONS,
@@ -177,141 +266,110 @@ int cmd_apply(int argc, char **argv)
         {"nodes", required_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    exec_opts eo;
-    exec_opts_default(&eo);
-    eo.say = cli_say_err;
-    eo.out = cli_say_out;
-    const char *jobs_path = NULL;
-    int o, has_until = 0;
+    memset(a, 0, sizeof *a);
+    exec_opts_default(&a->eo);
+    a->eo.say = cli_say_err;
+    a->eo.out = cli_say_out;
+    int o;
     opterr = 0;
     optind = 1;
     while ((o = cli_getopt("apply", argc, argv, opts, CLI_F_JSON,
                            "sbatch-arg")) != -1) {
-        int64_t v;
-        int so = cli_slurm_option("apply", o, optarg, &eo.slurm);
-        if (so >= 0) {
-            if (so == 0)
-                continue;
+        int so = cli_slurm_option("apply", o, optarg, &a->eo.slurm);
+        if (so > 0)
             return so;
-        }
-        switch (o) {
-        case 'b':
-            if (strcmp(optarg, "local") && strcmp(optarg, "slurm") &&
-                strcmp(optarg, "dry-run"))
-                return cli_usage_error("apply", "--backend: \"%s\" (expected "
-                                       "local, slurm or dry-run)", optarg);
-            eo.backend = optarg;
-            break;
-        case 'u':
-            if (ef_parse_i64(optarg, 0, EF_MAX_I64, &v) != EF_NUM_OK &&
-                ef_parse_iso8601(optarg, &v, NULL) != EF_OK)
-                return cli_usage_error("apply", "--until: \"%s\" is not a time "
-                                       "(seconds or ISO-8601)", optarg);
-            eo.until = v;
-            has_until = 1;
-            break;
-        case 'k':
-            if (ef_parse_i64(optarg, 1, 1 << 30, &v) != EF_NUM_OK)
-                return cli_usage_error("apply", "--slots: \"%s\" is not a "
-                                       "positive number of slots", optarg);
-            eo.slots = (int)v;
-            break;
-        case 'f': {
-            double d;
-            if (ef_parse_double(optarg, &d) != EF_NUM_OK || d <= 0 || d > 1e6)
-                return cli_usage_error("apply", "--time-scale: \"%s\" "
-                                       "(expected a number > 0 and <= "
-                                       "1000000)", optarg);
-            eo.scale = d;
-            break;
-        }
-        case 'F': eo.follow = 1; break;
-        case 's': eo.state = optarg; break;
-        case 'j': jobs_path = optarg; break;
-        case 'n': eo.nodes_file = optarg; break;
-        case 'h': help_apply(); return 0;
-        default:
-            return cli_option_error("apply", o, argv[optind - 1]);
-        }
+        if (so == 0)
+            continue;
+        int rc = apply_option(a, o, argv);
+        if (rc != 0)
+            return rc == 1 ? 0 : rc;
     }
-    if (optind >= argc)
-        return cli_usage_error("apply", "a plan file is required");
-    if (optind + 1 < argc)
-        return cli_usage_error("apply", "unexpected argument \"%s\"",
-                               argv[optind + 1]);
-    if (has_until && eo.slots)
-        return cli_usage_error("apply", "--until and --slots exclude each "
-                               "other");
-    if (cli_cf.json && strcmp(eo.backend, "dry-run") == 0)
-        return cli_usage_error("apply", "--json: a dry run prints its "
-                               "actions, not a summary");
-    if (cli_cf.json) /* standard output carries the summary only */
-        eo.out = cli_say_err;
-    if (eo.follow && strcmp(eo.backend, "slurm") == 0)
-        return cli_usage_error("apply", "--follow-jobs: not with --backend "
-                               "slurm (the cluster's clock is real: its "
-                               "jobs' --time limits and deadlines run on "
-                               "the wall clock); use it with the local "
-                               "backend");
-    if (cli_slurm_only("apply", &eo.slurm, eo.backend, 1) != 0)
-        return EXIT_USAGE;
-    const char *plan_path = argv[optind];
-    char state[4096];
-    if (!eo.state) {
-        size_t l = strlen(plan_path);
-        if (l > 5 && strcmp(plan_path + l - 5, ".json") == 0)
+    int rc = apply_usage(a, argc, argv);
+    if (rc >= 0)
+        return rc;
+    a->plan = argv[optind];
+    if (!a->eo.state) {
+        size_t l = strlen(a->plan);
+        if (l > 5 && strcmp(a->plan + l - 5, ".json") == 0)
             l -= 5;
-        snprintf(state, sizeof state, "%.*s.state", (int)l, plan_path);
-        eo.state = state;
+        snprintf(a->state, sizeof a->state, "%.*s.state", (int)l, a->plan);
+        a->eo.state = a->state;
     }
+    return -1;
+}
+
+/* What the apply of plan p did (rep): the --json summary, else (not a
+ * dry run) its lines. The exit code: 4 when a job failed, else 9 when
+ * one is not done by its deadline, else 0 (or cli_json_print's). */
+static int apply_say(const apply_args *a, const exec_plan *p,
+                     const exec_report *rep)
+{
+    int rc = 0;
+    if (cli_cf.json) {
+        rc = report_json(a->plan, p, rep);
+        if (rc == 0 && rep->failed)
+            rc = EXIT_INFEASIBLE;
+        else if (rc == 0 && rep->missed)
+            rc = EXIT_MISSED;
+        return rc;
+    }
+    if (strcmp(a->eo.backend, "dry-run") == 0)
+        return 0;
+    if (rep->already_done)
+        printf("%s: already applied (journal %s): nothing to do\n",
+               a->plan, rep->journal);
+    else
+        printf("%s: %s; %d launch(es); jobs: %d done, %d failed, %d not "
+               "done\n", a->plan,
+               rep->complete ? "applied to its end" : "window applied",
+               rep->launched, rep->done, rep->failed, rep->pending);
+    print_behind(p, rep);
+    if (!rep->already_done)
+        printf("wrote %s\n", rep->state_file);
+    if (rep->failed)
+        rc = EXIT_INFEASIBLE;
+    else if (rep->missed)
+        rc = EXIT_MISSED;
+    return rc;
+}
+
+/* Load the plan a names and apply it (exec_apply); say what was done.
+ * The exit code. */
+static int apply_plan_file(apply_args *a)
+{
     ef_err e = {0};
-    exec_plan p;
-    if (exec_plan_load(&p, plan_path, jobs_path, &e) != EF_OK)
+    exec_plan p; /* the plan, with its jobs */
+    if (exec_plan_load(&p, a->plan, a->jobs, &e) != EF_OK)
         return cli_fail(&e);
     /* An empty plan (empty queue) is a normal night: say so, then apply it
      * anyway, so that the journal and state.json (an empty queue) exist
      * for the next plan. */
     if (p.njobs == 0 && !cli_cf.json)
         printf("%s: the plan has no jobs (empty queue): nothing to run\n",
-               plan_path);
-    exec_report rep;
-    int rc = 0;
-    eo.zone = cli_cf.zone; /* --time-zone, now parsed */
-    if (exec_apply(&p, &eo, &rep, &e) != EF_OK) {
+               a->plan);
+    exec_report rep; /* what the apply did */
+    int rc;
+    a->eo.zone = cli_cf.zone; /* --time-zone, now parsed */
+    if (exec_apply(&p, &a->eo, &rep, &e) != EF_OK) {
         rc = cli_fail(&e);
-        if (rc == EXIT_INTERNAL && strcmp(eo.backend, "dry-run") != 0)
+        if (rc == EXIT_INTERNAL && strcmp(a->eo.backend, "dry-run") != 0)
             fprintf(stderr, "efplan: the journal %s is intact: run the same "
                     "command again to resume\n", rep.journal);
-        exec_report_free(&rep);
-        exec_plan_free(&p);
-        cli_slurm_free(&eo.slurm);
-        return rc;
-    }
-    if (cli_cf.json) {
-        rc = report_json(plan_path, &p, &rep);
-        if (rc == 0 && rep.failed)
-            rc = EXIT_INFEASIBLE;
-        else if (rc == 0 && rep.missed)
-            rc = EXIT_MISSED;
-    } else if (strcmp(eo.backend, "dry-run") != 0) {
-        if (rep.already_done)
-            printf("%s: already applied (journal %s): nothing to do\n",
-                   plan_path, rep.journal);
-        else
-            printf("%s: %s; %d launch(es); jobs: %d done, %d failed, %d not "
-                   "done\n", plan_path,
-                   rep.complete ? "applied to its end" : "window applied",
-                   rep.launched, rep.done, rep.failed, rep.pending);
-        print_behind(&p, &rep);
-        if (!rep.already_done)
-            printf("wrote %s\n", rep.state_file);
-        if (rep.failed)
-            rc = EXIT_INFEASIBLE;
-        else if (rep.missed)
-            rc = EXIT_MISSED;
+    } else {
+        rc = apply_say(a, &p, &rep);
     }
     exec_report_free(&rep);
     exec_plan_free(&p);
-    cli_slurm_free(&eo.slurm);
+    return rc;
+}
+
+int cmd_apply(int argc, char **argv)
+{
+    apply_args a;
+    int rc = apply_parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    rc = apply_plan_file(&a);
+    cli_slurm_free(&a.eo.slurm);
     return rc;
 }

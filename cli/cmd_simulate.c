@@ -299,7 +299,89 @@ int cli_sim_option(const char *cmd, int o, const char *arg, sim_opts *so)
     }
 }
 
-int cmd_simulate(int argc, char **argv)
+/* What the command line asks for. */
+typedef struct simulate_args {
+    const char *trace;    /* --trace */
+    const char *cluster;  /* --cluster */
+    const char *curves;   /* --curves */
+    const char *out;      /* --out: the result file ('-': standard output) */
+    const char *jobs_out; /* --jobs-out: the per-job CSV */
+    const char *svg;      /* --svg: the timeline ('-': standard output) */
+    const sim_policy *pol; /* --policy */
+    sim_opts so;          /* the simulation's options */
+    int to_stdout;        /* a result output or --json is standard output */
+} simulate_args;
+
+/* --policy NAME into *pol: 0, or EXIT_USAGE (printed, with the nearest
+ * policy's name when one is near). */
+static int policy_option(const char *arg, const sim_policy **pol)
+{
+    *pol = sim_policy_find(arg);
+    if (*pol)
+        return 0;
+    const char *names[32];
+    int n = sim_policy_count();
+    for (int i = 0; i < n && i < 32; i++)
+        names[i] = sim_policy_at(i)->name;
+    const char *sug = ef_suggest(arg, names, n < 32 ? n : 32);
+    return cli_usage_error("simulate", "--policy: unknown policy "
+                           "\"%s\"%s%s%s (see --help)", arg,
+                           sug ? "; did you mean \"" : "",
+                           sug ? sug : "", sug ? "\"?" : "");
+}
+
+/* One option of the table into *a; 0, or an exit code (printed); 1 for
+ * --help (printed). */
+static int simulate_option(simulate_args *a, int o, char **argv)
+{
+    int64_t v;
+    switch (o) {
+    case 't': a->trace = optarg; break;
+    case 'c': a->cluster = optarg; break;
+    case 'u': a->curves = optarg; break;
+    case 'o': a->out = optarg; break;
+    case 'J': a->jobs_out = optarg; break;
+    case 'g': a->svg = optarg; break;
+    case 'p': return policy_option(optarg, &a->pol);
+    case 'k':
+        if (ef_parse_i64(optarg, 1, 86400 * 365, &v) != EF_NUM_OK)
+            return cli_usage_error("simulate", "--tick: \"%s\" is not a "
+                                   "positive number of seconds", optarg);
+        a->so.tick = v;
+        break;
+    case 'h': help_simulate(); return 1;
+    default: {
+        int rc = cli_sim_option("simulate", o, optarg, &a->so);
+        if (rc < 0)
+            return cli_option_error("simulate", o, argv[optind - 1]);
+        return rc;
+    }
+    }
+    return 0;
+}
+
+/* --elastic-batch with policy 'pol', which keeps every batch size: the
+ * usage error (printed, naming the policies that change it); EXIT_USAGE. */
+static int elastic_batch_error(const sim_policy *pol)
+{
+    ef_buf l = {0}; /* the policies that change batch sizes */
+    int n = 0, k = 0;
+    for (int i = 0; i < sim_policy_count(); i++)
+        n += sim_policy_elastic_batch(sim_policy_at(i));
+    for (int i = 0; i < sim_policy_count(); i++)
+        if (sim_policy_elastic_batch(sim_policy_at(i)))
+            ef_buf_printf(&l, "%s%s", k++ == 0 ? "" : k == n ? " or " :
+                          ", ", sim_policy_at(i)->name);
+    int rc = cli_usage_error("simulate", "--elastic-batch: policy %s "
+                             "keeps every job's batch size (expected "
+                             "%s)", pol->name, l.s);
+    free(l.s);
+    return rc;
+}
+
+/* Parse the command line into *a: -1 when it may go on, else the exit
+ * code (printed; 0 for --help). */
+static int simulate_parse(int argc, char **argv, simulate_args *a)
 {
     static const struct option opts[] = {
         {"trace", required_argument, NULL, 't'},
@@ -325,137 +407,107 @@ int cmd_simulate(int argc, char **argv)
         {"pollux-data", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    const char *trace = NULL, *cluster_arg = NULL, *curves_arg = NULL;
-    const char *out_path = NULL, *jobs_out = NULL, *svg_path = NULL;
-    const sim_policy *pol = NULL;
-    sim_opts so;
-    sim_opts_default(&so);
+    memset(a, 0, sizeof *a);
+    sim_opts_default(&a->so);
     int o;
     opterr = 0;
     optind = 1;
     while ((o = cli_getopt("simulate", argc, argv, opts, CLI_F_JSON,
                            NULL)) != -1) {
-        int64_t v;
-        switch (o) {
-        case 't': trace = optarg; break;
-        case 'c': cluster_arg = optarg; break;
-        case 'u': curves_arg = optarg; break;
-        case 'o': out_path = optarg; break;
-        case 'J': jobs_out = optarg; break;
-        case 'g': svg_path = optarg; break;
-        case 'p': {
-            pol = sim_policy_find(optarg);
-            if (!pol) {
-                const char *names[32];
-                int n = sim_policy_count();
-                for (int i = 0; i < n && i < 32; i++)
-                    names[i] = sim_policy_at(i)->name;
-                const char *sug = ef_suggest(optarg, names, n < 32 ? n : 32);
-                return cli_usage_error("simulate", "--policy: unknown policy "
-                                       "\"%s\"%s%s%s (see --help)", optarg,
-                                       sug ? "; did you mean \"" : "",
-                                       sug ? sug : "", sug ? "\"?" : "");
-            }
-            break;
-        }
-        case 'k':
-            if (ef_parse_i64(optarg, 1, 86400 * 365, &v) != EF_NUM_OK)
-                return cli_usage_error("simulate", "--tick: \"%s\" is not a "
-                                       "positive number of seconds", optarg);
-            so.tick = v;
-            break;
-        case 'h': help_simulate(); return 0;
-        default: {
-            int rc = cli_sim_option("simulate", o, optarg, &so);
-            if (rc < 0)
-                return cli_option_error("simulate", o, argv[optind - 1]);
-            if (rc > 0)
-                return rc;
-            break;
-        }
-        }
+        int rc = simulate_option(a, o, argv);
+        if (rc != 0)
+            return rc == 1 ? 0 : rc;
     }
     if (optind < argc)
         return cli_usage_error("simulate", "unexpected argument \"%s\"",
                                argv[optind]);
-    if (!trace || !cluster_arg || !curves_arg || !pol)
+    if (!a->trace || !a->cluster || !a->curves || !a->pol)
         return cli_usage_error("simulate", "--trace, --cluster, --curves and "
                                "--policy are required");
     static const char *const outs[] = {"--out", "--svg"};
-    const char *const out_paths[] = {out_path, svg_path};
-    int to_stdout; /* a result output or --json is standard output */
-    if (cli_stdout_owner("simulate", 2, outs, out_paths, &to_stdout) != 0)
+    const char *const out_paths[] = {a->out, a->svg};
+    if (cli_stdout_owner("simulate", 2, outs, out_paths, &a->to_stdout) != 0)
         return EXIT_USAGE;
-    if (so.elastic_batch && !sim_policy_elastic_batch(pol)) {
-        ef_buf l = {0};
-        int n = 0, k = 0;
-        for (int i = 0; i < sim_policy_count(); i++)
-            n += sim_policy_elastic_batch(sim_policy_at(i));
-        for (int i = 0; i < sim_policy_count(); i++)
-            if (sim_policy_elastic_batch(sim_policy_at(i)))
-                ef_buf_printf(&l, "%s%s", k++ == 0 ? "" : k == n ? " or " :
-                              ", ", sim_policy_at(i)->name);
-        int rc = cli_usage_error("simulate", "--elastic-batch: policy %s "
-                                 "keeps every job's batch size (expected "
-                                 "%s)", pol->name, l.s);
-        free(l.s);
-        return rc;
+    if (a->so.elastic_batch && !sim_policy_elastic_batch(a->pol))
+        return elastic_batch_error(a->pol);
+    return -1;
+}
+
+/* The output files of the finished simulation *s, --svg then --out (the
+ * --jobs-out file is written as it ends). 0, or an exit code (printed). */
+static int simulate_files(const simulate_args *a, const sim *s, ef_err *e)
+{
+    if (a->svg) {
+        ef_buf svg = {0};
+        sim_svg(s, a->trace, &svg);
+        int wr = cli_write_out(a->svg, svg.s, svg.n, e);
+        free(svg.s);
+        if (wr != EF_OK)
+            return cli_fail(e);
     }
-    so.progress = progress;
+    if (a->out) {
+        sim_result r;
+        size_t n;
+        sim_result_from(&r, s, a->trace);
+        char *text = sim_result_json(&r, &n);
+        sim_result_free(&r);
+        int wr = cli_write_out(a->out, text, n, e);
+        free(text);
+        if (wr != EF_OK)
+            return cli_fail(e);
+    }
+    return 0;
+}
+
+/* Say the finished simulation *s: its metrics (table or --json) and the
+ * files written, on standard error when standard output holds a result.
+ * The exit code. */
+static int simulate_say(const simulate_args *a, const sim *s)
+{
+    FILE *say = a->to_stdout ? stderr : stdout;
+    int rc = 0;
+    if (cli_cf.json)
+        rc = sim_json(s, a->trace);
+    else
+        print_sim(say, s, a->trace);
+    if (a->out && strcmp(a->out, "-") != 0 && !cli_cf.quiet)
+        fprintf(say, "wrote %s\n", a->out);
+    if (a->jobs_out && !cli_cf.quiet)
+        fprintf(say, "wrote %s\n", a->jobs_out);
+    if (a->svg && strcmp(a->svg, "-") != 0 && !cli_cf.quiet)
+        fprintf(say, "wrote %s\n", a->svg);
+    return rc;
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+    simulate_args a;
+    int rc = simulate_parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    a.so.progress = progress;
     ef_err e = {0};
     cluster c;
     curve_set cs = {0};
     job_queue q = {0};
     sim s = {0};
-    int rc = 0;
-    if (cli_load_inputs(cluster_arg, curves_arg, trace, &c, &cs, &q, &e) !=
+    if (cli_load_inputs(a.cluster, a.curves, a.trace, &c, &cs, &q, &e) !=
         EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }
-    int ran = sim_run(&s, &q, &c, pol, &so, &e); /* EF_OK or EF_ERR */
+    int ran = sim_run(&s, &q, &c, a.pol, &a.so, &e); /* EF_OK or EF_ERR */
     cli_progress_end();
     if (ran != EF_OK ||
-        (jobs_out && sim_write_jobs_csv(&s, jobs_out, &e) != EF_OK)) {
+        (a.jobs_out && sim_write_jobs_csv(&s, a.jobs_out, &e) != EF_OK)) {
         rc = cli_fail(&e);
         goto out;
     }
-    if (svg_path) {
-        ef_buf svg = {0};
-        sim_svg(&s, trace, &svg);
-        int wr = cli_write_out(svg_path, svg.s, svg.n, &e);
-        free(svg.s);
-        if (wr != EF_OK) {
-            rc = cli_fail(&e);
-            goto out;
-        }
-    }
     /* --out -: the result is standard output, the summary goes to
      * standard error; files first, so that a failure prints no result */
-    FILE *say = to_stdout ? stderr : stdout;
-    if (out_path) {
-        sim_result r;
-        size_t n;
-        sim_result_from(&r, &s, trace);
-        char *text = sim_result_json(&r, &n);
-        sim_result_free(&r);
-        int wr = cli_write_out(out_path, text, n, &e);
-        free(text);
-        if (wr != EF_OK) {
-            rc = cli_fail(&e);
-            goto out;
-        }
-    }
-    if (cli_cf.json)
-        rc = sim_json(&s, trace);
-    else
-        print_sim(say, &s, trace);
-    if (out_path && strcmp(out_path, "-") != 0 && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", out_path);
-    if (jobs_out && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", jobs_out);
-    if (svg_path && strcmp(svg_path, "-") != 0 && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", svg_path);
+    rc = simulate_files(&a, &s, &e);
+    if (rc == 0)
+        rc = simulate_say(&a, &s);
 out:
     sim_free(&s);
     queue_free(&q);

@@ -337,7 +337,44 @@ static int apply_clock(const char *plan_path, char *state, size_t len,
     return 1;
 }
 
-int cmd_submit(int argc, char **argv)
+/* What the command line asks for. */
+typedef struct submit_args {
+    const char *plan;       /* --plan: the plan file (NULL: a server) */
+    const char *job;        /* --job: the job as JSON text */
+    const char *curves;     /* --curves: instead of the plan's */
+    const char *server;     /* --server: the server's URL */
+    const char *token_file; /* --token-file: the server's token */
+    int json;               /* --json: the verdict as JSON */
+    int now_given;          /* --now was given */
+    plan_submit_clock clk;  /* --now (clk.now), the wall clock (clk.wall) */
+} submit_args;
+
+/* One option of the table into *a; 0, or an exit code (printed); 1 for
+ * --help (printed). */
+static int submit_option(submit_args *a, int o, char **argv)
+{
+    switch (o) {
+    case 'p': a->plan = optarg; break;
+    case 'j': a->job = optarg; break;
+    case 'u': a->curves = optarg; break;
+    case 'n':
+        if (cli_parse_now("submit", optarg, &a->clk.now) != 0)
+            return EXIT_USAGE;
+        a->now_given = 1;
+        break;
+    case 's': a->server = optarg; break;
+    case 't': a->token_file = optarg; break;
+    case 'J': a->json = 1; break;
+    case 'h': help_submit(); return 1;
+    default:
+        return cli_option_error("submit", o, argv[optind - 1]);
+    }
+    return 0;
+}
+
+/* Parse the options into *a: -1 when it may go on, else the exit code
+ * (printed; 0 for --help). Leaves optind at the first operand. */
+static int submit_parse(int argc, char **argv, submit_args *a)
 {
     static const struct option opts[] = {
         {"plan", required_argument, NULL, 'p'},
@@ -349,156 +386,202 @@ int cmd_submit(int argc, char **argv)
         {"json", no_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    const char *plan_path = NULL, *job_arg = NULL, *curves_arg = NULL;
-    const char *server_arg = NULL, *token_file = NULL;
-    int json = 0, now_given = 0;
-    plan_submit_clock clk = {.now = -1, .wall = -1};
+    memset(a, 0, sizeof *a);
+    a->clk.now = -1;
+    a->clk.wall = -1;
     int o;
     opterr = 0;
     optind = 1;
     while ((o = cli_getopt("submit", argc, argv, opts, 0, NULL)) != -1) {
-        switch (o) {
-        case 'p': plan_path = optarg; break;
-        case 'j': job_arg = optarg; break;
-        case 'u': curves_arg = optarg; break;
-        case 'n':
-            if (cli_parse_now("submit", optarg, &clk.now) != 0)
-                return EXIT_USAGE;
-            now_given = 1;
-            break;
-        case 's': server_arg = optarg; break;
-        case 't': token_file = optarg; break;
-        case 'J': json = 1; break;
-        case 'h': help_submit(); return 0;
-        default:
-            return cli_option_error("submit", o, argv[optind - 1]);
-        }
+        int rc = submit_option(a, o, argv);
+        if (rc != 0)
+            return rc == 1 ? 0 : rc;
     }
-    if (plan_path && server_arg)
+    if (a->plan && a->server)
         return cli_usage_error("submit", "--plan and --server exclude each "
                                "other: submit into a plan file or to a "
                                "server, not both");
+    return -1;
+}
+
+/* Whether *a submits to a server: no --plan, and --server or
+ * EFPLAN_SERVER. */
+static int submit_to_server(const submit_args *a)
+{
     const char *env_server = getenv("EFPLAN_SERVER");
-    if (!plan_path && (server_arg || (env_server && env_server[0]))) {
-        if (curves_arg || now_given)
-            return cli_usage_error("submit", "--curves and --now are for "
-                                   "--plan (a server keeps its own curves "
-                                   "and clock)");
-        if (optind + 1 < argc || (optind < argc && job_arg)) {
-            char q[128];
-            return cli_usage_error("submit", "one job: a file or --job, not "
-                                   "both (unexpected argument \"%s\")",
-                                   ef_quote(argv[argc - 1], q, sizeof q));
-        }
-        if (optind >= argc && !job_arg)
-            return cli_usage_error("submit", "which job? give a file holding "
-                                   "one job object ('-': standard input) "
-                                   "or --job JSON");
-        return submit_server(server_arg, token_file, json,
-                             optind < argc ? argv[optind] : NULL, job_arg);
+    return !a->plan && (a->server || (env_server && env_server[0]));
+}
+
+/* A submit to a server: its usage checked against the operands from
+ * optind on, then submit_server. The exit code. */
+static int submit_remote(const submit_args *a, int argc, char **argv)
+{
+    if (a->curves || a->now_given)
+        return cli_usage_error("submit", "--curves and --now are for "
+                               "--plan (a server keeps its own curves "
+                               "and clock)");
+    if (optind + 1 < argc || (optind < argc && a->job)) {
+        char q[128];
+        return cli_usage_error("submit", "one job: a file or --job, not "
+                               "both (unexpected argument \"%s\")",
+                               ef_quote(argv[argc - 1], q, sizeof q));
     }
+    if (optind >= argc && !a->job)
+        return cli_usage_error("submit", "which job? give a file holding "
+                               "one job object ('-': standard input) "
+                               "or --job JSON");
+    return submit_server(a->server, a->token_file, a->json,
+                         optind < argc ? argv[optind] : NULL, a->job);
+}
+
+/* The usage of a submit into a plan file: -1 when it may go on, else
+ * EXIT_USAGE (printed). */
+static int submit_plan_usage(const submit_args *a, int argc, char **argv)
+{
     if (optind < argc)
         return cli_usage_error("submit", "unexpected argument \"%s\"",
                                argv[optind]);
-    if (plan_path && token_file)
+    if (a->plan && a->token_file)
         return cli_usage_error("submit", "--token-file is for --server (a "
                                "server), not --plan");
-    if (!plan_path || !job_arg)
+    if (!a->plan || !a->job)
         return cli_usage_error("submit", "--plan and --job are required "
                                "(or --server URL, or EFPLAN_SERVER, to "
                                "submit to a server)");
+    return -1;
+}
 
-    if (clk.now < 0) { /* the wall clock, for a plan in Unix time */
-        struct timespec ts;
-        if (clock_gettime(CLOCK_REALTIME, &ts) == 0 && ts.tv_sec >= 0)
-            clk.wall = (int64_t)ts.tv_sec;
+/* With the plan's lock held: when an apply follows the plan (apply_clock),
+ * the job is planned from its clock on (a->clk), and (not --json or -q)
+ * a note says so. */
+static void submit_apply_note(submit_args *a)
+{
+    char state[PATH_MAX]; /* the apply's state directory */
+    int live = 0;         /* whether the apply runs */
+    int64_t at = 0;       /* its plan time now */
+    if (!apply_clock(a->plan, state, sizeof state, &live, &at))
+        return;
+    /* the job cannot run before the apply's clock */
+    if (a->clk.now < at) {
+        a->clk.now = at;
+        a->clk.wall = -1;
     }
-    ef_err e = {0};
-    plan_submit_res r;
-    int rc = 0;
-    char *tail = NULL; /* "; PLAN rewritten" */
-    /* read, decide and write under the plan's lock, and never under an
-     * apply of the plan (planner/planlock.h) */
-    memset(&r, 0, sizeof r);
-    r.earliest = -1;
-    int lock = plan_lock(plan_path, NULL, &e);
-    if (lock < 0)
-        return cli_fail(&e);
-    char state[PATH_MAX];
-    int live = 0;
-    int64_t at = 0;
-    if (apply_clock(plan_path, state, sizeof state, &live, &at)) {
-        /* the job cannot run before the apply's clock */
-        if (clk.now < at) {
-            clk.now = at;
-            clk.wall = -1;
-        }
-        if (!json && !cli_cf.quiet) {
-            char t[40];
-            printf("note: efplan apply %s this plan (state directory %s, "
-                   "plan time %s): the job is planned from there, and the "
-                   "apply follows the rewritten plan at its next tick\n",
-                   live ? "is applying" : "stopped before the end of",
-                   state, cli_time(at, at, t, sizeof t));
-        }
+    if (!a->json && !cli_cf.quiet) {
+        char t[40];
+        printf("note: efplan apply %s this plan (state directory %s, "
+               "plan time %s): the job is planned from there, and the "
+               "apply follows the rewritten plan at its next tick\n",
+               live ? "is applying" : "stopped before the end of",
+               state, cli_time(at, at, t, sizeof t));
     }
-    if (plan_submit(plan_path, job_arg, curves_arg, &clk, &r, &e) != EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
-    }
-    const plan_job *nw = &r.p.jobs[r.ni];
-    char t1[40], t2[40];
-    if (!json && !cli_cf.quiet && (r.submit_from == PLAN_SUBMIT_NOW ||
-                                   r.submit_from == PLAN_SUBMIT_WALL))
-        printf("submit_time: %s (%s; the plan's now is %s)\n",
-               cli_time(r.submit_time, r.doc.now, t1, sizeof t1),
-               r.submit_from == PLAN_SUBMIT_NOW ? "--now" : "the wall clock",
-               cli_time(r.doc.now, r.doc.now, t2, sizeof t2));
-    size_t tn = strlen(plan_path) + 16;
-    tail = ef_malloc(tn);
-    snprintf(tail, tn, "; %s rewritten", plan_path);
-    decision_view v = {nw->in->id, r.decision, nw->planned_end,
-                       nw->in->deadline, r.earliest, r.reason, r.broken,
-                       r.doc.now, tail};
-    if (r.decision == PLAN_REJECTED) {
-        if (json)
-            rc = verdict_json(&v, &r, plan_path, 0);
-        else
-            print_rejected(&v);
-        rc = rc ? rc : EXIT_INFEASIBLE;
-        goto out;
-    }
-    if (plan_submit_commit(&r, plan_path, &e) != EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
-    }
-    if (json) {
-        rc = verdict_json(&v, &r, plan_path, 1);
-        goto out;
-    }
-    for (int k = 0; k < r.nchanges; k++) {
+}
+
+/* The text of an admitted or best-effort submit, the plan rewritten: the
+ * old jobs whose decision changed, the verdict 'v', what became of the
+ * jobs file. */
+static void submit_say_accepted(const plan_submit_res *r,
+                                const decision_view *v)
+{
+    const plan_job *nw = &r->p.jobs[r->ni];
+    for (int k = 0; k < r->nchanges; k++) {
         if (k == 0)
             printf("note: jobs the plan had not admitted change "
                    "decision:\n");
-        printf("  %s: %s -> %s\n", r.changes[k].id,
-               plan_decision_name(r.changes[k].from),
-               plan_decision_name(r.changes[k].to));
+        printf("  %s: %s -> %s\n", r->changes[k].id,
+               plan_decision_name(r->changes[k].from),
+               plan_decision_name(r->changes[k].to));
     }
-    print_accepted(&v);
-    if (r.jobs_path && !r.jobs_csv)
+    print_accepted(v);
+    if (r->jobs_path && !r->jobs_csv)
         printf("%s %s %s the jobs file %s\n",
-               r.ni < r.doc.njobs ? "replaced" : "added", nw->in->id,
-               r.ni < r.doc.njobs ? "(resubmitted) in" : "to", r.jobs_path);
-    else if (r.jobs_path)
+               r->ni < r->doc.njobs ? "replaced" : "added", nw->in->id,
+               r->ni < r->doc.njobs ? "(resubmitted) in" : "to",
+               r->jobs_path);
+    else if (r->jobs_path)
         printf("note: the jobs file %s is a CSV trace (no command, env): "
                "not changed; apply this plan with --jobs FILE holding %s\n",
-               r.jobs_path, nw->in->id);
+               r->jobs_path, nw->in->id);
     else
         printf("note: the plan names no jobs file: apply this plan with "
                "--jobs FILE holding %s\n", nw->in->id);
-out:
+}
+
+/* With the plan's lock held and the job decided (*r): say where its
+ * submit_time came from, write the plan and the jobs file when it is
+ * accepted, and say the verdict. The exit code. */
+static int submit_verdict(const submit_args *a, plan_submit_res *r,
+                          ef_err *e)
+{
+    const plan_job *nw = &r->p.jobs[r->ni]; /* the new job */
+    char t1[40], t2[40];
+    if (!a->json && !cli_cf.quiet && (r->submit_from == PLAN_SUBMIT_NOW ||
+                                      r->submit_from == PLAN_SUBMIT_WALL))
+        printf("submit_time: %s (%s; the plan's now is %s)\n",
+               cli_time(r->submit_time, r->doc.now, t1, sizeof t1),
+               r->submit_from == PLAN_SUBMIT_NOW ? "--now" : "the wall clock",
+               cli_time(r->doc.now, r->doc.now, t2, sizeof t2));
+    size_t tn = strlen(a->plan) + 16;
+    char *tail = ef_malloc(tn); /* "; PLAN rewritten" */
+    snprintf(tail, tn, "; %s rewritten", a->plan);
+    decision_view v = {nw->in->id, r->decision, nw->planned_end,
+                       nw->in->deadline, r->earliest, r->reason, r->broken,
+                       r->doc.now, tail};
+    int rc = 0; /* the exit code */
+    if (r->decision == PLAN_REJECTED) {
+        if (a->json)
+            rc = verdict_json(&v, r, a->plan, 0);
+        else
+            print_rejected(&v);
+        rc = rc ? rc : EXIT_INFEASIBLE;
+    } else if (plan_submit_commit(r, a->plan, e) != EF_OK) {
+        rc = cli_fail(e);
+    } else if (a->json) {
+        rc = verdict_json(&v, r, a->plan, 1);
+    } else {
+        submit_say_accepted(r, &v);
+    }
     free(tail);
+    return rc;
+}
+
+/* A submit into the plan file a->plan: read, decide and write under the
+ * plan's lock, and never under an apply of the plan
+ * (planner/planlock.h). The exit code. */
+static int submit_plan(submit_args *a)
+{
+    if (a->clk.now < 0) { /* the wall clock, for a plan in Unix time */
+        struct timespec ts;
+        if (clock_gettime(CLOCK_REALTIME, &ts) == 0 && ts.tv_sec >= 0)
+            a->clk.wall = (int64_t)ts.tv_sec;
+    }
+    ef_err e = {0};
+    plan_submit_res r; /* the decision, and the plan with the job */
+    memset(&r, 0, sizeof r);
+    r.earliest = -1;
+    int lock = plan_lock(a->plan, NULL, &e); /* the plan's lock */
+    if (lock < 0)
+        return cli_fail(&e);
+    submit_apply_note(a);
+    int rc; /* the exit code */
+    if (plan_submit(a->plan, a->job, a->curves, &a->clk, &r, &e) != EF_OK)
+        rc = cli_fail(&e);
+    else
+        rc = submit_verdict(a, &r, &e);
     plan_submit_free(&r);
     plan_unlock(lock);
     return rc;
+}
+
+int cmd_submit(int argc, char **argv)
+{
+    submit_args a;
+    int rc = submit_parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    if (submit_to_server(&a))
+        return submit_remote(&a, argc, argv);
+    rc = submit_plan_usage(&a, argc, argv);
+    if (rc >= 0)
+        return rc;
+    return submit_plan(&a);
 }

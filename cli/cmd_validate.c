@@ -352,7 +352,43 @@ static int validate_plan(const char *path, const char *out, int version,
     return rc;
 }
 
-int cmd_validate(int argc, char **argv)
+/* What the command line asks for. */
+typedef struct validate_args {
+    const char *jobs;    /* --jobs */
+    const char *cluster; /* --cluster */
+    const char *curves;  /* --curves */
+    const char *plan;    /* --plan: a plan file, checked alone */
+    const char *out;     /* --out: the plan written back ('-': standard
+                            output) */
+    int version;         /* --plan-version: the version written back */
+    int version_given;   /* --plan-version was given */
+} validate_args;
+
+/* One option of the table into *a; 0, or an exit code (printed); 1 for
+ * --help (printed). */
+static int validate_option(validate_args *a, int o, char **argv)
+{
+    switch (o) {
+    case 'j': a->jobs = optarg; break;
+    case 'c': a->cluster = optarg; break;
+    case 'u': a->curves = optarg; break;
+    case 'p': a->plan = optarg; break;
+    case 'o': a->out = optarg; break;
+    case 'V':
+        if (cli_parse_plan_version("validate", optarg, &a->version) != 0)
+            return EXIT_USAGE;
+        a->version_given = 1;
+        break;
+    case 'h': help_validate(); return 1;
+    default:
+        return cli_option_error("validate", o, argv[optind - 1]);
+    }
+    return 0;
+}
+
+/* Parse the command line into *a: -1 when it may go on, else the exit
+ * code (printed; 0 for --help). */
+static int validate_parse(int argc, char **argv, validate_args *a)
 {
     static const struct option opts[] = {
         {"jobs", required_argument, NULL, 'j'},
@@ -363,144 +399,167 @@ int cmd_validate(int argc, char **argv)
         {"plan-version", required_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    const char *jobs_path = NULL, *cluster_arg = NULL, *curves_arg = NULL;
-    const char *plan_path = NULL, *out_path = NULL;
-    int o, version = PLAN_V2, version_given = 0;
+    memset(a, 0, sizeof *a);
+    a->version = PLAN_V2;
+    int o;
     opterr = 0;
     optind = 1;
     while ((o = cli_getopt("validate", argc, argv, opts, CLI_F_JSON,
                            NULL)) != -1) {
-        switch (o) {
-        case 'j': jobs_path = optarg; break;
-        case 'c': cluster_arg = optarg; break;
-        case 'u': curves_arg = optarg; break;
-        case 'p': plan_path = optarg; break;
-        case 'o': out_path = optarg; break;
-        case 'V':
-            if (cli_parse_plan_version("validate", optarg, &version) != 0)
-                return EXIT_USAGE;
-            version_given = 1;
-            break;
-        case 'h': help_validate(); return 0;
-        default:
-            return cli_option_error("validate", o, argv[optind - 1]);
-        }
+        int rc = validate_option(a, o, argv);
+        if (rc != 0)
+            return rc == 1 ? 0 : rc;
     }
     if (optind < argc)
         return cli_usage_error("validate", "unexpected argument \"%s\"",
                                argv[optind]);
-    if (!jobs_path && !cluster_arg && !curves_arg && !plan_path)
+    if (!a->jobs && !a->cluster && !a->curves && !a->plan)
         return cli_usage_error("validate", "nothing to validate (give --jobs, "
                                "--cluster, --curves or --plan)");
-    if ((out_path || version_given) && !plan_path)
+    if ((a->out || a->version_given) && !a->plan)
         return cli_usage_error("validate", "%s needs --plan (the plan file "
-                               "to write back)", out_path ? "--out"
-                                                          : "--plan-version");
-    if (plan_path && (jobs_path || cluster_arg))
+                               "to write back)", a->out ? "--out"
+                                                        : "--plan-version");
+    if (a->plan && (a->jobs || a->cluster))
         return cli_usage_error("validate", "--plan is checked alone (a plan "
                                "file records its own cluster and jobs; "
                                "--curves may name other curves)");
-    if (cli_cf.json && out_path && strcmp(out_path, "-") == 0)
+    if (cli_cf.json && a->out && strcmp(a->out, "-") == 0)
         return cli_usage_error("validate", "--json and --out - both write "
                                "standard output: give --out a file");
+    return -1;
+}
+
+/* --plan: check the plan file (validate_plan) and say the verdict: with
+ * --json as w's summary (w, open, freed either way), else "ok" or the
+ * broken promise on standard error. The exit code. */
+static int validate_plan_file(const validate_args *a, jw *w)
+{
     ef_err e = {0};
+    int verdict; /* check_promise's: 0, EXIT_MISSED or another exit code */
+    if (validate_plan(a->plan, a->out, a->version, a->curves,
+                      cli_cf.json ? w : NULL, &verdict, &e) != EF_OK) {
+        jw_free(w);
+        return cli_fail(&e);
+    }
+    jw_bool(w, "ok", verdict == 0);
+    jw_end(w);
+    if (cli_cf.json) {
+        int rc = cli_json_print(w);
+        return rc ? rc : verdict;
+    }
+    jw_free(w);
+    if (verdict) {
+        fflush(stdout); /* the jobs above come first, also in a pipe */
+        fprintf(stderr, "efplan: error: %s: %s (the jobs above)\n",
+                a->plan, verdict == EXIT_MISSED
+                    ? "the plan breaks its promise: an admitted job "
+                      "ends after its deadline"
+                    : "a job's slots end it elsewhere than its "
+                      "planned_end");
+        return verdict;
+    }
+    if (!a->out || strcmp(a->out, "-") != 0)
+        printf("ok: inputs are valid\n");
+    return 0;
+}
+
+/* The inputs of a check without --plan, those given. */
+typedef struct validate_inputs {
+    cluster c;    /* --cluster's */
+    curve_set cs; /* --curves' */
+    job_queue q;  /* --jobs' (resolved against cs when --curves is given) */
+    int cap;      /* the cluster's GPUs; 1 << 20 without --cluster */
+} validate_inputs;
+
+/* Read the inputs a names into *in. 0, or an exit code (printed). */
+static int inputs_load(const validate_args *a, validate_inputs *in)
+{
+    ef_err e = {0};
+    if (a->cluster) {
+        if (cluster_from_arg(&in->c, a->cluster, &e) != EF_OK)
+            return cli_fail(&e);
+        in->cap = in->c.total_gpus;
+    }
+    if (a->curves && curve_set_load_arg(&in->cs, a->curves, &e) != EF_OK)
+        return cli_fail(&e);
+    if (a->jobs) {
+        if (queue_load(&in->q, a->jobs, &e) != EF_OK ||
+            (a->curves && queue_resolve(&in->q, &in->cs, &e) != EF_OK))
+            return cli_fail(&e);
+    }
+    return 0;
+}
+
+/* --json without --plan: what the inputs hold, into w's open summary,
+ * printed. Returns cli_json_print's. */
+static int inputs_json(const validate_args *a, const validate_inputs *in,
+                       jw *w)
+{
+    if (a->cluster) {
+        jw_obj(w, "cluster", NULL);
+        jw_str(w, "name", in->c.name);
+        jw_int(w, "nodes", in->c.nodes);
+        jw_int(w, "gpus_per_node", in->c.gpus_per_node);
+        jw_int(w, "gpus", in->c.total_gpus);
+        jw_end(w);
+    }
+    if (a->curves) {
+        int rows = 0; /* batch sizes over all models */
+        for (int i = 0; i < in->cs.nmodels; i++)
+            rows += in->cs.models[i].nrows;
+        jw_obj(w, "curves", NULL);
+        jw_str(w, "dir", in->cs.dir);
+        jw_int(w, "models", in->cs.nmodels);
+        jw_int(w, "batch_sizes", rows);
+        jw_end(w);
+    }
+    if (a->jobs)
+        jobs_json(w, &in->q);
+    jw_end(w);
+    return cli_json_print(w);
+}
+
+/* Without --plan: read and check the inputs given, and say what they
+ * hold (the text, or with --json w's summary; w freed). The exit code. */
+static int validate_inputs_run(const validate_args *a, jw *w)
+{
+    validate_inputs in; /* the inputs read */
+    memset(&in.cs, 0, sizeof in.cs);
+    memset(&in.q, 0, sizeof in.q);
+    in.cap = 1 << 20;
+    int rc = inputs_load(a, &in);
+    if (rc == 0 && cli_cf.json) {
+        rc = inputs_json(a, &in, w);
+    } else if (rc == 0) {
+        if (a->cluster)
+            printf("cluster  %s: %d node%s x %d GPUs = %d GPUs\n",
+                   in.c.name, in.c.nodes, in.c.nodes == 1 ? "" : "s",
+                   in.c.gpus_per_node, in.c.total_gpus);
+        if (a->curves)
+            print_curves(&in.cs, in.cap);
+        if (a->jobs)
+            print_jobs(&in.q, in.cap, a->curves != NULL);
+        printf("ok: inputs are valid\n");
+    }
+    jw_free(w);
+    queue_free(&in.q);
+    curve_set_free(&in.cs);
+    return rc;
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    validate_args a;
+    int rc = validate_parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
     jw w; /* --json: the summary */
     jw_init(&w, 1);
     jw_obj(&w, NULL, NULL);
     jw_str(&w, "command", "validate");
-    if (!plan_path)
-        jw_bool(&w, "ok", 1);
-    if (plan_path) {
-        int verdict;
-        if (validate_plan(plan_path, out_path, version, curves_arg,
-                          cli_cf.json ? &w : NULL, &verdict, &e) != EF_OK) {
-            jw_free(&w);
-            return cli_fail(&e);
-        }
-        if (verdict) {
-            jw_bool(&w, "ok", 0);
-            jw_end(&w);
-            if (cli_cf.json) {
-                int rc = cli_json_print(&w);
-                return rc ? rc : verdict;
-            }
-            jw_free(&w);
-            fflush(stdout); /* the jobs above come first, also in a pipe */
-            fprintf(stderr, "efplan: error: %s: %s (the jobs above)\n",
-                    plan_path, verdict == EXIT_MISSED
-                        ? "the plan breaks its promise: an admitted job "
-                          "ends after its deadline"
-                        : "a job's slots end it elsewhere than its "
-                          "planned_end");
-            return verdict;
-        }
-        jw_bool(&w, "ok", 1);
-        jw_end(&w);
-        if (cli_cf.json)
-            return cli_json_print(&w);
-        jw_free(&w);
-        if (!out_path || strcmp(out_path, "-") != 0)
-            printf("ok: inputs are valid\n");
-        return 0;
-    }
-    cluster c;
-    curve_set cs = {0};
-    job_queue q = {0};
-    int rc = 0, cap = 1 << 20;
-    if (cluster_arg) {
-        if (cluster_from_arg(&c, cluster_arg, &e) != EF_OK) {
-            rc = cli_fail(&e);
-            goto out;
-        }
-        cap = c.total_gpus;
-    }
-    if (curves_arg && curve_set_load_arg(&cs, curves_arg, &e) != EF_OK) {
-        rc = cli_fail(&e);
-        goto out;
-    }
-    if (jobs_path) {
-        if (queue_load(&q, jobs_path, &e) != EF_OK ||
-            (curves_arg && queue_resolve(&q, &cs, &e) != EF_OK)) {
-            rc = cli_fail(&e);
-            goto out;
-        }
-    }
-    if (cli_cf.json) {
-        if (cluster_arg) {
-            jw_obj(&w, "cluster", NULL);
-            jw_str(&w, "name", c.name);
-            jw_int(&w, "nodes", c.nodes);
-            jw_int(&w, "gpus_per_node", c.gpus_per_node);
-            jw_int(&w, "gpus", c.total_gpus);
-            jw_end(&w);
-        }
-        if (curves_arg) {
-            int rows = 0;
-            for (int i = 0; i < cs.nmodels; i++)
-                rows += cs.models[i].nrows;
-            jw_obj(&w, "curves", NULL);
-            jw_str(&w, "dir", cs.dir);
-            jw_int(&w, "models", cs.nmodels);
-            jw_int(&w, "batch_sizes", rows);
-            jw_end(&w);
-        }
-        if (jobs_path)
-            jobs_json(&w, &q);
-        jw_end(&w);
-        rc = cli_json_print(&w);
-        goto out;
-    }
-    if (cluster_arg)
-        printf("cluster  %s: %d node%s x %d GPUs = %d GPUs\n", c.name, c.nodes,
-               c.nodes == 1 ? "" : "s", c.gpus_per_node, c.total_gpus);
-    if (curves_arg)
-        print_curves(&cs, cap);
-    if (jobs_path)
-        print_jobs(&q, cap, curves_arg != NULL);
-    printf("ok: inputs are valid\n");
-out:
-    jw_free(&w);
-    queue_free(&q);
-    curve_set_free(&cs);
-    return rc;
+    if (a.plan)
+        return validate_plan_file(&a, &w);
+    jw_bool(&w, "ok", 1);
+    return validate_inputs_run(&a, &w);
 }

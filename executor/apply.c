@@ -1188,6 +1188,216 @@ static int open_state(apply *A, int *lock, ef_err *e)
     return EF_OK;
 }
 
+/* The run A of plan p with options o and backend b, before anything is
+ * opened: the report rep, the backend's context, the window's end
+ * (A->x.end), a dry backend's clock at the plan's start. */
+static void apply_init(apply *A, exec_plan *p, const exec_opts *o,
+                       exec_report *rep, const exec_backend *b)
+{
+    memset(A, 0, sizeof *A);
+    A->p = p;
+    A->o = o;
+    A->rep = rep;
+    A->x.p = p;
+    A->x.b = b;
+    A->x.scale = o->scale;
+    A->x.nodes_file = o->nodes_file;
+    A->x.slurm = o->slurm;
+    A->x.out = o->out;
+    A->x.arg = o->arg;
+    A->x.end = window_end(p, o);
+    A->dry_clock = p->now;
+}
+
+/* The node file, when given (loaded and checked against the plan), and
+ * the state: a dry backend's as it would run, with an empty replay; a
+ * real backend's directory, locked (*lock) and its journal replayed
+ * (open_state). EF_OK or EF_ERR (e filled). */
+static int apply_open(apply *A, int *lock, ef_err *e)
+{
+    const exec_opts *o = A->o;
+    if (o->nodes_file &&
+        (exec_nodes_load(&A->x.nodes, o->nodes_file, e) != EF_OK ||
+         exec_nodes_check(&A->x.nodes, A->p, e) != EF_OK))
+        return EF_ERR;
+    if (A->x.b->dry) {
+        A->x.state = state_path_as_run(o->state);
+        exec_replay_init(&A->r, A->p);
+        return EF_OK;
+    }
+    return open_state(A, lock, e) != EF_OK ? EF_ERR : EF_OK;
+}
+
+/* A journal that already ended: the report says so, with the jobs
+ * behind their plan at its end. */
+static void apply_was_done(apply *A)
+{
+    A->rep->already_done = 1;
+    A->rep->complete = 1;
+    count(A);
+    report_behind(A, A->p->end);
+}
+
+/* Journal the run's start: a "begin" record anchoring the plan clock (a
+ * plan in Unix time at scale 1: the wall clock itself), or, when the
+ * journal has begun, a "resume" record at the current tick. EF_OK or
+ * EF_ERR (e filled). */
+static int apply_mark_start(apply *A, ef_err *e)
+{
+    const exec_plan *p = A->p;
+    const exec_opts *o = A->o;
+    if (A->r.begun) {
+        tick(A, (int64_t)floor(plan_clock(A)));
+        say(A, "resuming from %s (%d records)", A->rep->journal,
+            A->r.records);
+        return put(A, &(exec_rec){.ev = EXEC_R_RESUME, .time = A->t}, e) !=
+                       EF_OK ? EF_ERR : EF_OK;
+    }
+    double aw = wall_now(); /* the clock's anchor: wall time aw */
+    int64_t ap = p->now;    /* is plan time ap */
+    if (o->scale == 1 && plan_unix_time(p->now)) {
+        aw = 0; /* Unix times: the plan clock is the wall clock */
+        ap = 0;
+    }
+    if (put(A, &(exec_rec){.ev = EXEC_R_BEGIN, .plan = p->path,
+                           .hash = p->hash, .backend = A->x.b->name,
+                           .anchor_wall = aw, .anchor_plan = ap,
+                           .scale = o->scale,
+                           .follow = o->follow && !A->x.b->dry}, e) != EF_OK)
+        return EF_ERR;
+    follow_start(A);
+    return EF_OK;
+}
+
+/* Start (or resume) the run up to plan time end_t: a real backend claims
+ * the plan (*claim), checks the commands, opens the journal and takes a
+ * journal of another plan over; then the start is journalled and the
+ * clock read. EF_OK or EF_ERR (e filled). */
+static int apply_start(apply *A, int64_t end_t, int *claim, ef_err *e)
+{
+    follow_start(A);
+    if (!A->x.b->dry &&
+        (claim_plan(A, claim, e) != EF_OK ||
+         check_commands(A->p, end_t, e) != EF_OK ||
+         exec_journal_open(&A->jn, A->rep->journal, e) != EF_OK ||
+         (A->switching && take_over(A, e) != EF_OK)))
+        return EF_ERR;
+    if (apply_mark_start(A, e) != EF_OK)
+        return EF_ERR;
+    tick(A, (int64_t)floor(plan_clock(A)));
+    if (A->r.follow)
+        say(A, "the plan's clock follows the jobs: it waits for a job "
+            "behind its plan, so a slow machine stretches the clock "
+            "instead of missing a deadline");
+    return EF_OK;
+}
+
+/* The window is over at plan time end_t: checkpoint and stop what still
+ * runs (said, and announced to the backend). EF_OK or EF_ERR (e
+ * filled). */
+static int apply_stop_at_end(apply *A, int64_t end_t, ef_err *e)
+{
+    const exec_plan *p = A->p;
+    tick(A, end_t);
+    int *left = ef_calloc((size_t)p->njobs + 1, sizeof *left); /* jobs */
+    int n = 0; /* how many run */
+    exec_action *stops = ef_calloc((size_t)p->njobs + 1, sizeof *stops);
+    char win[32]; /* the window's end as shown */
+    for (int j = 0; j < p->njobs; j++)
+        if (A->r.jobs[j].running) {
+            stops[n].act = EXEC_STOP;
+            stops[n].job = j;
+            left[n++] = j;
+        }
+    if (n)
+        say(A, "end of the window at %s: stopping %d job(s)",
+            ef_ht_fmt(end_t, A->o->zone, win, sizeof win), n);
+    if (A->x.b->announce)
+        A->x.b->announce(&A->x, -1, stops, n);
+    int rc = stop_jobs(A, left, n, "end", e);
+    free(stops);
+    free(left);
+    return rc;
+}
+
+/* The run ended at plan time end_t, everything stopped: the report, then
+ * the state file, then (the plan applied to its end) the journal's "end"
+ * record. EF_OK or EF_ERR (e filled). */
+static int apply_finish(apply *A, int64_t end_t, ef_err *e)
+{
+    A->rep->complete = end_t == A->p->end;
+    count(A);
+    report_behind(A, end_t);
+    /* the state file first, then the journal's end: a state file that
+     * could not be written leaves the plan open, so that the rerun
+     * finishes it and writes the file (instead of "already applied") */
+    if (!A->x.b->dry && write_state(A, A->rep->complete, e) != EF_OK) {
+        ef_err e2 = {0};
+        put(A, &(exec_rec){.ev = EXEC_R_ERROR, .msg = e->msg}, &e2);
+        return EF_ERR;
+    }
+    if (A->rep->complete &&
+        put(A, &(exec_rec){.ev = EXEC_R_END, .time = A->t}, e) != EF_OK)
+        return EF_ERR;
+    return EF_OK;
+}
+
+/* After the backend failed (e): keep what is known: the journal says
+ * what was done (an "error" record); the state file is rewritten; jobs
+ * keep running until the next apply. */
+static void apply_backend_error(apply *A, const ef_err *e)
+{
+    ef_err e2 = {0};
+    if (A->jn.path)
+        put(A, &(exec_rec){.ev = EXEC_R_ERROR, .msg = e->msg}, &e2);
+    count(A);
+    report_behind(A, A->t);
+    if (!A->x.b->dry)
+        write_state(A, 0, &e2);
+}
+
+/* The run from its start (or where its journal ends) to the window's
+ * end *end_t, which a new version of the plan file moves, or to a
+ * handover. EF_OK or EF_ERR (e filled). */
+static int apply_run(apply *A, int64_t *end_t, int *claim, ef_err *e)
+{
+    if (apply_start(A, *end_t, claim, e) != EF_OK)
+        return EF_ERR;
+    if (A->x.b->prepare(&A->x, e) != EF_OK || settle(A, e) != EF_OK ||
+        run_loop(A, end_t, e) != EF_OK) {
+        apply_backend_error(A, e);
+        return EF_ERR;
+    }
+    if (A->rep->handed_over) {
+        /* what runs goes on under the next run: no stops, no end */
+        count(A);
+        report_behind(A, A->t);
+        return write_state(A, 0, e) != EF_OK ? EF_ERR : EF_OK;
+    }
+    if (apply_stop_at_end(A, *end_t, e) != EF_OK) {
+        apply_backend_error(A, e);
+        return EF_ERR;
+    }
+    return apply_finish(A, *end_t, e);
+}
+
+/* What the run A holds, released: the backend's, the journal, the
+ * replay, the node table, the state directory's lock and the plan's
+ * claim (-1: not held). */
+static void apply_release(apply *A, int lock, int claim)
+{
+    if (A->x.b->release)
+        A->x.b->release(&A->x);
+    exec_journal_close(&A->jn);
+    exec_replay_free(&A->r);
+    exec_nodes_free(&A->x.nodes);
+    free(A->x.state);
+    free(A->from_copy);
+    if (lock >= 0)
+        close(lock);
+    plan_unlock(claim);
+}
+
 int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
                ef_err *e)
 {
@@ -1196,160 +1406,16 @@ int exec_apply(exec_plan *p, const exec_opts *o, exec_report *rep,
     if (!b)
         return ef_fail(e, EF_E_USAGE, "unknown backend \"%s\" (expected local, "
                        "slurm or dry-run)", o->backend);
-    apply A;
-    memset(&A, 0, sizeof A);
-    A.p = p;
-    A.o = o;
-    A.rep = rep;
-    A.x.p = p;
-    A.x.b = b;
-    A.x.scale = o->scale;
-    A.x.nodes_file = o->nodes_file;
-    A.x.slurm = o->slurm;
-    A.x.out = o->out;
-    A.x.arg = o->arg;
-    int64_t end_t = window_end(p, o);
-    A.x.end = end_t;
-    A.dry_clock = p->now;
-    int rc = EF_OK, prepared = 0, lock = -1, claim = -1;
-    if (o->nodes_file &&
-        (exec_nodes_load(&A.x.nodes, o->nodes_file, e) != EF_OK ||
-         exec_nodes_check(&A.x.nodes, p, e) != EF_OK)) {
-        rc = EF_ERR;
-        goto out;
-    }
-    if (b->dry) {
-        A.x.state = state_path_as_run(o->state);
-        exec_replay_init(&A.r, p);
-    } else if (open_state(&A, &lock, e) != EF_OK) {
-        rc = EF_ERR;
-        goto out;
-    }
-    if (A.r.ended) {
-        rep->already_done = 1;
-        rep->complete = 1;
-        count(&A);
-        report_behind(&A, p->end);
-        goto out;
-    }
-    follow_start(&A);
-    if (!b->dry && (claim_plan(&A, &claim, e) != EF_OK ||
-                    check_commands(p, end_t, e) != EF_OK ||
-                    exec_journal_open(&A.jn, rep->journal, e) != EF_OK ||
-                    (A.switching && take_over(&A, e) != EF_OK))) {
-        rc = EF_ERR;
-        goto out;
-    }
-    if (!A.r.begun) {
-        double aw = wall_now();
-        int64_t ap = p->now;
-        if (o->scale == 1 && plan_unix_time(p->now)) {
-            aw = 0; /* Unix times: the plan clock is the wall clock */
-            ap = 0;
-        }
-        if (put(&A, &(exec_rec){.ev = EXEC_R_BEGIN, .plan = p->path,
-                                .hash = p->hash, .backend = b->name,
-                                .anchor_wall = aw, .anchor_plan = ap,
-                                .scale = o->scale,
-                                .follow = o->follow && !b->dry}, e) !=
-            EF_OK) {
-            rc = EF_ERR;
-            goto out;
-        }
-        follow_start(&A);
-    } else {
-        tick(&A, (int64_t)floor(plan_clock(&A)));
-        say(&A, "resuming from %s (%d records)", rep->journal, A.r.records);
-        if (put(&A, &(exec_rec){.ev = EXEC_R_RESUME, .time = A.t}, e) !=
-            EF_OK) {
-            rc = EF_ERR;
-            goto out;
-        }
-    }
-    tick(&A, (int64_t)floor(plan_clock(&A)));
-    if (A.r.follow)
-        say(&A, "the plan's clock follows the jobs: it waits for a job "
-            "behind its plan, so a slow machine stretches the clock "
-            "instead of missing a deadline");
-    if (b->prepare(&A.x, e) != EF_OK || settle(&A, e) != EF_OK) {
-        rc = EF_ERR;
-        goto backend_error;
-    }
-    prepared = 1;
-    if (run_loop(&A, &end_t, e) != EF_OK) {
-        rc = EF_ERR;
-        goto backend_error;
-    }
-    if (rep->handed_over) {
-        /* what runs goes on under the next run: no stops, no end */
-        count(&A);
-        report_behind(&A, A.t);
-        if (write_state(&A, 0, e) != EF_OK)
-            rc = EF_ERR;
-        goto out;
-    }
-    /* the window is over: checkpoint and stop what still runs */
-    tick(&A, end_t);
-    {
-        int *left = ef_calloc((size_t)p->njobs + 1, sizeof *left), n = 0;
-        exec_action *stops = ef_calloc((size_t)p->njobs + 1, sizeof *stops);
-        char win[32]; /* the window's end as shown */
-        for (int j = 0; j < p->njobs; j++)
-            if (A.r.jobs[j].running) {
-                stops[n].act = EXEC_STOP;
-                stops[n].job = j;
-                left[n++] = j;
-            }
-        if (n)
-            say(&A, "end of the window at %s: stopping %d job(s)",
-                ef_ht_fmt(end_t, A.o->zone, win, sizeof win), n);
-        if (b->announce)
-            b->announce(&A.x, -1, stops, n);
-        rc = stop_jobs(&A, left, n, "end", e);
-        free(stops);
-        free(left);
-    }
-    if (rc != EF_OK)
-        goto backend_error;
-    rep->complete = end_t == p->end;
-    count(&A);
-    report_behind(&A, end_t);
-    /* the state file first, then the journal's end: a state file that
-     * could not be written leaves the plan open, so that the rerun
-     * finishes it and writes the file (instead of "already applied") */
-    if (!b->dry && write_state(&A, rep->complete, e) != EF_OK) {
-        ef_err e2 = {0};
-        put(&A, &(exec_rec){.ev = EXEC_R_ERROR, .msg = e->msg}, &e2);
-        rc = EF_ERR;
-        goto out;
-    }
-    if (rep->complete &&
-        put(&A, &(exec_rec){.ev = EXEC_R_END, .time = A.t}, e) != EF_OK)
-        rc = EF_ERR;
-    goto out;
-backend_error:
-    {
-        /* keep what is known: the journal says what was done; the state
-         * file is rewritten; jobs keep running until the next apply */
-        ef_err e2 = {0};
-        if (A.jn.path)
-            put(&A, &(exec_rec){.ev = EXEC_R_ERROR, .msg = e->msg}, &e2);
-        count(&A);
-        report_behind(&A, A.t);
-        if (!b->dry)
-            write_state(&A, 0, &e2);
-        (void)prepared;
-    }
-out:
-    if (b->release)
-        b->release(&A.x);
-    exec_journal_close(&A.jn);
-    exec_replay_free(&A.r);
-    exec_nodes_free(&A.x.nodes);
-    free(A.x.state);
-    free(A.from_copy);
-    if (lock >= 0)
-        close(lock);
-    plan_unlock(claim);
+    apply A; /* the run */
+    apply_init(&A, p, o, rep, b);
+    int64_t end_t = A.x.end; /* the window's end (a new version moves it) */
+    int lock = -1;  /* the state directory's lock, when held */
+    int claim = -1; /* the plan's claim (planlock.h), when held */
+    int rc = apply_open(&A, &lock, e);
+    if (rc == EF_OK && A.r.ended)
+        apply_was_done(&A);
+    else if (rc == EF_OK)
+        rc = apply_run(&A, &end_t, &claim, e);
+    apply_release(&A, lock, claim);
     return rc;
 }

@@ -500,99 +500,137 @@ const char *exec_slurm_sbatch_line(exec_ctx *x, const exec_run *r, char *dst,
     return dst;
 }
 
-char *exec_slurm_script(exec_ctx *x, const exec_run *r)
+/* What the batch script of one attempt is made of (exec_slurm_script). */
+typedef struct script_of {
+    const exec_job *jb; /* the job */
+    const job_run *jr;  /* its command and workdir */
+    int *nodes;         /* the plan nodes the attempt runs on (heap), */
+    int nn;             /* how many */
+    int tasks;          /* processes per node (tasks_per_node) */
+    int wrap;           /* several nodes or processes: started by srun */
+    int sig;            /* the job's checkpoint signal */
+} script_of;
+
+/* The environment the script exports for attempt r (heap strings, free
+ * with exec_strv_free): the launch environment with MASTER_ADDR the
+ * first node's address, in the job's account's (exec_user_env) when it
+ * runs as one. */
+static char **script_env(exec_ctx *x, const exec_run *r, int node0)
 {
-    const exec_job *jb = &x->p->jobs[r->job];
-    const job_run *jr = &jb->in->run;
-    int *nodes = ef_malloc((size_t)(r->place->n + 1) * sizeof *nodes);
-    int nn = exec_place_nodes(r->place, nodes);
-    int tasks = tasks_per_node(x, r, nn);
-    char tmp[64], rcp[4096];
-    const char *master = node_addr(x, nodes[0], tmp, sizeof tmp);
+    char tmp[64];
+    const char *master = node_addr(x, node0, tmp, sizeof tmp);
     char **env = exec_launch_env(x, r, 0, -1, master, 0);
     if (r->user) {
         char **whole = exec_user_env(r->user, env);
         exec_strv_free(env);
         env = whole;
     }
-    exec_path_run(x, r->job, r->attempt, "rc", rcp, sizeof rcp);
+    return env;
+}
+
+/* The rc file of attempt r into rcp (len bytes): the run directory's, or
+ * the job's own directory's when the script runs as the job's user
+ * (exec_read_rc looks there too). */
+static void script_rc_path(exec_ctx *x, const exec_run *r, char *rcp,
+                           size_t len)
+{
+    exec_path_run(x, r->job, r->attempt, "rc", rcp, len);
     if (as_other(r)) {
-        /* the script runs as the job's user: its status goes to the job's
-         * own directory (exec_read_rc looks there too) */
         char dir[4000];
-        snprintf(rcp, sizeof rcp, "%s/%d.rc",
+        snprintf(rcp, len, "%s/%d.rc",
                  exec_path_job(x, r->job, dir, sizeof dir), r->attempt);
     }
-    int sig = exec_job_signal(x->p, r->job);
-    ef_buf b = {0};
-    ef_buf_printf(&b, "#!/bin/sh\n# efplan apply: job %s, attempt %d, plan "
-                  "%s\n", jb->safe, r->attempt, x->p->hash);
-    /* efplan_done N: the exit status N to the rc file (through a
-     * temporary file beside it; both paths hold the state directory, any
-     * bytes: quoted like every other word), and exit N */
+}
+
+/* The script's first lines: who it is, and efplan_done N: the exit
+ * status N to the rc file 'rcp' (through a temporary file beside it;
+ * both paths hold the state directory, any bytes: quoted like every
+ * other word), and exit N. */
+static void script_head(ef_buf *b, const exec_ctx *x, const exec_run *r,
+                        const script_of *so, const char *rcp)
+{
+    ef_buf_printf(b, "#!/bin/sh\n# efplan apply: job %s, attempt %d, plan "
+                  "%s\n", so->jb->safe, r->attempt, x->p->hash);
     char rct[4200];
     snprintf(rct, sizeof rct, "%s.tmp", rcp);
-    ef_buf_put(&b, "efplan_done() {\n    printf 'exit %d\\n' \"$1\" > ");
-    ef_sh_quote(&b, rct);
-    ef_buf_put(&b, " && mv -f -- ");
-    ef_sh_quote(&b, rct);
-    ef_buf_put(&b, " ");
-    ef_sh_quote(&b, rcp);
-    ef_buf_put(&b, "\n    exit \"$1\"\n}\n");
-    /* The checkpoint signal, from the first line on: forwarded to the
-     * command once it runs, or as soon as it does when it came first.
-     * Through srun (several nodes or processes) it goes to the tasks
-     * through scancel --signal (no --batch: every step but this script's):
-     * srun takes a SIGTERM for "kill the step", not one to pass on. */
-    int wrap = nn > 1 || tasks > 1;
-    const char *sname = job_signal_name(sig);
+    ef_buf_put(b, "efplan_done() {\n    printf 'exit %d\\n' \"$1\" > ");
+    ef_sh_quote(b, rct);
+    ef_buf_put(b, " && mv -f -- ");
+    ef_sh_quote(b, rct);
+    ef_buf_put(b, " ");
+    ef_sh_quote(b, rcp);
+    ef_buf_put(b, "\n    exit \"$1\"\n}\n");
+}
+
+/* The checkpoint signal, from the first line on: forwarded to the
+ * command once it runs, or as soon as it does when it came first.
+ * Through srun (several nodes or processes) it goes to the tasks
+ * through scancel --signal (no --batch: every step but this script's):
+ * srun takes a SIGTERM for "kill the step", not one to pass on. */
+static void script_trap(ef_buf *b, const script_of *so)
+{
+    const char *sname = job_signal_name(so->sig);
     char snum[16];
-    snprintf(snum, sizeof snum, "%d", sig);
-    if (wrap)
-        ef_buf_printf(&b, "efplan_child= efplan_sig= efplan_early=\n"
+    snprintf(snum, sizeof snum, "%d", so->sig);
+    if (so->wrap)
+        ef_buf_printf(b, "efplan_child= efplan_sig= efplan_early=\n"
                       "trap 'efplan_sig=1; if [ -n \"$efplan_child\" ]; then "
                       "scancel --signal=%s \"$SLURM_JOB_ID\" 2>/dev/null; "
                       "else efplan_early=1; fi' %d\n",
-                      sname ? sname + 3 : snum, sig);
+                      sname ? sname + 3 : snum, so->sig);
     else
-        ef_buf_printf(&b, "efplan_child= efplan_sig= efplan_early=\n"
+        ef_buf_printf(b, "efplan_child= efplan_sig= efplan_early=\n"
                       "trap 'efplan_sig=1; if [ -n \"$efplan_child\" ]; then "
                       "kill -%d \"$efplan_child\" 2>/dev/null; else "
-                      "efplan_early=1; fi' %d\n", sig, sig);
+                      "efplan_early=1; fi' %d\n", so->sig, so->sig);
+}
+
+/* The environment 'env' (NAME=VALUE strings) as export lines. */
+static void script_exports(ef_buf *b, char **env)
+{
     for (int k = 0; env[k]; k++) {
         const char *eq = strchr(env[k], '=');
-        ef_buf_printf(&b, "export %.*s=", (int)(eq - env[k]), env[k]);
-        ef_sh_quote(&b, eq + 1);
-        ef_buf_put(&b, "\n");
+        ef_buf_printf(b, "export %.*s=", (int)(eq - env[k]), env[k]);
+        ef_sh_quote(b, eq + 1);
+        ef_buf_put(b, "\n");
     }
-    exec_strv_free(env);
-    /* The rendezvous is on the node this script runs on: Slurm's first
-     * node of the job, SLURM_NODEID 0 (the order of slurm.conf, which
-     * need not be the plan's): its address, as sinfo gave it. */
-    if (nn > 1) {
-        ef_buf_put(&b, "case ${SLURMD_NODENAME:-} in\n");
-        for (int k = 0; k < nn; k++) {
-            char t2[64];
-            ef_buf_put(&b, "    ");
-            ef_sh_quote(&b, exec_nodes_name(&x->nodes, nodes[k], t2,
-                                            sizeof t2));
-            ef_buf_put(&b, ") MASTER_ADDR=");
-            ef_sh_quote(&b, node_addr(x, nodes[k], t2, sizeof t2));
-            ef_buf_put(&b, " ;;\n");
-        }
-        ef_buf_put(&b, "esac\n");
+}
+
+/* The rendezvous is on the node this script runs on: Slurm's first
+ * node of the job, SLURM_NODEID 0 (the order of slurm.conf, which
+ * need not be the plan's): its address, as sinfo gave it. Only on
+ * several nodes. */
+static void script_master_addr(ef_buf *b, const exec_ctx *x,
+                               const script_of *so)
+{
+    if (so->nn <= 1)
+        return;
+    ef_buf_put(b, "case ${SLURMD_NODENAME:-} in\n");
+    for (int k = 0; k < so->nn; k++) {
+        char t2[64];
+        ef_buf_put(b, "    ");
+        ef_sh_quote(b, exec_nodes_name(&x->nodes, so->nodes[k], t2,
+                                       sizeof t2));
+        ef_buf_put(b, ") MASTER_ADDR=");
+        ef_sh_quote(b, node_addr(x, so->nodes[k], t2, sizeof t2));
+        ef_buf_put(b, " ;;\n");
     }
-    free(nodes);
-    /* Its port, probed on this node as exec_pick_port probes the local
-     * host: from the job's port + (attempt - 1) upward, wrapping in
-     * 29500..30499 + jobs, the first that nothing listens on (state 0A
-     * in /proc/net/tcp and tcp6); r->port when the caller chose one */
+    ef_buf_put(b, "esac\n");
+}
+
+/* Its port, probed on this node as exec_pick_port probes the local
+ * host: from the job's port + (attempt - 1) upward, wrapping in
+ * 29500..30499 + jobs, the first that nothing listens on (state 0A
+ * in /proc/net/tcp and tcp6); r->port when the caller chose one */
+static void script_port(ef_buf *b, const exec_ctx *x, const exec_run *r,
+                        const script_of *so)
+{
     int lo = 29500, span = 30499 + x->p->njobs - lo + 1;
     int first = r->port > 0 ? r->port
-                : lo + ((jb->port - lo) + (r->attempt > 1 ? r->attempt - 1
-                                                          : 0)) % span;
+                : lo + ((so->jb->port - lo) + (r->attempt > 1
+                                               ? r->attempt - 1 : 0)) % span;
     int tries = r->port > 0 ? 1 : 512;
-    ef_buf_printf(&b, "efplan_nets=\n"
+    ef_buf_printf(b, "efplan_nets=\n"
                   "for efplan_f in /proc/net/tcp /proc/net/tcp6; do\n"
                   "    [ -r \"$efplan_f\" ] && efplan_nets=\"$efplan_nets "
                   "$efplan_f\"\n"
@@ -610,43 +648,55 @@ char *exec_slurm_script(exec_ctx *x, const exec_run *r)
                   "PET_MASTER_PORT\n"
                   "printf 'efplan: rendezvous %%s:%%s\\n' \"$MASTER_ADDR\" "
                   "\"$MASTER_PORT\"\n", lo, span, first, tries, first);
+}
+
+/* The job's workdir, then its command, started in the background: on
+ * several nodes or processes through srun, each with its ranks from
+ * Slurm's (one process per GPU: torchrun's per-process ones), and not at
+ * all when the checkpoint signal came first. Ends mid-line (the " &"
+ * follows). */
+static void script_command(ef_buf *b, const exec_run *r,
+                           const script_of *so)
+{
+    const job_run *jr = so->jr;
     if (jr->workdir) {
-        ef_buf_put(&b, "cd ");
-        ef_sh_quote(&b, jr->workdir);
-        ef_buf_put(&b, " || efplan_done 127\n");
+        ef_buf_put(b, "cd ");
+        ef_sh_quote(b, jr->workdir);
+        ef_buf_put(b, " || efplan_done 127\n");
     }
-    /* Several nodes or processes: srun starts them, each with its ranks
-     * from Slurm's (one process per GPU: torchrun's per-process ones);
-     * not at all when the checkpoint signal came first */
-    if (wrap) {
-        ef_buf_printf(&b, "[ -z \"$efplan_early\" ] || efplan_done %d\n",
-                      128 + sig);
-        ef_buf_printf(&b, "srun --nodes=\"$SLURM_NNODES\" --ntasks-per-node=%d "
+    if (so->wrap) {
+        ef_buf_printf(b, "[ -z \"$efplan_early\" ] || efplan_done %d\n",
+                      128 + so->sig);
+        ef_buf_printf(b, "srun --nodes=\"$SLURM_NNODES\" --ntasks-per-node=%d "
                       "sh -c 'NODE_RANK=$SLURM_NODEID; PET_NODE_RANK="
                       "$SLURM_NODEID; export NODE_RANK PET_NODE_RANK; ",
-                      tasks);
+                      so->tasks);
         /* a process per GPU (per_gpu, or one GPU per node): its
          * torchrun ranks, Slurm's task ids in block order */
-        if (tasks > 1 || r->place->n == nn)
-            ef_buf_printf(&b, "GROUP_RANK=$SLURM_NODEID; RANK=$SLURM_PROCID; "
+        if (so->tasks > 1 || r->place->n == so->nn)
+            ef_buf_printf(b, "GROUP_RANK=$SLURM_NODEID; RANK=$SLURM_PROCID; "
                           "LOCAL_RANK=$SLURM_LOCALID; LOCAL_WORLD_SIZE=%d; "
                           "export GROUP_RANK RANK LOCAL_RANK "
-                          "LOCAL_WORLD_SIZE; ", tasks);
-        ef_buf_put(&b, "exec \"$@\"' efplan-node");
+                          "LOCAL_WORLD_SIZE; ", so->tasks);
+        ef_buf_put(b, "exec \"$@\"' efplan-node");
     }
     for (int k = 0; k < jr->argc; k++) {
-        ef_buf_put(&b, (k || wrap) ? " " : "");
-        ef_sh_quote(&b, jr->argv[k]);
+        ef_buf_put(b, (k || so->wrap) ? " " : "");
+        ef_sh_quote(b, jr->argv[k]);
     }
-    /* Its exit status: a wait that the trapped signal interrupts returns
-     * above 128 before the command has ended, so wait again while a
-     * signal came and the status is above 128. That second wait returns
-     * the status when the first was interrupted, and 127 (no such child:
-     * dash, bash in POSIX mode) or the same status (bash otherwise) when
-     * the first had it already; so 127 keeps the first. (A command that
-     * exits 127 right after an interrupted wait is recorded as killed by
-     * the signal.) */
-    ef_buf_printf(&b, " &\nefplan_child=$!\n"
+}
+
+/* Its exit status: a wait that the trapped signal interrupts returns
+ * above 128 before the command has ended, so wait again while a
+ * signal came and the status is above 128. That second wait returns
+ * the status when the first was interrupted, and 127 (no such child:
+ * dash, bash in POSIX mode) or the same status (bash otherwise) when
+ * the first had it already; so 127 keeps the first. (A command that
+ * exits 127 right after an interrupted wait is recorded as killed by
+ * the signal.) */
+static void script_wait(ef_buf *b, const script_of *so)
+{
+    ef_buf_printf(b, " &\nefplan_child=$!\n"
                   "if [ -n \"$efplan_early\" ]; then kill -%d "
                   "\"$efplan_child\" 2>/dev/null; fi\n"
                   "wait \"$efplan_child\"; efplan_rc=$?\n"
@@ -657,7 +707,32 @@ char *exec_slurm_script(exec_ctx *x, const exec_run *r)
                   "    [ \"$efplan_st\" -eq 127 ] && break\n"
                   "    efplan_rc=$efplan_st\n"
                   "done\n"
-                  "efplan_done \"$efplan_rc\"\n", sig);
+                  "efplan_done \"$efplan_rc\"\n", so->sig);
+}
+
+char *exec_slurm_script(exec_ctx *x, const exec_run *r)
+{
+    script_of so; /* the job, its nodes, processes and signal */
+    so.jb = &x->p->jobs[r->job];
+    so.jr = &so.jb->in->run;
+    so.nodes = ef_malloc((size_t)(r->place->n + 1) * sizeof *so.nodes);
+    so.nn = exec_place_nodes(r->place, so.nodes);
+    so.tasks = tasks_per_node(x, r, so.nn);
+    so.wrap = so.nn > 1 || so.tasks > 1;
+    char **env = script_env(x, r, so.nodes[0]); /* what it exports */
+    char rcp[4096]; /* the attempt's rc file */
+    script_rc_path(x, r, rcp, sizeof rcp);
+    so.sig = exec_job_signal(x->p, r->job);
+    ef_buf b = {0}; /* the script */
+    script_head(&b, x, r, &so, rcp);
+    script_trap(&b, &so);
+    script_exports(&b, env);
+    exec_strv_free(env);
+    script_master_addr(&b, x, &so);
+    free(so.nodes);
+    script_port(&b, x, r, &so);
+    script_command(&b, r, &so);
+    script_wait(&b, &so);
     return b.s;
 }
 
