@@ -373,7 +373,6 @@ static int tasks_per_node(const exec_ctx *x, const exec_run *r, int nn)
     return jb->in && jb->in->run.per_gpu ? r->place->n / (nn ? nn : 1) : 1;
 }
 
-/* argv of the sbatch command for attempt r (heap strings). */
 /* 1 when 'word' is --gres=VALUE whose resources are none of GPUs
  * ("nvme:1", "fpga,license"): efplan merges it into its --gres=gpu:N. */
 static int gres_other(const char *word)
@@ -397,6 +396,7 @@ static int as_other(const exec_run *r)
     return r->user && r->user->uid != geteuid();
 }
 
+/* argv of the sbatch command for attempt r (heap strings). */
 static char **sbatch_argv(exec_ctx *x, const exec_run *r, const char *script)
 {
     int *nodes = ef_malloc((size_t)(r->place->n + 1) * sizeof *nodes);
