@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/err.h"
 
@@ -58,6 +59,10 @@ extern cli_conf cli_cf;
 /* The paragraph on the shared options, for a command's --help; with
  * CLI_F_JSON in 'flags' it lists --json. */
 void cli_help_shared(unsigned flags);
+
+/* "wrote PATH" on 'say', for an output file a command wrote: nothing
+ * when path is NULL or "-" (standard output) or under --quiet. */
+void cli_say_wrote(FILE *say, const char *path);
 
 /* getopt_long over the command's table 'opts' (shortopts ":h") plus the
  * shared options, for command 'cmd': returns the next option's code as

@@ -323,10 +323,8 @@ static int oracle_output(const oracle_args *a, oracle_run *x, ef_err *e)
     else if (a->plan_out && !cli_cf.quiet)
         fprintf(say, "wrote %s (%s, %d jobs admitted)\n", a->plan_out,
                 v.best, v.lower);
-    if (a->io.write_lp && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", a->io.write_lp);
-    if (a->out && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", a->out);
+    cli_say_wrote(say, a->io.write_lp);
+    cli_say_wrote(say, a->out);
     return v.answer ? 0 : EXIT_INFEASIBLE;
 }
 

@@ -470,10 +470,8 @@ static int plan_say(const plan_args *a, const plan *p, const off_stats *os)
                 p->admitted, os->online_admitted, os->withheld, os->plans,
                 os->budget_hit ? " (stopped by --offline-plans)" : "", ex);
     }
-    if (a->out_path && strcmp(a->out_path, "-") != 0 && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", a->out_path);
-    if (a->svg_path && strcmp(a->svg_path, "-") != 0 && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", a->svg_path);
+    cli_say_wrote(say, a->out_path);
+    cli_say_wrote(say, a->svg_path);
     return rc;
 }
 

@@ -470,12 +470,9 @@ static int simulate_say(const simulate_args *a, const sim *s)
         rc = sim_json(s, a->trace);
     else
         print_sim(say, s, a->trace);
-    if (a->out && strcmp(a->out, "-") != 0 && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", a->out);
-    if (a->jobs_out && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", a->jobs_out);
-    if (a->svg && strcmp(a->svg, "-") != 0 && !cli_cf.quiet)
-        fprintf(say, "wrote %s\n", a->svg);
+    cli_say_wrote(say, a->out);
+    cli_say_wrote(say, a->jobs_out);
+    cli_say_wrote(say, a->svg);
     return rc;
 }
 

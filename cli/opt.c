@@ -332,3 +332,9 @@ void cli_say_out(void *arg, const char *line)
     (void)arg;
     printf("%s\n", line);
 }
+
+void cli_say_wrote(FILE *say, const char *path)
+{
+    if (path && strcmp(path, "-") != 0 && !cli_cf.quiet)
+        fprintf(say, "wrote %s\n", path);
+}
