@@ -1431,7 +1431,7 @@ double store_smooth(double est, int runs, double x)
 static int learned_row(store *s, const char *model, const char *owner,
                        store_learnt *out, ef_err *e)
 {
-    *out = (store_learnt){.speed = 1.0, .restart = 1.0};
+    *out = STORE_LEARNT_NONE;
     sqlite3_stmt *st;
     if (prep(s, "SELECT speed, speed_runs, restart, restart_runs "
              "FROM learned WHERE model = ?1 AND owner = ?2", &st, "learned",
@@ -1507,7 +1507,7 @@ int store_learned_rows(store *s, const char *model, const char *owner,
     if (learned_row(s, model, "", all, e) != EF_OK)
         return EF_ERR;
     if (!owner || !owner[0]) {
-        *own = (store_learnt){.speed = 1.0, .restart = 1.0};
+        *own = STORE_LEARNT_NONE;
         return EF_OK;
     }
     return learned_row(s, model, owner, own, e);
@@ -1535,7 +1535,7 @@ int store_learned(store *s, const char *model, const char *owner,
 {
     store_learnt all, own;
     if (store_learned_rows(s, model, owner, &all, &own, e) != EF_OK) {
-        *out = (store_learnt){.speed = 1.0, .restart = 1.0};
+        *out = STORE_LEARNT_NONE;
         return EF_ERR;
     }
     store_learnt_pick(&all, &own, out);

@@ -338,6 +338,9 @@ typedef struct store_learnt {
     int restart_runs;
 } store_learnt;
 
+/* Nothing measured: the curve's speed and the model's restart charge. */
+#define STORE_LEARNT_NONE ((store_learnt){.speed = 1.0, .restart = 1.0})
+
 /* store_learn: one run of 'model' by 'owner' (may be NULL) measured x:
  * its speed over its curve's (restart 0), or a restart's cost over the
  * model's charge for it (restart 1); smoothed into the model's row and the

@@ -1454,7 +1454,7 @@ static int learned_of(svc *s, const char *model, const char *owner,
                       store_learnt *lr, ef_err *e)
 {
     if (s->learn_off) {
-        *lr = (store_learnt){.speed = 1.0, .restart = 1.0};
+        *lr = STORE_LEARNT_NONE;
         return EF_OK;
     }
     store_learnt all, own;
@@ -2649,7 +2649,7 @@ void svc_learned(svc *s, const char *id, const char *model, store_learnt *lr)
     if (have == 1)
         owner = row.owner;
     if (learned_of(s, model, owner, lr, &e) != EF_OK)
-        *lr = (store_learnt){.speed = 1.0, .restart = 1.0}; /* as if none */
+        *lr = STORE_LEARNT_NONE; /* as if none */
     if (have == 1)
         store_job_free(&row);
 }
