@@ -60,6 +60,11 @@ extern cli_conf cli_cf;
  * CLI_F_JSON in 'flags' it lists --json. */
 void cli_help_shared(unsigned flags);
 
+/* --backend's value 'arg' for command 'cmd': 0 when the executor has
+ * that backend (exec_backend_find: local, slurm or dry-run), else a
+ * usage error (printed; EXIT_USAGE). */
+int cli_backend_option(const char *cmd, const char *arg);
+
 /* "wrote PATH" on 'say', for an output file a command wrote: nothing
  * when path is NULL or "-" (standard output) or under --quiet. */
 void cli_say_wrote(FILE *say, const char *path);

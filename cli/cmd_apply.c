@@ -181,10 +181,8 @@ static int apply_option(apply_args *a, int o, char **argv)
     double d;
     switch (o) {
     case 'b':
-        if (strcmp(optarg, "local") && strcmp(optarg, "slurm") &&
-            strcmp(optarg, "dry-run"))
-            return cli_usage_error("apply", "--backend: \"%s\" (expected "
-                                   "local, slurm or dry-run)", optarg);
+        if (cli_backend_option("apply", optarg))
+            return EXIT_USAGE;
         a->eo.backend = optarg;
         break;
     case 'u':

@@ -171,11 +171,8 @@ static int parse(int argc, char **argv, night_args *a)
         case 'N': a->eo.nodes_file = optarg; break;
         case 'E': a->po.elastic_batch = 1; break;
         case 'b':
-            if (strcmp(optarg, "local") && strcmp(optarg, "slurm") &&
-                strcmp(optarg, "dry-run"))
-                return cli_usage_error("nightly", "--backend: \"%s\" "
-                                       "(expected local, slurm or dry-run)",
-                                       optarg);
+            if (cli_backend_option("nightly", optarg))
+                return EXIT_USAGE;
             a->eo.backend = optarg;
             break;
         case 'n':

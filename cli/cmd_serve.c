@@ -264,10 +264,8 @@ static int serve_option(serve_args *a, int o, const char *arg)
         break;
     case O_QUIET: a->hc.log = log_quiet; break;
     case O_BACKEND:
-        if (strcmp(arg, "local") && strcmp(arg, "slurm") &&
-            strcmp(arg, "dry-run"))
-            return cli_usage_error("serve", "--backend: \"%s\" (expected "
-                                   "local, slurm or dry-run)", arg);
+        if (cli_backend_option("serve", arg))
+            return EXIT_USAGE;
         a->lo.backend = arg;
         break;
     case O_NODES: a->lo.nodes_file = arg; break;

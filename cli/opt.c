@@ -17,6 +17,7 @@
 #include "common/htime.h"
 #include "common/jsonw.h"
 #include "common/util.h"
+#include "executor/exec.h"
 #include "model/jobs.h"
 #include "service/client.h"
 
@@ -337,4 +338,12 @@ void cli_say_wrote(FILE *say, const char *path)
 {
     if (path && strcmp(path, "-") != 0 && !cli_cf.quiet)
         fprintf(say, "wrote %s\n", path);
+}
+
+int cli_backend_option(const char *cmd, const char *arg)
+{
+    if (exec_backend_find(arg))
+        return 0;
+    return cli_usage_error(cmd, "--backend: \"%s\" (expected local, slurm "
+                           "or dry-run)", arg);
 }
