@@ -30,6 +30,10 @@
 # learns it (--learn); speeds as the curve; --moves any against net on
 # the cases of table 1: admitted, deadline ratio, reconfigurations in all
 # and per job that ran, with the generated queues' sums.
+# Table 4, a flat restart of 30 s for every change, planned and charged
+# alike (--overhead restart: the model's prior where a real job's
+# checkpoint, exit, start-up and rendezvous take half a minute): --moves
+# any against net, as table 3.
 set -eu
 E=${EFPLAN:-build/efplan}
 [ -x "$E" ] || { echo "$0: $E: not built (make)" >&2; exit 2; }
@@ -104,26 +108,31 @@ for learn in (0, 1):
     L.append('| generated, sum of 12 | | %s | %d | %d | %d | |'
              % ('yes' if learn else 'no', a, m, x))
 L.append('')
-L.append('| queue | cluster | moves (restarts 10x, learned) | admitted | '
-         'deadline ratio | reconfigurations | per job that ran |')
-L.append('|---|---|---|---:|---:|---:|---:|')
-tot = {m: [0, 0, 0] for m in ('any', 'net')}  # admitted, reconf, ran
-for name, cl, f, _ in cases:
+def moves_table(label, *extra):
+    """--moves any against net on the cases of table 1 under 'extra'."""
+    L.append('| queue | cluster | moves (%s) | admitted | deadline ratio | '
+             'reconfigurations | per job that ran |' % label)
+    L.append('|---|---|---|---:|---:|---:|---:|')
+    tot = {m: [0, 0, 0] for m in ('any', 'net')}  # admitted, reconf, ran
+    for name, cl, f, _ in cases:
+        for m in ('any', 'net'):
+            d = sim(f, cl, '--moves', m, *extra)
+            rc = d['rescales'] + d['migrations']
+            ran = d['admitted'] + d['best_effort_jobs']
+            L.append('| %s | %s | %s | %d | %.4f | %d | %.2f |'
+                     % (name, cl, m, d['admitted'], d['deadline_ratio'], rc,
+                        rc / max(1, ran)))
+            if name.startswith('gen'):
+                t = tot[m]
+                t[0] += d['admitted']; t[1] += rc; t[2] += ran
     for m in ('any', 'net'):
-        d = sim(f, cl, '--moves', m, '--restart-cost', '10', '--learn')
-        rc = d['rescales'] + d['migrations']
-        ran = d['admitted'] + d['best_effort_jobs']
-        L.append('| %s | %s | %s | %d | %.4f | %d | %.2f |'
-                 % (name, cl, m, d['admitted'], d['deadline_ratio'], rc,
-                    rc / max(1, ran)))
-        if name.startswith('gen'):
-            t = tot[m]
-            t[0] += d['admitted']; t[1] += rc; t[2] += ran
-for m in ('any', 'net'):
-    t = tot[m]
-    L.append('| generated, sum of 12 | | %s | %d | | %d | %.2f |'
-             % (m, t[0], t[1], t[1] / max(1, t[2])))
-text = '\n'.join(L) + '\n'
+        t = tot[m]
+        L.append('| generated, sum of 12 | | %s | %d | | %d | %.2f |'
+                 % (m, t[0], t[1], t[1] / max(1, t[2])))
+    L.append('')
+moves_table('restarts 10x, learned', '--restart-cost', '10', '--learn')
+moves_table('a flat 30 s restart', '--overhead', 'restart')
+text = '\n'.join(L[:-1]) + '\n'
 if out:
     rev = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
                          capture_output=True, text=True).stdout.strip()
