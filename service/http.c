@@ -53,6 +53,9 @@ typedef struct tok_use {
 #define SRV_WORKERS 4
 /* libmicrohttpd's own cap on connections (within 1024 descriptors) */
 #define SRV_CONN_LIMIT 768u
+/* Seconds a stopping server waits for the answers being sent (a client
+ * that reads slowly cannot hold it longer) */
+#define SRV_DRAIN_MAX 10.0
 
 struct srv {
     struct MHD_Daemon *d;
@@ -148,7 +151,17 @@ typedef struct req {
     store_ident who;    /* who sent it (authenticated routes) */
     int holds;          /* 1: it counts in who's requests under way */
     int late;           /* its body was not whole by the deadline: 408 */
+    int nul;            /* its URI as sent holds %00 (on_uri): 400 */
+    int close;          /* its answer closes the connection */
 } req;
+
+/* What on_uri hands on_request for a URI that holds %00 (no req yet). */
+static char uri_nul_mark;
+
+/* The 503 of a request that comes while the server stops. */
+static const char stopping_msg[] =
+    "the service is stopping (SIGTERM or SIGINT): nothing of this request "
+    "was done; send it again once it is back";
 
 static void srv_log(srv *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -207,7 +220,8 @@ static unsigned match_path(const char *url, const char **id, char *node,
 /* Queue reply r (its body handed to the response) with the headers its
  * route adds. */
 static enum MHD_Result send_reply(struct MHD_Connection *c, svc_reply *r,
-                                  const char *allow, int64_t plan_version)
+                                  const char *allow, int64_t plan_version,
+                                  int close)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(
         r->len, r->body, MHD_RESPMEM_MUST_FREE);
@@ -219,10 +233,10 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, svc_reply *r,
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     if (allow)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
-    if (r->status == 408 || r->status == 413 || r->status == 431 ||
+    if (close || r->status == 408 || r->status == 413 || r->status == 431 ||
         r->status == 414)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-    if (r->status == 429) {
+    if (r->status == 429 || r->status == 503) {
         char ra[32];
         snprintf(ra, sizeof ra, "%d", r->retry_after > 0 ? r->retry_after : 1);
         MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
@@ -254,24 +268,36 @@ static void allow_of(unsigned m, char *out, size_t cap)
         }
 }
 
-/* Check the query's parameters against those the route takes. */
+/* Check the query's parameters against those the route takes: the
+ * first one that is not one of them, has no value ("?all") or comes
+ * twice (the handler would read the first and ignore the other). */
+#define QCHECK_MAX 4
 typedef struct qcheck {
     const char *const *ok;
     int nok;
+    int seen[QCHECK_MAX];
     char bad[128];
+    const char *why;    /* what is wrong with 'bad' (NULL: unknown) */
 } qcheck;
 
 static enum MHD_Result query_key(void *cls, enum MHD_ValueKind kind,
                                  const char *key, const char *value)
 {
     (void)kind;
-    (void)value;
     qcheck *q = cls;
+    if (q->bad[0])
+        return MHD_YES;
     for (int i = 0; i < q->nok; i++)
-        if (strcmp(q->ok[i], key) == 0)
-            return MHD_YES;
-    if (!q->bad[0])
-        snprintf(q->bad, sizeof q->bad, "%.100s", key);
+        if (strcmp(q->ok[i], key) == 0) {
+            if (!value)
+                q->why = "without a value";
+            else if (q->seen[i]++)
+                q->why = "given twice (it takes one value)";
+            else
+                return MHD_YES;
+            break;
+        }
+    snprintf(q->bad, sizeof q->bad, "%.100s", key);
     return MHD_YES;
 }
 
@@ -374,6 +400,8 @@ static void on_connection(void *cls, struct MHD_Connection *c,
     pthread_mutex_lock(&s->mu);
     if (k->ph == C_WAIT)
         s->npending--;
+    if (s->stopping)
+        pthread_cond_broadcast(&s->cv);
     if (k->prev)
         k->prev->next = k->next;
     else
@@ -519,10 +547,16 @@ static void no_route(const char *url, svc_reply *r)
     free(msg.s);
 }
 
-/* The request head's size: its headers' count and bytes. */
+/* The request head's size (its headers' count and bytes) and how it
+ * says its body is framed: its Content-Length and Transfer-Encoding
+ * headers (libmicrohttpd reads the first of each and ignores the rest). */
 typedef struct headsize {
     int n;
     size_t bytes;
+    int ncl, cl_differ; /* Content-Length headers; 1: two values */
+    const char *cl;     /* the first one's value */
+    int nte;            /* Transfer-Encoding headers */
+    const char *te;     /* the first one that is not "chunked" */
 } headsize;
 
 static enum MHD_Result head_count(void *cls, enum MHD_ValueKind kind,
@@ -532,7 +566,29 @@ static enum MHD_Result head_count(void *cls, enum MHD_ValueKind kind,
     headsize *h = cls;
     h->n++;
     h->bytes += strlen(key) + (value ? strlen(value) : 0) + 4;
+    const char *v = value ? value : "";
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        if (h->ncl++ == 0)
+            h->cl = v;
+        else if (strcmp(h->cl, v) != 0)
+            h->cl_differ = 1;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        h->nte++;
+        /* what libmicrohttpd decodes: "chunked", in any case, alone */
+        if (strcasecmp(v, "chunked") != 0 && !h->te)
+            h->te = v;
+    }
     return MHD_YES;
+}
+
+/* 1 when Content-Type 'ct' is application/json (any case, parameters
+ * such as "; charset=utf-8" after it), else 0. */
+static int is_json_ctype(const char *ct)
+{
+    static const char j[] = "application/json";
+    size_t n = sizeof j - 1;
+    return strncasecmp(ct, j, n) == 0 &&
+           (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ' || ct[n] == '\t');
 }
 
 /* A limit of /v1/me: the number, or null for none. */
@@ -599,6 +655,14 @@ static int check_head(srv *s, struct MHD_Connection *c, const char *url,
         if ((m & 1u << i) && strcmp(routes[i].method, as) == 0)
             rt = i;
     char msg[300];
+    pthread_mutex_lock(&s->mu);
+    int stopping = s->stopping;
+    pthread_mutex_unlock(&s->mu);
+    if (stopping) {
+        svc_reply_error(r, 503, NULL, stopping_msg);
+        q->close = 1;
+        return 0;
+    }
     size_t ul = strlen(url);
     if (ul > SRV_URL_MAX) {
         snprintf(msg, sizeof msg, "the path is %zu bytes, over the limit of "
@@ -606,13 +670,42 @@ static int check_head(srv *s, struct MHD_Connection *c, const char *url,
         svc_reply_error(r, 414, NULL, msg);
         return 0;
     }
-    headsize hs = {0, 0};
+    headsize hs;
+    memset(&hs, 0, sizeof hs);
     MHD_get_connection_values(c, MHD_HEADER_KIND, head_count, &hs);
     if (hs.n > SRV_HEADERS_MAX || hs.bytes > SRV_HEAD_MAX) {
         snprintf(msg, sizeof msg, "the request has %d headers, %zu bytes "
                  "(the limits: %d headers, %d bytes)", hs.n, hs.bytes,
                  SRV_HEADERS_MAX, SRV_HEAD_MAX);
         svc_reply_error(r, 431, NULL, msg);
+        return 0;
+    }
+    if (q->nul) {
+        svc_reply_error(r, 400, NULL, "the path or query holds %00 (a NUL "
+                        "byte), which no route, job id or parameter may "
+                        "hold");
+        return 0;
+    }
+    /* the body's framing, as the head says it: one reading only (two
+     * lengths, or a length and chunks, are read one way here and another
+     * way by whatever stands between; a coding libmicrohttpd does not
+     * decode would be read until the connection closes) */
+    if (hs.nte > 1 || hs.te || (hs.nte && hs.ncl) || hs.cl_differ) {
+        if (hs.nte > 1)
+            snprintf(msg, sizeof msg, "Transfer-Encoding given %d times "
+                     "(expected at most one: chunked)", hs.nte);
+        else if (hs.te)
+            snprintf(msg, sizeof msg, "Transfer-Encoding: %.60s: not "
+                     "supported (expected chunked, or none with a "
+                     "Content-Length)", hs.te);
+        else if (hs.ncl && hs.nte)
+            snprintf(msg, sizeof msg, "Content-Length and "
+                     "Transfer-Encoding together (expected one of them)");
+        else
+            snprintf(msg, sizeof msg, "Content-Length given %d times with "
+                     "different values (expected one)", hs.ncl);
+        svc_reply_error(r, hs.te && hs.nte == 1 ? 501 : 400, NULL, msg);
+        q->close = 1; /* the body cannot be read past */
         return 0;
     }
     if (!m) {
@@ -637,8 +730,21 @@ static int check_head(srv *s, struct MHD_Connection *c, const char *url,
     }
     /* query parameters: only /v1/jobs takes any */
     static const char *const list_keys[] = {"all", "state"};
-    qcheck qc = {list_keys, rt == R_JOBS_GET ? 2 : 0, ""};
+    _Static_assert(sizeof list_keys / sizeof *list_keys <= QCHECK_MAX,
+                   "qcheck.seen");
+    qcheck qc;
+    memset(&qc, 0, sizeof qc);
+    qc.ok = list_keys;
+    qc.nok = rt == R_JOBS_GET ? 2 : 0;
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_key, &qc);
+    if (qc.bad[0] && qc.why) {
+        snprintf(msg, sizeof msg, "query parameter \"%s\" %s (expected %s)",
+                 qc.bad, qc.why, strcmp(qc.bad, "all") == 0
+                                     ? "all=1 or all=0 once"
+                                     : "state=STATE once");
+        svc_reply_error(r, 400, qc.bad, msg);
+        return 0;
+    }
     if (qc.bad[0]) {
         snprintf(msg, sizeof msg, "unknown query parameter \"%s\"%s", qc.bad,
                  rt == R_JOBS_GET ? " (expected all or state)" : "");
@@ -668,7 +774,7 @@ static int check_head(srv *s, struct MHD_Connection *c, const char *url,
     if (rt == R_JOBS_POST) {
         const char *ct = MHD_lookup_connection_value(
             c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-        if (ct && strncasecmp(ct, "application/json", 16) != 0) {
+        if (ct && !is_json_ctype(ct)) {
             snprintf(msg, sizeof msg, "Content-Type: %.100s: expected "
                      "application/json (with curl: -H 'Content-Type: "
                      "application/json')", ct);
@@ -735,15 +841,18 @@ static int parks(int rt)
 
 /* Hand request q of connection c (its route resolved: id, node) to the
  * workers and suspend the connection until its answer is ready (a
- * worker resumes it; on_request then sends it). Returns 0 when the
- * server is stopping: the caller answers it itself. */
+ * worker resumes it; on_request then sends it). Returns 1 parked, 0
+ * when there are no workers (the caller answers it itself), -1 when the
+ * server is stopping (the workers are gone or going: nothing is done,
+ * 503). */
 static int park(srv *s, struct MHD_Connection *c, req *q, const char *id,
                 const char *node)
 {
     pthread_mutex_lock(&s->mu);
     if (s->stopping || s->nworkers == 0) {
+        int stopping = s->stopping;
         pthread_mutex_unlock(&s->mu);
-        return 0;
+        return stopping ? -1 : 0;
     }
     q->c = c;
     q->has_id = id != NULL;
@@ -804,7 +913,7 @@ static enum MHD_Result answered(srv *s, struct MHD_Connection *c,
             q->who.name[0] ? q->who.name : "-",
             (ef_mono_seconds() - q->t0) * 1e3,
             q->late ? " (slow client)" : "");
-    enum MHD_Result ok = send_reply(c, r, allow, pv);
+    enum MHD_Result ok = send_reply(c, r, allow, pv, q->close);
     svc_reply_free(r);
     return ok;
 }
@@ -846,8 +955,14 @@ static enum MHD_Result answer(srv *s, struct MHD_Connection *c,
     }
     if (head && (q->rt == R_JOBS_POST || q->rt == R_DRAIN))
         return MHD_YES; /* its body comes next (a drain's: its reason) */
-    if (parks(q->rt) && park(s, c, q, id, node))
+    int parked = parks(q->rt) ? park(s, c, q, id, node) : 0;
+    if (parked > 0)
         return MHD_YES; /* a worker answers it */
+    if (parked < 0) {
+        svc_reply_error(&r, 503, NULL, stopping_msg);
+        q->close = 1;
+        goto send;
+    }
     dispatch(s, c, q, id, node, &r, &pv);
 send:
     return answered(s, c, url, method, q, &r, allow[0] ? allow : NULL, pv);
@@ -890,6 +1005,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     (void)version;
     srv *s = cls;
     req *q = *con_cls;
+    int nul = q == (void *)&uri_nul_mark;
+    if (nul)
+        q = NULL;
     if (!q) {
         /* the head is here: the connection is no longer waiting */
         conn *k = conn_of(c);
@@ -903,6 +1021,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         q = ef_calloc(1, sizeof *q);
         q->t0 = ef_mono_seconds();
         q->rt = -1;
+        q->nul = nul;
         *con_cls = q;
         enum MHD_Result ok = answer(s, c, url, method, q, 1);
         if (!q->answered && k) {
@@ -935,6 +1054,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     srv *s = cls;
     req *q = *con_cls;
+    if (q == (void *)&uri_nul_mark) /* its head never came whole */
+        q = NULL;
     if (q) {
         tok_release(s, q);
         if (q->parked == 2)
@@ -948,8 +1069,26 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         pthread_mutex_lock(&s->mu);
         if (k->ph != C_SHUT)
             conn_set(s, k, C_WAIT);
+        if (s->stopping) /* srv_stop waits for the requests under way */
+            pthread_cond_broadcast(&s->cv);
         pthread_mutex_unlock(&s->mu);
     }
+}
+
+/* libmicrohttpd's first look at a request: its URI as sent, before it is
+ * decoded. A %00 there decodes to a NUL, which would end the path or a
+ * query value early (GET /v1/jobs/a1%00x would name a1): marked here
+ * (the value becomes the request's *con_cls), refused once the head is
+ * whole (check_head). */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls;
+    (void)c;
+    for (const char *p = uri ? strchr(uri, '%') : NULL; p;
+         p = strchr(p + 1, '%'))
+        if (p[1] == '0' && p[2] == '0')
+            return &uri_nul_mark;
+    return NULL;
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -1087,6 +1226,7 @@ int srv_start(srv **out, svc *sv, const srv_config *cfg, ef_err *e)
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_CONN_MEMORY,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
         MHD_OPTION_ARRAY, tls_opts,
         MHD_OPTION_END);
@@ -1127,21 +1267,53 @@ fail:
 
 int srv_port(const srv *s) { return s->port; }
 
+/* The connections with a request under way: its body arriving, or its
+ * answer being made or sent. Under s->mu. */
+static int conns_busy(const srv *s)
+{
+    int n = 0;
+    for (const conn *k = s->conns; k; k = k->next)
+        n += k->ph == C_BODY || k->ph == C_ANSWER;
+    return n;
+}
+
 void srv_stop(srv *s)
 {
     if (!s)
         return;
     /* the workers answer what is parked, then stop (nothing is parked
-     * once stopping is set: park answers at once) */
+     * once stopping is set: a new request, or a body that comes whole
+     * now, is answered 503 with nothing done) */
     pthread_mutex_lock(&s->mu);
     s->stopping = 1;
-    pthread_cond_signal(&s->cv);
+    int busy = conns_busy(s);
+    pthread_cond_broadcast(&s->cv);
     pthread_cond_broadcast(&s->wcv);
     pthread_mutex_unlock(&s->mu);
+    srv_log(s, "http: stopping: %d request%s under way (answered, for at "
+            "most %.0f s), new ones refused (503)", busy,
+            busy == 1 ? "" : "s", SRV_DRAIN_MAX);
     for (int k = 0; k < s->nworkers; k++)
         pthread_join(s->worker[k], NULL);
     if (s->reaper_on)
         pthread_join(s->reaper, NULL);
+    /* the answers queued are sent before the connections close (a body
+     * still arriving may come whole and get its 503); a client that reads
+     * slowly holds this at most SRV_DRAIN_MAX */
+    pthread_mutex_lock(&s->mu);
+    double t0 = ef_mono_seconds();
+    while (s->d && conns_busy(s) > 0 &&
+           ef_mono_seconds() - t0 < SRV_DRAIN_MAX) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+    }
+    pthread_mutex_unlock(&s->mu);
     if (s->d)
         MHD_stop_daemon(s->d);
     srv_free(s);

@@ -11,7 +11,13 @@
  * without that method (with Allow), 408 a request not read whole within
  * the request timeout, 409 conflicts, 413 a body over the limit, 414 a
  * path too long, 415 a body that is not JSON, 429 a token with too many
- * requests under way, 431 a head too large, 500 internal errors.
+ * requests under way, 431 a head too large, 500 internal errors, 501 a
+ * Transfer-Encoding other than chunked, 503 a request that comes while
+ * the server stops. What the head says of itself is checked before
+ * anything is done: a %00 in the URI as sent (it would end a job id or a
+ * parameter early), two framings of the body (Content-Length twice with
+ * two values, or with Transfer-Encoding) and a query parameter without a
+ * value or given twice are 400.
  *
  * Slow clients and exhaustion: the daemon polls every connection from a
  * pool of threads, so a client that sends a byte a second holds one
@@ -28,7 +34,7 @@
  *     connection's start (or of its last answer, kept alive), else the
  *     connection is closed. The head is checked as soon as it is whole
  *     (route, size, token): a refused request is answered without its
- *     body being read, and only POST /v1/jobs reads a body.
+ *     body being read; only POST /v1/jobs and a drain read a body.
  *   - reading a body: the request must arrive whole within
  *     'request_timeout' seconds of its head: bytes past it get 408 (JSON)
  *     and the connection closes; a body that stops arriving is closed
@@ -90,7 +96,10 @@ const srv_route *srv_routes(int *n);
 int srv_start(srv **out, svc *sv, const srv_config *cfg, ef_err *e);
 /* The port it listens on. */
 int srv_port(const srv *s);
-/* Stop: finish the requests under way, close every connection. */
+/* Stop: finish the requests under way (their answers are sent, for at
+ * most SRV_DRAIN_MAX seconds: 10; a request that comes meanwhile, or a
+ * body that comes whole, gets 503 with nothing done), close every
+ * connection. Logs "http: stopping: ..." once new requests are refused. */
 void srv_stop(srv *s);
 
 #endif

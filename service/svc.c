@@ -3164,11 +3164,13 @@ static long node_of(const svc *s, const char *arg, char *msg, size_t len)
 }
 
 /* The reason of a drain's body ({} or {"reason": "..."}; empty: none)
- * into dst, "" for none; 0, or -1 with msg (a 400's). */
+ * into dst, "" for none; 0, or -1 with msg (a 400's) and path[plen] its
+ * JSON path ("" for the body as a whole). */
 static int drain_reason(const char *body, size_t len, char *dst, size_t n,
-                        char *msg, size_t mlen)
+                        char *msg, size_t mlen, char *path, size_t plen)
 {
     dst[0] = '\0';
+    path[0] = '\0';
     size_t i = 0;
     while (i < len && (body[i] == ' ' || body[i] == '\n' || body[i] == '\r' ||
                        body[i] == '\t'))
@@ -3189,8 +3191,9 @@ static int drain_reason(const char *body, size_t len, char *dst, size_t n,
     json_object_foreach(v, k, x) {
         if (strcmp(k, "reason") != 0) {
             char q[64];
-            snprintf(msg, mlen, "request body: unknown key %s (expected "
+            snprintf(msg, mlen, "request body: unknown key \"%s\" (expected "
                      "\"reason\")", ef_quote(k, q, sizeof q));
+            snprintf(path, plen, "%.100s", k);
             rc = -1;
         } else if (!json_is_string(x) || json_string_length(x) > 200 ||
                    json_string_length(x) == 0) {
@@ -3208,8 +3211,11 @@ static int drain_reason(const char *body, size_t len, char *dst, size_t n,
             if (rc == 0)
                 snprintf(dst, n, "%s", r);
         }
-        if (rc)
+        if (rc) {
+            if (!path[0])
+                snprintf(path, plen, "reason");
             break;
+        }
     }
     json_decref(v);
     return rc;
@@ -3262,10 +3268,10 @@ void svc_node_drain(svc *s, const store_ident *who, const char *node,
         svc_reply_error(r, 403, NULL, "draining nodes is for operators");
         return;
     }
-    char reason[256], rm[300];
+    char reason[256], rm[300], rp[128];
     if (drain_reason(body ? body : "", body ? len : 0, reason, sizeof reason,
-                     rm, sizeof rm) != 0) {
-        svc_reply_error(r, 400, "reason", rm);
+                     rm, sizeof rm, rp, sizeof rp) != 0) {
+        svc_reply_error(r, 400, rp[0] ? rp : NULL, rm);
         return;
     }
     ef_err e = {0};

@@ -3,7 +3,8 @@
 # - 400: malformed JSON (line:col), an unknown key (named), each member
 #   only the server sets (user, submit_time, iterations_done,
 #   samples_done, placement: path names it), an id with a control
-#   character, a bad query parameter; 413: a body over SVC_BODY_MAX
+#   character, a bad query parameter, a drain's body (its path names the
+#   member at fault); 413: a body over SVC_BODY_MAX
 #   (256 KiB; exactly 256 KiB is read), also with an explicit
 #   Content-Length; 404 (unknown route), 405 (with Allow), 415, 401 (no
 #   token, not Bearer, unknown, revoked: at once), 403 (another user's
@@ -140,6 +141,18 @@ post not_obj 400 "$HA" '[1, 2]'
 post empty 400 "$HA" ''
 req bad_query 400 -H "$HA" "$URL/v1/jobs?bogus=1"
 has bad_query.body '"path":"bogus"'
+# a drain's body: the path names the member at fault (none for bad
+# JSON)
+req drain_key 400 -X POST -H "$JSON" -H "$HO" --data-binary '{"why": "x"}' \
+    "$URL/v1/nodes/1/drain"
+has drain_key.body '"path":"why"'
+has drain_key.body 'unknown key \"why\"'
+req drain_reason 400 -X POST -H "$JSON" -H "$HO" --data-binary '{"reason": 1}' \
+    "$URL/v1/nodes/1/drain"
+has drain_reason.body '"path":"reason"'
+req drain_json 400 -X POST -H "$JSON" -H "$HO" --data-binary '{"reason"' \
+    "$URL/v1/nodes/1/drain"
+grep -q '"path"' drain_json.body && fail "bad JSON in a drain: a path in $(cat drain_json.body)"
 req bad_state 400 -H "$HA" "$URL/v1/jobs?state=weird"
 
 # ---- 413: the body limit, SVC_BODY_MAX = 262144 bytes ------------------------

@@ -14,7 +14,16 @@
 #   (414), 10,000 headers and a 1 MB header (431), GET /%ff (404 whose
 #   message keeps \xFF); what libmicrohttpd refuses to parse itself (a
 #   negative Content-Length, an HTTP/2 preface, HTTP/0.9) is answered
-#   4xx/5xx and closed.
+#   4xx/5xx and closed;
+# - what a head says of itself is checked before anything is done: a %00
+#   in the path or query (it would end an id early: a1%00x named a1) is
+#   400, a Transfer-Encoding other than chunked 501, Content-Length twice
+#   with two values, or with chunked, 400 (ambiguous framing), a
+#   Content-Type that only starts with application/json 415, a query
+#   parameter without a value or given twice 400; none makes a job;
+# - SIGTERM while an answer is being sent (7 MB to a reader with a 4 KiB
+#   receive buffer): it arrives whole, a request that comes meanwhile
+#   gets 503 (JSON), and the daemon exits 0.
 # Counts and bounds only: no timing assertion.
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/serve.sh"
@@ -189,6 +198,46 @@ cases = [
      b"a" * 1000000 + b"\r\n\r\n", 431, "bytes"),
     ("GET /%ff", b"GET /%ff HTTP/1.1\r\nHost: x\r\n\r\n", 404, "/\\xFF"),
 ]
+# what the head says of itself, checked before anything is read or done
+auth = b"Authorization: Bearer " + tok.encode() + b"\r\n"
+ctj = b"Content-Type: application/json\r\n"
+jb = (b'{"id": "h1", "model": "resnet50", "batch_size": 64, '
+      b'"iterations": 100, "deadline": null}')
+def post(extra, body=jb, path=b"/v1/jobs"):
+    return (b"POST " + path + b" HTTP/1.1\r\nHost: x\r\n" + auth + extra +
+            b"\r\n" + body)
+cl = b"Content-Length: %d\r\n" % len(jb)
+cases += [
+    # a %00 decodes to a NUL, which would end the id early: a1%00x named a1
+    ("GET /v1/jobs/h0%00x", b"GET /v1/jobs/h0%00x HTTP/1.1\r\nHost: x\r\n" +
+     auth + b"\r\n", 400, "%00"),
+    ("DELETE /v1/jobs/h0%00x", b"DELETE /v1/jobs/h0%00x HTTP/1.1\r\n"
+     b"Host: x\r\n" + auth + b"\r\n", 400, "%00"),
+    ("GET /v1/jobs?all=1%00", b"GET /v1/jobs?all=1%00 HTTP/1.1\r\n"
+     b"Host: x\r\n" + auth + b"\r\n", 400, "%00"),
+    # a transfer coding libmicrohttpd does not decode: it would read the
+    # body until the connection closes, and nothing would be answered
+    ("Transfer-Encoding: gzip", post(ctj + b"Transfer-Encoding: gzip\r\n"),
+     501, "Transfer-Encoding"),
+    ("two Transfer-Encoding", post(ctj + b"Transfer-Encoding: chunked\r\n"
+     b"Transfer-Encoding: gzip\r\n", b"0\r\n\r\n"), 400,
+     "Transfer-Encoding"),
+    # ambiguous framing (request smuggling): refused, not guessed
+    ("Content-Length twice", post(ctj + cl + b"Content-Length: 3\r\n"), 400,
+     "Content-Length"),
+    ("Content-Length and chunked", post(ctj + cl +
+     b"Transfer-Encoding: chunked\r\n", b"%x\r\n%s\r\n0\r\n\r\n" %
+     (len(jb), jb)), 400, "Content-Length"),
+    # application/json exactly (parameters after ';' allowed)
+    ("Content-Type: application/jsonx", post(
+     b"Content-Type: application/jsonx\r\n" + cl), 415, "jsonx"),
+    # a query parameter without a value, or twice: not silently ignored
+    ("GET /v1/jobs?all", b"GET /v1/jobs?all HTTP/1.1\r\nHost: x\r\n" +
+     auth + b"\r\n", 400, "all"),
+    ("GET /v1/jobs?state=queued&state=done", b"GET /v1/jobs?state=queued"
+     b"&state=done HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n", 400,
+     "twice"),
+]
 for what, req, status, sub in cases:
     s = conn()
     s.sendall(req)
@@ -197,6 +246,14 @@ for what, req, status, sub in cases:
     if e and sub not in e["message"]:
         fail("%s: message %r lacks %r" % (what, e["message"], sub))
     s.close()
+# none of them made a job: h1 (the body above) and h0 are unknown
+s = conn()
+s.sendall(b"GET /v1/jobs?all=0 HTTP/1.1\r\nHost: x\r\n" + auth +
+          b"Connection: close\r\n\r\n")
+d = read_all(s)
+s.close()
+if not d.startswith(b"HTTP/1.1 200") or b'"jobs":[]' not in d:
+    fail("after the refused heads: GET /v1/jobs is %r" % d[:300])
 print("hostile heads: JSON %s" % ", ".join(str(c[2]) for c in cases))
 # what libmicrohttpd answers itself: an error, and the connection closed
 for what, req in [("Content-Length: -1", b"POST /v1/jobs HTTP/1.1\r\nHost: x"
@@ -221,4 +278,91 @@ grep -q "http: closed .*--max-waiting" serve.log ||
     { tail serve.log; fail "no log line for the connections closed over --max-waiting"; }
 grep -q "http: closed .*--header-timeout" serve.log ||
     { tail serve.log; fail "no log line for the header deadline"; }
+
+# SIGTERM stops the service after the requests under way (http.h): an
+# answer still being sent (GET /v1/queue of about 7 MB to a reader with a
+# 4 KiB receive buffer) arrives whole, a request that comes meanwhile
+# gets 503 (JSON), and the daemon exits 0
+serve_start n1g8
+cat >drain.py <<'EOF'
+import json, os, signal, socket, sys, time
+
+port, tok, pid = int(sys.argv[1]), open(sys.argv[2]).read().strip(), \
+    int(sys.argv[3])
+auth = b"Authorization: Bearer " + tok.encode() + b"\r\n"
+
+def fail(m):
+    print("FAIL: " + m)
+    sys.exit(1)
+
+def read_all(s):
+    s.settimeout(60)
+    d = b""
+    while True:
+        x = s.recv(65536)
+        if not x:
+            return d
+        d += x
+
+def exchange(req):
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    s.sendall(req)
+    d = read_all(s)
+    s.close()
+    return d
+
+for i in range(30):
+    b = json.dumps({"id": "q%d" % i, "model": "resnet50", "batch_size": 64,
+                    "iterations": 100, "deadline": None,
+                    "command": ["true"] + ["x" * 4000] * 60}).encode()
+    d = exchange(b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nConnection: close"
+                 b"\r\nContent-Type: application/json\r\n" + auth +
+                 b"Content-Length: %d\r\n\r\n" % len(b) + b)
+    if not d.startswith(b"HTTP/1.1 201"):
+        fail("job q%d: %r" % (i, d[:200]))
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", port))
+s.sendall(b"GET /v1/queue HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" +
+          auth + b"\r\n")
+got = b""
+while b"\r\n\r\n" not in got:
+    x = s.recv(4096)
+    if not x:
+        fail("GET /v1/queue: closed after %r" % got[:100])
+    got += x
+if not got.startswith(b"HTTP/1.1 200"):
+    fail("GET /v1/queue: %r" % got[:100])
+seen = os.path.getsize("serve.log")  # the earlier daemon's lines before
+os.kill(pid, signal.SIGTERM)
+for i in range(1200):
+    if b"http: stopping" in open("serve.log", "rb").read()[seen:]:
+        break
+    time.sleep(0.05)
+else:
+    fail("no \"http: stopping\" line in serve.log")
+d = exchange(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+head, _, body = d.partition(b"\r\n\r\n")
+if not head.startswith(b"HTTP/1.1 503"):
+    fail("a request while stopping: %r" % d[:200])
+e = json.loads(body)["error"]
+if e["status"] != 503 or "stopping" not in e["message"]:
+    fail("a request while stopping: %r" % e)
+d = got + read_all(s)
+head, _, body = d.partition(b"\r\n\r\n")
+cl = [int(l.split(b":")[1]) for l in head.split(b"\r\n")
+      if l.lower().startswith(b"content-length:")]
+if not cl or len(body) != cl[0]:
+    fail("GET /v1/queue while stopping: %d bytes of %s" % (len(body), cl))
+if len(json.loads(body)["jobs"]) != 30:
+    fail("GET /v1/queue while stopping: not the 30 jobs")
+print("stopping: the answer under way arrived whole (%d bytes), a new "
+      "request got 503" % len(body))
+EOF
+python3 drain.py "$(cat port)" alice.tok "$SRV" ||
+    { tail -5 serve.log; fail "stopping with a request under way"; }
+rc=0
+wait "$SRV" || rc=$?
+SRV=
+[ $rc -eq 0 ] || { tail -5 serve.log; fail "SIGTERM while answering: exit $rc"; }
 echo "serve_limits: ok"
