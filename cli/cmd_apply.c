@@ -200,10 +200,10 @@ static int apply_option(apply_args *a, int o, char **argv)
         a->eo.slots = (int)v;
         break;
     case 'f':
-        if (ef_parse_double(optarg, &d) != EF_NUM_OK || d <= 0 || d > 1e6)
+        if (ef_parse_double(optarg, &d) != EF_NUM_OK ||
+            !(d >= EXEC_MIN_SCALE && d <= EXEC_MAX_SCALE))
             return cli_usage_error("apply", "--time-scale: \"%s\" "
-                                   "(expected a number > 0 and <= "
-                                   "1000000)", optarg);
+                                   "(expected 0.001 to 1000000)", optarg);
         a->eo.scale = d;
         break;
     case 'F': a->eo.follow = 1; break;

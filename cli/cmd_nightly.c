@@ -182,11 +182,10 @@ static int parse(int argc, char **argv, night_args *a)
             break;
         case 'f': {
             double d;
-            if (ef_parse_double(optarg, &d) != EF_NUM_OK || d <= 0 ||
-                d > 1e6)
+            if (ef_parse_double(optarg, &d) != EF_NUM_OK ||
+                !(d >= EXEC_MIN_SCALE && d <= EXEC_MAX_SCALE))
                 return cli_usage_error("nightly", "--time-scale: \"%s\" "
-                                       "(expected a number > 0 and <= "
-                                       "1000000)", optarg);
+                                       "(expected 0.001 to 1000000)", optarg);
             a->eo.scale = d;
             a->scale_given = 1;
             break;

@@ -12,6 +12,7 @@
 #include "model/cluster.h"
 #include "model/curve.h"
 #include "model/jobs.h"
+#include "planner/plan.h"
 #include "planner/planio.h"
 
 void help_validate(void)
@@ -22,7 +23,8 @@ void help_validate(void)
         "\n"
         "Read each input given, check it strictly, and print what was read.\n"
         "With --jobs and --curves, every job's model and batch size must have\n"
-        "a curve row. At least one option is required.\n"
+        "a curve row; with --jobs and --cluster, every job's placement must\n"
+        "fit the cluster as plan takes it. At least one option is required.\n"
         "\n"
         "  --jobs FILE      job queue: trace CSV or JSON {\"jobs\": [...]}\n"
         "  --cluster SPEC   nNgG shorthand (n16g8), or a .csv/.json spec\n"
@@ -485,7 +487,9 @@ static int inputs_load(const validate_args *a, validate_inputs *in)
         return cli_fail(&e);
     if (a->jobs) {
         if (queue_load(&in->q, a->jobs, &e) != EF_OK ||
-            (a->curves && queue_resolve(&in->q, &in->cs, &e) != EF_OK))
+            (a->curves && queue_resolve(&in->q, &in->cs, &e) != EF_OK) ||
+            (a->cluster && plan_check_placements(&in->c, &in->q, &e) !=
+                               EF_OK))
             return cli_fail(&e);
     }
     return 0;

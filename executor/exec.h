@@ -277,12 +277,20 @@ typedef struct exec_replay {
     int torn;             /* 1 if a torn last line was dropped */
 } exec_replay;
 
+/* The slowest and the fastest plan clock, plan seconds per wall second
+ * (--time-scale of apply, nightly and serve, and a journal's begin
+ * record): a plan span (< 2e15 s) over the scale stays a wall time an
+ * integer holds (Slurm's --time). */
+#define EXEC_MIN_SCALE 1e-3
+#define EXEC_MAX_SCALE 1e6
+
 /* The journal's records: one JSON object per line, "ev" naming its type.
  * Each type has its own members (the record table in journal.c, used to
  * write them and to replay them):
- *   begin        plan, hash, backend, anchor_wall, anchor_plan, scale,
- *                follow (true when the clock follows the jobs; absent
- *                otherwise)
+ *   begin        plan, hash, backend, anchor_wall (wall seconds, 0 to
+ *                EF_MAX_I64), anchor_plan, scale (EXEC_MIN_SCALE
+ *                to EXEC_MAX_SCALE), follow (true when the clock follows the
+ *                jobs; absent otherwise)
  *   resume       time
  *   start        job, attempt, place (the plan's placement shape), batch
  *                (an elastic-batch allocation's batch size), slot, at
@@ -866,7 +874,8 @@ typedef struct exec_opts {
                                  more sbatch words (zero: none) */
     int64_t until;            /* stop at this plan time; -1 none */
     int slots;                /* stop after this many slot entries; 0 all */
-    double scale;             /* plan seconds per wall second (default 1) */
+    double scale;             /* plan seconds per wall second (default 1;
+                                 EXEC_MIN_SCALE to EXEC_MAX_SCALE) */
     int follow;               /* 1: the plan clock follows the jobs
                                  (--follow-jobs): it runs 'scale' plan
                                  seconds a second but never past the plan

@@ -161,6 +161,20 @@ int exec_rec_parse(const char *line, exec_rec *rec, jf_arena *a, ef_err *e)
         jf_ctx c = {rtypes[t].name, a, e};
         rec->ev = (exec_rtype)t;
         rc = jf_read(&rtypes[t].t, o, rec, &c, "");
+        /* the clock's numbers: a plan time is computed from them (an
+         * int64_t), so out of range they would overflow it */
+        if (rc == EF_OK && t == EXEC_R_BEGIN &&
+            !(rec->scale >= EXEC_MIN_SCALE && rec->scale <= EXEC_MAX_SCALE))
+            rc = ef_fail(e, EF_E_INPUT, "begin: scale: %g is out of range "
+                         "(expected plan seconds per wall second, %g to %g, "
+                         "as --time-scale)", rec->scale, EXEC_MIN_SCALE,
+                         EXEC_MAX_SCALE);
+        else if (rc == EF_OK && t == EXEC_R_BEGIN &&
+                 !(rec->anchor_wall >= 0 &&
+                   rec->anchor_wall <= (double)EF_MAX_I64))
+            rc = ef_fail(e, EF_E_INPUT, "begin: anchor_wall: %g is out of "
+                         "range (expected wall-clock seconds, 0 to %g)",
+                         rec->anchor_wall, (double)EF_MAX_I64);
     }
     json_decref(o);
     return rc;

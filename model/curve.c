@@ -161,6 +161,11 @@ static int parse_cell(const char *s, double *out, const char **why)
                "(expected at least 1e-06, or empty/nan/0 for not runnable)";
         return EF_ERR;
     }
+    if (v > CURVE_MAX_TPUT) {
+        *why = "throughput above the maximum of 1e+09 iterations/s "
+               "(expected at most 1e+09 iterations/s)";
+        return EF_ERR;
+    }
     *out = v;
     return EF_OK;
 }
@@ -402,6 +407,12 @@ int curve_parse_json(curve_model *m, const char *model, const char *path,
                             "the minimum of 1e-06 iterations/s (expected at "
                             "least 1e-06, or 0 or null for not runnable)",
                             path, where, k, t);
+                    goto fail;
+                }
+                if (t > CURVE_MAX_TPUT) {
+                    ef_fail(e, EF_E_INPUT, "%s: %s.throughput.%s: %g is above "
+                            "the maximum of 1e+09 iterations/s (expected at "
+                            "most 1e+09 iterations/s)", path, where, k, t);
                     goto fail;
                 }
             } else {

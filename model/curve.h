@@ -11,7 +11,9 @@
  * The model name is the file name without its extension. Empty cells,
  * "nan", 0 and JSON null mean "not runnable at that size"; any other
  * cell is at least CURVE_MIN_TPUT (a slower one is an input error, so
- * that no accepted curve makes a job's work stop shrinking).
+ * that no accepted curve makes a job's work stop shrinking) and at most
+ * CURVE_MAX_TPUT (a faster one is an input error, so that a cell times
+ * any time or batch size efplan keeps stays finite).
  *
  * THE USABLE-SIZE RULE (every planner, solver and simulator module uses
  * curve_usable() and nothing else to decide which GPU counts a job may get):
@@ -37,6 +39,12 @@
 /* The slowest runnable cell, iterations/s (one iteration in about 11.6
  * days); the README's input section states it. */
 #define CURVE_MIN_TPUT 1e-6
+
+/* The fastest cell, iterations/s: a cell times any time efplan keeps
+ * (at most 1e15 s) times any batch size (below 2^31) stays far below
+ * DBL_MAX, and one cell over another at most 1e15. The README's input
+ * section states it. */
+#define CURVE_MAX_TPUT 1e9
 
 typedef struct curve_row {
     long batch;                         /* global batch size */

@@ -1691,16 +1691,18 @@ static void surplus(plan *p, int *act, int na, int64_t t)
     free(closed);
 }
 
-/* Take the jobs' current placements (from the queue) as the placement
- * before the first slot, so jobs that keep their size stay where they
- * are. Each must fit the cluster, follow the buddy rule, and not share a
- * GPU with another job. */
-static int current_placements(plan *p, const job_queue *q, ef_err *e)
+/* The jobs' current placements (from the queue) as GPU sets, into
+ * out[i] for job i when out is given (else checked only): each must fit
+ * the cluster, follow the buddy rule, and not share a GPU with another
+ * job. */
+static int take_placements(const cluster *cl, const job_queue *q,
+                           place_set *out, ef_err *e)
 {
-    int G = p->cl.gpus_per_node, N = p->cl.total_gpus;
-    int *owner = NULL;
-    for (int i = 0; i < p->njobs; i++) {
-        const job *jb = p->jobs[i].in;
+    int G = cl->gpus_per_node, N = cl->total_gpus;
+    int *owner = NULL, rc = EF_OK;
+    place_set tmp = {0, NULL};
+    for (int i = 0; i < q->n && rc == EF_OK; i++) {
+        const job *jb = &q->jobs[i];
         if (jb->cur.n == 0)
             continue;
         if (!owner) {
@@ -1708,41 +1710,64 @@ static int current_placements(plan *p, const job_queue *q, ef_err *e)
             for (int k = 0; k < N; k++)
                 owner[k] = -1;
         }
-        place_set *ps = &p->jobs[i].pl;
+        place_set *ps = out ? &out[i] : &tmp;
+        free(tmp.gpu);
         ps->g = jb->cur.n;
         ps->gpu = ef_malloc((size_t)jb->cur.n * sizeof(int));
         for (int k = 0; k < jb->cur.n; k++) {
-            if (jb->cur.node[k] >= p->cl.nodes || jb->cur.gpu[k] >= G) {
-                free(owner);
-                return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].placement: node %d "
-                               "GPU %d is not in the cluster (%d nodes x %d "
-                               "GPUs)", q->path, jb->index, jb->cur.node[k],
-                               jb->cur.gpu[k], p->cl.nodes, G);
+            if (jb->cur.node[k] >= cl->nodes || jb->cur.gpu[k] >= G) {
+                rc = ef_fail(e, EF_E_INPUT, "%s: jobs[%d].placement: node %d "
+                             "GPU %d is not in the cluster (%d nodes x %d "
+                             "GPUs)", q->path, jb->index, jb->cur.node[k],
+                             jb->cur.gpu[k], cl->nodes, G);
+                break;
             }
             ps->gpu[k] = jb->cur.node[k] * G + jb->cur.gpu[k];
         }
+        if (rc != EF_OK)
+            break;
         qsort(ps->gpu, (size_t)ps->g, sizeof(int), cmp_int);
-        for (int k = 0; k < ps->g; k++) {
+        for (int k = 0; k < ps->g && rc == EF_OK; k++) {
             int other = owner[ps->gpu[k]];
-            if (other >= 0) {
-                free(owner);
-                return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].placement: node %d "
-                               "GPU %d is also held by job %s", q->path,
-                               jb->index, ps->gpu[k] / G, ps->gpu[k] % G,
-                               p->jobs[other].in->id);
-            }
-            owner[ps->gpu[k]] = i;
+            if (other >= 0)
+                rc = ef_fail(e, EF_E_INPUT, "%s: jobs[%d].placement: node %d "
+                             "GPU %d is also held by job %s", q->path,
+                             jb->index, ps->gpu[k] / G, ps->gpu[k] % G,
+                             q->jobs[other].id);
+            else
+                owner[ps->gpu[k]] = i;
         }
-        if (!place_is_buddy(&p->cl, ps)) {
-            free(owner);
-            return ef_fail(e, EF_E_INPUT, "%s: jobs[%d].placement: %d GPUs not "
-                           "placed by the buddy rule (a power of two, one "
-                           "aligned block inside a node, or whole nodes)",
-                           q->path, jb->index, ps->g);
-        }
+        if (rc == EF_OK && !place_is_buddy(cl, ps))
+            rc = ef_fail(e, EF_E_INPUT, "%s: jobs[%d].placement: %d GPUs not "
+                         "placed by the buddy rule (a power of two, one "
+                         "aligned block inside a node, or whole nodes)",
+                         q->path, jb->index, ps->g);
     }
+    free(tmp.gpu);
     free(owner);
-    return EF_OK;
+    return rc;
+}
+
+int plan_check_placements(const cluster *c, const job_queue *q, ef_err *e)
+{
+    return take_placements(c, q, NULL, e);
+}
+
+/* Take the jobs' current placements (from the queue) as the placement
+ * before the first slot, so jobs that keep their size stay where they
+ * are (take_placements' rules). */
+static int current_placements(plan *p, const job_queue *q, ef_err *e)
+{
+    place_set *out = ef_calloc((size_t)(q->n ? q->n : 1), sizeof *out);
+    int rc = take_placements(&p->cl, q, out, e);
+    for (int i = 0; i < q->n; i++) {
+        if (rc == EF_OK && out[i].g > 0)
+            p->jobs[i].pl = out[i];
+        else
+            free(out[i].gpu);
+    }
+    free(out);
+    return rc;
 }
 
 /* Without admission control: every deadline job is planned in deadline

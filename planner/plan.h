@@ -361,6 +361,15 @@ int plan_build(plan *p, const job_queue *q, const cluster *c,
                const plan_opts *o, ef_err *e);
 
 /*
+ * plan_check_placements: check the jobs' current placements in queue 'q'
+ * (JSON "placement") against cluster 'c' as plan_build takes them: every
+ * GPU in the cluster, no GPU held by two jobs, each job's GPUs placed by
+ * the buddy rule. EF_OK, or EF_E_INPUT with plan_build's message
+ * ("FILE: jobs[3].placement: ..."). Allocates nothing that outlives it.
+ */
+int plan_check_placements(const cluster *c, const job_queue *q, ef_err *e);
+
+/*
  * plan_init: set up 'p' for queue 'q' (resolved) on cluster 'c' without
  * planning: jobs (remaining work, release, deadline), 'now' and scratch.
  * plan_build starts with it; the simulator uses it with plan_point.

@@ -326,7 +326,29 @@ static int submit_doc(plan_submit_res *r, const char *label,
     /* the plan's queue plus the new job (in the place of a job of its id
      * that the plan rejected: a resubmission) */
     char *qt = queue_text(d, nj, &r->ni);
+    /* the id of a job the plan did not reject: say so here, naming the
+     * plan's job, rather than as a duplicate at a jobs[] index of the
+     * plan's queue that no file holds */
+    int dup = -1;
+    if (r->ni == d->njobs) {
+        json_t *o = json_loads(nj, 0, NULL); /* new_job's own output */
+        const char *id = o ? json_string_value(json_object_get(o, "id"))
+                           : NULL;
+        for (int i = 0; id && i < d->njobs && dup < 0; i++)
+            if (strcmp(d->jobs[i].id, id) == 0)
+                dup = i;
+        json_decref(o);
+    }
     free(nj);
+    if (dup >= 0) {
+        char qid[128];
+        free(qt);
+        return ef_fail(e, EF_E_INPUT, "--job: jobs[0].id: duplicate job id "
+                       "\"%s\" (%s: jobs[%d] has it, %s; only the id of a "
+                       "job the plan rejected can be submitted again)",
+                       ef_quote(d->jobs[dup].id, qid, sizeof qid), label, dup,
+                       plan_decision_name(d->jobs[dup].decision));
+    }
     int rc = queue_parse_json(&r->q, label, qt, strlen(qt), e);
     free(qt);
     r->curves = curves ? curves : d->curves;

@@ -119,6 +119,17 @@ static int read_table(const char *path, const char *const *names, int ncol,
                              ef_quote(f, q, sizeof q));
                 goto out;
             }
+            /* a per-GPU batch size: whole samples, at most the largest
+             * batch a validation file may name (a tiny one made the
+             * largest batch over it overflow an int) */
+            if (strcmp(names[k], "local_bsz") == 0 &&
+                (v != floor(v) || v < 1 || v > (double)(1 << 24))) {
+                rc = ef_fail(e, EF_E_INPUT, "%s:%ld:%d: %s: expected a "
+                             "whole number of samples from 1 to 16777216, "
+                             "got \"%s\"", path, row.line, row.col[idx[k]],
+                             names[k], ef_quote(f, q, sizeof q));
+                goto out;
+            }
             t->cols[k][t->n] = v;
         }
         t->n++;

@@ -256,4 +256,23 @@ rc=$?
 set -e
 [ $rc -eq 3 ] && grep -q 'dup.txt:2: node "head-0" is already plan node 0 (line 1)' dup.err ||
     { cat dup.err; fail "--nodes: a name twice: exit $rc"; }
+# a journal whose begin record holds a clock no apply writes (a scale out
+# of --time-scale's range): refused, naming the journal's line, before
+# anything runs (it made the plan clock overflow: t=-106751991167300d)
+grep -v '"ev":"end"' s1/journal.jsonl |
+    sed '1s/"scale":[^,}]*/"scale":1e300/' > s1/j.bad
+mv s1/j.bad s1/journal.jsonl
+set +e
+$V "$EFPLAN" apply plan.json --state s1 >bad.out 2>bad.err
+rc=$?
+set -e
+[ $rc -eq 3 ] && grep -q 's1/journal.jsonl:1: begin: scale: 1e+300 is out of range (expected plan seconds per wall second, 0.001 to 1e+06, as --time-scale)$' bad.err ||
+    { cat bad.err; fail "a journal's scale 1e300: exit $rc"; }
+set +e
+"$EFPLAN" apply plan.json --time-scale 0.0001 --state s9 >/dev/null 2>bad.err
+rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q -- '--time-scale: "0.0001" (expected 0.001 to 1000000)' bad.err ||
+    { cat bad.err; fail "--time-scale 0.0001: exit $rc"; }
+[ ! -e s9 ] || fail "--time-scale 0.0001: created the state directory"
 echo "apply e2e ok"

@@ -7,7 +7,8 @@
 # - --overhead restart charges more overhead than fig12 (30 s per change);
 # - compare shows the published Pollux number (.523) beside ours;
 # - bad input (exit 3, naming the file): a missing --pollux-data
-#   directory, a model without measurements, a corrupt number.
+#   directory, a model without measurements, a corrupt number, a
+#   per-GPU batch size that is not a whole number of samples.
 . "$(dirname "$0")/lib/common.sh"
 TR=$D/traces/artifact/elasticVpollux_e.csv
 jsonval() { sed -n "s/^  \"$1\": \\([0-9.]*\\),\$/\\1/p" "$2"; }
@@ -62,5 +63,15 @@ rc=0; "$EFPLAN" simulate --trace "$TR" --cluster n16g4 --curves T4 \
     --policy pollux --pollux-data "$T/px" 2>"$T/err" >/dev/null || rc=$?
 [ "$rc" -eq 3 ] || fail "corrupt measurements: exit $rc"
 grep -q 'cifar10/placements.csv:3:6: step_time: expected a finite, positive number, got "abc"' \
+    "$T/err" || fail "message: $(cat "$T/err")"
+# a per-GPU batch size that is not a whole number of samples (1e-20 made
+# the largest batch over it overflow an int: UBSan float-cast-overflow in
+# pol_pollux.c, and the run went on)
+cp "$D/pollux/cifar10/placements.csv" "$T/px/cifar10/placements.csv"
+sed -i '3s/^1,45,/1,1e-20,/' "$T/px/cifar10/placements.csv"
+rc=0; "$EFPLAN" simulate --trace "$TR" --cluster n16g4 --curves T4 \
+    --policy pollux --pollux-data "$T/px" 2>"$T/err" >/dev/null || rc=$?
+[ "$rc" -eq 3 ] || fail "local_bsz 1e-20: exit $rc"
+grep -q 'cifar10/placements.csv:3:3: local_bsz: expected a whole number of samples from 1 to 16777216, got "1e-20"' \
     "$T/err" || fail "message: $(cat "$T/err")"
 echo ok

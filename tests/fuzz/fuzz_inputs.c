@@ -97,7 +97,8 @@ static void check_row(const curve_row *r)
     CHECK(r->batch >= 1 && r->batch <= INT32_MAX);
     for (int i = 0; i < CURVE_MAX_LEVELS; i++) {
         CHECK(isfinite(r->cell[i]) &&
-              (r->cell[i] == 0.0 || r->cell[i] >= CURVE_MIN_TPUT));
+              (r->cell[i] == 0.0 || (r->cell[i] >= CURVE_MIN_TPUT &&
+                                     r->cell[i] <= CURVE_MAX_TPUT)));
         CHECK(r->measured[i] == 0 || r->measured[i] == 1);
         CHECK(r->measured[i] || r->cell[i] == 0.0);
     }

@@ -343,10 +343,12 @@ static void test_errors(void **state)
                            NULL, NULL, &r, &e), e,
                "--job: jobs[0].id: contains a control character", NULL);
     plan_submit_free(&r);
-    /* a job id the plan has already */
+    /* a job id the plan has already: named against --job and the plan's
+     * job (the plan file's name follows) */
     assert_err(plan_submit(path, "{\"id\": \"c\", \"model\": \"bert\", "
                            "\"batch_size\": 64, \"iterations\": 5}", NULL,
-                           NULL, &r, &e), e, path, "\"c\"");
+                           NULL, &r, &e), e,
+               "--job: jobs[0].id: duplicate job id \"c\" (", path);
     plan_submit_free(&r);
     /* a submit_time in the plan's past (a plan whose now is 600) */
     char p600[512];
