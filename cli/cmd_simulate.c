@@ -52,6 +52,7 @@ void help_simulate(void)
         "  --surplus MODE      ef policies: gain (default) or reference\n"
         "  --speed-factor LO,HI physics: each model's jobs run at a factor\n"
         "                      of their curve drawn uniformly from [LO, HI]\n"
+        "                      (0.01 <= LO <= HI <= 10)\n"
         "                      (seeded by --physics-seed and the model's\n"
         "                      name); policies still plan with the curves\n"
         "  --restart-cost F    physics: every reconfiguration really costs F\n"
@@ -244,10 +245,10 @@ int cli_sim_option(const char *cmd, int o, const char *arg, sim_opts *so)
         if (ef_parse_double(first, &lo) != EF_NUM_OK ||
             (comma ? ef_parse_double(comma + 1, &hi) : (hi = lo, EF_NUM_OK))
                 != EF_NUM_OK ||
-            !(lo > 0) || !(hi >= lo) || hi > 10)
+            !(lo >= 0.01) || !(hi >= lo) || hi > 10)
             return cli_usage_error(cmd, "--speed-factor: \"%s\" (expected "
-                                   "LO,HI with 0 < LO <= HI <= 10, or one "
-                                   "factor: 0.6,1.0)", arg);
+                                   "LO,HI with 0.01 <= LO <= HI <= 10, or "
+                                   "one factor: 0.6,1.0)", arg);
         so->speed_lo = lo;
         so->speed_hi = hi;
         return 0;

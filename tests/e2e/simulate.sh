@@ -7,7 +7,7 @@
 # - compare prints the grid with published numbers and its JSON does not
 #   depend on the thread count;
 # - bad input: unknown policy (2, with a suggestion), missing trace (3),
-#   unwritable output (5).
+#   unwritable output (5), physics options out of range (2).
 . "$(dirname "$0")/lib/common.sh"
 TR=$D/traces/itp/cluster10.csv
 
@@ -78,6 +78,18 @@ rc=0; "$EFPLAN" simulate --trace "$TR" --cluster n32g8 --curves A100 \
     --policy ef --out "$T/no/dir/r.json" >/dev/null 2>"$T/err" || rc=$?
 [ "$rc" -eq 5 ] || fail "unwritable output: exit $rc"
 [ ! -e "$T/no/dir/r.json" ] || fail "half-written output"
+# physics options out of range: a usage error (2) before anything runs
+# (a factor of 1e-300 ran the simulation away after a million points)
+for x in "--speed-factor 1e-300,1e-300" "--speed-factor 0.005" \
+         "--speed-factor 1,0.5" "--speed-factor 0.6,11" "--restart-cost 0" \
+         "--restart-cost nan" "--physics-seed -1"; do
+    rc=0; "$EFPLAN" simulate --trace "$TR" --cluster n32g8 --curves A100 \
+        --policy ef $x --out "$T/phys.json" >/dev/null 2>"$T/err" || rc=$?
+    [ "$rc" -eq 2 ] || fail "$x: exit $rc"
+    grep -q "expected" "$T/err" || fail "$x: no message: $(cat "$T/err")"
+    [ ! -e "$T/phys.json" ] || fail "$x: wrote a result"
+done
+
 rc=0; "$EFPLAN" compare --traces "$TR" --policies ef --cluster artifact \
     --cluster-for cluster10 >/dev/null 2>&1 || rc=$?
 [ "$rc" -eq 2 ] || fail "bad --cluster-for: exit $rc"
