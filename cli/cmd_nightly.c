@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -59,7 +60,9 @@ void help_nightly(void)
         "  --cluster SPEC    nNgG shorthand (n16g8), or a .csv/.json spec\n"
         "  --curves DIR      curve directory, or a bundled set: A100, T4\n"
         "  --backend B       local (default), slurm or dry-run (plans and\n"
-        "                    prints the night's actions; remembers nothing)\n"
+        "                    prints the night's actions; remembers nothing:\n"
+        "                    nothing in DIR is written; the plan is made in\n"
+        "                    a private folder under $TMPDIR, removed after)\n"
         "  --until TIME      stop applying at plan time TIME (seconds,\n"
         "                    ISO-8601 or now+DURATION from the night's\n"
         "                    start); default: the next night's start, 24 h\n"
@@ -293,19 +296,20 @@ static void date_of(int64_t t, char *dst, size_t len)
     strftime(dst, len, "%Y-%m-%d", &tm);
 }
 
-/* DIR/plans/NAME for the night starting at 'now', NAME its date (then
+/* PLANS/NAME for the night starting at 'now', NAME its date (then
  * DATE.2, DATE.3, ...: the first of whose .json, .jobs.json and .svg
  * none exists), into base (without extension). */
-static void night_name(const char *dir, int64_t now, char *base, size_t len)
+static void night_name(const char *plans, int64_t now, char *base,
+                       size_t len)
 {
     char date[32];
     date_of(now, date, sizeof date);
     for (int k = 1;; k++) {
         char f[PATH_MAX + 160];
         if (k == 1)
-            snprintf(base, len, "%s/plans/%s", dir, date);
+            snprintf(base, len, "%s/%s", plans, date);
         else
-            snprintf(base, len, "%s/plans/%s.%d", dir, date, k);
+            snprintf(base, len, "%s/%s.%d", plans, date, k);
         int taken = 0;
         static const char *const ext[] = {".json", ".jobs.json", ".svg"};
         for (int x = 0; x < 3; x++) {
@@ -444,12 +448,51 @@ static int night_code(const exec_report *rep)
     return 0;
 }
 
+/* A dry run's folder for the night's plan, jobs file and chart, which
+ * it applies and then removes (dry_dir_remove): $TMPDIR (or /tmp)
+ * /efplan-nightly-XXXXXX, private to this user. */
+static int dry_dir(char *out, size_t len, ef_err *e)
+{
+    const char *t = getenv("TMPDIR");
+    if (!t || !t[0])
+        t = "/tmp";
+    if ((size_t)snprintf(out, len, "%s/efplan-nightly-XXXXXX", t) >= len ||
+        !mkdtemp(out)) {
+        int err = errno;
+        out[0] = '\0';
+        return ef_fail(e, EF_E_INTERNAL, "nightly --backend dry-run: a folder "
+                       "for the night's plan under %s: %s", t,
+                       strerror(err));
+    }
+    return EF_OK;
+}
+
+/* Remove dry_dir's folder and the night's files in it. */
+static void dry_dir_remove(const char *d)
+{
+    DIR *dd = opendir(d);
+    if (dd) {
+        struct dirent *x;
+        while ((x = readdir(dd)) != NULL) {
+            if (strcmp(x->d_name, ".") == 0 || strcmp(x->d_name, "..") == 0)
+                continue;
+            char f[PATH_MAX + 300];
+            snprintf(f, sizeof f, "%s/%s", d, x->d_name);
+            unlink(f);
+        }
+        closedir(dd);
+    }
+    rmdir(d);
+}
+
 /* Start a new night: read the users' queue, merge, plan, remember.
- * plan_path gets the night's plan; *qerr 1 when the queue could not be
- * read (printed). Returns 0 or the exit code (printed). */
+ * The night's files go to 'plans' (DIR/plans; a dry run's private
+ * folder, and DIR/tonight.json and DIR/queue.json are left as they
+ * are). plan_path gets the night's plan; *qerr 1 when the queue could
+ * not be read (printed). Returns 0 or the exit code (printed). */
 static int new_night(night_args *a, exec_night *m, const char *dir,
-                     int64_t now, int64_t until, char *plan_path,
-                     size_t plen, int *qerr)
+                     const char *plans, int64_t now, int64_t until,
+                     char *plan_path, size_t plen, int *qerr)
 {
     ef_err e = {0}, qe = {0};
     job_queue f = {0};
@@ -459,7 +502,7 @@ static int new_night(night_args *a, exec_night *m, const char *dir,
         memset(&f, 0, sizeof f);
     }
     char base[PATH_MAX + 64], jobs_path[PATH_MAX + 96];
-    night_name(dir, now, base, sizeof base);
+    night_name(plans, now, base, sizeof base);
     snprintf(jobs_path, sizeof jobs_path, "%s.jobs.json", base);
     snprintf(plan_path, plen, "%s.json", base);
     plan p = {0};
@@ -514,8 +557,12 @@ static int new_night(night_args *a, exec_night *m, const char *dir,
     }
     if (!cli_cf.quiet) {
         char t0[40], t1[40];
-        printf("nightly: plan %s: %d job(s) from %s: admitted %d, rejected "
-               "%d, best-effort %d%s\n", plan_path, p.njobs,
+        printf("nightly: plan %s%s: %d job(s) from %s: admitted %d, "
+               "rejected %d, best-effort %d%s\n", plan_path,
+               strcmp(a->eo.backend, "dry-run") == 0
+                   ? " (dry run: removed at its end)"
+                   : "",
+               p.njobs,
                cli_time(p.now, p.now, t0, sizeof t0), p.admitted, p.rejected,
                p.best_effort, p.at_risk ? " (some at risk)" : "");
         printf("nightly: applying it until %s\n",
@@ -523,10 +570,11 @@ static int new_night(night_args *a, exec_night *m, const char *dir,
     }
     exec_night_begin(m, &q, &p, have_f ? &f : NULL, plan_path, jobs_path,
                      now, until, *qerr ? qe.msg : NULL);
-    link_tonight(dir, plan_path);
-    if (strcmp(a->eo.backend, "dry-run") != 0 &&
-        remember(m, dir, &e) != EF_OK)
-        rc = cli_fail(&e);
+    if (strcmp(a->eo.backend, "dry-run") != 0) {
+        link_tonight(dir, plan_path);
+        if (remember(m, dir, &e) != EF_OK)
+            rc = cli_fail(&e);
+    }
 out:
     plan_free(&p);
     queue_free(&q);
@@ -552,6 +600,7 @@ int cmd_nightly(int argc, char **argv)
     a.eo.zone = cli_cf.zone;
     ef_err e = {0};
     char dir[PATH_MAX], apply_dir[PATH_MAX + 16], plans[PATH_MAX + 16];
+    plans[0] = '\0';
     int lock = -1, qerr = 0;
     exec_night m;
     memset(&m, 0, sizeof m);
@@ -563,7 +612,8 @@ int cmd_nightly(int argc, char **argv)
     snprintf(apply_dir, sizeof apply_dir, "%s/apply", dir);
     snprintf(plans, sizeof plans, "%s/plans", dir);
     snprintf(handover_path, sizeof handover_path, "%s/handover", dir);
-    if (exec_make_dir(plans, &e) != EF_OK) {
+    if (dry ? dry_dir(plans, sizeof plans, &e) != EF_OK
+            : exec_make_dir(plans, &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }
@@ -626,7 +676,8 @@ int cmd_nightly(int argc, char **argv)
                 goto out;
             }
         }
-        rc = new_night(&a, &m, dir, now, until, plan_path, sizeof plan_path,
+        rc = new_night(&a, &m, dir, plans, now, until, plan_path,
+                       sizeof plan_path,
                        &qerr);
         if (rc != 0)
             goto out;
@@ -668,6 +719,8 @@ int cmd_nightly(int argc, char **argv)
     if (qerr && (rc == 0 || rc == EXIT_INFEASIBLE || rc == EXIT_MISSED))
         rc = EXIT_INPUT;
 out:
+    if (dry && plans[0])
+        dry_dir_remove(plans);
     exec_night_free(&m);
     if (lock >= 0)
         close(lock);

@@ -20,7 +20,10 @@
 #   the promised jobs run on, exit 3;
 # - a night that finds the previous night still applying takes over
 #   without restarting a job whose allocation stays the same;
-# - every night's plan, jobs file and chart are kept under DIR/plans.
+# - every night's plan, jobs file and chart are kept under DIR/plans;
+# - a dry run prints the next night's actions and leaves DIR as it was
+#   (no plan, no tonight.json link, no queue.json change) and nothing in
+#   TMPDIR.
 # No assertion depends on timing: waits are bounded polls of files.
 . "$(dirname "$0")/lib/common.sh"
 : "${EFPLAN_ROOT:?}"
@@ -157,6 +160,25 @@ grep -q 'taking over from .*: 2 attempt(s) run on, 0 stopped' n6.err ||
     { cat n6.err; fail "night 6: the takeover"; }
 grep -q '^start c 4 ' "$EV" && fail "night 6 restarted c (same allocation)"
 once || fail "an attempt was launched twice: $(grep '^start ' "$EV")"
+
+# ---- a dry run plans and prints the night, and writes nothing in DIR ------
+snap() { (cd nightly && find . -type f -exec md5sum {} + | sort; find . -type l -exec ls -l {} + | sed 's/.* \.\//.\//' | sort); }
+snap > dry.before
+mkdir -p tmpd
+set +e
+TMPDIR=$T/tmpd $V efplan nightly --queue queue.json --state nightly \
+    --cluster n1g8 --curves A100 --backend dry-run --until now+1h \
+    >dry.out 2>dry.err
+rc=$?
+set -e
+[ "$rc" = 0 ] || { cat dry.out dry.err; fail "dry run: exit $rc"; }
+grep -q '^nightly: plan .* (dry run: removed at its end): ' dry.out ||
+    { cat dry.out; fail "dry run: the plan line"; }
+grep -q '^dry-run of ' dry.out || { cat dry.out; fail "dry run: no actions"; }
+snap > dry.after
+cmp -s dry.before dry.after ||
+    { diff dry.before dry.after; fail "the dry run changed DIR"; }
+[ -z "$(ls -A tmpd)" ] || fail "the dry run left $(ls -A tmpd) in TMPDIR"
 
 # ---- every night's plan and chart kept -----------------------------------
 for k in "" .2 .3 .4 .5 .6; do
