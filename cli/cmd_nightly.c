@@ -539,7 +539,13 @@ static int new_night(night_args *a, exec_night *m, const char *dir,
             break;
         }
         if (!have_f || e.kind != EF_E_INPUT) {
-            rc = cli_fail(&e); /* not the users' queue: DIR's, or ours */
+            /* not the users' queue: DIR's, or ours; the message names the
+             * merged file (its jobs[N]), kept for the operator to read */
+            if (e.kind == EF_E_INPUT)
+                ef_prefix(&e, "%s/queue.json (what the state folder "
+                          "remembers) cannot be planned; in the queue it "
+                          "was merged into, ", dir);
+            rc = cli_fail(&e);
             goto out;
         }
         /* a job of the users' queue the planner cannot take (an unknown

@@ -23,7 +23,9 @@
 # - every night's plan, jobs file and chart are kept under DIR/plans;
 # - a dry run prints the next night's actions and leaves DIR as it was
 #   (no plan, no tonight.json link, no queue.json change) and nothing in
-#   TMPDIR.
+#   TMPDIR;
+# - a remembered job that cannot be planned is named as the state
+#   folder's (DIR/queue.json), exit 3.
 # No assertion depends on timing: waits are bounded polls of files.
 . "$(dirname "$0")/lib/common.sh"
 : "${EFPLAN_ROOT:?}"
@@ -179,6 +181,19 @@ snap > dry.after
 cmp -s dry.before dry.after ||
     { diff dry.before dry.after; fail "the dry run changed DIR"; }
 [ -z "$(ls -A tmpd)" ] || fail "the dry run left $(ls -A tmpd) in TMPDIR"
+
+# ---- a memory that cannot be planned (a model gone from the curves) is
+# named as the state folder's, exit 3
+mkdir -p bad
+printf '{"format": "efplan-jobs", "version": 1, "jobs": [{"id": "x", "model": "gone", "batch_size": 64, "iterations": 100, "submit_time": 0, "deadline": null, "promised": 1}]}\n' > bad/queue.json
+set +e
+$V efplan nightly --queue queue.json --state bad --cluster n1g8 \
+    --curves A100 --now 0 --until now+1m >bad.out 2>bad.err
+rc=$?
+set -e
+[ "$rc" = 3 ] || { cat bad.out bad.err; fail "broken memory: exit $rc"; }
+grep -q "bad/queue.json (what the state folder remembers) cannot be planned; .*jobs\[0\]\.model: unknown model \"gone\"" bad.err ||
+    { cat bad.err; fail "broken memory: the message"; }
 
 # ---- every night's plan and chart kept -----------------------------------
 for k in "" .2 .3 .4 .5 .6; do
