@@ -556,6 +556,7 @@ typedef struct headsize {
     int ncl, cl_differ; /* Content-Length headers; 1: two values */
     const char *cl;     /* the first one's value */
     int nte;            /* Transfer-Encoding headers */
+    int nauth;          /* Authorization headers */
     const char *te;     /* the first one that is not "chunked" */
 } headsize;
 
@@ -572,6 +573,8 @@ static enum MHD_Result head_count(void *cls, enum MHD_ValueKind kind,
             h->cl = v;
         else if (strcmp(h->cl, v) != 0)
             h->cl_differ = 1;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0) {
+        h->nauth++;
     } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
         h->nte++;
         /* what libmicrohttpd decodes: "chunked", in any case, alone */
@@ -706,6 +709,14 @@ static int check_head(srv *s, struct MHD_Connection *c, const char *url,
                      "different values (expected one)", hs.ncl);
         svc_reply_error(r, hs.te && hs.nte == 1 ? 501 : 400, NULL, msg);
         q->close = 1; /* the body cannot be read past */
+        return 0;
+    }
+    /* one identity: with two, this server reads the first and whatever
+     * stands between may read the other */
+    if (hs.nauth > 1) {
+        snprintf(msg, sizeof msg, "Authorization given %d times (expected "
+                 "one: Bearer TOKEN)", hs.nauth);
+        svc_reply_error(r, 400, NULL, msg);
         return 0;
     }
     if (!m) {

@@ -20,7 +20,8 @@
 #   400, a Transfer-Encoding other than chunked 501, Content-Length twice
 #   with two values, or with chunked, 400 (ambiguous framing), a
 #   Content-Type that only starts with application/json 415, a query
-#   parameter without a value or given twice 400; none makes a job;
+#   parameter without a value or given twice 400, Authorization twice
+#   400; none makes a job;
 # - SIGTERM while an answer is being sent (7 MB to a reader with a 4 KiB
 #   receive buffer): it arrives whole, a request that comes meanwhile
 #   gets 503 (JSON), and the daemon exits 0.
@@ -237,6 +238,10 @@ cases += [
     ("GET /v1/jobs?state=queued&state=done", b"GET /v1/jobs?state=queued"
      b"&state=done HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n", 400,
      "twice"),
+    # two identities: refused, not the first taken
+    ("Authorization twice", b"GET /v1/jobs HTTP/1.1\r\nHost: x\r\n" +
+     auth + b"Authorization: Bearer efp_x_y\r\n\r\n", 400,
+     "Authorization given 2 times"),
 ]
 for what, req, status, sub in cases:
     s = conn()
