@@ -521,6 +521,17 @@ static int local_poll(exec_ctx *x, const exec_run *r, exec_pstatus *stt,
     /* the monitor writes the rc file just before it exits */
     if (exec_read_rc(x, r, 0, stt))
         return EF_OK;
+    /* the monitor was killed (not by a stop: the OOM killer, a user):
+     * what runs of its group is killed, or the attempt taken for lost
+     * would run on beside the next. Its id is not another group's: a pid
+     * still some process's group is not given again, and one given again
+     * (another start time) means the group is empty. */
+    long pid;
+    unsigned long long st0, st1 = 0;
+    char state = 0;
+    if (parse_handle(r->handle, &pid, &st0) == 0 &&
+        (!proc_stat(pid, &state, &st1) || st1 == st0))
+        kill_members(pid, 0, 0);
     stt->state = EXEC_P_GONE;
     return EF_OK;
 }

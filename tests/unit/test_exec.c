@@ -2080,8 +2080,9 @@ static exec_pstatus poll_end(exec_ctx *x, const exec_run *r)
  * leaving a child in its process group and a daemon (setsid: another
  * session); b ignores SIGTERM, with the same two: the checkpoint signal
  * changes nothing, the forced stop kills it, and its status is "signal
- * 9" (not lost: its monitor lives to record it). Once each attempt has
- * ended, nothing of it runs. */
+ * 9" (not lost: its monitor lives to record it). c's monitor is killed
+ * while c runs: c is lost, and its processes are killed as that is
+ * seen. Once each attempt has ended, nothing of it runs. */
 static void test_local_leftovers(void **state)
 {
     (void)state;
@@ -2099,7 +2100,7 @@ static void test_local_leftovers(void **state)
                 "setsid sh -c 'echo $$ >$0.dm; exec sleep 300' $1 & "
                 "while [ ! -s $1.dm ]; do sleep 0.01; done; "
                 ": >$1.up; wait",
-        /* c */ "exit 0"};
+        /* c */ "sleep 300 & echo $! >$1.bg; : >$1.up; wait"};
     static const char *const ids[] = {"a", "b", "c"};
     ef_buf b = {0};
     ef_buf_put(&b, "{\"jobs\": [");
@@ -2155,6 +2156,22 @@ static void test_local_leftovers(void **state)
     tu_join(pf, sizeof pf, st, "b.bg");
     assert_false(proc_lives(pf));
     tu_join(pf, sizeof pf, st, "b.dm");
+    assert_false(proc_lives(pf));
+    /* c: its monitor killed (not a stop): lost, and nothing of it runs */
+    int jc = exec_plan_find(&p, "c");
+    exec_run rc = {.job = jc, .attempt = 1, .place = &p.slots[0].a[1].place,
+                   .wall_limit = 60};
+    assert_ok(exec_backend_local.launch(&x, &rc, &e), e);
+    tu_join(pf, sizeof pf, st, "c.up");
+    wait_file(pf);
+    pid_t mon = (pid_t)strtol(rc.handle, NULL, 10);
+    assert_int_equal(kill(mon, SIGKILL), 0);
+    assert_int_equal(waitpid(mon, NULL, 0), mon);
+    assert_ok(exec_backend_local.poll(&x, &rc, &ps, &e), e);
+    assert_int_equal(ps.state, EXEC_P_GONE);
+    tu_join(pf, sizeof pf, st, "c.bg");
+    for (int k = 0; k < 200 && proc_lives(pf); k++)
+        usleep(5000); /* (SIGKILL is delivered, not waited for) */
     assert_false(proc_lives(pf));
     exec_backend_local.release(&x);
     while (waitpid(-1, NULL, WNOHANG) > 0)
