@@ -549,17 +549,18 @@ static int local_signal(exec_ctx *x, const exec_run *r, int sig, ef_err *e)
     return EF_OK;
 }
 
-/* The forced stop: SIGKILL to the attempt's processes but its monitor,
- * which then kills what they left (monitor_sweep) and records the status
- * ("signal 9"). When nothing but the monitor is left (it retries its rc
- * file), the monitor itself. */
+/* The forced stop: SIGKILL to the attempt's processes but its monitor
+ * (its group, and the monitor's children: a command that left the group
+ * with setsid), which then kills what they left (monitor_sweep) and
+ * records the status ("signal 9"). When nothing but the monitor is left
+ * (it retries its rc file), the monitor itself. */
 static int local_stop(exec_ctx *x, const exec_run *r, ef_err *e)
 {
     long pid;
     unsigned long long st;
     if (!alive(r->handle) || parse_handle(r->handle, &pid, &st) != 0)
         return EF_OK;
-    if (kill_members(pid, 0, pid) > 0)
+    if (kill_members(pid, pid, pid) > 0)
         return EF_OK;
     return local_signal(x, r, SIGKILL, e);
 }

@@ -2082,7 +2082,9 @@ static exec_pstatus poll_end(exec_ctx *x, const exec_run *r)
  * changes nothing, the forced stop kills it, and its status is "signal
  * 9" (not lost: its monitor lives to record it). c's monitor is killed
  * while c runs: c is lost, and its processes are killed as that is
- * seen. Once each attempt has ended, nothing of it runs. */
+ * seen; c's attempt 2 leaves the group (setsid) and ignores SIGTERM: the
+ * forced stop ends it. Once each attempt has ended, nothing of it
+ * runs. */
 static void test_local_leftovers(void **state)
 {
     (void)state;
@@ -2100,7 +2102,10 @@ static void test_local_leftovers(void **state)
                 "setsid sh -c 'echo $$ >$0.dm; exec sleep 300' $1 & "
                 "while [ ! -s $1.dm ]; do sleep 0.01; done; "
                 ": >$1.up; wait",
-        /* c */ "sleep 300 & echo $! >$1.bg; : >$1.up; wait"};
+        /* c */ "if [ $EFPLAN_ATTEMPT = 2 ]; then exec setsid sh -c "
+                "'trap \"\" TERM; echo $$ >$0.sd; "
+                "while :; do sleep 0.05; done' $1; fi; "
+                "sleep 300 & echo $! >$1.bg; : >$1.up; wait"};
     static const char *const ids[] = {"a", "b", "c"};
     ef_buf b = {0};
     ef_buf_put(&b, "{\"jobs\": [");
@@ -2172,6 +2177,17 @@ static void test_local_leftovers(void **state)
     tu_join(pf, sizeof pf, st, "c.bg");
     for (int k = 0; k < 200 && proc_lives(pf); k++)
         usleep(5000); /* (SIGKILL is delivered, not waited for) */
+    assert_false(proc_lives(pf));
+    /* c's attempt 2 leaves the group itself (setsid) and ignores
+     * SIGTERM: the forced stop still ends it */
+    rc.attempt = 2;
+    assert_ok(exec_backend_local.launch(&x, &rc, &e), e);
+    tu_join(pf, sizeof pf, st, "c.sd");
+    wait_file(pf);
+    assert_ok(exec_backend_local.stop(&x, &rc, &e), e);
+    ps = poll_end(&x, &rc);
+    assert_int_equal(ps.state, EXEC_P_EXITED);
+    assert_int_equal(ps.sig, SIGKILL);
     assert_false(proc_lives(pf));
     exec_backend_local.release(&x);
     while (waitpid(-1, NULL, WNOHANG) > 0)
