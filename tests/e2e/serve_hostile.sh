@@ -42,6 +42,28 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# 1 while a process whose pid is in one of the files $@ lives (a zombie
+# does not)
+lives() {
+    for f in "$@"; do
+        [ -s "$f" ] || continue
+        s=$(sed 's/.*) //' "/proc/$(cat "$f")/stat" 2>/dev/null | cut -c1)
+        [ -z "$s" ] || [ "$s" = Z ] || [ "$s" = X ] || return 0
+    done
+    return 1
+}
+# kill_attempts (lib/common.sh) ends a process group whose leader's pid
+# is in a pid file, under this sh too
+mkdir grp
+setsid sh -c 'echo "$$ 0" >grp/g.pid; exec sleep 300' &
+i=0
+while [ ! -s grp/g.pid ] && [ $i -lt 500 ]; do i=$((i + 1)); sleep 0.01; done
+cut -d' ' -f1 grp/g.pid >grp.dm
+kill_attempts grp
+i=0
+while lives grp.dm && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.05; done
+! lives grp.dm || fail "kill_attempts left a process group running"
+
 SERVE_CURVES="$EFPLAN_ROOT/tests/data/loop_curves"
 new_token ops.tok ops --operator
 new_token ann.tok ann
@@ -109,16 +131,6 @@ wait_for() { # description, shell condition
         [ $i -le $TRIES ] || fail "timed out waiting: $1"
         sleep 0.2
     done
-}
-# 1 while a process whose pid is in one of the files $@ lives (a zombie
-# does not)
-lives() {
-    for f in "$@"; do
-        [ -s "$f" ] || continue
-        s=$(sed 's/.*) //' "/proc/$(cat "$f")/stat" 2>/dev/null | cut -c1)
-        [ -z "$s" ] || [ "$s" = Z ] || [ "$s" = X ] || return 0
-    done
-    return 1
 }
 ended() { # every attempt of job $1 has ended
     [ "$(api GET "/v1/jobs/$1" | jq '[.attempts[] | select(.state != "ended")] | length')" = 0 ]
