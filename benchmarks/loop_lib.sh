@@ -13,7 +13,7 @@ kill_groups() { # dir of pid files
         [ -r "/proc/$pid/stat" ] || continue
         st=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f20)
         [ "$st" = "$st0" ] || continue
-        kill -9 -- "-$pid" 2>/dev/null || true
+        kill -s KILL -- "-$pid" 2>/dev/null || true
     done
 }
 stop_pid() { # pid: SIGTERM, a bounded wait, then SIGKILL

@@ -5,7 +5,11 @@
  * run/JOB.A.pid ("pid starttime"; when it cannot, the launch fails and
  * nothing runs), forks the command with the job's environment, output
  * appended to logs/JOB.A.log, and waits for it; then writes run/JOB.A.rc
- * ("exit N" or "signal S"), retrying until it can. Every file goes
+ * ("exit N" or "signal S"), retrying until it can. Before that it kills
+ * what the command left running: the rest of the group, and what left
+ * the group (setsid, a daemon), which the monitor gets as the
+ * subreaper. A forced stop kills the attempt's processes but the
+ * monitor, which then does the same. Every file goes
  * through ef_write_file_atomic. The monitor ignores the
  * checkpoint signals sent to the group, so the exit status is always
  * recorded, even when the executor itself was killed meanwhile: a new
@@ -13,11 +17,14 @@
  */
 #include "executor/exec.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,9 +34,11 @@
 
 extern char **environ;
 
-/* State letter and start time (clock ticks since boot) of pid; 0 when
- * there is no such process. */
-static int proc_stat(long pid, char *state, unsigned long long *start)
+/* State letter, parent, process group and start time (clock ticks since
+ * boot) of pid (ppid, pgrp: NULL when not wanted); 0 when there is no
+ * such process. */
+static int proc_stat3(long pid, char *state, long *ppid, long *pgrp,
+                      unsigned long long *start)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
@@ -39,19 +48,78 @@ static int proc_stat(long pid, char *state, unsigned long long *start)
     if (!p)
         return 0;
     p++;
-    /* after "comm)": field 3 (state) is token 1, field 22 token 20 */
+    /* after "comm)": field 3 (state) is token 1, 4 (ppid) token 2, 5
+     * (pgrp) token 3, field 22 (starttime) token 20 */
     int tok = 0;
     char *save = NULL;
     for (char *t = strtok_r(p, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
         tok++;
         if (tok == 1)
             *state = t[0];
+        if (tok == 2 && ppid)
+            *ppid = strtol(t, NULL, 10);
+        if (tok == 3 && pgrp)
+            *pgrp = strtol(t, NULL, 10);
         if (tok == 20) {
             *start = strtoull(t, NULL, 10);
             return 1;
         }
     }
     return 0;
+}
+
+static int proc_stat(long pid, char *state, unsigned long long *start)
+{
+    return proc_stat3(pid, state, NULL, NULL, start);
+}
+
+/* SIGKILL every live process (not a zombie) in process group 'pgrp' but
+ * 'except', and every child of 'parent' (> 0; not 'except'): how many
+ * were sent it. A process that forks while /proc is read may be missed:
+ * the callers look again. */
+static int kill_members(long pgrp, long parent, long except)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+        if (*end || pid <= 1 || pid == except)
+            continue;
+        char st = 0;
+        long pp = 0, pg = 0;
+        unsigned long long start = 0;
+        if (!proc_stat3(pid, &st, &pp, &pg, &start) || st == 'Z' ||
+            st == 'X' || (pg != pgrp && (parent <= 0 || pp != parent)))
+            continue;
+        if (kill((pid_t)pid, SIGKILL) == 0)
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* In the monitor, once the command's processes have ended: what they
+ * left running is killed: the rest of its process group (a child in the
+ * background) and whatever was handed to the monitor as the subreaper (a
+ * child that left the group: setsid, a daemon), until none is left
+ * (bounded), each reaped. An attempt that ended holds nothing. */
+static void monitor_sweep(void)
+{
+    long me = (long)getpid();
+    for (int round = 0; round < 500; round++) {
+        int n = kill_members(me, me, me);
+        struct timespec ts = {0, 10000000L};
+        if (n)
+            nanosleep(&ts, NULL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!n)
+            return;
+    }
 }
 
 static int parse_handle(const char *h, long *pid, unsigned long long *start)
@@ -370,6 +438,10 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
             if (s != SIGKILL && s != SIGSTOP && s != SIGCHLD)
                 signal(s, SIG_IGN);
         close(pfd[1]);
+        /* what the command daemonizes (leaving its process group) is
+         * handed to the monitor when its parent ends, not to init: the
+         * sweep finds it */
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         /* the monitor may outlive the executor (kill -9, then a resume):
          * it holds none of the executor's standard streams, so a pipe
          * reading apply's output ends when apply does */
@@ -400,6 +472,7 @@ static int local_launch(exec_ctx *x, exec_run *r, ef_err *e)
         if (nkids > 0)
             wait_all(kids, nkids, nkids < nproc, exec_job_grace(x->p, r->job),
                      txt, sizeof txt);
+        monitor_sweep();
         monitor_write_rc(rcp, logp, txt);
         _exit(0);
     }
@@ -448,6 +521,17 @@ static int local_poll(exec_ctx *x, const exec_run *r, exec_pstatus *stt,
     /* the monitor writes the rc file just before it exits */
     if (exec_read_rc(x, r, 0, stt))
         return EF_OK;
+    /* the monitor was killed (not by a stop: the OOM killer, a user):
+     * what runs of its group is killed, or the attempt taken for lost
+     * would run on beside the next. Its id is not another group's: a pid
+     * still some process's group is not given again, and one given again
+     * (another start time) means the group is empty. */
+    long pid;
+    unsigned long long st0, st1 = 0;
+    char state = 0;
+    if (parse_handle(r->handle, &pid, &st0) == 0 &&
+        (!proc_stat(pid, &state, &st1) || st1 == st0))
+        kill_members(pid, 0, 0);
     stt->state = EXEC_P_GONE;
     return EF_OK;
 }
@@ -465,8 +549,19 @@ static int local_signal(exec_ctx *x, const exec_run *r, int sig, ef_err *e)
     return EF_OK;
 }
 
+/* The forced stop: SIGKILL to the attempt's processes but its monitor
+ * (its group, and the monitor's children: a command that left the group
+ * with setsid), which then kills what they left (monitor_sweep) and
+ * records the status ("signal 9"). When nothing but the monitor is left
+ * (it retries its rc file), the monitor itself. */
 static int local_stop(exec_ctx *x, const exec_run *r, ef_err *e)
 {
+    long pid;
+    unsigned long long st;
+    if (!alive(r->handle) || parse_handle(r->handle, &pid, &st) != 0)
+        return EF_OK;
+    if (kill_members(pid, pid, pid) > 0)
+        return EF_OK;
     return local_signal(x, r, SIGKILL, e);
 }
 

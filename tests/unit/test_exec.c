@@ -2039,6 +2039,163 @@ static void test_local_write_fails(void **state)
     rm_rf(dir);
 }
 
+/* 1 while process 'pid' lives (a zombie does not). */
+static int proc_lives(const char *pidfile)
+{
+    char buf[64] = "";
+    FILE *f = fopen(pidfile, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    long pid = strtol(buf, NULL, 10);
+    assert_true(pid > 1);
+    char path[64], st[512] = "";
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    f = fopen(path, "r");
+    if (!f)
+        return 0;
+    n = fread(st, 1, sizeof st - 1, f);
+    fclose(f);
+    st[n] = '\0';
+    const char *p = strrchr(st, ')');
+    return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* Poll attempt r until it ends (bounded): its status. */
+static exec_pstatus poll_end(exec_ctx *x, const exec_run *r)
+{
+    exec_pstatus ps = {EXEC_P_RUNNING, 0, 0};
+    ef_err e = {0};
+    for (int k = 0; k < 4000; k++) {
+        assert_ok(exec_backend_local.poll(x, r, &ps, &e), e);
+        if (ps.state != EXEC_P_RUNNING)
+            break;
+        usleep(5000);
+    }
+    return ps;
+}
+
+/* What an attempt leaves running is stopped with it. a exits 0 at once,
+ * leaving a child in its process group and a daemon (setsid: another
+ * session); b ignores SIGTERM, with the same two: the checkpoint signal
+ * changes nothing, the forced stop kills it, and its status is "signal
+ * 9" (not lost: its monitor lives to record it). c's monitor is killed
+ * while c runs: c is lost, and its processes are killed as that is
+ * seen; c's attempt 2 leaves the group (setsid) and ignores SIGTERM: the
+ * forced stop ends it. Once each attempt has ended, nothing of it
+ * runs. */
+static void test_local_leftovers(void **state)
+{
+    (void)state;
+    char dir[256], planf[512], st[600], pf[700];
+    tu_tmpdir(dir, sizeof dir);
+    tu_join(st, sizeof st, dir, "state");
+    make_state(st);
+    tu_write(dir, "plan.json", PLAN, planf, sizeof planf);
+    /* $1: the job; each leftover writes its pid to st/JOB.bg, st/JOB.dm */
+    static const char *const cmd[] = {
+        /* a */ "sleep 300 & echo $! >$1.bg; "
+                "setsid sh -c 'echo $$ >$0.dm; exec sleep 300' $1 & "
+                "while [ ! -s $1.dm ]; do sleep 0.01; done; exit 0",
+        /* b */ "trap '' TERM; sleep 300 & echo $! >$1.bg; "
+                "setsid sh -c 'echo $$ >$0.dm; exec sleep 300' $1 & "
+                "while [ ! -s $1.dm ]; do sleep 0.01; done; "
+                ": >$1.up; wait",
+        /* c */ "if [ $EFPLAN_ATTEMPT = 2 ]; then exec setsid sh -c "
+                "'trap \"\" TERM; echo $$ >$0.sd; "
+                "while :; do sleep 0.05; done' $1; fi; "
+                "sleep 300 & echo $! >$1.bg; : >$1.up; wait"};
+    static const char *const ids[] = {"a", "b", "c"};
+    ef_buf b = {0};
+    ef_buf_put(&b, "{\"jobs\": [");
+    for (int k = 0; k < 3; k++) {
+        ef_buf_printf(&b, "%s{\"id\": \"%s\", \"model\": \"bert\", "
+                      "\"batch_size\": 64, \"iterations\": 100, "
+                      "\"submit_time\": 0, \"deadline\": 900, "
+                      "\"grace_seconds\": 0, \"workdir\": ", k ? ", " : "",
+                      ids[k]);
+        ef_buf_json_str(&b, st);
+        ef_buf_put(&b, ", \"command\": [\"sh\", \"-c\", ");
+        ef_buf_json_str(&b, cmd[k]);
+        ef_buf_printf(&b, ", \"sh\", \"%s\"]}", ids[k]);
+    }
+    ef_buf_put(&b, "]}");
+    tu_write(dir, "jobs.json", b.s, NULL, 0);
+    free(b.s);
+    exec_plan p;
+    ef_err e = {0};
+    assert_ok(exec_plan_load(&p, planf, NULL, &e), e);
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.p = &p;
+    x.b = &exec_backend_local;
+    x.state = st;
+    assert_ok(exec_backend_local.prepare(&x, &e), e);
+    int ja = exec_plan_find(&p, "a"), jb = exec_plan_find(&p, "b");
+    /* a: exit 0, its leftovers gone when its status is there */
+    exec_run ra = {.job = ja, .attempt = 1, .place = &p.slots[0].a[0].place,
+                   .wall_limit = 60};
+    assert_ok(exec_backend_local.launch(&x, &ra, &e), e);
+    exec_pstatus ps = poll_end(&x, &ra);
+    assert_int_equal(ps.state, EXEC_P_EXITED);
+    assert_int_equal(ps.code, 0);
+    tu_join(pf, sizeof pf, st, "a.bg");
+    assert_false(proc_lives(pf));
+    tu_join(pf, sizeof pf, st, "a.dm");
+    assert_false(proc_lives(pf));
+    /* b: the checkpoint signal is ignored; the forced stop ends it all */
+    exec_run rb = {.job = jb, .attempt = 1, .place = &p.slots[1].a[1].place,
+                   .wall_limit = 60};
+    assert_ok(exec_backend_local.launch(&x, &rb, &e), e);
+    tu_join(pf, sizeof pf, st, "b.up");
+    wait_file(pf);
+    assert_ok(exec_backend_local.signal(&x, &rb, SIGTERM, &e), e);
+    usleep(100000);
+    assert_ok(exec_backend_local.poll(&x, &rb, &ps, &e), e);
+    assert_int_equal(ps.state, EXEC_P_RUNNING);
+    assert_ok(exec_backend_local.stop(&x, &rb, &e), e);
+    ps = poll_end(&x, &rb);
+    assert_int_equal(ps.state, EXEC_P_EXITED);
+    assert_int_equal(ps.sig, SIGKILL);
+    tu_join(pf, sizeof pf, st, "b.bg");
+    assert_false(proc_lives(pf));
+    tu_join(pf, sizeof pf, st, "b.dm");
+    assert_false(proc_lives(pf));
+    /* c: its monitor killed (not a stop): lost, and nothing of it runs */
+    int jc = exec_plan_find(&p, "c");
+    exec_run rc = {.job = jc, .attempt = 1, .place = &p.slots[0].a[1].place,
+                   .wall_limit = 60};
+    assert_ok(exec_backend_local.launch(&x, &rc, &e), e);
+    tu_join(pf, sizeof pf, st, "c.up");
+    wait_file(pf);
+    pid_t mon = (pid_t)strtol(rc.handle, NULL, 10);
+    assert_int_equal(kill(mon, SIGKILL), 0);
+    assert_int_equal(waitpid(mon, NULL, 0), mon);
+    assert_ok(exec_backend_local.poll(&x, &rc, &ps, &e), e);
+    assert_int_equal(ps.state, EXEC_P_GONE);
+    tu_join(pf, sizeof pf, st, "c.bg");
+    for (int k = 0; k < 200 && proc_lives(pf); k++)
+        usleep(5000); /* (SIGKILL is delivered, not waited for) */
+    assert_false(proc_lives(pf));
+    /* c's attempt 2 leaves the group itself (setsid) and ignores
+     * SIGTERM: the forced stop still ends it */
+    rc.attempt = 2;
+    assert_ok(exec_backend_local.launch(&x, &rc, &e), e);
+    tu_join(pf, sizeof pf, st, "c.sd");
+    wait_file(pf);
+    assert_ok(exec_backend_local.stop(&x, &rc, &e), e);
+    ps = poll_end(&x, &rc);
+    assert_int_equal(ps.state, EXEC_P_EXITED);
+    assert_int_equal(ps.sig, SIGKILL);
+    assert_false(proc_lives(pf));
+    exec_backend_local.release(&x);
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    exec_plan_free(&p);
+    rm_rf(dir);
+}
+
 /* state.json cannot be written at the end of the plan (a directory stands
  * at its path): apply fails, and the journal is not closed (no "end"), so
  * the rerun finishes the plan and writes state.json instead of saying it
@@ -2366,6 +2523,7 @@ int main(void)
         cmocka_unit_test(test_slurm_script_every_byte),
         cmocka_unit_test(test_slurm_script_status),
         cmocka_unit_test(test_local_write_fails),
+        cmocka_unit_test(test_local_leftovers),
         cmocka_unit_test(test_launch_contract),
         cmocka_unit_test(test_apply_state_write_fails),
         cmocka_unit_test(test_squeue_busy),

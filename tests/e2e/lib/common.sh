@@ -15,12 +15,13 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 # kill_attempts DIR...: kill -9 the process group of every attempt whose
 # monitor left its pid in DIR/*.pid (a state or run directory's run/):
-# what a failed test may have left running
+# what a failed test may have left running ("kill -s KILL --": dash's
+# kill refuses "kill -9 -- -PGID")
 kill_attempts() {
     for d in "$@"; do
         for f in "$d"/*.pid; do
             [ -f "$f" ] || continue
-            kill -9 -- "-$(cut -d' ' -f1 "$f")" 2>/dev/null || true
+            kill -s KILL -- "-$(cut -d' ' -f1 "$f")" 2>/dev/null || true
         done
     done
 }
