@@ -841,3 +841,12 @@ double ef_mono_seconds(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+void ef_abstime_in(struct timespec *ts, double seconds)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    double whole = floor(seconds);
+    long ns = ts->tv_nsec + (long)((seconds - whole) * 1e9);
+    ts->tv_sec += (time_t)whole + ns / 1000000000L;
+    ts->tv_nsec = ns % 1000000000L;
+}

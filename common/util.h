@@ -182,6 +182,11 @@ int64_t ef_align_up(int64_t now, int64_t x, int slot);
  * (timeouts, waits, measured run times), never a time of day. */
 double ef_mono_seconds(void);
 
+struct timespec;
+/* *ts = the wall clock (CLOCK_REALTIME) 'seconds' (>= 0) from now: the
+ * deadline pthread_cond_timedwait takes for a wait of that long. */
+void ef_abstime_in(struct timespec *ts, double seconds);
+
 /* 3 if buf starts with a UTF-8 byte order mark, else 0. */
 size_t ef_bom_len(const char *buf, size_t len);
 

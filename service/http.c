@@ -444,12 +444,7 @@ static void *reaper_main(void *arg)
         }
         conn_note(s, now, 0);
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 250000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        ef_abstime_in(&ts, 0.25);
         pthread_cond_timedwait(&s->cv, &s->mu, &ts);
     }
     conn_note(s, ef_mono_seconds(), 1);
@@ -1316,12 +1311,7 @@ void srv_stop(srv *s)
     while (s->d && conns_busy(s) > 0 &&
            ef_mono_seconds() - t0 < SRV_DRAIN_MAX) {
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        ef_abstime_in(&ts, 0.05);
         pthread_cond_timedwait(&s->cv, &s->mu, &ts);
     }
     pthread_mutex_unlock(&s->mu);

@@ -1517,17 +1517,14 @@ static void *thread_main(void *arg)
     for (;;) {
         pthread_mutex_lock(&L->mu);
         if (!L->quit && !L->wake) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
             double p = L->o.poll > 0 ? L->o.poll : 0.2;
             /* while a job is being stopped or waits for GPUs being
              * freed, look again soon: a resize is a stop then a start,
              * and the GPUs must not idle between them */
             if (L->hurry && p > 0.02)
                 p = 0.02;
-            long ns = ts.tv_nsec + (long)(p * 1e9);
-            ts.tv_sec += ns / 1000000000L;
-            ts.tv_nsec = ns % 1000000000L;
+            struct timespec ts;
+            ef_abstime_in(&ts, p);
             pthread_cond_timedwait(&L->cv, &L->mu, &ts);
         }
         int quit = L->quit;

@@ -239,10 +239,7 @@ static void *ret_main(void *arg)
         if (R->stop)
             break;
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        double t = (double)ts.tv_sec + ts.tv_nsec / 1e9 + period;
-        ts.tv_sec = (time_t)t;
-        ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+        ef_abstime_in(&ts, period);
         while (!R->stop &&
                pthread_cond_timedwait(&R->cv, &R->mu, &ts) == 0)
             ;

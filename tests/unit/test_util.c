@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "common/lat.h"
 #include "common/util.h"
@@ -983,9 +984,28 @@ static void test_lat(void **state)
     ef_lat_free(&l);
 }
 
+/* ef_abstime_in: a wall-clock deadline that many seconds on, its
+ * nanoseconds normalised (a fraction that carries into the seconds, a
+ * wait of several seconds, none). Bounds only: no timing assertion. */
+static void test_abstime_in(void **state)
+{
+    (void)state;
+    const double waits[] = {0, 0.05, 0.25, 0.999999, 1.5, 7.75, 3600};
+    for (size_t k = 0; k < sizeof waits / sizeof *waits; k++) {
+        struct timespec before, ts;
+        clock_gettime(CLOCK_REALTIME, &before);
+        ef_abstime_in(&ts, waits[k]);
+        assert_true(ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000L);
+        double b = (double)before.tv_sec + before.tv_nsec * 1e-9;
+        double t = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+        assert_true(t >= b + waits[k] - 1e-6);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_abstime_in),
         cmocka_unit_test(test_lat),
         cmocka_unit_test(test_i64_ok),
         cmocka_unit_test(test_i64_empty_and_syntax),
