@@ -1495,6 +1495,11 @@ int store_learn(store *s, const char *model, const char *owner, int restart,
 {
     if (!model || !(x > 0) || x > 1e6)
         return EF_OK; /* nothing measured */
+    /* a restart is a job's own report (its first progress), so one that
+     * reports at once would make its model's moves look free: never
+     * learned cheaper than the overhead model charges */
+    if (restart && x < 1)
+        x = 1;
     if (learn_row(s, model, "", restart, x, e) != EF_OK)
         return EF_ERR;
     return owner && owner[0] ? learn_row(s, model, owner, restart, x, e)

@@ -343,8 +343,9 @@ typedef struct store_learnt {
 
 /* store_learn: one run of 'model' by 'owner' (may be NULL) measured x:
  * its speed over its curve's (restart 0), or a restart's cost over the
- * model's charge for it (restart 1); smoothed into the model's row and the
- * owner's. x outside (0, 1e6] is ignored. */
+ * model's charge for it (restart 1; below 1 taken as 1: a restart is never
+ * learned cheaper than the model charges); smoothed into the model's row
+ * and the owner's. x outside (0, 1e6] is ignored. */
 int store_learn(store *s, const char *model, const char *owner, int restart,
                 double x, ef_err *e);
 /* store_learned: what is known of 'model' for 'owner' (the owner's own

@@ -1029,6 +1029,12 @@ static void test_learned(void **state)
     assert_true(l.speed_own && l.speed_runs == 2); /* bob's own two */
     assert_ok(store_learned(s, "gpt2", "bob", &l, &e), e);
     assert_int_equal(l.speed_runs, 0);
+    /* a restart reported cheaper than the model charges (a job that
+     * writes progress at once) is learned at the model's charge */
+    assert_ok(store_learn(s, "gpt2", "bob", 1, 0.01, &e), e);
+    assert_ok(store_learned(s, "gpt2", "bob", &l, &e), e);
+    assert_int_equal(l.restart_runs, 1);
+    assert_true(l.restart == 1.0);
     store_close(s);
 }
 
