@@ -647,6 +647,12 @@ static int cmp_run(const void *a, const void *b, void *ctx)
     return (i > k) - (i < k);
 }
 
+static int cmp_alloc_job(const void *a, const void *b)
+{
+    const plan_doc_alloc *x = a, *y = b;
+    return (x->jobi > y->jobi) - (x->jobi < y->jobi);
+}
+
 /* The slot of 'starts' (n ascending times) that starts at t, or -1. */
 static int slot_at(const int64_t *starts, int n, int64_t t)
 {
@@ -849,6 +855,10 @@ static int check_doc(plan_doc *d, const char *file, ef_err *e)
                 snprintf(wa, sizeof wa, "%s.allocations[%d]", w, a);
             rc = check_alloc(d, ord, &sl->a[a], owner, seen, s, file, wa, e);
         }
+        /* a version 1 slot in the jobs' order, as a version 2 file's runs
+         * are cut (one job an allocation a slot: the order is total) */
+        if (rc == EF_OK && d->version == PLAN_V1 && sl->nalloc > 1)
+            qsort(sl->a, (size_t)sl->nalloc, sizeof *sl->a, cmp_alloc_job);
     }
     free(ord);
     free(seen);

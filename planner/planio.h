@@ -5,7 +5,8 @@
  *
  * Two versions, both read, either written:
  *   1  "slots": every slot (a stretch of identical consecutive slots)
- *      lists every allocation in it, job by job in the jobs' order;
+ *      lists every allocation in it, job by job in the jobs' order (the
+ *      reader takes them in any order and keeps them in that one);
  *   2  (written by default) "slot_ends": where each such slot ends, and
  *      "runs": each job's allocations as runs {job, start, end, gpus,
  *      placement[, batch_size]}, a run as long as the job keeps the same

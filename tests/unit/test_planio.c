@@ -464,6 +464,63 @@ static void test_real_plans(void **state)
     assert_true(reason > 0 && rejected > 0 && eb > 0);
 }
 
+/* A version 1 file whose slot lists its allocations out of the jobs'
+ * order (a hand edit) reads as the version 2 file of the same plan: the
+ * reader keeps them in the jobs' order, so both versions written from it
+ * read back equal (the fuzzer's plan_json finding: c before b in a slot
+ * made the two versions differ). */
+static void test_v1_any_order(void **state)
+{
+    (void)state;
+    static const char v1[] =
+        "{\"cluster\": {\"gpus_per_node\": 8, \"nodes\": 1}"
+        ", \"curves\": \"A100\", \"format\": \"efplan-plan\""
+        ", \"jobs\": [{\"batch_size\": 64, \"deadline\": null"
+        ", \"decision\": \"best_effort\""
+        ", \"earliest_feasible_deadline\": null"
+        ", \"gpu_seconds\": 1680, \"id\": \"b\", \"iterations\": 6250"
+        ", \"iterations_done\": 0, \"iterations_left\": 6250"
+        ", \"migrations\": 0, \"model\": \"resnet50\""
+        ", \"planned_end\": 400, \"resizes\": 1, \"slack\": null"
+        ", \"start\": 0, \"submit_time\": 0}, {\"batch_size\": 128"
+        ", \"deadline\": 9000, \"decision\": \"admitted\""
+        ", \"earliest_feasible_deadline\": null"
+        ", \"gpu_seconds\": 360, \"id\": \"c\", \"iterations\": 2000"
+        ", \"iterations_done\": 0, \"iterations_left\": 2000"
+        ", \"migrations\": 0, \"model\": \"gpt2\", \"planned_end\": 290"
+        ", \"resizes\": 0, \"slack\": 8710, \"start\": 0"
+        ", \"submit_time\": 0}], \"jobs_file\": \"/tmp/q3.json\""
+        ", \"now\": 0, \"overhead\": \"fig12\", \"slot_seconds\": 60"
+        ", \"slots\": [{\"allocations\": [{\"gpus\": 4, \"job\": \"c\""
+        ", \"placement\": [{\"gpus\": [4, 5, 6, 7], \"node\": 0}]}"
+        ", {\"gpus\": 4, \"job\": \"b\", \"placement\": [{\"gpus\": [0, 1"
+        ", 2, 3], \"node\": 0}]}], \"end\": 60, \"start\": 0}]"
+        ", \"summary\": {\"admitted\": 2, \"best_effort\": 1"
+        ", \"end\": 420, \"migrations\": 0"
+        ", \"promised_gpu_hours\": 0.467, \"rejected\": 0"
+        ", \"replan_fallbacks\": 0, \"resizes\": 4"
+        ", \"scheduling_points\": 5, \"used_gpu_hours\": 0.933"
+        ", \"utilisation\": 1.0}, \"surplus\": \"gain\", \"version\": 1}";
+    plan_doc d, back[2];
+    ef_err e = {0};
+    assert_ok(plan_doc_parse(&d, "p.json", v1, strlen(v1), &e), e);
+    assert_int_equal(d.slots[0].nalloc, 2);
+    assert_string_equal(d.slots[0].a[0].job, "b");
+    assert_string_equal(d.slots[0].a[1].job, "c");
+    for (int v = PLAN_V1; v <= PLAN_V2; v++) {
+        plan_doc c = d;
+        c.version = v;
+        char *text = plan_doc_json(&c, NULL);
+        assert_ok(plan_doc_parse(&back[v - PLAN_V1], "p.json", text,
+                                 strlen(text), &e), e);
+        free(text);
+    }
+    assert_true(plan_doc_equal(&back[0], &back[1]));
+    plan_doc_free(&back[0]);
+    plan_doc_free(&back[1]);
+    plan_doc_free(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -471,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_generated_roundtrip),
         cmocka_unit_test(test_bad_ids),
         cmocka_unit_test(test_real_plans),
+        cmocka_unit_test(test_v1_any_order),
     };
     return cmocka_run_group_tests(tests, tp_setup, tp_teardown);
 }
