@@ -113,9 +113,11 @@ static void test_plan_parse(void **state)
     assert_true(p.jobs[1].planned_end == -1);
     assert_int_equal(p.nslots, 3);
     assert_true(p.end == 480);
-    /* placements sorted by GPU */
-    const exec_place *c0 = &p.slots[0].a[1].place;
-    assert_int_equal(p.slots[0].a[1].job, 2);
+    /* allocations in the jobs' order (the file lists a before c; its
+     * jobs are c, a, b), placements sorted by GPU */
+    const exec_place *c0 = &p.slots[0].a[0].place;
+    assert_int_equal(p.slots[0].a[0].job, 2);
+    assert_int_equal(p.slots[0].a[1].job, 0);
     assert_int_equal(c0->n, 4);
     assert_int_equal(c0->gpu[0], 4);
     assert_int_equal(c0->gpu[3], 7);
