@@ -14,7 +14,6 @@
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/serve.sh"
 cd "$T"
-fail() { echo "FAIL: $*"; echo "--- serve.log (tail)"; tail -30 serve.log; exit 1; }
 cleanup() {
     serve_stop
     kill_attempts run/run

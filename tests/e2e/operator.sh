@@ -10,7 +10,6 @@
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/serve.sh"
 cd "$T"
-fail() { echo "FAIL: $*"; echo "--- serve.log (tail)"; tail -20 serve.log 2>/dev/null; exit 1; }
 cleanup() { serve_stop; rm -rf "$T"; }
 trap cleanup EXIT
 new_token ops.tok ops --operator

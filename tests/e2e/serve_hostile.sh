@@ -23,10 +23,6 @@
 . "$(dirname "$0")/lib/serve.sh"
 
 cd "$T"
-fail() {
-    echo "FAIL: $*"; echo "--- serve.log (tail)"; tail -30 serve.log
-    echo "FAIL: $*"; exit 1
-}
 # what the jobs left, should a check fail: their pids, from their files
 kill_left() {
     for f in "$T"/*.bg "$T"/*.dm; do

@@ -41,11 +41,6 @@
 . "$(dirname "$0")/lib/serve.sh"
 
 cd "$T"
-# (the reason last as well: tests/run.sh shows a failure's last 40 lines)
-fail() {
-    echo "FAIL: $*"; echo "--- serve.log (tail)"; tail -30 serve.log
-    echo "FAIL: $*"; exit 1
-}
 cleanup() {
     serve_stop
     # LOOP_LOG=FILE keeps the service's log (for benchmarks and reading)

@@ -29,7 +29,6 @@
 . "$(dirname "$0")/lib/serve.sh"
 . "$(dirname "$0")/lib/torch.sh"
 cd "$T"
-fail() { echo "FAIL: $*"; echo "--- serve.log (tail)"; tail -30 serve.log; exit 1; }
 cleanup() {
     serve_stop
     kill_attempts run/run

@@ -8,8 +8,17 @@
 #                                      SRV, URL
 #   serve_stop                         SIGTERM and wait (exit status kept
 #                                      in SERVE_RC)
+#   fail REASON                        (replaces lib/common.sh's) the
+#                                      reason, serve.log's last 30 lines,
+#                                      the reason again (tests/run.sh
+#                                      shows a failure's last 40 lines)
 # The daemon's output goes to serve.log. A bounded wait for its port file
 # is the only wait (no timing assertion).
+
+fail() {
+    echo "FAIL: $*"; echo "--- serve.log (tail)"; tail -30 serve.log 2>/dev/null
+    echo "FAIL: $*"; exit 1
+}
 
 # tokens: the text efplan token add prints (efp_ID_SECRET)
 tok_re='efp_[a-z0-9]\{10\}_[A-Za-z0-9_-]\{43\}'
