@@ -65,6 +65,12 @@ void cli_help_shared(unsigned flags);
  * usage error (printed; EXIT_USAGE). */
 int cli_backend_option(const char *cmd, const char *arg);
 
+/* --time-scale's value 'arg' for command 'cmd' into *out: 0 when it is a
+ * number from EXEC_MIN_SCALE to EXEC_MAX_SCALE (plan seconds per wall
+ * second, as the journal records it), else a usage error (printed;
+ * EXIT_USAGE). */
+int cli_scale_option(const char *cmd, const char *arg, double *out);
+
 /* "wrote PATH" on 'say', for an output file a command wrote: nothing
  * when path is NULL or "-" (standard output) or under --quiet. */
 void cli_say_wrote(FILE *say, const char *path);

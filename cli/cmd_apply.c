@@ -178,7 +178,6 @@ typedef struct apply_args {
 static int apply_option(apply_args *a, int o, char **argv)
 {
     int64_t v;
-    double d;
     switch (o) {
     case 'b':
         if (cli_backend_option("apply", optarg))
@@ -200,11 +199,8 @@ static int apply_option(apply_args *a, int o, char **argv)
         a->eo.slots = (int)v;
         break;
     case 'f':
-        if (ef_parse_double(optarg, &d) != EF_NUM_OK ||
-            !(d >= EXEC_MIN_SCALE && d <= EXEC_MAX_SCALE))
-            return cli_usage_error("apply", "--time-scale: \"%s\" "
-                                   "(expected 0.001 to 1000000)", optarg);
-        a->eo.scale = d;
+        if (cli_scale_option("apply", optarg, &a->eo.scale))
+            return EXIT_USAGE;
         break;
     case 'F': a->eo.follow = 1; break;
     case 's': a->eo.state = optarg; break;

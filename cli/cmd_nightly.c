@@ -183,16 +183,11 @@ static int parse(int argc, char **argv, night_args *a)
                 return EXIT_USAGE;
             a->now_given = 1;
             break;
-        case 'f': {
-            double d;
-            if (ef_parse_double(optarg, &d) != EF_NUM_OK ||
-                !(d >= EXEC_MIN_SCALE && d <= EXEC_MAX_SCALE))
-                return cli_usage_error("nightly", "--time-scale: \"%s\" "
-                                       "(expected 0.001 to 1000000)", optarg);
-            a->eo.scale = d;
+        case 'f':
+            if (cli_scale_option("nightly", optarg, &a->eo.scale))
+                return EXIT_USAGE;
             a->scale_given = 1;
             break;
-        }
         case 's':
             if (cli_parse_slot("nightly", optarg, &a->po.slot) != 0)
                 return EXIT_USAGE;

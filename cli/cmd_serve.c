@@ -270,16 +270,11 @@ static int serve_option(serve_args *a, int o, const char *arg)
         break;
     case O_NODES: a->lo.nodes_file = arg; break;
     case O_RUNDIR: a->lo.state = arg; break;
-    case O_SCALE: {
-        char *end;
-        double v = strtod(arg, &end);
-        if (*end || !(v >= 0.001 && v <= 1e6))
-            return cli_usage_error("serve", "--time-scale: \"%s\" (expected "
-                                   "0.001 to 1000000)", arg);
-        a->sc.scale = v;
-        a->lo.scale = v;
+    case O_SCALE:
+        if (cli_scale_option("serve", arg, &a->sc.scale))
+            return EXIT_USAGE;
+        a->lo.scale = a->sc.scale;
         break;
-    }
     case O_RESTARTS:
         rc = int_opt("--max-restarts", arg, 0, 1000, "",
                      &a->lo.max_restarts);

@@ -340,6 +340,17 @@ void cli_say_wrote(FILE *say, const char *path)
         fprintf(say, "wrote %s\n", path);
 }
 
+int cli_scale_option(const char *cmd, const char *arg, double *out)
+{
+    double d;
+    if (ef_parse_double(arg, &d) != EF_NUM_OK ||
+        !(d >= EXEC_MIN_SCALE && d <= EXEC_MAX_SCALE))
+        return cli_usage_error(cmd, "--time-scale: \"%s\" (expected 0.001 "
+                               "to 1000000)", arg);
+    *out = d;
+    return 0;
+}
+
 int cli_backend_option(const char *cmd, const char *arg)
 {
     if (exec_backend_find(arg))
