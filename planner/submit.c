@@ -265,16 +265,23 @@ static int64_t default_submit(const plan_doc *d, const plan_submit_clock *clk,
 /* The queue to plan: plan d's jobs and the new job 'nj' (JSON text):
  * in the place of the job of its id that d rejected (a resubmission:
  * the same job, asked again, keeps its place in the queue), else at the
- * end. *ni = the new job's index. Heap text. */
-static char *queue_text(const plan_doc *d, const char *nj, int *ni)
+ * end. *ni = the new job's index; *taken = the index of a job of its id
+ * that d did not reject (it cannot be submitted again), else -1. Heap
+ * text. */
+static char *queue_text(const plan_doc *d, const char *nj, int *ni,
+                        int *taken)
 {
     *ni = d->njobs;
+    *taken = -1;
     json_t *o = json_loads(nj, 0, NULL); /* new_job's own output */
     const char *id = o ? json_string_value(json_object_get(o, "id")) : NULL;
     for (int i = 0; id && i < d->njobs; i++)
-        if (d->jobs[i].decision == PLAN_REJECTED &&
-            strcmp(d->jobs[i].id, id) == 0)
-            *ni = i;
+        if (strcmp(d->jobs[i].id, id) == 0) {
+            if (d->jobs[i].decision == PLAN_REJECTED)
+                *ni = i;
+            else
+                *taken = i;
+        }
     if (*ni == d->njobs) {
         json_decref(o);
         return plan_doc_queue_json(d, nj);
@@ -325,22 +332,13 @@ static int submit_doc(plan_submit_res *r, const char *label,
     r->submit_from = given ? PLAN_SUBMIT_GIVEN : from;
     /* the plan's queue plus the new job (in the place of a job of its id
      * that the plan rejected: a resubmission) */
-    char *qt = queue_text(d, nj, &r->ni);
+    int dup;
+    char *qt = queue_text(d, nj, &r->ni, &dup);
+    free(nj);
     /* the id of a job the plan did not reject: say so here, naming the
      * plan's job, rather than as a duplicate at a jobs[] index of the
      * plan's queue that no file holds */
-    int dup = -1;
-    if (r->ni == d->njobs) {
-        json_t *o = json_loads(nj, 0, NULL); /* new_job's own output */
-        const char *id = o ? json_string_value(json_object_get(o, "id"))
-                           : NULL;
-        for (int i = 0; id && i < d->njobs && dup < 0; i++)
-            if (strcmp(d->jobs[i].id, id) == 0)
-                dup = i;
-        json_decref(o);
-    }
-    free(nj);
-    if (dup >= 0) {
+    if (dup >= 0 && r->ni == d->njobs) {
         char qid[128];
         free(qt);
         return ef_fail(e, EF_E_INPUT, "--job: jobs[0].id: duplicate job id "
