@@ -104,6 +104,7 @@ void help_nightly(void)
 typedef struct night_args {
     const char *queue, *state, *cluster, *curves, *until;
     int now_given, scale_given;
+    int dry;              /* --backend dry-run: DIR is not written */
     int64_t now;
     plan_opts po;
     exec_opts eo;
@@ -560,9 +561,7 @@ static int new_night(night_args *a, exec_night *m, const char *dir,
         char t0[40], t1[40];
         printf("nightly: plan %s%s: %d job(s) from %s: admitted %d, "
                "rejected %d, best-effort %d%s\n", plan_path,
-               strcmp(a->eo.backend, "dry-run") == 0
-                   ? " (dry run: removed at its end)"
-                   : "",
+               a->dry ? " (dry run: removed at its end)" : "",
                p.njobs,
                cli_time(p.now, p.now, t0, sizeof t0), p.admitted, p.rejected,
                p.best_effort, p.at_risk ? " (some at risk)" : "");
@@ -571,7 +570,7 @@ static int new_night(night_args *a, exec_night *m, const char *dir,
     }
     exec_night_begin(m, &q, &p, have_f ? &f : NULL, plan_path, jobs_path,
                      now, until, *qerr ? qe.msg : NULL);
-    if (strcmp(a->eo.backend, "dry-run") != 0) {
+    if (!a->dry) {
         link_tonight(dir, plan_path);
         if (remember(m, dir, &e) != EF_OK)
             rc = cli_fail(&e);
@@ -605,7 +604,7 @@ int cmd_nightly(int argc, char **argv)
     int lock = -1, qerr = 0;
     exec_night m;
     memset(&m, 0, sizeof m);
-    int dry = strcmp(a.eo.backend, "dry-run") == 0;
+    a.dry = strcmp(a.eo.backend, "dry-run") == 0;
     if (exec_make_dir(a.state, &e) != EF_OK || !realpath(a.state, dir)) {
         rc = cli_fail(&e);
         goto out;
@@ -613,12 +612,12 @@ int cmd_nightly(int argc, char **argv)
     snprintf(apply_dir, sizeof apply_dir, "%s/apply", dir);
     snprintf(plans, sizeof plans, "%s/plans", dir);
     snprintf(handover_path, sizeof handover_path, "%s/handover", dir);
-    if (dry ? dry_dir(plans, sizeof plans, &e) != EF_OK
+    if (a.dry ? dry_dir(plans, sizeof plans, &e) != EF_OK
             : exec_make_dir(plans, &e) != EF_OK) {
         rc = cli_fail(&e);
         goto out;
     }
-    if (!dry && (lock = lock_state(dir, 600, &e)) < 0) {
+    if (!a.dry && (lock = lock_state(dir, 600, &e)) < 0) {
         rc = cli_fail(&e);
         goto out;
     }
@@ -651,13 +650,13 @@ int cmd_nightly(int argc, char **argv)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_term;
     sigemptyset(&sa.sa_mask);
-    if (!dry)
+    if (!a.dry)
         sigaction(SIGTERM, &sa, NULL);
     exec_night_info last;
     exec_night_last(&m, &last);
     char plan_path[PATH_MAX + 96];
     int64_t until;
-    if (!dry && last.has && !last.done && now < last.until &&
+    if (!a.dry && last.has && !last.done && now < last.until &&
         access(last.plan, F_OK) == 0) {
         /* a run of this night was stopped before its end: resume it */
         snprintf(plan_path, sizeof plan_path, "%s", last.plan);
@@ -666,7 +665,7 @@ int cmd_nightly(int argc, char **argv)
             printf("nightly: resuming the night of %s (a run of it stopped "
                    "before its end)\n", plan_path);
     } else {
-        if (!dry && last.has && !last.done)
+        if (!a.dry && last.has && !last.done)
             close_stale(&a, &m, dir, &last);
         until = now + 86400 + 1800;
         if (a.until) {
@@ -689,13 +688,13 @@ int cmd_nightly(int argc, char **argv)
     int arc = apply_night(&a, plan_path, &p, &rep, &e);
     if (arc != EF_OK) {
         rc = cli_fail(&e);
-        if (rc == EXIT_INTERNAL && !dry)
+        if (rc == EXIT_INTERNAL && !a.dry)
             fprintf(stderr, "efplan: the journal %s is intact: run the same "
                     "command again to resume\n", rep.journal);
     } else {
         rc = night_code(&rep);
     }
-    if (!dry) {
+    if (!a.dry) {
         ef_err e2 = {0};
         if (exec_night_close(&m, rep.state_written ? rep.state_file : NULL,
                              p.njobs || arc == EF_OK ? &p : NULL, &e2) !=
@@ -706,7 +705,7 @@ int cmd_nightly(int argc, char **argv)
             rc = rc ? rc : r2;
         }
     }
-    if (arc == EF_OK && !dry && !cli_cf.quiet) {
+    if (arc == EF_OK && !a.dry && !cli_cf.quiet) {
         printf("nightly: %s: %s; %d launch(es); jobs: %d done, %d failed, "
                "%d not done\n", p.path,
                rep.handed_over ? "handed over to the next night"
@@ -720,7 +719,7 @@ int cmd_nightly(int argc, char **argv)
     if (qerr && (rc == 0 || rc == EXIT_INFEASIBLE || rc == EXIT_MISSED))
         rc = EXIT_INPUT;
 out:
-    if (dry && plans[0])
+    if (a.dry && plans[0])
         dry_dir_remove(plans);
     exec_night_free(&m);
     if (lock >= 0)
